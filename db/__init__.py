@@ -1,0 +1,1 @@
+"""Storage: SQLModel tables (``models``), engine/session set-up (``engine``), query functions (``queries``)."""

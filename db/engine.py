@@ -1,0 +1,104 @@
+"""Engine and session set-up: SQLite by default (WAL, busy timeout), PostgreSQL by URL."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+from sqlalchemy import event, inspect
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import ArgumentError
+from sqlmodel import Session, SQLModel, create_engine
+
+from tracker.errors import ConfigError
+
+APP_NAME = "gpu-price-tracker"
+DB_ENV = "GPU_TRACKER_DB"
+SQLITE_BUSY_TIMEOUT_MS = 30_000
+
+
+def default_database_url() -> str:
+    """``$GPU_TRACKER_DB`` or a SQLite file in the user's data directory."""
+    if os.environ.get(DB_ENV):
+        return os.environ[DB_ENV]
+    data_dir = Path(platformdirs.user_data_dir(APP_NAME))
+    return f"sqlite:///{data_dir / 'tracker.db'}"
+
+
+def mask_url(url: str) -> str:
+    """The URL with any password replaced by ``***``: the only form that may be shown."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable database URL>"
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file behind a SQLite URL, or ``None`` for other backends and in-memory databases."""
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
+        return None
+    return Path(parsed.database)
+
+
+def _normalise_url(url: str) -> str:
+    # Users write postgresql://; psycopg 3 is the driver we ship.
+    if url.startswith("postgresql://") or url.startswith("postgres://"):
+        return "postgresql+psycopg://" + url.split("://", 1)[1]
+    return url
+
+
+def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout, foreign keys, and its directory."""
+    url = _normalise_url(url or default_database_url())
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise ConfigError(f"database: {mask_url(url)} is not a database URL") from None
+    if parsed.get_backend_name() == "sqlite":
+        path = sqlite_path(url)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+        engine = create_engine(url, **kwargs)
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            if path is not None:
+                cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA synchronous=NORMAL")
+            cur.close()
+
+        return engine
+    kwargs.setdefault("pool_pre_ping", True)
+    return create_engine(url, **kwargs)
+
+
+def init_db(engine: Engine) -> None:
+    """Create missing tables (idempotent) and load the GPU catalog when it is empty."""
+    import db.models  # noqa: F401  (registers the tables)
+
+    SQLModel.metadata.create_all(engine)
+
+
+@contextmanager
+def session_scope(engine: Engine) -> Iterator[Session]:
+    """One transaction: commit on success, roll back on any error."""
+    with Session(engine, expire_on_commit=False) as session:
+        try:
+            yield session
+            session.commit()
+        except BaseException:
+            session.rollback()
+            raise
+
+
+def table_names(engine: Engine) -> list[str]:
+    return sorted(inspect(engine).get_table_names())

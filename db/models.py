@@ -1,0 +1,151 @@
+"""The schema.
+
+Storage model (why it is shaped this way):
+
+* ``offer`` is one priced thing, identified by (provider, sku, region, kind, term_months).
+* ``price_interval`` holds a price for a span of time: a scrape that sees the same price,
+  currency and availability only moves ``last_seen``; a different one opens a new interval.
+  A year of hourly scrapes of 2,000 mostly stable offers is then thousands of rows, not
+  17 million. "Price at t" is the interval with ``first_seen <= t <= last_seen``; gaps stay
+  gaps. ``gpu``, ``provider`` and ``kind`` are denormalised onto it for the two hot
+  questions: the latest price per offer and a GPU's history over a range.
+* ``scrape_run`` records every attempt per provider, whatever happened.
+* ``quarantine`` keeps rejected or implausible observations with their reason, out of the
+  price history, so they can be inspected but never alerted on.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+from db.types import UTCDateTime, utcnow
+
+
+class Provider(SQLModel, table=True):
+    name: str = Field(primary_key=True, max_length=64)
+    display_name: str = ""
+    last_run_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_status: str | None = None
+    #: ``started_at`` of the last successful run: offers seen then are the current ones.
+    last_success_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    consecutive_failures: int = 0
+
+
+class GpuModel(SQLModel, table=True):
+    """One GPU of the spec catalog (filled from ``tracker/data/gpus.csv`` plus user overrides)."""
+
+    __tablename__ = "gpu_model"
+
+    id: str = Field(primary_key=True, max_length=64)
+    family: str = Field(index=True, max_length=32)
+    name: str = ""
+    vendor: str = ""
+    architecture: str = ""
+    form_factor: str = ""
+    vram_gb: float | None = None
+    mem_bandwidth_gbps: float | None = None
+    fp32_tflops: float | None = None
+    tf32_dense_tflops: float | None = None
+    fp16_dense_tflops: float | None = None
+    fp16_sparse_tflops: float | None = None
+    fp16_dense_fp16acc_tflops: float | None = None
+    fp16_sparse_fp16acc_tflops: float | None = None
+    fp8_dense_tflops: float | None = None
+    int8_dense_tops: float | None = None
+    tdp_w: float | None = None
+    launch_year: int | None = None
+    purchase_price_usd: float | None = None
+    purchase_price_date: str | None = None
+    purchase_price_source: str | None = None
+    sources: str = ""
+    notes: str = ""
+
+
+class Offer(SQLModel, table=True):
+    __table_args__ = (
+        UniqueConstraint("provider", "sku", "region", "kind", "term_months", name="uq_offer_identity"),
+        Index("ix_offer_gpu", "gpu"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(foreign_key="provider.name", max_length=64)
+    sku: str = Field(max_length=255)
+    region: str = Field(default="", max_length=128)
+    kind: str = Field(max_length=16)
+    term_months: int = 0
+    gpu: str | None = Field(default=None, max_length=64)
+    gpu_raw: str = Field(max_length=255)
+    gpu_count: float
+    gpu_memory_gb: float | None = None
+    vcpus: float | None = None
+    ram_gb: float | None = None
+    country: str | None = Field(default=None, max_length=64)
+    extra: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    first_seen: datetime = Field(sa_type=UTCDateTime)
+    last_seen: datetime = Field(sa_type=UTCDateTime)
+
+
+class PriceInterval(SQLModel, table=True):
+    __tablename__ = "price_interval"
+    __table_args__ = (
+        Index("ix_price_interval_offer_last", "offer_id", "last_seen"),
+        Index("ix_price_interval_gpu_time", "gpu", "first_seen", "last_seen"),
+        Index("ix_price_interval_provider_last", "provider", "last_seen"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    offer_id: int = Field(foreign_key="offer.id")
+    provider: str = Field(max_length=64)
+    gpu: str | None = Field(default=None, max_length=64)
+    kind: str = Field(max_length=16)
+    price_per_hour: float
+    price_per_gpu_hour: float
+    currency: str = Field(default="USD", max_length=3)
+    available: bool | None = None
+    first_seen: datetime = Field(sa_type=UTCDateTime)
+    last_seen: datetime = Field(sa_type=UTCDateTime)
+    #: How many scrapes saw this interval (first included): lets analysis tell a one-off from a plateau.
+    observations: int = 1
+
+
+class ScrapeRun(SQLModel, table=True):
+    __tablename__ = "scrape_run"
+    __table_args__ = (Index("ix_scrape_run_provider_started", "provider", "started_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=64)
+    started_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    status: str = Field(default="running", max_length=16)  # ok | failed | skipped | running
+    replay: bool = False
+    offers_seen: int = 0
+    new_offers: int = 0
+    prices_changed: int = 0
+    quarantined: int = 0
+    unmapped: int = 0
+    duration_s: float | None = None
+    error_class: str | None = Field(default=None, max_length=64)
+    error_message: str | None = None
+
+
+class Quarantine(SQLModel, table=True):
+    """An observation kept out of the price history, with the reason."""
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int | None = Field(default=None, foreign_key="scrape_run.id", index=True)
+    provider: str = Field(max_length=64, index=True)
+    sku: str = Field(max_length=255)
+    region: str = ""
+    kind: str = ""
+    gpu: str | None = None
+    gpu_raw: str = ""
+    gpu_count: float | None = None
+    price_per_hour: float | None = None
+    price_per_gpu_hour: float | None = None
+    currency: str = "USD"
+    reason: str
+    observed_at: datetime = Field(sa_type=UTCDateTime)

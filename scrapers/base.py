@@ -1,0 +1,166 @@
+"""The scraper contract: the ``ScrapedOffer`` record and the ``Scraper`` base class.
+
+Why fetch and parse are apart: ``fetch`` does every byte of I/O (URL, method, query, headers,
+pagination, credentials) and returns the raw payload; ``parse`` is a pure function of that
+payload. Tests feed recorded payloads straight to ``parse``, and replay runs the real ``fetch``
+against an httpx transport that answers from recordings.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Final
+
+from tracker.errors import FetchError, MissingCredentials, ParseError, ScraperError
+
+from scrapers.http import Http
+
+__all__ = [
+    "KINDS",
+    "FetchError",
+    "Http",
+    "MissingCredentials",
+    "ParseError",
+    "ScrapedOffer",
+    "Scraper",
+    "ScraperError",
+    "require",
+]
+
+#: Pricing kinds. ``spot`` covers interruptible/preemptible/bid floors; ``community`` is
+#: marketplace community hosts sold on demand; ``reserved`` always has ``term_months``.
+KINDS: Final = ("on_demand", "spot", "community", "reserved")
+
+REPLAY_CREDENTIAL: Final = "replay-no-secret"
+
+
+@dataclass(frozen=True, slots=True)
+class ScrapedOffer:
+    """One priced thing as a provider lists it, before normalisation.
+
+    ``price_per_hour`` is for the whole instance (all its GPUs) in ``currency``; ``None``
+    means "listed without a price" (e.g. "Contact sales"), never zero. ``gpu_count`` may be
+    fractional for shared-GPU instances (an eighth of an A10, say). ``gpu`` is an optional
+    canonical id hint for providers that only name an instance type; the pipeline still runs
+    ``gpu_raw`` through the catalog when it is ``None``. Structural mistakes raise
+    ``ParseError`` here; value plausibility (price <= 0, absurd prices) is the validate stage's
+    job so that such rows are quarantined with a reason instead of failing the whole run.
+    """
+
+    provider: str
+    sku: str
+    gpu_raw: str
+    gpu_count: float
+    price_per_hour: float | None
+    kind: str = "on_demand"
+    region: str = ""
+    country: str | None = None
+    gpu_memory_gb: float | None = None
+    vcpus: float | None = None
+    ram_gb: float | None = None
+    term_months: int = 0
+    currency: str = "USD"
+    available: bool | None = None
+    gpu: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        where = f"{self.provider or '?'}: offer {self.sku!r}"
+        if not self.provider or not self.sku:
+            raise ParseError(f"{where}: provider and sku must be non-empty")
+        if not isinstance(self.gpu_raw, str) or not self.gpu_raw.strip():
+            raise ParseError(f"{where}: gpu_raw must be a non-empty string")
+        if self.kind not in KINDS:
+            raise ParseError(f"{where}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+        if (self.kind == "reserved") != (self.term_months > 0):
+            raise ParseError(f"{where}: reserved offers need term_months > 0 and only they may have one")
+        if self.price_per_hour is not None and not isinstance(self.price_per_hour, (int, float)):
+            raise ParseError(f"{where}: price_per_hour must be a number, got {self.price_per_hour!r}")
+        if not isinstance(self.gpu_count, (int, float)):
+            raise ParseError(f"{where}: gpu_count must be a number, got {self.gpu_count!r}")
+        if len(self.currency) != 3 or not self.currency.isalpha() or not self.currency.isupper():
+            raise ParseError(f"{where}: currency must be an ISO 4217 code, got {self.currency!r}")
+
+    @property
+    def price_per_gpu_hour(self) -> float | None:
+        """Whole-instance price divided by the GPU count (``None`` when unpriced or no GPUs)."""
+        if self.price_per_hour is None or not self.gpu_count:
+            return None
+        return self.price_per_hour / self.gpu_count
+
+
+def require(payload: Any, *path: str | int, provider: str, kind: type | tuple[type, ...] | None = None) -> Any:
+    """Walk ``payload`` along ``path`` or raise ``ParseError`` naming the provider and the missing piece.
+
+    Parsers use it for every key they depend on, so a changed shape reports *what* is gone
+    instead of a bare ``KeyError``.
+    """
+    node = payload
+    walked: list[str] = []
+    for step in path:
+        walked.append(str(step))
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            raise ParseError(f"{provider}: payload has no {'.'.join(walked)!r}") from None
+    if kind is not None and not isinstance(node, kind):
+        names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
+        raise ParseError(f"{provider}: {'.'.join(walked) or 'payload'} should be {names}, got {type(node).__name__}")
+    return node
+
+
+class Scraper(ABC):
+    """Base class of every provider plugin.
+
+    Subclasses set ``name`` (stable, lower-case, used in the database and config),
+    ``display_name``, ``homepage``, ``endpoint`` (documentation of what is called) and
+    ``credentials`` (the env var names it cannot run without). ``optional_credentials`` are
+    used when present. Secrets are read through ``credential()`` only, so replay can stand
+    in a placeholder and nothing else ever sees the value.
+    """
+
+    name: ClassVar[str]
+    display_name: ClassVar[str]
+    homepage: ClassVar[str] = ""
+    endpoint: ClassVar[str] = ""
+    credentials: ClassVar[tuple[str, ...]] = ()
+    optional_credentials: ClassVar[tuple[str, ...]] = ()
+    #: Default schedule interval in seconds (hourly unless a provider asks otherwise).
+    default_interval_s: ClassVar[int] = 3600
+
+    def __init__(self, env: Mapping[str, str] | None = None, *, replay: bool = False) -> None:
+        self.env: Mapping[str, str] = os.environ if env is None else env
+        self.replay = replay
+
+    def missing_credentials(self) -> list[str]:
+        """Names of required env vars that are unset (always empty in replay mode)."""
+        if self.replay:
+            return []
+        return [n for n in self.credentials if not self.env.get(n)]
+
+    def check_credentials(self) -> None:
+        """Raise ``MissingCredentials`` when a required env var is unset."""
+        missing = self.missing_credentials()
+        if missing:
+            raise MissingCredentials(self.name, missing)
+
+    def credential(self, env_name: str) -> str | None:
+        """The secret behind ``env_name``; a placeholder in replay mode so no key is needed."""
+        if self.replay:
+            return REPLAY_CREDENTIAL
+        return self.env.get(env_name) or None
+
+    @abstractmethod
+    async def fetch(self, http: Http) -> Any:
+        """Do all the HTTP for one collection and return the raw payload ``parse`` takes."""
+
+    @abstractmethod
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        """Turn a raw payload into offers. Pure: no I/O, no clock, no globals."""
+
+    def offer(self, **fields: Any) -> ScrapedOffer:
+        """Shorthand for ``ScrapedOffer(provider=self.name, ...)``."""
+        return ScrapedOffer(provider=self.name, **fields)

@@ -1,0 +1,82 @@
+"""Find every scraper: the modules of this package plus the ``gpu_tracker.scrapers`` entry points.
+
+A third-party package adds a provider by declaring, in its own pyproject::
+
+    [project.entry-points."gpu_tracker.scrapers"]
+    myprovider = "my_package.module:MyScraper"
+
+Built-ins need no list to maintain: every public module in ``scrapers/`` that defines a
+``Scraper`` subclass is one provider. Two scrapers with the same ``name`` are an error,
+because the name keys the database rows and the config.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from functools import cache
+from importlib.metadata import entry_points
+
+import scrapers
+from scrapers.base import Scraper
+from tracker.errors import ConfigError
+
+ENTRY_POINT_GROUP = "gpu_tracker.scrapers"
+#: Modules of the package that are infrastructure, not providers.
+NON_PROVIDER_MODULES = frozenset({"base", "http", "registry", "html"})
+
+
+def builtin_modules() -> list[str]:
+    """Names of the provider modules shipped in ``scrapers/``."""
+    return sorted(
+        m.name
+        for m in pkgutil.iter_modules(scrapers.__path__)
+        if not m.name.startswith("_") and m.name not in NON_PROVIDER_MODULES
+    )
+
+
+def _scraper_classes(module_name: str) -> list[type[Scraper]]:
+    module = importlib.import_module(f"scrapers.{module_name}")
+    return [
+        obj
+        for obj in vars(module).values()
+        if inspect.isclass(obj) and issubclass(obj, Scraper) and not inspect.isabstract(obj) and obj.__module__ == module.__name__
+    ]
+
+
+def _add(found: dict[str, type[Scraper]], cls: type[Scraper], origin: str) -> None:
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"scraper {cls.__qualname__} from {origin} has no name")
+    if name in found and found[name] is not cls:
+        raise ConfigError(f"two scrapers are named {name!r}: {found[name].__module__} and {origin}")
+    found[name] = cls
+
+
+def discover() -> dict[str, type[Scraper]]:
+    """All scrapers by name, built-ins first, then entry-point plugins (uncached)."""
+    found: dict[str, type[Scraper]] = {}
+    for module_name in builtin_modules():
+        for cls in _scraper_classes(module_name):
+            _add(found, cls, f"scrapers.{module_name}")
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        cls = ep.load()
+        if not (inspect.isclass(cls) and issubclass(cls, Scraper)):
+            raise ConfigError(f"entry point {ep.name} = {ep.value} is not a Scraper subclass")
+        _add(found, cls, f"entry point {ep.name} ({ep.value})")
+    return dict(sorted(found.items()))
+
+
+@cache
+def all_scrapers() -> dict[str, type[Scraper]]:
+    """Cached ``discover()``: the registry the application uses."""
+    return discover()
+
+
+def get_scraper(name: str) -> type[Scraper]:
+    try:
+        return all_scrapers()[name]
+    except KeyError:
+        known = ", ".join(all_scrapers()) or "none"
+        raise ConfigError(f"unknown provider {name!r} (known: {known})") from None

@@ -1,0 +1,96 @@
+"""Shared fixtures: recorded payloads, databases (SQLite always, PostgreSQL when configured)."""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import Engine, make_url
+
+from db.engine import init_db, make_engine
+
+FIXTURES = Path(__file__).parent / "fixtures"
+PG_ENV = "TRACKER_TEST_DATABASE_URL"
+
+
+def fixture_path(relative: str) -> Path:
+    return FIXTURES / relative
+
+
+def load_json(relative: str) -> Any:
+    return json.loads(fixture_path(relative).read_text())
+
+
+def load_text(relative: str) -> str:
+    return fixture_path(relative).read_text()
+
+
+def postgres_url() -> str | None:
+    return os.environ.get(PG_ENV) or None
+
+
+def _fresh_postgres_schema(url: str) -> tuple[str, Callable[[], None]]:
+    """A throwaway schema on the test server, so tests never see each other's rows."""
+    schema = f"t_{uuid.uuid4().hex[:12]}"
+    admin = make_engine(url)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    admin.dispose()
+    parsed = make_url(url if "+psycopg" in url else url.replace("postgresql://", "postgresql+psycopg://", 1))
+    scoped = parsed.update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(hide_password=False)
+
+    def drop() -> None:
+        eng = make_engine(url)
+        with eng.begin() as conn:
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        eng.dispose()
+
+    return scoped, drop
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh, empty database URL: a SQLite file, and PostgreSQL when $TRACKER_TEST_DATABASE_URL is set."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tracker.db'}"
+        return
+    url = postgres_url()
+    if not url:
+        pytest.skip(f"PostgreSQL tests need {PG_ENV} (e.g. postgresql://postgres@127.0.0.1:5432/test)")
+    scoped, drop = _fresh_postgres_schema(url)
+    try:
+        yield scoped
+    finally:
+        drop()
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    eng = make_engine(db_url)
+    init_db(eng)
+    try:
+        yield eng
+    finally:
+        eng.dispose()
+
+
+@pytest.fixture
+def sqlite_engine(tmp_path: Path) -> Iterator[Engine]:
+    """SQLite only, for tests that do not depend on the backend."""
+    eng = make_engine(f"sqlite:///{tmp_path / 'tracker.db'}")
+    init_db(eng)
+    try:
+        yield eng
+    finally:
+        eng.dispose()
+
+
+def mock_transport(handler: Callable[[httpx.Request], httpx.Response]) -> httpx.MockTransport:
+    return httpx.MockTransport(handler)

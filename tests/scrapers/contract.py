@@ -1,0 +1,94 @@
+"""Invariants every provider scraper must keep, in a base class each provider test subclasses.
+
+A provider's test module does::
+
+    class TestVastai(ProviderContract):
+        scraper_cls = VastaiScraper
+        def load_raw(self): return load_json("vastai/offers.json")
+        def broken_payloads(self): return [{}, {"offers": []}]
+
+        def test_known_offer(self, offers): ...   # value-level assertions on the recording
+
+and inherits: the recorded payload parses into well-formed offers, identities are unique,
+the bundled replay recording drives the real ``fetch`` offline, and broken payloads raise
+``ParseError`` naming the provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import httpx
+import pytest
+
+from scrapers.base import KINDS, ParseError, ScrapedOffer, Scraper
+from scrapers.http import Http
+from tracker.replay import ReplayTransport
+
+
+def run_fetch(scraper: Scraper, transport: httpx.AsyncBaseTransport) -> Any:
+    """Run ``scraper.fetch`` over ``transport`` with no retry sleeps."""
+
+    async def go() -> Any:
+        async def no_sleep(_: float) -> None:
+            return None
+
+        async with httpx.AsyncClient(transport=transport) as client:
+            return await scraper.fetch(Http(client, provider=scraper.name, sleep=no_sleep))
+
+    return asyncio.run(go())
+
+
+class ProviderContract:
+    scraper_cls: ClassVar[type[Scraper]]
+    #: True when the payload is a handmade sample (see SOURCES.md), not a real recording.
+    handmade: ClassVar[bool] = False
+    min_offers: ClassVar[int] = 1
+
+    def load_raw(self) -> Any:
+        raise NotImplementedError
+
+    def broken_payloads(self) -> list[Any]:
+        """Payloads whose shape changed: each must raise ParseError."""
+        raise NotImplementedError
+
+    @pytest.fixture
+    def offers(self) -> list[ScrapedOffer]:
+        return self.scraper_cls(env={}).parse(self.load_raw())
+
+    def test_recorded_payload_parses_into_wellformed_offers(self, offers: list[ScrapedOffer]) -> None:
+        assert len(offers) >= self.min_offers
+        name = self.scraper_cls.name
+        for o in offers:
+            assert isinstance(o, ScrapedOffer)
+            assert o.provider == name
+            assert o.kind in KINDS
+            assert o.price_per_hour is None or o.price_per_hour > 0, o
+            assert o.gpu_count > 0, o
+            assert o.gpu_raw.strip(), o
+
+    def test_offer_identities_are_unique(self, offers: list[ScrapedOffer]) -> None:
+        keys = [(o.sku, o.region, o.kind, o.term_months) for o in offers]
+        dupes = {k for k in keys if keys.count(k) > 1}
+        assert not dupes, f"duplicate identities: {sorted(dupes)[:5]}"
+
+    def test_bundled_replay_drives_the_real_fetch(self) -> None:
+        scraper = self.scraper_cls(env={}, replay=True)
+        transport = ReplayTransport.for_provider(scraper.name)
+        assert transport.recordings, f"no bundled recording for {scraper.name} in tracker/recordings/"
+        offers = scraper.parse(run_fetch(scraper, transport))
+        assert len(offers) >= self.min_offers
+        assert transport.requests, "fetch made no request"
+
+    def test_changed_shape_raises_parse_error_naming_the_provider(self) -> None:
+        payloads = self.broken_payloads()
+        assert payloads
+        for payload in payloads:
+            with pytest.raises(ParseError, match=self.scraper_cls.name):
+                self.scraper_cls(env={}).parse(payload)
+
+    def test_declares_identity(self) -> None:
+        cls = self.scraper_cls
+        assert cls.name == cls.name.lower() and cls.name.isidentifier()
+        assert cls.display_name and cls.endpoint

@@ -1,0 +1,50 @@
+"""The project's exception tree, drawn once so every layer raises the same things.
+
+```
+TrackerError                 anything this project raises on purpose
+├── ScraperError             one provider could not be collected; the others go on
+│   ├── MissingCredentials   a required env var is unset: provider *skipped*, not failed
+│   ├── FetchError           network trouble or an HTTP error status, after retries
+│   └── ParseError           the payload's shape or the page layout changed
+├── ValidationError          one offer rejected or quarantined, with the reason
+└── ConfigError              a bad config key/value (names the key, never a secret)
+```
+
+The CLI turns any ``TrackerError`` into one clear line and a non-zero exit code;
+``collect`` turns a ``ScraperError`` into a ``scrape_run`` row with its class and message.
+"""
+
+from __future__ import annotations
+
+
+class TrackerError(Exception):
+    """Base of every error this project raises deliberately."""
+
+
+class ScraperError(TrackerError):
+    """A provider could not be collected this time."""
+
+
+class MissingCredentials(ScraperError):
+    """The provider needs credentials that are not set; it is skipped, not failed."""
+
+    def __init__(self, provider: str, env_names: list[str] | tuple[str, ...]) -> None:
+        self.provider = provider
+        self.env_names = tuple(env_names)
+        super().__init__(f"{provider}: set {' and '.join(self.env_names)} to enable")
+
+
+class FetchError(ScraperError):
+    """Network failure or HTTP error status, raised after retries are exhausted."""
+
+
+class ParseError(ScraperError):
+    """The payload no longer has the shape the parser knows; the message names what is missing."""
+
+
+class ValidationError(TrackerError):
+    """An offer failed a sanity check; carries the reason so it can be quarantined."""
+
+
+class ConfigError(TrackerError):
+    """The configuration is wrong; the message names the key and the bad value (never a secret)."""

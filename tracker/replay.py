@@ -1,0 +1,124 @@
+"""Answer HTTP requests from recordings, so the real ``fetch`` code runs with no network.
+
+Layout of a recordings directory (the bundled one is ``tracker/recordings/``)::
+
+    <dir>/<provider>/manifest.json
+    <dir>/<provider>/<body files>
+
+``manifest.json``::
+
+    {
+      "source": "where the bodies came from (repository, path, commit / page capture)",
+      "recorded": "2025-06-21",
+      "responses": [
+        {"method": "POST", "url": "https://api.runpod.io/graphql",
+         "query": {"page": "2"},            # optional: these params must be present and equal
+         "body_contains": "gpuTypes",       # optional: substring of the request body
+         "file": "gpuTypes.json", "status": 200,
+         "content_type": "application/json"}
+      ]
+    }
+
+``url`` is matched on scheme, host and path (query ignored unless ``query`` is given); the
+first matching entry wins. A request with no recording gets a 404 whose body says so, which
+``Http`` turns into a ``FetchError`` naming the URL. ``robots.txt`` is 404 (allow all)
+unless recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from tracker.errors import ConfigError
+
+BUNDLED_RECORDINGS = Path(__file__).parent / "recordings"
+
+
+def _url_key(url: str | httpx.URL) -> str:
+    parts = urlsplit(str(url))
+    return f"{parts.scheme}://{parts.netloc}{parts.path}".rstrip("/")
+
+
+@dataclass(frozen=True)
+class Recording:
+    method: str
+    url: str
+    file: Path
+    status: int = 200
+    content_type: str = "application/json"
+    query: dict[str, str] = field(default_factory=dict)
+    body_contains: str | None = None
+
+    def matches(self, request: httpx.Request) -> bool:
+        if request.method != self.method or _url_key(request.url) != _url_key(self.url):
+            return False
+        params = request.url.params
+        if any(params.get(k) != v for k, v in self.query.items()):
+            return False
+        if self.body_contains is not None and self.body_contains not in request.content.decode("utf-8", "replace"):
+            return False
+        return True
+
+
+def load_manifest(provider_dir: Path) -> list[Recording]:
+    path = provider_dir / "manifest.json"
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text())
+        entries = manifest["responses"]
+        return [
+            Recording(
+                method=e.get("method", "GET").upper(),
+                url=e["url"],
+                file=provider_dir / e["file"],
+                status=int(e.get("status", 200)),
+                content_type=e.get("content_type", "application/json"),
+                query={k: str(v) for k, v in (e.get("query") or {}).items()},
+                body_contains=e.get("body_contains"),
+            )
+            for e in entries
+        ]
+    except FileNotFoundError:
+        raise ConfigError(f"replay: no manifest.json in {provider_dir}") from None
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"replay: {path} is not a valid manifest ({exc})") from None
+
+
+def recorded_providers(directory: Path = BUNDLED_RECORDINGS) -> list[str]:
+    """Providers that have a recording directory under ``directory``."""
+    return sorted(p.name for p in directory.iterdir() if (p / "manifest.json").is_file()) if directory.is_dir() else []
+
+
+class ReplayTransport(httpx.AsyncBaseTransport):
+    """An httpx transport that serves one provider's recordings and counts what was asked."""
+
+    def __init__(self, recordings: list[Recording]) -> None:
+        self.recordings = recordings
+        self.requests: list[httpx.Request] = []
+
+    @classmethod
+    def for_provider(cls, provider: str, directory: Path | None = None) -> ReplayTransport:
+        base = BUNDLED_RECORDINGS if directory is None else Path(directory)
+        provider_dir = base / provider
+        if not provider_dir.is_dir():
+            return cls([])
+        return cls(load_manifest(provider_dir))
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await request.aread()
+        self.requests.append(request)
+        for rec in self.recordings:
+            if rec.matches(request):
+                return httpx.Response(
+                    rec.status,
+                    content=rec.file.read_bytes(),
+                    headers={"Content-Type": rec.content_type},
+                    request=request,
+                )
+        text = f"no recording for {request.method} {_url_key(request.url)}"
+        return httpx.Response(404, text=text, request=request)
