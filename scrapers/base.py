@@ -128,6 +128,9 @@ class Scraper(ABC):
     endpoint: ClassVar[str] = ""
     credentials: ClassVar[tuple[str, ...]] = ()
     optional_credentials: ClassVar[tuple[str, ...]] = ()
+    #: Pricing kinds this scraper can emit, and caveats a user must know (for the README table).
+    kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
+    caveats: ClassVar[str] = ""
     #: Default schedule interval in seconds (hourly unless a provider asks otherwise).
     default_interval_s: ClassVar[int] = 3600
 

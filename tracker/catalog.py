@@ -49,3 +49,41 @@ def gpu_ids_matching(query: str) -> list[str]:
     if exact:
         return exact
     return sorted(g for g, fam in _FAMILIES.items() if fam.lower() == q)
+
+
+# --- instance-type table (contract) -------------------------------------------------------
+# tracker/data/instance_types.csv: provider,instance_type,gpu,gpu_count,gpu_memory_gb,source
+# One row per exact instance type (matched case-insensitively), e.g.
+#   aws,p5.48xlarge,H100-SXM,8,80,https://aws.amazon.com/ec2/instance-types/p5/
+# Scrapers of instance-type-only providers call instance_gpu(); rows may be appended by the
+# provider scrapers' authors, the catalog owns the file's format.
+import csv as _csv
+from functools import cache as _cache
+from pathlib import Path as _Path
+
+_INSTANCE_TYPES = _Path(__file__).parent / "data" / "instance_types.csv"
+
+
+@_cache
+def _instance_table() -> dict[tuple[str, str], tuple[str, float, float | None]]:
+    table: dict[tuple[str, str], tuple[str, float, float | None]] = {}
+    if not _INSTANCE_TYPES.exists():
+        return table
+    with _INSTANCE_TYPES.open(newline="") as fh:
+        for row in _csv.DictReader(fh):
+            mem = row.get("gpu_memory_gb") or ""
+            table[(row["provider"].strip().lower(), row["instance_type"].strip().lower())] = (
+                row["gpu"].strip(),
+                float(row["gpu_count"]),
+                float(mem) if mem.strip() else None,
+            )
+    return table
+
+
+def instance_gpu(instance_type: str, provider: str | None = None) -> tuple[str, float] | None:  # type: ignore[no-redef]
+    """Canonical GPU id and count for an instance type, from the documented table."""
+    key = instance_type.strip().lower()
+    for (prov, itype), (gpu, count, _mem) in _instance_table().items():
+        if itype == key and (provider is None or prov == provider.lower()):
+            return gpu, count
+    return None
