@@ -141,6 +141,7 @@ class Quarantine(SQLModel, table=True):
     sku: str = Field(max_length=255)
     region: str = ""
     kind: str = ""
+    term_months: int = 0
     gpu: str | None = None
     gpu_raw: str = ""
     gpu_count: float | None = None

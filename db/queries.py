@@ -1,0 +1,266 @@
+"""Query functions: every read and write the application makes, in one place.
+
+Writers take an open ``Session`` and never commit: the caller owns the transaction, so one
+provider's batch is all-or-nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import func
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from db.models import GpuModel, Offer, PriceInterval, Provider, Quarantine, ScrapeRun
+
+if TYPE_CHECKING:
+    from tracker.normalise import NormalisedOffer
+    from tracker.validate import Rejected
+
+Identity = tuple[str, str, str, int]
+PRICE_EPSILON = 1e-9
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    offers_seen: int
+    new_offers: int
+    prices_changed: int
+    unchanged: int
+    unpriced: int
+
+
+def ensure_provider(session: Session, name: str, display_name: str = "") -> Provider:
+    provider = session.get(Provider, name)
+    if provider is None:
+        provider = Provider(name=name, display_name=display_name or name)
+        session.add(provider)
+        session.flush()
+    elif display_name and provider.display_name != display_name:
+        provider.display_name = display_name
+    return provider
+
+
+def _identity(o: Offer) -> Identity:
+    return (o.sku, o.region, o.kind, o.term_months)
+
+
+def offers_by_identity(session: Session, provider: str) -> dict[Identity, Offer]:
+    rows = session.exec(select(Offer).where(Offer.provider == provider)).all()
+    return {_identity(o): o for o in rows}
+
+
+def latest_intervals(session: Session, provider: str) -> dict[int, PriceInterval]:
+    """The newest price interval of every offer of ``provider``, by offer id."""
+    newest = (
+        select(func.max(PriceInterval.id))
+        .where(PriceInterval.provider == provider)
+        .group_by(PriceInterval.offer_id)
+        .scalar_subquery()
+    )
+    rows = session.exec(select(PriceInterval).where(col(PriceInterval.id).in_(newest))).all()
+    return {r.offer_id: r for r in rows}
+
+
+def previous_prices(session: Session, provider: str) -> dict[Identity, float]:
+    """Last stored whole-instance price per offer identity (for outlier checks)."""
+    offers = offers_by_identity(session, provider)
+    latest = latest_intervals(session, provider)
+    return {ident: latest[o.id].price_per_hour for ident, o in offers.items() if o.id in latest}
+
+
+def pending_jumps(session: Session, provider: str) -> dict[Identity, float]:
+    """Prices quarantined as unconfirmed jumps in the provider's latest finished run."""
+    last_run = session.exec(
+        select(ScrapeRun.id)
+        .where(ScrapeRun.provider == provider, ScrapeRun.status == "ok")
+        .order_by(col(ScrapeRun.id).desc())
+        .limit(1)
+    ).first()
+    if last_run is None:
+        return {}
+    rows = session.exec(
+        select(Quarantine).where(Quarantine.run_id == last_run, col(Quarantine.reason).startswith("price jumped"))
+    ).all()
+    return {(q.sku, q.region, q.kind, q.term_months): q.price_per_hour for q in rows if q.price_per_hour is not None}
+
+
+def store_offers(
+    session: Session,
+    provider: str,
+    offers: Sequence[NormalisedOffer],
+    observed_at: datetime,
+    previous_observed_at: datetime | None,
+) -> StoreStats:
+    """Upsert offers and extend or open price intervals.
+
+    An interval is extended only when the price, currency and availability are unchanged
+    *and* it was seen by the provider's previous successful scrape (``previous_observed_at``):
+    an offer that vanished and came back at the same price gets a new interval, so the gap
+    stays visible.
+    """
+    existing = offers_by_identity(session, provider)
+    new_offers = 0
+    rows: list[tuple[NormalisedOffer, Offer]] = []
+    for o in offers:
+        row = existing.get(o.identity)
+        if row is None:
+            row = Offer(
+                provider=provider, sku=o.sku, region=o.region, kind=o.kind, term_months=o.term_months,
+                gpu_raw=o.gpu_raw, gpu_count=o.gpu_count, first_seen=observed_at, last_seen=observed_at,
+            )
+            session.add(row)
+            existing[o.identity] = row
+            new_offers += 1
+        row.gpu, row.gpu_raw, row.gpu_count = o.gpu, o.gpu_raw, o.gpu_count
+        row.gpu_memory_gb, row.vcpus, row.ram_gb, row.country = o.gpu_memory_gb, o.vcpus, o.ram_gb, o.country
+        row.extra = dict(o.extra)
+        row.last_seen = observed_at
+        rows.append((o, row))
+    session.flush()
+
+    latest = latest_intervals(session, provider)
+    changed = unchanged = unpriced = 0
+    for o, row in rows:
+        if o.price_per_hour is None or o.price_per_gpu_hour is None:
+            unpriced += 1
+            continue
+        current = latest.get(row.id) if row.id is not None else None
+        same = (
+            current is not None
+            and abs(current.price_per_hour - o.price_per_hour) < PRICE_EPSILON
+            and current.currency == o.currency
+            and current.available == o.available
+            and current.gpu == o.gpu
+            and previous_observed_at is not None
+            and current.last_seen >= previous_observed_at
+        )
+        if same and current is not None:
+            current.last_seen = observed_at
+            current.observations += 1
+            unchanged += 1
+            continue
+        if current is not None:
+            changed += 1
+        assert row.id is not None
+        session.add(
+            PriceInterval(
+                offer_id=row.id, provider=provider, gpu=o.gpu, kind=o.kind,
+                price_per_hour=o.price_per_hour, price_per_gpu_hour=o.price_per_gpu_hour,
+                currency=o.currency, available=o.available, first_seen=observed_at, last_seen=observed_at,
+            )
+        )
+    session.flush()
+    return StoreStats(len(offers), new_offers, changed, unchanged, unpriced)
+
+
+def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Rejected], observed_at: datetime) -> int:
+    n = 0
+    for r in rejected:
+        o = r.offer
+        session.add(
+            Quarantine(
+                run_id=run_id, provider=o.provider, sku=o.sku, region=o.region, kind=o.kind, term_months=o.term_months, gpu=o.gpu,
+                gpu_raw=o.gpu_raw, gpu_count=o.gpu_count, price_per_hour=o.price_per_hour,
+                price_per_gpu_hour=o.price_per_gpu_hour, currency=o.currency, reason=r.reason, observed_at=observed_at,
+            )
+        )
+        n += 1
+    return n
+
+
+# --- reads ---------------------------------------------------------------------------------
+
+
+def latest_prices(
+    session: Session,
+    *,
+    gpus: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    include_unmapped: bool = True,
+) -> list[dict[str, Any]]:
+    """Current price of every offer listed by its provider's latest successful scrape,
+    cheapest per GPU-hour first.
+
+    "Current" means the interval's ``last_seen`` equals the provider's ``last_success_at``:
+    an offer missing from the latest good scrape is no longer on sale and is not shown.
+    """
+    stmt = (
+        select(PriceInterval, Offer)
+        .join(Offer, col(Offer.id) == col(PriceInterval.offer_id))
+        .join(Provider, col(Provider.name) == col(PriceInterval.provider))
+        .where(PriceInterval.last_seen == Provider.last_success_at)
+    )
+    if gpus is not None:
+        stmt = stmt.where(col(PriceInterval.gpu).in_(list(gpus)))
+    elif not include_unmapped:
+        stmt = stmt.where(col(PriceInterval.gpu).is_not(None))
+    if providers:
+        stmt = stmt.where(col(PriceInterval.provider).in_(list(providers)))
+    if kinds:
+        stmt = stmt.where(col(PriceInterval.kind).in_(list(kinds)))
+    if regions:
+        stmt = stmt.where(col(Offer.region).in_(list(regions)))
+    stmt = stmt.order_by(col(PriceInterval.price_per_gpu_hour), col(PriceInterval.provider), col(Offer.sku))
+    out = []
+    for interval, offer in session.exec(stmt).all():
+        out.append(
+            {
+                "provider": offer.provider,
+                "gpu": offer.gpu,
+                "gpu_raw": offer.gpu_raw,
+                "gpu_count": offer.gpu_count,
+                "gpu_memory_gb": offer.gpu_memory_gb,
+                "kind": offer.kind,
+                "term_months": offer.term_months,
+                "region": offer.region,
+                "country": offer.country,
+                "sku": offer.sku,
+                "price_per_hour": interval.price_per_hour,
+                "price_per_gpu_hour": interval.price_per_gpu_hour,
+                "currency": interval.currency,
+                "available": interval.available,
+                "observed_at": interval.last_seen,
+                "price_since": interval.first_seen,
+            }
+        )
+    return out
+
+
+def provider_rows(session: Session) -> dict[str, Provider]:
+    return {p.name: p for p in session.exec(select(Provider)).all()}
+
+
+def last_runs(session: Session, limit_per_provider: int = 1) -> dict[str, list[ScrapeRun]]:
+    runs = session.exec(select(ScrapeRun).order_by(col(ScrapeRun.provider), col(ScrapeRun.id).desc())).all()
+    out: dict[str, list[ScrapeRun]] = {}
+    for r in runs:
+        bucket = out.setdefault(r.provider, [])
+        if len(bucket) < limit_per_provider:
+            bucket.append(r)
+    return out
+
+
+def unmapped_gpu_names(session: Session) -> list[dict[str, Any]]:
+    """Raw GPU names stored without a canonical id, with how many offers carry each."""
+    stmt = (
+        select(Offer.gpu_raw, func.count(), func.min(Offer.provider))
+        .where(col(Offer.gpu).is_(None))
+        .group_by(Offer.gpu_raw)
+        .order_by(func.count().desc(), Offer.gpu_raw)
+    )
+    return [{"gpu_raw": raw, "offers": n, "example_provider": p} for raw, n, p in session.exec(stmt).all()]
+
+
+def row_counts(engine: Engine) -> dict[str, int]:
+    with Session(engine) as session:
+        return {
+            model.__tablename__: session.exec(select(func.count()).select_from(model)).one()  # type: ignore[attr-defined]
+            for model in (Provider, GpuModel, Offer, PriceInterval, ScrapeRun, Quarantine)
+        }

@@ -1,0 +1,105 @@
+"""The ``gpu-tracker`` command line (Typer + Rich). Presentation only: every command calls
+into ``tracker``/``db`` functions and formats what they return.
+
+Command modules register themselves on ``app`` when imported; ``COMMAND_MODULES`` lists them.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracker import __version__
+from tracker.cli.common import State, err_console
+from tracker.errors import TrackerError
+
+app = typer.Typer(
+    name="gpu-tracker",
+    help="Track GPU cloud prices: collect, compare, analyse and alert.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+COMMAND_MODULES = ("collect_cmds",)
+
+
+@app.callback()
+def _root(
+    ctx: typer.Context,
+    config: Annotated[str | None, typer.Option("--config", "-c", help="TOML config file (default: $GPU_TRACKER_CONFIG or the user config dir).")] = None,
+    db: Annotated[str | None, typer.Option("--db", help="Database URL (sqlite:///path or postgresql://...); overrides config and $GPU_TRACKER_DB.")] = None,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks and debug logs.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log each scrape and step.")] = False,
+) -> None:
+    """Track GPU cloud prices: collect, compare, analyse and alert."""
+    ctx.obj = State(config_path=config, db_url=db, debug=debug)
+    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    for noisy in ("httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+@app.command("version")
+def version() -> None:
+    """Print the version."""
+    typer.echo(__version__)
+
+
+for _name in COMMAND_MODULES:
+    importlib.import_module(f"tracker.cli.{_name}")
+
+
+def expand_replay_dir(argv: list[str]) -> list[str]:
+    """Let ``--replay DIR`` and ``--replay=DIR`` mean ``--replay --replay-dir DIR``.
+
+    Click has no option that is both a flag and takes an optional value, and ``--replay
+    [DIR]`` is the documented spelling; a following word is taken as DIR only when it is an
+    existing directory, so ``scrape --replay`` stays a flag.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg.startswith("--replay="):
+            out += ["--replay", "--replay-dir", arg.split("=", 1)[1]]
+        elif arg == "--replay" and i + 1 < len(argv) and not argv[i + 1].startswith("-") and Path(argv[i + 1]).is_dir():
+            out += ["--replay", "--replay-dir", argv[i + 1]]
+            i += 1
+        else:
+            out.append(arg)
+        i += 1
+    return out
+
+
+def main() -> None:
+    """Console-script entry: one clear line and exit code 2 for our errors; tracebacks only with --debug."""
+    debug = "--debug" in sys.argv
+    try:
+        app(args=expand_replay_dir(sys.argv[1:]), standalone_mode=False)
+    except TrackerError as exc:
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
+        sys.exit(2)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err_console.print("aborted")
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and the unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            exc.show()
+            sys.exit(exc.exit_code)
+        if debug:
+            raise
+        err_console.print(f"[bold red]error:[/bold red] {type(exc).__name__}: {exc} (run with --debug for a traceback)",
+                          highlight=False, soft_wrap=True)
+        sys.exit(1)

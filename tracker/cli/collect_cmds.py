@@ -1,0 +1,204 @@
+"""Commands that collect and show current prices: scrape, prices, providers, info."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from sqlmodel import Session
+
+from db import queries
+from db.engine import mask_url
+from db.types import utcnow
+from scrapers.registry import all_scrapers
+from tracker import __version__
+from tracker.catalog import gpu_ids_matching
+from tracker.cli import app
+from tracker.cli.common import Format, console, emit, state
+from tracker.collect import RunResult, collect
+from tracker.errors import ConfigError
+from tracker.replay import BUNDLED_RECORDINGS
+
+KIND_ALIASES = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
+                "interruptible": "spot"}
+
+
+def normalise_kinds(kinds: list[str] | None) -> list[str] | None:
+    if not kinds:
+        return None
+    out = [KIND_ALIASES.get(k.lower(), k.lower().replace("-", "_")) for k in kinds]
+    bad = [k for k in out if k not in ("on_demand", "spot", "community", "reserved")]
+    if bad:
+        raise ConfigError(f"--kind: {', '.join(bad)} is not one of on-demand, spot, community, reserved")
+    return out
+
+
+def resolve_gpu_query(gpu: str | None) -> list[str] | None:
+    """``--gpu H100`` -> every H100 variant; a canonical id -> itself; unknown -> error."""
+    if not gpu:
+        return None
+    ids = gpu_ids_matching(gpu)
+    if not ids:
+        raise ConfigError(f"--gpu: {gpu!r} matches no GPU in the catalog (try `gpu-tracker catalog`)")
+    return ids
+
+
+def _summary_rows(results: list[RunResult]) -> list[dict[str, object]]:
+    return [
+        {
+            "provider": r.provider,
+            "status": r.status,
+            "offers": r.offers_seen,
+            "new_offers": r.new_offers,
+            "changed": r.prices_changed,
+            "quarantined": r.quarantined,
+            "unmapped": r.unmapped,
+            "duration_s": round(r.duration_s, 2),
+            "error": f"{r.error_class}: {r.error_message}" if r.error_class else None,
+        }
+        for r in results
+    ]
+
+
+@app.command()
+def scrape(
+    ctx: typer.Context,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False)] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
+) -> None:
+    """Collect prices now from every enabled provider (or --provider ones) and store them.
+
+    Exit code 1 when any provider failed (skipped ones, without credentials, do not count).
+    """
+    st = state(ctx)
+    engine = st.engine
+    use_replay = replay or replay_dir is not None
+    names = list(provider) if provider else None
+    if use_replay and not names:
+        directory = replay_dir or BUNDLED_RECORDINGS
+        names = [n for n in all_scrapers() if (directory / n / "manifest.json").is_file()]
+        if not names:
+            raise ConfigError(f"--replay: no recordings found under {directory}")
+    if fmt is Format.table:
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
+                      transient=True) as progress:
+            tasks: dict[str, int] = {}
+
+            def on_progress(name: str, step: str) -> None:
+                if name not in tasks:
+                    tasks[name] = progress.add_task(f"{name}: {step}", total=None)
+                progress.update(tasks[name], description=f"{name}: {step}")
+
+            results = collect(engine, st.settings, names, replay=use_replay, replay_dir=replay_dir, on_progress=on_progress)
+    else:
+        results = collect(engine, st.settings, names, replay=use_replay, replay_dir=replay_dir)
+    emit(_summary_rows(results), fmt, title="scrape summary", columns=[
+        ("provider", "provider"), ("status", "status"), ("offers", "offers"), ("new_offers", "new"),
+        ("changed", "changed"), ("quarantined", "quarantined"), ("unmapped", "unmapped"),
+        ("duration_s", "seconds"), ("error", "error"),
+    ])
+    if any(r.status == "failed" for r in results):
+        raise typer.Exit(1)
+
+
+PRICE_COLUMNS = [
+    ("provider", "provider"), ("gpu", "gpu"), ("gpu_raw", "raw name"), ("gpu_count", "GPUs"), ("kind", "kind"),
+    ("region", "region"), ("price_per_gpu_hour", "per GPU-h"), ("price_per_hour", "per hour"),
+    ("currency", "cur"), ("observed_at", "observed"),
+]
+
+
+@app.command()
+def prices(
+    ctx: typer.Context,
+    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help="A family (H100 = every H100 variant) or a canonical id (H100-SXM).")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community or reserved (repeatable).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", help="Show at most N rows.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """The latest price of every offer on sale, cheapest per GPU-hour first."""
+    st = state(ctx)
+    with Session(st.engine) as session:
+        rows = queries.latest_prices(
+            session, gpus=resolve_gpu_query(gpu), providers=provider, kinds=normalise_kinds(kind), regions=region
+        )
+    if limit is not None:
+        rows = rows[:limit]
+    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}")
+
+
+def _age(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
+    seconds = (utcnow() - ts).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{seconds:.0f}s"
+
+
+@app.command()
+def providers(
+    ctx: typer.Context,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Every registered scraper: credentials, last run and status, failures in a row, data age."""
+    st = state(ctx)
+    with Session(st.engine) as session:
+        stored = queries.provider_rows(session)
+        runs = queries.last_runs(session)
+    rows = []
+    for name, cls in all_scrapers().items():
+        env = st.settings.provider_env(name)
+        missing = [n for n in cls.credentials if not env.get(n)]
+        p = stored.get(name)
+        last = runs.get(name, [None])[0]
+        note = f"set {' and '.join(missing)} to enable" if missing else None
+        if last is not None and last.status != "ok" and last.error_message:
+            note = last.error_message
+        rows.append({
+            "provider": name,
+            "display_name": cls.display_name,
+            "enabled": st.settings.provider(name).enabled,
+            "credentials": ", ".join(cls.credentials) or None,
+            "credentials_missing": bool(missing),
+            "kinds": ", ".join(cls.kinds),
+            "last_run": p.last_run_at if p else None,
+            "status": p.last_status if p else None,
+            "consecutive_failures": p.consecutive_failures if p else 0,
+            "last_success": p.last_success_at if p else None,
+            "data_age": _age(p.last_success_at) if p else None,
+            "note": note,
+        })
+    emit(rows, fmt, title="providers", columns=[
+        ("provider", "provider"), ("credentials", "credentials"), ("last_run", "last run"), ("status", "status"),
+        ("consecutive_failures", "failures"), ("data_age", "data age"), ("note", "note"),
+    ])
+
+
+@app.command()
+def info(
+    ctx: typer.Context,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Version, config file, database URL (password masked) and row counts."""
+    st = state(ctx)
+    counts = queries.row_counts(st.engine)
+    data = {
+        "version": __version__,
+        "config": str(st.settings.source_path) if st.settings.source_path else None,
+        "database": mask_url(st.database_url),
+        "providers_registered": len(all_scrapers()),
+        **{f"rows_{k}": v for k, v in counts.items()},
+    }
+    if fmt is Format.table:
+        emit([{"key": k, "value": v} for k, v in data.items()], fmt, title="gpu-tracker info")
+    else:
+        emit([data], fmt)

@@ -1,0 +1,119 @@
+"""What every command shares: the loaded settings and engine, output formats, errors."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+from sqlalchemy.engine import Engine
+
+from db.engine import default_database_url, init_db, make_engine
+from tracker.config import Settings, load_settings
+
+console = Console()
+err_console = Console(stderr=True)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+@dataclass
+class State:
+    """Per-invocation context, built lazily so ``--help`` never touches the database."""
+
+    config_path: str | None = None
+    db_url: str | None = None
+    debug: bool = False
+    _settings: Settings | None = None
+    _engine: Engine | None = field(default=None, repr=False)
+
+    @property
+    def settings(self) -> Settings:
+        if self._settings is None:
+            self._settings = load_settings(self.config_path, database=self.db_url)
+        return self._settings
+
+    @property
+    def database_url(self) -> str:
+        return self.settings.database or default_database_url()
+
+    @property
+    def engine(self) -> Engine:
+        if self._engine is None:
+            self._engine = make_engine(self.database_url)
+            init_db(self._engine)
+        return self._engine
+
+
+def state(ctx: typer.Context) -> State:
+    obj = ctx.find_root().obj
+    if not isinstance(obj, State):
+        obj = State()
+        ctx.find_root().obj = obj
+    return obj
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, float):
+        return round(value, 6)
+    return value
+
+
+def emit(
+    rows: Sequence[dict[str, Any]],
+    fmt: Format,
+    *,
+    columns: Sequence[tuple[str, str]] | None = None,
+    title: str | None = None,
+) -> None:
+    """Print rows as a Rich table, JSON (list of snake_case objects) or CSV.
+
+    ``columns`` (key, header) choose and label the table's columns; JSON and CSV always carry
+    every key so they can be imported back.
+    """
+    if fmt is Format.json:
+        sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in rows], indent=2) + "\n")
+        return
+    if fmt is Format.csv:
+        keys = list(rows[0].keys()) if rows else [k for k, _ in (columns or [])]
+        buf = io.StringIO()
+        writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for r in rows:
+            writer.writerow({k: _plain(v) for k, v in r.items()})
+        sys.stdout.write(buf.getvalue())
+        return
+    cols = columns or [(k, k) for k in (rows[0].keys() if rows else [])]
+    table = Table(title=title, show_lines=False)
+    for _, header in cols:
+        table.add_column(header)
+    for r in rows:
+        table.add_row(*[_cell(r.get(k)) for k, _ in cols])
+    console.print(table)
+    if not rows:
+        console.print("[dim]no rows[/dim]")
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, float):
+        return f"{value:,.4f}" if abs(value) < 10 else f"{value:,.2f}"
+    return str(value)

@@ -1,0 +1,226 @@
+"""Collect: run scrapers concurrently; fetch -> parse -> normalise -> validate -> store.
+
+Each provider is isolated: its own HTTP client, its own transaction, its own ``scrape_run``
+row whatever happens. A provider that times out, answers 500 or changed its format is
+recorded as ``failed`` with the error class and message and writes no price; the others
+carry on. A provider without its credentials is ``skipped`` with "set ENV to enable".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+from sqlalchemy.engine import Engine
+
+from db import queries
+from db.engine import session_scope
+from db.models import ScrapeRun
+from db.types import utcnow
+from scrapers.base import Scraper
+from scrapers.http import Http
+from scrapers.registry import all_scrapers, get_scraper
+from tracker.config import Settings
+from tracker.errors import MissingCredentials, ParseError, ScraperError
+from tracker.normalise import normalise
+from tracker.replay import ReplayTransport
+from tracker.validate import validate
+
+log = logging.getLogger("tracker.collect")
+
+TransportFactory = Callable[[str], httpx.AsyncBaseTransport | None]
+ProgressCallback = Callable[[str, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What one provider's collection did: the row written to ``scrape_run``, as a value."""
+
+    provider: str
+    status: str  # ok | failed | skipped
+    started_at: datetime
+    duration_s: float
+    offers_seen: int = 0
+    new_offers: int = 0
+    prices_changed: int = 0
+    quarantined: int = 0
+    unmapped: int = 0
+    error_class: str | None = None
+    error_message: str | None = None
+    run_id: int | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def scrub(message: str, secrets: Iterable[str]) -> str:
+    """Remove secret values from an error message before it is stored or shown."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            message = message.replace(secret, "***")
+    return message
+
+
+def _secrets_of(scraper: Scraper) -> list[str]:
+    names = (*scraper.credentials, *scraper.optional_credentials)
+    return [v for n in names if (v := scraper.env.get(n))]
+
+
+# SQLite allows one writer at a time; serialising our own writers avoids busy waits.
+_store_lock = threading.Lock()
+
+
+def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], settings: Settings) -> dict[str, int]:
+    normalised = [normalise(o, settings.currency_rates) for o in raw_offers]
+    with _store_lock, session_scope(engine) as session:
+        run = session.get(ScrapeRun, run_id)
+        assert run is not None
+        provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
+        accepted, rejected = validate(
+            normalised,
+            queries.previous_prices(session, scraper.name),
+            queries.pending_jumps(session, scraper.name),
+        )
+        stats = queries.store_offers(session, scraper.name, accepted, run.started_at, provider.last_success_at)
+        quarantined = queries.store_quarantine(session, run_id, rejected, run.started_at)
+        unmapped = sum(1 for o in normalised if o.gpu is None)
+        finished = utcnow()
+        run.status, run.finished_at = "ok", finished
+        run.duration_s = (finished - run.started_at).total_seconds()
+        run.offers_seen, run.new_offers, run.prices_changed = len(normalised), stats.new_offers, stats.prices_changed
+        run.quarantined, run.unmapped = quarantined, unmapped
+        provider.last_run_at, provider.last_status = finished, "ok"
+        provider.last_success_at, provider.consecutive_failures = run.started_at, 0
+        return {
+            "offers_seen": len(normalised),
+            "new_offers": stats.new_offers,
+            "prices_changed": stats.prices_changed,
+            "quarantined": quarantined,
+            "unmapped": unmapped,
+        }
+
+
+def _start_run(engine: Engine, scraper: Scraper, replay: bool) -> tuple[int, datetime]:
+    with _store_lock, session_scope(engine) as session:
+        queries.ensure_provider(session, scraper.name, scraper.display_name)
+        run = ScrapeRun(provider=scraper.name, started_at=utcnow(), replay=replay)
+        session.add(run)
+        session.flush()
+        assert run.id is not None
+        return run.id, run.started_at
+
+
+def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseException, message: str) -> None:
+    with _store_lock, session_scope(engine) as session:
+        run = session.get(ScrapeRun, run_id)
+        assert run is not None
+        finished = utcnow()
+        run.status, run.finished_at = status, finished
+        run.duration_s = (finished - run.started_at).total_seconds()
+        run.error_class, run.error_message = type(exc).__name__, message
+        provider = queries.ensure_provider(session, run.provider)
+        provider.last_run_at, provider.last_status = finished, status
+        if status == "failed":
+            provider.consecutive_failures += 1
+
+
+async def collect_one(
+    engine: Engine,
+    scraper: Scraper,
+    settings: Settings,
+    *,
+    transport: httpx.AsyncBaseTransport | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> RunResult:
+    """Collect one provider end to end; never raises for provider trouble."""
+    notify = on_progress or (lambda _p, _s: None)
+    run_id, started = await asyncio.to_thread(_start_run, engine, scraper, scraper.replay)
+    t0 = time.monotonic()
+    try:
+        scraper.check_credentials()
+        notify(scraper.name, "fetching")
+        async with httpx.AsyncClient(
+            transport=transport, timeout=settings.http.timeout_s, follow_redirects=True
+        ) as client:
+            http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s)
+            raw = await scraper.fetch(http)
+        notify(scraper.name, "parsing")
+        offers = await asyncio.to_thread(scraper.parse, raw)
+        if not offers:
+            raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
+        notify(scraper.name, "storing")
+        counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings)
+    except MissingCredentials as exc:
+        message = str(exc)
+        await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
+        log.info("scrape provider=%s status=skipped reason=%s", scraper.name, message)
+        return RunResult(scraper.name, "skipped", started, time.monotonic() - t0, error_class=type(exc).__name__,
+                         error_message=message, run_id=run_id)
+    except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never propagated
+        message = scrub(str(exc) or repr(exc), _secrets_of(scraper))
+        if not isinstance(exc, ScraperError):
+            log.debug("unexpected error in %s", scraper.name, exc_info=True)
+        await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "failed", exc, message)
+        duration = time.monotonic() - t0
+        log.warning("scrape provider=%s status=failed duration=%.2fs error=%s: %s",
+                    scraper.name, duration, type(exc).__name__, message)
+        return RunResult(scraper.name, "failed", started, duration, error_class=type(exc).__name__,
+                         error_message=message, run_id=run_id)
+    duration = time.monotonic() - t0
+    log.info(
+        "scrape provider=%s status=ok offers=%d new=%d changed=%d quarantined=%d unmapped=%d duration=%.2fs",
+        scraper.name, counts["offers_seen"], counts["new_offers"], counts["prices_changed"],
+        counts["quarantined"], counts["unmapped"], duration,
+    )
+    return RunResult(scraper.name, "ok", started, duration, run_id=run_id, **counts)
+
+
+def selected_scrapers(settings: Settings, names: Sequence[str] | None = None) -> list[type[Scraper]]:
+    """The scrapers to run: the named ones, or every enabled one."""
+    if names:
+        return [get_scraper(n) for n in names]
+    return [cls for name, cls in all_scrapers().items() if settings.provider(name).enabled]
+
+
+async def collect_async(
+    engine: Engine,
+    settings: Settings,
+    names: Sequence[str] | None = None,
+    *,
+    replay: bool = False,
+    replay_dir: Path | None = None,
+    transport_factory: TransportFactory | None = None,
+    environ: Mapping[str, str] | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> list[RunResult]:
+    """Collect the selected providers concurrently (bounded by ``http.concurrency``)."""
+    classes = selected_scrapers(settings, names)
+    limit = asyncio.Semaphore(settings.http.concurrency)
+
+    async def one(cls: type[Scraper]) -> RunResult:
+        env = settings.provider_env(cls.name, dict(environ) if environ is not None else None)
+        scraper = cls(env=env, replay=replay)
+        if replay:
+            transport: httpx.AsyncBaseTransport | None = ReplayTransport.for_provider(cls.name, replay_dir)
+        else:
+            transport = transport_factory(cls.name) if transport_factory else None
+        async with limit:
+            return await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress)
+
+    return list(await asyncio.gather(*(one(c) for c in classes)))
+
+
+def collect(engine: Engine, settings: Settings, names: Sequence[str] | None = None, **kwargs: Any) -> list[RunResult]:
+    """Synchronous entry point for the CLI and the scheduler."""
+    return asyncio.run(collect_async(engine, settings, names, **kwargs))
+

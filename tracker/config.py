@@ -1,0 +1,175 @@
+"""One settings object, read from a TOML file and overridden by ``GPU_TRACKER_*`` env vars.
+
+Precedence (highest first): explicit arguments (CLI flags such as ``--db``), environment
+(``GPU_TRACKER_DB``, ``GPU_TRACKER_HTTP__TIMEOUT_S`` ...), the TOML file (``--config``,
+``$GPU_TRACKER_CONFIG`` or ``<user config dir>/gpu-price-tracker/config.toml``), defaults.
+
+Secrets never live here as values: the file names the *environment variables* that hold
+them (``api_key_env``), and ``ConfigError`` messages never echo a value that might be one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, ClassVar
+
+import platformdirs
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+from tracker.errors import ConfigError
+
+CONFIG_ENV = "GPU_TRACKER_CONFIG"
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
+
+
+def parse_duration(value: str | int | float) -> float:
+    """``"90s"``, ``"15m"``, ``"1h"``, ``"1d"`` or a number of seconds -> seconds."""
+    if isinstance(value, (int, float)):
+        return float(value)
+    m = _DURATION.match(value)
+    if not m:
+        raise ValueError(f"{value!r} is not a duration like 30s, 15m, 1h or 1d")
+    return float(m.group(1)) * _UNITS[m.group(2)]
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir("gpu-price-tracker")) / "config.toml"
+
+
+class ProviderSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    #: Seconds between scrapes of this provider (accepts "1h", "30m", ...).
+    interval: float = 3600.0
+    #: Map a scraper's default credential env var to the one you use, e.g. {"GCP_API_KEY": "MY_GCP_KEY"}.
+    credentials_env: dict[str, str] = Field(default_factory=dict)
+    #: Name of the env var holding this provider's API key (shorthand for a single credential).
+    api_key_env: str | None = None
+
+    @field_validator("interval", mode="before")
+    @classmethod
+    def _interval(cls, v: Any) -> float:
+        seconds = parse_duration(v)
+        if seconds < 1:
+            raise ValueError("interval must be at least 1 second")
+        return seconds
+
+
+class HttpSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_s: float = Field(30.0, gt=0)
+    retries: int = Field(3, ge=0, le=10)
+    backoff_s: float = Field(0.5, ge=0)
+    concurrency: int = Field(8, ge=1, le=64)
+
+
+class WebSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    #: Public URL of the dashboard, used for links in alert messages.
+    base_url: str | None = None
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Unknown keys are errors, so a typo never silently does nothing."""
+
+    model_config = SettingsConfigDict(env_prefix="GPU_TRACKER_", env_nested_delimiter="__", extra="forbid")
+
+    database: str | None = Field(default=None, validation_alias=AliasChoices("database", "GPU_TRACKER_DB", "GPU_TRACKER_DATABASE"))
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    http: HttpSettings = Field(default_factory=HttpSettings)
+    web: WebSettings = Field(default_factory=WebSettings)
+    alerts: list[dict[str, Any]] = Field(default_factory=list)
+    #: Multiply a price in this currency by the rate to get USD, e.g. {"EUR": 1.08}.
+    currency_rates: dict[str, float] = Field(default_factory=dict)
+    #: A TOML file that adds GPUs to the catalog or overrides fields (e.g. your purchase price).
+    catalog_file: Path | None = None
+    #: Default schedule interval for providers without their own.
+    default_interval: float = 3600.0
+
+    _source_path: Path | None = None
+    toml_file_path: ClassVar[Path | None] = None
+
+    @field_validator("default_interval", mode="before")
+    @classmethod
+    def _default_interval(cls, v: Any) -> float:
+        return parse_duration(v)
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        toml_file = getattr(settings_cls, "toml_file_path", None)
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        if toml_file is not None:
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+        return tuple(sources)
+
+    def provider(self, name: str) -> ProviderSettings:
+        return self.providers.get(name) or ProviderSettings(interval=self.default_interval)
+
+    def provider_env(self, name: str, environ: dict[str, str] | None = None) -> dict[str, str]:
+        """The environment a scraper sees: its default credential names mapped to the user's."""
+        env = dict(os.environ if environ is None else environ)
+        ps = self.provider(name)
+        for default_name, user_name in ps.credentials_env.items():
+            if user_name in env:
+                env[default_name] = env[user_name]
+        return env
+
+    @property
+    def source_path(self) -> Path | None:
+        return self._source_path
+
+
+def _describe(err: dict[str, Any]) -> str:
+    loc = ".".join(str(p) for p in err.get("loc", ()))
+    msg = err.get("msg", "invalid")
+    value = err.get("input")
+    shown = ""
+    if isinstance(value, (int, float, bool)) or (isinstance(value, str) and len(value) < 40 and not _looks_secret(loc)):
+        shown = f" (got {value!r})"
+    return f"{loc or 'config'}: {msg}{shown}"
+
+
+def _looks_secret(key: str) -> bool:
+    return any(w in key.lower() for w in ("key", "secret", "token", "password", "notify", "url", "database"))
+
+
+def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
+    """Read the config file (if any), apply env overrides and explicit ``overrides``.
+
+    A named file that does not exist is an error; the default location may be absent.
+    """
+    explicit = path or os.environ.get(CONFIG_ENV)
+    toml_path = Path(explicit) if explicit else default_config_path()
+    if explicit and not toml_path.is_file():
+        raise ConfigError(f"config file {toml_path} does not exist")
+    use_file = toml_path if toml_path.is_file() else None
+    if use_file is not None:
+        try:
+            tomllib.loads(use_file.read_text())
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{use_file}: not valid TOML ({exc})") from None
+    cls = type("FileSettings", (Settings,), {"toml_file_path": use_file, "__annotations__": {}})
+    try:
+        settings: Settings = cls(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        where = f"{use_file}: " if use_file else ""
+        raise ConfigError(where + "; ".join(_describe(e) for e in exc.errors())) from None
+    settings._source_path = use_file
+    return settings

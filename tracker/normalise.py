@@ -1,0 +1,80 @@
+"""Normalise stage: a ``ScrapedOffer`` becomes a ``NormalisedOffer`` with a canonical GPU id
+and a price per GPU-hour, ready to validate and store.
+
+Why a separate record: the store must not care how a provider spelt "H100 80GB HBM3"; it
+keys everything on the canonical id, and keeps ``gpu_raw`` so an unmapped name is never lost
+(``gpu`` is ``None`` and the offer is flagged unmapped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from scrapers.base import ScrapedOffer
+from tracker.catalog import resolve_gpu
+
+
+@dataclass(frozen=True, slots=True)
+class NormalisedOffer:
+    provider: str
+    sku: str
+    region: str
+    kind: str
+    term_months: int
+    gpu: str | None
+    gpu_raw: str
+    gpu_count: float
+    price_per_hour: float | None
+    price_per_gpu_hour: float | None
+    currency: str
+    available: bool | None = None
+    gpu_memory_gb: float | None = None
+    vcpus: float | None = None
+    ram_gb: float | None = None
+    country: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def identity(self) -> tuple[str, str, str, int]:
+        """(sku, region, kind, term_months): with the provider, one ``offer`` row."""
+        return (self.sku, self.region, self.kind, self.term_months)
+
+    @property
+    def mapped(self) -> bool:
+        return self.gpu is not None
+
+
+def normalise(offer: ScrapedOffer, rates_to_usd: Mapping[str, float] | None = None) -> NormalisedOffer:
+    """Resolve the GPU and compute per-GPU prices.
+
+    A price in a currency with a configured rate is converted to USD (the original is kept in
+    ``extra``); without a rate it stays in its own currency and says so in ``currency``.
+    """
+    gpu = offer.gpu or resolve_gpu(offer.gpu_raw, offer.gpu_memory_gb)
+    price, currency = offer.price_per_hour, offer.currency
+    extra = dict(offer.extra)
+    if price is not None and currency != "USD" and rates_to_usd and currency in rates_to_usd:
+        extra.update(original_price_per_hour=price, original_currency=currency)
+        price, currency = price * rates_to_usd[currency], "USD"
+    per_gpu = price / offer.gpu_count if price is not None and offer.gpu_count > 0 else None
+    return NormalisedOffer(
+        provider=offer.provider,
+        sku=offer.sku,
+        region=offer.region,
+        kind=offer.kind,
+        term_months=offer.term_months,
+        gpu=gpu,
+        gpu_raw=offer.gpu_raw.strip(),
+        gpu_count=offer.gpu_count,
+        price_per_hour=price,
+        price_per_gpu_hour=per_gpu,
+        currency=currency,
+        available=offer.available,
+        gpu_memory_gb=offer.gpu_memory_gb,
+        vcpus=offer.vcpus,
+        ram_gb=offer.ram_gb,
+        country=offer.country,
+        extra=extra,
+    )
