@@ -202,9 +202,13 @@ async def collect_async(
     transport_factory: TransportFactory | None = None,
     environ: Mapping[str, str] | None = None,
     on_progress: ProgressCallback | None = None,
+    classes: Sequence[type[Scraper]] | None = None,
 ) -> list[RunResult]:
-    """Collect the selected providers concurrently (bounded by ``http.concurrency``)."""
-    classes = selected_scrapers(settings, names)
+    """Collect the selected providers concurrently (bounded by ``http.concurrency``).
+
+    ``classes`` bypasses the registry (tests and embedding applications).
+    """
+    classes = list(classes) if classes is not None else selected_scrapers(settings, names)
     limit = asyncio.Semaphore(settings.http.concurrency)
 
     async def one(cls: type[Scraper]) -> RunResult:

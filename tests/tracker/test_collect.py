@@ -1,0 +1,150 @@
+"""Pipeline: failure isolation, skipped providers, quarantine, secrets never stored."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from db import queries
+from db.models import PriceInterval, Provider, Quarantine, ScrapeRun
+from tests.fakes import make_fake, offers_payload, routing_transport
+from tracker.collect import collect
+from tracker.config import Settings
+
+H100 = {"sku": "h100x1", "gpu": "H100 SXM", "count": 1, "price": 2.50}
+H100x8 = {"sku": "h100x8", "gpu": "H100 SXM", "count": 8, "price": 20.0}
+
+
+def fast_settings() -> Settings:
+    return Settings(http={"timeout_s": 2, "retries": 1, "backoff_s": 0})
+
+
+def runs(engine: Engine) -> dict[str, ScrapeRun]:
+    with Session(engine) as s:
+        return {r.provider: r for r in s.exec(select(ScrapeRun)).all()}
+
+
+def test_failures_are_isolated_and_recorded(engine: Engine) -> None:
+    good, broken, changed, slow, locked = (
+        make_fake("good"), make_fake("broken"), make_fake("changed"), make_fake("slow"), make_fake("locked", ("LOCKED_KEY",))
+    )
+
+    def timeout(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out", request=request)
+
+    factory = routing_transport({
+        "good": offers_payload(H100, H100x8),
+        "broken": lambda req: httpx.Response(500, text="oops"),
+        "changed": {"data": {"items": []}},
+        "slow": timeout,
+        "locked": offers_payload(H100),
+    })
+    results = collect(engine, fast_settings(), classes=[good, broken, changed, slow, locked],
+                      transport_factory=factory, environ={})
+    by = {r.provider: r for r in results}
+    assert by["good"].status == "ok" and by["good"].offers_seen == 2
+    assert by["broken"].status == "failed" and by["broken"].error_class == "FetchError"
+    assert "HTTP 500" in (by["broken"].error_message or "")
+    assert by["changed"].status == "failed" and by["changed"].error_class == "ParseError"
+    assert "changed" in (by["changed"].error_message or "") and "offers" in (by["changed"].error_message or "")
+    assert by["slow"].status == "failed" and "ReadTimeout" in (by["slow"].error_message or "")
+    assert by["locked"].status == "skipped" and by["locked"].error_message == "locked: set LOCKED_KEY to enable"
+
+    stored = runs(engine)
+    assert {p: r.status for p, r in stored.items()} == {
+        "good": "ok", "broken": "failed", "changed": "failed", "slow": "failed", "locked": "skipped"}
+    assert stored["broken"].finished_at is not None and stored["broken"].error_class == "FetchError"
+    with Session(engine) as s:
+        providers = {i.provider for i in s.exec(select(PriceInterval)).all()}
+        assert providers == {"good"}
+        assert s.get(Provider, "broken").consecutive_failures == 1  # type: ignore[union-attr]
+        assert s.get(Provider, "locked").consecutive_failures == 0  # type: ignore[union-attr]
+        latest = queries.latest_prices(s)
+    assert [(r["sku"], r["price_per_gpu_hour"]) for r in latest] == [("h100x1", 2.5), ("h100x8", 2.5)]
+
+
+def test_empty_offer_list_is_a_failure_not_an_empty_truth(sqlite_engine: Engine) -> None:
+    fake = make_fake("emptyish")
+    first = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"emptyish": offers_payload(H100)}))
+    assert first[0].ok
+    second = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"emptyish": offers_payload()}))
+    assert second[0].status == "failed" and second[0].error_class == "ParseError"
+    with Session(sqlite_engine) as s:
+        # the previous good data is still the current truth
+        assert [r["sku"] for r in queries.latest_prices(s)] == ["h100x1"]
+
+
+def test_absurd_prices_are_quarantined_with_reason(engine: Engine) -> None:
+    fake = make_fake("q")
+    payload = offers_payload(
+        H100,
+        {"sku": "zero", "gpu": "H100 SXM", "price": 0},
+        {"sku": "neg", "gpu": "H100 SXM", "price": -3},
+        {"sku": "absurd", "gpu": "H100 SXM", "count": 1, "price": 250.0},
+        {"sku": "nogpu", "gpu": "H100 SXM", "count": 0, "price": 1.0},
+        {"sku": "contact", "gpu": "H100 SXM", "price": None},
+    )
+    [result] = collect(engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"q": payload}))
+    assert result.ok and result.quarantined == 4
+    with Session(engine) as s:
+        reasons = {q.sku: q.reason for q in s.exec(select(Quarantine)).all()}
+        priced = {r["sku"] for r in queries.latest_prices(s)}
+    assert set(reasons) == {"zero", "neg", "absurd", "nogpu"}
+    assert "plausibility limit" in reasons["absurd"] and "not positive" in reasons["zero"]
+    assert priced == {"h100x1"}  # "contact" is an offer without a price, not a price of 0
+
+
+def test_price_jump_is_held_until_confirmed(sqlite_engine: Engine) -> None:
+    fake = make_fake("jumpy")
+    settings = fast_settings()
+
+    def scrape(price: float) -> None:
+        collect(sqlite_engine, settings, classes=[fake],
+                transport_factory=routing_transport({"jumpy": offers_payload({**H100, "price": price})}))
+
+    def current() -> float:
+        with Session(sqlite_engine) as s:
+            return queries.latest_prices(s)[0]["price_per_hour"] if queries.latest_prices(s) else float("nan")
+
+    scrape(2.50)
+    scrape(0.25)  # a glitch: ten times cheaper
+    with Session(sqlite_engine) as s:
+        assert not queries.latest_prices(s), "the glitch must not become the current price"
+        assert "jumped" in s.exec(select(Quarantine)).one().reason
+    scrape(2.50)
+    assert current() == 2.50
+    scrape(0.40)
+    scrape(0.40)  # a real cut, confirmed by a second scrape
+    assert current() == 0.40
+
+
+def test_secrets_never_reach_the_run_row(sqlite_engine: Engine) -> None:
+    fake = make_fake("secretive", ("SECRETIVE_KEY",))
+    secret = "sk-live-1234567890"
+
+    def leak(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError(f"could not connect with {request.headers['Authorization']}", request=request)
+
+    [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"secretive": leak}),
+                       environ={"SECRETIVE_KEY": secret})
+    assert result.status == "failed"
+    with Session(sqlite_engine) as s:
+        run = s.exec(select(ScrapeRun)).one()
+    assert secret not in (run.error_message or "") and secret not in str(result)
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retry_then_success_is_ok(sqlite_engine: Engine, status: int) -> None:
+    fake = make_fake("flaky")
+    calls = {"n": 0}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            return httpx.Response(status, headers={"Retry-After": "0"})
+        return httpx.Response(200, json=offers_payload(H100))
+
+    [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"flaky": handler}))
+    assert result.ok and calls["n"] == 2
