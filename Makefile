@@ -1,0 +1,39 @@
+# Everything a fresh machine needs comes from this file and pyproject.toml.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PYTEST_ARGS ?=
+
+.PHONY: install run demo test test-postgres bench clean
+
+$(BIN)/gpu-tracker: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install: $(BIN)/gpu-tracker
+
+## The main job: the hourly collector on the embedded SQLite default (no server needed).
+run: install
+	$(BIN)/gpu-tracker run
+
+## Fill the store from the bundled real recordings and show the cheapest H100s (no network).
+demo: install
+	$(BIN)/gpu-tracker scrape --replay
+	$(BIN)/gpu-tracker prices --gpu H100 --limit 15
+
+## The test suite. PostgreSQL tests run when TRACKER_TEST_DATABASE_URL is set, else skip.
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## The backend-dependent tests against a local PostgreSQL (database `test`).
+test-postgres: install
+	TRACKER_TEST_DATABASE_URL=$${TRACKER_TEST_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test} \
+		$(BIN)/python -m pytest -k postgres $(PYTEST_ARGS)
+
+bench: install
+	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
