@@ -1,0 +1,117 @@
+"""The registry: built-ins are discovered, every provider is tested on a recording, plugins load."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scrapers import registry
+from scrapers.base import Scraper
+from tracker.errors import ConfigError
+from tracker.replay import BUNDLED_RECORDINGS
+
+TESTS = Path(__file__).parent
+FIXTURES = TESTS.parent / "fixtures"
+
+
+def test_every_builtin_module_defines_exactly_one_scraper() -> None:
+    modules = registry.builtin_modules()
+    assert modules, "no provider modules found"
+    for name in modules:
+        classes = registry._scraper_classes(name)
+        assert len(classes) == 1, f"scrapers/{name}.py defines {len(classes)} scrapers"
+        # a module may end in "_" where the name is a Python keyword (lambda_.py -> "lambda")
+        assert classes[0].name == name.rstrip("_"), f"scrapers/{name}.py: name {classes[0].name!r} should match its module"
+
+
+@pytest.mark.parametrize("module", registry.builtin_modules())
+def test_every_provider_has_fixture_recording_and_contract_test(module: str) -> None:
+    name = module.rstrip("_")
+    assert (FIXTURES / name).is_dir() and any((FIXTURES / name).iterdir()), f"tests/fixtures/{name}/ is missing"
+    assert (BUNDLED_RECORDINGS / name / "manifest.json").is_file(), f"tracker/recordings/{name}/manifest.json is missing"
+    test_file = TESTS / f"test_{module}.py"
+    assert test_file.is_file(), f"tests/scrapers/test_{name}.py is missing"
+    tree = ast.parse(test_file.read_text())
+    bases = {
+        base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+        for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for base in node.bases
+    }
+    assert "ProviderContract" in bases, f"{test_file.name} has no ProviderContract subclass (the parse test)"
+
+
+def test_duplicate_names_are_an_error() -> None:
+    class A(Scraper):
+        name = "dup"
+        display_name = "A"
+
+        async def fetch(self, http):  # type: ignore[no-untyped-def]
+            return None
+
+        def parse(self, raw):  # type: ignore[no-untyped-def]
+            return []
+
+    class B(A):
+        pass
+
+    found: dict[str, type[Scraper]] = {}
+    registry._add(found, A, "a")
+    with pytest.raises(ConfigError, match="two scrapers are named 'dup'"):
+        registry._add(found, B, "b")
+
+
+PLUGIN_PYPROJECT = """
+[build-system]
+requires = ["setuptools"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "gpu-tracker-plugin-example"
+version = "0.0.1"
+
+[project.entry-points."gpu_tracker.scrapers"]
+examplecloud = "examplecloud_scraper:ExampleCloud"
+"""
+
+PLUGIN_MODULE = '''
+from scrapers.base import Scraper
+
+class ExampleCloud(Scraper):
+    name = "examplecloud"
+    display_name = "Example Cloud"
+    endpoint = "GET https://example.invalid/prices"
+
+    async def fetch(self, http):
+        return await http.get_json("https://example.invalid/prices")
+
+    def parse(self, raw):
+        return [self.offer(sku=r["sku"], gpu_raw=r["gpu"], gpu_count=1, price_per_hour=r["usd"]) for r in raw]
+'''
+
+
+@pytest.mark.slow
+def test_an_installed_plugin_package_is_registered(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "pyproject.toml").write_text(PLUGIN_PYPROJECT)
+    (src / "examplecloud_scraper.py").write_text(textwrap.dedent(PLUGIN_MODULE))
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index",
+         "--target", str(target), str(src)],
+        check=True, capture_output=True,
+    )
+    code = textwrap.dedent(f"""
+        import sys; sys.path.insert(0, {str(target)!r})
+        from scrapers.registry import discover
+        found = discover()
+        cls = found["examplecloud"]
+        print(cls.display_name, len(found))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
+    assert out[0:2] == ["Example", "Cloud"]
+    assert int(out[2]) == len(registry.discover()) + 1
