@@ -93,11 +93,11 @@ def main() -> None:
         err_console.print("aborted")
         sys.exit(130)
     except Exception as exc:  # click usage errors and the unexpected
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            sys.exit(exc.exit_code)
+        # Typer vendors its own click: recognise its usage errors by what they can do.
+        show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(code, int):
+            show()
+            sys.exit(code)
         if debug:
             raise
         err_console.print(f"[bold red]error:[/bold red] {type(exc).__name__}: {exc} (run with --debug for a traceback)",

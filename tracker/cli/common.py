@@ -114,6 +114,10 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, bool):
+        return "yes" if value else "no"
     if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e6:
+            return str(int(value))
         return f"{value:,.4f}" if abs(value) < 10 else f"{value:,.2f}"
     return str(value)
