@@ -1,0 +1,122 @@
+"""JarvisLabs GPU prices from the ``server_meta`` API of each regional backend.
+
+Request: ``GET https://<host>/misc/server_meta`` with ``Authorization: Bearer $JARVISLABS_TOKEN``,
+for every regional API host JarvisLabs runs: ``backendprod``, ``backendn``, ``backendc`` and
+``backendeu`` under ``.jarvislabs.net`` (gpuhunt maps india-01, india-noida-01 and europe-01 to
+prod, n and eu; ``backendc`` is presumably the Chennai region -- not confirmed). Every host must answer: a failing host fails the run rather than silently
+dropping its regions. Rows are merged over hosts; the first host listing a (GPU type, workload,
+region, kind) wins.
+
+Keys relied on: ``server_meta[]`` rows with ``gpu_type`` ("A100-80GB"), ``region``,
+``price_per_hour`` and ``spot_price`` (USD **per GPU-hour**; null = no such offer), ``vram`` (GB per
+GPU, a string), ``cpus_per_gpu``, ``ram_per_gpu``, ``num_gpus`` (max GPUs per machine, a string),
+``num_free_devices`` / ``effective_num_free_devices`` / ``spot_num_free_devices`` and
+``workload_type`` ("vm", "container" or null for older VM rows). ``cpu_meta`` (CPU-only machines)
+is ignored.
+
+Offers: one per row and kind, priced for a single-GPU machine (``gpu_count=1``, so
+``price_per_hour`` is the per-GPU price; larger machines scale linearly up to ``num_gpus``, kept in
+``extra["max_gpus"]``). ``sku`` is the GPU type, plus ``/container`` or ``/vm`` when the row names its
+workload type. ``available`` is whether free devices of that kind are reported.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+
+HOSTS = (
+    "https://backendprod.jarvislabs.net",
+    "https://backendn.jarvislabs.net",
+    "https://backendc.jarvislabs.net",
+    "https://backendeu.jarvislabs.net",
+)
+SERVER_META_PATH = "/misc/server_meta"
+
+
+def _number(value: Any) -> float | None:
+    """Numbers and numeric strings ("24", "8") -> float; anything else -> None."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
+
+
+class JarvislabsScraper(Scraper):
+    name = "jarvislabs"
+    display_name = "JarvisLabs"
+    homepage = "https://jarvislabs.ai"
+    endpoint = "GET https://backend{prod,n,c,eu}.jarvislabs.net/misc/server_meta"
+    credentials = ("JARVISLABS_TOKEN",)
+    kinds = ("on_demand", "spot")
+    caveats = "price is per GPU-hour for a 1-GPU machine (scales linearly to max_gpus); storage extra"
+
+    async def fetch(self, http: Http) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {self.credential('JARVISLABS_TOKEN')}"}
+        return {"hosts": {host: await http.get_json(host + SERVER_META_PATH, headers=headers) for host in HOSTS}}
+
+    def _price(self, row: dict[str, Any], key: str, where: str) -> float | None:
+        value = row.get(key)
+        if value is None or value == "":
+            return None
+        price = _number(value)
+        if price is None:
+            raise ParseError(f"{self.name}: {where}.{key} is not a number: {value!r}")
+        return price if price > 0 else None
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        hosts = require(raw, "hosts", provider=self.name, kind=dict)
+        if not hosts:
+            raise ParseError(f"{self.name}: no server_meta response from any host")
+        offers: dict[tuple[str, str, str], ScrapedOffer] = {}
+        rows_seen = 0
+        for host, payload in hosts.items():
+            rows = require(payload, "server_meta", provider=self.name, kind=list)
+            rows_seen += len(rows)
+            for i, row in enumerate(rows):
+                where = f"{host} server_meta[{i}]"
+                gpu_type = require(row, "gpu_type", provider=self.name, kind=str)
+                region = require(row, "region", provider=self.name, kind=str)
+                workload = row.get("workload_type")
+                sku = f"{gpu_type}/{workload}" if workload else gpu_type
+                free = _number(row.get("effective_num_free_devices"))
+                if free is None:
+                    free = _number(row.get("num_free_devices"))
+                spot_free = _number(row.get("spot_num_free_devices"))
+                extra = {
+                    k: v
+                    for k, v in (
+                        ("max_gpus", _number(row.get("num_gpus"))),
+                        ("workload_type", workload),
+                        ("free_gpus", free),
+                        ("spot_free_gpus", spot_free),
+                    )
+                    if v is not None
+                }
+                for kind, key, available in (
+                    ("on_demand", "price_per_hour", free),
+                    ("spot", "spot_price", spot_free),
+                ):
+                    price = self._price(row, key, where)
+                    if price is None or (sku, region, kind) in offers:
+                        continue
+                    offers[(sku, region, kind)] = self.offer(
+                        sku=sku,
+                        gpu_raw=gpu_type,
+                        gpu_count=1,
+                        gpu_memory_gb=_number(row.get("vram")),
+                        vcpus=_number(row.get("cpus_per_gpu")),
+                        ram_gb=_number(row.get("ram_per_gpu")),
+                        kind=kind,
+                        price_per_hour=price,
+                        region=region,
+                        country="IN" if region.startswith("india-") else None,
+                        available=None if available is None else available > 0,
+                        extra=extra,
+                    )
+        if not rows_seen:
+            raise ParseError(f"{self.name}: server_meta is empty on every host")
+        return list(offers.values())

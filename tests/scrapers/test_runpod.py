@@ -1,0 +1,160 @@
+"""RunPod: GraphQL gpuTypes parse (real recordings) and the live request shape."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from scrapers.base import ScrapedOffer
+from scrapers.runpod import GRAPHQL_URL, RunpodScraper
+from tests.conftest import load_json
+from tests.scrapers.contract import ProviderContract, run_fetch
+
+# Real, exact copy: Jumbo2020/gpu_prices gpu_prices.json @ 13a47f94 (2025-06-21), the bare
+# gpuTypes list (envelope stripped by the recording script), 39 GPU types with every price field.
+FULL = "runpod/runpod_graphql_gpuTypes_2025-06-21.json"
+# Real-transcribed: ewyluda/gpu-price-index tests/fixtures/runpod.json, full {"data": ...}
+# envelope from a smaller query (no spot/term prices, no cloud flags), 48 GPU types (2026).
+ENVELOPE_2026 = "runpod/runpod_graphql_gpuTypes_envelope_2026.json"
+
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def pick(offers: list[ScrapedOffer], sku: str, kind: str, term: int = 0) -> ScrapedOffer:
+    [match] = [o for o in offers if o.sku == sku and o.kind == kind and o.term_months == term]
+    return match
+
+
+def kinds_of(offers: list[ScrapedOffer], gpu_id: str) -> set[tuple[str, str, int]]:
+    return {(o.sku.rsplit(":", 1)[1], o.kind, o.term_months) for o in offers if o.gpu_raw == gpu_id}
+
+
+class TestRunpod(ProviderContract):
+    scraper_cls = RunpodScraper
+    min_offers = 100
+
+    def load_raw(self) -> Any:
+        return load_json(FULL)
+
+    def broken_payloads(self) -> list[Any]:
+        return [
+            {},
+            {"data": {}},
+            {"data": {"gpuTypes": []}},
+            {"data": {"gpuTypes": {"id": "NVIDIA L4"}}},
+            {"data": None, "errors": [{"message": 'Cannot query field "oneWeekPrice" on type "GpuType".'}]},
+            [{"displayName": "L4", "securePrice": 0.43, "communityPrice": 0.44}],
+            [{"id": "NVIDIA L4", "communityPrice": 0.44}],
+            [{"id": "NVIDIA L4", "securePrice": "0.43", "communityPrice": 0.44}],
+            [{"id": "unknown", "displayName": "unknown", "memoryInGb": 0, "securePrice": 0, "communityPrice": 0}],
+            "upstream connect error",
+            [None],
+        ]
+
+    def test_h100_sxm_every_kind(self, offers: list[ScrapedOffer]) -> None:
+        secure, community = f"{H100}:secure", f"{H100}:community"
+        on_demand = pick(offers, secure, "on_demand")
+        assert (on_demand.gpu_raw, on_demand.gpu_count, on_demand.price_per_hour) == (H100, 1, 2.99)
+        assert (on_demand.region, on_demand.country, on_demand.currency) == ("", None, "USD")
+        assert on_demand.gpu_memory_gb == 80.0
+        assert on_demand.extra["display_name"] == "H100 SXM"
+        assert on_demand.extra["max_gpu_count"] == 8
+        assert on_demand.extra["datacenters"] == ["CA-MTL-1", "EUR-IS-3"]
+        assert pick(offers, community, "community").price_per_hour == 2.69
+        assert pick(offers, secure, "spot").price_per_hour == 1.75
+        assert pick(offers, community, "spot").price_per_hour == 1.5
+        assert pick(offers, secure, "reserved", 3).price_per_hour == 2.811
+        assert pick(offers, secure, "reserved", 6).price_per_hour == 2.601
+        # oneMonthPrice is null: not offered
+        assert not [o for o in offers if o.gpu_raw == H100 and o.term_months == 1]
+
+    def test_prices_are_per_gpu(self, offers: list[ScrapedOffer]) -> None:
+        assert {o.gpu_count for o in offers} == {1}
+        assert all(o.extra["per_gpu"] for o in offers)
+
+    def test_cloud_flag_false_skips_placeholder_prices(self, offers: list[ScrapedOffer]) -> None:
+        # MI300X: communityCloud false, communityPrice 0.5 is a placeholder
+        assert kinds_of(offers, "AMD Instinct MI300X OAM") == {
+            ("secure", "on_demand", 0),
+            ("secure", "spot", 0),
+            ("secure", "reserved", 3),
+            ("secure", "reserved", 6),
+        }
+        # RTX 3070: secureCloud false (securePrice 0) -> community only
+        assert kinds_of(offers, "NVIDIA GeForce RTX 3070") == {("community", "community", 0), ("community", "spot", 0)}
+        assert pick(offers, "NVIDIA GeForce RTX 3070:community", "community").price_per_hour == 0.13
+        # A30: secureCloud false although secureSpotPrice is 0.21
+        assert ("secure", "spot", 0) not in kinds_of(offers, "NVIDIA A30")
+        # RTX 4080: secureCloud false, securePrice 0.5 placeholder
+        assert ("secure", "on_demand", 0) not in kinds_of(offers, "NVIDIA GeForce RTX 4080")
+
+    def test_null_spot_and_unknown_type_give_nothing(self, offers: list[ScrapedOffer]) -> None:
+        # B200: both spot prices null, community not offered
+        assert kinds_of(offers, "NVIDIA B200") == {("secure", "on_demand", 0), ("secure", "reserved", 3), ("secure", "reserved", 6)}
+        assert not [o for o in offers if o.gpu_raw == "unknown"]
+
+    def test_offer_count(self, offers: list[ScrapedOffer]) -> None:
+        by_kind = {k: len([o for o in offers if o.kind == k]) for k in ("on_demand", "community", "spot", "reserved")}
+        assert by_kind == {"on_demand": 23, "community": 32, "spot": 48, "reserved": 48}
+
+    def test_envelope_without_flags_or_spot(self) -> None:
+        offers = RunpodScraper(env={}).parse(load_json(ENVELOPE_2026))
+        assert {o.kind for o in offers} == {"on_demand", "community"}
+        # A100 SXM 40GB: securePrice 0 = not offered in Secure Cloud
+        assert kinds_of(offers, "NVIDIA A100-SXM4-40GB") == {("community", "community", 0)}
+        b300 = pick(offers, "NVIDIA B300 SXM6 AC:secure", "on_demand")
+        assert (b300.price_per_hour, b300.gpu_memory_gb, b300.extra["display_name"]) == (7.89, 288.0, "B300")
+        assert not [o for o in offers if o.gpu_raw == "unknown"]
+
+    def test_bare_list_and_envelope_parse_alike(self) -> None:
+        items = load_json(FULL)
+        scraper = RunpodScraper(env={})
+        assert scraper.parse({"data": {"gpuTypes": items}}) == scraper.parse(items)
+
+
+class Recorder:
+    def __init__(self, body: Any) -> None:
+        self.body = body
+        self.requests: list[httpx.Request] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        return httpx.Response(200, json=self.body)
+
+
+def test_fetch_posts_the_gpu_types_query_anonymously() -> None:
+    rec = Recorder({"data": {"gpuTypes": load_json(FULL)}})
+    raw = run_fetch(RunpodScraper(env={}), httpx.MockTransport(rec))
+    [request] = rec.requests
+    assert request.method == "POST"
+    assert str(request.url) == GRAPHQL_URL
+    assert "authorization" not in request.headers
+    query = json.loads(request.content)["query"]
+    for field in ("gpuTypes", "securePrice", "communityPrice", "secureSpotPrice", "communitySpotPrice",
+                  "oneMonthPrice", "threeMonthPrice", "sixMonthPrice", "secureCloud", "communityCloud",
+                  "memoryInGb", "nodeGroupDatacenters"):
+        assert field in query
+    assert len(RunpodScraper(env={}).parse(raw)) == 151
+
+
+def test_fetch_sends_the_optional_key_as_bearer() -> None:
+    rec = Recorder({"data": {"gpuTypes": load_json(FULL)}})
+    run_fetch(RunpodScraper(env={"RUNPOD_API_KEY": "rp-123"}), httpx.MockTransport(rec))
+    assert rec.requests[0].headers["authorization"] == "Bearer rp-123"
+
+
+def test_needs_no_credentials() -> None:
+    scraper = RunpodScraper(env={})
+    scraper.check_credentials()
+    assert scraper.credentials == () and scraper.optional_credentials == ("RUNPOD_API_KEY",)
+
+
+def test_graphql_errors_are_named() -> None:
+    from scrapers.base import ParseError
+
+    body = {"errors": [{"message": 'Cannot query field "sixMonthPrice" on type "GpuType".'}]}
+    with pytest.raises(ParseError, match="runpod: GraphQL errors: .*sixMonthPrice"):
+        RunpodScraper(env={}).parse(body)

@@ -1,0 +1,186 @@
+"""Verda (DataCrunch) API scraper.
+
+HANDMADE fixtures (see tests/fixtures/verda/README.md): gpuhunt's test literals for
+``/instance-types``, ``/instance-availability?isSpot=true`` and ``/locations``. The values are
+plausible, not recorded prices, so the assertions below check the mapping, not market truth.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import httpx
+import pytest
+
+from scrapers.base import FetchError, MissingCredentials, ScrapedOffer
+from scrapers.verda import API, TOKEN_URL, VerdaScraper
+from tests.conftest import load_json
+from tests.scrapers.contract import ProviderContract, run_fetch
+
+CLIENT_ID = "verda-client-id-1234"
+SECRET = "verda-secret-do-not-leak-5678"
+ENV = {"VERDA_CLIENT_ID": CLIENT_ID, "VERDA_CLIENT_SECRET": SECRET}
+
+
+def raw_payload() -> dict[str, Any]:
+    spot = load_json("verda/verda_instance_availabilities_spot_handmade.json")
+    return {
+        "instance_types": load_json("verda/verda_instance_types_handmade.json"),
+        # Only the spot sample exists; the on-demand list is the same one minus 2A6000.20V so that
+        # the two kinds differ in the test.
+        "availability": {
+            "on_demand": [
+                {**e, "availabilities": [t for t in e["availabilities"] if t != "2A6000.20V"]} for e in spot
+            ],
+            "spot": spot,
+        },
+        "locations": load_json("verda/verda_locations_handmade.json"),
+    }
+
+
+def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str, str], ScrapedOffer]:
+    return {(o.sku, o.region, o.kind): o for o in offers}
+
+
+class TestVerda(ProviderContract):
+    scraper_cls = VerdaScraper
+    handmade = True  # gpuhunt test literals, not a live recording
+    min_offers = 4
+
+    def load_raw(self) -> Any:
+        return raw_payload()
+
+    def broken_payloads(self) -> list[Any]:
+        raw = raw_payload()
+        no_price = copy.deepcopy(raw)
+        del no_price["instance_types"][0]["price_per_hour"]
+        bad_price = copy.deepcopy(raw)
+        bad_price["instance_types"][0]["price_per_hour"] = "three"
+        no_gpu = copy.deepcopy(raw)
+        del no_gpu["instance_types"][0]["gpu"]
+        bad_avail = copy.deepcopy(raw)
+        bad_avail["availability"]["spot"] = [{"location": "FIN-01", "availabilities": []}]
+        return [
+            {},
+            [],
+            {**raw, "instance_types": []},
+            {**raw, "instance_types": {"data": raw["instance_types"]}},
+            {k: v for k, v in raw.items() if k != "locations"},
+            {**raw, "availability": {"spot": raw["availability"]["spot"]}},
+            no_price,
+            bad_price,
+            no_gpu,
+            bad_avail,
+        ]
+
+    def test_h100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:
+        # 1H100.80S.30V is in no availability list: recorded once per kind, without region.
+        o = by_key(offers)[("1H100.80S.30V", "", "on_demand")]
+        assert (o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.vcpus, o.ram_gb) == ("H100 SXM5 80GB", 1, 80, 30, 120)
+        assert (o.price_per_hour, o.currency, o.available, o.country) == (3.95, "USD", False, None)
+        s = by_key(offers)[("1H100.80S.30V", "", "spot")]
+        assert (s.price_per_hour, s.available) == (1.70, False)
+        assert not [x for x in offers if x.sku == "1H100.80S.30V" and x.region]
+
+    def test_regions_come_from_availability(self, offers: list[ScrapedOffer]) -> None:
+        keys = by_key(offers)
+        a6000 = keys[("2A6000.20V", "FIN-01", "on_demand")]
+        assert (a6000.gpu_raw, a6000.gpu_count, a6000.gpu_memory_gb) == ("RTX A6000 48GB", 2, 48)
+        assert (a6000.price_per_hour, a6000.country, a6000.available) == (1.98, "FI", False)
+        assert a6000.extra["p2p"] == "50GB/s"
+        spot = keys[("2A6000.20V", "FIN-01", "spot")]
+        assert (spot.price_per_hour, spot.available) == (0.70, True)
+        v100 = keys[("1V100.6V", "FIN-01", "on_demand")]
+        assert (v100.gpu_raw, v100.price_per_hour, v100.available) == ("Tesla V100 16GB", 0.89, True)
+        # FIN-02 and ICE-01 list none of these GPU types.
+        assert {o.region for o in offers} == {"", "FIN-01"}
+
+    def test_cpu_nodes_are_skipped(self, offers: list[ScrapedOffer]) -> None:
+        assert not [o for o in offers if o.sku.startswith("CPU")]
+        assert len(offers) == 6  # 3 GPU types x 2 kinds
+
+    def test_zero_or_null_spot_price_means_no_spot_offer(self) -> None:
+        raw = raw_payload()
+        raw["instance_types"][0]["spot_price"] = None
+        raw["instance_types"][1]["spot_price"] = "0.00"
+        offers = VerdaScraper(env={}).parse(raw)
+        assert {(o.sku, o.kind) for o in offers if o.kind == "spot"} == {("1V100.6V", "spot")}
+
+
+def handler_for(calls: list[httpx.Request]) -> Any:
+    def handler(request: httpx.Request) -> httpx.Response:
+        calls.append(request)
+        url = f"{request.url.scheme}://{request.url.host}{request.url.path}"
+        if url == TOKEN_URL:
+            return httpx.Response(200, json={"access_token": "tok-abc", "token_type": "Bearer", "expires_in": 3600})
+        if request.headers.get("Authorization") != "Bearer tok-abc":
+            return httpx.Response(401, json={"code": "unauthorized_request"})
+        if url == f"{API}/instance-types":
+            return httpx.Response(200, json=load_json("verda/verda_instance_types_handmade.json"))
+        if url == f"{API}/instance-availability":
+            return httpx.Response(200, json=load_json("verda/verda_instance_availabilities_spot_handmade.json"))
+        if url == f"{API}/locations":
+            return httpx.Response(200, json=load_json("verda/verda_locations_handmade.json"))
+        return httpx.Response(404)
+
+    return handler
+
+
+def test_fetch_gets_a_token_then_calls_with_bearer() -> None:
+    calls: list[httpx.Request] = []
+    raw = run_fetch(VerdaScraper(env=ENV), httpx.MockTransport(handler_for(calls)))
+    token = calls[0]
+    assert (token.method, str(token.url)) == ("POST", "https://api.verda.com/v1/oauth2/token")
+    assert json.loads(token.content) == {"grant_type": "client_credentials", "client_id": CLIENT_ID, "client_secret": SECRET}
+    assert "authorization" not in token.headers
+    rest = [(r.method, r.url.path, dict(r.url.params)) for r in calls[1:]]
+    assert rest == [
+        ("GET", "/v1/instance-types", {}),
+        ("GET", "/v1/instance-availability", {"isSpot": "false"}),
+        ("GET", "/v1/instance-availability", {"isSpot": "true"}),
+        ("GET", "/v1/locations", {}),
+    ]
+    for r in calls[1:]:
+        assert r.headers["Authorization"] == "Bearer tok-abc"
+        assert SECRET not in str(r.url) and SECRET.encode() not in r.content
+    assert VerdaScraper(env={}).parse(raw)
+
+
+@pytest.mark.parametrize(
+    "token_response",
+    [
+        httpx.Response(401, json={"code": "invalid_client", "echo": SECRET}),
+        httpx.Response(200, json={"error": "invalid_client", "client_secret": SECRET}),
+        httpx.Response(200, text=f"not json {SECRET}"),
+    ],
+)
+def test_token_failures_never_show_the_secret(token_response: httpx.Response) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return token_response
+
+    with pytest.raises(FetchError) as info:
+        run_fetch(VerdaScraper(env=ENV), httpx.MockTransport(handler))
+    assert "verda" in str(info.value)
+    assert SECRET not in str(info.value) and CLIENT_ID not in str(info.value)
+    assert "oauth2/token" in str(info.value)
+
+
+def test_api_error_after_token_names_the_path_not_the_token() -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.path.endswith("/oauth2/token"):
+            return httpx.Response(200, json={"access_token": "tok-secret-xyz"})
+        return httpx.Response(403)
+
+    with pytest.raises(FetchError, match=r"verda: GET https://api.verda.com/v1/instance-types -> HTTP 403") as info:
+        run_fetch(VerdaScraper(env=ENV), httpx.MockTransport(handler))
+    assert "tok-secret-xyz" not in str(info.value) and SECRET not in str(info.value)
+
+
+def test_missing_credentials() -> None:
+    with pytest.raises(MissingCredentials, match="set VERDA_CLIENT_ID and VERDA_CLIENT_SECRET to enable"):
+        VerdaScraper(env={}).check_credentials()
+    with pytest.raises(MissingCredentials, match="set VERDA_CLIENT_SECRET to enable"):
+        VerdaScraper(env={"VERDA_CLIENT_ID": CLIENT_ID}).check_credentials()
+    VerdaScraper(env=ENV).check_credentials()
