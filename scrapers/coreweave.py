@@ -1,0 +1,136 @@
+"""CoreWeave: on-demand GPU component prices read from the public GPU cloud pricing page.
+
+Called: ``GET https://www.coreweave.com/gpu-cloud-pricing`` once per run, after checking
+robots.txt; no auth. (No public price API; the bundled recording is a 2023 Wayback capture.)
+
+Extracted, per GPU row: the GPU name as printed (``gpu_raw``, e.g. "NVIDIA HGX H100"), the
+page's product slug as ``sku`` ("hgx-h100"), VRAM per GPU, and the price of **one GPU per hour**
+(``gpu_count`` 1). On this page the price is the *GPU component* only: vCPUs and RAM are chosen
+and billed apart, so every offer carries ``extra["gpu_component_only"] = True`` and the caveat
+says so; the row's vCPU and RAM figures are the most one GPU may be paired with, kept as
+``extra["max_vcpus_per_gpu"]`` / ``extra["max_ram_gb_per_gpu"]`` (``vcpus``/``ram_gb`` stay
+``None``). No region, spot or availability on the page.
+
+What the parser relies on (Webflow designer class names, not generated hashes):
+
+* the price column's header text "GPU Component Cost Per Hour" (matched loosely: "GPU component"
+  and "per hour");
+* the first ``.table-body`` after that header, and its ``.table-body-row`` rows;
+* in a row: ``a[data-product]`` (text = GPU name, attribute = sku) in the first cell, then the
+  cells VRAM (GB), max vCPUs, max RAM (GB), and last the price cell, read as printed ("$4.76",
+  trailing "Reserve Now" link text ignored). The recorded excerpt starts inside the header row,
+  so only the price header is there to match; the three spec cells are read by position.
+
+No price header, no table body or rows, a row without a product link or with too few cells, or
+a price cell holding no price -> ``ParseError("coreweave: layout changed: ...")``. "Contact
+sales" -> ``price_per_hour=None``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bs4 import BeautifulSoup, Comment, Tag
+
+from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
+from scrapers.html import hourly, layout_changed, norm_label, parse_gb, parse_money, parse_number, soup, text_of
+
+PRICING_URL = "https://www.coreweave.com/gpu-cloud-pricing"
+_COMPONENT_RE = re.compile(r"gpu\s+component", re.IGNORECASE)
+_PRICE_HEADER_RE = re.compile(r"gpu component.*per hour")
+
+
+def _has_class(tag: Tag, name: str) -> bool:
+    return name in (tag.get("class") or [])
+
+
+class CoreweaveScraper(Scraper):
+    name = "coreweave"
+    display_name = "CoreWeave"
+    homepage = "https://www.coreweave.com"
+    endpoint = f"GET {PRICING_URL} (HTML page)"
+    kinds = ("on_demand",)
+    caveats = "GPU component price only, per GPU: vCPUs and RAM are billed separately"
+
+    async def fetch(self, http: Http) -> str:
+        if not await http.robots_allowed(PRICING_URL):
+            raise FetchError(f"{self.name}: robots.txt of www.coreweave.com disallows fetching {PRICING_URL}")
+        return await http.get_text(PRICING_URL)
+
+    # --- parsing ----------------------------------------------------------------------
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        if not isinstance(raw, str):
+            raise layout_changed(self.name, f"expected the pricing page's HTML text, got {type(raw).__name__}")
+        doc = soup(raw)
+        header = self._price_header(doc)
+        body = header.find_next(lambda t: isinstance(t, Tag) and _has_class(t, "table-body"))
+        if body is None:
+            raise layout_changed(self.name, "no table body after the 'GPU Component Cost Per Hour' header")
+        rows = [r for r in body.find_all("div") if _has_class(r, "table-body-row")]
+        if not rows:
+            raise layout_changed(self.name, "the GPU price table has no rows")
+        offers: list[ScrapedOffer] = []
+        seen: set[str] = set()
+        for row in rows:
+            offer = self._offer(row)
+            if offer.sku in seen:
+                raise layout_changed(self.name, f"two rows for product {offer.sku!r}")
+            seen.add(offer.sku)
+            offers.append(offer)
+        return offers
+
+    def _price_header(self, doc: Tag) -> Tag:
+        """The element reading "GPU Component Cost Per Hour" (the words may sit in sibling nodes)."""
+        for text in doc.find_all(string=_COMPONENT_RE):
+            if isinstance(text, Comment):
+                continue
+            node = text.parent
+            for _ in range(3):  # the text node's element, or a close ancestor holding "Cost Per Hour" too
+                if not isinstance(node, Tag) or isinstance(node, BeautifulSoup):
+                    break
+                if _PRICE_HEADER_RE.search(norm_label(text_of(node))):
+                    return node
+                node = node.parent
+        raise layout_changed(self.name, "no 'GPU Component Cost Per Hour' price column")
+
+    def _offer(self, row: Tag) -> ScrapedOffer:
+        link = row.find("a", attrs={"data-product": True})
+        if not isinstance(link, Tag) or not text_of(link) or not str(link.get("data-product") or "").strip():
+            raise layout_changed(self.name, f"row {text_of(row)!r} has no product link (a[data-product])")
+        name = text_of(link)
+        sku = str(link.get("data-product")).strip()
+        cells = row.find_all("div", recursive=False)
+        if len(cells) < 5:
+            raise layout_changed(self.name, f"row {name!r} has {len(cells)} cells, expected name, VRAM, vCPUs, RAM, price")
+        vram, vcpus, ram, price_cell = cells[1], cells[2], cells[3], cells[-1]
+        # The price as printed: the first text with an amount ("$4.76"), not the "Reserve Now" link.
+        price_text = next((t for t in price_cell.stripped_strings if parse_money(t)), text_of(price_cell))
+        money = parse_money(price_text)
+        if money is None:
+            raise layout_changed(self.name, f"unparseable price {text_of(price_cell)!r} for {name!r}")
+        extra: dict[str, Any] = {"gpu_component_only": True}
+        price: float | None = None
+        if money.amount is None:
+            extra["contact_sales"] = True
+        else:
+            price = round(hourly(money, assume="hour"), 6)  # the header says "Cost Per Hour"
+            if money.is_from:
+                extra["price_from"] = True
+        max_vcpus = parse_number(text_of(vcpus))
+        max_ram = parse_gb(text_of(ram)) or parse_number(text_of(ram))
+        if max_vcpus is not None:
+            extra["max_vcpus_per_gpu"] = max_vcpus
+        if max_ram is not None:
+            extra["max_ram_gb_per_gpu"] = max_ram
+        return self.offer(
+            sku=sku,
+            gpu_raw=name,
+            gpu_count=1,
+            gpu_memory_gb=parse_gb(text_of(vram)) or parse_number(text_of(vram)),
+            price_per_hour=price,
+            currency=money.currency,
+            kind="on_demand",
+            extra=extra,
+        )

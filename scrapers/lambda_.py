@@ -1,0 +1,186 @@
+"""Lambda (lambda.ai): on-demand GPU instance prices read from the public pricing page.
+
+Called: ``GET https://lambda.ai/pricing`` once per run, after checking robots.txt; no auth.
+(Lambda's JSON API, ``cloud.lambda.ai/api/v1/instance-types``, needs an API key and no real
+recording of it exists, so the public page is the source.) The module is ``lambda_`` because
+``lambda`` is a Python keyword; the provider name is ``"lambda"``.
+
+Extracted, for each instance row: the GPU name as printed (``gpu_raw``), the GPU count, VRAM per
+GPU, vCPUs, RAM and storage of the whole instance, and the on-demand price. The page prints
+the price **per GPU-hour**; ``price_per_hour`` is the whole instance (per-GPU price x count),
+and the per-GPU figure is kept in ``extra["price_per_gpu_hour"]``. No region, no spot, no
+availability on the page.
+
+What the parser relies on (what a reader of the page sees, never the generated
+``_pricingTable_z1nfw_13``-style class names):
+
+* the "Instances pricing" tables: every ``<table>`` whose header row has a ``VRAM`` column and a
+  ``PRICE`` column (today "VRAM/GPU", "vCPUs", "RAM", "STORAGE", "PRICE/GPU/HR*"). A price
+  header that names the GPU ("PRICE/GPU/HR") means per GPU; one that does not ("PRICE/HR") means
+  per instance; a price cell that says "/GPU" also means per GPU;
+* rows: ``tr[data-plan]`` (the attribute is the plan's GPU name; the first cell's text if absent),
+  cells found by the header's column index;
+* the GPU count: the tab the table sits in (``[role=tabpanel]`` labelled by a ``[role=tab]``
+  reading "8x", "4x", "2x", "1x"); a plan name starting "8x ..." wins. When such tabs exist, only
+  the tables inside them are read; without tabs, every table above must name its counts.
+
+No pricing table, no rows, no count, or a price cell that holds no price -> ``ParseError
+("lambda: layout changed: ...")``. "Contact sales" -> ``price_per_hour=None``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any, ClassVar
+
+from bs4 import Tag
+
+from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
+from scrapers.html import (
+    header_cells,
+    header_index,
+    hourly,
+    layout_changed,
+    norm_label,
+    parse_gb,
+    parse_money,
+    parse_number,
+    soup,
+    text_of,
+)
+
+PRICING_URL = "https://lambda.ai/pricing"
+_COUNT_RE = re.compile(r"^\s*(\d+)\s*x\b", re.IGNORECASE)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+class LambdaScraper(Scraper):
+    name = "lambda"
+    display_name = "Lambda"
+    homepage = "https://lambda.ai"
+    endpoint = f"GET {PRICING_URL} (HTML page)"
+    kinds = ("on_demand",)
+    caveats = "read from the public pricing page; listed price is per GPU-hour plus applicable sales tax, shown here for the whole instance"
+
+    async def fetch(self, http: Http) -> str:
+        if not await http.robots_allowed(PRICING_URL):
+            raise FetchError(f"{self.name}: robots.txt of lambda.ai disallows fetching {PRICING_URL}")
+        return await http.get_text(PRICING_URL)
+
+    # --- parsing ----------------------------------------------------------------------
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        if not isinstance(raw, str):
+            raise layout_changed(self.name, f"expected the pricing page's HTML text, got {type(raw).__name__}")
+        doc = soup(raw)
+        tables = [t for t in doc.find_all("table") if self._is_pricing_table(t)]
+        if not tables:
+            raise layout_changed(self.name, "no pricing table with 'VRAM' and 'PRICE' columns")
+        # With "8x/4x/2x/1x" tabs, only the tables in them are the instance tables (others on the
+        # page, e.g. cluster offers, are not read); without tabs every such table must name counts.
+        in_tabs = [t for t in tables if self._tab_count(doc, t) is not None]
+        tables = in_tabs or tables
+        offers: list[ScrapedOffer] = []
+        seen: set[str] = set()
+        for table in tables:
+            offers.extend(self._parse_table(doc, table, seen))
+        if not offers:
+            raise layout_changed(self.name, "the pricing tables have no instance rows")
+        return offers
+
+    @staticmethod
+    def _is_pricing_table(table: Tag) -> bool:
+        headers = [norm_label(h) for h in header_cells(table)]
+        return any("vram" in h for h in headers) and any("price" in h for h in headers)
+
+    def _parse_table(self, doc: Tag, table: Tag, seen: set[str]) -> list[ScrapedOffer]:
+        headers = header_cells(table)
+        price_label = next(h for h in headers if "price" in norm_label(h))
+        price_is_per_gpu = "gpu" in norm_label(price_label)
+        col = header_index(table, "VRAM", "vCPUs", "RAM", "STORAGE", price_label, provider=self.name)
+        tab_count = self._tab_count(doc, table)
+        rows = [tr for tr in table.find_all("tr") if tr.find("td")]
+        if not rows:
+            raise layout_changed(self.name, f"the {price_label!r} table has no rows")
+        offers = []
+        for tr in rows:
+            cells = tr.find_all(["td", "th"], recursive=False)
+            if len(cells) <= max(col.values()):
+                raise layout_changed(self.name, f"row {text_of(tr)!r} has {len(cells)} cells, headers are {headers}")
+            plan = str(tr.get("data-plan") or text_of(cells[0])).strip()
+            if not plan:
+                raise layout_changed(self.name, f"row {text_of(tr)!r} names no plan")
+            count = tab_count
+            m = _COUNT_RE.match(plan)
+            if m:  # "8x NVIDIA H100" names its own count
+                count = int(m.group(1))
+                plan = plan[m.end() :].strip()
+            if count is None:
+                raise layout_changed(self.name, f"no GPU count for {plan!r} (no '8x'-style tab or prefix)")
+
+            price_text = text_of(cells[col[price_label]])
+            money = parse_money(price_text)
+            if money is None:
+                raise layout_changed(self.name, f"unparseable price {price_text!r} for {plan!r}")
+            extra: dict[str, Any] = {}
+            price: float | None = None
+            if money.amount is not None:
+                try:
+                    unit_price = hourly(money, assume="hour")
+                except ValueError as exc:
+                    raise layout_changed(self.name, f"price {price_text!r} for {plan!r}: {exc}") from None
+                per_gpu = price_is_per_gpu or money.per_gpu
+                price = round(unit_price * count, 6) if per_gpu else round(unit_price, 6)
+                extra["price_per_gpu_hour"] = round(unit_price, 6) if per_gpu else round(unit_price / count, 6)
+                if money.is_from:
+                    extra["price_from"] = True
+                if money.amount_max is not None:
+                    top = hourly(replace(money, amount=money.amount_max), assume="hour")
+                    extra["price_max_per_hour"] = round(top * count, 6) if per_gpu else round(top, 6)
+            else:
+                extra["contact_sales"] = True
+            storage = text_of(cells[col["STORAGE"]])
+            if storage:
+                extra["storage"] = storage
+
+            memory = parse_gb(text_of(cells[col["VRAM"]])) or parse_number(text_of(cells[col["VRAM"]]))
+            sku = _slug(f"{count}x {plan} {memory:g}gb" if memory else f"{count}x {plan}")
+            if sku in seen:
+                raise layout_changed(self.name, f"two rows for the same instance {sku!r}")
+            seen.add(sku)
+            offers.append(
+                self.offer(
+                    sku=sku,
+                    gpu_raw=plan,
+                    gpu_count=count,
+                    gpu_memory_gb=memory,
+                    vcpus=parse_number(text_of(cells[col["vCPUs"]])),
+                    ram_gb=parse_gb(text_of(cells[col["RAM"]])) or parse_number(text_of(cells[col["RAM"]])),
+                    price_per_hour=price,
+                    currency=money.currency,
+                    kind="on_demand",
+                    extra=extra,
+                )
+            )
+        return offers
+
+    @staticmethod
+    def _tab_count(doc: Tag, table: Tag) -> int | None:
+        """The "8x"-style tab label of the tab panel around ``table``, as a GPU count."""
+        panel = table.find_parent(attrs={"role": "tabpanel"})
+        if panel is None:
+            return None
+        label = ""
+        labelled_by = panel.get("aria-labelledby")
+        if labelled_by:
+            tab = doc.find(id=str(labelled_by))
+            label = text_of(tab)
+        if not label and panel.get("id"):
+            tab = doc.find(attrs={"role": "tab", "aria-controls": str(panel.get("id"))})
+            label = text_of(tab)
+        m = _COUNT_RE.match(label)
+        return int(m.group(1)) if m else None

@@ -1,0 +1,143 @@
+"""Modal (modal.com): serverless per-GPU prices read from the public pricing page.
+
+Called: ``GET https://modal.com/pricing`` once per run, after checking robots.txt; no auth.
+
+Extracted: one offer per GPU listed under "GPU Tasks": the GPU name as printed (``gpu_raw``,
+e.g. "Nvidia A100, 80 GB"), the memory when the name states it, and the price. Modal bills
+serverless GPU time **per second** (the page prints "$0.000694 / sec"); ``price_per_hour`` is
+that x 3600 (a price printed per hour is taken as is), and the printed figure is kept in
+``extra``. Modal attaches GPUs to containers one by one, so ``gpu_count`` is 1. CPU cores and
+memory are billed on top ("CPU" and "Memory" line items, not emitted): ``extra
+["gpu_component_only"] = True``. No region, no spot, no availability on the page.
+
+What the parser relies on (what a reader of the page sees; never the generated
+``svelte-1hbrymp``-style class names):
+
+* the section label: an element whose whole text is "GPU Tasks" (or "GPU", "GPUs", "GPU pricing");
+* the GPU rows: the ``div.line-item`` elements after that label, up to the next ``<hr>`` (which
+  separates "CPU" and "Memory");
+* in each row: the price is the ``.price`` element (else the ``<p>`` that holds a currency amount),
+  read as text with its unit ("$0.001736 / sec"); the name is the first other ``<p>``.
+
+No "GPU Tasks" label, no line items under it, or a price without a readable amount or time unit
+-> ``ParseError("modal: layout changed: ...")``. "Contact sales" -> ``price_per_hour=None``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from bs4 import Tag
+
+from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
+from scrapers.html import hourly, layout_changed, parse_gb, parse_money, soup, text_of
+
+PRICING_URL = "https://modal.com/pricing"
+_SECTION_RE = re.compile(r"^\s*GPUs?(?:\s+(?:tasks|pricing|compute))?\s*$", re.IGNORECASE)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def _has_class(tag: Tag, name: str) -> bool:
+    return name in (tag.get("class") or [])
+
+
+class ModalScraper(Scraper):
+    name = "modal"
+    display_name = "Modal"
+    homepage = "https://modal.com"
+    endpoint = f"GET {PRICING_URL} (HTML page)"
+    kinds = ("on_demand",)
+    caveats = "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top"
+
+    async def fetch(self, http: Http) -> str:
+        if not await http.robots_allowed(PRICING_URL):
+            raise FetchError(f"{self.name}: robots.txt of modal.com disallows fetching {PRICING_URL}")
+        return await http.get_text(PRICING_URL)
+
+    # --- parsing ----------------------------------------------------------------------
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        if not isinstance(raw, str):
+            raise layout_changed(self.name, f"expected the pricing page's HTML text, got {type(raw).__name__}")
+        doc = soup(raw)
+        label = self._gpu_section_label(doc)
+        items = self._line_items_after(label)
+        if not items:
+            raise layout_changed(self.name, f"no GPU line items under {text_of(label)!r}")
+        offers: list[ScrapedOffer] = []
+        seen: set[str] = set()
+        for item in items:
+            offer = self._offer(item)
+            if offer.sku in seen:
+                raise layout_changed(self.name, f"two GPU line items named {offer.gpu_raw!r}")
+            seen.add(offer.sku)
+            offers.append(offer)
+        return offers
+
+    def _gpu_section_label(self, doc: Tag) -> Tag:
+        for tag in doc.find_all(["p", "h2", "h3", "h4", "h5", "div", "span"]):
+            if _SECTION_RE.match(text_of(tag)) and tag.find_next(class_="line-item") is not None:
+                return tag
+        raise layout_changed(self.name, "no 'GPU Tasks' price section")
+
+    @staticmethod
+    def _line_items_after(label: Tag) -> list[Tag]:
+        """``div.line-item`` elements in the label's following siblings, up to the next ``<hr>``."""
+        node: Tag | None = label
+        # Climb while the label has no following element (e.g. a <span> inside a heading).
+        while node is not None and node.find_next_sibling() is None:
+            node = node.parent if isinstance(node.parent, Tag) else None
+        if node is None:
+            return []
+        items: list[Tag] = []
+        for sib in node.find_next_siblings():
+            if sib.name == "hr" or (sib.name in ("p", "h2", "h3", "h4", "h5") and not sib.find(class_="line-item")):
+                break
+            if _has_class(sib, "line-item"):
+                items.append(sib)
+            else:
+                items.extend(sib.find_all(class_="line-item"))
+        return items
+
+    def _offer(self, item: Tag) -> ScrapedOffer:
+        price_el = item.find(class_="price")
+        paragraphs = [p for p in item.find_all("p") if p is not price_el]
+        if price_el is None:  # no .price any more: the paragraph that holds an amount
+            priced = [p for p in paragraphs if (m := parse_money(text_of(p))) is not None and m.amount is not None]
+            if not priced:
+                raise layout_changed(self.name, f"GPU line item {text_of(item)!r} has no price")
+            price_el = priced[-1]
+            paragraphs = [p for p in paragraphs if p is not price_el]
+        if not paragraphs or not text_of(paragraphs[0]):
+            raise layout_changed(self.name, f"GPU line item {text_of(item)!r} has no name")
+        name = text_of(paragraphs[0])
+        price_text = text_of(price_el)
+        money = parse_money(price_text)
+        if money is None:
+            raise layout_changed(self.name, f"unparseable price {price_text!r} for {name!r}")
+        extra: dict[str, Any] = {"gpu_component_only": True, "serverless": True}
+        price: float | None = None
+        if money.amount is None:
+            extra["contact_sales"] = True
+        else:
+            try:
+                price = round(hourly(money, assume=None), 6)
+            except ValueError:
+                raise layout_changed(self.name, f"price {price_text!r} for {name!r} has no time unit") from None
+            extra[f"price_per_{money.per}"] = money.amount
+            if money.is_from:
+                extra["price_from"] = True
+        return self.offer(
+            sku=_slug(name),
+            gpu_raw=name,
+            gpu_count=1,
+            gpu_memory_gb=parse_gb(name),
+            price_per_hour=price,
+            currency=money.currency,
+            kind="on_demand",
+            extra=extra,
+        )

@@ -1,0 +1,109 @@
+"""Modal pricing-page scraper: recorded page (real, trimmed to the pricing block), requests, layout changes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.modal import PRICING_URL, ModalScraper
+from tests.conftest import load_text
+from tests.scrapers.contract import ProviderContract
+from tests.scrapers.page_requests import fetch_with, page_requests
+
+# Real Selenium page_source of modal.com/pricing (2025-06-12), trimmed verbatim to the
+# "Compute costs" block (see the comment at the top of the file); not handmade.
+PAGE = "modal/modal_pricing_page_rendered_2025-06-12_trimmed.html"
+
+
+def page() -> str:
+    return load_text(PAGE)
+
+
+def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
+    return {o.sku: o for o in offers}
+
+
+def without_gpu_items(html: str) -> str:
+    """The page with every GPU line item removed (the CPU and Memory ones stay)."""
+    return re.sub(r'<div class="line-item svelte-1hbrymp"><p class="text-light-green/60">Nvidia.*?</div>', "", html)
+
+
+class TestModal(ProviderContract):
+    scraper_cls = ModalScraper
+    min_offers = 9
+
+    def load_raw(self) -> str:
+        return page()
+
+    def broken_payloads(self) -> list[object]:
+        html = page()
+        return [
+            html.replace("GPU Tasks", "Accelerators"),  # section label gone
+            without_gpu_items(html),  # price table removed, CPU/Memory left
+            html.replace("$0.001097", "soon"),  # unparseable price
+            html.replace('$0.001097 <span class="text-light-green/60">/ sec</span>', "$0.001097"),  # no time unit
+            "<html><body><p>GPU Tasks</p></body></html>",
+            "",
+            None,
+        ]
+
+    def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
+        assert [o.gpu_raw for o in offers] == [
+            "Nvidia B200", "Nvidia H200", "Nvidia H100", "Nvidia A100, 80 GB", "Nvidia A100, 40 GB",
+            "Nvidia L40S", "Nvidia A10G", "Nvidia L4", "Nvidia T4",
+        ]  # fmt: skip
+        h100 = by_sku(offers)["nvidia-h100"]
+        assert h100.gpu_count == 1
+        assert h100.kind == "on_demand" and h100.region == ""
+        assert h100.currency == "USD"
+        # $0.001097 per second on the page.
+        assert h100.price_per_hour == pytest.approx(0.001097 * 3600)
+        assert h100.price_per_hour == pytest.approx(3.9492)
+        assert h100.extra["price_per_second"] == pytest.approx(0.001097)
+        assert h100.extra["gpu_component_only"] is True
+        assert h100.gpu_memory_gb is None and h100.gpu is None
+
+    def test_memory_from_the_name(self, offers: list[ScrapedOffer]) -> None:
+        skus = by_sku(offers)
+        a80, a40 = skus["nvidia-a100-80-gb"], skus["nvidia-a100-40-gb"]
+        assert (a80.gpu_memory_gb, a80.price_per_hour) == (80, pytest.approx(2.4984))
+        assert (a40.gpu_memory_gb, a40.price_per_hour) == (40, pytest.approx(0.000583 * 3600))
+        assert skus["nvidia-t4"].price_per_hour == pytest.approx(0.5904)
+
+    def test_cpu_and_memory_items_are_not_offers(self, offers: list[ScrapedOffer]) -> None:
+        assert not any("core" in o.gpu_raw.lower() or "memory" in o.gpu_raw.lower() for o in offers)
+
+    def test_per_hour_display_is_taken_as_is(self) -> None:
+        html = page().replace("$0.001097 <span class=\"text-light-green/60\">/ sec", "$3.95 <span class=\"text-light-green/60\">/ h")
+        h100 = by_sku(ModalScraper(env={}).parse(html))["nvidia-h100"]
+        assert h100.price_per_hour == pytest.approx(3.95) and h100.extra["price_per_hour"] == pytest.approx(3.95)
+
+    def test_removed_price_table_says_layout_changed(self) -> None:
+        with pytest.raises(ParseError, match=r"^modal: layout changed: no GPU line items under 'GPU Tasks'"):
+            ModalScraper(env={}).parse(without_gpu_items(page()))
+
+    def test_missing_section_says_layout_changed(self) -> None:
+        with pytest.raises(ParseError, match=r"^modal: layout changed: no 'GPU Tasks' price section"):
+            ModalScraper(env={}).parse(page().replace("GPU Tasks", "Accelerators"))
+
+
+def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:
+    raw, sent = fetch_with(ModalScraper(env={}), PRICING_URL, page(), robots=None)  # no robots.txt: allowed
+    assert raw == page()
+    pages = page_requests(sent, PRICING_URL)
+    assert len(pages) == 1
+    assert pages[0].method == "GET" and str(pages[0].url) == "https://modal.com/pricing"
+    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
+
+
+def test_fetch_refuses_what_robots_txt_disallows() -> None:
+    with pytest.raises(FetchError, match=r"modal: robots\.txt .*disallows"):
+        fetch_with(ModalScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /\n")
+
+
+def test_needs_no_credentials() -> None:
+    scraper = ModalScraper(env={})
+    assert scraper.credentials == ()
+    scraper.check_credentials()
