@@ -1,0 +1,134 @@
+"""DigitalOcean GPU Droplet prices from the DigitalOcean API v2 sizes list.
+
+Request: ``GET https://api.digitalocean.com/v2/sizes?per_page=200`` with
+``Authorization: Bearer <DIGITALOCEAN_TOKEN>`` (a read-only personal access token is enough),
+following ``links.pages.next`` (a full URL) until there is none (at most ``MAX_PAGES`` pages).
+``fetch`` returns the list of page objects ``{"sizes": [...], "links": {...}, "meta": {...}}``.
+
+What is extracted: sizes with a ``gpu_info`` object (CPU sizes have none): ``slug`` (sku, e.g.
+"gpu-h100x8-640gb"), ``gpu_info.model`` (gpu_raw as given, e.g. "nvidia_h100", "amd_mi300x"),
+``gpu_info.count``, ``gpu_info.vram {amount, unit}`` (VRAM of all the GPUs together, divided by the
+count for the per-GPU memory), ``vcpus``, ``memory`` (MiB), ``price_hourly`` (USD for the whole
+Droplet), ``available`` and ``regions[]``. One offer per region slug ("nyc1"); a size with no
+region cannot be created anywhere and is skipped, as is a size whose ``price_hourly`` is 0/null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapers.base import FetchError, Http, MissingCredentials, ParseError, ScrapedOffer, Scraper, require
+
+SIZES_URL = "https://api.digitalocean.com/v2/sizes"
+PER_PAGE = 200
+MAX_PAGES = 20
+_UNIT_TO_GB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024, "tib": 1024.0, "tb": 1024.0}
+
+
+class DigitaloceanScraper(Scraper):
+    name = "digitalocean"
+    display_name = "DigitalOcean"
+    homepage = "https://www.digitalocean.com/pricing/gpu-droplets"
+    endpoint = "GET https://api.digitalocean.com/v2/sizes?per_page=200"
+    credentials = ("DIGITALOCEAN_TOKEN",)
+    kinds = ("on_demand",)
+    caveats = "GPU Droplets only (not the AMD Developer Cloud); price includes the boot and scratch disks"
+
+    async def fetch(self, http: Http) -> list[Any]:
+        token = self.credential("DIGITALOCEAN_TOKEN")
+        if not token:
+            raise MissingCredentials(self.name, self.credentials)
+        headers = {"Authorization": f"Bearer {token}", "Accept": "application/json"}
+        pages: list[Any] = []
+        url = SIZES_URL
+        params: dict[str, str] | None = {"per_page": str(PER_PAGE)}
+        seen: set[str] = set()
+        for _ in range(MAX_PAGES):
+            page = await http.get_json(url, params=params, headers=headers)
+            pages.append(page)
+            next_url = _next_page(page)
+            if not next_url:
+                return pages
+            if next_url in seen:
+                raise FetchError(f"{self.name}: /v2/sizes returned the same next page twice")
+            seen.add(next_url)
+            url, params = next_url, None  # the next link carries page and per_page
+        raise FetchError(f"{self.name}: /v2/sizes did not end after {MAX_PAGES} pages")
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        pages = raw if isinstance(raw, list) else [raw]
+        sizes: list[Any] = []
+        for page in pages:
+            sizes.extend(require(page, "sizes", provider=self.name, kind=list))
+        if not sizes:
+            raise ParseError(f"{self.name}: the sizes list is empty")
+        offers: list[ScrapedOffer] = []
+        seen: set[str] = set()
+        for size in sizes:
+            if not isinstance(size, dict):
+                raise ParseError(f"{self.name}: a size should be an object, got {type(size).__name__}")
+            gpu_info = size.get("gpu_info")
+            if not gpu_info:
+                continue
+            slug = require(size, "slug", provider=self.name, kind=str)
+            if slug in seen:
+                continue
+            seen.add(slug)
+            offers.extend(self._size_offers(size, slug, gpu_info))
+        if not offers:
+            raise ParseError(f"{self.name}: no priced GPU size with a region among {len(sizes)} sizes")
+        return offers
+
+    def _size_offers(self, size: dict[str, Any], slug: str, gpu_info: Any) -> list[ScrapedOffer]:
+        if not isinstance(gpu_info, dict):
+            raise ParseError(f"{self.name}: size {slug} gpu_info should be an object")
+        model = require(gpu_info, "model", provider=self.name, kind=str)
+        count = require(gpu_info, "count", provider=self.name, kind=(int, float))
+        if "price_hourly" not in size:
+            raise ParseError(f"{self.name}: size {slug} has no 'price_hourly'")
+        price = size["price_hourly"]
+        if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))):
+            raise ParseError(f"{self.name}: size {slug} price_hourly should be a number, got {price!r}")
+        regions = require(size, "regions", provider=self.name, kind=list)
+        if not price or not regions:
+            return []  # not sold (no price) or not creatable anywhere
+        vcpus = size.get("vcpus")
+        memory_mb = size.get("memory")
+        available = size.get("available")
+        extra: dict[str, Any] = {"description": size.get("description"), "price_monthly": size.get("price_monthly")}
+        return [
+            self.offer(
+                sku=slug,
+                region=str(region),
+                gpu_raw=model,
+                gpu_count=count,
+                gpu_memory_gb=_per_gpu_memory(gpu_info.get("vram"), count),
+                vcpus=float(vcpus) if isinstance(vcpus, (int, float)) and vcpus > 0 else None,
+                ram_gb=round(memory_mb / 1024, 2) if isinstance(memory_mb, (int, float)) and memory_mb > 0 else None,
+                price_per_hour=float(price),
+                currency="USD",
+                available=available if isinstance(available, bool) else None,
+                extra=extra,
+            )
+            for region in dict.fromkeys(regions)
+        ]
+
+
+def _per_gpu_memory(vram: Any, count: float) -> float | None:
+    """``{"amount": 640, "unit": "gib"}`` for 8 GPUs -> 80."""
+    if not isinstance(vram, dict) or not count:
+        return None
+    amount = vram.get("amount")
+    factor = _UNIT_TO_GB.get(str(vram.get("unit", "gib")).lower())
+    if not isinstance(amount, (int, float)) or amount <= 0 or factor is None:
+        return None
+    return round(amount * factor / count, 2)
+
+
+def _next_page(page: Any) -> str | None:
+    if not isinstance(page, dict):
+        return None
+    links = page.get("links")
+    pages = links.get("pages") if isinstance(links, dict) else None
+    nxt = pages.get("next") if isinstance(pages, dict) else None
+    return nxt if isinstance(nxt, str) and nxt else None

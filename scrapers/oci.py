@@ -1,0 +1,241 @@
+"""Oracle Cloud (OCI) GPU prices from Oracle's public price list and Cost Estimator shapes.
+
+Requests (no auth):
+
+* ``GET https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD``: the
+  price list, ``{"items": [...]}`` (ORDS-style ``hasMore`` + ``links[rel=next]`` paging is followed
+  if Oracle ever pages it; today it is one page).
+* ``GET https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json``: the Cost
+  Estimator's shapes, ``{"items": [...]}``, each with ``name`` ("BM.GPU.H100.8"), ``gpuQty``,
+  ``gpuMemoryQty`` (all GPUs together), ``bundleMemoryQty``, ``processorType.value``, ``hidden``,
+  ``status`` and ``products[] {partNumber, qty, type.value}``.
+
+``fetch`` returns ``{"products": [page, ...], "shapes": shapes_payload}``.
+
+What is extracted: the GPU parts, i.e. price-list items whose ``metricName`` is "GPU Per Hour"
+(e.g. B98415 "Oracle Cloud Infrastructure - Compute - GPU - H100"); the price is the first
+``PAY_AS_YOU_GO`` entry of ``currencyCodeLocalizations[currencyCode=USD].prices[].value``, per
+GPU-hour, and it includes the shape's CPU, memory and local NVMe (OCI sells GPU shapes by the GPU).
+
+* Every active, visible shape that references a GPU part becomes one offer (``sku`` = shape name,
+  ``gpu_count`` = ``gpuQty``, price = GPU part price x ``gpuQty`` plus any other priced parts of
+  the shape x their ``qty``).
+* A GPU part no shape references becomes one offer of ``gpu_count`` 1 (``sku`` = part number):
+  the price list alone does not say how many GPUs a shape has.
+
+``gpu_raw`` is the part's ``displayName`` exactly as Oracle writes it (names such as
+"Compute - GPU - E3" or "Compute - GPU Standard - V2" name a shape generation, not a GPU model:
+the catalog maps them). OCI prices are global: ``region`` is "" (the same price in every region).
+No spot price is listed (preemptible capacity is a flat discount not in the price list), so only
+``on_demand`` offers are emitted; ``extra["preemptible_allowed"]`` carries the shape's flag.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from tracker.catalog import instance_gpu
+
+PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/"
+SHAPES_URL = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json"
+GPU_METRIC = "gpu per hour"
+MAX_PAGES = 20
+
+
+class GpuPart:
+    __slots__ = ("currency", "item", "number", "price")
+
+    def __init__(self, number: str, item: dict[str, Any], price: float | None, currency: str) -> None:
+        self.number = number
+        self.item = item
+        self.price = price
+        self.currency = currency
+
+
+class OciScraper(Scraper):
+    name = "oci"
+    display_name = "Oracle Cloud (OCI)"
+    homepage = "https://www.oracle.com/cloud/compute/gpu/"
+    endpoint = (
+        "GET https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD "
+        "and GET https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json"
+    )
+    kinds = ("on_demand",)
+    caveats = (
+        "list price, the same in every region; GPU parts no shape references are priced per single GPU; "
+        "no spot/preemptible or commitment prices"
+    )
+
+    async def fetch(self, http: Http) -> dict[str, Any]:
+        pages: list[Any] = []
+        url = PRODUCTS_URL
+        params: dict[str, str] | None = {"currencyCode": "USD"}
+        for _ in range(MAX_PAGES):
+            page = await http.get_json(url, params=params)
+            pages.append(page)
+            next_url = _next_link(page, self.name)
+            if next_url is None:
+                break
+            url, params = next_url, None  # the next link carries the query
+        else:
+            raise FetchError(f"{self.name}: the price list did not end after {MAX_PAGES} pages")
+        shapes = await http.get_json(SHAPES_URL)
+        return {"products": pages, "shapes": shapes}
+
+    # -- parse --------------------------------------------------------------------------------
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        products = require(raw, "products", provider=self.name)
+        pages = products if isinstance(products, list) else [products]
+        items: list[Any] = []
+        for page in pages:
+            items.extend(require(page, "items", provider=self.name, kind=list))
+        if not items:
+            raise ParseError(f"{self.name}: the price list has no items")
+        parts = self._gpu_parts(items)
+        if not parts:
+            raise ParseError(f"{self.name}: no 'GPU Per Hour' part among {len(items)} price-list items")
+        prices = self._all_prices(items)
+        shapes = require(raw, "shapes", "items", provider=self.name, kind=list)
+
+        offers: list[ScrapedOffer] = []
+        used: set[str] = set()
+        seen: set[str] = set()
+        for shape in shapes:
+            offer = self._shape_offer(shape, parts, prices)
+            if offer is None or offer.sku in seen:
+                continue
+            seen.add(offer.sku)
+            used.add(offer.extra["part_number"])
+            offers.append(offer)
+        for part in parts.values():
+            if part.number in used or part.price is None:
+                continue
+            offers.append(
+                self.offer(
+                    sku=part.number,
+                    gpu_raw=require(part.item, "displayName", provider=self.name, kind=str),
+                    gpu_count=1,
+                    price_per_hour=part.price,
+                    currency=part.currency,
+                    extra={"part_number": part.number, "per": "GPU", "metric": part.item.get("metricName")},
+                )
+            )
+        if not offers:
+            raise ParseError(f"{self.name}: {len(parts)} GPU parts found but none has a PAY_AS_YOU_GO price")
+        return offers
+
+    def _gpu_parts(self, items: list[Any]) -> dict[str, GpuPart]:
+        parts: dict[str, GpuPart] = {}
+        for item in items:
+            metric = require(item, "metricName", provider=self.name)
+            if not isinstance(metric, str) or metric.strip().lower() != GPU_METRIC:
+                continue
+            number = require(item, "partNumber", provider=self.name, kind=str)
+            price, currency = self._price(item, number)
+            parts[number] = GpuPart(number, item, price, currency)
+        return parts
+
+    def _all_prices(self, items: list[Any]) -> dict[str, float | None]:
+        out: dict[str, float | None] = {}
+        for item in items:
+            number = item.get("partNumber") if isinstance(item, dict) else None
+            if isinstance(number, str):
+                try:
+                    out[number] = self._price(item, number)[0]
+                except ParseError:
+                    out[number] = None
+        return out
+
+    def _price(self, item: dict[str, Any], number: str) -> tuple[float | None, str]:
+        """First PAY_AS_YOU_GO price in USD (else the first currency listed); 0 -> not offered (None)."""
+        locs = require(item, "currencyCodeLocalizations", provider=self.name, kind=list)
+        if not locs:
+            raise ParseError(f"{self.name}: part {number} has no currencyCodeLocalizations")
+        loc = next((x for x in locs if isinstance(x, dict) and x.get("currencyCode") == "USD"), locs[0])
+        currency = require(loc, "currencyCode", provider=self.name, kind=str)
+        for entry in require(loc, "prices", provider=self.name, kind=list):
+            if isinstance(entry, dict) and entry.get("model") == "PAY_AS_YOU_GO":
+                value = entry.get("value")
+                if not isinstance(value, (int, float)) or isinstance(value, bool):
+                    raise ParseError(f"{self.name}: part {number} price value should be a number, got {value!r}")
+                return (float(value) or None), currency
+        return None, currency
+
+    def _shape_offer(
+        self, shape: Any, parts: dict[str, GpuPart], prices: dict[str, float | None]
+    ) -> ScrapedOffer | None:
+        name = require(shape, "name", provider=self.name, kind=str)
+        if shape.get("hidden") or shape.get("status", "ACTIVE") != "ACTIVE":
+            return None
+        products = require(shape, "products", provider=self.name, kind=list)
+        gpu_products = [p for p in products if isinstance(p, dict) and p.get("partNumber") in parts]
+        if not gpu_products:
+            return None
+        gpu_product = gpu_products[0]
+        part = parts[gpu_product["partNumber"]]
+        count = shape.get("gpuQty")
+        if not isinstance(count, (int, float)) or count <= 0:
+            count = gpu_product.get("qty") if _ptype(gpu_product) == "gpu" else None
+        if not isinstance(count, (int, float)) or count <= 0 or part.price is None:
+            return None  # the part is then offered on its own, per GPU
+        price = part.price * count
+        unpriced: list[str] = []
+        ocpus: float | None = None
+        for product in products:
+            if product is gpu_product or not isinstance(product, dict):
+                continue
+            number = product.get("partNumber")
+            qty = product.get("qty")
+            if _ptype(product) == "ocpu" and isinstance(qty, (int, float)):
+                ocpus = float(qty)
+            if number in parts:
+                continue
+            unit = prices.get(number) if isinstance(number, str) else None
+            if unit is None or not isinstance(qty, (int, float)):
+                unpriced.append(str(number))
+                continue
+            price += unit * qty
+        if _ptype(gpu_product) == "ocpu" and isinstance(gpu_product.get("qty"), (int, float)):
+            ocpus = float(gpu_product["qty"])
+        processor = (shape.get("processorType") or {}).get("value") if isinstance(shape.get("processorType"), dict) else None
+        vcpus = ocpus * 2 if ocpus is not None and processor in ("intel", "amd") else None
+        memory_total = shape.get("gpuMemoryQty")
+        memory_gb = memory_total / count if isinstance(memory_total, (int, float)) and memory_total > 0 else None
+        ram = shape.get("bundleMemoryQty")
+        hint = instance_gpu(name, self.name)
+        extra: dict[str, Any] = {
+            "part_number": part.number,
+            "preemptible_allowed": bool(shape.get("allowPreemptible")),
+        }
+        if ocpus is not None:
+            extra["ocpus"] = ocpus
+        if unpriced:
+            extra["unpriced_parts"] = unpriced
+        return self.offer(
+            sku=name,
+            gpu_raw=require(part.item, "displayName", provider=self.name, kind=str),
+            gpu_count=count,
+            gpu_memory_gb=memory_gb,
+            vcpus=vcpus,
+            ram_gb=float(ram) if isinstance(ram, (int, float)) and ram > 0 else None,
+            price_per_hour=round(price, 6),
+            currency=part.currency,
+            gpu=hint[0] if hint else None,
+            extra=extra,
+        )
+
+
+def _ptype(product: dict[str, Any]) -> str | None:
+    t = product.get("type")
+    return t.get("value") if isinstance(t, dict) else None
+
+
+def _next_link(page: Any, provider: str) -> str | None:
+    """ORDS paging: ``hasMore`` true and a ``links`` entry with ``rel`` "next"."""
+    if not isinstance(page, dict) or not page.get("hasMore"):
+        return None
+    for link in page.get("links") or []:
+        if isinstance(link, dict) and link.get("rel") == "next" and isinstance(link.get("href"), str):
+            return link["href"]
+    raise FetchError(f"{provider}: the price list says hasMore but gives no next link")
