@@ -148,3 +148,18 @@ def test_retry_then_success_is_ok(sqlite_engine: Engine, status: int) -> None:
 
     [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"flaky": handler}))
     assert result.ok and calls["n"] == 2
+
+
+def test_spot_above_on_demand_of_the_same_sku_is_quarantined(sqlite_engine: Engine) -> None:
+    fake = make_fake("bids")
+    payload = offers_payload(
+        {"sku": "m1", "gpu": "RTX 4090", "price": 0.30},
+        {"sku": "m1", "gpu": "RTX 4090", "price": 29.33, "kind": "spot"},
+        {"sku": "m2", "gpu": "RTX 4090", "price": 0.40},
+        {"sku": "m2", "gpu": "RTX 4090", "price": 0.20, "kind": "spot"},
+    )
+    [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"bids": payload}))
+    assert result.quarantined == 1
+    with Session(sqlite_engine) as s:
+        assert {(r["sku"], r["kind"]) for r in queries.latest_prices(s)} == {("m1", "on_demand"), ("m2", "on_demand"), ("m2", "spot")}
+        assert "above the on-demand price" in s.exec(select(Quarantine)).one().reason
