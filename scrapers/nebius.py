@@ -1,0 +1,216 @@
+"""Nebius AI Cloud: the public price page https://nebius.com/prices (HTML, no auth).
+
+What is called
+    ``GET https://nebius.com/prices`` once per run, after checking robots.txt (disallowed ->
+    ``FetchError``). No credentials.
+
+What is extracted
+    The "NVIDIA GPU Instances" price table: one offer per GPU product and price column.
+    "On-demand, GPU-hour" -> ``on_demand``; "Preemptible, GPU-hour" -> ``spot`` (preemptible VMs
+    are Nebius' interruptible tier). Prices are **per GPU-hour**, so each offer is one GPU
+    (``gpu_count=1``) at the per-GPU price, with ``extra["price_basis"] = "per GPU-hour"``; the
+    vCPUs/RAM columns are the per-GPU share Nebius lists next to it. Cells read:
+
+    - "$2.15" -> that price; "from $0.90" -> the lower bound, ``extra["price_from"] = True``
+      (and ranged vCPU/RAM cells "16-192" keep their lower end plus the printed range in ``extra``);
+    - "$3.85 - $4.10" -> the lower end, the upper one in ``extra["price_max_per_hour"]``;
+    - "Contact us" -> the offer is listed without a price (``price_per_hour=None``);
+    - "––" / "-" / empty -> that tier is not offered: no offer;
+    - anything else -> ``ParseError`` (layout changed).
+
+    "NVIDIA L40S with Intel CPU" keeps the full item text as ``sku`` and ``gpu_raw = "NVIDIA L40S"``
+    with ``extra["cpu"] = "Intel"``. No region is printed (``region=""``).
+
+Selectors relied on (by visible text, never by the generated ``pc-*`` class names)
+    * the header row: the element whose direct children read "Item", ..., "Preemptible, GPU-hour",
+      "On-demand, GPU-hour" (matched case-insensitively on "preemptible" / "on-demand"). Only tables
+      whose two price headers say "GPU" (per GPU-hour) are read: the CPU-only and other tables
+      share the layout;
+    * optional "vCPUs" and "RAM" header columns; the name is the "Item" column (else the first);
+    * data rows: the elements after the header row, inside the nearest ancestor holding any, with
+      the header row's own tag and ``class`` attribute (read from the page, not hard-coded), each
+      with as many cells as the header; an item repeated with the same cells counts once, with
+      different ones -> ``ParseError``. Hidden markup (``is_hidden``) is not read.
+    No such header or no rows -> ``ParseError("nebius: layout changed: ...")``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from bs4 import Tag
+
+from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
+from scrapers.html import hourly, layout_changed, norm_label, parse_money, parse_number, soup, visible_text
+
+PRICES_URL = "https://nebius.com/prices"
+
+#: (header label fragment, kind) of the price columns.
+_PRICE_COLUMNS: tuple[tuple[str, str], ...] = (("on demand", "on_demand"), ("preemptible", "spot"))
+_NOT_OFFERED_RE = re.compile(r"^[\s\-–—‒−]*$|^n/?a$", re.IGNORECASE)
+_WITH_CPU_RE = re.compile(r"^(?P<gpu>.+?)\s+with\s+(?P<cpu>.+?)\s+CPU$", re.IGNORECASE)
+_MAX_CLIMB = 6
+
+
+def _children(tag: Tag) -> list[Tag]:
+    return [c for c in tag.children if isinstance(c, Tag)]
+
+
+def _column(headers: list[str], fragment: str) -> int | None:
+    for i, h in enumerate(headers):
+        if fragment in norm_label(h):
+            return i
+    return None
+
+
+def _price_columns(headers: list[str]) -> list[tuple[int, str]]:
+    """(column index, kind) of the price columns; ``_header_rows`` guarantees both exist."""
+    cols = []
+    for fragment, kind in _PRICE_COLUMNS:
+        i = _column(headers, fragment)
+        if i is not None:
+            cols.append((i, kind))
+    return cols
+
+
+def _header_rows(doc: Tag) -> list[tuple[Tag, list[str]]]:
+    """Every element whose direct children are the GPU price table's header cells."""
+    found: list[tuple[Tag, list[str]]] = []
+    for text in doc.find_all(string=re.compile(r"on[\s\-‐–]*demand", re.IGNORECASE)):
+        node = text.parent
+        for _ in range(_MAX_CLIMB):
+            if not isinstance(node, Tag):
+                break
+            cells = _children(node)
+            if len(cells) >= 3:
+                headers = [visible_text(c) for c in cells]
+                if all(_column(headers, frag) is not None for frag, _ in _PRICE_COLUMNS):
+                    if all(node is not seen for seen, _ in found):
+                        found.append((node, headers))
+                    break
+            node = node.parent
+    return found
+
+
+def _data_rows(header: Tag) -> list[list[Tag]]:
+    """Rows shaped like ``header`` (same tag and class) that follow it in its table."""
+    cls = header.get("class")
+    container = header.parent
+    for _ in range(_MAX_CLIMB):
+        if not isinstance(container, Tag):
+            break
+        rows = [el for el in container.find_all(header.name) if el is not header and el.get("class") == cls]
+        if rows:
+            return [_children(r) for r in rows]
+        container = container.parent
+    return []
+
+
+class NebiusScraper(Scraper):
+    name: ClassVar[str] = "nebius"
+    display_name: ClassVar[str] = "Nebius"
+    homepage: ClassVar[str] = "https://nebius.com"
+    endpoint: ClassVar[str] = f"GET {PRICES_URL} (HTML price page)"
+    kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot")
+    caveats: ClassVar[str] = (
+        "scraped from the public price page; prices are per GPU-hour (one-GPU offers), "
+        "preemptible is recorded as spot, 'from' prices are lower bounds, no region"
+    )
+
+    async def fetch(self, http: Http) -> str:
+        if not await http.robots_allowed(PRICES_URL):
+            raise FetchError(f"{self.name}: robots.txt of nebius.com disallows fetching {PRICES_URL}")
+        return await http.get_text(PRICES_URL)
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        if not isinstance(raw, str) or not raw.strip():
+            raise layout_changed(self.name, "the price page is empty")
+        doc = soup(raw)
+        candidates = _header_rows(doc)
+        if not candidates:
+            raise layout_changed(self.name, "no price table with 'On-demand' and 'Preemptible' columns")
+        # CPU-only and other tables share the layout; the GPU ones price per "GPU-hour".
+        tables = [(h, cols) for h, cols in candidates if all("gpu" in norm_label(cols[i]) for i, _ in _price_columns(cols))]
+        if not tables:
+            seen_headers = [cols for _, cols in candidates]
+            raise layout_changed(self.name, f"no price table per 'GPU-hour' (tables seen: {seen_headers})")
+        offers: list[ScrapedOffer] = []
+        seen: dict[str, list[str]] = {}
+        for header, headers in tables:
+            offers.extend(self._parse_table(header, headers, seen))
+        if not offers:
+            raise layout_changed(self.name, "the GPU price table lists no priced or 'Contact us' item")
+        return offers
+
+    def _parse_table(self, header: Tag, headers: list[str], seen: dict[str, list[str]]) -> list[ScrapedOffer]:
+        price_cols = _price_columns(headers)
+        name_col = _column(headers, "item")
+        name_col = 0 if name_col is None else name_col
+        cpu_col = _column(headers, "vcpu")
+        ram_col = _column(headers, "ram")
+        rows = _data_rows(header)
+        if not rows:
+            raise layout_changed(self.name, f"the price table {headers} has no rows")
+        offers: list[ScrapedOffer] = []
+        for cells in rows:
+            if len(cells) != len(headers):
+                texts = [visible_text(c) for c in cells]
+                raise layout_changed(self.name, f"row {texts} has {len(cells)} cells, header has {len(headers)}")
+            texts = [visible_text(c) for c in cells]
+            item = texts[name_col]
+            if not item:
+                raise layout_changed(self.name, "a price-table row has no item name")
+            if item in seen:
+                if seen[item] != texts:
+                    raise layout_changed(self.name, f"item {item!r} is listed twice with different prices")
+                continue  # the same row again (e.g. a second rendering of the table)
+            seen[item] = texts
+            gpu_raw, extra = item, {"price_basis": "per GPU-hour"}
+            m = _WITH_CPU_RE.match(item)
+            if m:
+                gpu_raw = m.group("gpu")
+                extra["cpu"] = m.group("cpu")
+            vcpus = self._spec(cells, cpu_col, "vcpus", extra)
+            ram = self._spec(cells, ram_col, "ram_gb", extra)
+            for col, kind in price_cols:
+                cell = texts[col]
+                if _NOT_OFFERED_RE.match(cell):
+                    continue
+                money = parse_money(cell)
+                if money is None:
+                    raise layout_changed(self.name, f"cannot read the {headers[col]!r} price {cell!r} of {item!r}")
+                fields = dict(extra)
+                price: float | None = None
+                if money.contact_sales:
+                    fields["contact_sales"] = True
+                else:
+                    price = hourly(money)
+                    if money.is_from:
+                        fields["price_from"] = True
+                    if money.amount_max is not None and money.amount:
+                        fields["price_max_per_hour"] = round(money.amount_max * price / money.amount, 6)
+                offers.append(
+                    self.offer(
+                        sku=item,
+                        gpu_raw=gpu_raw,
+                        gpu_count=1,
+                        price_per_hour=price,
+                        currency=money.currency,
+                        kind=kind,
+                        vcpus=vcpus,
+                        ram_gb=ram,
+                        extra=fields,
+                    )
+                )
+        return offers
+
+    @staticmethod
+    def _spec(cells: list[Tag], col: int | None, key: str, extra: dict[str, Any]) -> float | None:
+        """A vCPU/RAM cell: "16" -> 16; a range "16-192" -> 16, with the range kept in ``extra``."""
+        if col is None:
+            return None
+        text = visible_text(cells[col])
+        if re.search(r"\d\s*[-–]\s*\d", text):
+            extra[f"{key}_range"] = text
+        return parse_number(text)

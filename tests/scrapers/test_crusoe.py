@@ -1,0 +1,161 @@
+"""Crusoe pricing-page scraper: the recorded page (a real Wayback excerpt) and the request it makes."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+
+from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.crusoe import PRICING_URL, CrusoeScraper
+from scrapers.http import USER_AGENT
+from tests.conftest import load_text
+from tests.scrapers.contract import ProviderContract, run_fetch
+
+# The real excerpt minus its last, cut-off item (see the comment at the top of the file).
+PAGE = "crusoe/crusoe_cloud_pricing_page_2025-12-15_excerpt_trimmed.html"
+# The excerpt exactly as recorded: it ends inside "NVIDIA A100", a model whose price cells are missing.
+UNTRIMMED = "crusoe/crusoe_cloud_pricing_page_2025-12-15_excerpt.html"
+
+
+def _edited(*selectors: str) -> str:
+    """The recorded page with the elements matching ``selectors`` removed (the tests may use class names)."""
+    doc = BeautifulSoup(load_text(PAGE), "lxml")
+    for sel in selectors:
+        found = doc.select(sel)
+        assert found, sel
+        for el in found:
+            el.decompose()
+    return str(doc)
+
+
+def _replaced(old: str, new: str) -> str:
+    page = load_text(PAGE)
+    assert old in page
+    return page.replace(old, new, 1)
+
+
+def _with_extra_column(label: str, cells: dict[str, str]) -> str:
+    """Handmade variant: a fourth column ``label``; ``cells`` maps a model heading to its cell text."""
+    doc = BeautifulSoup(load_text(PAGE), "lxml")
+    header = doc.select_one("div.pricing-table-heading")
+    assert header is not None
+    new = doc.new_tag("div")
+    new.string = label
+    header.append(new)
+    for row in doc.select("div.pricing_gpu-item"):
+        model = row.select_one("h4")
+        assert model is not None
+        cell = doc.new_tag("div")
+        p = doc.new_tag("p")
+        p.string = cells.get(model.get_text(strip=True), "-")
+        cell.append(p)
+        row.append(cell)
+    return str(doc)
+
+
+def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str, int], ScrapedOffer]:
+    return {(o.sku, o.kind, o.term_months): o for o in offers}
+
+
+class TestCrusoe(ProviderContract):
+    scraper_cls = CrusoeScraper
+    min_offers = 8
+
+    def load_raw(self) -> str:
+        return load_text(PAGE)
+
+    def broken_payloads(self) -> list[str]:
+        return [
+            "",
+            "<html><body><h1>Pricing</h1><p>On-demand GPUs, coming soon</p></body></html>",
+            _edited("div.pricing-gap"),  # header and list gone
+            _edited("div.pricing-cms"),  # header without rows
+            _replaced("$3.90/GPU-hr", "TBA"),
+            _replaced("$3.90/GPU-hr", "$31.20/hr"),  # no longer per GPU: cannot be recorded safely
+            load_text(UNTRIMMED),
+        ]
+
+    def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
+        o = by_key(offers)
+        h100 = o[("NVIDIA H100 80GB HGX", "on_demand", 0)]
+        assert (h100.gpu_raw, h100.gpu_count, h100.gpu_memory_gb) == ("NVIDIA H100 HGX", 1, 80)
+        assert (h100.price_per_hour, h100.currency, h100.region) == (3.90, "USD", "")
+        assert h100.extra["price_basis"] == "per GPU-hour"
+        assert h100.extra["form_factor"] == "HGX"
+        assert o[("NVIDIA H100 80GB HGX", "spot", 0)].price_per_hour == 1.60
+        h200 = o[("NVIDIA H200 141GB HGX", "on_demand", 0)]
+        assert (h200.gpu_raw, h200.gpu_memory_gb, h200.price_per_hour) == ("NVIDIA H200 HGX", 141, 4.29)
+
+    def test_contact_sales_is_listed_without_price(self, offers: list[ScrapedOffer]) -> None:
+        o = by_key(offers)
+        for key in [
+            ("NVIDIA GB200 186GB NVL72", "on_demand", 0),
+            ("NVIDIA GB200 186GB NVL72", "spot", 0),
+            ("NVIDIA B200 180GB HGX", "on_demand", 0),
+            ("NVIDIA H200 141GB HGX", "spot", 0),
+        ]:
+            assert o[key].price_per_hour is None, key
+            assert o[key].extra["contact_sales"] is True
+        assert o[("NVIDIA GB200 186GB NVL72", "on_demand", 0)].gpu_raw == "NVIDIA GB200 NVL72"
+        assert len(offers) == 8  # 4 models x (on-demand, spot)
+
+    def test_removed_price_table_says_layout_changed(self) -> None:
+        with pytest.raises(ParseError, match=r"^crusoe: layout changed: "):
+            CrusoeScraper(env={}).parse(_edited("div.pricing-gap"))
+
+    def test_model_without_price_cells_is_an_error_not_a_silent_drop(self) -> None:
+        with pytest.raises(ParseError, match="crusoe: layout changed: .*'NVIDIA A100'"):
+            CrusoeScraper(env={}).parse(load_text(UNTRIMMED))
+
+    def test_reserved_column_with_a_term(self) -> None:
+        # Handmade: the recorded page has no commitment column; the value below is invented for the test.
+        page = _with_extra_column("1-year reserved", {"NVIDIA H100": "$2.50/GPU-hr", "NVIDIA GB200": "Contact sales"})
+        o = by_key(CrusoeScraper(env={}).parse(page))
+        assert o[("NVIDIA H100 80GB HGX", "reserved", 12)].price_per_hour == 2.50
+        assert o[("NVIDIA GB200 186GB NVL72", "reserved", 12)].price_per_hour is None
+        assert ("NVIDIA B200 180GB HGX", "reserved", 12) not in o  # "-": not offered
+        assert o[("NVIDIA H100 80GB HGX", "on_demand", 0)].price_per_hour == 3.90
+
+    def test_commitment_column_without_term_is_ignored(self) -> None:
+        page = _with_extra_column("Reserved", {"NVIDIA H100": "$2.50/GPU-hr"})
+        offers = CrusoeScraper(env={}).parse(page)
+        assert {o.kind for o in offers} == {"on_demand", "spot"}
+
+    def test_hidden_text_in_a_cell_is_ignored(self) -> None:
+        page = _replaced("<p>$3.90/GPU-hr</p>", '<p>$3.90/GPU-hr</p><p class="w-condition-invisible">Contact sales</p>')
+        o = by_key(CrusoeScraper(env={}).parse(page))
+        assert o[("NVIDIA H100 80GB HGX", "on_demand", 0)].price_per_hour == 3.90
+
+    def test_needs_no_credentials(self) -> None:
+        CrusoeScraper(env={}).check_credentials()
+
+
+def _handler(seen: list[httpx.Request], robots: str | None = None):
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/robots.txt":
+            return httpx.Response(200, text=robots) if robots is not None else httpx.Response(404)
+        return httpx.Response(200, text=load_text(PAGE), headers={"Content-Type": "text/html"})
+
+    return handle
+
+
+def test_fetch_gets_the_pricing_page_once_with_a_browser_user_agent() -> None:
+    seen: list[httpx.Request] = []
+    raw = run_fetch(CrusoeScraper(env={}), httpx.MockTransport(_handler(seen)))
+    pages = [r for r in seen if r.url.path != "/robots.txt"]
+    assert len(pages) == 1
+    assert (pages[0].method, str(pages[0].url)) == ("GET", PRICING_URL)
+    assert pages[0].headers["User-Agent"] == USER_AGENT
+    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
+    assert any(r.url.path == "/robots.txt" for r in seen)
+    assert CrusoeScraper(env={}).parse(raw)
+
+
+def test_fetch_refuses_when_robots_txt_disallows() -> None:
+    seen: list[httpx.Request] = []
+    transport = httpx.MockTransport(_handler(seen, robots="User-agent: *\nDisallow: /cloud/\n"))
+    with pytest.raises(FetchError, match="crusoe: robots.txt .*disallows"):
+        run_fetch(CrusoeScraper(env={}), transport)
+    assert all(r.url.path == "/robots.txt" for r in seen)

@@ -1,0 +1,158 @@
+"""Paperspace pricing-page scraper: the recorded page (a real Wayback excerpt) and the request it makes."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from bs4 import BeautifulSoup
+
+from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.html import is_hidden, soup, visible_text
+from scrapers.http import USER_AGENT
+from scrapers.paperspace import PRICING_URL, PaperspaceScraper
+from tests.conftest import load_text
+from tests.scrapers.contract import ProviderContract, run_fetch
+
+PAGE = "paperspace/paperspace_pricing_page_2024-01-23_excerpt.html"
+H100_NOTE = "*$2.24/hour pricing is for a 3-year commitment. On-demand pricing for H100 is $6.00/hour ($8.96) under our special promo price."
+
+
+def _edited(*selectors: str) -> str:
+    """The recorded page with the elements matching ``selectors`` removed (the tests may use class names)."""
+    doc = BeautifulSoup(load_text(PAGE), "lxml")
+    for sel in selectors:
+        found = doc.select(sel)
+        assert found, sel
+        for el in found:
+            el.decompose()
+    return str(doc)
+
+
+def _replaced(old: str, new: str) -> str:
+    page = load_text(PAGE)
+    assert old in page
+    return page.replace(old, new, 1)
+
+
+def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str], ScrapedOffer]:
+    return {(o.sku, o.kind): o for o in offers}
+
+
+class TestPaperspace(ProviderContract):
+    scraper_cls = PaperspaceScraper
+    min_offers = 12
+
+    def load_raw(self) -> str:
+        return load_text(PAGE)
+
+    def broken_payloads(self) -> list[str]:
+        return [
+            "",
+            "<html><body><h1>Pricing</h1><p>Paperspace is now part of DigitalOcean.</p></body></html>",
+            _edited("div.instance-container-flex"),  # the visible cards gone (only the hidden stale ones left)
+            _replaced('<h1 class="instance-price-2">0.76</h1>', '<h1 class="instance-price-2">TBD</h1>'),
+            _replaced("<p>*$2.24/hour pricing", "<p>$2.24/hour pricing"),  # the "*" footnote gone
+            _replaced("is for a 3-year commitment. On-demand", "is a promotion. On-demand"),
+            _replaced("On-demand pricing for H100 is", "On-demand pricing for H200 is"),
+            # stale duplicates no longer hidden: the same machine twice with different contents
+            _replaced('class="instance-container hide w-row"', 'class="instance-container w-row"'),
+        ]
+
+    def test_hidden_stale_cards_and_prices_are_not_counted(self, offers: list[ScrapedOffer]) -> None:
+        skus = [o.sku for o in offers]
+        assert skus.count("P4000") == 1  # a hidden duplicate P4000 card exists on the page
+        assert skus.count("V100") == 1
+        assert all(o.price_per_hour != 3.09 for o in offers)  # the hidden stale H100 price
+        names = {o.sku for o in offers if o.gpu_count == 1}
+        assert names == {"H100", "A100-80G", "A4000", "A6000", "V100", "A5000", "P6000", "RTX5000", "P5000", "RTX4000", "P4000", "M4000"}
+
+    def test_h100_card_price_is_a_commitment_and_on_demand_comes_from_the_footnote(self, offers: list[ScrapedOffer]) -> None:
+        o = by_key(offers)
+        reserved = o[("H100", "reserved")]
+        assert (reserved.term_months, reserved.price_per_hour, reserved.gpu_count) == (36, 2.24, 1)
+        assert (reserved.gpu_raw, reserved.vcpus, reserved.ram_gb) == ("NVIDIA HGX H100", 20, 256)
+        on_demand = o[("H100", "on_demand")]
+        assert (on_demand.price_per_hour, on_demand.currency, on_demand.term_months) == (6.00, "USD", 0)
+        assert on_demand.extra["price_source"] == "footnote"
+        assert on_demand.extra["footnote"] == H100_NOTE
+        eight = o[("H100x8", "on_demand")]
+        assert (eight.gpu_count, eight.price_per_hour, eight.vcpus, eight.ram_gb) == (8, 48.0, 160, 2048)
+        assert ("H100x2", "on_demand") not in o  # only "8x" is listed
+
+    def test_a100_has_only_its_commitment_price(self, offers: list[ScrapedOffer]) -> None:
+        o = by_key(offers)
+        a100 = o[("A100-80G", "reserved")]
+        assert (a100.term_months, a100.price_per_hour, a100.gpu_raw, a100.gpu_memory_gb) == (36, 1.15, "NVIDIA A100", 80)
+        assert ("A100-80G", "on_demand") not in o  # the page prints no on-demand A100-80G price
+        assert o[("A100-80Gx4", "reserved")].price_per_hour == pytest.approx(4.60)
+
+    def test_plain_cards(self, offers: list[ScrapedOffer]) -> None:
+        o = by_key(offers)
+        a4000 = o[("A4000", "on_demand")]
+        assert (a4000.gpu_raw, a4000.gpu_count, a4000.price_per_hour, a4000.vcpus, a4000.ram_gb) == ("NVIDIA A4000", 1, 0.76, 8, 45)
+        v100 = o[("V100", "on_demand")]
+        assert (v100.gpu_raw, v100.gpu_memory_gb, v100.price_per_hour, v100.region) == ("V100", 16, 2.30, "")
+        a6000x4 = o[("A6000x4", "on_demand")]
+        assert (a6000x4.gpu_count, a6000x4.price_per_hour, a6000x4.extra["derived"]) == (4, pytest.approx(7.56), "multiplied")
+        assert [x.sku for x in offers if x.sku.startswith("M4000")] == ["M4000"]  # "Multi-GPU types: none"
+        assert len(offers) == 36  # H100 and A100-80G: 4 each; nine cards x (1, 2, 4); M4000
+
+    def test_without_the_multiply_rule_only_single_gpu_machines_are_priced(self) -> None:
+        page = load_text(PAGE).replace("Multiply the specs and price of each type above by the number of GPUs.", "")
+        offers = PaperspaceScraper(env={}).parse(page)
+        assert all(o.gpu_count == 1 for o in offers)
+        assert by_key(offers)[("A4000", "on_demand")].extra["multi_gpu"] == "2x 4x"
+
+    def test_removed_price_cards_say_layout_changed(self) -> None:
+        with pytest.raises(ParseError, match=r"^paperspace: layout changed: "):
+            PaperspaceScraper(env={}).parse(_edited("div.instance-container-flex"))
+
+    def test_unhidden_stale_duplicates_are_an_error(self) -> None:
+        page = _replaced('class="instance-container hide w-row"', 'class="instance-container w-row"')
+        with pytest.raises(ParseError, match="paperspace: layout changed: machine 'P4000' is shown twice"):
+            PaperspaceScraper(env={}).parse(page)
+
+    def test_missing_footnote_is_an_error(self) -> None:
+        with pytest.raises(ParseError, match=r"paperspace: layout changed: H100 price .* has no '\*' footnote"):
+            PaperspaceScraper(env={}).parse(_replaced("<p>*$2.24/hour pricing", "<p>$2.24/hour pricing"))
+
+    def test_needs_no_credentials(self) -> None:
+        PaperspaceScraper(env={}).check_credentials()
+
+
+def test_hidden_markup_helpers() -> None:
+    doc = soup(
+        '<div><p id="a" class="x hide">1</p><p id="b" style="display: none">2</p>'
+        '<p id="c" hidden>3</p><p id="d">4 <span class="w-condition-invisible">5</span></p></div>'
+    )
+    assert [is_hidden(doc.find(id=i)) for i in "abcd"] == [True, True, True, False]
+    assert visible_text(doc.find("div")) == "4"
+
+
+def _handler(seen: list[httpx.Request], robots: str | None = None):
+    def handle(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        if request.url.path == "/robots.txt":
+            return httpx.Response(200, text=robots) if robots is not None else httpx.Response(404)
+        return httpx.Response(200, text=load_text(PAGE), headers={"Content-Type": "text/html"})
+
+    return handle
+
+
+def test_fetch_gets_the_pricing_page_once_with_a_browser_user_agent() -> None:
+    seen: list[httpx.Request] = []
+    raw = run_fetch(PaperspaceScraper(env={}), httpx.MockTransport(_handler(seen, robots="User-agent: *\nAllow: /\n")))
+    pages = [r for r in seen if r.url.path != "/robots.txt"]
+    assert len(pages) == 1
+    assert (pages[0].method, str(pages[0].url)) == ("GET", PRICING_URL)
+    assert pages[0].headers["User-Agent"] == USER_AGENT
+    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
+    assert PaperspaceScraper(env={}).parse(raw)
+
+
+def test_fetch_refuses_when_robots_txt_disallows() -> None:
+    seen: list[httpx.Request] = []
+    transport = httpx.MockTransport(_handler(seen, robots="User-agent: *\nDisallow: /pricing\n"))
+    with pytest.raises(FetchError, match="paperspace: robots.txt .*disallows"):
+        run_fetch(PaperspaceScraper(env={}), transport)
+    assert all(r.url.path == "/robots.txt" for r in seen)
