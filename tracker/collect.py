@@ -29,7 +29,7 @@ from scrapers.base import Scraper
 from scrapers.http import Http
 from scrapers.registry import all_scrapers, get_scraper
 from tracker.config import Settings
-from tracker.errors import MissingCredentials, ParseError, ScraperError
+from tracker.errors import FetchError, MissingCredentials, ParseError, ScraperError
 from tracker.normalise import normalise
 from tracker.replay import ReplayTransport
 from tracker.validate import validate
@@ -153,7 +153,12 @@ async def collect_one(
             transport=transport, timeout=settings.http.timeout_s, follow_redirects=True
         ) as client:
             http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s)
-            raw = await scraper.fetch(http)
+            try:
+                raw = await asyncio.wait_for(scraper.fetch(http), settings.http.provider_timeout_s)
+            except TimeoutError:
+                raise FetchError(
+                    f"{scraper.name}: fetch took longer than {settings.http.provider_timeout_s:g}s (http.provider_timeout_s)"
+                ) from None
         notify(scraper.name, "parsing")
         offers = await asyncio.to_thread(scraper.parse, raw)
         if not offers:

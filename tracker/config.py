@@ -68,6 +68,8 @@ class HttpSettings(BaseModel):
     retries: int = Field(3, ge=0, le=10)
     backoff_s: float = Field(0.5, ge=0)
     concurrency: int = Field(8, ge=1, le=64)
+    #: Wall-clock limit for one provider's whole fetch (all pages), so one stuck API cannot hold a cycle.
+    provider_timeout_s: float = Field(600.0, gt=0)
 
 
 class WebSettings(BaseModel):
@@ -79,6 +81,33 @@ class WebSettings(BaseModel):
     base_url: str | None = None
 
 
+class SchedulerSettings(BaseModel):
+    """How ``gpu-tracker run`` schedules the providers (all durations accept "30s", "5m", ...)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Random delay added to each run so providers are not all hit in the same second
+    #: (unset: a tenth of the provider's interval, at most 5 minutes).
+    jitter: float | None = None
+    #: A run missed by less than this (e.g. the machine slept) still happens once; later
+    #: ones are dropped (unset: the provider's interval, so a restart always catches up once).
+    misfire_grace: float | None = None
+    #: On SIGINT/SIGTERM, how long to let an in-flight provider batch finish before abandoning it.
+    shutdown_grace: float = 30.0
+    #: How often the active scheduler records that it is alive (unset: from the shortest interval, 1-30 s).
+    heartbeat: float | None = None
+
+    @field_validator("jitter", "misfire_grace", "shutdown_grace", "heartbeat", mode="before")
+    @classmethod
+    def _durations(cls, v: Any) -> float | None:
+        if v is None:
+            return None
+        seconds = parse_duration(v)
+        if seconds < 0:
+            raise ValueError("must not be negative")
+        return seconds
+
+
 class Settings(BaseSettings):
     """Everything configurable. Unknown keys are errors, so a typo never silently does nothing."""
 
@@ -88,6 +117,7 @@ class Settings(BaseSettings):
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     http: HttpSettings = Field(default_factory=HttpSettings)
     web: WebSettings = Field(default_factory=WebSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     alerts: list[dict[str, Any]] = Field(default_factory=list)
     #: Multiply a price in this currency by the rate to get USD, e.g. {"EUR": 1.08}.
     currency_rates: dict[str, float] = Field(default_factory=dict)
@@ -120,12 +150,36 @@ class Settings(BaseSettings):
         return tuple(sources)
 
     def provider(self, name: str) -> ProviderSettings:
-        return self.providers.get(name) or ProviderSettings(interval=self.default_interval)
+        ps = self.providers.get(name)
+        if ps is None:
+            return ProviderSettings(interval=self.default_interval)
+        if "interval" not in ps.model_fields_set:
+            return ps.model_copy(update={"interval": self.default_interval})
+        return ps
+
+    def interval_for(self, name: str, declared: float | None = None) -> float:
+        """Seconds between scrapes of ``name``.
+
+        The provider's own ``interval`` in the config wins; then ``declared`` (what the
+        scraper says suits its source, e.g. a daily bulk file); then ``default_interval``.
+        """
+        ps = self.providers.get(name)
+        if ps is not None and "interval" in ps.model_fields_set:
+            return ps.interval
+        return float(declared) if declared else self.default_interval
 
     def provider_env(self, name: str, environ: dict[str, str] | None = None) -> dict[str, str]:
-        """The environment a scraper sees: its default credential names mapped to the user's."""
+        """The environment a scraper sees: its default credential names mapped to the user's.
+
+        ``credentials_env`` maps names one by one; ``api_key_env`` feeds the scraper's first
+        required credential (or its only optional one) from the named variable.
+        """
         env = dict(os.environ if environ is None else environ)
         ps = self.provider(name)
+        if ps.api_key_env and ps.api_key_env in env:
+            target = _primary_credential(name)
+            if target:
+                env[target] = env[ps.api_key_env]
         for default_name, user_name in ps.credentials_env.items():
             if user_name in env:
                 env[default_name] = env[user_name]
@@ -134,6 +188,18 @@ class Settings(BaseSettings):
     @property
     def source_path(self) -> Path | None:
         return self._source_path
+
+
+def _primary_credential(provider: str) -> str | None:
+    """The credential env var that ``api_key_env`` stands for, or None if the provider has none."""
+    from scrapers.registry import all_scrapers  # late: the registry imports every scraper
+
+    cls = all_scrapers().get(provider)
+    if cls is None:
+        return None
+    if cls.credentials:
+        return cls.credentials[0]
+    return cls.optional_credentials[0] if len(cls.optional_credentials) == 1 else None
 
 
 def _describe(err: dict[str, Any]) -> str:

@@ -163,3 +163,15 @@ def test_spot_above_on_demand_of_the_same_sku_is_quarantined(sqlite_engine: Engi
     with Session(sqlite_engine) as s:
         assert {(r["sku"], r["kind"]) for r in queries.latest_prices(s)} == {("m1", "on_demand"), ("m2", "on_demand"), ("m2", "spot")}
         assert "above the on-demand price" in s.exec(select(Quarantine)).one().reason
+
+
+def test_a_stuck_provider_is_cut_off_by_the_provider_timeout(sqlite_engine: Engine) -> None:
+    import asyncio
+
+    class Stuck(make_fake("stuck")):  # type: ignore[misc]
+        async def fetch(self, http):  # type: ignore[no-untyped-def]
+            await asyncio.sleep(30)
+
+    settings = Settings(http={"timeout_s": 2, "retries": 0, "provider_timeout_s": 0.2})
+    [result] = collect(sqlite_engine, settings, classes=[Stuck], transport_factory=routing_transport({"stuck": {}}))
+    assert result.status == "failed" and "longer than 0.2s" in (result.error_message or "")
