@@ -42,8 +42,12 @@ def redact_url(url: str | httpx.URL) -> str:
     return f"{parts.scheme}://{host}{parts.path}"
 
 
+#: Where servers say how long to wait: the standard header, and Azure Retail Prices' own.
+RETRY_AFTER_HEADERS = ("Retry-After", "x-ms-ratelimit-retailprices-retry-after")
+
+
 def _retry_after_seconds(response: httpx.Response) -> float | None:
-    value = response.headers.get("Retry-After")
+    value = next((response.headers[h] for h in RETRY_AFTER_HEADERS if h in response.headers), None)
     if not value:
         return None
     try:

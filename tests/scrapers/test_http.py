@@ -39,6 +39,12 @@ def test_honours_retry_after_on_429() -> None:
     assert result == [1] and sleeps == [7.0]
 
 
+def test_honours_azure_retail_prices_retry_header() -> None:
+    answers = iter([httpx.Response(429, headers={"x-ms-ratelimit-retailprices-retry-after": "3"}), httpx.Response(200, json=[])])
+    _, sleeps = run(lambda req: next(answers), lambda h: h.get_json("https://prices.azure.com/api/retail/prices"))
+    assert sleeps == [3.0]
+
+
 def test_gives_up_with_a_fetch_error_that_hides_the_query() -> None:
     with pytest.raises(FetchError) as info:
         run(lambda req: httpx.Response(500), lambda h: h.get_json("https://x.test/skus?key=SECRET123"), retries=2)
