@@ -258,9 +258,64 @@ def unmapped_gpu_names(session: Session) -> list[dict[str, Any]]:
     return [{"gpu_raw": raw, "offers": n, "example_provider": p} for raw, n, p in session.exec(stmt).all()]
 
 
+def sync_gpu_models(session: Session, rows: Iterable[dict[str, Any]]) -> int:
+    """Make the ``gpu_model`` table equal to the catalog rows (insert, update, delete)."""
+    wanted = {r["id"]: r for r in rows}
+    existing = {m.id: m for m in session.exec(select(GpuModel)).all()}
+    for gpu_id, model in existing.items():
+        if gpu_id not in wanted:
+            session.delete(model)
+    for gpu_id, row in wanted.items():
+        model = existing.get(gpu_id)
+        if model is None:
+            session.add(GpuModel(**row))
+        else:
+            for key, value in row.items():
+                if getattr(model, key) != value:
+                    setattr(model, key, value)
+    return len(wanted)
+
+
 def row_counts(engine: Engine) -> dict[str, int]:
     with Session(engine) as session:
         return {
             model.__tablename__: session.exec(select(func.count()).select_from(model)).one()  # type: ignore[attr-defined]
             for model in (Provider, GpuModel, Offer, PriceInterval, ScrapeRun, Quarantine)
         }
+
+
+def recent_runs(
+    session: Session, *, limit: int = 50, providers: Sequence[str] | None = None, statuses: Sequence[str] | None = None
+) -> list[ScrapeRun]:
+    """The newest scrape runs first (optionally of some providers / with some statuses)."""
+    stmt = select(ScrapeRun)
+    if providers:
+        stmt = stmt.where(col(ScrapeRun.provider).in_(list(providers)))
+    if statuses:
+        stmt = stmt.where(col(ScrapeRun.status).in_(list(statuses)))
+    return list(session.exec(stmt.order_by(col(ScrapeRun.id).desc()).limit(limit)).all())
+
+
+def latest_run_per_provider(session: Session) -> dict[str, ScrapeRun]:
+    """Each provider's newest scrape run (one indexed query, unlike ``last_runs``)."""
+    newest = select(func.max(ScrapeRun.id)).group_by(ScrapeRun.provider).scalar_subquery()
+    return {r.provider: r for r in session.exec(select(ScrapeRun).where(col(ScrapeRun.id).in_(newest))).all()}
+
+
+def current_offer_counts(session: Session) -> dict[str, int]:
+    """Per provider: priced offers listed by its latest successful scrape (what ``latest_prices`` shows)."""
+    stmt = (
+        select(PriceInterval.provider, func.count())
+        .join(Provider, col(Provider.name) == col(PriceInterval.provider))
+        .where(PriceInterval.last_seen == Provider.last_success_at)
+        .group_by(PriceInterval.provider)
+    )
+    return {p: n for p, n in session.exec(stmt).all()}
+
+
+def first_price_at(session: Session, gpus: Sequence[str] | None = None) -> datetime | None:
+    """When the oldest stored price (of ``gpus``, when given) was first seen."""
+    stmt = select(func.min(PriceInterval.first_seen))
+    if gpus is not None:
+        stmt = stmt.where(col(PriceInterval.gpu).in_(list(gpus)))
+    return session.exec(stmt).one()  # min() keeps the column's type: UTC-aware on every backend

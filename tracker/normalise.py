@@ -52,7 +52,7 @@ def normalise(offer: ScrapedOffer, rates_to_usd: Mapping[str, float] | None = No
     A price in a currency with a configured rate is converted to USD (the original is kept in
     ``extra``); without a rate it stays in its own currency and says so in ``currency``.
     """
-    gpu = offer.gpu or resolve_gpu(offer.gpu_raw, offer.gpu_memory_gb)
+    gpu = offer.gpu or resolve_gpu(offer.gpu_raw, offer.gpu_memory_gb, provider=offer.provider)
     price, currency = offer.price_per_hour, offer.currency
     extra = dict(offer.extra)
     if price is not None and currency != "USD" and rates_to_usd and currency in rates_to_usd:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from sqlalchemy.engine import Engine
 
-from db.engine import default_database_url, init_db, make_engine
+from db.engine import default_database_url
 from tracker.config import Settings, load_settings
 
 console = Console()
@@ -53,8 +53,9 @@ class State:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = make_engine(self.database_url)
-            init_db(self._engine)
+            from tracker.store import open_store
+
+            self._engine = open_store(self.settings, self.database_url)
         return self._engine
 
 
@@ -70,7 +71,7 @@ def _plain(value: Any) -> Any:
     if isinstance(value, datetime):
         return value.isoformat()
     if isinstance(value, float):
-        return round(value, 6)
+        return round(value, 10)  # drop float noise, keep small ratios such as USD per TFLOP-hour
     return value
 
 

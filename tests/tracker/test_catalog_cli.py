@@ -1,0 +1,74 @@
+"""`gpu-tracker catalog`, `catalog resolve`, `catalog --unmapped` and `value` on replayed data."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.tracker.test_cli import cli, replayed  # noqa: F401  (module-scoped replayed store)
+
+
+def test_catalog_json_has_the_documented_keys_and_sources(replayed: str) -> None:  # noqa: F811
+    code, out = cli(replayed, "catalog", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and len(rows) >= 43
+    for key in ("gpu", "vendor", "vram_gb", "tdp_w", "fp16_dense_tflops", "fp16_sparse_tflops", "fp8_dense_tflops",
+                "purchase_price_usd", "sources"):
+        assert key in rows[0]
+    assert all(r["sources"] for r in rows)
+    h100 = {r["gpu"]: r for r in json.loads(cli(replayed, "catalog", "--gpu", "H100", "--format", "json")[1])}
+    assert set(h100) == {"H100-SXM", "H100-PCIe", "H100-NVL"}
+    assert h100["H100-SXM"]["purchase_price_usd"] == 25000
+
+
+def test_info_counts_the_loaded_catalog(replayed: str) -> None:  # noqa: F811
+    [data] = json.loads(cli(replayed, "info", "--format", "json")[1])
+    assert data["rows_gpu_model"] >= 43
+
+
+def test_resolve_prints_canonical_ids_or_null(replayed: str) -> None:  # noqa: F811
+    code, out = cli(replayed, "catalog", "resolve", "NVIDIA H100 80GB HBM3", "RTX 4090D", "Mystery GPU 9000", "--format", "json")
+    assert code == 0
+    assert json.loads(out) == [
+        {"raw": "NVIDIA H100 80GB HBM3", "gpu": "H100-SXM"},
+        {"raw": "RTX 4090D", "gpu": None},
+        {"raw": "Mystery GPU 9000", "gpu": None},
+    ]
+    _, out = cli(replayed, "catalog", "resolve", "A100 SXM4", "--memory-gb", "40", "--format", "json")
+    assert json.loads(out) == [{"raw": "A100 SXM4", "gpu": "A100-SXM-40GB"}]
+
+
+def test_unmapped_lists_raw_names_with_counts(replayed: str) -> None:  # noqa: F811
+    code, out = cli(replayed, "catalog", "--unmapped", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and rows
+    assert all(r["offers"] >= 1 and r["gpu_raw"] for r in rows)
+    assert [r["offers"] for r in rows] == sorted((r["offers"] for r in rows), reverse=True)
+
+
+def test_value_ranks_stored_prices_on_the_basis(replayed: str) -> None:  # noqa: F811
+    code, out = cli(replayed, "value", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0 and rows and {r["basis"] for r in rows} == {"fp16-dense"}
+    ranked = [r["cost_per_tflop_hour"] for r in rows if r["cost_per_tflop_hour"] is not None]
+    assert ranked == sorted(ranked)
+    for r in rows:
+        if r["cost_per_tflop_hour"] is not None:
+            assert r["cost_per_tflop_hour"] == pytest.approx(r["price_per_gpu_hour"] / r["tflops"], rel=1e-3)
+    _, sparse = cli(replayed, "value", "--basis", "fp16-sparse", "--gpu", "H100", "--format", "json")
+    assert {r["basis"] for r in json.loads(sparse)} == {"fp16-sparse"}
+
+
+def test_value_with_a_given_price_needs_no_store(replayed: str) -> None:  # noqa: F811
+    _, out = cli(replayed, "value", "--gpu", "RTX-4090", "--price", "0.60", "--tflops", "330", "--format", "json")
+    [row] = json.loads(out)
+    assert row["basis"] == "user" and round(row["cost_per_tflop_hour"], 4) == 0.0018
+    _, out = cli(replayed, "value", "--gpu", "RTX-4090", "--price", "0.60", "--format", "json")
+    [row] = json.loads(out)
+    assert row["basis"] == "fp16-dense" and row["tflops"] == 165.2
+
+
+def test_value_price_without_one_gpu_is_an_error(replayed: str) -> None:  # noqa: F811
+    with pytest.raises(Exception, match="exactly one GPU"):
+        cli(replayed, "value", "--price", "2.0")

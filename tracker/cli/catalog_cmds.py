@@ -1,0 +1,109 @@
+"""Catalog and value commands: the spec table, GPU-name resolution, cost-per-TFLOP ranking."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from sqlmodel import Session
+
+from db import queries
+from tracker.catalog import load_catalog, resolve_gpu
+from tracker.cli import app
+from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
+from tracker.cli.common import Format, emit, state
+from tracker.errors import ConfigError
+from tracker.value import BASES, DEFAULT_BASIS, check_basis, column_header, value_for, value_table
+
+catalog_app = typer.Typer(help="The GPU spec catalog: specs, purchase prices and sources; name resolution.")
+app.add_typer(catalog_app, name="catalog")
+
+CATALOG_COLUMNS = [
+    ("gpu", "gpu"), ("vendor", "vendor"), ("form_factor", "form"), ("vram_gb", "VRAM GB"), ("tdp_w", "TDP W"),
+    ("fp16_dense_tflops", "FP16 dense"), ("fp16_sparse_tflops", "FP16 sparse"), ("fp8_dense_tflops", "FP8 dense"),
+    ("purchase_price_usd", "purchase USD"), ("purchase_price_date", "price date"),
+]
+
+
+@catalog_app.callback(invoke_without_command=True)
+def catalog(
+    ctx: typer.Context,
+    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help="A family (H100) or a canonical id.")] = None,
+    unmapped: Annotated[bool, typer.Option("--unmapped", help="List raw GPU names seen in the store without a mapping, with counts.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Print the GPU catalog (specs, purchase prices, sources), or the unmapped names seen."""
+    if ctx.invoked_subcommand is not None:
+        return
+    st = state(ctx)
+    if unmapped:
+        with Session(st.engine) as session:
+            rows = queries.unmapped_gpu_names(session)
+        emit(rows, fmt, title="GPU names without a catalog mapping",
+             columns=[("gpu_raw", "raw name"), ("offers", "offers"), ("example_provider", "e.g. provider")])
+        return
+    cat = load_catalog(st.settings.catalog_file)
+    ids = resolve_gpu_query(gpu) if gpu else list(cat)
+    rows: list[dict[str, Any]] = [cat[i].as_json() for i in ids if i in cat]
+    if fmt is Format.csv:
+        rows = [{**r, "sources": " ".join(r["sources"])} for r in rows]
+    emit(rows, fmt, columns=CATALOG_COLUMNS, title="GPU catalog (FP16 = tensor, FP32 accumulate; TFLOPS)")
+
+
+@catalog_app.command("resolve")
+def resolve(
+    ctx: typer.Context,
+    names: Annotated[list[str], typer.Argument(help="Raw GPU names or instance types as providers write them.")],
+    memory_gb: Annotated[float | None, typer.Option("--memory-gb", help="Memory per GPU, to tell 40 GB from 80 GB parts.")] = None,
+    provider: Annotated[str | None, typer.Option("--provider", "-p", help="Provider, for its instance-type table.")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Print the canonical GPU (or null) for each raw name; never a guess."""
+    cat = load_catalog(state(ctx).settings.catalog_file)
+    rows = [{"raw": n, "gpu": resolve_gpu(n, memory_gb, provider=provider, catalog=cat)} for n in names]
+    emit(rows, fmt, columns=[("raw", "raw"), ("gpu", "gpu")])
+
+
+@app.command()
+def value(
+    ctx: typer.Context,
+    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis: {', '.join(BASES)}.")] = DEFAULT_BASIS,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="Families or ids (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved (repeatable).")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    price: Annotated[float | None, typer.Option("--price", help="Compute for this USD/GPU-hour instead of stored prices (needs one --gpu).")] = None,
+    tflops: Annotated[float | None, typer.Option("--tflops", help="Use this TFLOPS figure instead of the catalog's (basis 'user').")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers)."""
+    st = state(ctx)
+    basis = check_basis(basis)
+    cat = load_catalog(st.settings.catalog_file)
+    ids = sorted({i for g in gpu or [] for i in (resolve_gpu_query(g) or [])}) or None
+    if price is not None:
+        if not ids or len(ids) != 1:
+            raise ConfigError("--price needs exactly one GPU (--gpu H100-SXM)")
+        rows = [value_for(ids[0], price, cat.get(ids[0]), basis, tflops).as_json()]
+    else:
+        if tflops is not None:
+            raise ConfigError("--tflops goes with --price")
+        with Session(st.engine) as session:
+            offers = queries.latest_prices(session, gpus=ids, providers=provider, kinds=normalise_kinds(kind),
+                                           include_unmapped=False)
+        usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
+        by_gpu: dict[str, list[float]] = {}
+        cheapest: dict[str, dict[str, Any]] = {}
+        for o in usd:  # already sorted cheapest first
+            by_gpu.setdefault(o["gpu"], []).append(o["price_per_gpu_hour"])
+            cheapest.setdefault(o["gpu"], o)
+        rows = []
+        for r in value_table(by_gpu, cat, basis):
+            best = cheapest[r.gpu]
+            rows.append({**r.as_json(), "cheapest_provider": best["provider"], "cheapest_region": best["region"],
+                         "cheapest_kind": best["kind"]})
+    emit(rows, fmt, title=f"value on basis {basis}", columns=[
+        ("gpu", "gpu"), ("tflops", f"TFLOPS ({basis})"), ("price_per_gpu_hour", "cheapest $/GPU-h"),
+        ("cost_per_tflop_hour", column_header(basis)), ("cheapest_provider", "at"), ("cheapest_kind", "kind"),
+        ("median_price_per_gpu_hour", "median $/GPU-h"), ("median_cost_per_tflop_hour", "median " + column_header(basis)),
+        ("vram_gb", "VRAM GB"), ("usd_per_gb_vram_hour", "$/GB-VRAM-h"), ("offers", "offers"),
+    ])
