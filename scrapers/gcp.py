@@ -22,15 +22,26 @@ VMs ...`` (Dynamic Workload Scheduler), ``Reserved ... in Calendar Mode`` and th
 price is 0 (GCP lists a $0 SKU where a GPU is not sold, e.g. V100 in Jakarta), and any other
 description outside the grammar above (CPU/RAM SKUs of the same service).
 
-Keys relied on: ``skus[]``, ``skuId``, ``description``, ``serviceRegions[]`` (one offer per
-region: the region code is GCP's, e.g. ``us-central1``), ``pricingInfo[0].pricingExpression``
-(``usageUnit`` must be ``"h"``; price = ``tieredRates[-1].unitPrice.units + nanos / 1e9`` in
-``unitPrice.currencyCode``).
+Region: ``serviceRegions[]`` when the SKU has it (one offer per region code, e.g. ``us-central1``).
+When it is absent or empty (the 2025 recording kept only ``skuId``, ``description`` and
+``pricingInfo``) the region comes from the description's location ("... running in Sydney"):
+``LOCATION_REGIONS`` maps the location names that stand for exactly one region on Google's regions
+page to that region's code and country; any other name (pricing groups such as ``Americas``,
+``EMEA``, ``APAC``; ``Japan``, which has two regions; names with no region on that page) is kept
+as the region itself. ``extra["location"]`` always holds the description's location name and
+``extra["region_source"]`` says which of the three ways the region was found
+(``serviceRegions`` | ``description`` | ``description_name``). A GPU SKU with neither
+``serviceRegions`` nor a location in its description raises ``ParseError`` naming the SKU.
+
+Keys relied on: ``skus[]``, ``skuId``, ``description``, optional ``serviceRegions[]``,
+``pricingInfo[0].pricingExpression`` (``usageUnit`` must be ``"h"``; price =
+``tieredRates[-1].unitPrice.units + nanos / 1e9`` in ``unitPrice.currencyCode``).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any, NamedTuple
 
 from scrapers.base import FetchError, Http, MissingCredentials, ParseError, ScrapedOffer, Scraper, require
@@ -53,16 +64,92 @@ _MEMORY_GB: dict[str, float] = {
     "nvidia tesla k80": 12,
 }
 
-_COMMITMENT = re.compile(r"^Commitment v\d+: (?P<model>.+?) GPU running in (?P<loc>.+?) for (?P<years>\d+) Years?$")
-_SPOT_ATTACHED = re.compile(r"^(?P<model>.+?) GPU attached to Spot Preemptible VMs running in (?P<loc>.+)$")
-_SPOT_PREFIX = re.compile(r"^(?:Spot )?Preemptible (?P<model>.+?) GPU running in (?P<loc>.+)$")
-_ON_DEMAND = re.compile(r"^(?P<model>.+?) GPU running in (?P<loc>.+)$")
+# Where the SKU runs is " running in <location>"; optional here so that a GPU SKU without it is
+# still recognised (and then needs ``serviceRegions``).
+_COMMITMENT = re.compile(
+    r"^Commitment v\d+: (?P<model>.+?) GPU(?: running in (?P<loc>.+?))? for (?P<years>\d+) Years?$"
+)
+_SPOT_ATTACHED = re.compile(r"^(?P<model>.+?) GPU attached to Spot Preemptible VMs(?: running in (?P<loc>.+))?$")
+_SPOT_PREFIX = re.compile(r"^(?:Spot )?Preemptible (?P<model>.+?) GPU(?: running in (?P<loc>.+))?$")
+_ON_DEMAND = re.compile(r"^(?P<model>.+?) GPU(?: running in (?P<loc>.+))?$")
 _SKIP = re.compile(r"^(Licensing Fee|Reserved )|\bDWS\b|Calendar Mode|\battached to\b(?!.*Spot Preemptible)")
 _MEMORY_IN_NAME = re.compile(r"\b(\d+)\s*GB\b", re.IGNORECASE)
 
 
+#: Location names of SKU descriptions -> (region code, ISO country), for the names that stand for
+#: exactly one Compute Engine region on Google's regions page
+#: (https://cloud.google.com/compute/docs/regions-zones: "Region | Zones | Location" table, e.g.
+#: "asia-east1 | Changhua County, Taiwan", "europe-west4 | Eemshaven, Netherlands",
+#: "northamerica-south1 | Querétaro, Mexico"). Keys are compared without accents and case.
+#: Left out on purpose (kept as the region name): the pricing groups "Americas", "EMEA" and "APAC"
+#: (several regions each), "Japan" (Tokyo and Osaka), "Virginia" and "Northern Virginia" (the
+#: catalogue uses both names, so which region each one prices is not certain) and "Phoenix" (no
+#: region there on that page).
+LOCATION_REGIONS: dict[str, tuple[str, str]] = {
+    # Americas
+    "Iowa": ("us-central1", "US"),
+    "South Carolina": ("us-east1", "US"),
+    "Columbus": ("us-east5", "US"),
+    "Dallas": ("us-south1", "US"),
+    "Oregon": ("us-west1", "US"),
+    "Los Angeles": ("us-west2", "US"),
+    "Salt Lake City": ("us-west3", "US"),
+    "Las Vegas": ("us-west4", "US"),
+    "Montreal": ("northamerica-northeast1", "CA"),
+    "Toronto": ("northamerica-northeast2", "CA"),
+    "Mexico": ("northamerica-south1", "MX"),
+    "Sao Paulo": ("southamerica-east1", "BR"),
+    "Santiago": ("southamerica-west1", "CL"),
+    # Europe
+    "Finland": ("europe-north1", "FI"),
+    "Stockholm": ("europe-north2", "SE"),
+    "Warsaw": ("europe-central2", "PL"),
+    "Madrid": ("europe-southwest1", "ES"),
+    "Belgium": ("europe-west1", "BE"),
+    "London": ("europe-west2", "GB"),
+    "Frankfurt": ("europe-west3", "DE"),
+    "Netherlands": ("europe-west4", "NL"),
+    "Zurich": ("europe-west6", "CH"),
+    "Milan": ("europe-west8", "IT"),
+    "Paris": ("europe-west9", "FR"),
+    "Berlin": ("europe-west10", "DE"),
+    "Turin": ("europe-west12", "IT"),
+    # Middle East and Africa
+    "Doha": ("me-central1", "QA"),
+    "Dammam": ("me-central2", "SA"),
+    "Israel": ("me-west1", "IL"),
+    "Tel Aviv": ("me-west1", "IL"),
+    "Johannesburg": ("africa-south1", "ZA"),
+    # Asia Pacific
+    "Taiwan": ("asia-east1", "TW"),
+    "Hong Kong": ("asia-east2", "HK"),
+    "Tokyo": ("asia-northeast1", "JP"),
+    "Osaka": ("asia-northeast2", "JP"),
+    "Seoul": ("asia-northeast3", "KR"),
+    "Mumbai": ("asia-south1", "IN"),
+    "Delhi": ("asia-south2", "IN"),
+    "Singapore": ("asia-southeast1", "SG"),
+    "Jakarta": ("asia-southeast2", "ID"),
+    "Sydney": ("australia-southeast1", "AU"),
+    "Melbourne": ("australia-southeast2", "AU"),
+}
+
+
+def _fold(name: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", name)
+    return " ".join("".join(c for c in decomposed if not unicodedata.combining(c)).casefold().split())
+
+
+_LOCATION_REGIONS_FOLDED = {_fold(k): v for k, v in LOCATION_REGIONS.items()}
+
+
+def region_of_location(location: str) -> tuple[str, str] | None:
+    """``"Sydney"`` -> ``("australia-southeast1", "AU")``; ``None`` for names not in ``LOCATION_REGIONS``."""
+    return _LOCATION_REGIONS_FOLDED.get(_fold(location))
+
+
 class GpuSku(NamedTuple):
-    """What a GPU SKU's description says: model as written, kind, term and location name."""
+    """What a GPU SKU's description says: model as written, kind, term and location name ("" if none)."""
 
     model: str
     kind: str
@@ -80,14 +167,14 @@ def classify_description(description: str) -> GpuSku | None:
     if _SKIP.search(text):
         return None
     if m := _COMMITMENT.match(text):
-        return GpuSku(m["model"], "reserved", 12 * int(m["years"]), m["loc"])
+        return GpuSku(m["model"], "reserved", 12 * int(m["years"]), m["loc"] or "")
     if m := _SPOT_ATTACHED.match(text) or _SPOT_PREFIX.match(text):
-        return GpuSku(m["model"], "spot", 0, m["loc"])
+        return GpuSku(m["model"], "spot", 0, m["loc"] or "")
     if m := _ON_DEMAND.match(text):
         model = m["model"]
         if model.lower().startswith(("commitment", "reserved")):
             return None
-        return GpuSku(model, "on_demand", 0, m["loc"])
+        return GpuSku(model, "on_demand", 0, m["loc"] or "")
     return None
 
 
@@ -160,7 +247,7 @@ class GcpScraper(Scraper):
 
     def _offers(self, sku: dict[str, Any], sku_id: str, description: str, what: GpuSku) -> list[ScrapedOffer]:
         where = f"sku {sku_id}"
-        regions = require(sku, "serviceRegions", provider=self.name, kind=list)
+        places = self._places(sku, where, description, what)
         pricing = require(sku, "pricingInfo", provider=self.name, kind=list)
         if not pricing:
             raise ParseError(f"{self.name}: {where} has an empty pricingInfo")
@@ -176,11 +263,11 @@ class GcpScraper(Scraper):
         if price == 0:  # GCP's way of listing a GPU that is not sold in that place
             return []
         currency = require(unit_price, "currencyCode", provider=self.name, kind=str)
-        extra = {"location": what.location, "gpu_component_only": True, "description": description}
         return [
             self.offer(
                 sku=sku_id,
-                region=str(region),
+                region=region,
+                country=country,
                 gpu_raw=what.model,
                 gpu_count=1,
                 gpu_memory_gb=gpu_memory_gb(what.model),
@@ -188,10 +275,31 @@ class GcpScraper(Scraper):
                 kind=what.kind,
                 term_months=what.term_months,
                 currency=currency,
-                extra=extra,
+                extra={
+                    "location": what.location,
+                    "region_source": source,
+                    "gpu_component_only": True,
+                    "description": description,
+                },
             )
-            for region in (regions or [""])
+            for region, country, source in places
         ]
+
+    def _places(
+        self, sku: dict[str, Any], where: str, description: str, what: GpuSku
+    ) -> list[tuple[str, str | None, str]]:
+        """(region, country, region_source) of each offer: ``serviceRegions`` first, else the description."""
+        if sku.get("serviceRegions") is not None:
+            regions = require(sku, "serviceRegions", provider=self.name, kind=list)
+            if regions:
+                return [(str(region), None, "serviceRegions") for region in regions]
+        if not what.location.strip():
+            raise ParseError(
+                f"{self.name}: {where} ({description!r}) has no serviceRegions and its description names no location"
+            )
+        if found := region_of_location(what.location):
+            return [(found[0], found[1], "description")]
+        return [(what.location, None, "description_name")]
 
 
 def _money(unit_price: dict[str, Any], provider: str, where: str) -> float:

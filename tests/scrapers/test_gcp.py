@@ -4,6 +4,8 @@ Fixtures (real, see tests/fixtures/gcp/README.md):
 * ``gcp_cloudbilling_skus_excerpt_2023-03.json``: 7 whole SKUs in the real envelope (one GPU SKU).
 * ``gcp_cloudbilling_skus_gpu_2025-06-17_trimmed.json``: 61 real 2025 GPU SKUs, but the source kept only
   ``skuId``, ``description`` and ``pricingInfo`` (no ``serviceRegions``).
+* ``gcp_cloudbilling_skus_gpu_2025-06-17_h100_h200.json``: every 2025 SKU of the H100 80GB, H100 80GB Mega,
+  H100 80GB Plus and H200 141GB models (396, same 3 fields); the bundled replay recording is these SKUs.
 """
 
 from __future__ import annotations
@@ -15,12 +17,13 @@ import httpx
 import pytest
 
 from scrapers.base import FetchError, MissingCredentials, ParseError
-from scrapers.gcp import SKUS_URL, GcpScraper, classify_description, gpu_memory_gb
+from scrapers.gcp import SKUS_URL, GcpScraper, classify_description, gpu_memory_gb, region_of_location
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
 
 EXCERPT_2023 = "gcp/gcp_cloudbilling_skus_excerpt_2023-03.json"
 GPU_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_trimmed.json"
+H100_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_h100_h200.json"
 KEY = "AIzaSy-test-key-do-not-leak"
 
 
@@ -30,6 +33,13 @@ def skus_2025_with_regions(regions: list[str]) -> list[dict[str, Any]]:
     for sku in skus:
         sku["serviceRegions"] = regions
     return skus
+
+
+def no_location_sku() -> dict[str, Any]:
+    """A real 2025 H100 SKU whose description lost its " running in <location>" (and has no serviceRegions)."""
+    [sku] = [copy.deepcopy(s) for s in load_json(H100_2025) if s["skuId"] == "E166-C34C-2AF7"]
+    sku["description"] = "Nvidia H100 80GB GPU"
+    return sku
 
 
 class TestGcp(ProviderContract):
@@ -58,7 +68,7 @@ class TestGcp(ProviderContract):
             [per_month],
             [bad_money],
             [cpu_only],  # no description in the GPU grammar any more
-            [{"skus": load_json(GPU_2025)}],  # the 3-field excerpt: serviceRegions missing
+            [{"skus": [no_location_sku()]}],  # neither serviceRegions nor a location in the description
         ]
 
     def test_a100_from_the_2023_recording(self, offers: list[Any]) -> None:
@@ -246,9 +256,121 @@ class TestFetch:
         transport = ReplayTransport.for_provider("gcp")
         pages = run_fetch(scraper, transport)
         assert len(pages) == 2 and len(transport.requests) == 2
-        assert len(scraper.parse(pages)) == 3
+        assert transport.requests[1].url.params["pageToken"] == pages[0]["nextPageToken"]
+        assert [len(p["skus"]) for p in pages] == [198, 198]
+        assert [s for p in pages for s in p["skus"]] == load_json(H100_2025)
+        offers = scraper.parse(pages)
+        assert offers == GcpScraper(env={}).parse([{"skus": load_json(H100_2025)}])
+        tokyo = next(o for o in offers if o.sku == "E166-C34C-2AF7")
+        assert (tokyo.region, tokyo.price_per_hour) == ("asia-northeast1", pytest.approx(14.204998))
 
 
-def test_parse_error_names_what_is_missing() -> None:
-    with pytest.raises(ParseError, match="serviceRegions"):
-        GcpScraper(env={}).parse([{"skus": load_json(GPU_2025)}])
+class TestRegionFromDescription:
+    """Real 2025 SKUs without ``serviceRegions``: the region comes from the description's location."""
+
+    @pytest.fixture
+    def offers(self) -> dict[str, Any]:
+        offers = GcpScraper(env={}).parse([{"skus": load_json(H100_2025)}])
+        keys = [(o.sku, o.region, o.kind, o.term_months) for o in offers]
+        assert len(keys) == len(set(keys))
+        by_sku = {o.sku: o for o in offers}
+        assert len(by_sku) == len(offers)  # one offer per SKU: one place each
+        return by_sku
+
+    def test_h100_on_demand_in_tokyo(self, offers: dict[str, Any]) -> None:
+        o = offers["E166-C34C-2AF7"]  # "Nvidia H100 80GB GPU running in Tokyo"
+        assert (o.gpu_raw, o.gpu_count, o.gpu_memory_gb) == ("Nvidia H100 80GB", 1, 80)
+        assert (o.kind, o.term_months) == ("on_demand", 0)
+        assert (o.region, o.country) == ("asia-northeast1", "JP")
+        assert o.price_per_hour == pytest.approx(14.204998)
+        assert o.currency == "USD"
+        assert o.extra["location"] == "Tokyo" and o.extra["region_source"] == "description"
+        assert o.extra["gpu_component_only"] is True
+        assert o.extra["description"] == "Nvidia H100 80GB GPU running in Tokyo"
+
+    def test_h100_spot_and_commitments(self, offers: dict[str, Any]) -> None:
+        spot = offers["683F-D9EF-1D9F"]  # "... attached to Spot Preemptible VMs running in Taiwan"
+        assert (spot.kind, spot.region, spot.country) == ("spot", "asia-east1", "TW")
+        assert spot.price_per_hour == pytest.approx(2.0418)
+        one_year = offers["D2ED-B300-87EA"]  # "Commitment v1: Nvidia H100 80GB GPU running in Tokyo for 1 Year"
+        assert (one_year.kind, one_year.term_months, one_year.region) == ("reserved", 12, "asia-northeast1")
+        assert one_year.price_per_hour == pytest.approx(9.858272)
+        three_years = offers["12E2-9EC3-63C6"]  # "... running in Taiwan for 3 Years"
+        assert (three_years.kind, three_years.term_months, three_years.region) == ("reserved", 36, "asia-east1")
+        assert three_years.price_per_hour == pytest.approx(4.978853)
+
+    def test_a_location_that_is_no_single_region_stays_a_name(self, offers: dict[str, Any]) -> None:
+        americas = offers["D4E2-451A-15B9"]  # "Nvidia H100 80GB GPU running in Americas": a pricing group
+        assert (americas.region, americas.country) == ("Americas", None)
+        assert americas.extra["location"] == "Americas" and americas.extra["region_source"] == "description_name"
+        assert americas.price_per_hour == pytest.approx(9.796550569)
+        names = {o.region for o in offers.values() if o.extra["region_source"] == "description_name"}
+        assert names == {"Americas", "Virginia", "Northern Virginia", "Phoenix"}
+
+    def test_h100_mega_plus_and_h200(self, offers: dict[str, Any]) -> None:
+        by_text = {o.extra["description"]: o for o in offers.values()}
+        mega = by_text["Nvidia H100 80GB Mega GPU running in Tokyo"]
+        assert (mega.gpu_raw, mega.region, mega.price_per_hour) == (
+            "Nvidia H100 80GB Mega", "asia-northeast1", pytest.approx(13.28412))
+        h200 = by_text["H200 141GB GPU running in Northern Virginia"]
+        assert (h200.gpu_raw, h200.gpu_memory_gb, h200.region) == ("H200 141GB", 141, "Northern Virginia")
+        assert h200.price_per_hour == pytest.approx(9.31174)
+
+    def test_calendar_mode_dws_and_zero_price_skus_are_skipped(self, offers: dict[str, Any]) -> None:
+        raw = load_json(H100_2025)
+        skipped = {s["skuId"] for s in raw} - set(offers)
+        assert "AE60-7D45-1DF5" in skipped  # "Reserved Nvidia H100 80GB GPU in Americas in Calendar Mode"
+        assert "0D84-873D-A330" in skipped  # "... attached to DWS Defined Duration VMs running in Tokyo"
+        assert not any("Calendar Mode" in o.extra["description"] or "DWS" in o.extra["description"]
+                       for o in offers.values())
+        assert len(offers) == 220
+
+    def test_service_regions_stay_the_first_choice(self) -> None:
+        [sku] = [copy.deepcopy(s) for s in load_json(H100_2025) if s["skuId"] == "E166-C34C-2AF7"]
+        sku["serviceRegions"] = ["asia-northeast1", "asia-northeast2"]  # added by the test
+        offers = GcpScraper(env={}).parse([{"skus": [sku]}])
+        assert [(o.region, o.country, o.extra["region_source"]) for o in offers] == [
+            ("asia-northeast1", None, "serviceRegions"),
+            ("asia-northeast2", None, "serviceRegions"),
+        ]
+        sku["serviceRegions"] = []  # present but empty: the description decides
+        [o] = GcpScraper(env={}).parse([{"skus": [sku]}])
+        assert (o.region, o.extra["region_source"]) == ("asia-northeast1", "description")
+
+    def test_service_regions_of_the_wrong_type_is_a_parse_error(self) -> None:
+        [sku] = [copy.deepcopy(s) for s in load_json(H100_2025) if s["skuId"] == "E166-C34C-2AF7"]
+        sku["serviceRegions"] = "asia-northeast1"
+        with pytest.raises(ParseError, match="gcp: .*serviceRegions"):
+            GcpScraper(env={}).parse([{"skus": [sku]}])
+
+    @pytest.mark.parametrize(
+        ("location", "expected"),
+        [
+            ("Sydney", ("australia-southeast1", "AU")),
+            ("Frankfurt", ("europe-west3", "DE")),
+            ("Netherlands", ("europe-west4", "NL")),
+            ("Sao Paulo", ("southamerica-east1", "BR")),
+            ("São Paulo", ("southamerica-east1", "BR")),
+            ("Zürich", ("europe-west6", "CH")),
+            ("montreal", ("northamerica-northeast1", "CA")),
+            ("Americas", None),
+            ("EMEA", None),
+            ("APAC", None),
+            ("Japan", None),
+            ("Virginia", None),
+            ("Phoenix", None),
+        ],
+    )
+    def test_location_table(self, location: str, expected: tuple[str, str] | None) -> None:
+        assert region_of_location(location) == expected
+
+    def test_every_location_of_the_2025_catalogue_is_mapped_or_deliberately_a_name(self) -> None:
+        sample = load_json(GPU_2025) + load_json(H100_2025)
+        locations = {what.location for s in sample if (what := classify_description(s["description"]))}
+        unmapped = {loc for loc in locations if region_of_location(loc) is None}
+        assert unmapped <= {"Americas", "EMEA", "APAC", "Japan", "Virginia", "Northern Virginia", "Phoenix"}
+
+
+def test_parse_error_names_the_sku_without_a_location() -> None:
+    with pytest.raises(ParseError, match=r"gcp: sku E166-C34C-2AF7 .*no serviceRegions.*no location"):
+        GcpScraper(env={}).parse([{"skus": [no_location_sku()]}])
