@@ -129,3 +129,10 @@ def test_every_command_has_help(path: tuple[str, ...]) -> None:
 def test_every_command_is_documented_in_the_readme(path: tuple[str, ...]) -> None:
     readme = (ROOT / "README.md").read_text()
     assert f"gpu-tracker {' '.join(path)}" in readme, f"README.md does not mention `gpu-tracker {' '.join(path)}`"
+
+
+def test_replayed_h100s_come_from_the_api_providers(replayed: str) -> None:
+    """Issue 4: H100 offers from the API providers' real recordings (AWS has no real p5 recording yet)."""
+    _, out = cli(replayed, "prices", "--gpu", "H100", "--format", "json")
+    providers = {r["provider"] for r in json.loads(out)}
+    assert {"vastai", "runpod", "azure", "gcp", "oci"} <= providers
