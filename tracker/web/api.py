@@ -1,0 +1,141 @@
+"""The JSON API under ``/api`` (read-only). Every filter error is HTTP 400 ``{"detail": ...}``.
+
+List filters (``provider``, ``kind``, ``region``) may be repeated or comma-separated.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from tracker import value as value_mod
+from tracker.analysis.history import METRICS
+from tracker.web import data
+from tracker.web.data import WebContext
+from tracker.web.schemas import (
+    AlertEventOut,
+    AlertRuleOut,
+    ErrorOut,
+    GpuOut,
+    HistoryOut,
+    PriceOut,
+    ProviderOut,
+    RunOut,
+    TrendOut,
+    ValueOut,
+)
+
+router = APIRouter(prefix="/api", tags=["api"], responses={400: {"model": ErrorOut, "description": "A bad filter."}})
+
+
+def web_context(request: Request) -> WebContext:
+    ctx: WebContext = request.app.state.web
+    return ctx
+
+
+Ctx = Annotated[WebContext, Depends(web_context)]
+GpuQ = Annotated[str | None, Query(description="A family (`H100` = every H100 variant) or a canonical id (`H100-SXM`).")]
+ProviderQ = Annotated[list[str] | None, Query(description="Provider name(s), repeatable or comma-separated.")]
+KindQ = Annotated[list[str] | None, Query(description="on-demand, spot, community, reserved (repeatable), or `all`.")]
+RegionQ = Annotated[list[str] | None, Query(description="Provider region code(s).")]
+
+
+@router.get("/prices", response_model=list[PriceOut], summary="Latest price of every offer on sale")
+def api_prices(
+    ctx: Ctx,
+    gpu: GpuQ = None,
+    provider: ProviderQ = None,
+    kind: Annotated[list[str] | None, Query(description="on-demand, spot, community or reserved (repeatable).")] = None,
+    region: RegionQ = None,
+    limit: Annotated[int | None, Query(ge=1, description="At most this many rows.")] = None,
+) -> list[dict[str, Any]]:
+    """Cheapest per GPU-hour first; the same rows and keys as `gpu-tracker prices --format json`."""
+    return data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region, limit=limit)
+
+
+@router.get("/gpus", response_model=list[GpuOut], summary="The GPU spec catalog")
+def api_gpus(ctx: Ctx, gpu: GpuQ = None) -> list[dict[str, Any]]:
+    """Specs, TFLOPS per precision, purchase price and sources of every GPU (or of `gpu`)."""
+    return data.gpus(ctx, gpu)
+
+
+@router.get("/value", response_model=ValueOut, summary="GPUs ranked by cost per TFLOP-hour")
+def api_value(
+    ctx: Ctx,
+    basis: Annotated[str, Query(description=f"TFLOPS basis: {', '.join(value_mod.BASES)}.")] = value_mod.DEFAULT_BASIS,
+    gpu: GpuQ = None,
+    provider: ProviderQ = None,
+    kind: Annotated[list[str] | None, Query(description="Kinds considered (default on-demand and community; `all`).")] = None,
+    region: RegionQ = None,
+) -> dict[str, Any]:
+    """USD per TFLOP-hour of each GPU's cheapest current USD price, on an explicit basis
+    (dense FP16/BF16 with FP32 accumulate by default); the basis is in every row."""
+    return data.value(ctx, basis=basis, gpu=gpu, providers=provider, kinds=kind, regions=region)
+
+
+@router.get("/history", response_model=HistoryOut, summary="Price history on a time grid")
+def api_history(
+    ctx: Ctx,
+    gpu: GpuQ = None,
+    since: Annotated[str | None, Query(description="A span back from now (`24h`, `30d`, `12w`, `1y`), an ISO date, or `all` (default).")] = None,
+    until: Annotated[str | None, Query(description="ISO date or date-time (default: now).")] = None,
+    every: Annotated[str, Query(description="hour, day, week, or auto (from the span).")] = "auto",
+    metric: Annotated[str, Query(description=f"One of {', '.join(METRICS)}.")] = "price",
+    basis: Annotated[str | None, Query(description="TFLOPS basis for metric=cost-per-tflop.")] = None,
+    provider: ProviderQ = None,
+    kind: KindQ = None,
+    region: RegionQ = None,
+) -> dict[str, Any]:
+    """Per bucket: the market min / p25 / median across providers, and each provider's lowest
+    price. Empty buckets are null (never forward-filled). Default kinds: on-demand and community."""
+    h = data.history_frame(ctx, gpu=gpu, since=since, until=until, every=every, metric=metric, basis=basis,
+                           providers=provider, kinds=kind, regions=region, clip_to_data=False)
+    return data.history_json(h)
+
+
+@router.get("/trends", response_model=list[TrendOut], summary="Current price, changes, all-time low")
+def api_trends(ctx: Ctx, gpu: GpuQ = None, provider: ProviderQ = None, kind: KindQ = None,
+               region: RegionQ = None) -> list[dict[str, Any]]:
+    """Per GPU: the cheapest current price, its change over 24 h / 7 d / 30 d / 90 d, the all-time
+    low and when, a good-deal flag (within 5% of the low) and 30-day volatility."""
+    return data.trends(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region)
+
+
+@router.get("/providers", response_model=list[ProviderOut], summary="Providers and collection health")
+def api_providers(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every registered scraper: the env vars it needs (names only), last run, status,
+    failures in a row, data age and current offer count."""
+    return data.providers(ctx)
+
+
+@router.get("/runs", response_model=list[RunOut], summary="Recent scrape runs")
+def api_runs(
+    ctx: Ctx,
+    provider: ProviderQ = None,
+    status: Annotated[list[str] | None, Query(description="ok, failed, skipped or running.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> list[dict[str, Any]]:
+    """Newest first, with the error class and message of runs that failed or were skipped."""
+    return data.runs(ctx, limit=limit, providers=provider, statuses=status)
+
+
+@router.get("/alerts", response_model=list[AlertRuleOut], response_model_by_alias=True,
+            summary="Alert rules and their state")
+def api_alerts(ctx: Ctx) -> list[dict[str, Any]]:
+    """Every rule (config file and `alerts add`) with its state: armed, pending, firing or disabled."""
+    from tracker import alerts  # late: the app keeps serving prices if alerting is broken
+
+    return alerts.rule_states(ctx.engine, ctx.settings)
+
+
+@router.get("/alerts/history", response_model=list[AlertEventOut], summary="Recent alert events")
+def api_alert_history(
+    ctx: Ctx,
+    rule: Annotated[str | None, Query(description="Only this rule's events.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> list[dict[str, Any]]:
+    """Fired/resolved/test events, newest first, each with its deliveries (channels redacted)."""
+    from tracker import alerts
+
+    return alerts.history(ctx.engine, rule=rule, limit=limit)

@@ -1,0 +1,153 @@
+"""The FastAPI application: JSON API (``/api``), dashboard pages, ``/healthz``, ``/metrics``.
+
+``create_app(settings, engine=None)`` builds it; ``gpu-tracker serve`` runs it with uvicorn.
+Works with no internet: plotly.js is served from the installed ``plotly`` package at
+``/static/plotly.min.js`` (cached, gzip), the pages load nothing from elsewhere (a
+Content-Security-Policy of ``'self'`` enforces it), and FastAPI's CDN-based ``/docs`` is off
+(``/openapi.json`` documents the API).
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from functools import cache
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.gzip import GZipMiddleware
+
+from db.engine import default_database_url, init_db, make_engine
+from tracker import __version__
+from tracker.config import Settings, load_settings
+from tracker.errors import ConfigError
+from tracker.web import api, metrics, pages
+from tracker.web.data import WebContext
+from tracker.web.schemas import HealthOut
+
+STATIC_DIR = Path(__file__).parent / "static"
+PLOTLY_CACHE_SECONDS = 7 * 86400
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+       "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'")
+_CLI_FLAG = re.compile(r"^--([a-z][a-z-]*):")
+
+
+def _is_html_route(path: str) -> bool:
+    return not (path.startswith("/api") or path in ("/metrics", "/healthz", "/openapi.json"))
+
+
+def _message(exc: Exception) -> str:
+    # analysis errors name CLI flags ("--since: ..."); over HTTP they are query parameters
+    return _CLI_FLAG.sub(r"\1:", str(exc))
+
+
+def _validation_message(exc: RequestValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = [str(p) for p in err.get("loc", ()) if p not in ("query", "path", "body")]
+        parts.append(f"{'.'.join(loc) or 'request'}: {err.get('msg', 'invalid')}")
+    return "; ".join(parts)
+
+
+@cache
+def _plotly() -> tuple[bytes, bytes, str]:
+    """(plain, gzipped, version) of the plotly.js bundled with the plotly package."""
+    import plotly.offline
+
+    source = plotly.offline.get_plotlyjs().encode("utf-8")
+    return source, gzip.compress(source, compresslevel=6), plotly.offline.get_plotlyjs_version()
+
+
+def _error_response(request: Request, status: int, message: str) -> Response:
+    if _is_html_route(request.url.path):
+        return pages.render(request, "error.html", status_code=status, title=f"Error {status}", message=message)
+    return JSONResponse({"detail": message}, status_code=status)
+
+
+def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
+    """The application for ``settings`` (default: ``load_settings()``) on ``engine`` (default:
+    the configured database, tables created if missing)."""
+    settings = settings or load_settings()
+    if engine is None:
+        engine = make_engine(settings.database or default_database_url())
+        init_db(engine)
+    app = FastAPI(
+        title="gpu-price-tracker",
+        version=__version__,
+        description="Hourly GPU cloud prices: latest offers, catalog, cost per TFLOP, history, trends, "
+                    "provider health. Read-only.",
+        docs_url=None,
+        redoc_url=None,
+    )
+    app.state.web = WebContext.create(settings, engine)
+    app.add_middleware(GZipMiddleware, minimum_size=1024)
+
+    @app.middleware("http")
+    async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
+        response: Response = await call_next(request)
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        if response.headers.get("content-type", "").startswith("text/html"):
+            response.headers.setdefault("Content-Security-Policy", CSP)
+            response.headers.setdefault("Referrer-Policy", "same-origin")
+        return response
+
+    @app.exception_handler(ConfigError)
+    async def bad_filter(request: Request, exc: ConfigError) -> Response:
+        return _error_response(request, 400, _message(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def bad_request(request: Request, exc: RequestValidationError) -> Response:
+        return _error_response(request, 400, _validation_message(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> Response:
+        message = exc.detail if isinstance(exc.detail, str) else "error"
+        if exc.status_code == 404 and _is_html_route(request.url.path):
+            message = f"Nothing here: {request.url.path}"
+        response = _error_response(request, exc.status_code, message)
+        for k, v in (exc.headers or {}).items():
+            response.headers[k] = v
+        return response
+
+    app.include_router(api.router)
+
+    @app.get("/healthz", response_model=HealthOut, tags=["ops"], responses={503: {"model": HealthOut}})
+    def healthz(request: Request) -> Response:
+        """Liveness and database reachability (never shows the database URL)."""
+        try:
+            with request.app.state.web.engine.connect() as conn:
+                conn.execute(text("SELECT 1"))
+        except Exception as exc:  # noqa: BLE001 - any database trouble is "unhealthy"
+            body = HealthOut(status="error", version=__version__, database=f"unreachable ({type(exc).__name__})")
+            return JSONResponse(body.model_dump(), status_code=503)
+        return JSONResponse(HealthOut(status="ok", version=__version__, database="ok").model_dump())
+
+    @app.get("/metrics", response_class=PlainTextResponse, tags=["ops"],
+             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format 0.0.4."}})
+    def prometheus(request: Request) -> Response:
+        """Per-provider offers, last success, consecutive failures, scrape duration; per-GPU cheapest price."""
+        return Response(metrics.render(request.app.state.web), media_type=metrics.CONTENT_TYPE)
+
+    @app.get("/static/plotly.min.js", include_in_schema=False)
+    def plotly_js(request: Request) -> Response:
+        plain, gz, version = _plotly()
+        etag = f'"plotly-{version}"'
+        headers = {"ETag": etag, "Cache-Control": f"public, max-age={PLOTLY_CACHE_SECONDS}", "Vary": "Accept-Encoding"}
+        if etag in request.headers.get("if-none-match", ""):
+            return Response(status_code=304, headers=headers)
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            return Response(gz, media_type="application/javascript", headers={**headers, "Content-Encoding": "gzip"})
+        return Response(plain, media_type="application/javascript", headers=headers)
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    app.include_router(pages.router)
+    return app
+
+
+__all__ = ["create_app"]

@@ -1,0 +1,400 @@
+"""What the API and the dashboard show, as plain dicts: one read path for both.
+
+Every function takes a :class:`WebContext` (settings, engine, catalog) and the request's
+filters, and raises ``ConfigError`` for a bad filter (unknown GPU, kind, basis, span); the
+app turns that into HTTP 400. Nothing here formats HTML or knows about HTTP.
+
+Secrets: the providers view names the environment variables a scraper needs and whether
+they are set; a value is only ever tested for presence, never returned.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from db import queries
+from db.models import ScrapeRun
+from db.types import utcnow
+from scrapers.base import Scraper
+from scrapers.registry import all_scrapers
+from tracker import value as value_mod
+from tracker.analysis.frames import DEFAULT_KINDS, Filters, Resolution, parse_span, parse_when, records, scrape_intervals
+from tracker.analysis.history import History
+from tracker.analysis.history import history as analysis_history
+from tracker.analysis.trends import trends as analysis_trends
+from tracker.catalog import GpuSpec, gpu_ids_matching, load_catalog
+from tracker.config import Settings
+from tracker.errors import ConfigError
+
+KINDS = ("on_demand", "spot", "community", "reserved")
+KIND_ALIASES = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
+                "interruptible": "spot"}
+#: Price kinds anyone can rent now without interruption (the analysis default).
+RENTABLE_KINDS = DEFAULT_KINDS
+#: ``every=auto`` picks the resolution from the span shown.
+AUTO_HOURLY_UP_TO = timedelta(days=3)
+AUTO_DAILY_UP_TO = timedelta(days=180)
+
+
+@dataclass
+class WebContext:
+    settings: Settings
+    engine: Engine
+    catalog: dict[str, GpuSpec] = field(default_factory=dict)
+    tolerance: Callable[[str], timedelta] | None = None
+
+    @classmethod
+    def create(cls, settings: Settings, engine: Engine) -> WebContext:
+        catalog = load_catalog(settings.catalog_file)
+        return cls(settings, engine, catalog, scrape_intervals(settings))
+
+    def session(self) -> Session:
+        return Session(self.engine)
+
+
+# --- filters ---------------------------------------------------------------------------------
+
+
+def resolve_gpus(ctx: WebContext, query: str | None) -> list[str] | None:
+    """A family (``H100``) -> every variant; a canonical id -> itself; unknown -> ConfigError."""
+    if query is None or not query.strip():
+        return None
+    ids = gpu_ids_matching(query, ctx.catalog)
+    if not ids:
+        raise ConfigError(f"gpu: {query!r} matches no GPU in the catalog (see /api/gpus)")
+    return ids
+
+
+def normalise_kinds(kinds: Sequence[str] | None, default: Sequence[str] | None = None) -> list[str] | None:
+    """``on-demand`` -> ``on_demand`` etc.; ``all`` -> no restriction; nothing -> ``default``."""
+    if not kinds:
+        return list(default) if default else None
+    out: list[str] = []
+    for k in kinds:
+        for part in k.split(","):
+            part = part.strip().lower()
+            if part == "all":
+                return None
+            if part:
+                out.append(KIND_ALIASES.get(part, part.replace("-", "_")))
+    bad = [k for k in out if k not in KINDS]
+    if bad:
+        raise ConfigError(f"kind: {', '.join(bad)} is not one of on-demand, spot, community, reserved (or all)")
+    return out or (list(default) if default else None)
+
+
+def _split(values: Sequence[str] | None) -> list[str] | None:
+    """Repeated and comma-separated query values (``provider=a&provider=b,c``)."""
+    if not values:
+        return None
+    out = [p.strip() for v in values for p in v.split(",") if p.strip()]
+    return out or None
+
+
+def check_providers(names: Sequence[str] | None) -> list[str] | None:
+    names = _split(names)
+    if names:
+        known = all_scrapers()
+        bad = [n for n in names if n not in known]
+        if bad:
+            raise ConfigError(f"provider: {', '.join(bad)} is not a registered provider (see /api/providers)")
+    return names
+
+
+def parse_since(text: str | None, now: datetime) -> datetime | None:
+    """``30d``/``12w``/``1y`` (a span back from now), an ISO date, or ``all``/nothing (None)."""
+    if text is None or not text.strip() or text.strip().lower() == "all":
+        return None
+    try:
+        return now - parse_span(text)
+    except ConfigError:
+        pass
+    try:
+        return parse_when(text)
+    except ConfigError:
+        raise ConfigError(f"since: {text!r} is not a span like 24h, 30d, 12w, 3m, 1y, an ISO date, or 'all'") from None
+
+
+def _round(v: Any, places: int = 10) -> Any:
+    """Drop float noise (as the CLI's JSON output does), keep small ratios such as USD per TFLOP-hour."""
+    return round(v, places) if isinstance(v, float) and math.isfinite(v) else v
+
+
+# --- prices, catalog, value -------------------------------------------------------------------
+
+
+def prices(
+    ctx: WebContext,
+    *,
+    gpu: str | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    limit: int | None = None,
+    include_unmapped: bool = True,
+) -> list[dict[str, Any]]:
+    """The latest price of every offer on sale, cheapest per GPU-hour first (= ``gpu-tracker prices``)."""
+    gpus = resolve_gpus(ctx, gpu)
+    with ctx.session() as s:
+        rows = queries.latest_prices(
+            s, gpus=gpus, providers=check_providers(providers), kinds=normalise_kinds(kinds),
+            regions=_split(regions), include_unmapped=include_unmapped,
+        )
+    if limit is not None:
+        rows = rows[:limit]
+    return [{k: _round(v) for k, v in r.items()} for r in rows]
+
+
+def gpus(ctx: WebContext, gpu: str | None = None) -> list[dict[str, Any]]:
+    ids = resolve_gpus(ctx, gpu)
+    return [s.as_json() for g, s in ctx.catalog.items() if ids is None or g in ids]
+
+
+def tflops(ctx: WebContext, gpu: str | None, basis: str = value_mod.DEFAULT_BASIS) -> float | None:
+    spec = ctx.catalog.get(gpu) if gpu else None
+    return value_mod.tflops_for(spec, basis) if spec is not None else None
+
+
+def cost_per_tflop(ctx: WebContext, gpu: str | None, price_per_gpu_hour: float | None, currency: str = "USD",
+                   basis: str = value_mod.DEFAULT_BASIS) -> float | None:
+    flops = tflops(ctx, gpu, basis)
+    if not flops or price_per_gpu_hour is None or currency != "USD":
+        return None
+    return value_mod.cost_per_tflop_hour(price_per_gpu_hour, flops, places=4)
+
+
+def value(
+    ctx: WebContext,
+    *,
+    basis: str = value_mod.DEFAULT_BASIS,
+    gpu: str | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+) -> dict[str, Any]:
+    """GPUs ranked by USD per TFLOP-hour of their cheapest current USD price, on ``basis``."""
+    b = value_mod.check_basis(basis)
+    gpu_ids = resolve_gpus(ctx, gpu)
+    ks = normalise_kinds(kinds, RENTABLE_KINDS)
+    with ctx.session() as s:
+        rows = queries.latest_prices(s, gpus=gpu_ids, providers=check_providers(providers), kinds=ks,
+                                     regions=_split(regions), include_unmapped=False)
+    by_gpu: dict[str, list[float]] = {}
+    for r in rows:
+        if r["gpu"] and r["currency"] == "USD":
+            by_gpu.setdefault(r["gpu"], []).append(r["price_per_gpu_hour"])
+    table = value_mod.value_table(by_gpu, ctx.catalog, b)
+    return {
+        "basis": b,
+        "basis_label": value_mod.BASIS_LABELS[b],
+        "unit": value_mod.column_header(b),
+        "kinds": ks,
+        "rows": [{k: _round(v) for k, v in row.as_json().items()} for row in table],
+    }
+
+
+# --- history and trends -----------------------------------------------------------------------
+
+
+def _filters(ctx: WebContext, gpu: str | None, providers: Sequence[str] | None, kinds: Sequence[str] | None,
+             regions: Sequence[str] | None) -> Filters:
+    return Filters(
+        gpus=tuple(g) if (g := resolve_gpus(ctx, gpu)) else None,
+        providers=tuple(p) if (p := check_providers(providers)) else None,
+        regions=tuple(r) if (r := _split(regions)) else None,
+        kinds=tuple(k) if (k := normalise_kinds(kinds, RENTABLE_KINDS)) else None,
+    )
+
+
+def pick_resolution(every: str | None, since: datetime | None, until: datetime) -> Resolution:
+    if every and every.strip().lower() != "auto":
+        return Resolution.parse(every)
+    if since is None:
+        return Resolution.day
+    span = until - since
+    if span <= AUTO_HOURLY_UP_TO:
+        return Resolution.hour
+    return Resolution.day if span <= AUTO_DAILY_UP_TO else Resolution.week
+
+
+def history_frame(
+    ctx: WebContext,
+    *,
+    gpu: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    every: str | None = "auto",
+    metric: str = "price",
+    basis: str | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    clip_to_data: bool = True,
+) -> History:
+    """The analysis ``History`` for the request. Without ``since`` the range starts at the first
+    stored price; with ``clip_to_data`` a ``since`` before it is moved up to it (so a young
+    database is not drawn as months of emptiness)."""
+    filters = _filters(ctx, gpu, providers, kinds, regions)
+    if basis is not None:
+        basis = value_mod.check_basis(basis)
+    until_dt = parse_when(until) if until else utcnow()
+    since_dt = parse_since(since, until_dt)
+    if since_dt is None or clip_to_data:
+        with ctx.session() as s:
+            first = queries.first_price_at(s, list(filters.gpus) if filters.gpus else None)
+        if first is not None and (since_dt is None or first > since_dt):
+            since_dt = min(first, until_dt)
+    if since_dt is not None and since_dt > until_dt:
+        raise ConfigError("since: the range starts after it ends")
+    resolution = pick_resolution(every, since_dt, until_dt)
+    return analysis_history(ctx.engine, filters, metric=metric, basis=basis, since=since_dt, until=until_dt,
+                            resolution=resolution, tolerance=ctx.tolerance)
+
+
+def history_json(h: History) -> dict[str, Any]:
+    market = records(h.market)
+    for m in market:
+        for k in ("min", "p25", "median"):
+            m[k] = _round(m[k])
+    by_provider = [{**r, "value": _round(r["value"])} for r in records(h.by_provider)]
+    return {
+        "metric": h.metric,
+        "unit": h.unit,
+        "resolution": h.resolution.value,
+        "since": h.since.to_pydatetime(),
+        "until": h.until.to_pydatetime(),
+        "kinds": list(h.kinds) if h.kinds else None,
+        "gpus": h.gpus,
+        "providers": h.providers,
+        "notes": h.notes,
+        "market": market,
+        "by_provider": by_provider,
+    }
+
+
+def trends(
+    ctx: WebContext,
+    *,
+    gpu: str | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    df = analysis_trends(ctx.engine, _filters(ctx, gpu, providers, kinds, regions), tolerance=ctx.tolerance)
+    return [{k: _round(v) for k, v in r.items()} for r in records(df)]
+
+
+# --- providers and runs -----------------------------------------------------------------------
+
+
+def age(ts: datetime | None, now: datetime | None = None) -> str | None:
+    if ts is None:
+        return None
+    seconds = ((now or utcnow()) - ts).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f}{unit}"
+    return f"{max(seconds, 0):.0f}s"
+
+
+def credential_names(settings: Settings, name: str, cls: type[Scraper]) -> tuple[list[str], list[str]]:
+    """(required, optional) env var names as the user must set them (config renames applied)."""
+    ps = settings.provider(name)
+    rename: dict[str, str] = {}
+    primary = cls.credentials[0] if cls.credentials else (
+        cls.optional_credentials[0] if len(cls.optional_credentials) == 1 else None)
+    if ps.api_key_env and primary:
+        rename[primary] = ps.api_key_env
+    rename.update(ps.credentials_env)
+    return [rename.get(n, n) for n in cls.credentials], [rename.get(n, n) for n in cls.optional_credentials]
+
+
+def _health(enabled: bool, missing: list[str], status: str | None, last_success: datetime | None,
+            interval_s: float, now: datetime) -> str:
+    if not enabled:
+        return "disabled"
+    if status is None:
+        return "skipped" if missing else "never_run"
+    if status == "failed":
+        return "failing"
+    if status == "skipped":
+        return "skipped"
+    if last_success is not None and (now - last_success).total_seconds() > 2 * interval_s + 300:
+        return "stale"
+    return "ok"
+
+
+def providers(ctx: WebContext) -> list[dict[str, Any]]:
+    now = utcnow()
+    with ctx.session() as s:
+        stored = queries.provider_rows(s)
+        runs = queries.latest_run_per_provider(s)
+        counts = queries.current_offer_counts(s)
+    out = []
+    for name, cls in all_scrapers().items():
+        env = ctx.settings.provider_env(name)
+        required, optional = credential_names(ctx.settings, name, cls)
+        missing = [shown for default, shown in zip(cls.credentials, required, strict=True) if not env.get(default)]
+        p = stored.get(name)
+        last: ScrapeRun | None = runs.get(name)
+        enabled = ctx.settings.provider(name).enabled
+        interval = ctx.settings.interval_for(name, getattr(cls, "default_interval_s", None))
+        status = p.last_status if p else None
+        last_success = p.last_success_at if p else None
+        note = f"set {' and '.join(missing)} to enable" if missing else None
+        error_class = error_message = None
+        if last is not None and last.status not in ("ok", "running"):
+            error_class, error_message = last.error_class, last.error_message
+            note = error_message or note
+        out.append({
+            "provider": name,
+            "display_name": cls.display_name,
+            "homepage": cls.homepage,
+            "endpoint": getattr(cls, "endpoint", "") or "",
+            "kinds": list(cls.kinds),
+            "caveats": cls.caveats,
+            "enabled": enabled,
+            "credentials": required,
+            "optional_credentials": optional,
+            "credentials_missing": missing,
+            "interval_s": interval,
+            "health": _health(enabled, missing, status, last_success, interval, now),
+            "last_run_at": p.last_run_at if p else None,
+            "status": status,
+            "last_success_at": last_success,
+            "consecutive_failures": p.consecutive_failures if p else 0,
+            "data_age_s": round((now - last_success).total_seconds(), 1) if last_success else None,
+            "data_age": age(last_success, now),
+            "offers": counts.get(name, 0),
+            "last_error_class": error_class,
+            "last_error_message": error_message,
+            "note": note,
+        })
+    return out
+
+
+def run_row(r: ScrapeRun) -> dict[str, Any]:
+    return {
+        "id": r.id, "provider": r.provider, "started_at": r.started_at, "finished_at": r.finished_at,
+        "status": r.status, "replay": r.replay, "offers_seen": r.offers_seen, "new_offers": r.new_offers,
+        "prices_changed": r.prices_changed, "quarantined": r.quarantined, "unmapped": r.unmapped,
+        "duration_s": _round(r.duration_s, 3), "error_class": r.error_class, "error_message": r.error_message,
+    }
+
+
+def runs(ctx: WebContext, *, limit: int = 50, providers: Sequence[str] | None = None,
+         statuses: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    st = _split(statuses)
+    bad = [x for x in st or () if x not in ("ok", "failed", "skipped", "running")]
+    if bad:
+        raise ConfigError(f"status: {', '.join(bad)} is not one of ok, failed, skipped, running")
+    with ctx.session() as s:
+        rows = queries.recent_runs(s, limit=limit, providers=check_providers(providers), statuses=st)
+    return [run_row(r) for r in rows]

@@ -1,0 +1,123 @@
+"""The HTML dashboard: overview, one page per GPU (or family), providers.
+
+Server-rendered Jinja2 templates; the only script is the price-history chart (plotly.js,
+served by this app from the installed ``plotly`` package, never from a CDN).
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+from tracker import __version__
+from tracker.errors import ConfigError
+from tracker.web import data, views
+from tracker.web.data import WebContext
+
+TEMPLATES_DIR = Path(__file__).parent / "templates"
+KIND_LABELS = {"on_demand": "on-demand", "spot": "spot", "community": "community", "reserved": "reserved"}
+#: Kinds choices on the GPU page: label -> query value.
+KIND_CHOICES = {"on-demand + community": "", "spot": "spot", "reserved": "reserved", "all kinds": "all"}
+
+
+def money(v: Any, currency: str = "USD") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    sign = "$" if currency == "USD" else ""
+    suffix = "" if currency == "USD" else f" {currency}"
+    places = 2 if abs(v) >= 10 else 3 if abs(v) >= 0.1 else 4
+    return f"{sign}{v:,.{places}f}{suffix}"
+
+
+def num(v: Any, places: int = 1) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    if isinstance(v, float) and v.is_integer():
+        return f"{int(v):,}"
+    return f"{v:,.{places}f}" if isinstance(v, float) else f"{v:,}"
+
+
+def pct(v: Any) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "–"
+    return f"{v:+.1f}%"
+
+
+def when(v: datetime | None) -> str:
+    return v.strftime("%Y-%m-%d %H:%M") if v else "–"
+
+
+def kind_label(kind: str, term_months: int = 0) -> str:
+    label = KIND_LABELS.get(kind, kind)
+    return f"{label} {term_months} mo" if kind == "reserved" and term_months else label
+
+
+def _env() -> Environment:
+    env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape(["html"]),
+                      trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(money=money, num=num, pct=pct, when=when, kind=kind_label)
+    env.globals.update(version=__version__)
+    return env
+
+
+templates = Jinja2Templates(env=_env())
+router = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
+
+
+def _ctx(request: Request) -> WebContext:
+    ctx: WebContext = request.app.state.web
+    return ctx
+
+
+def render(request: Request, name: str, status_code: int = 200, **context: Any) -> Response:
+    context.setdefault("root", request.scope.get("root_path", ""))
+    return templates.TemplateResponse(request, name, context, status_code=status_code)
+
+
+@router.get("/")
+def overview(request: Request) -> Response:
+    return render(request, "overview.html", page="overview", **views.overview(_ctx(request)))
+
+
+@router.get("/gpu")
+def gpu_search(request: Request, q: str = "") -> Response:
+    if not q.strip():
+        return RedirectResponse(str(request.url_for("overview")), status_code=303)
+    return RedirectResponse(str(request.url_for("gpu", query=q.strip())), status_code=303)
+
+
+@router.get("/gpu/{query}")
+def gpu(
+    request: Request,
+    query: str,
+    since: str = "90d",
+    every: str = "auto",
+    kind: Annotated[list[str] | None, Query()] = None,
+) -> Response:
+    ctx = _ctx(request)
+    try:
+        data.resolve_gpus(ctx, query)
+    except ConfigError:
+        return render(request, "error.html", status_code=404, title="Unknown GPU",
+                      message=f"No GPU in the catalog matches “{query}”.",
+                      hint="Try a family such as H100 or A100, or a canonical id such as H100-SXM.",
+                      families=sorted({s.family for s in ctx.catalog.values()}))
+    kinds = [k for k in (kind or []) if k]
+    view = views.gpu_page(ctx, query, since=since, every=every, kinds=kinds or None)
+    kind_value = ",".join(kinds)
+    return render(request, "gpu.html", page="gpu", ranges=views.RANGES, kind_choices=KIND_CHOICES,
+                  kind_value=kind_value, **view)
+
+
+@router.get("/providers")
+def providers(request: Request) -> Response:
+    ctx = _ctx(request)
+    return render(request, "providers.html", page="providers", providers=data.providers(ctx),
+                  runs=data.runs(ctx, limit=60))

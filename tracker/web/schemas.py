@@ -1,0 +1,249 @@
+"""Response models of the JSON API (they are what ``/openapi.json`` documents).
+
+Keys are snake_case and match the CLI's ``--format json`` output where both exist
+(``/api/prices`` = ``gpu-tracker prices --format json``). Times are ISO 8601 in UTC.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorOut(_Out):
+    detail: str = Field(description="What was wrong with the request, e.g. an unknown GPU.")
+
+
+class PriceOut(_Out):
+    """The latest price of one offer (one row of ``gpu-tracker prices --format json``)."""
+
+    provider: str
+    gpu: str | None = Field(description="Canonical GPU id, or null when the provider's name is not mapped yet.")
+    gpu_raw: str = Field(description="The provider's own GPU name (or instance type).")
+    gpu_count: float
+    gpu_memory_gb: float | None
+    kind: str = Field(description="on_demand, spot, community or reserved.")
+    term_months: int = Field(description="Commitment term for reserved prices, 0 otherwise.")
+    region: str
+    country: str | None
+    sku: str
+    price_per_hour: float = Field(description="Whole instance, in `currency`.")
+    price_per_gpu_hour: float
+    currency: str
+    available: bool | None
+    observed_at: datetime = Field(description="When the provider last listed this price.")
+    price_since: datetime = Field(description="Since when the price has been unchanged.")
+
+
+class GpuOut(_Out):
+    """One GPU of the spec catalog (``gpu-tracker catalog --format json``)."""
+
+    gpu: str
+    family: str
+    name: str
+    vendor: str
+    architecture: str
+    form_factor: str
+    vram_gb: float | None
+    mem_bandwidth_gbps: float | None
+    fp32_tflops: float | None
+    tf32_dense_tflops: float | None
+    fp16_dense_tflops: float | None
+    fp16_sparse_tflops: float | None
+    fp16_dense_fp16acc_tflops: float | None
+    fp16_sparse_fp16acc_tflops: float | None
+    fp8_dense_tflops: float | None
+    int8_dense_tops: float | None
+    tdp_w: float | None
+    launch_year: int | None
+    purchase_price_usd: float | None
+    purchase_price_date: str | None
+    purchase_price_source: str | None
+    sources: list[str]
+    notes: str
+
+
+class ValueRowOut(_Out):
+    gpu: str
+    basis: str
+    tflops: float | None = Field(description="Dense TFLOPS of the GPU on `basis`; null when the catalog has none.")
+    price_per_gpu_hour: float = Field(description="Cheapest current USD price per GPU-hour.")
+    cost_per_tflop_hour: float | None = Field(description="USD per TFLOP-hour at the cheapest price.")
+    median_price_per_gpu_hour: float | None
+    median_cost_per_tflop_hour: float | None
+    offers: int
+    vram_gb: float | None
+    usd_per_gb_vram_hour: float | None
+
+
+class ValueOut(_Out):
+    """GPUs ranked by cost per TFLOP-hour of their cheapest current price."""
+
+    basis: str
+    basis_label: str
+    unit: str
+    kinds: list[str] | None = Field(description="Price kinds considered (null = all).")
+    rows: list[ValueRowOut]
+
+
+class MarketPoint(_Out):
+    time: datetime
+    gpu: str
+    min: float | None
+    p25: float | None
+    median: float | None
+    providers: int
+    offers: int
+
+
+class ProviderPoint(_Out):
+    time: datetime
+    gpu: str
+    provider: str
+    value: float | None
+
+
+class HistoryOut(_Out):
+    """A GPU's history on a time grid: the market across providers, and each provider's line.
+
+    A bucket no price touched has null market values (gaps stay gaps)."""
+
+    metric: str
+    unit: str
+    resolution: str
+    since: datetime
+    until: datetime
+    kinds: list[str] | None
+    gpus: list[str]
+    providers: list[str]
+    notes: list[str]
+    market: list[MarketPoint]
+    by_provider: list[ProviderPoint]
+
+
+class TrendOut(_Out):
+    gpu: str
+    current: float | None
+    provider: str | None
+    providers: int
+    offers: int
+    as_of: datetime
+    price_24h_ago: float | None
+    change_24h_pct: float | None
+    price_7d_ago: float | None
+    change_7d_pct: float | None
+    price_30d_ago: float | None
+    change_30d_pct: float | None
+    price_90d_ago: float | None
+    change_90d_pct: float | None
+    all_time_low: float | None
+    all_time_low_at: datetime | None
+    all_time_low_provider: str | None
+    good_deal: bool
+    volatility_30d_pct: float | None
+
+
+class ProviderOut(_Out):
+    """A registered scraper and how its collection is doing. Credentials are only *named*."""
+
+    provider: str
+    display_name: str
+    homepage: str
+    endpoint: str
+    kinds: list[str]
+    caveats: str
+    enabled: bool
+    credentials: list[str] = Field(description="Environment variables it needs (names only, never values).")
+    optional_credentials: list[str]
+    credentials_missing: list[str] = Field(description="Required variables that are not set.")
+    interval_s: float
+    health: str = Field(description="ok, stale, failing, skipped, disabled or never_run.")
+    last_run_at: datetime | None
+    status: str | None
+    last_success_at: datetime | None
+    consecutive_failures: int
+    data_age_s: float | None
+    data_age: str | None
+    offers: int = Field(description="Priced offers listed by the latest successful scrape.")
+    last_error_class: str | None
+    last_error_message: str | None
+    note: str | None
+
+
+class RunOut(_Out):
+    id: int
+    provider: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    replay: bool
+    offers_seen: int
+    new_offers: int
+    prices_changed: int
+    quarantined: int
+    unmapped: int
+    duration_s: float | None
+    error_class: str | None
+    error_message: str | None
+
+
+class HealthOut(_Out):
+    status: str
+    version: str
+    database: str
+
+
+class _Loose(BaseModel):
+    # alert rows come from tracker.alerts; keys it adds later are dropped, not errors
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+class AlertRuleOut(_Loose):
+    """An alert rule and where it stands. Channel URLs are redacted."""
+
+    name: str
+    source: str | None = None
+    enabled: bool
+    gpu: str | None = None
+    condition: str | None = None
+    filters: str | None = None
+    for_: int | None = Field(default=None, alias="for", serialization_alias="for")
+    rearm: str | float | None = None
+    resolved: bool | None = None
+    notify: str | None = Field(default=None, description="Channels, redacted (secrets never shown).")
+    state: str = Field(description="armed, pending, firing or disabled.")
+    pending_count: int = 0
+    last_value: float | None = None
+    last_evaluated: datetime | None = None
+    last_fired: datetime | None = None
+
+
+class AlertDeliveryOut(_Loose):
+    channel: str
+    status: str
+    attempts: int
+    delivered_at: datetime | None = None
+    next_attempt_at: datetime | None = None
+    last_error: str | None = None
+
+
+class AlertEventOut(_Loose):
+    id: int
+    at: datetime
+    rule: str
+    kind: str = Field(description="fired, resolved or test.")
+    gpu: str | None = None
+    value: float | None = None
+    threshold: float | None = None
+    previous_value: float | None = None
+    provider: str | None = None
+    region: str | None = None
+    offer_kind: str | None = None
+    delivered: str | None = None
+    deliveries: list[AlertDeliveryOut] = Field(default_factory=list)
+    title: str | None = None

@@ -1,0 +1,136 @@
+"""What the dashboard pages show, composed from ``tracker.web.data`` (the API's read path):
+the overview (cheapest offer per GPU now, trends, provider health) and a GPU page (offers,
+trends, chart series)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from tracker import value as value_mod
+from tracker.analysis.history import History
+from tracker.web.data import (
+    RENTABLE_KINDS,
+    WebContext,
+    cost_per_tflop,
+    history_frame,
+    normalise_kinds,
+    prices,
+    providers,
+    resolve_gpus,
+    tflops,
+    trends,
+)
+
+
+def cheapest_by_gpu(ctx: WebContext, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per mapped GPU (catalog order): cheapest rentable and cheapest spot USD offer now."""
+    groups: dict[str, list[Mapping[str, Any]]] = {}
+    for r in rows:
+        if r["gpu"] and r["currency"] == "USD":
+            groups.setdefault(r["gpu"], []).append(r)
+    order = {g: i for i, g in enumerate(ctx.catalog)}
+    out = []
+    for gpu in sorted(groups, key=lambda g: (order.get(g, len(order)), g)):
+        offers = groups[gpu]  # already cheapest first
+        rentable = next((o for o in offers if o["kind"] in RENTABLE_KINDS), None)
+        spot = next((o for o in offers if o["kind"] == "spot"), None)
+        spec = ctx.catalog.get(gpu)
+        out.append({
+            "gpu": gpu,
+            "family": spec.family if spec else gpu,
+            "name": spec.name if spec else gpu,
+            "vram_gb": spec.vram_gb if spec else None,
+            "best": rentable,
+            "best_spot": spot,
+            "offers": len(offers),
+            "providers": len({o["provider"] for o in offers}),
+            "tflops": tflops(ctx, gpu),
+            "cost_per_tflop_hour": cost_per_tflop(ctx, gpu, rentable["price_per_gpu_hour"]) if rentable else None,
+        })
+    return out
+
+
+def overview(ctx: WebContext) -> dict[str, Any]:
+    rows = prices(ctx, include_unmapped=False)
+    trend = {t["gpu"]: t for t in trends(ctx)}
+    provs = providers(ctx)
+    newest = max((r["observed_at"] for r in rows), default=None)
+    return {
+        "gpus": cheapest_by_gpu(ctx, rows),
+        "trends": trend,
+        "providers": provs,
+        "offers": sum(p["offers"] for p in provs),
+        "as_of": newest,
+        "basis": value_mod.DEFAULT_BASIS,
+        "basis_label": value_mod.BASIS_LABELS[value_mod.DEFAULT_BASIS],
+    }
+
+
+def _iso(ts: Any) -> str:
+    return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M")
+
+
+def _num(v: Any) -> float | None:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else round(float(v), 4)
+
+
+def chart_series(h: History, lows: Mapping[str, Mapping[str, Any]], order: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """One chart per GPU id (in ``order``): x (UTC bucket starts), the x range (half a bucket
+    of margin, so a single bucket is not drawn on a millisecond axis), market min/median,
+    each provider's line (null = gap), and the all-time low from the trends."""
+    charts = []
+    rank = {g: i for i, g in enumerate(order)}
+    half = h.resolution.step / 2
+    for gpu in sorted(h.gpus, key=lambda g: (rank.get(g, len(rank)), g)):
+        m = h.market[h.market["gpu"] == gpu]
+        t = lows.get(gpu, {})
+        charts.append({
+            "gpu": gpu,
+            "unit": h.unit,
+            "resolution": h.resolution.value,
+            "x": [_iso(x) for x in m["time"]],
+            "x_range": [_iso(m["time"].min() - half), _iso(m["time"].max() + half)] if not m.empty else None,
+            "min": [_num(v) for v in m["min"]],
+            "median": [_num(v) for v in m["median"]],
+            "providers": {p: [_num(v) for v in h.provider_series(gpu, p)] for p in
+                          sorted(h.by_provider.loc[h.by_provider["gpu"] == gpu, "provider"].unique())},
+            "all_time_low": t.get("all_time_low"),
+            "all_time_low_at": _iso(t["all_time_low_at"]) if t.get("all_time_low_at") else None,
+            "all_time_low_provider": t.get("all_time_low_provider"),
+        })
+    return charts
+
+
+RANGES = ("7d", "30d", "90d", "1y", "all")
+
+
+def gpu_page(ctx: WebContext, query: str, *, since: str = "90d", every: str = "auto",
+             kinds: Sequence[str] | None = None) -> dict[str, Any]:
+    ids = resolve_gpus(ctx, query)
+    assert ids
+    ks = normalise_kinds(kinds, RENTABLE_KINDS)
+    kind_arg = ks or ["all"]
+    offers = prices(ctx, gpu=query)
+    for o in offers:
+        o["cost_per_tflop_hour"] = cost_per_tflop(ctx, o["gpu"], o["price_per_gpu_hour"], o["currency"])
+    rank = {g: i for i, g in enumerate(ids)}
+    trend_rows = sorted(trends(ctx, gpu=query, kinds=kind_arg), key=lambda t: rank.get(t["gpu"], len(rank)))
+    h = history_frame(ctx, gpu=query, since=since, every=every, kinds=kind_arg)
+    return {
+        "query": query,
+        "ids": ids,
+        "specs": [ctx.catalog[g] for g in ids],
+        "offers": offers,
+        "trends": trend_rows,
+        "charts": chart_series(h, {t["gpu"]: t for t in trend_rows}, ids),
+        "history_notes": h.notes,
+        "resolution": h.resolution.value,
+        "since": since,
+        "every": every,
+        "kinds": ks,
+        "basis": value_mod.DEFAULT_BASIS,
+    }
