@@ -1,0 +1,241 @@
+"""Import: our own CSV exports round-trip, SkyPilot vms.csv, bad rows, one transaction."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from db import queries
+from db.engine import init_db, make_engine
+from db.models import Offer, PriceInterval, Provider, Quarantine, ScrapeRun
+from tests.analysis.seq import HOUR, T0, offer, scrape
+from tests.analysis.test_history import store_day_one
+from tests.conftest import fixture_path
+from tracker.analysis.frames import Filters
+from tracker.analysis.history import price_history
+from tracker.analysis.importer import import_file
+from tracker.cli.common import Format, emit
+from tracker.errors import ConfigError, ValidationError
+
+H100 = Filters.of(gpus=["H100-SXM"])
+OBSERVED = datetime(2025, 6, 1, 12, tzinfo=UTC)
+LAMBDA = fixture_path("skypilot/lambda_vms_v7_11580132_excerpt.csv")
+AWS = fixture_path("skypilot/aws_vms_v7_001367d2_excerpt.csv")
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Iterator[Engine]:
+    """A second database to export from (the ``engine`` fixture is the import target)."""
+    eng = make_engine(f"sqlite:///{tmp_path / 'source.db'}")
+    init_db(eng)
+    yield eng
+    eng.dispose()
+
+
+def csv_of(rows: list[dict], capsys: pytest.CaptureFixture[str], path: Path) -> Path:  # type: ignore[type-arg]
+    capsys.readouterr()
+    emit(rows, Format.csv)
+    path.write_text(capsys.readouterr().out)
+    return path
+
+
+def prices(engine: Engine) -> list[dict]:  # type: ignore[type-arg]
+    with Session(engine) as s:
+        rows = queries.latest_prices(s)
+    return sorted(rows, key=lambda r: (r["provider"], r["sku"]))
+
+
+def counts(engine: Engine) -> dict[str, int]:
+    return queries.row_counts(engine)
+
+
+def test_prices_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scrape(source, "alpha", T0, offer("alpha", "a1", 3.0), offer("alpha", "a8", 2.9, count=8, region="eu"))
+    scrape(source, "alpha", T0 + HOUR, offer("alpha", "a1", 2.5), offer("alpha", "a8", 2.9, count=8, region="eu"))
+    scrape(source, "alpha", T0 + 2 * HOUR, offer("alpha", "a1", 2.5), offer("alpha", "a8", 2.9, count=8, region="eu"))
+    scrape(source, "beta", T0 + 2 * HOUR, offer("beta", "b1", 0.4, gpu="RTX-4090"),
+           offer("beta", "res", 2.0, kind="reserved"), offer("beta", "unmapped", 1.0, gpu=None))
+    exported = prices(source)
+    assert {r["price_since"] for r in exported} == {T0, T0 + HOUR, T0 + 2 * HOUR}
+    path = csv_of(exported, capsys, tmp_path / "prices.csv")
+
+    result = import_file(engine, path)
+    assert result.format == "prices" and not result.bad_rows and result.providers == ["alpha", "beta"]
+    assert prices(engine) == exported
+    csv_of(prices(engine), capsys, tmp_path / "again.csv")
+    assert (tmp_path / "again.csv").read_text() == path.read_text()
+    with Session(engine) as s:
+        runs = s.exec(select(ScrapeRun)).all()
+        assert {r.provider for r in runs} == {"alpha", "beta"}
+        assert all(not r.replay and r.status == "ok" and "import of prices.csv" in (r.error_message or "") for r in runs)
+        assert s.get(Provider, "alpha").last_success_at == T0 + 2 * HOUR  # type: ignore[union-attr]
+
+
+def test_history_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store_day_one(source)
+    before = price_history(source, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    path = csv_of(before.rows(), capsys, tmp_path / "history.csv")
+
+    result = import_file(engine, path)
+    assert result.format == "history" and not result.bad_rows
+    assert result.providers == ["alpha", "beta", "delta", "gamma"]
+    after = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    cols = ["time", "gpu", "min", "p25", "median", "providers", "alpha", "beta", "gamma", "delta"]
+    a, b = before.wide()[cols], after.wide()[cols]
+    assert a.equals(b), (a, b)
+    # the gaps came back as gaps: beta's outage and delta's delisting are separate intervals
+    with Session(engine) as s:
+        beta = s.exec(select(PriceInterval).where(PriceInterval.provider == "beta").order_by(PriceInterval.id)).all()
+    assert [(i.first_seen, i.last_seen, i.price_per_hour) for i in beta] == [
+        (T0, T0 + 2 * HOUR, 2.8), (T0 + 5 * HOUR, T0 + 11 * HOUR, 2.7)]
+
+
+def test_importing_twice_changes_nothing(engine: Engine, source: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store_day_one(source)
+    path = csv_of(price_history(source, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").rows(), capsys,
+                  tmp_path / "h.csv")
+    import_file(engine, path)
+    rows = counts(engine)
+    again = import_file(engine, path)
+    assert again.stored == 0 and again.already_stored == again.observations > 0
+    after = counts(engine)
+    assert {k: v for k, v in after.items() if k != "scrape_run"} == {k: v for k, v in rows.items() if k != "scrape_run"}
+
+
+def test_bad_rows_are_reported_with_line_numbers_and_skipped(engine: Engine, source: Engine, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    store_day_one(source)
+    path = csv_of(price_history(source, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").rows(), capsys,
+                  tmp_path / "h.csv")
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace(",3.0,2.8,", ",abc,2.8,")  # line 3 of the file: 01:00, alpha's price unreadable
+    lines[5] = lines[5].replace("2026-01-01T04:00:00+00:00", "yesterday-ish")  # line 6
+    bad = tmp_path / "bad.csv"
+    bad.write_text("\n".join(lines) + "\n")
+
+    with pytest.raises(ValidationError, match="line 3"):
+        import_file(engine, bad, strict=True)
+    assert counts(engine)["price_interval"] == 0  # strict: nothing imported
+
+    result = import_file(engine, bad)
+    assert [(b.line, "abc" in b.reason or "time" in b.reason) for b in result.bad_rows] == [(3, True), (6, True)]
+    assert str(result.bad_rows[0]).startswith("line 3: ")
+    assert result.rows == 12 and result.stored > 0
+    # a skipped row is like a failed scrape: a price seen on both sides continues across it (the
+    # store's rule: alpha and beta at 01:00); delta, absent at 02:00, is not carried into 01:00,
+    # and at 04:00 (the row with the bad time) it only comes back at 05:00
+    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").wide().set_index("time")
+    assert h.loc[T0 + HOUR, ["alpha", "beta"]].tolist() == [3.0, 2.8] and math.isnan(h.loc[T0 + HOUR, "delta"])
+    assert h.loc[T0 + 4 * HOUR, "providers"] == 1 and math.isnan(h.loc[T0 + 4 * HOUR, "delta"])
+
+
+def test_the_import_is_one_transaction(engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "prices.csv"
+    path.write_text(
+        "provider,gpu,gpu_raw,gpu_count,kind,term_months,region,sku,price_per_hour,price_per_gpu_hour,currency,"
+        "available,observed_at,price_since\n"
+        "alpha,H100-SXM,H100 SXM,1,on_demand,0,r1,a1,2.5,2.5,USD,True,2026-01-01T02:00:00+00:00,2026-01-01T00:00:00+00:00\n"
+        "beta,H100-SXM,H100 SXM,1,on_demand,0,r1,b1,2.7,2.7,USD,True,2026-01-01T02:00:00+00:00,2026-01-01T01:00:00+00:00\n"
+    )
+    calls = {"n": 0}
+    real = queries.store_offers
+
+    def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:  # alpha's two observations are in; beta's first one fails
+            raise RuntimeError("disk full")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "store_offers", flaky)
+    with pytest.raises(RuntimeError, match="disk full"):
+        import_file(engine, path)
+    assert calls["n"] == 3
+    c = counts(engine)
+    assert c["offer"] == c["price_interval"] == c["scrape_run"] == c["provider"] == 0
+    monkeypatch.setattr(queries, "store_offers", real)
+    assert import_file(engine, path).stored == 4 and len(prices(engine)) == 2
+
+
+def test_skypilot_lambda(engine: Engine) -> None:
+    result = import_file(engine, LAMBDA, provider="lambda", observed_at=OBSERVED)
+    assert result.format == "skypilot" and result.not_gpu == 1 and not result.bad_rows
+    rows = {(r["sku"], r["region"]): r for r in prices(engine)}
+    assert rows[("gpu_1x_h100_pcie", "us-east-1")]["gpu"] == "H100-PCIe"  # PCIe read from the instance type
+    sxm = rows[("gpu_1x_h100_sxm5", "us-west-1")]
+    assert (sxm["gpu"], sxm["price_per_hour"], sxm["kind"], sxm["observed_at"]) == ("H100-SXM", 3.29, "on_demand", OBSERVED)
+    a100 = rows[("gpu_8x_a100_80gb_sxm4", "us-east-1")]
+    assert (a100["gpu"], a100["gpu_count"], a100["price_per_gpu_hour"], a100["gpu_memory_gb"]) == (
+        "A100-SXM-80GB", 8, pytest.approx(14.32 / 8), 80)
+    assert rows[("gpu_1x_a10", "us-east-1")]["gpu"] == "A10"
+    assert rows[("gpu_8x_v100", "us-east-1")]["gpu"] is None  # a bare "V100" is never guessed: kept unmapped
+    assert all(r["kind"] == "on_demand" for r in rows.values())  # no SpotPrice in Lambda's file
+    with Session(engine) as s:
+        assert s.get(Provider, "lambda").last_success_at == OBSERVED  # type: ignore[union-attr]
+        run = s.exec(select(ScrapeRun)).one()
+    assert run.replay is False and run.status == "ok" and "skypilot" in (run.error_message or "")
+
+
+def test_skypilot_aws_zones_and_spot(engine: Engine) -> None:
+    result = import_file(engine, AWS, provider="aws", observed_at=OBSERVED)
+    assert result.not_gpu == 1 and not result.bad_rows
+    rows = {(r["sku"], r["region"], r["kind"]): r for r in prices(engine)}
+    assert set(rows) == {
+        ("p3.2xlarge", "us-east-1", "on_demand"), ("p3.2xlarge", "us-east-1", "spot"),
+        ("p3.2xlarge", "us-east-2", "on_demand"), ("p3.2xlarge", "us-east-2", "spot"),
+        ("p4d.24xlarge", "us-east-1", "on_demand"), ("p4d.24xlarge", "us-east-1", "spot"),
+    }
+    assert rows[("p3.2xlarge", "us-east-1", "spot")]["price_per_hour"] == 0.5197  # cheapest zone
+    assert rows[("p4d.24xlarge", "us-east-1", "spot")]["price_per_hour"] == 5.0933
+    assert rows[("p4d.24xlarge", "us-east-1", "on_demand")]["gpu"] == "A100-SXM-40GB"  # instance-type table
+    assert rows[("p3.2xlarge", "us-east-1", "on_demand")]["gpu"] == "V100-SXM-16GB"
+    with Session(engine) as s:
+        extra = s.exec(select(Offer.extra).where(Offer.sku == "p4d.24xlarge", Offer.kind == "spot")).one()
+    assert extra["availability_zone"] == "use1-az6"
+
+
+def test_skypilot_bad_row_and_quarantine(engine: Engine, tmp_path: Path) -> None:
+    lines = AWS.read_text().splitlines()
+    lines[2] = lines[2].replace("3.06,0.519700", "three,0.519700")  # line 3
+    lines[8] = lines[8].replace("32.7726,5.093300", "0,5.093300")  # line 9: a zero price in one zone
+    path = tmp_path / "vms.csv"
+    path.write_text("\n".join(lines) + "\n")
+    result = import_file(engine, path, provider="aws", observed_at=OBSERVED)
+    assert [b.line for b in result.bad_rows] == [3] and "Price 'three' is not a number" in result.bad_rows[0].reason
+    assert result.quarantined == 1
+    with Session(engine) as s:
+        q = s.exec(select(Quarantine)).one()
+    assert q.sku == "p4d.24xlarge" and "not positive" in q.reason
+    # zones merge to the cheapest row, here the zero: it is quarantined with its reason, not hidden
+    # behind the other zones' prices, so there is no on-demand p4d price from this file
+    assert ("p4d.24xlarge", "on_demand") not in {(r["sku"], r["kind"]) for r in prices(engine)}
+
+
+def test_skypilot_needs_provider_and_time(engine: Engine, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="--provider and --observed-at"):
+        import_file(engine, LAMBDA)
+    with pytest.raises(ConfigError, match="SkyPilot"):
+        path = tmp_path / "p.csv"
+        path.write_text("provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at\n")
+        import_file(engine, path, provider="x")
+    weird = tmp_path / "weird.csv"
+    weird.write_text("a,b,c\n1,2,3\n")
+    with pytest.raises(ConfigError, match="unrecognised"):
+        import_file(engine, weird)
+
+
+def test_skypilot_import_continues_scraped_intervals(engine: Engine, tmp_path: Path) -> None:
+    shutil.copy(LAMBDA, tmp_path / "vms.csv")
+    scrape(engine, "lambda", OBSERVED.replace(hour=11), offer("lambda", "gpu_1x_h100_sxm5", 3.29, region="us-east-1",
+                                                            available=None))
+    import_file(engine, tmp_path / "vms.csv", provider="lambda", observed_at=OBSERVED)
+    with Session(engine) as s:
+        oid = s.exec(select(Offer.id).where(Offer.sku == "gpu_1x_h100_sxm5", Offer.region == "us-east-1")).one()
+        ivs = s.exec(select(PriceInterval).where(PriceInterval.offer_id == oid)).all()
+    assert [(i.first_seen, i.last_seen) for i in ivs] == [(OBSERVED.replace(hour=11), OBSERVED)]

@@ -1,0 +1,321 @@
+"""Loading price intervals into pandas, and the one rule for "price at time t".
+
+Everything in ``tracker.analysis`` starts from :func:`load_intervals`: the stored
+``price_interval`` rows (quarantined observations never reach that table) joined with their
+offer, as a DataFrame. Two rules from the design hold everywhere:
+
+* **Price at t.** An interval is in effect at ``t`` when ``first_seen <= t < last_seen +
+  tolerance``, the tolerance being the provider's scrape interval: a price seen at 10:00 by an
+  hourly scraper is taken to hold until the next scrape was due. The end is exclusive, so one
+  missed scrape shows as a one-slot gap instead of being papered over.
+* **Gaps stay gaps.** Intervals are spread onto a time grid (hour, day or week buckets) only
+  where they were in effect; a bucket no interval touches has no value (``NaN``), and nothing
+  is ever forward-filled across it.
+
+What counts as a gap is decided by the store, not here: an offer missing from a successful
+scrape ends its interval (a gap), while scrapes that *failed* tell nothing, so the store lets
+an interval run across them when the next successful scrape sees the same price. A provider
+outage therefore shows as a gap when prices or listings changed across it, and as a
+continuous line when they did not.
+
+Prices are compared per GPU-hour in USD; intervals stored in another currency (no configured
+rate) are left out rather than mixed in.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import Enum
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from db.models import Offer, PriceInterval
+from tracker.errors import ConfigError
+
+#: Kinds analysed unless asked otherwise: prices anyone can rent now without interruption.
+#: Spot (a bid floor that can be taken away) and reserved (a commitment) are opt-in, so a
+#: "market minimum" never compares an interruptible bid with an on-demand price.
+DEFAULT_KINDS: tuple[str, ...] = ("on_demand", "community")
+DEFAULT_TOLERANCE = timedelta(hours=1)
+HOURS_PER_MONTH = 730.0  # 8,760 / 12
+#: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).
+MAX_GRID_ROWS = 20_000_000
+
+Tolerance = timedelta | Mapping[str, timedelta] | Callable[[str], timedelta]
+
+INTERVAL_COLUMNS = [
+    "interval_id", "offer_id", "provider", "gpu", "kind", "term_months", "region", "sku", "gpu_count",
+    "price", "price_per_hour", "available", "first_seen", "last_seen",
+]
+
+
+class Resolution(str, Enum):
+    hour = "hour"
+    day = "day"
+    week = "week"
+
+    @property
+    def step(self) -> pd.Timedelta:
+        return {"hour": pd.Timedelta(hours=1), "day": pd.Timedelta(days=1), "week": pd.Timedelta(weeks=1)}[self.value]
+
+    @property
+    def origin(self) -> pd.Timestamp:
+        # Weeks start on Monday 00:00 UTC (1970-01-05 was a Monday); hours and days on the epoch.
+        return pd.Timestamp("1970-01-05" if self is Resolution.week else "1970-01-01", tz="UTC")
+
+    def floor(self, ts: datetime | pd.Timestamp) -> pd.Timestamp:
+        t = pd.Timestamp(ts)
+        return self.origin + ((t - self.origin) // self.step) * self.step
+
+    @classmethod
+    def parse(cls, text: str | Resolution) -> Resolution:
+        """``hour``/``1h``/``h``, ``day``/``1d``/``d``, ``week``/``1w``/``7d``/``w``."""
+        if isinstance(text, Resolution):
+            return text
+        t = text.strip().lower()
+        aliases = {"hour": "hour", "1h": "hour", "h": "hour", "hourly": "hour", "60m": "hour",
+                   "day": "day", "1d": "day", "d": "day", "daily": "day", "24h": "day",
+                   "week": "week", "1w": "week", "w": "week", "7d": "week", "weekly": "week"}
+        if t not in aliases:
+            raise ConfigError(f"--every: {text!r} is not one of hour (1h), day (1d) or week (1w)")
+        return cls(aliases[t])
+
+
+_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|m|y)?\s*$", re.IGNORECASE)
+_SPAN_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1),
+               "m": timedelta(days=30), "y": timedelta(days=365), None: timedelta(days=1)}
+
+
+def parse_span(text: str) -> timedelta:
+    """``"24h"``, ``"30d"``, ``"2w"``, ``"3m"`` (30-day months), ``"1y"``; a bare number is days."""
+    m = _SPAN.match(text)
+    if not m:
+        raise ConfigError(f"--since: {text!r} is not a span like 24h, 30d, 12w, 3m or 1y")
+    unit = _SPAN_UNITS[m.group(2).lower() if m.group(2) else None]
+    return unit * float(m.group(1))
+
+
+def parse_when(text: str) -> datetime:
+    """An ISO date or date-time; a value without a zone is taken as UTC."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{text!r} is not an ISO date or date-time (e.g. 2025-06-01 or 2025-06-01T12:00Z)") from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """Which prices an analysis looks at. ``None`` means "no restriction"."""
+
+    gpus: tuple[str, ...] | None = None
+    providers: tuple[str, ...] | None = None
+    regions: tuple[str, ...] | None = None
+    kinds: tuple[str, ...] | None = DEFAULT_KINDS
+
+    @classmethod
+    def of(
+        cls,
+        gpus: Iterable[str] | None = None,
+        providers: Iterable[str] | None = None,
+        regions: Iterable[str] | None = None,
+        kinds: Iterable[str] | None = DEFAULT_KINDS,
+    ) -> Filters:
+        def tup(v: Iterable[str] | None) -> tuple[str, ...] | None:
+            return tuple(v) if v else None
+
+        return cls(tup(gpus), tup(providers), tup(regions), tup(kinds))
+
+
+def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
+    """A provider -> tolerance function from a single value, a mapping or a function."""
+    if tolerance is None:
+        return lambda _p: DEFAULT_TOLERANCE
+    if isinstance(tolerance, timedelta):
+        return lambda _p: tolerance
+    if isinstance(tolerance, Mapping):
+        return lambda p: tolerance.get(p, DEFAULT_TOLERANCE)
+    return tolerance
+
+
+def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
+    """Each provider's scrape interval from the settings (its own ``interval``, else the
+    scraper's default, else ``default_interval``): the tolerance for "price at t"."""
+    from scrapers.registry import all_scrapers
+
+    classes = all_scrapers()
+
+    def lookup(provider: str) -> timedelta:
+        if provider in settings.providers:
+            return timedelta(seconds=settings.providers[provider].interval)
+        cls = classes.get(provider)
+        if cls is not None:
+            return timedelta(seconds=getattr(cls, "default_interval_s", settings.default_interval))
+        return timedelta(seconds=settings.default_interval)
+
+    return lookup
+
+
+def _session(source: Engine | Session) -> tuple[Session, bool]:
+    if isinstance(source, Session):
+        return source, False
+    return Session(source), True
+
+
+def load_intervals(
+    source: Engine | Session,
+    filters: Filters | None = None,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    tolerance: Tolerance | None = None,
+) -> pd.DataFrame:
+    """Stored USD price intervals of mapped GPUs matching ``filters``, as a DataFrame.
+
+    Columns: ``INTERVAL_COLUMNS`` plus ``end`` (``last_seen`` + the provider's tolerance,
+    exclusive). ``price`` is USD per GPU-hour. With ``since``/``until``, only intervals in
+    effect at some point of that range are returned.
+    """
+    f = filters or Filters()
+    tol = tolerance_lookup(tolerance)
+    session, owned = _session(source)
+    try:
+        stmt = (
+            select(PriceInterval, Offer)
+            .join(Offer, col(Offer.id) == col(PriceInterval.offer_id))
+            .where(col(PriceInterval.gpu).is_not(None), PriceInterval.currency == "USD")
+        )
+        if f.gpus is not None:
+            stmt = stmt.where(col(PriceInterval.gpu).in_(list(f.gpus)))
+        if f.providers:
+            stmt = stmt.where(col(PriceInterval.provider).in_(list(f.providers)))
+        if f.kinds:
+            stmt = stmt.where(col(PriceInterval.kind).in_(list(f.kinds)))
+        if f.regions:
+            stmt = stmt.where(col(Offer.region).in_(list(f.regions)))
+        if until is not None:
+            stmt = stmt.where(PriceInterval.first_seen <= until)
+        if since is not None:
+            # generous bound in SQL (tolerances are at most a week); exact filter below
+            stmt = stmt.where(PriceInterval.last_seen >= since - timedelta(days=7))
+        rows = [
+            (i.id, i.offer_id, i.provider, i.gpu, i.kind, o.term_months, o.region, o.sku, o.gpu_count,
+             i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen)
+            for i, o in session.exec(stmt).all()
+        ]
+    finally:
+        if owned:
+            session.close()
+    df = pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
+    df["first_seen"] = pd.to_datetime(df["first_seen"], utc=True)
+    df["last_seen"] = pd.to_datetime(df["last_seen"], utc=True)
+    df["price"] = df["price"].astype(float)
+    df["price_per_hour"] = df["price_per_hour"].astype(float)
+    tolerances = {p: pd.Timedelta(tol(p)) for p in df["provider"].unique()}
+    df["end"] = df["last_seen"] + df["provider"].map(tolerances).astype("timedelta64[us]")
+    if since is not None:
+        df = df[df["end"] > pd.Timestamp(since)]
+    return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
+
+
+def in_effect(intervals: pd.DataFrame, t: datetime | pd.Timestamp) -> pd.DataFrame:
+    """The intervals in effect at ``t`` (``first_seen <= t < end``), one per offer (the newest)."""
+    ts = pd.Timestamp(t)
+    live = intervals[(intervals["first_seen"] <= ts) & (intervals["end"] > ts)]
+    # a price change inside the tolerance window: the newer interval wins for that offer
+    return live.sort_values("first_seen").drop_duplicates("offer_id", keep="last")
+
+
+def market_at(intervals: pd.DataFrame, t: datetime | pd.Timestamp) -> pd.DataFrame:
+    """Per GPU at ``t``: the cheapest price, its provider, and how many providers/offers list it.
+
+    Columns: gpu, min, provider, providers, offers. A GPU with nothing in effect is absent.
+    """
+    live = in_effect(intervals, t)
+    if live.empty:
+        return pd.DataFrame(columns=["gpu", "min", "provider", "providers", "offers"])
+    best = live.sort_values(["price", "provider"]).drop_duplicates("gpu")
+    counts = live.groupby("gpu").agg(providers=("provider", "nunique"), offers=("offer_id", "nunique"))
+    out = best[["gpu", "price", "provider"]].rename(columns={"price": "min"}).set_index("gpu").join(counts)
+    return out.reset_index()
+
+
+def expand_to_grid(
+    intervals: pd.DataFrame,
+    resolution: Resolution,
+    since: datetime | pd.Timestamp,
+    until: datetime | pd.Timestamp,
+) -> pd.DataFrame:
+    """One row per (interval, bucket) the interval was in effect during.
+
+    A bucket ``[b, b + step)`` gets an interval when ``first_seen < b + step`` and ``end > b``.
+    Returns the interval columns plus ``time`` (bucket start, UTC).
+    """
+    columns = [*intervals.columns, "time"]
+    if intervals.empty:
+        return pd.DataFrame(columns=columns)
+    step, origin = resolution.step, resolution.origin
+    lo = (pd.Timestamp(since) - origin) // step
+    hi = (pd.Timestamp(until) - origin) // step
+    first = ((intervals["first_seen"] - origin) // step).to_numpy(dtype=np.int64)
+    last = ((intervals["end"] - pd.Timedelta(microseconds=1) - origin) // step).to_numpy(dtype=np.int64)
+    first = np.maximum(first, lo)
+    last = np.minimum(last, hi)
+    counts = np.where(last >= first, last - first + 1, 0)
+    if counts.sum() > MAX_GRID_ROWS:
+        raise ConfigError(
+            f"history: {int(counts.sum()):,} offer-buckets is too much to chart at one {resolution.value} "
+            "per point; use a coarser --every (1d, 1w), a shorter --since, or narrower filters"
+        )
+    if counts.sum() == 0:
+        return pd.DataFrame(columns=columns)
+    idx = np.repeat(np.arange(len(intervals)), counts)
+    starts = np.repeat(first, counts)
+    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+    out = intervals.iloc[idx].reset_index(drop=True)
+    out["time"] = origin + pd.to_timedelta((starts + offsets) * int(step / pd.Timedelta(seconds=1)), unit="s")
+    return out
+
+
+def grid(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> pd.DatetimeIndex:
+    """Every bucket start from the one holding ``since`` to the one holding ``until``."""
+    return pd.date_range(resolution.floor(since), resolution.floor(until), freq=resolution.step, name="time")
+
+
+def utc(ts: datetime | pd.Timestamp | None) -> pd.Timestamp | None:
+    if ts is None:
+        return None
+    t = pd.Timestamp(ts)
+    return t.tz_localize("UTC") if t.tzinfo is None else t.tz_convert("UTC")
+
+
+def py_value(v: Any) -> Any:
+    """A DataFrame cell as a plain Python value for JSON/CSV: NaN/NaT -> None, Timestamp -> datetime."""
+    if v is None:
+        return None
+    if isinstance(v, pd.Timestamp):
+        return None if pd.isna(v) else v.to_pydatetime()
+    if isinstance(v, (np.floating, float)):
+        return None if np.isnan(v) else float(v)
+    if isinstance(v, np.integer):
+        return int(v)
+    if isinstance(v, np.bool_):
+        return bool(v)
+    try:
+        if pd.isna(v):
+            return None
+    except (TypeError, ValueError):
+        pass
+    return v
+
+
+def records(df: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as plain dicts (``py_value`` applied), for ``emit`` and the API."""
+    return [{k: py_value(v) for k, v in row.items()} for row in df.to_dict(orient="records")]

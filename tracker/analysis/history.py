@@ -1,0 +1,257 @@
+"""Price history per GPU on an hour/day/week grid: the market (min, p25, median across
+providers) and each provider's own line; cost-per-TFLOP and break-even series derived from it.
+
+How a bucket gets its numbers:
+
+1. every stored interval in effect during the bucket counts (``frames.expand_to_grid``:
+   ``first_seen < bucket end`` and ``last_seen + tolerance > bucket start``);
+2. a provider's value is the lowest USD per GPU-hour among its offers of that GPU in the
+   bucket (a price cut at 14:00 makes the day's value the new price);
+3. the market columns are taken *across providers* (each provider's value once), so a
+   marketplace listing 500 hosts does not outweigh a cloud listing one: ``min`` is the
+   cheapest provider, ``median`` the typical provider, ``p25`` in between (linear
+   interpolation, so with one provider all three are its price).
+
+A bucket no interval touches is ``NaN`` in the market frame (the grid is complete, gaps
+included) and has no row in the provider frame. Nothing is forward-filled.
+
+Derived metrics transform each price column the same way: ``cost-per-tflop`` is the price
+divided by the GPU's dense TFLOPS on the chosen basis (USD per TFLOP-hour), and
+``breakeven-months`` is purchase price / (price x 730 h) -- how many months of 24/7 rent cost
+as much as buying the card. So the ``min`` column of a break-even series is the break-even
+*at the cheapest rent* (the longest one).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from db.types import utcnow
+from tracker.analysis import specs
+from tracker.analysis.frames import (
+    HOURS_PER_MONTH,
+    Filters,
+    Resolution,
+    Tolerance,
+    expand_to_grid,
+    grid,
+    load_intervals,
+    records,
+    utc,
+)
+from tracker.errors import ConfigError
+
+METRICS = ("price", "cost-per-tflop", "breakeven-months")
+MARKET_COLUMNS = ["time", "gpu", "min", "p25", "median", "providers", "offers"]
+PROVIDER_COLUMNS = ["time", "gpu", "provider", "value"]
+#: Fixed columns of the wide export (``history --format csv``); any other column is a provider.
+EXPORT_COLUMNS = ["time", "gpu", "metric", "unit", "kinds", "min", "p25", "median", "providers", "offers"]
+
+
+@dataclass
+class History:
+    """A history result. ``market`` is the complete grid per GPU (gaps are NaN rows);
+    ``by_provider`` has a row only where the provider had a price."""
+
+    metric: str
+    unit: str
+    resolution: Resolution
+    since: pd.Timestamp
+    until: pd.Timestamp
+    kinds: tuple[str, ...] | None
+    market: pd.DataFrame
+    by_provider: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> list[str]:
+        return sorted(self.market["gpu"].unique()) if not self.market.empty else []
+
+    @property
+    def providers(self) -> list[str]:
+        return sorted(self.by_provider["provider"].unique()) if not self.by_provider.empty else []
+
+    def provider_series(self, gpu: str, provider: str) -> pd.Series:
+        """One provider's values for one GPU on the full grid (NaN where it had no price)."""
+        rows = self.by_provider[(self.by_provider["gpu"] == gpu) & (self.by_provider["provider"] == provider)]
+        times = self.market.loc[self.market["gpu"] == gpu, "time"]
+        return rows.set_index("time")["value"].reindex(pd.DatetimeIndex(times, name="time"))
+
+    def wide(self) -> pd.DataFrame:
+        """One row per (time, gpu): the market columns, then one column per provider."""
+        out = self.market.copy()
+        out.insert(2, "metric", self.metric)
+        out.insert(3, "unit", self.unit)
+        out.insert(4, "kinds", ",".join(self.kinds) if self.kinds else "all")
+        if not self.by_provider.empty:
+            pivot = self.by_provider.pivot_table(index=["time", "gpu"], columns="provider", values="value", aggfunc="min")
+            pivot.columns = [str(c) for c in pivot.columns]
+            out = out.merge(pivot.reset_index(), on=["time", "gpu"], how="left")
+        return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        return records(self.wide())
+
+
+def _unit(metric: str, basis: str | None) -> str:
+    if metric == "price":
+        return "USD/GPU-h"
+    if metric == "cost-per-tflop":
+        return f"USD/TFLOP-h ({basis})"
+    return "months of 24/7 rent"
+
+
+def aggregate(
+    intervals: pd.DataFrame, resolution: Resolution, since: pd.Timestamp, until: pd.Timestamp
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(market, by_provider) frames from loaded intervals; see the module docstring."""
+    expanded = expand_to_grid(intervals, resolution, since, until)
+    if expanded.empty:
+        return pd.DataFrame(columns=MARKET_COLUMNS), pd.DataFrame(columns=PROVIDER_COLUMNS)
+    times = grid(resolution, since, until)
+    by_provider = (
+        expanded.groupby(["time", "gpu", "provider"], as_index=False)
+        .agg(value=("price", "min"))
+        .sort_values(["gpu", "provider", "time"])
+        .reset_index(drop=True)
+    )
+    g = by_provider.groupby(["time", "gpu"])["value"]
+    stats = pd.DataFrame({"min": g.min(), "p25": g.quantile(0.25), "median": g.median(), "providers": g.count()})
+    stats = stats.join(expanded.groupby(["time", "gpu"])["offer_id"].nunique().rename("offers"))
+    frames = []
+    for gpu in sorted(by_provider["gpu"].unique()):
+        per = stats.xs(gpu, level="gpu").reindex(times)  # the full grid: gaps become NaN rows
+        per["providers"] = per["providers"].fillna(0).astype(int)
+        per["offers"] = per["offers"].fillna(0).astype(int)
+        per.insert(0, "gpu", gpu)
+        frames.append(per.reset_index())
+    return pd.concat(frames, ignore_index=True)[MARKET_COLUMNS], by_provider
+
+
+def price_history(
+    source: Engine | Session,
+    filters: Filters | None = None,
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    resolution: Resolution | str = Resolution.day,
+    tolerance: Tolerance | None = None,
+) -> History:
+    """USD per GPU-hour history for the GPUs in ``filters`` (every mapped GPU when ``None``).
+
+    ``since`` defaults to the first stored price, ``until`` to now.
+    """
+    res = Resolution.parse(resolution)
+    f = filters or Filters()
+    until_ts = utc(until) or pd.Timestamp(utcnow())
+    intervals = load_intervals(source, f, since=since, until=until_ts.to_pydatetime(), tolerance=tolerance)
+    if since is None:
+        since_ts = intervals["first_seen"].min() if not intervals.empty else until_ts
+    else:
+        since_ts = utc(since)
+    assert since_ts is not None
+    if since_ts > until_ts:
+        raise ConfigError(f"history: the range starts ({since_ts}) after it ends ({until_ts})")
+    notes: list[str] = []
+    market, by_provider = aggregate(intervals, res, since_ts, until_ts)
+    if market.empty:
+        what = ", ".join(f.gpus) if f.gpus else "any GPU"
+        notes.append(f"no stored prices in range for {what} with these filters")
+    return History("price", _unit("price", None), res, since_ts, until_ts, f.kinds, market, by_provider, notes)
+
+
+def _transform(h: History, metric: str, factor: dict[str, float | None], unit: str, notes: list[str]) -> History:
+    """Apply ``value -> factor[gpu] / value`` (break-even) or ``value * factor[gpu]`` (per TFLOP)."""
+
+    def apply(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
+        out = df.copy()
+        f = out["gpu"].map(lambda g: factor.get(g)).astype(float)
+        for c in cols:
+            v = out[c].astype(float)
+            out[c] = f / v if metric == "breakeven-months" else v * f
+        return out
+
+    # for break-even, dividing flips the order: "min" keeps meaning "from the cheapest price"
+    market = apply(h.market, ["min", "p25", "median"]) if not h.market.empty else h.market
+    by_provider = apply(h.by_provider, ["value"]) if not h.by_provider.empty else h.by_provider
+    return replace(h, metric=metric, unit=unit, market=market, by_provider=by_provider, notes=[*h.notes, *notes])
+
+
+def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.Catalog | None = None) -> History:
+    """Price history -> USD per TFLOP-hour on ``basis`` (``fp16-dense`` unless told otherwise)."""
+    basis = specs.check_basis(basis)
+    factor: dict[str, float | None] = {}
+    notes = []
+    for gpu in h.gpus:
+        t = specs.tflops(specs.spec_for(gpu, catalog), basis)
+        factor[gpu] = (1.0 / t) if t else np.nan
+        if not t:
+            notes.append(f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty")
+    return _transform(h, "cost-per-tflop", factor, _unit("cost-per-tflop", basis), notes)
+
+
+def breakeven_history(
+    h: History,
+    purchase: dict[str, float] | None = None,
+    utilization: float = 1.0,
+    catalog: specs.Catalog | None = None,
+) -> History:
+    """Price history -> months of renting (at ``utilization``) that cost the purchase price."""
+    if not 0 < utilization <= 1:
+        raise ConfigError(f"--utilization: {utilization} must be in (0, 1]")
+    factor: dict[str, float | None] = {}
+    notes = []
+    for gpu in h.gpus:
+        spec = specs.spec_for(gpu, catalog)
+        price = (purchase or {}).get(gpu) or (spec.purchase_price_usd if spec else None)
+        factor[gpu] = price / (HOURS_PER_MONTH * utilization) if price else np.nan
+        if not price:
+            notes.append(f"{gpu}: no purchase price in the catalog; its break-even is left empty")
+    unit = "months of 24/7 rent" if utilization == 1 else f"months of rent at {utilization:.0%} use"
+    return _transform(h, "breakeven-months", factor, unit, notes)
+
+
+def convert_price(
+    metric: str, gpu: str, price: float, *, basis: str | None = None, catalog: specs.Catalog | None = None
+) -> float | None:
+    """One USD/GPU-h price in ``metric``'s unit (``None`` when the catalog lacks the figure)."""
+    if metric == "price":
+        return price
+    spec = specs.spec_for(gpu, catalog)
+    if metric == "cost-per-tflop":
+        t = specs.tflops(spec, basis)
+        return price / t if t else None
+    if metric == "breakeven-months":
+        purchase = spec.purchase_price_usd if spec else None
+        return purchase / (price * HOURS_PER_MONTH) if purchase and price else None
+    raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
+
+
+def history(
+    source: Engine | Session,
+    filters: Filters | None = None,
+    *,
+    metric: str = "price",
+    basis: str | None = None,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    resolution: Resolution | str = Resolution.day,
+    tolerance: Tolerance | None = None,
+    catalog: specs.Catalog | None = None,
+) -> History:
+    """``price_history`` followed by the metric's transform (``price`` is returned as is)."""
+    if metric not in METRICS:
+        raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
+    h = price_history(source, filters, since=since, until=until, resolution=resolution, tolerance=tolerance)
+    if metric == "cost-per-tflop":
+        return cost_per_tflop_history(h, basis, catalog)
+    if metric == "breakeven-months":
+        return breakeven_history(h, catalog=catalog)
+    return h

@@ -1,0 +1,394 @@
+"""Import price history users already have: our own CSV exports and SkyPilot ``vms.csv``.
+
+Formats (recognised by their header):
+
+* **prices** -- ``gpu-tracker prices --format csv``. Each row is an offer's current price,
+  held from ``price_since`` to ``observed_at``; it is stored as two observations at those
+  times, which rebuilds the same interval, and the provider's ``last_success_at`` moves to
+  ``observed_at`` when that is newer (the file is a snapshot of the provider's list), so
+  ``prices`` round-trips.
+* **history** -- ``gpu-tracker history --metric price --format csv``. Each provider column
+  is that provider's lowest price for the GPU in the bucket; it is stored as one offer per
+  (provider, GPU, kind) with sku ``history:<gpu>`` observed at each bucket start. An empty
+  cell is a gap and stays one. The kind is the file's ``kinds`` column when it names one
+  kind, otherwise ``on_demand``. Re-exporting at the same resolution gives the same
+  per-provider and market prices.
+* **skypilot** -- a SkyPilot catalog ``vms.csv`` (InstanceType, AcceleratorName,
+  AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region, [AvailabilityZone],
+  [GpuInfo]); ``--provider`` and ``--observed-at`` are required. Rows without an
+  accelerator (CPU machines) and TPUs are skipped. ``Price`` makes an on-demand offer,
+  ``SpotPrice`` a spot one; per-zone rows of one instance type and region are merged into
+  the cheapest. SkyPilot names some variants alike (Lambda's PCIe and SXM H100 are both
+  "H100"): a form factor written in the instance type (``gpu_1x_h100_pcie``) is added to the
+  GPU name before it is resolved. GPU memory comes from GpuInfo's ``SizeInMiB``.
+
+Every observation goes through the pipeline's own stages -- ``tracker.normalise``,
+``tracker.validate`` (implausible prices are quarantined with their reason; a jump is held
+until the next observation in the file confirms it) and ``db.queries.store_offers`` --
+inside **one transaction**: either the whole file is stored or nothing is. A row that
+cannot be read is reported with its line number and skipped (``strict=True`` refuses the
+whole file instead); like a failed scrape, it leaves no trace, so a price seen unchanged on
+both sides of it continues across it (the store's rule) and nothing else is filled in. Observations not newer than what the store already has for an offer
+are skipped, so importing the same file twice changes nothing. Each provider in the file
+gets a ``scrape_run`` row (``replay=False``, status ``ok``) whose message notes the import.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from db import queries
+from db.engine import session_scope
+from db.models import Offer, ScrapeRun
+from db.types import utcnow
+from scrapers.base import KINDS, ScrapedOffer
+from tracker.analysis.frames import parse_when
+from tracker.analysis.history import EXPORT_COLUMNS
+from tracker.catalog import instance_gpu, load_catalog
+from tracker.errors import ConfigError, TrackerError, ValidationError
+from tracker.normalise import NormalisedOffer, normalise
+from tracker.validate import validate
+
+PRICES_REQUIRED = {"provider", "sku", "kind", "gpu_raw", "gpu_count", "price_per_hour", "currency", "observed_at"}
+HISTORY_REQUIRED = {"time", "gpu", "metric", "min", "median"}
+SKYPILOT_REQUIRED = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
+FORMATS = ("prices", "history", "skypilot")
+_FORM_TOKENS = {"pcie": "PCIe", "sxm": "SXM", "sxm4": "SXM4", "sxm5": "SXM5", "nvl": "NVL"}
+_MIB = re.compile(r"SizeInMiB'?\"?\s*:\s*(\d+)")
+
+
+@dataclass(frozen=True, slots=True)
+class BadRow:
+    line: int
+    reason: str
+
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.reason}"
+
+
+@dataclass
+class ImportResult:
+    file: str
+    format: str
+    rows: int = 0
+    observations: int = 0
+    stored: int = 0
+    new_offers: int = 0
+    prices_changed: int = 0
+    quarantined: int = 0
+    not_gpu: int = 0
+    already_stored: int = 0
+    providers: list[str] = field(default_factory=list)
+    bad_rows: list[BadRow] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "file": self.file, "format": self.format, "rows": self.rows, "observations": self.observations,
+            "stored": self.stored, "new_offers": self.new_offers, "prices_changed": self.prices_changed,
+            "quarantined": self.quarantined, "not_gpu": self.not_gpu, "already_stored": self.already_stored,
+            "bad_rows": len(self.bad_rows), "providers": ", ".join(self.providers),
+        }
+
+
+@dataclass
+class _Batch:
+    """Offers of one provider observed at one time (one simulated scrape)."""
+
+    provider: str
+    observed_at: datetime
+    previous: datetime | None
+    offers: list[ScrapedOffer] = field(default_factory=list)
+    snapshot: bool = False
+
+
+def detect_format(header: list[str]) -> str:
+    cols = set(header)
+    if SKYPILOT_REQUIRED <= cols:
+        return "skypilot"
+    if HISTORY_REQUIRED <= cols:
+        return "history"
+    if PRICES_REQUIRED <= cols:
+        return "prices"
+    raise ConfigError(
+        "import: unrecognised CSV header; expected `gpu-tracker prices --format csv`, "
+        "`gpu-tracker history --format csv` or a SkyPilot vms.csv "
+        f"(got {', '.join(header[:12])}{' ...' if len(header) > 12 else ''})"
+    )
+
+
+def _float(row: Mapping[str, str], key: str, *, required: bool = True) -> float | None:
+    raw = (row.get(key) or "").strip()
+    if not raw:
+        if required:
+            raise ValueError(f"{key} is empty")
+        return None
+    try:
+        return float(raw)
+    except ValueError:
+        raise ValueError(f"{key} {raw!r} is not a number") from None
+
+
+def _bool(raw: str | None) -> bool | None:
+    text = (raw or "").strip().lower()
+    if text in ("", "none", "null"):
+        return None
+    if text in ("true", "1", "yes"):
+        return True
+    if text in ("false", "0", "no"):
+        return False
+    raise ValueError(f"available {raw!r} is not true/false")
+
+
+def _time(row: Mapping[str, str], key: str) -> datetime:
+    raw = (row.get(key) or "").strip()
+    if not raw:
+        raise ValueError(f"{key} is empty")
+    try:
+        return parse_when(raw)
+    except ConfigError:
+        raise ValueError(f"{key} {raw!r} is not an ISO date-time") from None
+
+
+def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    for row in reader:
+        yield reader.line_num, row
+
+
+# --- readers: CSV rows -> batches -------------------------------------------------------------
+
+
+def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[_Batch]:
+    batches: dict[tuple[str, datetime, datetime | None], _Batch] = {}
+    for line, row in _rows(reader):
+        result.rows += 1
+        try:
+            observed = _time(row, "observed_at")
+            since = _time(row, "price_since") if (row.get("price_since") or "").strip() else observed
+            if since > observed:
+                raise ValueError("price_since is after observed_at")
+            gpu = (row.get("gpu") or "").strip() or None
+            offer = ScrapedOffer(
+                provider=(row.get("provider") or "").strip(), sku=(row.get("sku") or "").strip(),
+                gpu_raw=(row.get("gpu_raw") or "").strip() or (gpu or ""),
+                gpu_count=_float(row, "gpu_count"), price_per_hour=_float(row, "price_per_hour"),  # type: ignore[arg-type]
+                kind=(row.get("kind") or "").strip(), region=(row.get("region") or "").strip(),
+                country=(row.get("country") or "").strip() or None,
+                gpu_memory_gb=_float(row, "gpu_memory_gb", required=False),
+                term_months=int(_float(row, "term_months", required=False) or 0),
+                currency=(row.get("currency") or "").strip(), available=_bool(row.get("available")),
+                gpu=gpu if gpu in known else None, extra={"imported": "prices csv"},
+            )
+        except (ValueError, TrackerError) as exc:
+            result.bad_rows.append(BadRow(line, str(exc)))
+            continue
+        times: list[tuple[datetime, datetime | None]] = [(since, None)]
+        if observed != since:
+            times.append((observed, since))
+        for at, previous in times:
+            key = (offer.provider, at, previous)
+            batch = batches.setdefault(key, _Batch(offer.provider, at, previous, snapshot=True))
+            batch.offers.append(offer)
+    return list(batches.values())
+
+
+def _history_kind(kinds: str) -> str:
+    parts = [k.strip() for k in kinds.split(",") if k.strip()]
+    return parts[0] if len(parts) == 1 and parts[0] in KINDS and parts[0] != "reserved" else "on_demand"
+
+
+def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[_Batch]:
+    header = list(reader.fieldnames or [])
+    provider_cols = [c for c in header if c not in EXPORT_COLUMNS]
+    observations: list[tuple[str, datetime, ScrapedOffer]] = []
+    times: set[datetime] = set()
+    for line, row in _rows(reader):
+        result.rows += 1
+        try:
+            metric = (row.get("metric") or "").strip()
+            if metric != "price":
+                raise ValueError(f"metric {metric!r}: only price history can be imported (export with --metric price)")
+            at = _time(row, "time")
+            gpu = (row.get("gpu") or "").strip()
+            if gpu not in known:
+                raise ValueError(f"gpu {gpu!r} is not a catalog id")
+            kind = _history_kind(row.get("kinds") or "")
+            cells = [(p, _float(row, p, required=False)) for p in provider_cols]
+            offers = [
+                (p, ScrapedOffer(provider=p, sku=f"history:{gpu}", gpu_raw=gpu, gpu_count=1, price_per_hour=v,
+                                 kind=kind, gpu=gpu, extra={"imported": "history csv"}))
+                for p, v in cells if v is not None
+            ]
+        except (ValueError, TrackerError) as exc:
+            result.bad_rows.append(BadRow(line, str(exc)))
+            continue
+        times.add(at)
+        observations.extend((p, at, o) for p, o in offers)
+    # every bucket of the file is a "scrape" of every provider: a provider with no value in a
+    # bucket did not list the GPU then, so the interval must not be extended across it
+    ordered = sorted(times)
+    previous = {t: ordered[i - 1] if i else None for i, t in enumerate(ordered)}
+    batches: dict[tuple[str, datetime], _Batch] = {}
+    for provider, at, offer in observations:
+        batches.setdefault((provider, at), _Batch(provider, at, previous[at])).offers.append(offer)
+    return list(batches.values())
+
+
+def _skypilot_gpu_name(accelerator: str, instance_type: str) -> str:
+    low = accelerator.lower()
+    if any(t in low for t in ("pcie", "sxm", "nvl")):
+        return accelerator
+    for token in re.split(r"[_.\-\s]+", instance_type.lower()):
+        if token in _FORM_TOKENS:
+            return f"{accelerator} {_FORM_TOKENS[token]}"
+    return accelerator
+
+
+def _read_skypilot(
+    reader: csv.DictReader[str], result: ImportResult, provider: str, observed_at: datetime
+) -> list[_Batch]:
+    best: dict[tuple[str, str, str], tuple[float, ScrapedOffer]] = {}
+    for line, row in _rows(reader):
+        result.rows += 1
+        accelerator = (row.get("AcceleratorName") or "").strip()
+        if not accelerator or accelerator.lower().startswith("tpu"):
+            result.not_gpu += 1
+            continue
+        try:
+            itype = (row.get("InstanceType") or "").strip()
+            region = (row.get("Region") or "").strip()
+            if not itype or not region:
+                raise ValueError("InstanceType and Region must not be empty")
+            count = _float(row, "AcceleratorCount")
+            price = _float(row, "Price", required=False)
+            spot = _float(row, "SpotPrice", required=False) if "SpotPrice" in row else None
+            if price is None and spot is None:
+                raise ValueError("neither Price nor SpotPrice is given")
+            mib = _MIB.search(row.get("GpuInfo") or "")
+            hint = instance_gpu(itype, provider)
+            common: dict[str, Any] = dict(
+                provider=provider, sku=itype, region=region, gpu_raw=_skypilot_gpu_name(accelerator, itype),
+                gpu_count=count, gpu_memory_gb=int(mib.group(1)) / 1024 if mib else None,
+                vcpus=_float(row, "vCPUs", required=False), ram_gb=_float(row, "MemoryGiB", required=False),
+                gpu=hint[0] if hint else None,
+            )
+            zone = (row.get("AvailabilityZone") or "").strip()
+            for kind, value in (("on_demand", price), ("spot", spot)):
+                if value is None:
+                    continue
+                extra = {"imported": "skypilot vms.csv", **({"availability_zone": zone} if zone else {})}
+                offer = ScrapedOffer(kind=kind, price_per_hour=value, extra=extra, **common)
+                key = (itype, region, kind)
+                if key not in best or value < best[key][0]:
+                    best[key] = (value, offer)
+        except (ValueError, TrackerError) as exc:
+            result.bad_rows.append(BadRow(line, str(exc)))
+    batch = _Batch(provider, observed_at, None, [o for _, o in best.values()], snapshot=True)
+    return [batch] if batch.offers else []
+
+
+# --- store ------------------------------------------------------------------------------------------
+
+
+def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], at: datetime) -> set[tuple[str, str, str, int]]:
+    """Identities the store already has an observation for at or after ``at``."""
+    rows = session.exec(select(Offer).where(Offer.provider == provider)).all()
+    seen = {(o.sku, o.region, o.kind, o.term_months): o.last_seen for o in rows}
+    return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
+
+
+def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
+           rates: Mapping[str, float] | None) -> None:
+    by_provider: dict[str, list[_Batch]] = defaultdict(list)
+    for b in batches:
+        by_provider[b.provider].append(b)
+    result.providers = sorted(by_provider)
+    for provider, group in sorted(by_provider.items()):
+        prov = queries.ensure_provider(session, provider)
+        run = ScrapeRun(provider=provider, started_at=utcnow(), replay=False, status="running")
+        session.add(run)
+        session.flush()
+        pending: dict[tuple[str, str, str, int], float] = {}
+        counts = {"seen": 0, "new": 0, "changed": 0, "quarantined": 0}
+        latest: datetime | None = None
+        for batch in sorted(group, key=lambda b: (b.observed_at, b.previous or b.observed_at)):
+            normalised = [normalise(o, rates) for o in batch.offers]
+            result.observations += len(normalised)
+            stale = _not_newer(session, provider, normalised, batch.observed_at)
+            result.already_stored += len(stale)
+            fresh = [o for o in normalised if o.identity not in stale]
+            if not fresh:
+                continue
+            accepted, rejected = validate(fresh, queries.previous_prices(session, provider), pending)
+            previous = batch.previous
+            if previous is None and batch.snapshot and prov.last_success_at and prov.last_success_at < batch.observed_at:
+                previous = prov.last_success_at  # continue intervals seen by the last real scrape
+            stats = queries.store_offers(session, provider, accepted, batch.observed_at, previous)
+            quarantined = queries.store_quarantine(session, run.id, rejected, batch.observed_at)
+            pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
+                       if r.reason.startswith("price jumped") and r.offer.price_per_hour is not None}
+            counts["seen"] += len(fresh)
+            counts["new"] += stats.new_offers
+            counts["changed"] += stats.prices_changed
+            counts["quarantined"] += quarantined
+            result.stored += len(accepted)
+            if batch.snapshot:
+                latest = max(latest, batch.observed_at) if latest else batch.observed_at
+        if latest is not None and (prov.last_success_at is None or latest > prov.last_success_at):
+            prov.last_success_at = latest
+        finished = utcnow()
+        run.status, run.finished_at = "ok", finished
+        run.duration_s = (finished - run.started_at).total_seconds()
+        run.offers_seen, run.new_offers, run.prices_changed = counts["seen"], counts["new"], counts["changed"]
+        run.quarantined = counts["quarantined"]
+        run.error_message = note
+        result.new_offers += counts["new"]
+        result.prices_changed += counts["changed"]
+        result.quarantined += counts["quarantined"]
+
+
+def import_file(
+    engine: Engine,
+    path: str | Path,
+    *,
+    provider: str | None = None,
+    observed_at: datetime | None = None,
+    currency_rates: Mapping[str, float] | None = None,
+    catalog: Mapping[str, Any] | None = None,
+    strict: bool = False,
+) -> ImportResult:
+    """Import one CSV file (format detected from its header) in one transaction."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"import: {path} is not a file")
+    known = catalog if catalog is not None else load_catalog()
+    with path.open(newline="", encoding="utf-8-sig") as fh:
+        reader = csv.DictReader(fh)
+        header = [h.strip() for h in (reader.fieldnames or [])]
+        reader.fieldnames = header
+        fmt = detect_format(header)
+        result = ImportResult(str(path), fmt)
+        if fmt == "skypilot":
+            if not provider or observed_at is None:
+                raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
+            batches = _read_skypilot(reader, result, provider, observed_at)
+        else:
+            if provider or observed_at:
+                raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
+            reader_fn = _read_prices if fmt == "prices" else _read_history
+            batches = reader_fn(reader, result, known)
+    if strict and result.bad_rows:
+        raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
+    note = f"import of {path.name} ({fmt} format, {result.rows} rows, {len(result.bad_rows)} bad)"
+    with session_scope(engine) as session:
+        _store(session, batches, result, note, currency_rates)
+    return result

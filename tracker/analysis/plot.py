@@ -1,0 +1,183 @@
+"""Charts of a ``History``: a PNG with matplotlib (Agg, no display needed) or a self-contained
+HTML page with plotly (the plotly.js library is embedded, so the page needs no CDN and works
+offline).
+
+Each GPU gets its own panel with one thin line per provider, the market minimum (thick) and
+median (dashed), and the all-time low: a dotted horizontal line, plus a star where it
+happened when that moment is inside the plotted range. Lines are steps (a bucket's value is
+drawn across the whole bucket), the x axis spans the whole requested range, and gaps in the
+data are gaps in the lines (NaN breaks a line; nothing is interpolated or carried over).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import pandas as pd
+
+from tracker.analysis.history import History, convert_price
+from tracker.analysis.specs import Catalog
+from tracker.errors import ConfigError
+
+MAX_PANELS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Low:
+    """An all-time low in the plotted metric's unit."""
+
+    value: float
+    at: datetime
+    provider: str | None = None
+
+
+def lows_for(table: pd.DataFrame, metric: str, basis: str | None = None, catalog: Catalog | None = None) -> dict[str, Low]:
+    """``trends.all_time_lows`` output -> markers in ``metric``'s unit (break-even has none:
+    its extreme is the all-time *high* of months)."""
+    out: dict[str, Low] = {}
+    if metric == "breakeven-months":
+        return out
+    for row in table.itertuples(index=False):
+        value = convert_price(metric, row.gpu, float(row.all_time_low), basis=basis, catalog=catalog)
+        if value is not None:
+            out[row.gpu] = Low(value, pd.Timestamp(row.all_time_low_at).to_pydatetime(), row.all_time_low_provider)
+    return out
+
+
+def _naive(times: pd.Series | pd.DatetimeIndex) -> list[datetime]:
+    idx = pd.DatetimeIndex(times)
+    return list((idx.tz_convert("UTC").tz_localize(None) if idx.tz is not None else idx).to_pydatetime())
+
+
+def _low_label(low: Low) -> str:
+    shown = f"{low.value:.2f}" if abs(low.value) >= 0.1 else f"{low.value:.4g}"
+    by = f", {low.provider}" if low.provider else ""
+    return f"all-time low {shown} ({pd.Timestamp(low.at):%Y-%m-%d %H:%M} UTC{by})"
+
+
+def _title(h: History, gpu: str) -> str:
+    kinds = ", ".join(h.kinds) if h.kinds else "all kinds"
+    return f"{gpu}: {h.metric} ({h.unit}), {kinds}, per {h.resolution.value}"
+
+
+def _panels(h: History) -> list[str]:
+    gpus = h.gpus
+    if not gpus:
+        raise ConfigError("plot: no data in the selected range (scrape or import some prices first)")
+    return gpus[:MAX_PANELS]
+
+
+def _in_range(h: History, at: datetime) -> bool:
+    start, end = _extent(h)
+    return start <= pd.Timestamp(at).tz_convert("UTC").tz_localize(None) <= end
+
+
+def _extent(h: History) -> tuple[datetime, datetime]:
+    """From the start of the first bucket to the end of the last: the whole range, gaps included."""
+    first = h.resolution.floor(h.since)
+    last = h.resolution.floor(h.until) + h.resolution.step
+    a, b = _naive(pd.DatetimeIndex([first, last]))
+    return a, b
+
+
+def _steps(h: History, gpu: str) -> tuple[list[datetime], dict[str, list[float | None]]]:
+    """x = every bucket start plus the end of the last bucket; y per series with its last value
+    repeated, so a step plot draws each bucket (even a lone one) as a segment across it."""
+    m = h.market[h.market["gpu"] == gpu]
+    x = _naive(m["time"])
+    x.append(x[-1] + h.resolution.step.to_pytimedelta())
+
+    def ys(values: pd.Series) -> list[float | None]:
+        out = [None if pd.isna(v) else float(v) for v in values]
+        return out + out[-1:]
+
+    series = {"min": ys(m["min"]), "median": ys(m["median"])}
+    for provider in h.providers:
+        s = h.provider_series(gpu, provider)
+        if s.notna().any():
+            series[f"provider:{provider}"] = ys(s)
+    return x, series
+
+
+def _nan(values: list[float | None]) -> list[float]:
+    return [float("nan") if v is None else v for v in values]
+
+
+def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None) -> Path:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    gpus = _panels(h)
+    fig = Figure(figsize=(11, 3.6 * len(gpus)), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(len(gpus), 1, squeeze=False)[:, 0]
+    for ax, gpu in zip(axes, gpus, strict=True):
+        x, series = _steps(h, gpu)
+        for key, ys in series.items():
+            if key.startswith("provider:"):
+                ax.plot(x, _nan(ys), lw=1, alpha=0.7, label=key.split(":", 1)[1], drawstyle="steps-post")
+        ax.plot(x, _nan(series["min"]), color="black", lw=2.2, label="market min", drawstyle="steps-post")
+        ax.plot(x, _nan(series["median"]), color="grey", lw=1.6, ls="--", label="market median",
+                drawstyle="steps-post")
+        low = (lows or {}).get(gpu)
+        if low is not None:
+            ax.axhline(low.value, color="crimson", ls=":", lw=1.2, label=_low_label(low))
+            if _in_range(h, low.at):
+                ax.plot(_naive(pd.DatetimeIndex([low.at])), [low.value], marker="*", ms=14, color="crimson", ls="none")
+        ax.set_xlim(*_extent(h))
+        ax.set_title(_title(h, gpu), fontsize=10)
+        ax.set_ylabel(h.unit)
+        ax.set_xlabel("time (UTC)")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    out = Path(path)
+    fig.savefig(out, format="png", dpi=110)
+    return out
+
+
+def plot_html(h: History, path: str | Path, lows: Mapping[str, Low] | None = None) -> Path:
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    gpus = _panels(h)
+    fig = make_subplots(rows=len(gpus), cols=1, subplot_titles=[_title(h, g) for g in gpus], shared_xaxes=False)
+    for row, gpu in enumerate(gpus, start=1):
+        times, series = _steps(h, gpu)
+        x = [t.isoformat() for t in times]
+        suffix = f" ({gpu})" if len(gpus) > 1 else ""
+        for key, ys in series.items():
+            if key.startswith("provider:"):
+                fig.add_trace(go.Scatter(x=x, y=ys, mode="lines", name=key.split(":", 1)[1] + suffix,
+                                         line={"width": 1, "shape": "hv"}, opacity=0.75, connectgaps=False),
+                              row=row, col=1)
+        for col, style, name in (("min", {"width": 3, "color": "black", "shape": "hv"}, "market min"),
+                                 ("median", {"width": 2, "color": "grey", "dash": "dash", "shape": "hv"}, "market median")):
+            fig.add_trace(go.Scatter(x=x, y=series[col], mode="lines", name=name + suffix, line=style,
+                                     connectgaps=False), row=row, col=1)
+        low = (lows or {}).get(gpu)
+        if low is not None:
+            fig.add_hline(y=low.value, line={"color": "crimson", "dash": "dot", "width": 1}, row=row, col=1,
+                          annotation_text=_low_label(low))
+            if _in_range(h, low.at):
+                fig.add_trace(go.Scatter(x=[_naive(pd.DatetimeIndex([low.at]))[0].isoformat()], y=[low.value],
+                                         mode="markers", name="all-time low" + suffix,
+                                         marker={"symbol": "star", "size": 14, "color": "crimson"}), row=row, col=1)
+        fig.update_yaxes(title_text=h.unit, row=row, col=1)
+    fig.update_xaxes(title_text="time (UTC)", range=[t.isoformat() for t in _extent(h)])
+    fig.update_layout(height=380 * len(gpus), template="plotly_white", legend={"font": {"size": 10}})
+    out = Path(path)
+    fig.write_html(str(out), include_plotlyjs=True, full_html=True)
+    return out
+
+
+def plot(h: History, path: str | Path, lows: Mapping[str, Low] | None = None) -> Path:
+    """Write ``path`` as PNG (``.png``) or self-contained HTML (``.html``/``.htm``)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".png":
+        return plot_png(h, path, lows)
+    if suffix in (".html", ".htm"):
+        return plot_html(h, path, lows)
+    raise ConfigError(f"-o: {path} must end in .png or .html")

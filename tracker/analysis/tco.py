@@ -1,0 +1,241 @@
+"""Break-even and total cost of ownership: buy a GPU or rent one by the hour.
+
+The seed article's model, generalised (all money in USD):
+
+* electricity per year = TDP (kW) x utilisation x 8,760 h x price per kWh
+  (700 W at 60% and 0.10/kWh: 0.7 x 0.6 x 8,760 x 0.10 = 367.92, "about 368 a year");
+* running cost per hour of use = TDP (kW) x price per kWh + cooling + maintenance
+  (the article's H100: 0.07 electricity + 0.02 cooling);
+* effective ownership cost per hour over N years = purchase / (N x 8,760) + running cost
+  (the H100: 25,000 / 26,280 + 0.07 + 0.02 = 1.041, the article's "about 1.05");
+  ``effective_hourly_cost_at_utilization`` spreads the purchase over the hours actually used;
+* break-even hours (simple, the article's) = purchase / rent: 25,000 / 3.15 = 7,937 h;
+  the *full* version subtracts what owning costs to run from the rent you save:
+  purchase / (rent - running cost) = 25,000 / 3.06 = 8,170 h;
+* months to break even = hours / (730 x utilisation): 7,937 h is 10.9 months at 24/7
+  ("about 11") and 18.1 months at 60% ("about 18").
+
+The rent defaults to the current market price from the store (:func:`market_rent`: the
+cheapest provider, or the median provider, for the GPU), and ``rent_source`` says which
+price from which offer and when, so break-even can be tracked as rents move.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+import pandas as pd
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from db import queries
+from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
+from tracker.errors import ConfigError
+
+HOURS_PER_YEAR = 8760.0
+RENT_BASES = ("cheapest", "median")
+
+
+def electricity_per_year(tdp_w: float, utilization: float, usd_per_kwh: float) -> float:
+    """TDP (kW) x utilisation x 8,760 h x USD/kWh."""
+    return tdp_w / 1000.0 * utilization * HOURS_PER_YEAR * usd_per_kwh
+
+
+def electricity_per_hour(tdp_w: float, usd_per_kwh: float) -> float:
+    """What an hour of use at full board power costs: TDP (kW) x USD/kWh."""
+    return tdp_w / 1000.0 * usd_per_kwh
+
+
+def effective_hourly_cost(purchase: float, years: float, running_per_hour: float, utilization: float = 1.0) -> float:
+    """Owning, per hour of use: purchase / (years x 8,760 x utilisation) + running cost."""
+    return purchase / (years * HOURS_PER_YEAR * utilization) + running_per_hour
+
+
+def breakeven_hours(purchase: float, rent_per_hour: float) -> float:
+    """Simple break-even: hours of rent that cost the purchase price."""
+    return purchase / rent_per_hour
+
+
+def breakeven_hours_full(purchase: float, rent_per_hour: float, running_per_hour: float) -> float | None:
+    """Full break-even: the purchase divided by what each hour of owning saves over renting.
+    ``None`` when running the card costs as much as renting it (it never pays off)."""
+    saving = rent_per_hour - running_per_hour
+    return purchase / saving if saving > 0 else None
+
+
+def months_for_hours(hours: float | None, utilization: float = 1.0) -> float | None:
+    """Calendar months to accumulate ``hours`` of use at ``utilization`` (730 h a month)."""
+    return None if hours is None else hours / (HOURS_PER_MONTH * utilization)
+
+
+@dataclass(frozen=True, slots=True)
+class RentQuote:
+    """A market rent for one GPU, and where it came from."""
+
+    rate: float
+    basis: str  # cheapest | median
+    gpu: str
+    observed_at: datetime
+    providers: int
+    offers: int
+    provider: str | None = None
+    region: str | None = None
+    sku: str | None = None
+    kind: str | None = None
+
+    @property
+    def source(self) -> str:
+        when = self.observed_at.strftime("%Y-%m-%d %H:%M UTC")
+        if self.basis == "cheapest":
+            return (f"market cheapest {self.gpu} on {when}: {self.provider} {self.sku}"
+                    f"{f' ({self.region})' if self.region else ''}, {self.kind}, {self.rate:.4g} USD/GPU-h")
+        return (f"market median {self.gpu} on {when}: median of the cheapest offer of each of {self.providers} "
+                f"providers ({self.offers} offers), {self.rate:.4g} USD/GPU-h")
+
+
+def market_rent(
+    source: Engine | Session,
+    gpu: str,
+    basis: str = "cheapest",
+    *,
+    kinds: Sequence[str] | None = DEFAULT_KINDS,
+    providers: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+) -> RentQuote | None:
+    """The current USD per GPU-hour for ``gpu`` from the latest successful scrapes
+    (what ``gpu-tracker prices`` shows): the cheapest provider or the median provider."""
+    if basis not in RENT_BASES:
+        raise ConfigError(f"--rent-basis: {basis!r} is not one of {', '.join(RENT_BASES)}")
+    session = source if isinstance(source, Session) else Session(source)
+    try:
+        rows = queries.latest_prices(session, gpus=[gpu], providers=providers, kinds=kinds, regions=regions)
+    finally:
+        if session is not source:
+            session.close()
+    rows = [r for r in rows if r["currency"] == "USD" and r["price_per_gpu_hour"]]
+    if not rows:
+        return None
+    per_provider: dict[str, dict[str, Any]] = {}
+    for r in rows:  # already cheapest first
+        per_provider.setdefault(r["provider"], r)
+    if basis == "cheapest":
+        best = rows[0]
+        return RentQuote(best["price_per_gpu_hour"], basis, gpu, best["observed_at"], len(per_provider), len(rows),
+                         best["provider"], best["region"], best["sku"], best["kind"])
+    rate = statistics.median(r["price_per_gpu_hour"] for r in per_provider.values())
+    latest = max(r["observed_at"] for r in per_provider.values())
+    return RentQuote(rate, basis, gpu, latest, len(per_provider), len(rows))
+
+
+@dataclass(frozen=True, slots=True)
+class TcoResult:
+    gpu: str | None
+    purchase: float
+    purchase_source: str
+    rent: float
+    rent_source: str
+    rent_observed_at: datetime | None
+    tdp_w: float | None
+    utilization: float
+    usd_per_kwh: float
+    years: float
+    electricity_per_hour: float
+    electricity_per_year: float
+    cooling_per_hour: float
+    maintenance_per_hour: float
+    running_cost_per_hour: float
+    effective_hourly_cost: float
+    effective_hourly_cost_at_utilization: float
+    breakeven_hours: float
+    breakeven_months_24_7: float
+    breakeven_months_at_utilization: float
+    breakeven_hours_full: float | None
+    breakeven_months_24_7_full: float | None
+    breakeven_months_at_utilization_full: float | None
+    rent_cost_over_years: float
+    own_cost_over_years: float
+    cheaper_over_years: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def tco(
+    *,
+    purchase: float,
+    rent: float,
+    tdp_w: float | None = None,
+    utilization: float = 0.6,
+    usd_per_kwh: float = 0.10,
+    years: float = 3.0,
+    cooling_per_hour: float = 0.0,
+    maintenance_per_hour: float = 0.0,
+    electricity_per_hour_override: float | None = None,
+    gpu: str | None = None,
+    purchase_source: str = "user",
+    rent_source: str = "user",
+    rent_observed_at: datetime | None = None,
+) -> TcoResult:
+    """Every number of the model for one GPU (see the module docstring).
+
+    ``electricity_per_hour_override`` replaces TDP x kWh price when the user knows better
+    (e.g. measured draw); without it and without a TDP, electricity counts as zero.
+    """
+    for name, value in (("purchase", purchase), ("rent", rent), ("years", years)):
+        if not value or value <= 0 or math.isnan(value):
+            raise ConfigError(f"--{name}: {value} must be a positive number")
+    if not 0 < utilization <= 1:
+        raise ConfigError(f"--utilization: {utilization} must be in (0, 1]")
+    for name, value in (("kwh", usd_per_kwh), ("cooling", cooling_per_hour), ("maintenance", maintenance_per_hour)):
+        if value < 0:
+            raise ConfigError(f"--{name}: {value} must not be negative")
+    if electricity_per_hour_override is not None:
+        elec_hour = electricity_per_hour_override
+        elec_year = elec_hour * utilization * HOURS_PER_YEAR
+    elif tdp_w:
+        elec_hour = electricity_per_hour(tdp_w, usd_per_kwh)
+        elec_year = electricity_per_year(tdp_w, utilization, usd_per_kwh)
+    else:
+        elec_hour = elec_year = 0.0
+    running = elec_hour + cooling_per_hour + maintenance_per_hour
+    simple = breakeven_hours(purchase, rent)
+    full = breakeven_hours_full(purchase, rent, running)
+    used_hours = years * HOURS_PER_YEAR * utilization
+    rent_total = rent * used_hours
+    own_total = purchase + running * used_hours
+    return TcoResult(
+        gpu=gpu, purchase=purchase, purchase_source=purchase_source, rent=rent, rent_source=rent_source,
+        rent_observed_at=rent_observed_at, tdp_w=tdp_w, utilization=utilization, usd_per_kwh=usd_per_kwh,
+        years=years, electricity_per_hour=elec_hour, electricity_per_year=elec_year,
+        cooling_per_hour=cooling_per_hour, maintenance_per_hour=maintenance_per_hour, running_cost_per_hour=running,
+        effective_hourly_cost=effective_hourly_cost(purchase, years, running),
+        effective_hourly_cost_at_utilization=effective_hourly_cost(purchase, years, running, utilization),
+        breakeven_hours=simple,
+        breakeven_months_24_7=simple / HOURS_PER_MONTH,
+        breakeven_months_at_utilization=simple / (HOURS_PER_MONTH * utilization),
+        breakeven_hours_full=full,
+        breakeven_months_24_7_full=months_for_hours(full),
+        breakeven_months_at_utilization_full=months_for_hours(full, utilization),
+        rent_cost_over_years=rent_total,
+        own_cost_over_years=own_total,
+        cheaper_over_years="buy" if own_total < rent_total else "rent",
+    )
+
+
+def electricity_table(
+    tdp_ws: Sequence[float] = (300, 450, 700, 1000),
+    utilizations: Sequence[float] = (0.3, 0.6, 1.0),
+    usd_per_kwhs: Sequence[float] = (0.10, 0.15, 0.25),
+) -> pd.DataFrame:
+    """Electricity cost per year for each combination (the article's table, generalised)."""
+    rows = [
+        {"tdp_w": w, "utilization": u, "usd_per_kwh": k, "kwh_per_year": w / 1000 * u * HOURS_PER_YEAR,
+         "usd_per_year": electricity_per_year(w, u, k)}
+        for w in tdp_ws for u in utilizations for k in usd_per_kwhs
+    ]
+    return pd.DataFrame(rows)

@@ -1,0 +1,358 @@
+"""Analysis commands: history, trends, tco, recommend, plot, import. Presentation only: the
+numbers come from ``tracker.analysis``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from db.types import utcnow
+from tracker.analysis import specs
+from tracker.analysis.frames import (
+    DEFAULT_KINDS,
+    Filters,
+    Resolution,
+    load_intervals,
+    parse_span,
+    parse_when,
+    records,
+    scrape_intervals,
+)
+from tracker.analysis.history import METRICS
+from tracker.analysis.history import history as run_history
+from tracker.analysis.importer import import_file
+from tracker.analysis.plot import lows_for
+from tracker.analysis.plot import plot as write_plot
+from tracker.analysis.recommend import WORKLOADS
+from tracker.analysis.recommend import recommend as run_recommend
+from tracker.analysis.tco import RENT_BASES, electricity_table, market_rent
+from tracker.analysis.tco import tco as run_tco
+from tracker.analysis.trends import all_time_lows
+from tracker.analysis.trends import trends as run_trends
+from tracker.catalog import load_catalog
+from tracker.cli import app
+from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
+from tracker.cli.common import Format, State, console, emit, err_console, state
+from tracker.errors import ConfigError
+
+KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
+GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
+
+
+def _kinds(kind: list[str] | None) -> tuple[str, ...] | None:
+    if not kind:
+        return DEFAULT_KINDS
+    if any(k.lower() == "all" for k in kind):
+        return None
+    return tuple(normalise_kinds(kind) or ())
+
+
+def _since(text: str | None, now: datetime) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return now - parse_span(text)
+    except ConfigError:
+        pass
+    try:
+        return parse_when(text)
+    except ConfigError:
+        raise ConfigError(f"--since: {text!r} is neither a span (24h, 30d, 12w, 3m, 1y) nor an ISO date") from None
+
+
+def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None, region: list[str] | None) -> Filters:
+    return Filters.of(gpus=resolve_gpu_query(gpu), providers=provider, regions=region, kinds=_kinds(kind))
+
+
+def _catalog(st: State) -> specs.Catalog:
+    return load_catalog(st.settings.catalog_file)
+
+
+def _notes(notes: list[str]) -> None:
+    for n in notes:
+        err_console.print(f"[yellow]note:[/yellow] {n}", highlight=False, soft_wrap=True)
+
+
+def _print_json(data: Any) -> None:
+    """One JSON object (``emit`` prints lists of rows); same value rules as ``emit``."""
+
+    def plain(v: Any) -> Any:
+        if isinstance(v, dict):
+            return {k: plain(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [plain(x) for x in v]
+        if isinstance(v, datetime):
+            return v.isoformat()
+        if isinstance(v, float):
+            return round(v, 6)
+        return v
+
+    sys.stdout.write(json.dumps(plain(data), indent=2) + "\n")
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    gpu: Annotated[str, typer.Option("--gpu", "-g", help=GPU_HELP)],
+    metric: Annotated[str, typer.Option("--metric", "-m", help=f"{', '.join(METRICS)}.")] = "price",
+    since: Annotated[str, typer.Option("--since", help="How far back: 24h, 30d, 12w, 3m, 1y, or an ISO date.")] = "30d",
+    until: Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")] = None,
+    every: Annotated[str, typer.Option("--every", help="Resolution: 1h, 1d or 1w.")] = "1d",
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (csv can be imported back).")] = Format.table,
+) -> None:
+    """Price history per GPU: min, p25 and median across providers, and each provider's price.
+
+    Each bucket holds the lowest price each provider listed during it; a bucket without
+    data stays empty (gaps are never filled). cost-per-tflop divides by the catalog's TFLOPS
+    on --basis; breakeven-months is purchase price / (price x 730 h).
+    """
+    st = state(ctx)
+    now = utcnow()
+    end = parse_when(until) if until else now
+    h = run_history(st.engine, _filters(gpu, provider, kind, region), metric=metric, basis=basis,
+                    since=_since(since, end), until=end, resolution=Resolution.parse(every),
+                    tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
+    _notes(h.notes)
+    rows = h.rows()
+    columns = [("time", "time"), ("gpu", "gpu"), ("min", "min"), ("p25", "p25"), ("median", "median"),
+               ("providers", "providers")] + [(p, p) for p in h.providers]
+    emit(rows, fmt, columns=columns, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}")
+
+
+TREND_TABLE = [
+    ("gpu", "gpu"), ("current", "now"), ("provider", "cheapest at"), ("change_24h_pct", "24h %"),
+    ("change_7d_pct", "7d %"), ("change_30d_pct", "30d %"), ("change_90d_pct", "90d %"),
+    ("all_time_low", "all-time low"), ("all_time_low_at", "low on"), ("good_deal", "good deal"),
+    ("volatility_30d_pct", "volatility 30d %"),
+]
+
+
+@app.command()
+def trends(
+    ctx: typer.Context,
+    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP + " Default: every GPU.")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Evaluate at this ISO date-time (default: the newest observation).")] = None,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Every GPU's price now, its changes, all-time low and good-deal flag.
+
+    The current price is the cheapest USD/GPU-h in effect at --as-of (default: the newest
+    observation); changes compare it with the price 24h, 7d, 30d and 90d earlier; the
+    good-deal flag is set within 5% of the all-time low; volatility is the std dev of
+    day-over-day changes of the daily low over 30 days.
+    """
+    st = state(ctx)
+    df = run_trends(st.engine, _filters(gpu, provider, kind, region), as_of=parse_when(as_of) if as_of else None,
+                    tolerance=scrape_intervals(st.settings))
+    rows = records(df)
+    as_of_text = f" as of {rows[0]['as_of']:%Y-%m-%d %H:%M UTC}" if rows else ""
+    emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)")
+
+
+def _gpu_for_tco(gpu: str | None, cat: specs.Catalog) -> str | None:
+    if not gpu:
+        return None
+    ids = resolve_gpu_query(gpu) or []
+    chosen = specs.flagship(ids, cat)
+    if chosen is None:
+        raise ConfigError(f"--gpu: {gpu!r} matches no GPU in the catalog")
+    if len(ids) > 1:
+        err_console.print(f"[dim]{gpu} = {chosen} (pass an exact id such as {', '.join(i for i in ids if i != chosen)} "
+                          "for another variant)[/dim]", highlight=False)
+    return chosen
+
+
+@app.command()
+def tco(
+    ctx: typer.Context,
+    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP + " A family means its flagship (H100 = H100-SXM).")] = None,
+    purchase: Annotated[float | None, typer.Option("--purchase", help="Purchase price in USD (default: the catalog's).")] = None,
+    rent: Annotated[float | None, typer.Option("--rent", help="Rent in USD per GPU-hour (default: the current market price).")] = None,
+    rent_basis: Annotated[str, typer.Option("--rent-basis", help=f"Market rent to use: {' or '.join(RENT_BASES)} provider.")] = "cheapest",
+    utilization: Annotated[float, typer.Option("--utilization", "-u", help="Share of hours the GPU is busy (0-1].")] = 0.6,
+    kwh: Annotated[float, typer.Option("--kwh", help="Electricity price, USD per kWh.")] = 0.10,
+    years: Annotated[float, typer.Option("--years", help="Years to spread the purchase over.")] = 3.0,
+    cooling: Annotated[float, typer.Option("--cooling", help="Cooling, USD per hour of use.")] = 0.0,
+    maintenance: Annotated[float, typer.Option("--maintenance", help="Maintenance, USD per hour of use.")] = 0.0,
+    tdp: Annotated[float | None, typer.Option("--tdp", help="Board power in watts (default: the catalog's TDP).")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Market rent from these providers only.")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Market rent from these regions only.")] = None,
+    table: Annotated[bool, typer.Option("--electricity-table", help="Also print electricity per year for common TDPs, uses and prices.")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Buy or rent: electricity, ownership cost per hour and break-even.
+
+    Electricity per year = TDP kW x utilization x 8,760 h x USD/kWh; effective ownership
+    cost per hour = purchase / (years x 8,760) + electricity + cooling + maintenance;
+    break-even hours = purchase / rent (and the full version, purchase / (rent - running
+    costs)), in months at 24/7 and at --utilization. The rent defaults to today's market
+    price from the store, and rent_source says which price on which date.
+    """
+    st = state(ctx)
+    cat = _catalog(st)
+    gid = _gpu_for_tco(gpu, cat)
+    spec = cat.get(gid) if gid else None
+    purchase_source = "user"
+    if purchase is None:
+        if spec is None or not spec.purchase_price_usd:
+            raise ConfigError(f"tco: no purchase price in the catalog for {gid or 'this GPU'}; pass --purchase")
+        purchase = spec.purchase_price_usd
+        purchase_source = f"catalog ({spec.purchase_price_date or 'undated'}: {spec.purchase_price_source or 'no source'})"
+    rent_source, rent_at = "user", None
+    if rent is None:
+        if gid is None:
+            raise ConfigError("tco: pass --gpu (for the market rent) or --rent")
+        quote = market_rent(st.engine, gid, rent_basis, kinds=_kinds(kind), providers=provider, regions=region)
+        if quote is None:
+            raise ConfigError(f"tco: no current {gid} price in the store; run `gpu-tracker scrape` or pass --rent")
+        rent, rent_source, rent_at = quote.rate, quote.source, quote.observed_at
+    result = run_tco(purchase=purchase, rent=rent, tdp_w=tdp if tdp is not None else (spec.tdp_w if spec else None),
+                     utilization=utilization, usd_per_kwh=kwh, years=years, cooling_per_hour=cooling,
+                     maintenance_per_hour=maintenance, gpu=gid, purchase_source=purchase_source,
+                     rent_source=rent_source, rent_observed_at=rent_at)
+    data = result.as_dict()
+    if fmt is Format.json:
+        if table:
+            data["electricity_table"] = records(electricity_table())
+        _print_json(data)
+        return
+    if fmt is Format.csv:
+        emit([data], fmt)
+        return
+    emit([{"key": k, "value": v} for k, v in data.items()], fmt, title=f"TCO {gid or ''}".strip())
+    if table:
+        emit(records(electricity_table()), fmt, title="electricity per year")
+
+
+OPTION_TABLE = [
+    ("gpu", "gpu"), ("gpu_count", "GPUs"), ("total_vram_gb", "VRAM GB"), ("price_per_hour", "USD/h"),
+    ("cost_per_tflop_hour", "USD/TFLOP-h"), ("provider", "provider"), ("sku", "offer"), ("region", "region"),
+    ("kind", "kind"),
+]
+
+
+@app.command()
+def recommend(
+    ctx: typer.Context,
+    params: Annotated[str, typer.Option("--params", help="Model size: 7B, 13B, 70B, 500M ...")],
+    workload: Annotated[str, typer.Option("--workload", "-w", help=f"{', '.join(WORKLOADS)}.")],
+    precision: Annotated[str | None, typer.Option("--precision", help="inference: fp16, int8 or int4; qlora: int4 or int8.")] = None,
+    hours_per_month: Annotated[float | None, typer.Option("--hours-per-month", help="Your expected use, for rent-vs-buy advice.")] = None,
+    months: Annotated[float | None, typer.Option("--months", help="Horizon in months for the advice (default 12).")] = None,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Most GPUs per instance to consider (1-8).", min=1, max=8)] = 8,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost per TFLOP: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="Show at most N GPUs (table).")] = 15,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+) -> None:
+    """Which GPU for a model and workload, and whether to rent or buy.
+
+    Estimates the VRAM (params x bytes per parameter x 1.2 + 1.5 GB; see
+    tracker/analysis/recommend.py for the rules and sources), lists the GPUs that hold it
+    on 1-8 cards at the latest market prices, cheapest first, with cost per TFLOP, and
+    with --hours-per-month gives rent-vs-buy advice.
+    """
+    st = state(ctx)
+    rec = run_recommend(st.engine, params, workload, precision=precision, hours_per_month=hours_per_month,
+                        months=months, max_gpus=max_gpus, kinds=_kinds(kind), providers=provider, regions=region,
+                        basis=basis, catalog=_catalog(st))
+    options = records(rec.options)
+    if fmt is Format.json:
+        _print_json({**rec.estimate.as_dict(), "vram_needed_gb": rec.estimate.total_gb, "options": options,
+                     "advice": rec.advice.as_dict() if rec.advice else None, "notes": rec.notes})
+        return
+    if fmt is Format.csv:
+        emit(options, fmt, columns=[(c, c) for c in rec.options.columns])
+        return
+    e = rec.estimate
+    console.print(f"[bold]{e.params_b:g}B {e.workload} ({e.precision})[/bold]: about {e.total_gb:.1f} GB of GPU memory "
+                  f"[dim]({e.rule})[/dim]", highlight=False)
+    priced = [o for o in options if o["price_per_hour"] is not None]
+    unpriced = [f"{o['gpu']} x{o['gpus_needed']}" for o in options if o["price_per_hour"] is None]
+    emit(priced[:limit], fmt, columns=OPTION_TABLE, title="GPUs that fit, cheapest first")
+    if unpriced:
+        console.print(f"[dim]also fit, no current offer with enough GPUs: {', '.join(unpriced)}[/dim]", highlight=False)
+    if rec.advice:
+        a = rec.advice
+        console.print(f"[bold]{a.verdict}[/bold]: {a.reason}", highlight=False)
+    elif hours_per_month is None:
+        console.print("[dim]pass --hours-per-month (and --months) for rent-vs-buy advice[/dim]")
+    _notes(rec.notes)
+
+
+@app.command()
+def plot(
+    ctx: typer.Context,
+    gpu: Annotated[str, typer.Option("--gpu", "-g", help=GPU_HELP)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="chart.png (matplotlib) or chart.html (self-contained plotly).")],
+    metric: Annotated[str, typer.Option("--metric", "-m", help="price or cost-per-tflop.")] = "price",
+    since: Annotated[str, typer.Option("--since", help="How far back: 7d, 90d, 1y, or an ISO date.")] = "90d",
+    until: Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")] = None,
+    every: Annotated[str, typer.Option("--every", help="Resolution: 1h, 1d or 1w.")] = "1d",
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
+) -> None:
+    """Chart a GPU's price or cost-per-TFLOP history to PNG or HTML.
+
+    One line per provider, the market min and median, and the all-time low marked. The
+    HTML page embeds plotly.js, so it works offline (no CDN).
+    """
+    if metric not in ("price", "cost-per-tflop"):
+        raise ConfigError(f"--metric: {metric!r} is not one of price, cost-per-tflop")
+    st = state(ctx)
+    end = parse_when(until) if until else utcnow()
+    filters = _filters(gpu, provider, kind, region)
+    tolerance = scrape_intervals(st.settings)
+    cat = _catalog(st)
+    h = run_history(st.engine, filters, metric=metric, basis=basis, since=_since(since, end), until=end,
+                    resolution=Resolution.parse(every), tolerance=tolerance, catalog=cat)
+    _notes(h.notes)
+    lows = lows_for(all_time_lows(load_intervals(st.engine, filters, until=end, tolerance=tolerance)), metric,
+                    basis, cat)
+    path = write_plot(h, output, lows)
+    console.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)
+
+
+@app.command("import")
+def import_cmd(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="CSV: `prices`/`history --format csv` output, or a SkyPilot vms.csv.", exists=True, dir_okay=False)],
+    provider: Annotated[str | None, typer.Option("--provider", "-p", help="Provider name for a SkyPilot vms.csv (e.g. aws, lambda).")] = None,
+    observed_at: Annotated[str | None, typer.Option("--observed-at", help="When a SkyPilot file's prices were current (ISO date-time, UTC).")] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Refuse the whole file if any row is bad (default: skip bad rows).")] = False,
+    fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
+) -> None:
+    """Import price history you already have, in one transaction.
+
+    Each observation goes through the same normalise/validate/store path as a scrape;
+    bad rows are reported with their line number and skipped; re-importing a file changes
+    nothing.
+    """
+    st = state(ctx)
+    result = import_file(st.engine, file, provider=provider, observed_at=parse_when(observed_at) if observed_at else None,
+                         currency_rates=st.settings.currency_rates, catalog=_catalog(st), strict=strict)
+    for bad in result.bad_rows:
+        err_console.print(f"[yellow]skipped[/yellow] {file.name} {bad}", highlight=False, soft_wrap=True)
+    summary = result.summary()
+    if fmt is Format.table:
+        emit([{"key": k, "value": v} for k, v in summary.items()], fmt, title=f"import {file.name}")
+    else:
+        emit([summary], fmt)
+
