@@ -150,3 +150,93 @@ class Quarantine(SQLModel, table=True):
     currency: str = "USD"
     reason: str
     observed_at: datetime = Field(sa_type=UTCDateTime)
+
+
+# --- alerts (issue 8): rules added from the CLI, per-rule state, what fired, the outbox ------
+
+
+class AlertRule(SQLModel, table=True):
+    """A rule added with ``gpu-tracker alerts add`` (config-file rules are not stored).
+
+    ``definition`` holds the same keys as an ``[[alerts]]`` table. A notify target written as
+    ``env:VAR`` keeps a secret URL out of the database; a literal URL is stored as given.
+    """
+
+    __tablename__ = "alert_rule"
+
+    name: str = Field(primary_key=True, max_length=64)
+    definition: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+
+
+class AlertState(SQLModel, table=True):
+    """Where one rule stands: armed, pending (condition held ``pending_count`` times, waiting
+    for ``for``) or firing. Updated with a version check so two evaluators never both fire."""
+
+    __tablename__ = "alert_state"
+
+    rule: str = Field(primary_key=True, max_length=64)
+    #: Hash of what the rule watches (GPUs, filters, metric, condition type); a change resets the state.
+    fingerprint: str = Field(default="", max_length=64)
+    state: str = Field(default="armed", max_length=16)  # armed | pending | firing
+    pending_count: int = 0
+    last_value: float | None = None
+    #: Providers and scrape times the last evaluation saw: evaluations without new data change nothing.
+    data_stamp: str = ""
+    last_evaluated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_fired_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_resolved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    #: ``new_low`` rules: lowest value seen, and the low that was last alerted on.
+    all_time_low: float | None = None
+    alerted_low: float | None = None
+    #: ``available_again`` rules: whether matching offers were listed as available last time.
+    last_available: bool | None = None
+    version: int = 0
+
+
+class AlertEvent(SQLModel, table=True):
+    """Something worth telling: a rule fired or resolved, or a test message. Never holds a
+    channel URL: the outbox says where it goes."""
+
+    __tablename__ = "alert_event"
+    __table_args__ = (Index("ix_alert_event_rule_created", "rule", "created_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    rule: str = Field(max_length=64)
+    kind: str = Field(max_length=16)  # fired | resolved | test
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    gpu: str = Field(default="", max_length=255)
+    value: float | None = None
+    threshold: float | None = None
+    previous_value: float | None = None
+    provider: str | None = Field(default=None, max_length=64)
+    region: str | None = Field(default=None, max_length=128)
+    offer_kind: str | None = Field(default=None, max_length=16)
+    title: str = ""
+    message: str = ""
+    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+
+
+class Outbox(SQLModel, table=True):
+    """One delivery of one event to one channel. ``channel`` is the redacted URL, for display;
+    the real target is looked up in the rule (config or ``alert_rule``) at send time."""
+
+    __table_args__ = (
+        UniqueConstraint("event_id", "channel_index", name="uq_outbox_event_channel"),
+        Index("ix_outbox_due", "status", "next_attempt_at"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    event_id: int = Field(foreign_key="alert_event.id")
+    rule: str = Field(max_length=64)
+    channel_index: int
+    channel: str = Field(max_length=512)
+    status: str = Field(default="pending", max_length=16)  # pending | delivered | failed | orphaned
+    attempts: int = 0
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    next_attempt_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    #: A sender holds the row until then; another process may take it over only after.
+    claimed_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    last_error: str | None = None
+    delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)

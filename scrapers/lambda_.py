@@ -38,6 +38,7 @@ from bs4 import Tag
 
 from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
 from scrapers.html import (
+    body_rows,
     header_cells,
     header_index,
     hourly,
@@ -103,12 +104,12 @@ class LambdaScraper(Scraper):
         price_is_per_gpu = "gpu" in norm_label(price_label)
         col = header_index(table, "VRAM", "vCPUs", "RAM", "STORAGE", price_label, provider=self.name)
         tab_count = self._tab_count(doc, table)
-        rows = [tr for tr in table.find_all("tr") if tr.find("td")]
+        rows = body_rows(table)
         if not rows:
             raise layout_changed(self.name, f"the {price_label!r} table has no rows")
         offers = []
-        for tr in rows:
-            cells = tr.find_all(["td", "th"], recursive=False)
+        for cells in rows:
+            tr = cells[0].parent
             if len(cells) <= max(col.values()):
                 raise layout_changed(self.name, f"row {text_of(tr)!r} has {len(cells)} cells, headers are {headers}")
             plan = str(tr.get("data-plan") or text_of(cells[0])).strip()

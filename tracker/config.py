@@ -90,7 +90,7 @@ class SchedulerSettings(BaseModel):
     #: (unset: a tenth of the provider's interval, at most 5 minutes).
     jitter: float | None = None
     #: A run missed by less than this (e.g. the machine slept) still happens once; later
-    #: ones are dropped (unset: the provider's interval, so a restart always catches up once).
+    #: ones are dropped (unset: the provider's interval plus jitter, so a restart catches up once).
     misfire_grace: float | None = None
     #: On SIGINT/SIGTERM, how long to let an in-flight provider batch finish before abandoning it.
     shutdown_grace: float = 30.0

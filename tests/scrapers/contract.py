@@ -40,6 +40,11 @@ def run_fetch(scraper: Scraper, transport: httpx.AsyncBaseTransport) -> Any:
     return asyncio.run(go())
 
 
+def index_offers(offers: list[ScrapedOffer], fields: tuple[str, ...] = ("sku", "region", "kind")) -> dict[tuple[Any, ...], ScrapedOffer]:
+    """Offers keyed by the tuple of their ``fields`` (default: sku, region, kind), for lookups in tests."""
+    return {tuple(getattr(o, f) for f in fields): o for o in offers}
+
+
 class ProviderContract:
     scraper_cls: ClassVar[type[Scraper]]
     #: True when the payload is a handmade sample (see SOURCES.md), not a real recording.

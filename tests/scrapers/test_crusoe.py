@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
 from bs4 import BeautifulSoup
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.crusoe import PRICING_URL, CrusoeScraper
-from scrapers.http import USER_AGENT
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract
+from tests.scrapers.page_edits import replaced, without
+from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
 # The real excerpt minus its last, cut-off item (see the comment at the top of the file).
 PAGE = "crusoe/crusoe_cloud_pricing_page_2025-12-15_excerpt_trimmed.html"
@@ -20,19 +20,11 @@ UNTRIMMED = "crusoe/crusoe_cloud_pricing_page_2025-12-15_excerpt.html"
 
 def _edited(*selectors: str) -> str:
     """The recorded page with the elements matching ``selectors`` removed (the tests may use class names)."""
-    doc = BeautifulSoup(load_text(PAGE), "lxml")
-    for sel in selectors:
-        found = doc.select(sel)
-        assert found, sel
-        for el in found:
-            el.decompose()
-    return str(doc)
+    return without(load_text(PAGE), *selectors)
 
 
 def _replaced(old: str, new: str) -> str:
-    page = load_text(PAGE)
-    assert old in page
-    return page.replace(old, new, 1)
+    return replaced(load_text(PAGE), old, new)
 
 
 def _with_extra_column(label: str, cells: dict[str, str]) -> str:
@@ -131,31 +123,10 @@ class TestCrusoe(ProviderContract):
         CrusoeScraper(env={}).check_credentials()
 
 
-def _handler(seen: list[httpx.Request], robots: str | None = None):
-    def handle(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        if request.url.path == "/robots.txt":
-            return httpx.Response(200, text=robots) if robots is not None else httpx.Response(404)
-        return httpx.Response(200, text=load_text(PAGE), headers={"Content-Type": "text/html"})
-
-    return handle
-
-
 def test_fetch_gets_the_pricing_page_once_with_a_browser_user_agent() -> None:
-    seen: list[httpx.Request] = []
-    raw = run_fetch(CrusoeScraper(env={}), httpx.MockTransport(_handler(seen)))
-    pages = [r for r in seen if r.url.path != "/robots.txt"]
-    assert len(pages) == 1
-    assert (pages[0].method, str(pages[0].url)) == ("GET", PRICING_URL)
-    assert pages[0].headers["User-Agent"] == USER_AGENT
-    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
-    assert any(r.url.path == "/robots.txt" for r in seen)
+    raw = assert_fetches_page_once(CrusoeScraper(env={}), PRICING_URL, load_text(PAGE))  # no robots.txt: allowed
     assert CrusoeScraper(env={}).parse(raw)
 
 
 def test_fetch_refuses_when_robots_txt_disallows() -> None:
-    seen: list[httpx.Request] = []
-    transport = httpx.MockTransport(_handler(seen, robots="User-agent: *\nDisallow: /cloud/\n"))
-    with pytest.raises(FetchError, match="crusoe: robots.txt .*disallows"):
-        run_fetch(CrusoeScraper(env={}), transport)
-    assert all(r.url.path == "/robots.txt" for r in seen)
+    assert_refused_by_robots(CrusoeScraper(env={}), PRICING_URL, load_text(PAGE), robots="User-agent: *\nDisallow: /cloud/\n")

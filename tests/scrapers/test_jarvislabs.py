@@ -15,7 +15,8 @@ import pytest
 from scrapers.base import FetchError, MissingCredentials, ScrapedOffer
 from scrapers.jarvislabs import HOSTS, JarvislabsScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.requests_helpers import json_fetch
 
 SAMPLE = "jarvislabs/jarvislabs_misc_server_meta_handmade.json"
 TOKEN = "jl-token-do-not-leak"
@@ -23,10 +24,6 @@ TOKEN = "jl-token-do-not-leak"
 
 def raw_payload() -> dict[str, Any]:
     return {"hosts": {HOSTS[0]: load_json(SAMPLE)}}
-
-
-def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str, str], ScrapedOffer]:
-    return {(o.sku, o.region, o.kind): o for o in offers}
 
 
 class TestJarvislabs(ProviderContract):
@@ -57,7 +54,7 @@ class TestJarvislabs(ProviderContract):
         ]
 
     def test_a100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:
-        keys = by_key(offers)
+        keys = index_offers(offers)
         o = keys[("A100-80GB/vm", "india-noida-01", "on_demand")]
         assert (o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.vcpus, o.ram_gb) == ("A100-80GB", 1, 80, 28, 112)
         assert (o.price_per_hour, o.currency, o.country, o.available) == (1.49, "USD", "IN", True)
@@ -66,12 +63,12 @@ class TestJarvislabs(ProviderContract):
         assert (s.price_per_hour, s.available) == (0.89, True)
 
     def test_workload_types_are_separate_skus(self, offers: list[ScrapedOffer]) -> None:
-        keys = by_key(offers)
+        keys = index_offers(offers)
         assert keys[("L4/container", "india-noida-01", "on_demand")].price_per_hour == 0.44
         assert keys[("L4/vm", "india-noida-01", "spot")].price_per_hour == 0.29
 
     def test_null_spot_price_means_no_spot_offer(self, offers: list[ScrapedOffer]) -> None:
-        keys = by_key(offers)
+        keys = index_offers(offers)
         h100 = keys[("H100", "europe-01", "on_demand")]  # workload_type null: bare GPU type
         assert (h100.price_per_hour, h100.country, h100.gpu_memory_gb) == (2.99, None, 80)
         assert ("H100", "europe-01", "spot") not in keys
@@ -88,19 +85,13 @@ class TestJarvislabs(ProviderContract):
         sample = load_json(SAMPLE)
         sample["server_meta"][2]["effective_num_free_devices"] = 0
         sample["server_meta"][2]["spot_num_free_devices"] = 0
-        keys = by_key(JarvislabsScraper(env={}).parse({"hosts": {HOSTS[0]: sample}}))
+        keys = index_offers(JarvislabsScraper(env={}).parse({"hosts": {HOSTS[0]: sample}}))
         assert keys[("A100-80GB/vm", "india-noida-01", "on_demand")].available is False
         assert keys[("A100-80GB/vm", "india-noida-01", "spot")].available is False
 
 
 def test_fetch_calls_every_region_host_with_the_token() -> None:
-    calls: list[httpx.Request] = []
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        calls.append(request)
-        return httpx.Response(200, json=load_json(SAMPLE))
-
-    raw = run_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), httpx.MockTransport(handler))
+    raw, calls = json_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), load_json(SAMPLE))
     assert [(r.method, str(r.url)) for r in calls] == [
         ("GET", "https://backendprod.jarvislabs.net/misc/server_meta"),
         ("GET", "https://backendn.jarvislabs.net/misc/server_meta"),

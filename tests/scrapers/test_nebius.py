@@ -2,38 +2,30 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
-from bs4 import BeautifulSoup
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
-from scrapers.http import USER_AGENT
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.nebius import PRICES_URL, NebiusScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract
+from tests.scrapers.page_edits import replaced, without
+from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
 PAGE = "nebius/nebius_prices_page_2026-07-12_excerpt.html"
 
 
 def _page_without_price_table() -> str:
-    doc = BeautifulSoup(load_text(PAGE), "lxml")
-    for table in doc.select("div.pc-highlight-table-block__table"):
-        table.decompose()
-    assert "GPU-hour" not in str(doc)
-    return str(doc)
+    page = without(load_text(PAGE), "div.pc-highlight-table-block__table")
+    assert "GPU-hour" not in page
+    return page
 
 
 def _page_without_rows() -> str:
-    doc = BeautifulSoup(load_text(PAGE), "lxml")
-    for body in doc.select("div.pc-highlight-table-block__body"):
-        body.decompose()
-    return str(doc)
+    return without(load_text(PAGE), "div.pc-highlight-table-block__body")
 
 
 def _page_with_price(old: str, new: str) -> str:
-    page = load_text(PAGE)
-    assert old in page
-    return page.replace(old, new, 1)
+    return replaced(load_text(PAGE), old, new)
 
 
 def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str], ScrapedOffer]:
@@ -118,31 +110,11 @@ class TestNebius(ProviderContract):
         NebiusScraper(env={}).check_credentials()
 
 
-def _handler(seen: list[httpx.Request], robots: str | None = None):
-    def handle(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        if request.url.path == "/robots.txt":
-            return httpx.Response(200, text=robots) if robots is not None else httpx.Response(404)
-        return httpx.Response(200, text=load_text(PAGE), headers={"Content-Type": "text/html"})
-
-    return handle
-
-
 def test_fetch_gets_the_price_page_once_with_a_browser_user_agent() -> None:
-    seen: list[httpx.Request] = []
-    raw = run_fetch(NebiusScraper(env={}), httpx.MockTransport(_handler(seen, robots="User-agent: *\nDisallow: /console/\n")))
-    pages = [r for r in seen if r.url.path != "/robots.txt"]
-    assert len(pages) == 1
-    assert (pages[0].method, str(pages[0].url)) == ("GET", PRICES_URL)
-    assert pages[0].headers["User-Agent"] == USER_AGENT
-    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
-    assert any(r.url.path == "/robots.txt" for r in seen)
+    raw = assert_fetches_page_once(NebiusScraper(env={}), PRICES_URL, load_text(PAGE),
+                                   robots="User-agent: *\nDisallow: /console/\n")
     assert NebiusScraper(env={}).parse(raw)
 
 
 def test_fetch_refuses_when_robots_txt_disallows() -> None:
-    seen: list[httpx.Request] = []
-    transport = httpx.MockTransport(_handler(seen, robots="User-agent: *\nDisallow: /prices\n"))
-    with pytest.raises(FetchError, match="nebius: robots.txt .*disallows"):
-        run_fetch(NebiusScraper(env={}), transport)
-    assert all(r.url.path == "/robots.txt" for r in seen)
+    assert_refused_by_robots(NebiusScraper(env={}), PRICES_URL, load_text(PAGE), robots="User-agent: *\nDisallow: /prices\n")

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import httpx
 import pytest
-from bs4 import BeautifulSoup
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.html import is_hidden, soup, visible_text
-from scrapers.http import USER_AGENT
 from scrapers.paperspace import PRICING_URL, PaperspaceScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract
+from tests.scrapers.page_edits import replaced, without
+from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
 PAGE = "paperspace/paperspace_pricing_page_2024-01-23_excerpt.html"
 H100_NOTE = "*$2.24/hour pricing is for a 3-year commitment. On-demand pricing for H100 is $6.00/hour ($8.96) under our special promo price."
@@ -19,19 +18,11 @@ H100_NOTE = "*$2.24/hour pricing is for a 3-year commitment. On-demand pricing f
 
 def _edited(*selectors: str) -> str:
     """The recorded page with the elements matching ``selectors`` removed (the tests may use class names)."""
-    doc = BeautifulSoup(load_text(PAGE), "lxml")
-    for sel in selectors:
-        found = doc.select(sel)
-        assert found, sel
-        for el in found:
-            el.decompose()
-    return str(doc)
+    return without(load_text(PAGE), *selectors)
 
 
 def _replaced(old: str, new: str) -> str:
-    page = load_text(PAGE)
-    assert old in page
-    return page.replace(old, new, 1)
+    return replaced(load_text(PAGE), old, new)
 
 
 def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str], ScrapedOffer]:
@@ -129,30 +120,10 @@ def test_hidden_markup_helpers() -> None:
     assert visible_text(doc.find("div")) == "4"
 
 
-def _handler(seen: list[httpx.Request], robots: str | None = None):
-    def handle(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        if request.url.path == "/robots.txt":
-            return httpx.Response(200, text=robots) if robots is not None else httpx.Response(404)
-        return httpx.Response(200, text=load_text(PAGE), headers={"Content-Type": "text/html"})
-
-    return handle
-
-
 def test_fetch_gets_the_pricing_page_once_with_a_browser_user_agent() -> None:
-    seen: list[httpx.Request] = []
-    raw = run_fetch(PaperspaceScraper(env={}), httpx.MockTransport(_handler(seen, robots="User-agent: *\nAllow: /\n")))
-    pages = [r for r in seen if r.url.path != "/robots.txt"]
-    assert len(pages) == 1
-    assert (pages[0].method, str(pages[0].url)) == ("GET", PRICING_URL)
-    assert pages[0].headers["User-Agent"] == USER_AGENT
-    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
+    raw = assert_fetches_page_once(PaperspaceScraper(env={}), PRICING_URL, load_text(PAGE), robots="User-agent: *\nAllow: /\n")
     assert PaperspaceScraper(env={}).parse(raw)
 
 
 def test_fetch_refuses_when_robots_txt_disallows() -> None:
-    seen: list[httpx.Request] = []
-    transport = httpx.MockTransport(_handler(seen, robots="User-agent: *\nDisallow: /pricing\n"))
-    with pytest.raises(FetchError, match="paperspace: robots.txt .*disallows"):
-        run_fetch(PaperspaceScraper(env={}), transport)
-    assert all(r.url.path == "/robots.txt" for r in seen)
+    assert_refused_by_robots(PaperspaceScraper(env={}), PRICING_URL, load_text(PAGE), robots="User-agent: *\nDisallow: /pricing\n")

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import httpx
 import pytest
 
 from scrapers.base import ScrapedOffer
 from scrapers.runpod import GRAPHQL_URL, RunpodScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract
+from tests.scrapers.requests_helpers import assert_only_optional_credential, assert_optional_key_sent_as_bearer, json_fetch
 
 # Real, exact copy: Jumbo2020/gpu_prices gpu_prices.json @ 13a47f94 (2025-06-21), the bare
 # gpuTypes list (envelope stripped by the recording script), 39 GPU types with every price field.
@@ -115,20 +115,8 @@ class TestRunpod(ProviderContract):
         assert scraper.parse({"data": {"gpuTypes": items}}) == scraper.parse(items)
 
 
-class Recorder:
-    def __init__(self, body: Any) -> None:
-        self.body = body
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return httpx.Response(200, json=self.body)
-
-
 def test_fetch_posts_the_gpu_types_query_anonymously() -> None:
-    rec = Recorder({"data": {"gpuTypes": load_json(FULL)}})
-    raw = run_fetch(RunpodScraper(env={}), httpx.MockTransport(rec))
-    [request] = rec.requests
+    raw, [request] = json_fetch(RunpodScraper(env={}), {"data": {"gpuTypes": load_json(FULL)}})
     assert request.method == "POST"
     assert str(request.url) == GRAPHQL_URL
     assert "authorization" not in request.headers
@@ -141,15 +129,11 @@ def test_fetch_posts_the_gpu_types_query_anonymously() -> None:
 
 
 def test_fetch_sends_the_optional_key_as_bearer() -> None:
-    rec = Recorder({"data": {"gpuTypes": load_json(FULL)}})
-    run_fetch(RunpodScraper(env={"RUNPOD_API_KEY": "rp-123"}), httpx.MockTransport(rec))
-    assert rec.requests[0].headers["authorization"] == "Bearer rp-123"
+    assert_optional_key_sent_as_bearer(RunpodScraper, "RUNPOD_API_KEY", "rp-123", {"data": {"gpuTypes": load_json(FULL)}})
 
 
 def test_needs_no_credentials() -> None:
-    scraper = RunpodScraper(env={})
-    scraper.check_credentials()
-    assert scraper.credentials == () and scraper.optional_credentials == ("RUNPOD_API_KEY",)
+    assert_only_optional_credential(RunpodScraper, "RUNPOD_API_KEY")
 
 
 def test_graphql_errors_are_named() -> None:

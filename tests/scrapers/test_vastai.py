@@ -12,6 +12,7 @@ from scrapers.base import ParseError, ScrapedOffer
 from scrapers.vastai import BUNDLES_URL, VastaiScraper, split_geolocation
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.requests_helpers import assert_only_optional_credential, assert_optional_key_sent_as_bearer, json_fetch
 
 # Real: vast-ai/vast-cli search.json @ 11ecdfa9 (2024-11-05), first 2 offers of each gpu_name
 # plus a few picked records; each record byte-identical to the original.
@@ -136,20 +137,8 @@ def test_split_geolocation(text: Any, expected: tuple[str, str | None]) -> None:
     assert split_geolocation(text) == expected
 
 
-class Recorder:
-    def __init__(self, body: Any) -> None:
-        self.body = body
-        self.requests: list[httpx.Request] = []
-
-    def __call__(self, request: httpx.Request) -> httpx.Response:
-        self.requests.append(request)
-        return httpx.Response(200, json=self.body)
-
-
 def test_fetch_posts_the_search_query_anonymously() -> None:
-    rec = Recorder({"offers": load_json(SMALL)})
-    raw = run_fetch(VastaiScraper(env={}), httpx.MockTransport(rec))
-    [request] = rec.requests
+    raw, [request] = json_fetch(VastaiScraper(env={}), {"offers": load_json(SMALL)})
     assert request.method == "POST"
     assert str(request.url) == BUNDLES_URL
     assert "authorization" not in request.headers
@@ -163,15 +152,11 @@ def test_fetch_posts_the_search_query_anonymously() -> None:
 
 
 def test_fetch_sends_the_optional_key_as_bearer() -> None:
-    rec = Recorder({"offers": load_json(SMALL)})
-    run_fetch(VastaiScraper(env={"VAST_API_KEY": "vk-123"}), httpx.MockTransport(rec))
-    assert rec.requests[0].headers["authorization"] == "Bearer vk-123"
+    assert_optional_key_sent_as_bearer(VastaiScraper, "VAST_API_KEY", "vk-123", {"offers": load_json(SMALL)})
 
 
 def test_needs_no_credentials() -> None:
-    scraper = VastaiScraper(env={})
-    scraper.check_credentials()
-    assert scraper.credentials == () and scraper.optional_credentials == ("VAST_API_KEY",)
+    assert_only_optional_credential(VastaiScraper, "VAST_API_KEY")
 
 
 def test_http_error_is_a_fetch_error_without_the_key() -> None:

@@ -17,7 +17,7 @@ import pytest
 from scrapers.base import FetchError, MissingCredentials, ScrapedOffer
 from scrapers.verda import API, TOKEN_URL, VerdaScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
 
 CLIENT_ID = "verda-client-id-1234"
 SECRET = "verda-secret-do-not-leak-5678"
@@ -38,10 +38,6 @@ def raw_payload() -> dict[str, Any]:
         },
         "locations": load_json("verda/verda_locations_handmade.json"),
     }
-
-
-def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str, str], ScrapedOffer]:
-    return {(o.sku, o.region, o.kind): o for o in offers}
 
 
 class TestVerda(ProviderContract):
@@ -77,15 +73,15 @@ class TestVerda(ProviderContract):
 
     def test_h100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:
         # 1H100.80S.30V is in no availability list: recorded once per kind, without region.
-        o = by_key(offers)[("1H100.80S.30V", "", "on_demand")]
+        o = index_offers(offers)[("1H100.80S.30V", "", "on_demand")]
         assert (o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.vcpus, o.ram_gb) == ("H100 SXM5 80GB", 1, 80, 30, 120)
         assert (o.price_per_hour, o.currency, o.available, o.country) == (3.95, "USD", False, None)
-        s = by_key(offers)[("1H100.80S.30V", "", "spot")]
+        s = index_offers(offers)[("1H100.80S.30V", "", "spot")]
         assert (s.price_per_hour, s.available) == (1.70, False)
         assert not [x for x in offers if x.sku == "1H100.80S.30V" and x.region]
 
     def test_regions_come_from_availability(self, offers: list[ScrapedOffer]) -> None:
-        keys = by_key(offers)
+        keys = index_offers(offers)
         a6000 = keys[("2A6000.20V", "FIN-01", "on_demand")]
         assert (a6000.gpu_raw, a6000.gpu_count, a6000.gpu_memory_gb) == ("RTX A6000 48GB", 2, 48)
         assert (a6000.price_per_hour, a6000.country, a6000.available) == (1.98, "FI", False)

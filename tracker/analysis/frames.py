@@ -111,6 +111,18 @@ def parse_when(text: str) -> datetime:
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
+def since_time(text: str, now: datetime, error: str) -> datetime:
+    """A span back from ``now`` (``parse_span``) or an ISO date (``parse_when``); ``ConfigError(error)`` if neither."""
+    try:
+        return now - parse_span(text)
+    except ConfigError:
+        pass
+    try:
+        return parse_when(text)
+    except ConfigError:
+        raise ConfigError(error) from None
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     """Which prices an analysis looks at. ``None`` means "no restriction"."""

@@ -26,7 +26,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-COMMAND_MODULES = ("collect_cmds",)
+COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds")
 
 
 @app.callback()
@@ -39,6 +39,7 @@ def _root(
 ) -> None:
     """Track GPU cloud prices: collect, compare, analyse and alert."""
     ctx.obj = State(config_path=config, db_url=db, debug=debug)
+    ctx.call_on_close(ctx.obj.close)
     level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     for noisy in ("httpx", "httpcore"):
@@ -81,7 +82,10 @@ def main() -> None:
     """Console-script entry: one clear line and exit code 2 for our errors; tracebacks only with --debug."""
     debug = "--debug" in sys.argv
     try:
-        app(args=expand_replay_dir(sys.argv[1:]), standalone_mode=False)
+        code = app(args=expand_replay_dir(sys.argv[1:]), standalone_mode=False)
+        # Without standalone mode a `raise typer.Exit(n)` comes back as the return value.
+        if isinstance(code, int) and not isinstance(code, bool) and code:
+            sys.exit(code)
     except TrackerError as exc:
         if debug:
             raise

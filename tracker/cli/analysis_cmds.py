@@ -18,10 +18,10 @@ from tracker.analysis.frames import (
     Filters,
     Resolution,
     load_intervals,
-    parse_span,
     parse_when,
     records,
     scrape_intervals,
+    since_time,
 )
 from tracker.analysis.history import METRICS
 from tracker.analysis.history import history as run_history
@@ -43,6 +43,15 @@ from tracker.errors import ConfigError
 KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
 
+# Options several commands declare alike.
+ProvidersOption = Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")]
+KindsOption = Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)]
+RegionsOption = Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")]
+UntilOption = Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")]
+EveryOption = Annotated[str, typer.Option("--every", help="Resolution: 1h, 1d or 1w.")]
+BasisOption = Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(specs.BASES)}.")]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
 
 def _kinds(kind: list[str] | None) -> tuple[str, ...] | None:
     if not kind:
@@ -55,14 +64,7 @@ def _kinds(kind: list[str] | None) -> tuple[str, ...] | None:
 def _since(text: str | None, now: datetime) -> datetime | None:
     if not text:
         return None
-    try:
-        return now - parse_span(text)
-    except ConfigError:
-        pass
-    try:
-        return parse_when(text)
-    except ConfigError:
-        raise ConfigError(f"--since: {text!r} is neither a span (24h, 30d, 12w, 3m, 1y) nor an ISO date") from None
+    return since_time(text, now, f"--since: {text!r} is neither a span (24h, 30d, 12w, 3m, 1y) nor an ISO date")
 
 
 def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None, region: list[str] | None) -> Filters:
@@ -101,12 +103,12 @@ def history(
     gpu: Annotated[str, typer.Option("--gpu", "-g", help=GPU_HELP)],
     metric: Annotated[str, typer.Option("--metric", "-m", help=f"{', '.join(METRICS)}.")] = "price",
     since: Annotated[str, typer.Option("--since", help="How far back: 24h, 30d, 12w, 3m, 1y, or an ISO date.")] = "30d",
-    until: Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")] = None,
-    every: Annotated[str, typer.Option("--every", help="Resolution: 1h, 1d or 1w.")] = "1d",
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
-    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
+    until: UntilOption = None,
+    every: EveryOption = "1d",
+    provider: ProvidersOption = None,
+    kind: KindsOption = None,
+    region: RegionsOption = None,
+    basis: BasisOption = specs.DEFAULT_BASIS,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (csv can be imported back).")] = Format.table,
 ) -> None:
     """Price history per GPU: min, p25 and median across providers, and each provider's price.
@@ -140,11 +142,11 @@ TREND_TABLE = [
 def trends(
     ctx: typer.Context,
     gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP + " Default: every GPU.")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    provider: ProvidersOption = None,
+    kind: KindsOption = None,
+    region: RegionsOption = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Evaluate at this ISO date-time (default: the newest observation).")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """Every GPU's price now, its changes, all-time low and good-deal flag.
 
@@ -188,10 +190,10 @@ def tco(
     maintenance: Annotated[float, typer.Option("--maintenance", help="Maintenance, USD per hour of use.")] = 0.0,
     tdp: Annotated[float | None, typer.Option("--tdp", help="Board power in watts (default: the catalog's TDP).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Market rent from these providers only.")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
+    kind: KindsOption = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Market rent from these regions only.")] = None,
     table: Annotated[bool, typer.Option("--electricity-table", help="Also print electricity per year for common TDPs, uses and prices.")] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """Buy or rent: electricity, ownership cost per hour and break-even.
 
@@ -253,12 +255,12 @@ def recommend(
     hours_per_month: Annotated[float | None, typer.Option("--hours-per-month", help="Your expected use, for rent-vs-buy advice.")] = None,
     months: Annotated[float | None, typer.Option("--months", help="Horizon in months for the advice (default 12).")] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="Most GPUs per instance to consider (1-8).", min=1, max=8)] = 8,
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    provider: ProvidersOption = None,
+    kind: KindsOption = None,
+    region: RegionsOption = None,
     basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost per TFLOP: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Show at most N GPUs (table).")] = 15,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FormatOption = Format.table,
 ) -> None:
     """Which GPU for a model and workload, and whether to rent or buy.
 
@@ -302,12 +304,12 @@ def plot(
     output: Annotated[Path, typer.Option("--output", "-o", help="chart.png (matplotlib) or chart.html (self-contained plotly).")],
     metric: Annotated[str, typer.Option("--metric", "-m", help="price or cost-per-tflop.")] = "price",
     since: Annotated[str, typer.Option("--since", help="How far back: 7d, 90d, 1y, or an ISO date.")] = "90d",
-    until: Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")] = None,
-    every: Annotated[str, typer.Option("--every", help="Resolution: 1h, 1d or 1w.")] = "1d",
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
-    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
+    until: UntilOption = None,
+    every: EveryOption = "1d",
+    provider: ProvidersOption = None,
+    kind: KindsOption = None,
+    region: RegionsOption = None,
+    basis: BasisOption = specs.DEFAULT_BASIS,
 ) -> None:
     """Chart a GPU's price or cost-per-TFLOP history to PNG or HTML.
 

@@ -20,20 +20,8 @@ from tracker.cli import app
 from tracker.cli.common import Format, console, emit, state
 from tracker.collect import RunResult, collect
 from tracker.errors import ConfigError
+from tracker.kinds import normalise_kinds  # re-exported: catalog_cmds and analysis_cmds import it from here
 from tracker.replay import BUNDLED_RECORDINGS
-
-KIND_ALIASES = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
-                "interruptible": "spot"}
-
-
-def normalise_kinds(kinds: list[str] | None) -> list[str] | None:
-    if not kinds:
-        return None
-    out = [KIND_ALIASES.get(k.lower(), k.lower().replace("-", "_")) for k in kinds]
-    bad = [k for k in out if k not in ("on_demand", "spot", "community", "reserved")]
-    if bad:
-        raise ConfigError(f"--kind: {', '.join(bad)} is not one of on-demand, spot, community, reserved")
-    return out
 
 
 def resolve_gpu_query(gpu: str | None) -> list[str] | None:
@@ -134,14 +122,18 @@ def prices(
     emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}")
 
 
-def _age(ts: datetime | None) -> str | None:
-    if ts is None:
-        return None
-    seconds = (utcnow() - ts).total_seconds()
+def duration_text(seconds: float) -> str:
+    """``90061`` -> ``"1.0d"``, ``5400`` -> ``"1.5h"``, ``42`` -> ``"42s"``: the largest unit it reaches."""
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{seconds / size:.1f}{unit}"
     return f"{seconds:.0f}s"
+
+
+def _age(ts: datetime | None) -> str | None:
+    if ts is None:
+        return None
+    return duration_text((utcnow() - ts).total_seconds())
 
 
 @app.command()

@@ -50,6 +50,12 @@ class State:
     def database_url(self) -> str:
         return self.settings.database or default_database_url()
 
+    def close(self) -> None:
+        """Release the engine's connections when the command ends (no pooled sockets left behind)."""
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None
+
     @property
     def engine(self) -> Engine:
         if self._engine is None:

@@ -25,17 +25,14 @@ from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tracker import value as value_mod
-from tracker.analysis.frames import DEFAULT_KINDS, Filters, Resolution, parse_span, parse_when, records, scrape_intervals
+from tracker.analysis.frames import DEFAULT_KINDS, Filters, Resolution, parse_when, records, scrape_intervals, since_time
 from tracker.analysis.history import History
 from tracker.analysis.history import history as analysis_history
 from tracker.analysis.trends import trends as analysis_trends
 from tracker.catalog import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config import Settings
 from tracker.errors import ConfigError
-
-KINDS = ("on_demand", "spot", "community", "reserved")
-KIND_ALIASES = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
-                "interruptible": "spot"}
+from tracker.kinds import canonical_kind, check_kinds
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
 #: ``every=auto`` picks the resolution from the span shown.
@@ -83,10 +80,8 @@ def normalise_kinds(kinds: Sequence[str] | None, default: Sequence[str] | None =
             if part == "all":
                 return None
             if part:
-                out.append(KIND_ALIASES.get(part, part.replace("-", "_")))
-    bad = [k for k in out if k not in KINDS]
-    if bad:
-        raise ConfigError(f"kind: {', '.join(bad)} is not one of on-demand, spot, community, reserved (or all)")
+                out.append(canonical_kind(part))
+    check_kinds(out, "kind", hint=" (or all)")
     return out or (list(default) if default else None)
 
 
@@ -112,14 +107,7 @@ def parse_since(text: str | None, now: datetime) -> datetime | None:
     """``30d``/``12w``/``1y`` (a span back from now), an ISO date, or ``all``/nothing (None)."""
     if text is None or not text.strip() or text.strip().lower() == "all":
         return None
-    try:
-        return now - parse_span(text)
-    except ConfigError:
-        pass
-    try:
-        return parse_when(text)
-    except ConfigError:
-        raise ConfigError(f"since: {text!r} is not a span like 24h, 30d, 12w, 3m, 1y, an ISO date, or 'all'") from None
+    return since_time(text, now, f"since: {text!r} is not a span like 24h, 30d, 12w, 3m, 1y, an ISO date, or 'all'")
 
 
 def _round(v: Any, places: int = 10) -> Any:

@@ -1,0 +1,202 @@
+"""Alerts: rules over current prices, an edge-triggered state machine, and an outbox.
+
+Modules: ``rules`` (parse and check rules), ``store`` (rules added with ``alerts add``), ``data`` (what a rule sees), ``evaluate`` (the state
+machine), ``message`` (what is said), ``channels`` (Apprise, JSON webhook, console, log),
+``deliver`` (the outbox), ``redact`` (secrets out of everything shown or stored).
+
+The scheduler calls :func:`after_collect` after each collection; the CLI uses :func:`check`,
+:func:`send_test` and :func:`history`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from db.engine import session_scope
+from db.models import AlertEvent, AlertState, Outbox
+from db.types import utcnow
+from tracker.alerts.deliver import Delivery, deliver_event, deliver_pending
+from tracker.alerts.data import gpu_specs, observe
+from tracker.alerts.evaluate import Evaluation, StateData, evaluate, make_event
+from tracker.alerts.redact import redact_url, scrub
+from tracker.alerts.rules import Rule, parse_rule
+from tracker.alerts.store import add_rule, load_rules, remove_rule
+from tracker.config import Settings
+from tracker.errors import ConfigError, TrackerError
+
+log = logging.getLogger("tracker.alerts")
+
+__all__ = [
+    "AlertCycle", "Delivery", "Evaluation", "Rule", "add_rule", "after_collect", "check", "check_config",
+    "deliver_pending",
+    "evaluate", "history", "load_rules", "parse_rule", "redact_url", "remove_rule", "rule_states", "scrub",
+    "send_test",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class AlertCycle:
+    evaluations: tuple[Evaluation, ...] = ()
+    deliveries: tuple[Delivery, ...] = ()
+    error: str | None = None
+
+    @property
+    def fired(self) -> list[str]:
+        return [e.rule for e in self.evaluations if "fired" in e.events]
+
+
+def check_config(settings: Settings) -> list[str]:
+    """Every problem of the config file's rules, one message per rule (for ``config check``)."""
+    errors: list[str] = []
+    names: dict[str, int] = {}
+    for i, raw in enumerate(settings.alerts):
+        try:
+            rule = parse_rule(raw, where=f"alerts[{i}]", catalog_file=settings.catalog_file)
+        except ConfigError as exc:
+            errors.append(str(exc))
+            continue
+        if rule.name in names:
+            errors.append(f"alert rule {rule.name!r}: name: used by more than one rule (alerts[{names[rule.name]}] "
+                          f"and alerts[{i}])")
+        names.setdefault(rule.name, i)
+    return errors
+
+
+def check(engine: Engine, settings: Settings, *, now: datetime | None = None, dry_run: bool = False,
+          environ: Mapping[str, str] | None = None) -> AlertCycle:
+    """Evaluate every rule, then (unless ``dry_run``) send what is due in the outbox."""
+    now = now or utcnow()
+    with Session(engine) as session:
+        rules = load_rules(settings, session)
+    evaluations = evaluate(engine, settings, rules=rules, now=now, dry_run=dry_run)
+    deliveries = [] if dry_run else deliver_pending(engine, settings, rules=rules, now=now, environ=environ)
+    return AlertCycle(tuple(evaluations), tuple(deliveries))
+
+
+def after_collect(engine: Engine, settings: Settings, results: Sequence[Any] = (), *,
+                  now: datetime | None = None, environ: Mapping[str, str] | None = None) -> AlertCycle:
+    """The scheduler's hook after each collection: evaluate rules, deliver the outbox.
+
+    Never raises: a bad rule or an unreachable database is logged (without secrets) and
+    returned in ``error``; pending deliveries wait for the next cycle.
+    """
+    try:
+        return check(engine, settings, now=now, environ=environ)
+    except TrackerError as exc:
+        log.error("alerts not evaluated: %s", exc)
+        return AlertCycle(error=str(exc))
+    except Exception as exc:  # noqa: BLE001 - the scheduler must keep running
+        log.error("alerts not evaluated: %s", type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
+        return AlertCycle(error=type(exc).__name__)
+
+
+def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | None = None,
+              environ: Mapping[str, str] | None = None) -> list[Delivery]:
+    """Send a test message through every channel of rule ``name`` now (one attempt, no retry)."""
+    now = now or utcnow()
+    with Session(engine) as session:
+        rules = load_rules(settings, session)
+    rule = next((r for r in rules if r.name == name), None)
+    if rule is None:
+        raise ConfigError(f"no alert rule named {name!r} (see `gpu-tracker alerts list`)")
+    specs = gpu_specs(settings) if rule.metric != "price" else {}
+    with session_scope(engine) as session:
+        obs = observe(session, rule, settings, now, specs)
+        before = StateData.of(session.get(AlertState, rule.name))
+        event = make_event(session, rule, "test", obs, before, settings, now)
+        event_id = event.id
+    assert event_id is not None
+    return deliver_event(engine, settings, event_id, rules=rules, now=now, environ=environ, final=True)
+
+
+def rule_states(engine: Engine, settings: Settings) -> list[dict[str, Any]]:
+    """Every rule with its stored state, for ``alerts list``."""
+    with Session(engine) as session:
+        rules = load_rules(settings, session)
+        states = {s.rule: s for s in session.exec(select(AlertState)).all()}
+    rows = []
+    for r in rules:
+        s = states.get(r.name)
+        if s is not None and s.fingerprint != r.fingerprint():
+            s = None  # the rule changed: its old state no longer applies
+        rows.append({
+            "name": r.name,
+            "source": r.source,
+            "enabled": r.enabled,
+            "gpu": r.gpu_label,
+            "condition": r.describe(),
+            "filters": _filters(r),
+            "for": r.for_count,
+            "rearm": (f"{r.rearm:g}%" if r.rearm_is_pct else r.rearm) if r.rearm else None,
+            "resolved": r.resolved,
+            "notify": ", ".join(r.channels),
+            "state": (s.state if s else "armed") if r.enabled else "disabled",
+            "pending_count": s.pending_count if s else 0,
+            "last_value": s.last_value if s else None,
+            "last_evaluated": s.last_evaluated_at if s else None,
+            "last_fired": s.last_fired_at if s else None,
+        })
+    return rows
+
+
+def _filters(r: Rule) -> str:
+    parts = []
+    if r.providers:
+        parts.append("providers=" + ",".join(r.providers))
+    if r.regions:
+        parts.append("regions=" + ",".join(r.regions))
+    parts.append("kinds=" + ",".join(k.replace("_", "-") for k in r.kinds))
+    if r.min_gpu_count:
+        parts.append(f"min_gpu_count={r.min_gpu_count:g}")
+    return " ".join(parts)
+
+
+def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """Recent events, newest first, each with its deliveries (channel redacted, error scrubbed)."""
+    with Session(engine) as session:
+        stmt = select(AlertEvent).order_by(col(AlertEvent.created_at).desc(), col(AlertEvent.id).desc()).limit(limit)
+        if rule:
+            stmt = stmt.where(AlertEvent.rule == rule)
+        events = session.exec(stmt).all()
+        ids = [e.id for e in events]
+        rows = session.exec(select(Outbox).where(col(Outbox.event_id).in_(ids)).order_by(col(Outbox.id))).all() if ids else []
+    by_event: dict[int, list[Outbox]] = {}
+    for o in rows:
+        by_event.setdefault(o.event_id, []).append(o)
+    out = []
+    for e in events:
+        outs = by_event.get(e.id or -1, [])
+        delivered = sum(1 for o in outs if o.status == "delivered")
+        out.append({
+            "id": e.id,
+            "at": e.created_at,
+            "rule": e.rule,
+            "kind": e.kind,
+            "gpu": e.gpu,
+            "value": e.value,
+            "threshold": e.threshold,
+            "previous_value": e.previous_value,
+            "provider": e.provider,
+            "region": e.region,
+            "offer_kind": e.offer_kind,
+            "delivered": f"{delivered}/{len(outs)}",
+            "deliveries": [
+                {"channel": o.channel, "status": o.status, "attempts": o.attempts, "delivered_at": _iso(o.delivered_at),
+                 "next_attempt_at": _iso(o.next_attempt_at) if o.status == "pending" else None,
+                 "last_error": o.last_error}
+                for o in outs
+            ],
+            "title": e.title,
+        })
+    return out
+
+
+def _iso(ts: datetime | None) -> str | None:
+    return ts.isoformat() if ts is not None else None

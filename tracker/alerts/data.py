@@ -1,0 +1,213 @@
+"""What a rule sees: current offers from ``price_interval``, split by how far they can be trusted.
+
+Only stored price intervals are read, so quarantined and held-back (unconfirmed jump)
+observations never count: they are not in that table. Providers fall in three groups:
+
+* **fresh**: the latest scrape succeeded and is not older than ``STALE_AFTER_INTERVALS``
+  times the provider's scrape interval;
+* **held**: the latest scrape failed (or was skipped) while the last good one is still recent;
+* **stale**: no good scrape within that time; its offers are ignored entirely.
+
+A rule is judged on two views: *fresh* (fresh providers only) and *combined* (fresh plus the
+last good offers of held providers). A state change needs both views to agree, so a value
+from a failing provider can never fire a rule, and its absence can neither fire (an ``above``
+rule whose cheapest provider went down) nor resolve one (a ``below`` rule): see
+``tracker.alerts.evaluate``.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from db import queries
+from db.models import Offer, PriceInterval, Provider
+from tracker.alerts.rules import HOURS_PER_MONTH, Rule
+from tracker.config import Settings
+
+STALE_AFTER_INTERVALS = 3
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    rows: tuple[Mapping[str, Any], ...]  # matching current offers (``latest_prices`` rows + "metric")
+    value: float | None  # the rule's aggregate of the metric
+    best: Mapping[str, Any] | None  # the offer with the best metric for a renter
+    available: int  # offers not marked unavailable
+
+    @property
+    def providers(self) -> list[str]:
+        return sorted({r["provider"] for r in self.rows})
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    now: datetime
+    fresh: View
+    combined: View
+    status: Mapping[str, str]  # provider -> fresh | held | stale (the rule's providers only)
+    stamp: str
+    reference: float | None = None  # drop_pct: the aggregate at now - window
+    history_low: float | None = None  # new_low: lowest value stored before the latest scrapes
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def has_fresh(self) -> bool:
+        return any(s == "fresh" for s in self.status.values())
+
+    @property
+    def held(self) -> list[str]:
+        return sorted(p for p, s in self.status.items() if s == "held")
+
+
+def provider_status(session: Session, settings: Settings, now: datetime) -> dict[str, str]:
+    out = {}
+    for p in session.exec(select(Provider)).all():
+        limit = timedelta(seconds=STALE_AFTER_INTERVALS * settings.provider(p.name).interval)
+        if p.last_success_at is None or now - p.last_success_at > limit:
+            out[p.name] = "stale"
+        elif p.last_status == "ok":
+            out[p.name] = "fresh"
+        else:
+            out[p.name] = "held"
+    return out
+
+
+def gpu_specs(settings: Settings) -> dict[str, Any]:
+    """Canonical id -> catalog spec (with the user's catalog file applied)."""
+    from tracker.catalog import load_catalog
+
+    return dict(load_catalog(settings.catalog_file) if settings.catalog_file else load_catalog())
+
+
+def metric_value(rule: Rule, gpu: str | None, price_per_gpu_hour: float, specs: Mapping[str, Any]) -> float | None:
+    """The rule's metric for one offer, or ``None`` when the catalog lacks the needed figure."""
+    if rule.metric == "price":
+        return price_per_gpu_hour
+    spec = specs.get(gpu) if gpu else None
+    if spec is None or price_per_gpu_hour <= 0:
+        return None
+    if rule.metric == "cost_per_tflop":
+        tflops = getattr(spec, rule.basis_field or "", None)
+        return price_per_gpu_hour / tflops if tflops else None
+    purchase = getattr(spec, "purchase_price_usd", None)
+    return purchase / (price_per_gpu_hour * HOURS_PER_MONTH) if purchase else None
+
+
+def _matches(rule: Rule, row: Mapping[str, Any]) -> bool:
+    if row.get("currency") != "USD" or row.get("price_per_gpu_hour") is None:
+        return False
+    return rule.min_gpu_count is None or (row.get("gpu_count") or 0) >= rule.min_gpu_count
+
+
+def aggregate(rule: Rule, values: Sequence[float]) -> float | None:
+    if not values:
+        return None
+    if rule.aggregate == "median":
+        return float(statistics.median(values))
+    return min(values) if rule.aggregate == "min" else max(values)
+
+
+def make_view(rule: Rule, rows: Sequence[Mapping[str, Any]], specs: Mapping[str, Any]) -> View:
+    kept = []
+    for r in rows:
+        if not _matches(rule, r):
+            continue
+        m = metric_value(rule, r.get("gpu"), r["price_per_gpu_hour"], specs)
+        if m is None and rule.condition != "available_again":
+            continue
+        kept.append({**r, "metric": m})
+    if rule.condition == "available_again":
+        # the cheapest available offer is the one worth telling about
+        avail = [r for r in kept if r.get("available") is not False]
+        best = min(avail, key=lambda r: r["price_per_gpu_hour"]) if avail else None
+        return View(tuple(kept), float(len(avail)), best, len(avail))
+    values = [r["metric"] for r in kept]
+    pick = max if rule.higher_is_better else min
+    best = pick(kept, key=lambda r: (r["metric"], r["price_per_gpu_hour"])) if kept else None
+    return View(tuple(kept), aggregate(rule, values), best, sum(1 for r in kept if r.get("available") is not False))
+
+
+def observe(session: Session, rule: Rule, settings: Settings, now: datetime, specs: Mapping[str, Any],
+            *, want_history_low: bool = False) -> Observation:
+    status_all = provider_status(session, settings, now)
+    status = {p: s for p, s in status_all.items() if not rule.providers or p in rule.providers}
+    rows = queries.latest_prices(
+        session, gpus=list(rule.gpus), providers=list(rule.providers) or None, kinds=list(rule.kinds),
+        regions=list(rule.regions) or None,
+    )
+    fresh_rows = [r for r in rows if status.get(r["provider"]) == "fresh"]
+    combined_rows = [r for r in rows if status.get(r["provider"]) in ("fresh", "held")]
+    fresh, combined = make_view(rule, fresh_rows, specs), make_view(rule, combined_rows, specs)
+    seen = {r["provider"] for r in combined.rows}
+    providers = {p: session.get(Provider, p) for p in seen}
+    stamp = ";".join(
+        f"{p}@{providers[p].last_success_at.isoformat() if providers[p] and providers[p].last_success_at else '-'}:{status[p]}"  # type: ignore[union-attr]
+        for p in sorted(seen)
+    )
+    if not seen:
+        stamp = "fresh-empty" if any(s == "fresh" for s in status.values()) else ""
+    reference = None
+    if rule.condition == "drop_pct" and rule.window_s:
+        reference = value_at(session, rule, settings, now - timedelta(seconds=rule.window_s), specs)
+    low = history_low(session, rule, specs) if want_history_low else None
+    return Observation(now, fresh, combined, status, stamp, reference, low)
+
+
+def _interval_query(rule: Rule) -> Any:
+    stmt = (
+        select(PriceInterval, Offer)
+        .join(Offer, col(Offer.id) == col(PriceInterval.offer_id))
+        .where(col(PriceInterval.gpu).in_(list(rule.gpus)), col(PriceInterval.kind).in_(list(rule.kinds)),
+               PriceInterval.currency == "USD")
+    )
+    if rule.providers:
+        stmt = stmt.where(col(PriceInterval.provider).in_(list(rule.providers)))
+    if rule.regions:
+        stmt = stmt.where(col(Offer.region).in_(list(rule.regions)))
+    if rule.min_gpu_count is not None:
+        stmt = stmt.where(col(Offer.gpu_count) >= rule.min_gpu_count)
+    return stmt
+
+
+def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
+    """The rule's aggregate over the prices in effect at ``at`` (one scrape interval of tolerance)."""
+    latest: dict[int, tuple[PriceInterval, Offer]] = {}
+    for interval, offer in session.exec(_interval_query(rule).where(PriceInterval.first_seen <= at)).all():
+        tolerance = timedelta(seconds=settings.provider(interval.provider).interval)
+        if interval.last_seen + tolerance < at:
+            continue
+        have = latest.get(interval.offer_id)
+        if have is None or interval.first_seen > have[0].first_seen:
+            latest[interval.offer_id] = (interval, offer)
+    values = [
+        m for interval, _offer in latest.values()
+        if (m := metric_value(rule, interval.gpu, interval.price_per_gpu_hour, specs)) is not None
+    ]
+    return aggregate(rule, values)
+
+
+def history_low(session: Session, rule: Rule, specs: Mapping[str, Any]) -> float | None:
+    """Lowest value stored before each provider's latest good scrape (the baseline of ``new_low``).
+
+    Exact for the ``min`` aggregate (the minimum over offers is never below the lowest single
+    price); for ``median`` and ``max`` there is no such baseline and ``None`` is returned, so the
+    first evaluation becomes the baseline.
+    """
+    if rule.aggregate != "min":
+        return None
+    latest = {p.name: p.last_success_at for p in session.exec(select(Provider)).all()}
+    values = []
+    for interval, _offer in session.exec(_interval_query(rule)).all():
+        cutoff = latest.get(interval.provider)
+        if cutoff is not None and interval.first_seen >= cutoff:
+            continue  # opened by the latest scrape: that is "now", not history
+        m = metric_value(rule, interval.gpu, interval.price_per_gpu_hour, specs)
+        if m is not None:
+            values.append(m)
+    return min(values) if values else None

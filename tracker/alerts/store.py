@@ -1,0 +1,54 @@
+"""Rules added with ``gpu-tracker alerts add``: stored in ``alert_rule``, loaded beside the config's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from sqlmodel import Session, col, select
+
+from db.models import AlertRule, AlertState
+from tracker.alerts.rules import Rule, config_rules, parse_rule, parse_rules
+from tracker.config import Settings
+from tracker.errors import ConfigError
+
+
+def stored_rule_tables(session: Session) -> list[dict[str, Any]]:
+    return [dict(r.definition) for r in session.exec(select(AlertRule).order_by(col(AlertRule.created_at))).all()]
+
+
+def load_rules(settings: Settings, session: Session) -> list[Rule]:
+    """Every rule: the config file's, then those added with ``alerts add`` (stored in ``alert_rule``)."""
+    from_config = config_rules(settings)
+    try:
+        added = parse_rules(stored_rule_tables(session), source="added", catalog_file=settings.catalog_file,
+                            taken=[r.name for r in from_config])
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (a rule added with `alerts add`: fix the config or run "
+                          "`gpu-tracker alerts remove NAME`)") from None
+    return from_config + added
+
+
+def add_rule(settings: Settings, session: Session, table: Mapping[str, Any]) -> Rule:
+    """Check ``table`` against every existing rule and store it in ``alert_rule``."""
+    rule = parse_rule(table, where="alerts add", source="added", catalog_file=settings.catalog_file)
+    existing = {r.name: r for r in load_rules(settings, session)}
+    if rule.name in existing:
+        where = "the config file" if existing[rule.name].source == "config" else "`alerts add`"
+        raise ConfigError(f"alert rule {rule.name!r}: name: already defined in {where}")
+    session.add(AlertRule(name=rule.name, definition={k: v for k, v in table.items() if v is not None}))
+    session.flush()
+    return rule
+
+
+def remove_rule(session: Session, name: str) -> bool:
+    """Delete a rule added with ``alerts add`` and its state; ``False`` when there is none."""
+    row = session.get(AlertRule, name)
+    if row is None:
+        return False
+    session.delete(row)
+    state = session.get(AlertState, name)
+    if state is not None:
+        session.delete(state)
+    session.flush()
+    return True

@@ -1,0 +1,183 @@
+"""``gpu-tracker alerts ...``: list rules and their state, check now, test channels, history, add/remove."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+from sqlmodel import Session
+
+from db.engine import session_scope
+from tracker.alerts import add_rule, check, history, remove_rule, rule_states, send_test
+from tracker.alerts.channels import display
+from tracker.alerts.store import load_rules
+from tracker.cli import app
+from tracker.cli.common import Format, console, emit, state
+from tracker.errors import ConfigError
+
+alerts_app = typer.Typer(
+    help="Price alerts: rules from the config file (alerts tables) and from `alerts add`, their state, "
+         "checks, test messages and delivery history.",
+    no_args_is_help=True,
+)
+app.add_typer(alerts_app, name="alerts")
+
+FMT = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+
+
+@alerts_app.command("list")
+def list_rules(ctx: typer.Context, fmt: FMT = Format.table) -> None:
+    """Every rule (config file and `alerts add`) with its state: armed, pending or firing.
+
+    Channel URLs are shown redacted: tokens and passwords never appear.
+    """
+    rows = rule_states(state(ctx).engine, state(ctx).settings)
+    emit(rows, fmt, title="alert rules (--format json for filters, source, for, rearm)", columns=[
+        ("name", "rule"), ("condition", "condition"), ("state", "state"), ("last_value", "last value"),
+        ("last_fired", "last fired"), ("notify", "notify"),
+    ])
+
+
+@alerts_app.command("check")
+def check_cmd(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Evaluate and show what would fire; store and send nothing.")] = False,
+    fmt: FMT = Format.table,
+) -> None:
+    """Evaluate every rule against the current prices now, then send what is due in the outbox.
+
+    Only fresh data counts: offers of providers whose latest scrape failed or is stale, and
+    quarantined prices, never trigger a rule. Running it again without new data changes nothing.
+    """
+    st = state(ctx)
+    cycle = check(st.engine, st.settings, dry_run=dry_run)
+    rows: list[dict[str, Any]] = [
+        {"rule": e.rule, "before": e.before, "after": e.after, "value": e.value,
+         "events": ", ".join(e.events) or None, "note": e.note}
+        for e in cycle.evaluations
+    ]
+    emit(rows, fmt, title="alerts check (dry run: nothing stored or sent)" if dry_run else "alerts check", columns=[
+        ("rule", "rule"), ("before", "before"), ("after", "after"), ("value", "value"), ("events", "events"),
+        ("note", "note"),
+    ])
+    if cycle.deliveries and fmt is Format.table:
+        emit([_delivery_row(d) for d in cycle.deliveries], fmt, title="deliveries", columns=_DELIVERY_COLUMNS)
+
+
+_DELIVERY_COLUMNS = [("rule", "rule"), ("kind", "event"), ("channel", "channel"), ("status", "status"),
+                     ("attempts", "attempts"), ("error", "error")]
+
+
+def _delivery_row(d: Any) -> dict[str, Any]:
+    return {"rule": d.rule, "kind": d.kind, "channel": d.channel, "status": d.status, "attempts": d.attempts,
+            "error": d.error}
+
+
+@alerts_app.command("test")
+def test_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The rule whose channels get the test message.")],
+    fmt: FMT = Format.table,
+) -> None:
+    """Send a test message through every channel of rule NAME now (exit code 1 if one fails).
+
+    A failed test message is recorded in `alerts history` and not retried.
+    """
+    st = state(ctx)
+    deliveries = send_test(st.engine, st.settings, name)
+    emit([_delivery_row(d) for d in deliveries], fmt, title=f"test message for {name}", columns=_DELIVERY_COLUMNS)
+    if any(d.status != "delivered" for d in deliveries):
+        raise typer.Exit(1)
+
+
+@alerts_app.command("history")
+def history_cmd(
+    ctx: typer.Context,
+    rule: Annotated[str | None, typer.Option("--rule", help="Only this rule.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (newest first).")] = 50,
+    fmt: FMT = Format.table,
+) -> None:
+    """What fired or resolved, when, and whether each channel got it (attempts, last error)."""
+    rows = history(state(ctx).engine, rule=rule, limit=limit)
+    if fmt is Format.table:
+        for r in rows:
+            r["channels"] = "; ".join(
+                f"{d['channel']}: {d['status']}" + (f" after {d['attempts']} attempt(s)" if d["attempts"] > 1 else "")
+                + (f" ({d['last_error']})" if d["last_error"] and d["status"] != "delivered" else "")
+                for d in r["deliveries"]
+            )
+    emit(rows, fmt, title="alert history", columns=[
+        ("at", "at"), ("rule", "rule"), ("kind", "event"), ("value", "value"), ("threshold", "threshold"),
+        ("previous_value", "previous"), ("provider", "provider"), ("region", "region"), ("delivered", "delivered"),
+        ("channels", "channels"),
+    ])
+
+
+@alerts_app.command("add")
+def add_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Rule name: letters, digits, '.', '_' or '-'.")],
+    gpu: Annotated[list[str], typer.Option("--gpu", "-g", help="GPU id (H100-SXM), family (H100) or prefix (H200*); repeatable.")],
+    below: Annotated[float | None, typer.Option("--below", help="Fire when the value goes below this.")] = None,
+    above: Annotated[float | None, typer.Option("--above", help="Fire when the value goes above this.")] = None,
+    drop_pct: Annotated[float | None, typer.Option("--drop-pct", help="Fire when the value fell by this percentage over --window.")] = None,
+    window: Annotated[str | None, typer.Option("--window", help="Window for --drop-pct, e.g. 24h or 7d.")] = None,
+    new_low: Annotated[bool, typer.Option("--new-low", help="Fire on a new all-time low.")] = False,
+    available_again: Annotated[bool, typer.Option("--available-again", help="Fire when an offer is listed as available after none was.")] = False,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Only these provider region codes (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community).")] = None,
+    min_gpu_count: Annotated[float | None, typer.Option("--min-gpu-count", help="Only offers with at least this many GPUs.")] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="price (per GPU-hour, default), cost_per_tflop or breakeven_months.")] = None,
+    basis: Annotated[str | None, typer.Option("--basis", help="TFLOPS basis for cost_per_tflop: fp16-dense (default), fp16-sparse, fp8-dense, tf32-dense, fp32.")] = None,
+    aggregate: Annotated[str | None, typer.Option("--aggregate", help="min, median or max across matching offers.")] = None,
+    for_count: Annotated[int | None, typer.Option("--for", help="The condition must hold for N consecutive evaluations with new data.")] = None,
+    rearm: Annotated[str | None, typer.Option("--rearm", help="Re-arm margin (hysteresis): a number in the metric's unit or a percentage like 5%.")] = None,
+    notify: Annotated[list[str] | None, typer.Option("--notify", "-n", help="Channel: Apprise URL, webhook+https://..., console, log, or env:VAR holding a URL (repeatable).")] = None,
+    resolved: Annotated[bool, typer.Option("--resolved", help="Also send a message when the condition stops holding.")] = False,
+    webhook_secret_env: Annotated[str | None, typer.Option("--webhook-secret-env", help="Env var holding the HMAC-SHA256 secret for webhook+ channels.")] = None,
+) -> None:
+    """Add a rule, stored in the database (it survives restarts and sits beside the config file's rules).
+
+    A notify URL holding a token is stored as given: pass --notify env:VAR to keep it in an environment variable instead.
+    """
+    table: dict[str, Any] = {
+        "name": name, "gpu": gpu if len(gpu) != 1 else gpu[0], "below": below, "above": above, "drop_pct": drop_pct,
+        "window": window, "new_low": new_low or None, "available_again": available_again or None,
+        "providers": provider or None, "regions": region or None, "kinds": kind or None,
+        "min_gpu_count": min_gpu_count, "metric": metric, "basis": basis, "aggregate": aggregate, "for": for_count,
+        "notify": notify or None, "resolved": resolved or None, "webhook_secret_env": webhook_secret_env,
+    }
+    if rearm is not None:
+        try:
+            table["rearm"] = float(rearm)
+        except ValueError:
+            table["rearm"] = rearm
+    table = {k: v for k, v in table.items() if v is not None}
+    st = state(ctx)
+    with session_scope(st.engine) as session:
+        rule = add_rule(st.settings, session, table)
+    console.print(f"added alert rule [bold]{rule.name}[/bold]: {rule.describe()}; notify {', '.join(rule.channels)}",
+                  highlight=False)
+    stored_secrets = [t for t in rule.notify if display(t) != t and not t.startswith("env:")]
+    if stored_secrets:
+        console.print("[yellow]note:[/yellow] a notify URL with a path, query or credentials is stored in the "
+                      "database as given; use --notify env:VAR to keep such a URL out of it.", highlight=False)
+
+
+@alerts_app.command("remove")
+def remove_cmd(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A rule added with `alerts add`.")],
+) -> None:
+    """Remove a rule added with `alerts add` (rules in the config file are edited there)."""
+    st = state(ctx)
+    with session_scope(st.engine) as session:
+        if remove_rule(session, name):
+            console.print(f"removed alert rule {name}", highlight=False)
+            return
+    with Session(st.engine) as session:
+        names = {r.name: r.source for r in load_rules(st.settings, session)}
+    if names.get(name) == "config":
+        raise ConfigError(f"alert rule {name!r} is defined in the config file; remove it there")
+    raise ConfigError(f"no alert rule named {name!r} was added with `alerts add`")

@@ -1,0 +1,43 @@
+"""Price kinds as users type them (``--kind on-demand``, ``?kind=preemptible``), for the CLI and the web.
+
+``KINDS`` is the one list of kinds (``scrapers.base.KINDS``); ``KIND_ALIASES`` maps the other
+spellings people use to it. ``canonical_kind`` reads one spelling, ``check_kinds`` rejects
+anything that is not a kind with a ``ConfigError`` naming the option, and ``normalise_kinds``
+is the two together for a repeatable ``--kind`` option.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from scrapers.base import KINDS
+from tracker.errors import ConfigError
+
+__all__ = ["KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds", "normalise_kinds"]
+
+KIND_ALIASES: Final = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
+                       "interruptible": "spot"}
+
+
+def canonical_kind(text: str) -> str:
+    """``On-Demand`` -> ``on_demand``, ``preemptible`` -> ``spot``; anything else lower-cased with '-' as '_'."""
+    k = text.lower()
+    return KIND_ALIASES.get(k, k.replace("-", "_"))
+
+
+def check_kinds(kinds: Sequence[str], option: str = "--kind", hint: str = "") -> None:
+    """``ConfigError("<option>: <bad> is not one of on-demand, spot, community, reserved<hint>")``
+    unless every one of ``kinds`` (already canonical) is a kind."""
+    bad = [k for k in kinds if k not in KINDS]
+    if bad:
+        raise ConfigError(f"{option}: {', '.join(bad)} is not one of on-demand, spot, community, reserved{hint}")
+
+
+def normalise_kinds(kinds: list[str] | None) -> list[str] | None:
+    """``--kind`` values -> canonical kinds; nothing -> ``None`` (no restriction)."""
+    if not kinds:
+        return None
+    out = [canonical_kind(k) for k in kinds]
+    check_kinds(out)
+    return out

@@ -1,0 +1,432 @@
+"""``gpu-tracker run``: collect every enabled provider on its own interval, for as long as it runs.
+
+* APScheduler 3 ``BackgroundScheduler`` with its jobs in the same database
+  (``SQLAlchemyJobStore``, table ``apscheduler_jobs``, unqualified so PostgreSQL's
+  ``search_path`` applies), so a restart keeps each provider's next run time.
+* One interval job per provider (``collect:<provider>``), referencing ``collect_job`` by
+  its textual reference so the job store can pickle it; the engine and settings live in a
+  module-level runtime set by ``SchedulerService`` (they cannot be pickled).
+* ``coalesce=True`` (missed runs collapse into one), ``misfire_grace_time`` (default: the
+  interval plus jitter, so a restart after downtime catches up once), ``max_instances=1`` and a random
+  ``jitter`` (default a tenth of the interval, at most 5 minutes).
+* A job new to the store runs within a few seconds of start-up; an existing job whose
+  interval did not change keeps its stored next run time.
+* After each collection the after-collect hooks run (``tracker.hooks``): analysis
+  snapshot, alert rules, plugins. A failing hook is logged, never fatal.
+* Only the leader collects (``tracker.leader``); a second ``run`` on the same database is a
+  standby polling the lock a few times per interval, and takes over when the leader dies.
+* SIGINT/SIGTERM: stop scheduling, let the in-flight provider batches finish for up to
+  ``scheduler.shutdown_grace`` seconds, then exit 0. A batch still running after that is
+  abandoned: its transaction never commits, and its ``scrape_run`` row is marked failed
+  (``Interrupted``). A second signal exits at once (code 128 + signal number).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import random
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+from apscheduler.schedulers import SchedulerNotRunningError
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
+from sqlalchemy import update
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from db.models import ScrapeRun
+from db.types import utcnow
+from scrapers.base import Scraper
+from scrapers.registry import all_scrapers, get_scraper
+from tracker import collect as collect_mod
+from tracker import leader
+from tracker.collect import RunResult, collect
+from tracker.config import Settings
+from tracker.errors import ConfigError
+from tracker.hooks import run_after_collect
+from tracker.replay import BUNDLED_RECORDINGS
+
+log = logging.getLogger("tracker.scheduler")
+
+JOB_TABLE = "apscheduler_jobs"
+JOB_FUNC = "tracker.scheduler:collect_job"
+JOB_PREFIX = "collect:"
+#: A new job's first run happens within this many seconds of start-up (spread by jitter).
+FIRST_RUN_SPREAD_S = 10.0
+
+
+# --- what to schedule ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPlan:
+    """One provider's schedule: seconds between runs, random delay, misfire grace."""
+
+    name: str
+    interval: float
+    jitter: float
+    misfire_grace: int
+
+    @property
+    def job_id(self) -> str:
+        return JOB_PREFIX + self.name
+
+
+def provider_interval(settings: Settings, cls: type[Scraper]) -> float:
+    """Config ``[providers.X] interval`` > the scraper's own ``default_interval_s`` > ``default_interval``."""
+    declared = cls.default_interval_s if cls.default_interval_s != Scraper.default_interval_s else None
+    return settings.interval_for(cls.name, declared)
+
+
+def plan_for(settings: Settings, name: str, interval: float) -> ProviderPlan:
+    s = settings.scheduler
+    jitter = s.jitter if s.jitter is not None else min(300.0, interval / 10)
+    # default: a run late by up to one interval (+ jitter) still happens, so a restart catches up once
+    grace = s.misfire_grace if s.misfire_grace is not None else interval + jitter
+    return ProviderPlan(name, interval, jitter, max(1, math.ceil(grace)))
+
+
+def plan_providers(
+    settings: Settings,
+    names: Sequence[str] | None = None,
+    *,
+    replay: bool = False,
+    replay_dir: Path | None = None,
+) -> list[ProviderPlan]:
+    """Named providers (even disabled ones), else every enabled one; with replay, those recorded."""
+    if names:
+        classes = [get_scraper(n) for n in dict.fromkeys(names)]
+    else:
+        classes = [cls for name, cls in all_scrapers().items() if settings.provider(name).enabled]
+        if replay:
+            directory = replay_dir or BUNDLED_RECORDINGS
+            classes = [c for c in classes if (directory / c.name / "manifest.json").is_file()]
+            if not classes:
+                raise ConfigError(f"--replay: no recordings of an enabled provider under {directory}")
+    if not classes:
+        raise ConfigError("providers: every provider is disabled; enable one or pass --provider")
+    return [plan_for(settings, c.name, provider_interval(settings, c)) for c in classes]
+
+
+def clamp(value: float, low: float, high: float) -> float:
+    return max(low, min(high, value))
+
+
+# --- the job ------------------------------------------------------------------------------
+
+
+class Runtime:
+    """What a job needs and cannot carry through pickling, plus the in-flight bookkeeping."""
+
+    def __init__(self, engine: Engine, settings: Settings, *, replay: bool = False,
+                 replay_dir: Path | None = None) -> None:
+        self.engine, self.settings = engine, settings
+        self.replay, self.replay_dir = replay, replay_dir
+        self.accepting = True
+        self.inflight: dict[str, datetime] = {}
+        self._cond = threading.Condition()
+        #: Called with each job's results (tests count cycles with it).
+        self.on_results: Callable[[list[RunResult]], None] | None = None
+
+    def begin(self, provider: str) -> bool:
+        with self._cond:
+            if not self.accepting or provider in self.inflight:
+                return False
+            self.inflight[provider] = utcnow()
+            return True
+
+    def end(self, provider: str) -> None:
+        with self._cond:
+            self.inflight.pop(provider, None)
+            self._cond.notify_all()
+
+    def stop_accepting(self) -> None:
+        with self._cond:
+            self.accepting = False
+
+    def wait_idle(self, timeout: float) -> dict[str, datetime]:
+        """Wait until nothing is in flight; returns what still is after ``timeout``."""
+        deadline = time.monotonic() + timeout
+        with self._cond:
+            while self.inflight:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(min(left, 0.5))
+            return dict(self.inflight)
+
+
+_runtime: Runtime | None = None
+
+
+def collect_job(provider: str) -> None:
+    """The scheduled job: collect one provider, then run the after-collect hooks."""
+    rt = _runtime
+    if rt is None:
+        log.warning("job for %s ran outside a scheduler; ignored", provider)
+        return
+    if not rt.begin(provider):
+        log.info("scheduler is stopping or %s is already being collected; run skipped", provider)
+        return
+    try:
+        try:
+            results = collect(rt.engine, rt.settings, [provider], replay=rt.replay, replay_dir=rt.replay_dir)
+        except Exception as exc:  # noqa: BLE001 - e.g. the database is down: log, try next time
+            log.error("collection of %s failed outside the provider: %s: %s", provider, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
+            return
+        run_after_collect(rt.engine, rt.settings, results)
+        if rt.on_results is not None:
+            rt.on_results(results)
+    finally:
+        rt.end(provider)
+
+
+def run_once(
+    engine: Engine,
+    settings: Settings,
+    names: Sequence[str] | None = None,
+    *,
+    replay: bool = False,
+    replay_dir: Path | None = None,
+) -> list[RunResult]:
+    """One full cycle (``run --once``): every planned provider concurrently, then the hooks."""
+    plans = plan_providers(settings, names, replay=replay, replay_dir=replay_dir)
+    results = collect(engine, settings, [p.name for p in plans], replay=replay, replay_dir=replay_dir)
+    run_after_collect(engine, settings, results)
+    return results
+
+
+def mark_abandoned(engine: Engine, inflight: dict[str, datetime], *, hold_store_lock: bool = True,
+                   lock_timeout: float = 5.0) -> int:
+    """Mark the ``running`` rows of abandoned batches as failed; returns how many.
+
+    With ``hold_store_lock`` (the exiting process), collect's store lock is taken first and
+    never given back: no batch is half-way through its commit, and none can start one
+    before the process exits.
+    """
+    if not inflight:
+        return 0
+    if hold_store_lock:
+        collect_mod._store_lock.acquire(timeout=lock_timeout)
+    since = min(inflight.values()) - timedelta(seconds=1)
+    with Session(engine) as session:
+        rows = session.exec(
+            select(ScrapeRun).where(col(ScrapeRun.provider).in_(list(inflight)), ScrapeRun.status == "running",
+                                    col(ScrapeRun.started_at) >= since)
+        ).all()
+        now = utcnow()
+        marked = 0
+        for run in rows:  # "still running" in the WHERE: a batch that committed meanwhile stays ok
+            result = session.exec(
+                update(ScrapeRun)
+                .where(col(ScrapeRun.id) == run.id, col(ScrapeRun.status) == "running")
+                .values(status="failed", finished_at=now, duration_s=(now - run.started_at).total_seconds(),
+                        error_class="Interrupted",
+                        error_message="the scheduler stopped before this run finished; none of it was stored")
+            )
+            marked += result.rowcount  # type: ignore[attr-defined]
+        session.commit()
+        return marked
+
+
+# --- the service --------------------------------------------------------------------------
+
+
+def reconcile_jobs(scheduler: BackgroundScheduler, plans: Sequence[ProviderPlan], now: datetime | None = None) -> None:
+    """Make the stored jobs match ``plans``; an unchanged job keeps its next run time."""
+    now = now or datetime.now(UTC)
+    wanted = {p.job_id: p for p in plans}
+    existing = {j.id: j for j in scheduler.get_jobs()}
+    for job_id, job in existing.items():
+        if job_id.startswith(JOB_PREFIX) and job_id not in wanted:
+            scheduler.remove_job(job_id)
+            log.info("schedule of %s removed (provider not selected)", job_id[len(JOB_PREFIX):])
+    for job_id, p in wanted.items():
+        job = existing.get(job_id)
+        if job is not None and _unchanged(job, p):
+            log.info("schedule of %s kept: every %s, next run %s", p.name, _human(p.interval),
+                     job.next_run_time.isoformat() if job.next_run_time else "paused")
+            continue
+        first = now + timedelta(seconds=random.uniform(0, min(p.jitter, FIRST_RUN_SPREAD_S)))
+        scheduler.add_job(
+            JOB_FUNC, IntervalTrigger(seconds=p.interval, jitter=p.jitter or None, timezone=UTC),
+            args=[p.name], id=job_id, name=f"collect {p.name}", replace_existing=True, next_run_time=first,
+            coalesce=True, max_instances=1, misfire_grace_time=p.misfire_grace,
+        )
+        log.info("schedule of %s: every %s (jitter %s), first run %s", p.name, _human(p.interval),
+                 _human(p.jitter), first.isoformat(timespec="seconds"))
+
+
+def _unchanged(job: Any, p: ProviderPlan) -> bool:
+    trigger = job.trigger
+    return (
+        isinstance(trigger, IntervalTrigger)
+        and abs(trigger.interval.total_seconds() - p.interval) < 1e-6
+        and (trigger.jitter or 0) == (p.jitter or 0)
+        and job.misfire_grace_time == p.misfire_grace
+        and job.func_ref == JOB_FUNC
+        and list(job.args) == [p.name]
+        and job.next_run_time is not None
+    )
+
+
+def _human(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{int(seconds // size)}{unit}"
+    return f"{seconds:g}s"
+
+
+class SchedulerService:
+    """Leader election, the APScheduler instance, heartbeats and a clean shutdown."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        settings: Settings,
+        plans: Sequence[ProviderPlan],
+        *,
+        replay: bool = False,
+        replay_dir: Path | None = None,
+        lock: leader.LeaderLock | None = None,
+    ) -> None:
+        if not plans:
+            raise ConfigError("nothing to schedule: no provider selected")
+        self.engine, self.settings, self.plans = engine, settings, list(plans)
+        self.lock = lock or leader.leader_lock(engine)
+        self.runtime = Runtime(engine, settings, replay=replay, replay_dir=replay_dir)
+        shortest = min(p.interval for p in self.plans)
+        self.heartbeat_every = settings.scheduler.heartbeat or clamp(shortest / 2, 1.0, 30.0)
+        #: A standby asks for the lock this often: several times per interval.
+        self.standby_poll = clamp(shortest / 4, 0.25, 15.0)
+        self.stop_event = threading.Event()
+        self.scheduler: BackgroundScheduler | None = None
+        self.is_leader = False
+        self._signals = 0
+
+    # signals
+    def install_signal_handlers(self) -> None:
+        signal.signal(signal.SIGINT, self._on_signal)
+        signal.signal(signal.SIGTERM, self._on_signal)
+
+    def _on_signal(self, signum: int, _frame: Any) -> None:
+        self._signals += 1
+        name = signal.Signals(signum).name
+        if self._signals > 1:
+            os.write(2, f"{name} again: exiting now without waiting\n".encode())
+            os._exit(128 + signum)
+        log.info("%s received: shutting down (send it again to exit at once)", name)
+        self.stop_event.set()
+
+    def stop(self) -> None:
+        self.stop_event.set()
+
+    # leadership
+    def _lead(self) -> None:
+        leader.record_leader(self.engine, self.heartbeat_every, self.lock.description)
+        sched = BackgroundScheduler(
+            timezone=UTC,
+            jobstores={"default": SQLAlchemyJobStore(engine=self.engine, tablename=JOB_TABLE)},
+            executors={"default": ThreadPoolExecutor(max(1, min(len(self.plans), self.settings.http.concurrency)))},
+            job_defaults={"coalesce": True, "max_instances": 1},
+        )
+        sched.start(paused=True)
+        try:
+            reconcile_jobs(sched, self.plans)
+        except Exception:
+            sched.shutdown(wait=False)
+            raise
+        sched.resume()
+        self.scheduler, self.is_leader = sched, True
+        log.info("leader: collecting %d provider(s) on this database (pid %d, %s)", len(self.plans), os.getpid(),
+                 self.lock.description)
+
+    def _step_down(self) -> None:
+        self._stop_scheduler()
+        self.is_leader = False
+        self.lock.release()
+
+    def _stop_scheduler(self) -> None:
+        if self.scheduler is not None:
+            try:
+                self.scheduler.shutdown(wait=False)
+            except SchedulerNotRunningError:
+                pass
+            self.scheduler = None
+
+    def run(self) -> int:
+        """Block until stopped; returns the exit code (0 for a requested stop)."""
+        global _runtime
+        _runtime = self.runtime
+        announced_standby = False
+        try:
+            while not self.stop_event.is_set():
+                if not self.is_leader:
+                    if self.lock.try_acquire():
+                        try:
+                            self._lead()
+                        except Exception as exc:  # noqa: BLE001 - e.g. the database is down: retry
+                            log.error("could not start scheduling: %s: %s; retrying", type(exc).__name__, exc,
+                                      exc_info=log.isEnabledFor(logging.DEBUG))
+                            self.lock.release()
+                            self.stop_event.wait(max(self.standby_poll, 5.0))
+                            continue
+                        announced_standby = False
+                        continue
+                    if not announced_standby:
+                        log.info("standby: another scheduler collects on this database (%s); taking over when "
+                                 "it stops", self.lock.description)
+                        announced_standby = True
+                    self.stop_event.wait(self.standby_poll)
+                    continue
+                if not self.lock.held():
+                    log.error("lost the scheduler lock: collection stopped here, back to standby")
+                    self._step_down()
+                    continue
+                try:
+                    if not leader.heartbeat(self.engine):
+                        leader.record_leader(self.engine, self.heartbeat_every, self.lock.description)
+                except Exception as exc:  # noqa: BLE001 - a missed heartbeat is not fatal
+                    log.warning("heartbeat not recorded: %s: %s", type(exc).__name__, exc)
+                self.stop_event.wait(self.heartbeat_every)
+        finally:
+            self._shutdown()
+        return 0
+
+    def _shutdown(self) -> None:
+        global _runtime
+        self.runtime.stop_accepting()
+        was_leader = self.is_leader
+        self._stop_scheduler()
+        grace = self.settings.scheduler.shutdown_grace
+        pending = self.runtime.wait_idle(grace) if self.runtime.inflight else {}
+        if was_leader:
+            try:
+                leader.record_stopped(self.engine)
+            except Exception as exc:  # noqa: BLE001
+                log.warning("could not record the scheduler's stop: %s", exc)
+        if pending:
+            marked = mark_abandoned(self.engine, pending)
+            log.warning("abandoned %s after %ss (%d run row(s) marked Interrupted; nothing half-written)",
+                        ", ".join(sorted(pending)), grace, marked)
+            self.lock.release()
+            logging.shutdown()
+            sys.stdout.flush()
+            os._exit(0)  # worker threads cannot be interrupted; their transactions die with us
+        self.is_leader = False
+        self.lock.release()
+        _runtime = None
+        log.info("scheduler stopped" if was_leader else "standby stopped")
