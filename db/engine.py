@@ -82,10 +82,10 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
 
 
 def init_db(engine: Engine) -> None:
-    """Create missing tables (idempotent) and load the GPU catalog when it is empty."""
-    import db.models  # noqa: F401  (registers the tables)
+    """Bring the schema to the newest migration (idempotent; users never migrate by hand)."""
+    from db.migrate import upgrade_or_adopt
 
-    SQLModel.metadata.create_all(engine)
+    upgrade_or_adopt(engine)
 
 
 @contextmanager

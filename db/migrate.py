@@ -10,13 +10,18 @@ never run migrations by hand. To add a migration after changing ``db/models.py``
 from __future__ import annotations
 
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from filelock import FileLock
+from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
+
+from db.engine import sqlite_path
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -24,7 +29,6 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 def alembic_config(engine: Engine) -> Config:
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    cfg.set_main_option("sqlalchemy.url", engine.url.render_as_string(hide_password=False))
     cfg.attributes["engine"] = engine
     return cfg
 
@@ -38,11 +42,56 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
+BASELINE = "0001"
+
+
+def upgrade_or_adopt(engine: Engine) -> None:
+    """Bring the database to head; a pre-migration database (tables, no version) is adopted
+    at the baseline first, since its tables are exactly the baseline's."""
+    if current_revision(engine) is None and "offer" in inspect(engine).get_table_names():
+        cfg = alembic_config(engine)
+        with engine.begin() as conn:
+            cfg.attributes["connection"] = conn
+            command.stamp(cfg, BASELINE)
+    upgrade(engine)
+
+
+def schema_diff(engine: Engine) -> list[object]:
+    """Differences between the database and ``db.models`` (empty when migrations are complete)."""
+    from alembic.autogenerate import compare_metadata
+    from sqlmodel import SQLModel
+
+    import db.models  # noqa: F401
+
+    with engine.connect() as conn:
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True, "include_object": _include_object})
+        return list(compare_metadata(ctx, SQLModel.metadata))
+
+
+def _include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    return not (type_ == "table" and (reflected and compare_to is None or name == "alembic_version"))
+
+
+MIGRATION_LOCK_KEY = 0x6770755F6D6967  # "gpu_mig": serialises concurrent upgrades on PostgreSQL
+
+
 def upgrade(engine: Engine, revision: str = "head") -> None:
+    """Upgrade to ``revision``. Two processes starting at once on a new database (a leader and
+    a standby) must not both create tables: PostgreSQL serialises them with an advisory lock;
+    on SQLite (whose DDL commits statement by statement) a lock file next to the database does."""
     cfg = alembic_config(engine)
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.upgrade(cfg, revision)
+    path = sqlite_path(engine.url.render_as_string(hide_password=False))
+    guard = FileLock(f"{path}.migrate.lock") if path is not None else nullcontext()
+    try:
+        with guard, engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
+            cfg.attributes["connection"] = conn
+            command.upgrade(cfg, revision)
+    except Exception:
+        if revision == "head" and current_revision(engine) == head_revision():
+            return  # someone else finished the same upgrade
+        raise
 
 
 def make_revision(engine: Engine, message: str) -> None:

@@ -22,6 +22,11 @@ def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
     return False
 
 
+def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+    """Leave alone tables this metadata does not own (APScheduler's job store, the leader row)."""
+    return not (type_ == "table" and reflected and compare_to is None)
+
+
 def run_migrations() -> None:
     connection = context.config.attributes.get("connection")
     if connection is None:
@@ -31,6 +36,7 @@ def run_migrations() -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         render_item=render_item,
+        include_object=include_object,
         compare_type=True,
     )
     with context.begin_transaction():
