@@ -76,9 +76,29 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(data, default=str)
 
 
+class CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a record is emitted.
+
+    A handler bound to the stream object of the moment breaks once that stream is swapped
+    and closed (CLI test runners, daemonisers): records then vanish in "I/O operation on
+    closed file" tracebacks.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(sys.stderr)
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, _value: Any) -> None:
+        pass
+
+
 def configure(log_format: str = "text", level: int = logging.INFO) -> None:
     """Send logs to stderr in ``text`` or ``json``; quiet the chatty libraries."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = CurrentStderrHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     quiet = logging.WARNING if level > logging.DEBUG else logging.INFO

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from tracker import __version__
+from tracker import __version__, logs
 from tracker.cli.common import State, err_console
 from tracker.errors import TrackerError
 
@@ -40,10 +40,7 @@ def _root(
     """Track GPU cloud prices: collect, compare, analyse and alert."""
     ctx.obj = State(config_path=config, db_url=db, debug=debug)
     ctx.call_on_close(ctx.obj.close)
-    level = logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    for noisy in ("httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    logs.configure("text", logging.DEBUG if debug else logging.INFO if verbose else logging.WARNING)
 
 
 @app.command("version")
