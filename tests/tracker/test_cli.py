@@ -25,7 +25,7 @@ def cli(db: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, st
     result = runner.invoke(app, ["--db", db, *expand_replay_dir(list(args))], env=env)
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout  # stderr (log lines) is kept apart from the data
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +136,32 @@ def test_replayed_h100s_come_from_the_api_providers(replayed: str) -> None:
     _, out = cli(replayed, "prices", "--gpu", "H100", "--format", "json")
     providers = {r["provider"] for r in json.loads(out)}
     assert {"vastai", "runpod", "azure", "gcp", "oci"} <= providers
+
+
+PAGE_PROVIDERS = ("lambda", "modal", "datacrunch", "coreweave", "nebius", "crusoe", "paperspace")
+
+
+def test_a_layout_changed_page_fails_alone(tmp_path: Path) -> None:
+    """Issue 5: a page whose price table is gone fails that provider's run with a clear
+    reason, stores nothing for it, and the other page providers' runs succeed."""
+    from bs4 import BeautifulSoup
+
+    rec = tmp_path / "rec"
+    for name in PAGE_PROVIDERS:
+        shutil.copytree(BUNDLED_RECORDINGS / name, rec / name)
+    page = rec / "nebius" / "prices.html"
+    soup = BeautifulSoup(page.read_text(), "lxml")
+    tables = soup.select("div.pc-highlight-table-block__table")  # the price grid (Nebius draws it with divs)
+    assert tables
+    for table in tables:
+        table.decompose()
+    page.write_text(str(soup))
+    db = f"sqlite:///{tmp_path / 'l.db'}"
+    code, out = cli(db, "scrape", "--replay", str(rec), "--format", "json")
+    by = {r["provider"]: r for r in json.loads(out)}
+    assert code == 1
+    assert by["nebius"]["status"] == "failed"
+    assert by["nebius"]["error"].startswith("ParseError: nebius: layout changed")
+    assert all(by[p]["status"] == "ok" and by[p]["offers"] > 0 for p in PAGE_PROVIDERS if p != "nebius")
+    _, prices_out = cli(db, "prices", "--provider", "nebius", "--format", "json")
+    assert json.loads(prices_out) == []

@@ -147,7 +147,7 @@ def test_show_masks_the_database_password(tmp_path: Path) -> None:
                            f'[[alerts]]\nname = "x"\nnotify = ["tgram://{SECRET}/123"]\n')
     result = runner.invoke(app, ["--config", str(path), "config", "show"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert SECRET not in result.output
     assert data["database"] == "postgresql://tracker:***@db.example.com/gpu"
     assert data["config_file"] == str(path)

@@ -279,7 +279,7 @@ def test_status_command_json(engine: Engine, db_url: str) -> None:
     leader.record_leader(engine, heartbeat_every_s=30)
     result = runner.invoke(app, ["--db", db_url, "status", "--format", "json"])
     assert result.exit_code == 0, result.output
-    data = json.loads(result.output)
+    data = json.loads(result.stdout)
     assert data["scheduler"]["active"] is True and data["scheduler"]["pid"] == os.getpid()
     lam = next(p for p in data["providers"] if p["provider"] == "lambda")
     assert lam["last_status"] == "ok" and lam["stale"] is False

@@ -33,7 +33,7 @@ def test_prices_are_the_cli_rows_cheapest_first(client: TestClient, store: Store
     api = get_json(client, "/api/prices?gpu=H100")
     result = CliRunner().invoke(cli_app, ["--db", store.url, "prices", "--gpu", "H100", "--format", "json"])
     assert result.exit_code == 0, result.output
-    cli = json.loads(result.output)
+    cli = json.loads(result.stdout)
     assert len(api) == len(cli) >= 10
     assert set(api[0]) == set(cli[0]) == PRICE_KEYS
     for a, c in zip(api, cli, strict=True):
