@@ -102,5 +102,8 @@ def configure(log_format: str = "text", level: int = logging.INFO) -> None:
     handler.setFormatter(JsonFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     quiet = logging.WARNING if level > logging.DEBUG else logging.INFO
-    for noisy in ("httpx", "httpcore", "apscheduler"):
-        logging.getLogger(noisy).setLevel(quiet)
+    logging.getLogger("apscheduler").setLevel(quiet)
+    # httpx logs every request URL at INFO, query string included, and some APIs take their
+    # key in the query (GCP's ?key=): never let those lines out, not even with --debug.
+    for chatty in ("httpx", "httpcore"):
+        logging.getLogger(chatty).setLevel(logging.WARNING)

@@ -175,3 +175,24 @@ def test_a_stuck_provider_is_cut_off_by_the_provider_timeout(sqlite_engine: Engi
     settings = Settings(http={"timeout_s": 2, "retries": 0, "provider_timeout_s": 0.2})
     [result] = collect(sqlite_engine, settings, classes=[Stuck], transport_factory=routing_transport({"stuck": {}}))
     assert result.status == "failed" and "longer than 0.2s" in (result.error_message or "")
+
+
+def test_debug_logging_never_prints_a_key_from_a_query_string(sqlite_engine: Engine, capsys: pytest.CaptureFixture[str]) -> None:
+    import logging
+
+    from scrapers.base import Http
+    from tracker import logs
+
+    class KeyInQuery(make_fake("keyinquery", ("KEYINQUERY_KEY",))):  # type: ignore[misc]
+        async def fetch(self, http: Http):  # type: ignore[no-untyped-def]
+            return await http.get_json("https://prices.example.test/skus", params={"key": self.credential("KEYINQUERY_KEY")})
+
+    logs.configure("text", logging.DEBUG)
+    try:
+        [result] = collect(sqlite_engine, fast_settings(), classes=[KeyInQuery],
+                           transport_factory=routing_transport({"keyinquery": offers_payload(H100)}),
+                           environ={"KEYINQUERY_KEY": "sk-query-secret-42"})
+    finally:
+        logs.configure("text", logging.WARNING)
+    assert result.ok
+    assert "sk-query-secret-42" not in capsys.readouterr().err
