@@ -203,7 +203,7 @@ class AlertEvent(SQLModel, table=True):
 
     id: int | None = Field(default=None, primary_key=True)
     rule: str = Field(max_length=64)
-    kind: str = Field(max_length=16)  # fired | resolved | test
+    kind: str = Field(max_length=16)  # fired | resolved | test | digest
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     gpu: str = Field(default="", max_length=255)
     value: float | None = None
@@ -240,3 +240,21 @@ class Outbox(SQLModel, table=True):
     claimed_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
     last_error: str | None = None
     delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+
+
+class DigestState(SQLModel, table=True):
+    """Where one ``[[digests]]`` entry stands: when it was first scheduled and last sent, and the
+    best price per watched GPU it reported then (the baseline of "changes since the last digest").
+    Updated with a version check so two processes never both send the same digest."""
+
+    __tablename__ = "digest_state"
+
+    name: str = Field(primary_key=True, max_length=64)
+    #: When the scheduler first saw this digest: the first one is due at the first slot after it.
+    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    last_sent_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    #: The ``alert_event`` (kind ``digest``) of the last digest; its outbox rows carry the deliveries.
+    last_event_id: int | None = None
+    #: GPU label -> {"price": USD per GPU-hour or null, "provider", "region", "kind", "gpu"} as last sent.
+    last_values: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    version: int = 0

@@ -119,6 +119,8 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     alerts: list[dict[str, Any]] = Field(default_factory=list)
+    #: ``[[digests]]``: a daily or weekly summary per channel list (checked by ``tracker.alerts.digest``).
+    digests: list[dict[str, Any]] = Field(default_factory=list)
     #: Multiply a price in this currency by the rate to get USD, e.g. {"EUR": 1.08}.
     currency_rates: dict[str, float] = Field(default_factory=dict)
     #: A TOML file that adds GPUs to the catalog or overrides fields (e.g. your purchase price).

@@ -102,7 +102,22 @@ def semantic_errors(settings: Settings) -> list[str]:
     if settings.catalog_file is not None and not Path(settings.catalog_file).expanduser().is_file():
         errors.append(f"catalog_file: no such file (got {str(settings.catalog_file)!r})")
     errors += _alert_errors(settings)
+    errors += _digest_errors(settings)
     return errors
+
+
+def _digest_errors(settings: Settings) -> list[str]:
+    """``[[digests]]``: one error per digest (``tracker.alerts.digest.check_config``)."""
+    if not settings.digests:
+        return []
+    with warnings.catch_warnings():  # apprise imports modules Python deprecates
+        warnings.simplefilter("ignore", DeprecationWarning)
+        from tracker.alerts.digest import check_config
+
+        try:
+            return check_config(settings)
+        except ConfigError as exc:
+            return [str(exc)]
 
 
 def _alert_errors(settings: Settings) -> list[str]:
@@ -162,6 +177,10 @@ def _notify_errors(settings: Settings) -> list[str]:
 
 def semantic_warnings(settings: Settings, env: dict[str, str]) -> list[str]:
     warnings: list[str] = []
+    if settings.digests:
+        from tracker.alerts.digest import config_warnings
+
+        warnings += config_warnings(settings)
     for name, cls in all_scrapers().items():
         if not settings.provider(name).enabled or not cls.credentials:
             continue
@@ -182,7 +201,7 @@ def masked_settings(settings: Settings) -> dict[str, Any]:
     except ImportError:
         def redact_url(url: str) -> str:
             return url.split("://", 1)[0] + "://***" if "://" in url else "***"
-    for rule in data.get("alerts", []):
+    for rule in [*data.get("alerts", []), *data.get("digests", [])]:
         if not isinstance(rule, dict):
             continue
         for key, value in list(rule.items()):

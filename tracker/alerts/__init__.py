@@ -2,17 +2,18 @@
 
 Modules: ``rules`` (parse and check rules), ``store`` (rules added with ``alerts add``), ``data`` (what a rule sees), ``evaluate`` (the state
 machine), ``message`` (what is said), ``channels`` (Apprise, JSON webhook, console, log),
-``deliver`` (the outbox), ``redact`` (secrets out of everything shown or stored).
+``deliver`` (the outbox), ``redact`` (secrets out of everything shown or stored), ``digest``
+(daily or weekly summaries, through the same outbox).
 
-The scheduler calls :func:`after_collect` after each collection; the CLI uses :func:`check`,
-:func:`send_test` and :func:`history`.
+The scheduler calls :func:`after_collect` after each collection (rules, then digests that are
+due); the CLI uses :func:`check`, :func:`send_test`, :func:`history` and :func:`send_digests`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -24,6 +25,8 @@ from db.models import AlertEvent, AlertState, Outbox
 from db.types import utcnow
 from tracker.alerts.deliver import Delivery, deliver_event, deliver_pending
 from tracker.alerts.data import gpu_specs, observe
+from tracker.alerts.digest import DigestRun
+from tracker.alerts.digest import run as run_digests
 from tracker.alerts.evaluate import Evaluation, StateData, evaluate, make_event
 from tracker.alerts.redact import redact_url, scrub
 from tracker.alerts.rules import Rule, parse_rule
@@ -34,8 +37,8 @@ from tracker.errors import ConfigError, TrackerError
 log = logging.getLogger("tracker.alerts")
 
 __all__ = [
-    "AlertCycle", "Delivery", "Evaluation", "Rule", "add_rule", "after_collect", "check", "check_config",
-    "deliver_pending",
+    "AlertCycle", "Delivery", "DigestRun", "Evaluation", "Rule", "add_rule", "after_collect", "check", "check_config",
+    "deliver_pending", "send_digests",
     "evaluate", "history", "load_rules", "parse_rule", "redact_url", "remove_rule", "rule_states", "scrub",
     "send_test",
 ]
@@ -46,6 +49,7 @@ class AlertCycle:
     evaluations: tuple[Evaluation, ...] = ()
     deliveries: tuple[Delivery, ...] = ()
     error: str | None = None
+    digests: tuple[DigestRun, ...] = ()
 
     @property
     def fired(self) -> list[str]:
@@ -84,17 +88,39 @@ def after_collect(engine: Engine, settings: Settings, results: Sequence[Any] = (
                   now: datetime | None = None, environ: Mapping[str, str] | None = None) -> AlertCycle:
     """The scheduler's hook after each collection: evaluate rules, deliver the outbox.
 
+    Then the ``[[digests]]`` that are due are sent (one small query when none is).
+
     Never raises: a bad rule or an unreachable database is logged (without secrets) and
-    returned in ``error``; pending deliveries wait for the next cycle.
+    returned in ``error``; pending deliveries wait for the next cycle. A bad digest does not
+    stop the rules, nor a bad rule the digests.
     """
+    now = now or utcnow()
     try:
-        return check(engine, settings, now=now, environ=environ)
+        cycle = check(engine, settings, now=now, environ=environ)
     except TrackerError as exc:
         log.error("alerts not evaluated: %s", exc)
-        return AlertCycle(error=str(exc))
+        cycle = AlertCycle(error=str(exc))
     except Exception as exc:  # noqa: BLE001 - the scheduler must keep running
         log.error("alerts not evaluated: %s", type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
-        return AlertCycle(error=type(exc).__name__)
+        cycle = AlertCycle(error=type(exc).__name__)
+    if not settings.digests:
+        return cycle
+    try:
+        runs = tuple(run_digests(engine, settings, now=now, environ=environ))
+    except TrackerError as exc:
+        log.error("digests not sent: %s", exc)
+        return replace(cycle, error=cycle.error or f"digests: {exc}")
+    except Exception as exc:  # noqa: BLE001 - the scheduler must keep running
+        log.error("digests not sent: %s", type(exc).__name__, exc_info=log.isEnabledFor(logging.DEBUG))
+        return replace(cycle, error=cycle.error or f"digests: {type(exc).__name__}")
+    return replace(cycle, digests=runs, deliveries=cycle.deliveries + tuple(d for r in runs for d in r.deliveries))
+
+
+def send_digests(engine: Engine, settings: Settings, *, names: Sequence[str] | None = None, now: datetime | None = None,
+                 force: bool = False, dry_run: bool = False,
+                 environ: Mapping[str, str] | None = None) -> list[DigestRun]:
+    """``alerts digest``: send the due digests (``force``: now, due or not); ``dry_run`` only composes them."""
+    return run_digests(engine, settings, now=now, names=names, force=force, dry_run=dry_run, environ=environ)
 
 
 def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | None = None,

@@ -7,8 +7,9 @@
   CLI ``alerts check``) never send the same row; then sent; then marked ``delivered`` or
   given its next attempt time (``BACKOFF_BASE_S`` doubling per attempt, at most
   ``BACKOFF_MAX_S``). Pending rows are retried for as long as their channel exists.
-* The real target is read from the rule at send time (config file or ``alert_rule``), matched
-  by position and redacted form; a channel that is gone makes the row ``orphaned``.
+* The real target is read from the rule at send time (config file or ``alert_rule``; for a
+  ``digest:<name>`` row, that ``[[digests]]`` entry), matched by position and redacted form;
+  a channel that is gone makes the row ``orphaned``.
 * Delivery is at-least-once only across a crash between "sent" and "marked delivered"; the
   event id travels with every message (``X-GPU-Tracker-Event``, ``event_id`` in the JSON) so
   a receiver can drop such a duplicate.
@@ -29,6 +30,7 @@ from db.engine import session_scope
 from db.models import AlertEvent, Outbox
 from db.types import utcnow
 from tracker.alerts.channels import DeliveryError, Message, display, send
+from tracker.alerts.digest import DigestTarget, digest_targets
 from tracker.alerts.rules import Rule
 from tracker.alerts.store import load_rules
 from tracker.config import Settings
@@ -83,7 +85,7 @@ def claim(engine: Engine, outbox_id: int, now: datetime, *, ignore_schedule: boo
         return result.rowcount == 1  # type: ignore[attr-defined]
 
 
-def find_target(rule: Rule | None, row: Outbox) -> str | None:
+def find_target(rule: Rule | DigestTarget | None, row: Outbox) -> str | None:
     """The rule's real channel for an outbox row, or ``None`` when it is no longer configured."""
     if rule is None:
         return None
@@ -122,7 +124,7 @@ def _record(engine: Engine, row_id: int, *, now: datetime, ok: bool, error: str 
         return row
 
 
-def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule], *, now: datetime,
+def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTarget], *, now: datetime,
                 environ: Mapping[str, str] | None = None, final: bool = False) -> Delivery | None:
     """Send one outbox row if it can be claimed; ``None`` when another sender has it."""
     if not claim(engine, row_id, now, ignore_schedule=final):
@@ -156,11 +158,14 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule], *, now: 
                     done.next_attempt_at if done.status == "pending" else None)
 
 
-def _rules_by_name(engine: Engine, settings: Settings, rules: Sequence[Rule] | None) -> dict[str, Rule]:
+def _rules_by_name(engine: Engine, settings: Settings, rules: Sequence[Rule] | None) -> dict[str, Rule | DigestTarget]:
+    """Rule name -> rule, plus ``digest:<name>`` -> the digest's channels (``tracker.alerts.digest``)."""
     if rules is None:
         with Session(engine) as session:
             rules = load_rules(settings, session)
-    return {r.name: r for r in rules}
+    by_name: dict[str, Rule | DigestTarget] = {r.name: r for r in rules}
+    by_name.update(digest_targets(settings))
+    return by_name
 
 
 def deliver_pending(

@@ -1,4 +1,4 @@
-"""``gpu-tracker alerts ...``: list rules and their state, check now, test channels, history, add/remove."""
+"""``gpu-tracker alerts ...``: list rules and their state, check now, test channels, history, digests, add/remove."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import typer
 from sqlmodel import Session
 
 from db.engine import session_scope
-from tracker.alerts import add_rule, check, history, remove_rule, rule_states, send_test
+from tracker.alerts import add_rule, check, history, remove_rule, rule_states, send_digests, send_test
 from tracker.alerts.channels import display
 from tracker.alerts.store import load_rules
 from tracker.cli import app
@@ -111,6 +111,46 @@ def history_cmd(
         ("previous_value", "previous"), ("provider", "provider"), ("region", "region"), ("delivered", "delivered"),
         ("channels", "channels"),
     ])
+
+
+@alerts_app.command("digest")
+def digest_cmd(
+    ctx: typer.Context,
+    name: Annotated[list[str] | None, typer.Option("--name", help="Only this digest (repeatable; default: every digest in the config file).")] = None,
+    now: Annotated[bool, typer.Option("--now", help="Send now, due or not (it counts as the last digest for the next one's changes).")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the message each digest would send now; store and send nothing.")] = False,
+    fmt: FMT = Format.table,
+) -> None:
+    """Send the digests of the config file (digests tables) that are due, or preview them.
+
+    A digest lists, per watched GPU, the best current price (provider, region, kind) and its
+    change since the previous digest. It goes through the alerts' outbox: a failed delivery is
+    retried on later cycles and never sent twice (see `alerts history --rule digest:NAME`).
+    """
+    st = state(ctx)
+    runs = send_digests(st.engine, st.settings, names=name or None, force=now, dry_run=dry_run)
+    if not runs and fmt is Format.table:
+        console.print("no digests configured (add a [[digests]] table to the config file)", highlight=False, markup=False)
+        return
+    if fmt is not Format.table:
+        emit([{"digest": r.name, "schedule": r.schedule, "status": r.status, "due": r.due, "next_due": r.next_due,
+               "last_sent": r.last_sent_at, "event_id": r.event_id, "title": r.title, "message": r.message,
+               "note": r.note, "deliveries": [_delivery_row(d) for d in r.deliveries] if fmt is Format.json
+               else "; ".join(f"{d.channel}: {d.status}" for d in r.deliveries)} for r in runs], fmt)
+        return
+    if dry_run:
+        for r in runs:
+            console.print(f"[bold]{r.title or r.name}[/bold]  [dim]({r.schedule}; {r.note or r.status})[/dim]",
+                          highlight=False)
+            if r.message:
+                console.print(r.message, highlight=False, markup=False, soft_wrap=True)
+            console.print()
+        return
+    emit([{"digest": r.name, "schedule": r.schedule, "status": r.status, "next_due": r.next_due,
+           "deliveries": "; ".join(f"{d.channel}: {d.status}" + (f" ({d.error})" if d.error else "") for d in r.deliveries)
+           or None, "note": r.note} for r in runs],
+         fmt, title="digests", columns=[("digest", "digest"), ("schedule", "schedule"), ("status", "status"),
+                                        ("next_due", "next due"), ("deliveries", "deliveries"), ("note", "note")])
 
 
 @alerts_app.command("add")
