@@ -73,6 +73,14 @@ FOOTER = '''
 # gpu = "H100"
 # below = 2.0
 # notify = ["ntfy://my-topic", "env:SLACK_WEBHOOK_URL"]
+
+# A digest: the best current price of each watched GPU and its change since the last one.
+# [[digests]]
+# name = "morning"
+# every = "daily"          # or "weekly" (with day = "monday"), or a duration such as "12h"
+# at = "08:00"             # UTC
+# gpus = ["H100", "A100"]  # default: the GPUs of the alert rules
+# notify = ["env:SLACK_WEBHOOK_URL"]
 '''
 
 

@@ -69,7 +69,9 @@ def test_commented_examples_in_the_example_are_valid_too(tmp_path: Path) -> None
     for line in example_config().splitlines():
         stripped = line[2:] if line.startswith("# ") else line
         if stripped.startswith(("[providers.", "enabled =", "interval =", "api_key_env =", "jitter =",
-                                "misfire_grace =", "heartbeat =", "[currency_rates]", "EUR =", "base_url =")):
+                                "misfire_grace =", "heartbeat =", "[currency_rates]", "EUR =", "base_url =",
+                                "[[alerts]]", "name =", "gpu =", "below =", "notify =", "[[digests]]",
+                                "every =", "at =", "gpus =")):
             lines.append(stripped)
         else:
             lines.append(line)
@@ -78,6 +80,11 @@ def test_commented_examples_in_the_example_are_valid_too(tmp_path: Path) -> None
     assert settings.interval_for("runpod") == 1800
     assert settings.scheduler.jitter == 360 and settings.scheduler.misfire_grace == 3600
     assert settings.currency_rates == {"EUR": 1.08}
+    assert [a["name"] for a in settings.alerts] == ["h100-under-2"]
+    assert [d["name"] for d in settings.digests] == ["morning"]
+    from tracker.config_check import semantic_errors
+
+    assert semantic_errors(settings) == []
 
 
 def test_init_writes_a_file_and_refuses_to_overwrite(tmp_path: Path) -> None:

@@ -236,7 +236,7 @@ class AlertEventOut(_Loose):
     id: int
     at: datetime
     rule: str
-    kind: str = Field(description="fired, resolved or test.")
+    kind: str = Field(description="fired, resolved, test or digest.")
     gpu: str | None = None
     value: float | None = None
     threshold: float | None = None
