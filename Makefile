@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: install run demo test test-postgres bench clean
+.PHONY: install run demo test test-postgres lint bench clean
 
 $(BIN)/gpu-tracker: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,15 @@ demo: install
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-## The backend-dependent tests against a local PostgreSQL (database `test`).
+## The whole suite with a local PostgreSQL (database `test`): every backend-parametrised
+## test then runs on PostgreSQL as well as on SQLite.
 test-postgres: install
 	TRACKER_TEST_DATABASE_URL=$${TRACKER_TEST_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test} \
-		$(BIN)/python -m pytest -k postgres $(PYTEST_ARGS)
+		$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## Pyflakes-level checks (unused imports, undefined names).
+lint: install
+	$(BIN)/ruff check --select F --exclude db/migrations/versions tracker scrapers db tests bench
 
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done

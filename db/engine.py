@@ -12,7 +12,7 @@ import platformdirs
 from sqlalchemy import event, inspect
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
-from sqlmodel import Session, SQLModel, create_engine
+from sqlmodel import Session, create_engine
 
 from tracker.errors import ConfigError
 

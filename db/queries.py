@@ -73,8 +73,8 @@ def previous_prices(session: Session, provider: str) -> dict[Identity, float]:
     return {ident: latest[o.id].price_per_hour for ident, o in offers.items() if o.id in latest}
 
 
-def pending_jumps(session: Session, provider: str) -> dict[Identity, float]:
-    """Prices quarantined as unconfirmed jumps in the provider's latest finished run."""
+def pending_jumps(session: Session, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:
+    """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good run."""
     last_run = session.exec(
         select(ScrapeRun.id)
         .where(ScrapeRun.provider == provider, ScrapeRun.status == "ok")
@@ -84,9 +84,20 @@ def pending_jumps(session: Session, provider: str) -> dict[Identity, float]:
     if last_run is None:
         return {}
     rows = session.exec(
-        select(Quarantine).where(Quarantine.run_id == last_run, col(Quarantine.reason).startswith("price jumped"))
+        select(Quarantine).where(Quarantine.run_id == last_run, col(Quarantine.reason).endswith(marker))
     ).all()
     return {(q.sku, q.region, q.kind, q.term_months): q.price_per_hour for q in rows if q.price_per_hour is not None}
+
+
+def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
+    """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers."""
+    import statistics
+
+    by_gpu: dict[str, list[float]] = {}
+    for row in latest_prices(session, include_unmapped=False):
+        if row["currency"] == "USD" and row["gpu"]:
+            by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
+    return {gpu: statistics.median(ps) for gpu, ps in by_gpu.items() if len(ps) >= min_offers}
 
 
 def store_offers(

@@ -33,17 +33,16 @@ from __future__ import annotations
 
 import re
 import weakref
-from dataclasses import replace
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, BinaryIO, ClassVar, Final
 
 import ijson
 
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
 from tracker.catalog import instance_gpu
 from tracker.errors import ConfigError
-
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
 
 OFFER_URL: Final = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
 DEFAULT_REGIONS: Final = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1")

@@ -31,9 +31,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
-from tracker.catalog import instance_gpu
-
 from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from tracker.catalog import instance_gpu
 
 PRICES_URL: Final = "https://prices.azure.com/api/retail/prices"
 API_VERSION: Final = "2023-01-01-preview"

@@ -14,9 +14,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from tracker.errors import FetchError, MissingCredentials, ParseError, ScraperError
-
 from scrapers.http import Http
+from tracker.errors import (
+    FetchError,
+    MissingCredentials,
+    ParseError,
+    RobotsDisallowed,
+    ScraperError,
+)
 
 __all__ = [
     "KINDS",
@@ -24,6 +29,7 @@ __all__ = [
     "Http",
     "MissingCredentials",
     "ParseError",
+    "RobotsDisallowed",
     "ScrapedOffer",
     "Scraper",
     "ScraperError",
@@ -137,6 +143,18 @@ class Scraper(ABC):
     def __init__(self, env: Mapping[str, str] | None = None, *, replay: bool = False) -> None:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.replay = replay
+        self._runtime_secrets: list[str] = []
+
+    def remember_secret(self, value: str) -> None:
+        """Register a secret obtained while fetching (an OAuth access token, say) so that the
+        pipeline scrubs it from any error message, like the configured credentials."""
+        if value:
+            self._runtime_secrets.append(value)
+
+    def secrets(self) -> list[str]:
+        """Every secret value this scraper holds: configured credentials and runtime tokens."""
+        names = (*self.credentials, *self.optional_credentials)
+        return [v for n in names if (v := self.env.get(n))] + list(self._runtime_secrets)
 
     def missing_credentials(self) -> list[str]:
         """Names of required env vars that are unset (always empty in replay mode)."""

@@ -33,8 +33,17 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Comment, Tag
 
-from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
-from scrapers.html import hourly, layout_changed, norm_label, parse_gb, parse_money, parse_number, soup, text_of
+from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.html import (
+    hourly,
+    layout_changed,
+    norm_label,
+    parse_gb,
+    parse_money,
+    parse_number,
+    soup,
+    text_of,
+)
 
 PRICING_URL = "https://www.coreweave.com/gpu-cloud-pricing"
 _COMPONENT_RE = re.compile(r"gpu\s+component", re.IGNORECASE)
@@ -55,7 +64,7 @@ class CoreweaveScraper(Scraper):
 
     async def fetch(self, http: Http) -> str:
         if not await http.robots_allowed(PRICING_URL):
-            raise FetchError(f"{self.name}: robots.txt of www.coreweave.com disallows fetching {PRICING_URL}")
+            raise RobotsDisallowed(f"{self.name}: robots.txt of www.coreweave.com disallows fetching {PRICING_URL}")
         return await http.get_text(PRICING_URL)
 
     # --- parsing ----------------------------------------------------------------------

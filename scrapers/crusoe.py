@@ -2,7 +2,7 @@
 
 What is called
     ``GET https://crusoe.ai/cloud/pricing`` once per run, after checking robots.txt (disallowed ->
-    ``FetchError``). No credentials.
+    ``RobotsDisallowed``: the run is skipped). No credentials.
 
 What is extracted
     The "GPU instances pricing" list: one offer per GPU model and price column. Columns are
@@ -46,8 +46,17 @@ from typing import Any, ClassVar
 
 from bs4 import NavigableString, Tag
 
-from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
-from scrapers.html import hourly, is_hidden, layout_changed, norm_label, parse_gb, parse_money, soup, visible_text
+from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.html import (
+    hourly,
+    is_hidden,
+    layout_changed,
+    norm_label,
+    parse_gb,
+    parse_money,
+    soup,
+    visible_text,
+)
 
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
 
@@ -187,7 +196,7 @@ class CrusoeScraper(Scraper):
 
     async def fetch(self, http: Http) -> str:
         if not await http.robots_allowed(PRICING_URL):
-            raise FetchError(f"{self.name}: robots.txt of crusoe.ai disallows fetching {PRICING_URL}")
+            raise RobotsDisallowed(f"{self.name}: robots.txt of crusoe.ai disallows fetching {PRICING_URL}")
         return await http.get_text(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:

@@ -1,7 +1,7 @@
 """DataCrunch (now Verda) public products page: the instance price table.
 
 Request: ``GET https://datacrunch.io/products`` (redirects followed), once per run, no auth, after
-checking ``robots.txt`` allows it (``FetchError`` otherwise). The same company's authenticated API
+checking ``robots.txt`` allows it (``RobotsDisallowed``, a skipped run, otherwise). The same company's authenticated API
 is the ``verda`` scraper; this page needs no credentials and adds the *dynamic* price.
 
 Selectors (human-readable only; the page's CSS classes are generated and change per build):
@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper
+from scrapers.base import Http, ParseError, RobotsDisallowed, ScrapedOffer, Scraper
 from scrapers.html import (
     body_rows,
     column_index,
@@ -58,7 +58,7 @@ class DatacrunchScraper(Scraper):
 
     async def fetch(self, http: Http) -> str:
         if not await http.robots_allowed(URL):
-            raise FetchError(f"{self.name}: robots.txt disallows GET {URL}")
+            raise RobotsDisallowed(f"{self.name}: robots.txt disallows GET {URL}")
         return await http.get_text(URL, follow_redirects=True)
 
     def _price(self, cell: str, count: float, where: str) -> tuple[bool, float | None]:

@@ -17,7 +17,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import FetchError, Http, MissingCredentials, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import (
+    FetchError,
+    Http,
+    MissingCredentials,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    require,
+)
 
 SIZES_URL = "https://api.digitalocean.com/v2/sizes"
 PER_PAGE = 200

@@ -44,7 +44,15 @@ import re
 import unicodedata
 from typing import Any, NamedTuple
 
-from scrapers.base import FetchError, Http, MissingCredentials, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import (
+    FetchError,
+    Http,
+    MissingCredentials,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    require,
+)
 
 SERVICE = "services/6F81-5844-456A"
 SKUS_URL = f"https://cloudbilling.googleapis.com/v1/{SERVICE}/skus"

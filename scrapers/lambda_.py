@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, ClassVar
+from typing import Any
 
 from bs4 import Tag
 
-from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
+from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
 from scrapers.html import (
     body_rows,
     header_cells,
@@ -69,7 +69,7 @@ class LambdaScraper(Scraper):
 
     async def fetch(self, http: Http) -> str:
         if not await http.robots_allowed(PRICING_URL):
-            raise FetchError(f"{self.name}: robots.txt of lambda.ai disallows fetching {PRICING_URL}")
+            raise RobotsDisallowed(f"{self.name}: robots.txt of lambda.ai disallows fetching {PRICING_URL}")
         return await http.get_text(PRICING_URL)
 
     # --- parsing ----------------------------------------------------------------------

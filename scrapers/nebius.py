@@ -2,7 +2,7 @@
 
 What is called
     ``GET https://nebius.com/prices`` once per run, after checking robots.txt (disallowed ->
-    ``FetchError``). No credentials.
+    ``RobotsDisallowed``: the run is skipped). No credentials.
 
 What is extracted
     The "NVIDIA GPU Instances" price table: one offer per GPU product and price column.
@@ -41,8 +41,16 @@ from typing import Any, ClassVar
 
 from bs4 import Tag
 
-from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
-from scrapers.html import hourly, layout_changed, norm_label, parse_money, parse_number, soup, visible_text
+from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.html import (
+    hourly,
+    layout_changed,
+    norm_label,
+    parse_money,
+    parse_number,
+    soup,
+    visible_text,
+)
 
 PRICES_URL = "https://nebius.com/prices"
 
@@ -120,7 +128,7 @@ class NebiusScraper(Scraper):
 
     async def fetch(self, http: Http) -> str:
         if not await http.robots_allowed(PRICES_URL):
-            raise FetchError(f"{self.name}: robots.txt of nebius.com disallows fetching {PRICES_URL}")
+            raise RobotsDisallowed(f"{self.name}: robots.txt of nebius.com disallows fetching {PRICES_URL}")
         return await http.get_text(PRICES_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:

@@ -2,7 +2,7 @@
 
 What is called
     ``GET https://www.paperspace.com/pricing`` once per run, after checking robots.txt (disallowed
-    -> ``FetchError``). No credentials.
+    -> ``RobotsDisallowed``: the run is skipped). No credentials.
 
 What is extracted
     The "On-Demand Compute" GPU machine cards. Each card has a name heading ("H100", "A100-80G",
@@ -45,8 +45,17 @@ from typing import Any, ClassVar
 
 from bs4 import NavigableString, Tag
 
-from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
-from scrapers.html import Money, hourly, is_hidden, layout_changed, norm_label, parse_money, soup, visible_text
+from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.html import (
+    Money,
+    hourly,
+    is_hidden,
+    layout_changed,
+    norm_label,
+    parse_money,
+    soup,
+    visible_text,
+)
 
 PRICING_URL = "https://www.paperspace.com/pricing"
 
@@ -169,7 +178,7 @@ class PaperspaceScraper(Scraper):
 
     async def fetch(self, http: Http) -> str:
         if not await http.robots_allowed(PRICING_URL):
-            raise FetchError(f"{self.name}: robots.txt of www.paperspace.com disallows fetching {PRICING_URL}")
+            raise RobotsDisallowed(f"{self.name}: robots.txt of www.paperspace.com disallows fetching {PRICING_URL}")
         return await http.get_text(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:

@@ -68,6 +68,7 @@ class VerdaScraper(Scraper):
         if not isinstance(token, str) or not token:
             # Never echo the response: it could carry the request back.
             raise FetchError(f"{self.name}: POST {TOKEN_URL} returned no access_token")
+        self.remember_secret(token)
         headers = {"Authorization": f"Bearer {token}"}
         return {
             "instance_types": await http.get_json(f"{API}/instance-types", headers=headers),

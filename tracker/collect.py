@@ -10,13 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import threading
 import time
+import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import httpx
 from sqlalchemy.engine import Engine
@@ -29,10 +32,10 @@ from scrapers.base import Scraper
 from scrapers.http import Http
 from scrapers.registry import all_scrapers, get_scraper
 from tracker.config import Settings
-from tracker.errors import FetchError, MissingCredentials, ParseError, ScraperError
+from tracker.errors import FetchError, ParseError, ProviderSkipped, ScraperError
 from tracker.normalise import normalise
 from tracker.replay import ReplayTransport
-from tracker.validate import validate
+from tracker.validate import HELD, MARKET_MIN_OFFERS, validate
 
 log = logging.getLogger("tracker.collect")
 
@@ -64,16 +67,17 @@ class RunResult:
 
 
 def scrub(message: str, secrets: Iterable[str]) -> str:
-    """Remove secret values from an error message before it is stored or shown."""
+    """Remove secret values from an error message before it is stored or shown.
+
+    An API that echoes a key back may change its case or URL-encode it, so each secret is
+    matched case-insensitively, as is and percent-encoded.
+    """
     for secret in secrets:
-        if secret and len(secret) >= 4:
-            message = message.replace(secret, "***")
+        if not secret or len(secret) < 4:
+            continue
+        for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
+            message = re.sub(re.escape(form), "***", message, flags=re.IGNORECASE)
     return message
-
-
-def _secrets_of(scraper: Scraper) -> list[str]:
-    names = (*scraper.credentials, *scraper.optional_credentials)
-    return [v for n in names if (v := scraper.env.get(n))]
 
 
 # SQLite allows one writer at a time; serialising our own writers avoids busy waits.
@@ -89,7 +93,8 @@ def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[A
         accepted, rejected = validate(
             normalised,
             queries.previous_prices(session, scraper.name),
-            queries.pending_jumps(session, scraper.name),
+            queries.pending_jumps(session, scraper.name, HELD),
+            queries.market_medians(session, MARKET_MIN_OFFERS),
         )
         stats = queries.store_offers(session, scraper.name, accepted, run.started_at, provider.last_success_at)
         quarantined = queries.store_quarantine(session, run_id, rejected, run.started_at)
@@ -165,16 +170,17 @@ async def collect_one(
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         notify(scraper.name, "storing")
         counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings)
-    except MissingCredentials as exc:
+    except ProviderSkipped as exc:
         message = str(exc)
         await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
         log.info("scrape provider=%s status=skipped reason=%s", scraper.name, message)
         return RunResult(scraper.name, "skipped", started, time.monotonic() - t0, error_class=type(exc).__name__,
                          error_message=message, run_id=run_id)
     except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never propagated
-        message = scrub(str(exc) or repr(exc), _secrets_of(scraper))
-        if not isinstance(exc, ScraperError):
-            log.debug("unexpected error in %s", scraper.name, exc_info=True)
+        message = scrub(str(exc) or repr(exc), scraper.secrets())
+        if not isinstance(exc, ScraperError) and log.isEnabledFor(logging.DEBUG):
+            trace = "".join(traceback.format_exception(exc))
+            log.debug("unexpected error in %s:\n%s", scraper.name, scrub(trace, scraper.secrets()))
         await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "failed", exc, message)
         duration = time.monotonic() - t0
         log.warning("scrape provider=%s status=failed duration=%.2fs error=%s: %s",

@@ -96,8 +96,11 @@ class SchedulerSettings(BaseModel):
     shutdown_grace: float = 30.0
     #: How often the active scheduler records that it is alive (unset: from the shortest interval, 1-30 s).
     heartbeat: float | None = None
+    #: After a failed run, retry the provider this long later, doubling with each failure in a
+    #: row, at most half its interval (0 disables retries; a skipped run is not retried).
+    retry_base: float = 300.0
 
-    @field_validator("jitter", "misfire_grace", "shutdown_grace", "heartbeat", mode="before")
+    @field_validator("jitter", "misfire_grace", "shutdown_grace", "heartbeat", "retry_base", mode="before")
     @classmethod
     def _durations(cls, v: Any) -> float | None:
         if v is None:

@@ -38,6 +38,8 @@ concurrency = 8     # providers collected at the same time
 # misfire_grace = "1h"  # a run missed by less than this still happens once (default: interval + jitter)
 shutdown_grace = "30s"  # on SIGINT/SIGTERM, how long an in-flight provider batch may finish
 # heartbeat = "30s"     # how often the active scheduler says it is alive (default: from the intervals)
+retry_base = "5m"       # a failed provider is retried this long after, doubling per failure in a row,
+                        # at most half its interval and never after its next regular run; 0 disables
 
 [web]               # gpu-tracker serve
 host = "127.0.0.1"

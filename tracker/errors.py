@@ -3,7 +3,9 @@
 ```
 TrackerError                 anything this project raises on purpose
 ├── ScraperError             one provider could not be collected; the others go on
-│   ├── MissingCredentials   a required env var is unset: provider *skipped*, not failed
+│   ├── ProviderSkipped      not collected on purpose: the run is *skipped*, not failed
+│   │   ├── MissingCredentials   a required env var is unset ("set X to enable")
+│   │   └── RobotsDisallowed     the site's robots.txt disallows the page
 │   ├── FetchError           network trouble or an HTTP error status, after retries
 │   └── ParseError           the payload's shape or the page layout changed
 ├── ValidationError          one offer rejected or quarantined, with the reason
@@ -25,13 +27,22 @@ class ScraperError(TrackerError):
     """A provider could not be collected this time."""
 
 
-class MissingCredentials(ScraperError):
+class ProviderSkipped(ScraperError):
+    """The provider is deliberately not collected this time: its run is ``skipped``, which
+    neither counts as a failure nor stores anything."""
+
+
+class MissingCredentials(ProviderSkipped):
     """The provider needs credentials that are not set; it is skipped, not failed."""
 
     def __init__(self, provider: str, env_names: list[str] | tuple[str, ...]) -> None:
         self.provider = provider
         self.env_names = tuple(env_names)
         super().__init__(f"{provider}: set {' and '.join(self.env_names)} to enable")
+
+
+class RobotsDisallowed(ProviderSkipped):
+    """The site's robots.txt disallows our User-Agent on the page: we do not fetch it."""
 
 
 class FetchError(ScraperError):

@@ -1,12 +1,13 @@
-"""What runs after each collection: the analysis snapshot, then the alert rules, then plugins.
+"""What runs after each collection: the alert rules, then plugins.
 
 A hook is ``after_collect(engine, settings, results)`` where ``results`` is the list of
 ``RunResult`` of the collection that just finished (one provider per scheduled job, every
-selected provider for ``run --once``). Built-in hooks are found by name, so the scheduler
-does not import modules that may not exist yet::
+selected provider for ``run --once``). Built-in hooks are found by name::
 
-    tracker.analysis.after_collect   (refresh the analysis snapshot)
     tracker.alerts.after_collect     (evaluate rules, queue and deliver notifications)
+
+The analysis needs no hook: it is computed from the stored history when asked (CLI, API,
+dashboard), so there is no snapshot to refresh.
 
 Anything else registers itself with ``register``. A hook that raises is logged and the
 others still run: a broken alert rule must never stop prices being collected.
@@ -30,7 +31,7 @@ log = logging.getLogger("tracker.hooks")
 AfterCollect = Callable[[Engine, "Settings", "list[RunResult]"], Any]
 
 #: Modules whose ``after_collect`` runs after every collection, in this order.
-BUILTIN_HOOK_MODULES: tuple[str, ...] = ("tracker.analysis", "tracker.alerts")
+BUILTIN_HOOK_MODULES: tuple[str, ...] = ("tracker.alerts",)
 
 _registered: list[AfterCollect] = []
 

@@ -13,6 +13,13 @@
   interval did not change keeps its stored next run time.
 * After each collection the after-collect hooks run (``tracker.hooks``): analysis
   snapshot, alert rules, plugins. A failing hook is logged, never fatal.
+* A failed run (not a skipped one) schedules a one-off retry (``retry:<provider>``, a
+  ``DateTrigger`` job in the same store, same job function) after ``retry_base`` doubled for
+  each failure in a row, at most half the interval; none when it would not land at least half
+  its delay before the next regular run. A run that did not fail cancels the pending retry. A
+  retry and the regular job never overlap (``Runtime.begin`` admits one batch per provider);
+  a retry missed by more than its delay is dropped (misfire grace), and so is one left behind
+  a restart when the regular run comes first or is due itself (``reconcile_jobs``).
 * Only the leader collects (``tracker.leader``); a second ``run`` on the same database is a
   standby polling the lock a few times per interval, and takes over when the leader dies.
 * SIGINT/SIGTERM: stop scheduling, let the in-flight provider batches finish for up to
@@ -38,15 +45,18 @@ from pathlib import Path
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.jobstores.base import JobLookupError
 from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 from apscheduler.schedulers import SchedulerNotRunningError
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.schedulers.base import BaseScheduler
+from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db.models import ScrapeRun
+from db.models import Provider, ScrapeRun
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers, get_scraper
@@ -63,6 +73,11 @@ log = logging.getLogger("tracker.scheduler")
 JOB_TABLE = "apscheduler_jobs"
 JOB_FUNC = "tracker.scheduler:collect_job"
 JOB_PREFIX = "collect:"
+#: The one pending retry of a failed provider: ``retry:<provider>`` (same job function).
+RETRY_PREFIX = "retry:"
+#: A retry must land at least this fraction of its delay before the next regular run, so it
+#: never runs just before (or back to back with) the regular one.
+RETRY_MIN_LEAD = 0.5
 #: A new job's first run happens within this many seconds of start-up (spread by jitter).
 FIRST_RUN_SPREAD_S = 10.0
 
@@ -124,6 +139,64 @@ def clamp(value: float, low: float, high: float) -> float:
     return max(low, min(high, value))
 
 
+# --- retries after a failure --------------------------------------------------------------
+
+
+def retry_id(provider: str) -> str:
+    return RETRY_PREFIX + provider
+
+
+def retry_delay(retry_base: float, consecutive_failures: int, interval: float) -> float | None:
+    """Seconds from a failed run to its retry: ``retry_base * 2**(failures-1)``, at most half the interval.
+
+    None when retries are off (``retry_base`` 0) or nothing failed.
+    """
+    if retry_base <= 0 or consecutive_failures < 1:
+        return None
+    return min(retry_base * 2.0 ** min(consecutive_failures - 1, 64), interval / 2)
+
+
+def cancel_retry(scheduler: BaseScheduler, provider: str) -> bool:
+    """Remove the provider's pending retry; False when there was none."""
+    try:
+        scheduler.remove_job(retry_id(provider))
+    except JobLookupError:
+        return False
+    return True
+
+
+def schedule_retry(
+    scheduler: BaseScheduler,
+    plan: ProviderPlan,
+    retry_base: float,
+    consecutive_failures: int,
+    now: datetime | None = None,
+) -> datetime | None:
+    """After a failed run: (re)place the provider's one retry job; returns its run time.
+
+    None, and any pending retry cancelled, when retries are off or the retry would not land
+    at least ``RETRY_MIN_LEAD`` of its delay before the provider's next regular run.
+    """
+    now = now or datetime.now(UTC)
+    delay = retry_delay(retry_base, consecutive_failures, plan.interval)
+    if delay is None:
+        cancel_retry(scheduler, plan.name)
+        return None
+    at = now + timedelta(seconds=delay)
+    regular = scheduler.get_job(plan.job_id)
+    next_regular = regular.next_run_time if regular is not None else None
+    if next_regular is not None and at + timedelta(seconds=delay * RETRY_MIN_LEAD) > next_regular:
+        cancel_retry(scheduler, plan.name)
+        return None
+    scheduler.add_job(
+        JOB_FUNC, DateTrigger(run_date=at, timezone=UTC), args=[plan.name], id=retry_id(plan.name),
+        name=f"retry {plan.name}", replace_existing=True, coalesce=True, max_instances=1,
+        # late by more than its own delay (e.g. the scheduler was down): dropped, the regular run follows
+        misfire_grace_time=max(1, math.ceil(min(delay, plan.misfire_grace))),
+    )
+    return at
+
+
 # --- the job ------------------------------------------------------------------------------
 
 
@@ -136,9 +209,20 @@ class Runtime:
         self.replay, self.replay_dir = replay, replay_dir
         self.accepting = True
         self.inflight: dict[str, datetime] = {}
+        #: The running scheduler (to place retries) and each provider's plan; set by the leader.
+        self.scheduler: BaseScheduler | None = None
+        self.plans: dict[str, ProviderPlan] = {}
+        #: "Now" for retry times (tests inject a clock).
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self._cond = threading.Condition()
         #: Called with each job's results (tests count cycles with it).
         self.on_results: Callable[[list[RunResult]], None] | None = None
+
+    def plan(self, provider: str) -> ProviderPlan:
+        known = self.plans.get(provider)
+        if known is not None:
+            return known
+        return plan_for(self.settings, provider, self.settings.interval_for(provider))
 
     def begin(self, provider: str) -> bool:
         with self._cond:
@@ -187,11 +271,41 @@ def collect_job(provider: str) -> None:
             log.error("collection of %s failed outside the provider: %s: %s", provider, type(exc).__name__, exc,
                       exc_info=log.isEnabledFor(logging.DEBUG))
             return
+        follow_up(rt, results)
         run_after_collect(rt.engine, rt.settings, results)
         if rt.on_results is not None:
             rt.on_results(results)
     finally:
         rt.end(provider)
+
+
+def failures_in_a_row(engine: Engine, provider: str) -> int:
+    """Failed runs in a row, as the store counts them (at least 1 right after a failure)."""
+    with Session(engine) as session:
+        row = session.get(Provider, provider)
+        return max(1, row.consecutive_failures if row is not None else 1)
+
+
+def follow_up(rt: Runtime, results: Sequence[RunResult]) -> None:
+    """Schedule a retry for each failed provider, cancel the pending one of the others."""
+    sched = rt.scheduler
+    if sched is None:
+        return
+    base = rt.settings.scheduler.retry_base
+    for r in results:
+        try:
+            if r.status == "failed" and base > 0:
+                failures = failures_in_a_row(rt.engine, r.provider)
+                at = schedule_retry(sched, rt.plan(r.provider), base, failures, now=rt.clock())
+                if at is not None:
+                    log.info("retry of %s at %s (failure %d in a row)", r.provider,
+                             at.isoformat(timespec="seconds"), failures)
+                else:
+                    log.info("no early retry of %s: its next regular run comes first", r.provider)
+            elif cancel_retry(sched, r.provider):
+                log.info("pending retry of %s cancelled (last run %s)", r.provider, r.status)
+        except Exception as exc:  # noqa: BLE001 - the regular schedule still stands
+            log.warning("could not schedule the retry of %s: %s: %s", r.provider, type(exc).__name__, exc)
 
 
 def run_once(
@@ -245,8 +359,14 @@ def mark_abandoned(engine: Engine, inflight: dict[str, datetime], *, hold_store_
 # --- the service --------------------------------------------------------------------------
 
 
-def reconcile_jobs(scheduler: BackgroundScheduler, plans: Sequence[ProviderPlan], now: datetime | None = None) -> None:
-    """Make the stored jobs match ``plans``; an unchanged job keeps its next run time."""
+def reconcile_jobs(scheduler: BackgroundScheduler, plans: Sequence[ProviderPlan], now: datetime | None = None,
+                   *, retries: bool = True) -> None:
+    """Make the stored jobs match ``plans``; an unchanged job keeps its next run time.
+
+    A stored retry stays only when retries are on, its provider is selected, its time comes
+    before the regular run, that regular run is not due itself (it then is the catch-up) and
+    the retry was not missed by more than its misfire grace.
+    """
     now = now or datetime.now(UTC)
     wanted = {p.job_id: p for p in plans}
     existing = {j.id: j for j in scheduler.get_jobs()}
@@ -268,6 +388,31 @@ def reconcile_jobs(scheduler: BackgroundScheduler, plans: Sequence[ProviderPlan]
         )
         log.info("schedule of %s: every %s (jitter %s), first run %s", p.name, _human(p.interval),
                  _human(p.jitter), first.isoformat(timespec="seconds"))
+    for job_id, job in existing.items():
+        if job_id.startswith(RETRY_PREFIX):
+            _reconcile_retry(scheduler, job, job_id[len(RETRY_PREFIX):], wanted, now, retries)
+
+
+def _reconcile_retry(scheduler: BackgroundScheduler, job: Any, name: str, wanted: dict[str, ProviderPlan],
+                     now: datetime, retries: bool) -> None:
+    regular = scheduler.get_job(JOB_PREFIX + name)
+    next_regular = regular.next_run_time if regular is not None else None
+    reason = None
+    if not retries:
+        reason = "retries are off (scheduler.retry_base = 0)"
+    elif JOB_PREFIX + name not in wanted:
+        reason = "provider not selected"
+    elif job.next_run_time is None:
+        reason = "no run time"
+    elif next_regular is not None and (next_regular <= now or job.next_run_time >= next_regular):
+        reason = "the regular run comes first"
+    elif job.misfire_grace_time is not None and now - job.next_run_time > timedelta(seconds=job.misfire_grace_time):
+        reason = f"missed by {_human(round((now - job.next_run_time).total_seconds()))}"
+    if reason is None:
+        log.info("retry of %s kept: %s", name, job.next_run_time.isoformat(timespec="seconds"))
+        return
+    cancel_retry(scheduler, name)
+    log.info("pending retry of %s dropped (%s)", name, reason)
 
 
 def _unchanged(job: Any, p: ProviderPlan) -> bool:
@@ -308,6 +453,7 @@ class SchedulerService:
         self.engine, self.settings, self.plans = engine, settings, list(plans)
         self.lock = lock or leader.leader_lock(engine)
         self.runtime = Runtime(engine, settings, replay=replay, replay_dir=replay_dir)
+        self.runtime.plans = {p.name: p for p in self.plans}
         shortest = min(p.interval for p in self.plans)
         self.heartbeat_every = settings.scheduler.heartbeat or clamp(shortest / 2, 1.0, 30.0)
         #: A standby asks for the lock this often: several times per interval.
@@ -345,10 +491,11 @@ class SchedulerService:
         )
         sched.start(paused=True)
         try:
-            reconcile_jobs(sched, self.plans)
+            reconcile_jobs(sched, self.plans, retries=self.settings.scheduler.retry_base > 0)
         except Exception:
             sched.shutdown(wait=False)
             raise
+        self.runtime.scheduler = sched
         sched.resume()
         self.scheduler, self.is_leader = sched, True
         log.info("leader: collecting %d provider(s) on this database (pid %d, %s)", len(self.plans), os.getpid(),
@@ -360,6 +507,7 @@ class SchedulerService:
         self.lock.release()
 
     def _stop_scheduler(self) -> None:
+        self.runtime.scheduler = None
         if self.scheduler is not None:
             try:
                 self.scheduler.shutdown(wait=False)

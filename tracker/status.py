@@ -21,7 +21,7 @@ from db.types import utcnow
 from scrapers.registry import all_scrapers
 from tracker import leader
 from tracker.config import Settings
-from tracker.scheduler import JOB_PREFIX, JOB_TABLE, provider_interval
+from tracker.scheduler import JOB_PREFIX, JOB_TABLE, RETRY_PREFIX, provider_interval
 
 #: A provider with no success for this many intervals is flagged stale.
 STALE_INTERVALS = 3
@@ -54,6 +54,8 @@ class ProviderStatus:
     consecutive_failures: int
     last_success: datetime | None
     stale: bool
+    #: When a failed provider's early retry is due (``retry:<provider>`` job), if one is pending.
+    retry_at: datetime | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,6 +81,16 @@ def stored_jobs(engine: Engine) -> dict[str, StoredJob]:
     return out
 
 
+def stored_retries(engine: Engine) -> dict[str, datetime]:
+    """Pending retries of failed providers in the job store: provider -> run time."""
+    if not inspect(engine).has_table(JOB_TABLE):
+        return {}
+    with engine.connect() as conn:
+        rows = conn.execute(sa_select(_jobs.c.id, _jobs.c.next_run_time)
+                            .where(_jobs.c.id.like(RETRY_PREFIX + "%"))).all()
+    return {job_id[len(RETRY_PREFIX):]: datetime.fromtimestamp(ts, UTC) for job_id, ts in rows if ts is not None}
+
+
 def _runs(session: Session) -> tuple[dict[str, ScrapeRun], dict[str, datetime]]:
     """The latest run of every provider, and when each first ran."""
     latest_ids = select(func.max(ScrapeRun.id)).group_by(ScrapeRun.provider).scalar_subquery()
@@ -91,6 +103,7 @@ def _runs(session: Session) -> tuple[dict[str, ScrapeRun], dict[str, datetime]]:
 def provider_statuses(engine: Engine, settings: Settings, now: datetime | None = None) -> list[ProviderStatus]:
     now = now or utcnow()
     jobs = stored_jobs(engine)
+    retries = stored_retries(engine)
     scrapers = all_scrapers()
     with Session(engine) as session:
         stored = {p.name: p for p in session.exec(select(Provider)).all()}
@@ -119,6 +132,7 @@ def provider_statuses(engine: Engine, settings: Settings, now: datetime | None =
             next_run=job.next_run if job else None, last_run=run.started_at if run else None,
             last_status=run.status if run else None, last_error=error,
             consecutive_failures=p.consecutive_failures if p else 0, last_success=last_success, stale=stale,
+            retry_at=retries.get(name),
         ))
     return out
 

@@ -211,7 +211,7 @@ def test_skypilot_bad_row_and_quarantine(engine: Engine, tmp_path: Path) -> None
     assert result.quarantined == 1
     with Session(engine) as s:
         q = s.exec(select(Quarantine)).one()
-    assert q.sku == "p4d.24xlarge" and "not positive" in q.reason
+    assert q.sku == "p4d.24xlarge" and "not a positive number" in q.reason
     # zones merge to the cheapest row, here the zero: it is quarantined with its reason, not hidden
     # behind the other zones' prices, so there is no on-demand p4d price from this file
     assert ("p4d.24xlarge", "on_demand") not in {(r["sku"], r["kind"]) for r in prices(engine)}
@@ -239,3 +239,53 @@ def test_skypilot_import_continues_scraped_intervals(engine: Engine, tmp_path: P
         oid = s.exec(select(Offer.id).where(Offer.sku == "gpu_1x_h100_sxm5", Offer.region == "us-east-1")).one()
         ivs = s.exec(select(PriceInterval).where(PriceInterval.offer_id == oid)).all()
     assert [(i.first_seen, i.last_seen) for i in ivs] == [(OBSERVED.replace(hour=11), OBSERVED)]
+
+
+def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A one-row file for a provider that is really scraped adds history; the scrape's list stays current."""
+    from datetime import timedelta
+
+    from db import queries
+    from db.types import utcnow
+    from tests.fakes import make_fake, offers_payload, routing_transport
+    from tracker.analysis.importer import import_file
+    from tracker.collect import collect
+    from tracker.config import Settings
+
+    live = make_fake("livecloud")
+    rows = offers_payload(*({"sku": f"s{i}", "gpu": "H100 SXM", "price": 2.0 + i / 10} for i in range(3)))
+    collect(sqlite_engine, Settings(), classes=[live], transport_factory=routing_transport({"livecloud": rows}))
+    later = (utcnow() + timedelta(minutes=1)).isoformat()
+    csv_file = tmp_path / "one.csv"
+    csv_file.write_text(
+        "provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at\n"
+        f"livecloud,imported,on_demand,H100 SXM,1,2.2,USD,{later}\n"
+    )
+    import_file(sqlite_engine, csv_file)
+    from sqlmodel import Session
+
+    with Session(sqlite_engine) as s:
+        assert sorted(r["sku"] for r in queries.latest_prices(s, providers=["livecloud"])) == ["s0", "s1", "s2"]
+
+
+def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from tracker.analysis.importer import import_file
+    from tracker.errors import ConfigError
+
+    csv_file = tmp_path / "future.csv"
+    csv_file.write_text(
+        "provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at\n"
+        "somecloud,a,on_demand,H100 SXM,1,2.2,USD,2030-01-01T00:00:00+00:00\n"
+        "somecloud,b,on_demand,H100 SXM,1,2.3,USD,2026-01-01T00:00:00+00:00\n"
+    )
+    result = import_file(sqlite_engine, csv_file)
+    assert len(result.bad_rows) == 1 and "line 2" in str(result.bad_rows[0]) and "future" in str(result.bad_rows[0])
+    from datetime import UTC, datetime
+
+    sky = tmp_path / "vms.csv"
+    sky.write_text("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region\n"
+                   "p4d.24xlarge,A100,8,96,1152,32.77,,us-east-1\n")
+    with pytest.raises(ConfigError, match="in the future"):
+        import_file(sqlite_engine, sky, provider="aws", observed_at=datetime(2030, 1, 1, tzinfo=UTC))

@@ -7,7 +7,7 @@ at ``page_url``, and returns the payload with every request the scraper sent (al
 
 ``assert_fetches_page_once`` and ``assert_refused_by_robots`` are the two request tests every
 page scraper has: one GET of the page with the browser User-Agent after reading robots.txt, and
-a ``FetchError`` without fetching the page when robots.txt disallows it.
+a ``RobotsDisallowed`` (a skipped run) without fetching the page when robots.txt disallows it.
 """
 
 from __future__ import annotations
@@ -18,9 +18,10 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import FetchError, Scraper
+from scrapers.base import Scraper
 from scrapers.http import USER_AGENT
 from tests.scrapers.contract import run_fetch
+from tracker.errors import RobotsDisallowed
 
 ROBOTS_PATH = "/robots.txt"
 
@@ -69,10 +70,10 @@ def assert_fetches_page_once(scraper: Scraper, page_url: str, html: str, robots:
 
 
 def assert_refused_by_robots(scraper: Scraper, page_url: str, html: str, robots: str) -> None:
-    """With ``robots`` disallowing the page, ``fetch`` raises ``FetchError`` naming the provider
+    """With ``robots`` disallowing the page, ``fetch`` raises ``RobotsDisallowed`` naming the provider
     and robots.txt, having requested nothing but robots.txt."""
     sent: list[httpx.Request] = []
-    with pytest.raises(FetchError, match=rf"{re.escape(scraper.name)}: robots\.txt .*disallows"):
+    with pytest.raises(RobotsDisallowed, match=rf"{re.escape(scraper.name)}: robots\.txt .*disallows"):
         fetch_with(scraper, page_url, html, robots=robots, sent=sent)
     assert sent
     assert all(r.url.path == ROBOTS_PATH for r in sent)

@@ -16,7 +16,13 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from scrapers.azure import API_VERSION, MAX_PAGES, PRICE_FILTER, PRICES_URL, AzureScraper
+from scrapers.azure import (
+    API_VERSION,
+    MAX_PAGES,
+    PRICE_FILTER,
+    PRICES_URL,
+    AzureScraper,
+)
 from scrapers.base import FetchError, ParseError, ScrapedOffer
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch

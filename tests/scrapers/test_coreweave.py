@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.coreweave import PRICING_URL, CoreweaveScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
+from tracker.errors import RobotsDisallowed
 
 # Real-transcribed excerpt of the Wayback capture 20230921194906 of coreweave.com/gpu-cloud-pricing,
 # its cut-off last row removed (see the comment at the top of the file); not handmade.
@@ -101,7 +102,7 @@ def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:
 
 
 def test_fetch_refuses_what_robots_txt_disallows() -> None:
-    with pytest.raises(FetchError, match=r"coreweave: robots\.txt .*disallows"):
+    with pytest.raises(RobotsDisallowed, match=r"coreweave: robots\.txt .*disallows"):
         fetch_with(CoreweaveScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /gpu-cloud-pricing\n")
 
 

@@ -10,7 +10,10 @@ from scrapers.crusoe import PRICING_URL, CrusoeScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_edits import replaced, without
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 # The real excerpt minus its last, cut-off item (see the comment at the top of the file).
 PAGE = "crusoe/crusoe_cloud_pricing_page_2025-12-15_excerpt_trimmed.html"

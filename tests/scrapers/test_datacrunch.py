@@ -12,10 +12,11 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.datacrunch import URL, DatacrunchScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract, run_fetch
+from tracker.errors import RobotsDisallowed
 
 PAGE = "datacrunch/datacrunch_products_page_2025-08-08_excerpt.html"
 
@@ -125,7 +126,7 @@ def test_robots_disallow_stops_the_fetch() -> None:
             return httpx.Response(200, text="User-agent: *\nDisallow: /products\n")
         return httpx.Response(200, text=page())
 
-    with pytest.raises(FetchError, match=r"^datacrunch: robots.txt disallows GET https://datacrunch.io/products"):
+    with pytest.raises(RobotsDisallowed, match=r"^datacrunch: robots.txt disallows GET https://datacrunch.io/products"):
         run_fetch(DatacrunchScraper(env={}), httpx.MockTransport(handler))
     assert calls == ["/robots.txt"]
 

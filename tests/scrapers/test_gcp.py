@@ -17,7 +17,13 @@ import httpx
 import pytest
 
 from scrapers.base import FetchError, MissingCredentials, ParseError
-from scrapers.gcp import SKUS_URL, GcpScraper, classify_description, gpu_memory_gb, region_of_location
+from scrapers.gcp import (
+    SKUS_URL,
+    GcpScraper,
+    classify_description,
+    gpu_memory_gb,
+    region_of_location,
+)
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
 

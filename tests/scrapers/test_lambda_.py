@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.lambda_ import PRICING_URL, LambdaScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
+from tracker.errors import RobotsDisallowed
 
 # Real-transcribed excerpt of the Wayback capture 20260109103934 of lambda.ai/pricing (not handmade).
 PAGE = "lambda/lambda_pricing_page_2026-01-09_excerpt.html"
@@ -125,7 +126,7 @@ def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:
 
 
 def test_fetch_refuses_what_robots_txt_disallows() -> None:
-    with pytest.raises(FetchError, match=r"lambda: robots\.txt .*disallows"):
+    with pytest.raises(RobotsDisallowed, match=r"lambda: robots\.txt .*disallows"):
         fetch_with(LambdaScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /pricing\n")
 
 

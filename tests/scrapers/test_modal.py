@@ -6,11 +6,12 @@ import re
 
 import pytest
 
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.modal import PRICING_URL, ModalScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
+from tracker.errors import RobotsDisallowed
 
 # Real Selenium page_source of modal.com/pricing (2025-06-12), trimmed verbatim to the
 # "Compute costs" block (see the comment at the top of the file); not handmade.
@@ -99,7 +100,7 @@ def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:
 
 
 def test_fetch_refuses_what_robots_txt_disallows() -> None:
-    with pytest.raises(FetchError, match=r"modal: robots\.txt .*disallows"):
+    with pytest.raises(RobotsDisallowed, match=r"modal: robots\.txt .*disallows"):
         fetch_with(ModalScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /\n")
 
 

@@ -9,7 +9,10 @@ from scrapers.nebius import PRICES_URL, NebiusScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_edits import replaced, without
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 PAGE = "nebius/nebius_prices_page_2026-07-12_excerpt.html"
 

@@ -10,7 +10,10 @@ from scrapers.paperspace import PRICING_URL, PaperspaceScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_edits import replaced, without
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 PAGE = "paperspace/paperspace_pricing_page_2024-01-23_excerpt.html"
 H100_NOTE = "*$2.24/hour pricing is for a 3-year commitment. On-demand pricing for H100 is $6.00/hour ($8.96) under our special promo price."

@@ -11,7 +11,11 @@ from scrapers.base import ScrapedOffer
 from scrapers.runpod import GRAPHQL_URL, RunpodScraper
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract
-from tests.scrapers.requests_helpers import assert_only_optional_credential, assert_optional_key_sent_as_bearer, json_fetch
+from tests.scrapers.requests_helpers import (
+    assert_only_optional_credential,
+    assert_optional_key_sent_as_bearer,
+    json_fetch,
+)
 
 # Real, exact copy: Jumbo2020/gpu_prices gpu_prices.json @ 13a47f94 (2025-06-21), the bare
 # gpuTypes list (envelope stripped by the recording script), 39 GPU types with every price field.

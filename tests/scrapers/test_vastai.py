@@ -12,7 +12,11 @@ from scrapers.base import ParseError, ScrapedOffer
 from scrapers.vastai import BUNDLES_URL, VastaiScraper, split_geolocation
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
-from tests.scrapers.requests_helpers import assert_only_optional_credential, assert_optional_key_sent_as_bearer, json_fetch
+from tests.scrapers.requests_helpers import (
+    assert_only_optional_credential,
+    assert_optional_key_sent_as_bearer,
+    json_fetch,
+)
 
 # Real: vast-ai/vast-cli search.json @ 11ecdfa9 (2024-11-05), first 2 offers of each gpu_name
 # plus a few picked records; each record byte-identical to the original.

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import Any
+from urllib.parse import quote
+
 import httpx
 import pytest
 from sqlalchemy.engine import Engine
@@ -92,7 +95,7 @@ def test_absurd_prices_are_quarantined_with_reason(engine: Engine) -> None:
         reasons = {q.sku: q.reason for q in s.exec(select(Quarantine)).all()}
         priced = {r["sku"] for r in queries.latest_prices(s)}
     assert set(reasons) == {"zero", "neg", "absurd", "nogpu"}
-    assert "plausibility limit" in reasons["absurd"] and "not positive" in reasons["zero"]
+    assert "plausibility limit" in reasons["absurd"] and "not a positive number" in reasons["zero"]
     assert priced == {"h100x1"}  # "contact" is an offer without a price, not a price of 0
 
 
@@ -120,19 +123,38 @@ def test_price_jump_is_held_until_confirmed(sqlite_engine: Engine) -> None:
     assert current() == 0.40
 
 
-def test_secrets_never_reach_the_run_row(sqlite_engine: Engine) -> None:
-    fake = make_fake("secretive", ("SECRETIVE_KEY",))
-    secret = "sk-live-1234567890"
+@pytest.mark.parametrize("echo", [str, str.lower, lambda k: quote(k, safe="")], ids=["as-is", "lowercased", "url-encoded"])
+def test_secrets_never_reach_the_run_row_or_the_log(
+    sqlite_engine: Engine, echo: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An API that echoes the key back in its error body: the message is kept, the key is not."""
+    from scrapers.base import ParseError
 
-    def leak(request: httpx.Request) -> httpx.Response:
-        raise httpx.ConnectError(f"could not connect with {request.headers['Authorization']}", request=request)
+    secret = "SK+Live/1234567890="
 
-    [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"secretive": leak}),
-                       environ={"SECRETIVE_KEY": secret})
-    assert result.status == "failed"
+    class Echo(make_fake("secretive", ("SECRETIVE_KEY",))):  # type: ignore[misc]
+        def parse(self, raw):  # type: ignore[no-untyped-def]
+            raise ParseError(f"secretive: GraphQL error: invalid token={echo(secret)} for query")
+
+    with caplog.at_level("DEBUG"):
+        [result] = collect(sqlite_engine, fast_settings(), classes=[Echo],
+                           transport_factory=routing_transport({"secretive": offers_payload(H100)}),
+                           environ={"SECRETIVE_KEY": secret})
+    assert result.status == "failed" and result.error_message == "secretive: GraphQL error: invalid token=*** for query"
     with Session(sqlite_engine) as s:
         run = s.exec(select(ScrapeRun)).one()
-    assert secret not in (run.error_message or "") and secret not in str(result)
+    assert run.error_message == result.error_message
+    assert secret.lower() not in caplog.text.lower() and quote(secret, safe="") not in caplog.text
+
+
+def test_runtime_tokens_are_scrubbed_too(sqlite_engine: Engine) -> None:
+    class Oauth(make_fake("oauth")):  # type: ignore[misc]
+        async def fetch(self, http):  # type: ignore[no-untyped-def]
+            self.remember_secret("tok-abcdef-123456")
+            raise ValueError("server said: bad bearer tok-abcdef-123456")
+
+    [result] = collect(sqlite_engine, fast_settings(), classes=[Oauth], transport_factory=routing_transport({"oauth": {}}))
+    assert result.error_message == "server said: bad bearer ***"
 
 
 @pytest.mark.parametrize("status", [429, 503])
@@ -196,3 +218,48 @@ def test_debug_logging_never_prints_a_key_from_a_query_string(sqlite_engine: Eng
         logs.configure("text", logging.WARNING)
     assert result.ok
     assert "sk-query-secret-42" not in capsys.readouterr().err
+
+
+def test_non_finite_numbers_are_quarantined_not_crashing_the_run(engine: Engine) -> None:
+    fake = make_fake("nans")
+    payload = offers_payload(H100, {"sku": "nanprice", "gpu": "H100 SXM", "price": float("nan")},
+                             {"sku": "infprice", "gpu": "H100 SXM", "price": float("inf")},
+                             {"sku": "nancount", "gpu": "H100 SXM", "count": float("nan"), "price": 2.0})
+    [result] = collect(engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"nans": payload}))
+    assert result.ok and result.quarantined == 3
+    with Session(engine) as s:
+        assert [r["sku"] for r in queries.latest_prices(s)] == ["h100x1"]
+        reasons = {q.sku: q.reason for q in s.exec(select(Quarantine)).all()}
+    assert "not a positive number" in reasons["nanprice"] and "not a positive number" in reasons["nancount"]
+
+
+def test_absurd_prices_in_other_currencies_are_quarantined(sqlite_engine: Engine) -> None:
+    fake = make_fake("euro")
+    payload = offers_payload({"sku": "ok", "gpu": "H100 SXM", "price": 2.4, "currency": "EUR"},
+                             {"sku": "absurd", "gpu": "H100 SXM", "price": 90000, "currency": "EUR"},
+                             {"sku": "unknown", "gpu": "H100 SXM", "price": 3.0, "currency": "XAU"})
+    [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"euro": payload}))
+    assert result.quarantined == 2
+    with Session(sqlite_engine) as s:
+        reasons = {q.sku: q.reason for q in s.exec(select(Quarantine)).all()}
+    assert "plausibility limit" in reasons["absurd"] and "set currency_rates.XAU" in reasons["unknown"]
+
+
+def test_a_new_offer_far_below_the_market_is_held_until_confirmed(sqlite_engine: Engine) -> None:
+    market = make_fake("market")
+    newcomer = make_fake("newcomer")
+    settings = fast_settings()
+    collect(sqlite_engine, settings, classes=[market], transport_factory=routing_transport({"market": offers_payload(
+        *({"sku": f"m{i}", "gpu": "H100 SXM", "price": 2.0 + i / 10} for i in range(5)))}))
+    glitch = offers_payload({"sku": "cheap", "gpu": "H100 SXM", "price": 0.03}, {"sku": "fair", "gpu": "H100 SXM", "price": 1.5})
+
+    def scrape() -> None:
+        collect(sqlite_engine, settings, classes=[newcomer], transport_factory=routing_transport({"newcomer": glitch}))
+
+    scrape()
+    with Session(sqlite_engine) as s:
+        assert [r["sku"] for r in queries.latest_prices(s, providers=["newcomer"])] == ["fair"]
+        assert "market median" in s.exec(select(Quarantine)).one().reason
+    scrape()  # the same price again: confirmed, now stored
+    with Session(sqlite_engine) as s:
+        assert [r["sku"] for r in queries.latest_prices(s, providers=["newcomer"])] == ["cheap", "fair"]

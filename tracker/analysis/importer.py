@@ -40,12 +40,12 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from db import queries
 from db.engine import session_scope
@@ -57,7 +57,7 @@ from tracker.analysis.history import EXPORT_COLUMNS
 from tracker.catalog import instance_gpu, load_catalog
 from tracker.errors import ConfigError, TrackerError, ValidationError
 from tracker.normalise import NormalisedOffer, normalise
-from tracker.validate import validate
+from tracker.validate import HELD, validate
 
 PRICES_REQUIRED = {"provider", "sku", "kind", "gpu_raw", "gpu_count", "price_per_hour", "currency", "observed_at"}
 HISTORY_REQUIRED = {"time", "gpu", "metric", "min", "median"}
@@ -176,6 +176,8 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             since = _time(row, "price_since") if (row.get("price_since") or "").strip() else observed
             if since > observed:
                 raise ValueError("price_since is after observed_at")
+            if observed > utcnow() + FUTURE_TOLERANCE:
+                raise ValueError(f"observed_at {observed.isoformat()} is in the future")
             gpu = (row.get("gpu") or "").strip() or None
             offer = ScrapedOffer(
                 provider=(row.get("provider") or "").strip(), sku=(row.get("sku") or "").strip(),
@@ -306,6 +308,17 @@ def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], a
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
+def _scraped_live(session: Session, provider: str, import_run_id: int | None) -> bool:
+    """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
+    row = session.exec(
+        select(ScrapeRun.id).where(
+            ScrapeRun.provider == provider, ScrapeRun.status == "ok", col(ScrapeRun.error_message).is_(None),
+            ScrapeRun.id != import_run_id,
+        ).limit(1)
+    ).first()
+    return row is not None
+
+
 def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
            rates: Mapping[str, float] | None) -> None:
     by_provider: dict[str, list[_Batch]] = defaultdict(list)
@@ -335,7 +348,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             stats = queries.store_offers(session, provider, accepted, batch.observed_at, previous)
             quarantined = queries.store_quarantine(session, run.id, rejected, batch.observed_at)
             pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                       if r.reason.startswith("price jumped") and r.offer.price_per_hour is not None}
+                       if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
             counts["seen"] += len(fresh)
             counts["new"] += stats.new_offers
             counts["changed"] += stats.prices_changed
@@ -343,7 +356,10 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             result.stored += len(accepted)
             if batch.snapshot:
                 latest = max(latest, batch.observed_at) if latest else batch.observed_at
-        if latest is not None and (prov.last_success_at is None or latest > prov.last_success_at):
+        if latest is not None and (prov.last_success_at is None or latest > prov.last_success_at) \
+                and not _scraped_live(session, provider, run.id):
+            # Only a provider known from imports alone takes the file as its current list: one
+            # that is really scraped keeps what its last scrape listed.
             prov.last_success_at = latest
         finished = utcnow()
         run.status, run.finished_at = "ok", finished
@@ -354,6 +370,10 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
         result.new_offers += counts["new"]
         result.prices_changed += counts["changed"]
         result.quarantined += counts["quarantined"]
+
+
+#: Clock skew allowed before an observation time counts as "in the future".
+FUTURE_TOLERANCE = timedelta(minutes=10)
 
 
 def import_file(
@@ -380,6 +400,8 @@ def import_file(
         if fmt == "skypilot":
             if not provider or observed_at is None:
                 raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
+            if observed_at > utcnow() + FUTURE_TOLERANCE:
+                raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
             batches = _read_skypilot(reader, result, provider, observed_at)
         else:
             if provider or observed_at:

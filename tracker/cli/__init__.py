@@ -53,12 +53,17 @@ for _name in COMMAND_MODULES:
     importlib.import_module(f"tracker.cli.{_name}")
 
 
+def _looks_like_dir(word: str) -> bool:
+    return not word.startswith("-") and (Path(word).is_dir() or "/" in word or word.startswith("."))
+
+
 def expand_replay_dir(argv: list[str]) -> list[str]:
     """Let ``--replay DIR`` and ``--replay=DIR`` mean ``--replay --replay-dir DIR``.
 
     Click has no option that is both a flag and takes an optional value, and ``--replay
     [DIR]`` is the documented spelling; a following word is taken as DIR only when it is an
-    existing directory, so ``scrape --replay`` stays a flag.
+    existing directory or written like a path (so a mistyped one gets "does not exist"), and
+    ``scrape --replay`` stays a flag.
     """
     out: list[str] = []
     i = 0
@@ -66,7 +71,7 @@ def expand_replay_dir(argv: list[str]) -> list[str]:
         arg = argv[i]
         if arg.startswith("--replay="):
             out += ["--replay", "--replay-dir", arg.split("=", 1)[1]]
-        elif arg == "--replay" and i + 1 < len(argv) and not argv[i + 1].startswith("-") and Path(argv[i + 1]).is_dir():
+        elif arg == "--replay" and i + 1 < len(argv) and _looks_like_dir(argv[i + 1]):
             out += ["--replay", "--replay-dir", argv[i + 1]]
             i += 1
         else:

@@ -56,7 +56,7 @@ def scrape(
     ctx: typer.Context,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
-    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False)] = None,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False, exists=True)] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:
     """Collect prices now from every enabled provider (or --provider ones) and store them.

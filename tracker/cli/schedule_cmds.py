@@ -44,7 +44,7 @@ def run(
     once: Annotated[bool, typer.Option("--once", help="Run one full cycle of every selected provider and exit (exit code 1 if one failed).")] = False,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable; default: every enabled one).")] = None,
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
-    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False)] = None,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False, exists=True)] = None,
     log_format: Annotated[LogFormat, typer.Option("--log-format", help="text, or json (one object per line) for log shippers.")] = LogFormat.text,
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Summary format of --once.")] = OutFormat.table,
 ) -> None:
@@ -106,7 +106,7 @@ def status(
     ctx: typer.Context,
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Output format.")] = OutFormat.table,
 ) -> None:
-    """The schedule and its health: next run and last result per provider, failures in a row, providers with no success in three intervals (stale), and whether a scheduler is active on this database and since when."""
+    """The schedule and its health: next run (and pending retry of a failed provider) and last result per provider, failures in a row, providers with no success in three intervals (stale), and whether a scheduler is active on this database and since when."""
     st = state(ctx)
     engine = st.engine
     try:
@@ -132,11 +132,12 @@ def status(
     for r in rows:
         r["every"] = _interval(r["interval_s"])
         r["next"] = _ago(r["next_run"]) if r["next_run"] else None
+        r["retry"] = _ago(r["retry_at"]) if r["retry_at"] else None
         r["last"] = _ago(r["last_run"]) if r["last_run"] else None
         r["success"] = _ago(r["last_success"]) if r["last_success"] else None
         r["stale_flag"] = "STALE" if r["stale"] else None
     emit(rows, Format.table, title="providers", columns=[
-        ("provider", "provider"), ("every", "every"), ("next", "next run"), ("last", "last run"),
+        ("provider", "provider"), ("every", "every"), ("next", "next run"), ("retry", "retry"), ("last", "last run"),
         ("last_status", "result"), ("consecutive_failures", "failures"), ("success", "last success"),
         ("stale_flag", "stale"), ("last_error", "error"),
     ])
