@@ -40,8 +40,13 @@ Documented defaults (what a bare name means), and why:
   explicit form factor and the memory size (V100; P100 also came as a 12 GB PCIe card), an
   explicit form factor (A800), or the board's 24 GB (K80).
 * **RTX 4060 Ti needs 16 GB** (the catalog has only the 16 GB card; the 8 GB one is common).
-* Anything not in the catalog (A30, RTX A5000, Quadro RTX 6000, RTX PRO 6000, B300, ...)
-  -> ``None``: stored unmapped with its raw name, never guessed.
+* **Workstation names**: "RTX A5000"/"A5000" and "RTX A4000"/"A4000" are the Ampere cards
+  (Paperspace writes them without "RTX"); "RTX 4000 Ada" needs "Ada" right after the number:
+  the Turing "Quadro RTX 4000" ("RTX4000") is another card and stays ``None``, and so does
+  "RTX 4000 SFF Ada" (the "sff" rule). "RTX A4500", "RTX 5000 Ada" and "Quadro RTX 5000" are
+  different products not in the catalog.
+* Anything not in the catalog (RTX A4500, RTX 2000/5000 Ada, Quadro RTX 6000, RTX PRO 6000,
+  B300, ...) -> ``None``: stored unmapped with its raw name, never guessed.
 
 Provider-specific rule (only with ``provider=``): Vultr's Cloud GPU ("vcg") A100 plans are
 fractions of an 80 GB card, so a Vultr A100 with less than 80 GB is a slice -> ``None``.
@@ -138,6 +143,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
     ),
     _f("A800", r"\ba800\b", Variant("A800-PCIe-80GB", "pcie", (80,)), Variant("A800-SXM-80GB", "sxm", (80,))),
     _f("A40", r"\ba40\b", _one("A40", (48,))),
+    _f("A30", r"\ba30\b", _one("A30", (24,))),
     _f("A10G", r"\ba10g\b", _one("A10G", (24,))),
     _f("A10", r"\ba10\b", _one("A10", (24,))),
     _f("L40S", r"\bl40s\b", _one("L40S", (48,))),
@@ -145,6 +151,11 @@ FAMILIES: Final[tuple[Family, ...]] = (
     _f("L4", r"\bl4\b", _one("L4", (24,))),
     _f("RTX-6000-Ada", r"\b6000 ada\b", _one("RTX-6000-Ada", (48,)), forbids="pro"),
     _f("RTX-A6000", r"\ba6000\b", _one("RTX-A6000", (48,)), forbids="ada pro"),
+    _f("RTX-A5000", r"\ba5000\b", _one("RTX-A5000", (24,)), forbids="ada pro"),
+    _f("RTX-A4000", r"\ba4000\b", _one("RTX-A4000", (16,)), forbids="ada pro"),
+    # "RTX 4000 Ada" only with "ada" right after 4000: the Turing "Quadro RTX 4000" / "RTX4000"
+    # is another card (8 GB); the "RTX 4000 SFF Ada" is rejected by the "sff" rule.
+    _f("RTX-4000-Ada", r"\b4000 ada\b", _one("RTX-4000-Ada", (20,)), forbids="pro"),
     _f("RTX-5090", r"\b5090\b", _one("RTX-5090", (32,)), forbids="d ti super"),
     _f("RTX-4090", r"\b4090\b", _one("RTX-4090", (24,)), forbids="d ti super"),
     _f("RTX-4080", r"\b4080\b", _one("RTX-4080", (16,)), forbids="ti super"),

@@ -344,3 +344,17 @@ def test_serve_runs_uvicorn_with_config_defaults_and_flags(store: Store, monkeyp
     assert calls[-1]["app"].title == "gpu-price-tracker"
     help_text = runner.invoke(cli_app, ["serve", "--help"]).output
     assert "--host" in help_text and "--port" in help_text and "dashboard" in help_text
+
+
+def test_tco_matches_the_article_and_the_cli(client: TestClient, store: Store) -> None:
+    """The article's H100 inputs give its figures; without --rent the market price is used with its source."""
+    api = get_json(client, "/api/tco?gpu=H100&purchase=25000&rent=3.15&cooling=0.02")
+    assert api["gpu"] == "H100-SXM" and round(api["breakeven_hours"]) == 7937
+    assert round(api["breakeven_months_24_7"]) == 11 and round(api["breakeven_months_at_utilization"]) == 18
+    assert api["effective_hourly_cost"] == pytest.approx(1.05, abs=0.01)
+    market = get_json(client, "/api/tco?gpu=H100-SXM")
+    assert market["rent_source"].startswith("market cheapest H100-SXM on ") and market["purchase"] == 25000
+    result = CliRunner().invoke(cli_app, ["--db", store.url, "tco", "--gpu", "H100-SXM", "--format", "json"])
+    cli = json.loads(result.stdout)
+    assert cli["rent"] == pytest.approx(market["rent"]) and cli["breakeven_hours"] == pytest.approx(market["breakeven_hours"])
+    assert get_json(client, "/api/tco?gpu=NoSuchGPU", status=400)["detail"].startswith("gpu: 'NoSuchGPU' matches no GPU")

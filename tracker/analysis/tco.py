@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -225,6 +225,44 @@ def tco(
         own_cost_over_years=own_total,
         cheaper_over_years="buy" if own_total < rent_total else "rent",
     )
+
+
+def tco_for_gpu(
+    engine: Engine,
+    catalog: Mapping[str, Any],
+    gpu: str | None,
+    *,
+    purchase: float | None = None,
+    rent: float | None = None,
+    rent_basis: str = "cheapest",
+    tdp_w: float | None = None,
+    kinds: Sequence[str] | None = DEFAULT_KINDS,
+    providers: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    **model: Any,
+) -> TcoResult:
+    """``tco`` with the gaps filled the way users expect, shared by the CLI and the API: the
+    purchase price and TDP from the catalog, the rent from today's market (``rent_basis``),
+    each with its source. ``gpu`` is a canonical id (the caller resolves families)."""
+    spec = catalog.get(gpu) if gpu else None
+    purchase_source = "user"
+    if purchase is None:
+        price = getattr(spec, "purchase_price_usd", None)
+        if not price:
+            raise ConfigError(f"tco: no purchase price in the catalog for {gpu or 'this GPU'}; pass --purchase")
+        purchase = float(price)
+        purchase_source = (f"catalog ({getattr(spec, 'purchase_price_date', None) or 'undated'}: "
+                           f"{getattr(spec, 'purchase_price_source', None) or 'no source'})")
+    rent_source, rent_at = "user", None
+    if rent is None:
+        if gpu is None:
+            raise ConfigError("tco: pass --gpu (for the market rent) or --rent")
+        quote = market_rent(engine, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions)
+        if quote is None:
+            raise ConfigError(f"tco: no current {gpu} price in the store; run `gpu-tracker scrape` or pass --rent")
+        rent, rent_source, rent_at = quote.rate, quote.source, quote.observed_at
+    return tco(purchase=purchase, rent=rent, tdp_w=tdp_w if tdp_w is not None else getattr(spec, "tdp_w", None),
+               gpu=gpu, purchase_source=purchase_source, rent_source=rent_source, rent_observed_at=rent_at, **model)
 
 
 def electricity_table(

@@ -30,8 +30,7 @@ from tracker.analysis.plot import lows_for
 from tracker.analysis.plot import plot as write_plot
 from tracker.analysis.recommend import WORKLOADS
 from tracker.analysis.recommend import recommend as run_recommend
-from tracker.analysis.tco import RENT_BASES, electricity_table, market_rent
-from tracker.analysis.tco import tco as run_tco
+from tracker.analysis.tco import RENT_BASES, electricity_table, tco_for_gpu
 from tracker.analysis.trends import all_time_lows
 from tracker.analysis.trends import trends as run_trends
 from tracker.catalog import load_catalog
@@ -206,25 +205,9 @@ def tco(
     st = state(ctx)
     cat = _catalog(st)
     gid = _gpu_for_tco(gpu, cat)
-    spec = cat.get(gid) if gid else None
-    purchase_source = "user"
-    if purchase is None:
-        if spec is None or not spec.purchase_price_usd:
-            raise ConfigError(f"tco: no purchase price in the catalog for {gid or 'this GPU'}; pass --purchase")
-        purchase = spec.purchase_price_usd
-        purchase_source = f"catalog ({spec.purchase_price_date or 'undated'}: {spec.purchase_price_source or 'no source'})"
-    rent_source, rent_at = "user", None
-    if rent is None:
-        if gid is None:
-            raise ConfigError("tco: pass --gpu (for the market rent) or --rent")
-        quote = market_rent(st.engine, gid, rent_basis, kinds=_kinds(kind), providers=provider, regions=region)
-        if quote is None:
-            raise ConfigError(f"tco: no current {gid} price in the store; run `gpu-tracker scrape` or pass --rent")
-        rent, rent_source, rent_at = quote.rate, quote.source, quote.observed_at
-    result = run_tco(purchase=purchase, rent=rent, tdp_w=tdp if tdp is not None else (spec.tdp_w if spec else None),
-                     utilization=utilization, usd_per_kwh=kwh, years=years, cooling_per_hour=cooling,
-                     maintenance_per_hour=maintenance, gpu=gid, purchase_source=purchase_source,
-                     rent_source=rent_source, rent_observed_at=rent_at)
+    result = tco_for_gpu(st.engine, cat, gid, purchase=purchase, rent=rent, rent_basis=rent_basis, tdp_w=tdp,
+                         kinds=_kinds(kind), providers=provider, regions=region, utilization=utilization,
+                         usd_per_kwh=kwh, years=years, cooling_per_hour=cooling, maintenance_per_hour=maintenance)
     data = result.as_dict()
     if fmt is Format.json:
         if table:

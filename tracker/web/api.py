@@ -22,6 +22,7 @@ from tracker.web.schemas import (
     PriceOut,
     ProviderOut,
     RunOut,
+    TcoOut,
     TrendOut,
     ValueOut,
 )
@@ -100,6 +101,29 @@ def api_trends(ctx: Ctx, gpu: GpuQ = None, provider: ProviderQ = None, kind: Kin
     """Per GPU: the cheapest current price, its change over 24 h / 7 d / 30 d / 90 d, the all-time
     low and when, a good-deal flag (within 5% of the low) and 30-day volatility."""
     return data.trends(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region)
+
+
+@router.get("/tco", response_model=TcoOut, summary="Buy vs rent: ownership cost and break-even")
+def api_tco(
+    ctx: Ctx,
+    gpu: Annotated[str, Query(description="A canonical id, or a family meaning its flagship (`H100` = `H100-SXM`).")],
+    purchase: Annotated[float | None, Query(gt=0, description="Purchase price in USD (default: the catalog's).")] = None,
+    rent: Annotated[float | None, Query(gt=0, description="Rent in USD per GPU-hour (default: today's market price).")] = None,
+    rent_basis: Annotated[str, Query(description="cheapest or median market price, when `rent` is not given.")] = "cheapest",
+    utilization: Annotated[float, Query(gt=0, le=1)] = 0.6,
+    kwh: Annotated[float, Query(ge=0, description="USD per kWh.")] = 0.10,
+    years: Annotated[float, Query(gt=0)] = 3.0,
+    cooling: Annotated[float, Query(ge=0, description="USD per hour.")] = 0.0,
+    maintenance: Annotated[float, Query(ge=0, description="USD per hour.")] = 0.0,
+    provider: ProviderQ = None,
+    kind: KindQ = None,
+    region: RegionQ = None,
+) -> dict[str, Any]:
+    """The same model and keys as `gpu-tracker tco --format json`: electricity per year,
+    effective ownership cost per hour, simple and full break-even in hours and months."""
+    return data.tco(ctx, gpu, purchase=purchase, rent=rent, rent_basis=rent_basis, providers=provider, kinds=kind,
+                    regions=region, utilization=utilization, usd_per_kwh=kwh, years=years,
+                    cooling_per_hour=cooling, maintenance_per_hour=maintenance)
 
 
 @router.get("/providers", response_model=list[ProviderOut], summary="Providers and collection health")

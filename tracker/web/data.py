@@ -28,6 +28,8 @@ from tracker import value as value_mod
 from tracker.analysis.frames import DEFAULT_KINDS, Filters, Resolution, parse_when, records, scrape_intervals, since_time
 from tracker.analysis.history import History
 from tracker.analysis.history import history as analysis_history
+from tracker.analysis.specs import flagship
+from tracker.analysis.tco import tco_for_gpu
 from tracker.analysis.trends import trends as analysis_trends
 from tracker.catalog import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config import Settings
@@ -67,6 +69,19 @@ def resolve_gpus(ctx: WebContext, query: str | None) -> list[str] | None:
     if not ids:
         raise ConfigError(f"gpu: {query!r} matches no GPU in the catalog (see /api/gpus)")
     return ids
+
+
+def tco(ctx: WebContext, gpu: str, *, providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
+        regions: Sequence[str] | None = None, **options: Any) -> dict[str, Any]:
+    """Buy-vs-rent for a GPU (a family means its flagship, as in the CLI), same keys as
+    ``gpu-tracker tco --format json``."""
+    ids = resolve_gpus(ctx, gpu) or []
+    chosen = flagship(ids, ctx.catalog)
+    if chosen is None:
+        raise ConfigError(f"gpu: {gpu!r} matches no GPU in the catalog (see /api/gpus)")
+    result = tco_for_gpu(ctx.engine, ctx.catalog, chosen, providers=providers, regions=regions,
+                         kinds=normalise_kinds(kinds, DEFAULT_KINDS), **options)
+    return result.as_dict()
 
 
 def normalise_kinds(kinds: Sequence[str] | None, default: Sequence[str] | None = None) -> list[str] | None:
