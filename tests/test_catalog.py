@@ -245,7 +245,9 @@ def test_families() -> None:
     assert gpu_ids_matching("h100-pcie") == ["H100-PCIe"]
     assert gpu_ids_matching("B200") == ["B200"]  # GB200 is its own family
     assert gpu_ids_matching("RTX 4090") == ["RTX-4090"]  # a provider-style name resolves
-    assert gpu_ids_matching("A30") == []
+    assert gpu_ids_matching("A30") == ["A30"]
+    assert gpu_ids_matching("RTX A5000") == ["RTX-A5000"]
+    assert gpu_ids_matching("RTX A4500") == []  # not in the catalog
     assert gpu_ids_matching("") == []
     assert family_of("H100-NVL") == "H100"
     assert family_of("GH200-144GB") == "GH200"
@@ -271,13 +273,13 @@ def test_user_file_overrides_a_price_and_adds_a_gpu(tmp_path: Path) -> None:
 purchase_price_usd = 27500
 purchase_price_date = "2025-02-01"
 
-[gpus.RTX-A5000]
+[gpus.RTX-A4500]
 vendor = "NVIDIA"
-vram_gb = 24
-fp16_dense_tflops = 111.1
+vram_gb = 20
+fp16_dense_tflops = 10.0
 launch_year = 2021
-sources = ["https://example.org/a5000-datasheet"]
-aliases = ["RTX A5000", "A5000"]
+sources = ["https://example.org/a4500-datasheet"]
+aliases = ["RTX A4500", "A4500"]
 """
     )
     cat = load_catalog(path)
@@ -286,17 +288,17 @@ aliases = ["RTX A5000", "A5000"]
     assert h100.purchase_price_date == "2025-02-01"
     assert h100.purchase_price_source == f"user catalog {path}"
     assert h100.fp16_dense_tflops == 989.4  # untouched fields stay
-    new = cat["RTX-A5000"]
-    assert (new.family, new.vram_gb, new.fp16_dense_tflops, new.launch_year) == ("RTX-A5000", 24.0, 111.1, 2021)
-    assert new.source_urls == ["https://example.org/a5000-datasheet"]
-    assert resolve_gpu("NVIDIA RTX A5000", 24, catalog=cat) == "RTX-A5000"
-    assert resolve_gpu("RTX A5000", 48, catalog=cat) is None  # memory contradicts the spec
-    assert resolve_gpu("RTX A5000") is None  # the shipped catalog does not know it
-    assert gpu_ids_matching("rtx-a5000", catalog=cat) == ["RTX-A5000"]
-    assert GpuModel(**next(r for r in catalog_rows_for_db(cat) if r["id"] == "RTX-A5000"))
+    new = cat["RTX-A4500"]
+    assert (new.family, new.vram_gb, new.fp16_dense_tflops, new.launch_year) == ("RTX-A4500", 20.0, 10.0, 2021)
+    assert new.source_urls == ["https://example.org/a4500-datasheet"]
+    assert resolve_gpu("NVIDIA RTX A4500", 20, catalog=cat) == "RTX-A4500"
+    assert resolve_gpu("RTX A4500", 48, catalog=cat) is None  # memory contradicts the spec
+    assert resolve_gpu("RTX A4500") is None  # the shipped catalog does not know it
+    assert gpu_ids_matching("rtx-a4500", catalog=cat) == ["RTX-A4500"]
+    assert GpuModel(**next(r for r in catalog_rows_for_db(cat) if r["id"] == "RTX-A4500"))
     # the shipped catalog is not changed by loading an override
     assert load_catalog()["H100-SXM"].purchase_price_usd == 25000
-    assert "RTX-A5000" not in load_catalog()
+    assert "RTX-A4500" not in load_catalog()
 
 
 def test_a_new_gpu_without_sources_is_sourced_as_the_user_file(tmp_path: Path) -> None:

@@ -116,6 +116,29 @@ RULES = [
     ("RTX 6000", None, None),  # Quadro RTX 6000 or RTX 6000 Ada: not said
     ("Quadro RTX 6000", 24, None),
     ("RTX PRO 6000", 96, None),
+    # workstation cards: the Ampere RTX A-series, the Ada "RTX 4000 Ada" and the Turing Quadro
+    ("RTX A5000", 24, "RTX-A5000"),
+    ("A5000", None, "RTX-A5000"),  # Paperspace writes it without "RTX"
+    ("RTX A5000", 48, None),  # memory contradicts the card
+    ("RTX A4000", 16, "RTX-A4000"),
+    ("NVIDIA A4000 GPU", None, "RTX-A4000"),
+    ("RTX A4500", 20, None),  # not in the catalog; not an A4000 or A5000
+    ("RTX 4000 Ada", 20, "RTX-4000-Ada"),
+    ("RTX 4000Ada", None, "RTX-4000-Ada"),
+    ("NVIDIA RTX 4000 Ada Generation", 20, "RTX-4000-Ada"),
+    ("RTX 4000 Ada", 16, None),  # memory contradicts the card
+    ("RTX 4000 SFF Ada", 20, None),  # the 70 W SFF card is another product
+    ("NVIDIA RTX 4000 SFF Ada Generation", 20, None),
+    ("Quadro RTX 4000", 8, None),  # Turing, not the RTX 4000 Ada
+    ("RTX4000", None, None),  # Paperspace's Quadro RTX 4000
+    ("RTX 4000", 20, None),  # "Ada" not said: never guessed
+    ("RTX PRO 4000 Blackwell", 24, None),
+    ("RTX 5000 Ada", 32, None),  # not in the catalog
+    ("RTX A4000 Ada", None, None),  # nonsense mix: no family wins
+    ("A30", 24, "A30"),
+    ("NVIDIA A30", None, "A30"),
+    ("A30", 80, None),
+    ("A300", None, None),
     ("RTX 4090", 24, "RTX-4090"),
     ("RTX4090", None, "RTX-4090"),
     ("GeForce RTX 4090", None, "RTX-4090"),

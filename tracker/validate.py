@@ -11,7 +11,8 @@ never alerted on) rather than a failed run:
 * outliers against the offer's own last stored price: a jump by more than ``JUMP_FACTOR``
   either way is held back until a second consecutive scrape confirms it; a *new* offer,
   which has no price of its own to compare with, is held the same way when it is more than
-  ``MARKET_FACTOR`` away from the market median of its GPU. A parsing glitch
+  ``MARKET_FACTOR`` away from the market median of its GPU (wide on purpose: marketplace bid
+  floors sit at a fifth of enterprise list prices; a parsing glitch is off by 100x). A parsing glitch
   that reads "$0.25" for "$2.50" once is then never alerted on, while a real price change
   is accepted one scrape later.
 """
@@ -26,9 +27,9 @@ from tracker.normalise import NormalisedOffer
 
 MAX_USD_PER_GPU_HOUR = 200.0
 JUMP_FACTOR = 5.0
-MARKET_FACTOR = 10.0
+MARKET_FACTOR = 20.0
 #: Fewest current offers of a GPU for its median to judge a new offer.
-MARKET_MIN_OFFERS = 3
+MARKET_MIN_OFFERS = 5
 #: Every held reason ends so: a later scrape that sees the same price confirms it.
 HELD = "held until a second scrape confirms it"
 #: Coarse units of a currency per USD, only to bound absurd prices in currencies without a

@@ -100,7 +100,7 @@ def test_recommend_json(sqlite_engine: Engine) -> None:
                          "--format", "json"))
     assert out["vram_needed_gb"] == pytest.approx(9.3) and out["workload"] == "qlora"
     assert out["options"][0]["gpu"] == "T4" and out["advice"]["verdict"] == "rent"
-    table = run(sqlite_engine, "recommend", "--params", "7B", "--workload", "inference")
+    table = " ".join(run(sqlite_engine, "recommend", "--params", "7B", "--workload", "inference").split())
     assert "18.3 GB" in table and "RTX-4" in table and "T4 x2" in table  # (80 columns may cut names)
 
 

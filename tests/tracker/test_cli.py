@@ -68,7 +68,7 @@ def test_csv_output_has_a_header(replayed: str) -> None:
 def test_second_replay_changes_nothing(replayed: str) -> None:
     code, out = cli(replayed, "scrape", "--replay", "--format", "json")
     assert code == 0
-    assert all(r["changed"] == 0 and r["new_offers"] == 0 for r in json.loads(out))
+    assert all(r["changed"] == 0 and r["new_offers"] == 0 for r in json.loads(out)), [r for r in json.loads(out) if r["changed"] or r["new_offers"]]
 
 
 def test_replay_from_a_user_directory(tmp_path: Path) -> None:
