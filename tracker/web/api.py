@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from tracker import value as value_mod
 from tracker.analysis.history import METRICS
+from tracker.analysis.tco import TcoResult
 from tracker.web import data
 from tracker.web.data import WebContext
 from tracker.web.schemas import (
@@ -22,7 +23,6 @@ from tracker.web.schemas import (
     PriceOut,
     ProviderOut,
     RunOut,
-    TcoOut,
     TrendOut,
     ValueOut,
 )
@@ -103,7 +103,7 @@ def api_trends(ctx: Ctx, gpu: GpuQ = None, provider: ProviderQ = None, kind: Kin
     return data.trends(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region)
 
 
-@router.get("/tco", response_model=TcoOut, summary="Buy vs rent: ownership cost and break-even")
+@router.get("/tco", response_model=TcoResult, summary="Buy vs rent: ownership cost and break-even")
 def api_tco(
     ctx: Ctx,
     gpu: Annotated[str, Query(description="A canonical id, or a family meaning its flagship (`H100` = `H100-SXM`).")],

@@ -126,37 +126,6 @@ class HistoryOut(_Out):
     by_provider: list[ProviderPoint]
 
 
-class TcoOut(_Out):
-    """Buy vs rent for one GPU; every input carries its source (``purchase_source``, ``rent_source``)."""
-
-    gpu: str | None
-    purchase: float
-    purchase_source: str
-    rent: float
-    rent_source: str
-    rent_observed_at: datetime | None
-    tdp_w: float | None
-    utilization: float
-    usd_per_kwh: float
-    years: float
-    electricity_per_hour: float
-    electricity_per_year: float
-    cooling_per_hour: float
-    maintenance_per_hour: float
-    running_cost_per_hour: float
-    effective_hourly_cost: float
-    effective_hourly_cost_at_utilization: float
-    breakeven_hours: float
-    breakeven_months_24_7: float
-    breakeven_months_at_utilization: float
-    breakeven_hours_full: float | None
-    breakeven_months_24_7_full: float | None
-    breakeven_months_at_utilization_full: float | None
-    rent_cost_over_years: float
-    own_cost_over_years: float
-    cheaper_over_years: str
-
-
 class TrendOut(_Out):
     gpu: str
     current: float | None
