@@ -33,7 +33,7 @@ from typing import Any
 
 from bs4 import BeautifulSoup, Comment, Tag
 
-from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     hourly,
     layout_changed,
@@ -63,9 +63,7 @@ class CoreweaveScraper(Scraper):
     caveats = "GPU component price only, per GPU: vCPUs and RAM are billed separately"
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(PRICING_URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt of www.coreweave.com disallows fetching {PRICING_URL}")
-        return await http.get_text(PRICING_URL)
+        return await http.get_page(PRICING_URL)
 
     # --- parsing ----------------------------------------------------------------------
 

@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 from bs4 import NavigableString, Tag
 
-from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     hourly,
     is_hidden,
@@ -195,9 +195,7 @@ class CrusoeScraper(Scraper):
     )
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(PRICING_URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt of crusoe.ai disallows fetching {PRICING_URL}")
-        return await http.get_text(PRICING_URL)
+        return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, str) or not raw.strip():

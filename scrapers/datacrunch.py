@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import Http, ParseError, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
 from scrapers.html import (
     body_rows,
     column_index,
@@ -57,9 +57,7 @@ class DatacrunchScraper(Scraper):
     )
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt disallows GET {URL}")
-        return await http.get_text(URL, follow_redirects=True)
+        return await http.get_page(URL, follow_redirects=True)
 
     def _price(self, cell: str, count: float, where: str) -> tuple[bool, float | None]:
         """(listed, price per hour for the instance) from one price cell."""

@@ -23,7 +23,7 @@ from urllib.robotparser import RobotFileParser
 import httpx
 
 from tracker import __version__
-from tracker.errors import FetchError
+from tracker.errors import FetchError, RobotsDisallowed
 
 USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -160,6 +160,14 @@ class Http:
                 path.unlink(missing_ok=True)
                 raise
         raise self._fail(f"{where} kept failing")
+
+    async def get_page(self, url: str, **kwargs: Any) -> str:
+        """A public web page, fetched once, if its site's robots.txt lets our User-Agent in;
+        otherwise ``RobotsDisallowed`` (the provider's run is skipped, not failed)."""
+        if not await self.robots_allowed(url):
+            host = urlsplit(url).hostname or url
+            raise RobotsDisallowed(f"{self.provider}: robots.txt of {host} disallows fetching {redact_url(url)}")
+        return await self.get_text(url, **kwargs)
 
     async def robots_allowed(self, url: str) -> bool:
         """Whether robots.txt of ``url``'s site allows our User-Agent to fetch its path.

@@ -36,7 +36,7 @@ from typing import Any
 
 from bs4 import Tag
 
-from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     body_rows,
     header_cells,
@@ -68,9 +68,7 @@ class LambdaScraper(Scraper):
     caveats = "read from the public pricing page; listed price is per GPU-hour plus applicable sales tax, shown here for the whole instance"
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(PRICING_URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt of lambda.ai disallows fetching {PRICING_URL}")
-        return await http.get_text(PRICING_URL)
+        return await http.get_page(PRICING_URL)
 
     # --- parsing ----------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ from typing import Any
 
 from bs4 import Tag
 
-from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import hourly, layout_changed, parse_gb, parse_money, soup, text_of
 
 PRICING_URL = "https://modal.com/pricing"
@@ -54,9 +54,7 @@ class ModalScraper(Scraper):
     caveats = "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top"
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(PRICING_URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt of modal.com disallows fetching {PRICING_URL}")
-        return await http.get_text(PRICING_URL)
+        return await http.get_page(PRICING_URL)
 
     # --- parsing ----------------------------------------------------------------------
 

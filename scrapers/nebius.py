@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 from bs4 import Tag
 
-from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     hourly,
     layout_changed,
@@ -127,9 +127,7 @@ class NebiusScraper(Scraper):
     )
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(PRICES_URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt of nebius.com disallows fetching {PRICES_URL}")
-        return await http.get_text(PRICES_URL)
+        return await http.get_page(PRICES_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, str) or not raw.strip():

@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 
 from bs4 import NavigableString, Tag
 
-from scrapers.base import Http, RobotsDisallowed, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     Money,
     hourly,
@@ -177,9 +177,7 @@ class PaperspaceScraper(Scraper):
     )
 
     async def fetch(self, http: Http) -> str:
-        if not await http.robots_allowed(PRICING_URL):
-            raise RobotsDisallowed(f"{self.name}: robots.txt of www.paperspace.com disallows fetching {PRICING_URL}")
-        return await http.get_text(PRICING_URL)
+        return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, str) or not raw.strip():

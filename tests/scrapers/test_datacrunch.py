@@ -126,7 +126,7 @@ def test_robots_disallow_stops_the_fetch() -> None:
             return httpx.Response(200, text="User-agent: *\nDisallow: /products\n")
         return httpx.Response(200, text=page())
 
-    with pytest.raises(RobotsDisallowed, match=r"^datacrunch: robots.txt disallows GET https://datacrunch.io/products"):
+    with pytest.raises(RobotsDisallowed, match=r"^datacrunch: robots.txt of datacrunch.io disallows fetching https://datacrunch.io/products"):
         run_fetch(DatacrunchScraper(env={}), httpx.MockTransport(handler))
     assert calls == ["/robots.txt"]
 

@@ -112,3 +112,21 @@ def test_robots_txt_is_respected() -> None:
 
 def test_redact_url() -> None:
     assert redact_url("https://u:p@api.x.test:8443/v1/skus?key=abc#f") == "https://api.x.test:8443/v1/skus"
+
+
+def test_get_page_refuses_what_robots_txt_disallows() -> None:
+    from tracker.errors import RobotsDisallowed
+
+    fetched: list[str] = []
+
+    def handler(req: httpx.Request) -> httpx.Response:
+        fetched.append(req.url.path)
+        if req.url.path == "/robots.txt":
+            return httpx.Response(200, text="User-agent: *\nDisallow: /pricing\n")
+        return httpx.Response(200, text="<html>prices</html>")
+
+    with pytest.raises(RobotsDisallowed, match=r"^demo: robots.txt of x.test disallows fetching https://x.test/pricing$"):
+        run(handler, lambda h: h.get_page("https://x.test/pricing?utm=1"))
+    assert fetched == ["/robots.txt"]
+    page, _ = run(handler, lambda h: h.get_page("https://x.test/products"))
+    assert page == "<html>prices</html>"
