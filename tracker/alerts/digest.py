@@ -45,7 +45,6 @@ events are named ``digest:<name>`` (``alerts history --rule digest:<name>``).
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -64,7 +63,7 @@ from db.types import utcnow
 from tracker.alerts.channels import check_target, display
 from tracker.alerts.data import make_view, provider_status
 from tracker.alerts.message import SCHEMA_VERSION, _offer_json, dashboard_link
-from tracker.alerts.rules import DEFAULT_KINDS, Rule, _kinds, _show, _str_list
+from tracker.alerts.rules import DEFAULT_KINDS, Rule, _kinds, _show, _str_list, check_table
 from tracker.alerts.store import load_rules
 from tracker.config import Settings, parse_duration
 from tracker.errors import ConfigError
@@ -161,18 +160,7 @@ def _duration(seconds: float) -> str:
 
 def parse_digest(raw: Mapping[str, Any], *, where: str = "digests", catalog_file: Any = None) -> Digest:
     """Check one ``[[digests]]`` table; ``ConfigError`` names the digest and the key, never a URL."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: a digest must be a table of keys")
-    name = raw.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        shown = f" (got {_show(name)})" if name is not None else ""
-        raise ConfigError(f"{where}: name: required; letters, digits, '.', '_' or '-', at most 57{shown}")
-    where = f"digest {name!r}"
-    unknown = [k for k in raw if k not in KEYS]
-    if unknown:
-        k = str(unknown[0])
-        close = difflib.get_close_matches(k, KEYS, n=1)
-        raise ConfigError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    name, where = check_table(raw, where, "a digest", "digest", _NAME, 57, KEYS)
 
     every_raw = raw.get("every", "daily")
     every, period_s = _every(every_raw, where)

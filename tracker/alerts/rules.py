@@ -245,21 +245,30 @@ def _resolve_gpus(query: tuple[str, ...], where: str, catalog_file: Any = None) 
     return tuple(dict.fromkeys(ids))
 
 
+def check_table(raw: Any, where: str, article: str, label: str, name_re: re.Pattern[str], max_len: int,
+                keys: Sequence[str]) -> tuple[str, str]:
+    """Common checks of a named TOML table (an alert rule, a digest): it is a table, its name
+    is valid, it has no unknown key (with a "did you mean"). Returns the name and the label
+    later errors start with."""
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{where}: {article} must be a table of keys")
+    name = raw.get("name")
+    if not isinstance(name, str) or not name_re.match(name):
+        shown = f" (got {_show(name)})" if name is not None else ""
+        raise ConfigError(f"{where}: name: required; letters, digits, '.', '_' or '-', at most {max_len}{shown}")
+    where = f"{label} {name!r}"
+    unknown = [k for k in raw if k not in keys]
+    if unknown:
+        k = str(unknown[0])
+        close = difflib.get_close_matches(k, keys, n=1)
+        raise ConfigError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    return name, where
+
+
 def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "config",
                catalog_file: Any = None) -> Rule:
     """Check one rule table and build a ``Rule``; ``ConfigError`` names the rule and the key."""
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{where}: an alert rule must be a table of keys")
-    name = raw.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
-        shown = f" (got {_show(name)})" if name is not None else ""
-        raise ConfigError(f"{where}: name: required; letters, digits, '.', '_' or '-', at most 64{shown}")
-    where = f"alert rule {name!r}"
-    unknown = [k for k in raw if k not in KEYS]
-    if unknown:
-        k = str(unknown[0])
-        close = difflib.get_close_matches(k, KEYS, n=1)
-        raise ConfigError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
+    name, where = check_table(raw, where, "an alert rule", "alert rule", _NAME, 64, KEYS)
 
     gpu_query = _str_list(raw, "gpu", where)
     if not gpu_query:
