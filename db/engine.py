@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -52,6 +54,22 @@ def _normalise_url(url: str) -> str:
     return url
 
 
+def _enable_wal(cur: Any, attempts: int = 50) -> None:
+    """Switch a database file to WAL once. Switching needs the file to itself and SQLite
+    answers "database is locked" at once, busy timeout or not, while another connection
+    is writing (two processes opening a new database together), so it is retried."""
+    for attempt in range(attempts):
+        try:
+            if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                return
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or attempt == attempts - 1:
+                raise
+            time.sleep(0.05 + 0.01 * attempt)
+
+
 def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     """Create an engine; SQLite gets WAL, a busy timeout, foreign keys, and its directory."""
     url = _normalise_url(url or default_database_url())
@@ -69,9 +87,9 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
-            if path is not None:
-                cur.execute("PRAGMA journal_mode=WAL")
             cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+            if path is not None:
+                _enable_wal(cur)
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.close()

@@ -10,7 +10,9 @@ never run migrations by hand. To add a migration after changing ``db/models.py``
 from __future__ import annotations
 
 import sys
-from contextlib import nullcontext
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 from alembic import command
@@ -45,15 +47,30 @@ def current_revision(engine: Engine) -> str | None:
 BASELINE = "0001"
 
 
+#: Alembic keeps its migration context in module globals: one migration per process at a time.
+_IN_PROCESS = threading.Lock()
+
+
+@contextmanager
+def _migration_guard(engine: Engine) -> Iterator[None]:
+    """Serialise migrations: threads of this process, and (SQLite, whose DDL commits
+    statement by statement) other processes through a lock file next to the database.
+    PostgreSQL's other processes are serialised by an advisory lock inside the transaction."""
+    path = sqlite_path(engine.url.render_as_string(hide_password=False))
+    with _IN_PROCESS, (FileLock(f"{path}.migrate.lock") if path is not None else nullcontext()):
+        yield
+
+
 def upgrade_or_adopt(engine: Engine) -> None:
     """Bring the database to head; a pre-migration database (tables, no version) is adopted
     at the baseline first, since its tables are exactly the baseline's."""
-    if current_revision(engine) is None and "offer" in inspect(engine).get_table_names():
-        cfg = alembic_config(engine)
-        with engine.begin() as conn:
-            cfg.attributes["connection"] = conn
-            command.stamp(cfg, BASELINE)
-    upgrade(engine)
+    with _migration_guard(engine):
+        if current_revision(engine) is None and "offer" in inspect(engine).get_table_names():
+            cfg = alembic_config(engine)
+            with engine.begin() as conn:
+                cfg.attributes["connection"] = conn
+                command.stamp(cfg, BASELINE)
+        _upgrade(engine)
 
 
 def schema_diff(engine: Engine) -> list[object]:
@@ -77,13 +94,15 @@ MIGRATION_LOCK_KEY = 0x6770755F6D6967  # "gpu_mig": serialises concurrent upgrad
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
     """Upgrade to ``revision``. Two processes starting at once on a new database (a leader and
-    a standby) must not both create tables: PostgreSQL serialises them with an advisory lock;
-    on SQLite (whose DDL commits statement by statement) a lock file next to the database does."""
+    a standby) must not both create tables (see ``_migration_guard``)."""
+    with _migration_guard(engine):
+        _upgrade(engine, revision)
+
+
+def _upgrade(engine: Engine, revision: str = "head") -> None:
     cfg = alembic_config(engine)
-    path = sqlite_path(engine.url.render_as_string(hide_password=False))
-    guard = FileLock(f"{path}.migrate.lock") if path is not None else nullcontext()
     try:
-        with guard, engine.begin() as conn:
+        with engine.begin() as conn:
             if conn.dialect.name == "postgresql":
                 conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
             cfg.attributes["connection"] = conn
