@@ -38,10 +38,10 @@ from scrapers.html import (
     hourly,
     layout_changed,
     norm_label,
+    page_soup,
     parse_gb,
     parse_money,
     parse_number,
-    soup,
     text_of,
 )
 
@@ -68,9 +68,7 @@ class CoreweaveScraper(Scraper):
     # --- parsing ----------------------------------------------------------------------
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, str):
-            raise layout_changed(self.name, f"expected the pricing page's HTML text, got {type(raw).__name__}")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         header = self._price_header(doc)
         body = header.find_next(lambda t: isinstance(t, Tag) and _has_class(t, "table-body"))
         if body is None:

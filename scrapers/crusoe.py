@@ -52,9 +52,9 @@ from scrapers.html import (
     is_hidden,
     layout_changed,
     norm_label,
+    page_soup,
     parse_gb,
     parse_money,
-    soup,
     visible_text,
 )
 
@@ -198,9 +198,7 @@ class CrusoeScraper(Scraper):
         return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, str) or not raw.strip():
-            raise layout_changed(self.name, "the pricing page is empty")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         tables = _header_rows(doc)
         if not tables:
             raise layout_changed(self.name, "no GPU price table with 'GPU model' and 'On-demand' columns")

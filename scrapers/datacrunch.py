@@ -34,9 +34,9 @@ from scrapers.html import (
     header_index,
     hourly,
     layout_changed,
+    page_soup,
     parse_money,
     parse_number,
-    soup,
     text_of,
 )
 
@@ -73,9 +73,7 @@ class DatacrunchScraper(Scraper):
         return True, price * count if money.per_gpu else price
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, (str, bytes)):
-            raise ParseError(f"{self.name}: expected the products page HTML, got {type(raw).__name__}")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         tables = find_tables(doc, "Instance name", "On demand price")
         if not tables:
             raise layout_changed(self.name, "no price table with 'Instance name' and 'On demand price' headers")

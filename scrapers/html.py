@@ -63,6 +63,7 @@ from bs4.element import CData, NavigableString, PageElement
 from tracker.errors import ParseError
 
 __all__ = [
+    "page_soup",
     "HOURS_PER_MONTH",
     "Money",
     "body_rows",
@@ -285,6 +286,16 @@ def hourly(money: Money, assume: str | None = "hour") -> float:
 
 
 # --- documents and tables ---------------------------------------------------------------
+
+
+def page_soup(provider: str, raw: object) -> BeautifulSoup:
+    """The parsed page a page scraper's ``fetch`` returned; anything but non-empty HTML text is
+    ``layout_changed`` (a parser never turns an empty or foreign payload into "no offers")."""
+    if not isinstance(raw, (str, bytes)):
+        raise layout_changed(provider, f"expected the page's HTML text, got {type(raw).__name__}")
+    if not raw.strip():
+        raise layout_changed(provider, "the page is empty")
+    return soup(raw)
 
 
 def soup(html: str | bytes) -> BeautifulSoup:

@@ -44,10 +44,10 @@ from scrapers.html import (
     hourly,
     layout_changed,
     norm_label,
+    page_soup,
     parse_gb,
     parse_money,
     parse_number,
-    soup,
     text_of,
 )
 
@@ -73,9 +73,7 @@ class LambdaScraper(Scraper):
     # --- parsing ----------------------------------------------------------------------
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, str):
-            raise layout_changed(self.name, f"expected the pricing page's HTML text, got {type(raw).__name__}")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         tables = [t for t in doc.find_all("table") if self._is_pricing_table(t)]
         if not tables:
             raise layout_changed(self.name, "no pricing table with 'VRAM' and 'PRICE' columns")

@@ -31,7 +31,14 @@ from typing import Any
 from bs4 import Tag
 
 from scrapers.base import Http, ScrapedOffer, Scraper
-from scrapers.html import hourly, layout_changed, parse_gb, parse_money, soup, text_of
+from scrapers.html import (
+    hourly,
+    layout_changed,
+    page_soup,
+    parse_gb,
+    parse_money,
+    text_of,
+)
 
 PRICING_URL = "https://modal.com/pricing"
 _SECTION_RE = re.compile(r"^\s*GPUs?(?:\s+(?:tasks|pricing|compute))?\s*$", re.IGNORECASE)
@@ -59,9 +66,7 @@ class ModalScraper(Scraper):
     # --- parsing ----------------------------------------------------------------------
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, str):
-            raise layout_changed(self.name, f"expected the pricing page's HTML text, got {type(raw).__name__}")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         label = self._gpu_section_label(doc)
         items = self._line_items_after(label)
         if not items:

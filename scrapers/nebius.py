@@ -46,9 +46,9 @@ from scrapers.html import (
     hourly,
     layout_changed,
     norm_label,
+    page_soup,
     parse_money,
     parse_number,
-    soup,
     visible_text,
 )
 
@@ -130,9 +130,7 @@ class NebiusScraper(Scraper):
         return await http.get_page(PRICES_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, str) or not raw.strip():
-            raise layout_changed(self.name, "the price page is empty")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         candidates = _header_rows(doc)
         if not candidates:
             raise layout_changed(self.name, "no price table with 'On-demand' and 'Preemptible' columns")

@@ -52,8 +52,8 @@ from scrapers.html import (
     is_hidden,
     layout_changed,
     norm_label,
+    page_soup,
     parse_money,
-    soup,
     visible_text,
 )
 
@@ -180,9 +180,7 @@ class PaperspaceScraper(Scraper):
         return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        if not isinstance(raw, str) or not raw.strip():
-            raise layout_changed(self.name, "the pricing page is empty")
-        doc = soup(raw)
+        doc = page_soup(self.name, raw)
         cards = self._cards(doc)
         if not cards:
             raise layout_changed(self.name, "no visible machine card with a '$ … / hour' price")

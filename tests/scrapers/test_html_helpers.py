@@ -184,3 +184,12 @@ def test_helpers() -> None:
     assert norm_label("  On-demand\u00a0Price ") == "on demand price"
     assert text_of(None) == ""
     assert text_of(soup("<p> a <b>b</b>\n c </p>").p) == "a b c"
+
+
+@pytest.mark.parametrize(("raw", "what"), [(None, "got NoneType"), ({"html": 1}, "got dict"), ("", "the page is empty"),
+                                           ("  \n ", "the page is empty")])
+def test_page_soup_refuses_what_is_not_a_page(raw: object, what: str) -> None:
+    from scrapers.html import page_soup
+
+    with pytest.raises(ParseError, match=rf"^demo: layout changed: .*{what}"):
+        page_soup("demo", raw)
