@@ -29,7 +29,7 @@ from tracker.alerts.digest import DigestRun
 from tracker.alerts.digest import run as run_digests
 from tracker.alerts.evaluate import Evaluation, StateData, evaluate, make_event
 from tracker.alerts.redact import redact_url, scrub
-from tracker.alerts.rules import Rule, parse_rule
+from tracker.alerts.rules import Rule, check_tables, parse_rule
 from tracker.alerts.store import add_rule, load_rules, remove_rule
 from tracker.config import Settings
 from tracker.errors import ConfigError, TrackerError
@@ -58,19 +58,8 @@ class AlertCycle:
 
 def check_config(settings: Settings) -> list[str]:
     """Every problem of the config file's rules, one message per rule (for ``config check``)."""
-    errors: list[str] = []
-    names: dict[str, int] = {}
-    for i, raw in enumerate(settings.alerts):
-        try:
-            rule = parse_rule(raw, where=f"alerts[{i}]", catalog_file=settings.catalog_file)
-        except ConfigError as exc:
-            errors.append(str(exc))
-            continue
-        if rule.name in names:
-            errors.append(f"alert rule {rule.name!r}: name: used by more than one rule (alerts[{names[rule.name]}] "
-                          f"and alerts[{i}])")
-        names.setdefault(rule.name, i)
-    return errors
+    return check_tables(settings.alerts, "alerts", "alert rule",
+                        lambda raw, where: parse_rule(raw, where=where, catalog_file=settings.catalog_file))
 
 
 def check(engine: Engine, settings: Settings, *, now: datetime | None = None, dry_run: bool = False,

@@ -63,7 +63,7 @@ from db.types import utcnow
 from tracker.alerts.channels import check_target, display
 from tracker.alerts.data import make_view, provider_status
 from tracker.alerts.message import SCHEMA_VERSION, _offer_json, dashboard_link
-from tracker.alerts.rules import DEFAULT_KINDS, Rule, _kinds, _show, _str_list, check_table
+from tracker.alerts.rules import DEFAULT_KINDS, Rule, _kinds, _show, _str_list, check_table, check_tables
 from tracker.alerts.store import load_rules
 from tracker.config import Settings, parse_duration
 from tracker.errors import ConfigError
@@ -261,19 +261,8 @@ def config_digests(settings: Settings) -> list[Digest]:
 
 def check_config(settings: Settings) -> list[str]:
     """Every problem of the config file's digests, one message per digest (for ``config check``)."""
-    errors: list[str] = []
-    names: dict[str, int] = {}
-    for i, raw in enumerate(settings.digests):
-        try:
-            d = parse_digest(raw, where=f"digests[{i}]", catalog_file=settings.catalog_file)
-        except ConfigError as exc:
-            errors.append(str(exc))
-            continue
-        if d.name in names:
-            errors.append(f"digest {d.name!r}: name: used by more than one digest (digests[{names[d.name]}] "
-                          f"and digests[{i}])")
-        names.setdefault(d.name, i)
-    return errors
+    return check_tables(settings.digests, "digests", "digest",
+                        lambda raw, where: parse_digest(raw, where=where, catalog_file=settings.catalog_file))
 
 
 def config_warnings(settings: Settings) -> list[str]:

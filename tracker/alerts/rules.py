@@ -56,7 +56,7 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -263,6 +263,24 @@ def check_table(raw: Any, where: str, article: str, label: str, name_re: re.Patt
         close = difflib.get_close_matches(k, keys, n=1)
         raise ConfigError(f"{where}: unknown key {k!r}" + (f" (did you mean {close[0]!r}?)" if close else ""))
     return name, where
+
+
+def check_tables(raws: Sequence[Any], section: str, label: str, parse: Callable[[Any, str], Any]) -> list[str]:
+    """Every problem of a list of named tables (``[[alerts]]``, ``[[digests]]``): each table's
+    ``ConfigError`` and each name used twice, one message per problem (for ``config check``)."""
+    errors: list[str] = []
+    names: dict[str, int] = {}
+    for i, raw in enumerate(raws):
+        try:
+            name = parse(raw, f"{section}[{i}]").name
+        except ConfigError as exc:
+            errors.append(str(exc))
+            continue
+        if name in names:
+            errors.append(f"{label} {name!r}: name: used by more than one {label.split()[-1]} "
+                          f"({section}[{names[name]}] and {section}[{i}])")
+        names.setdefault(name, i)
+    return errors
 
 
 def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "config",
