@@ -146,17 +146,24 @@ def value_for(
     else:
         basis = check_basis(basis)
         flops = tflops_for(spec, basis) if spec is not None else None
+    return _row(gpu, basis, flops, price_per_gpu_hour, price_per_gpu_hour, 1, spec)
+
+
+def _row(gpu: str, basis: str, flops: float | None, cheapest: float, median: float, offers: int,
+         spec: HasTflops | None) -> ValueRow:
+    """A ``ValueRow`` from its prices: the cost per TFLOP-hour of the cheapest and the median."""
     vram = getattr(spec, "vram_gb", None) if spec is not None else None
     return ValueRow(
         gpu=gpu,
         basis=basis,
         tflops=flops,
-        price_per_gpu_hour=price_per_gpu_hour,
-        cost_per_tflop_hour=cost_per_tflop_hour(price_per_gpu_hour, flops) if flops else None,
-        median_price_per_gpu_hour=price_per_gpu_hour,
-        median_cost_per_tflop_hour=cost_per_tflop_hour(price_per_gpu_hour, flops) if flops else None,
+        price_per_gpu_hour=cheapest,
+        cost_per_tflop_hour=cost_per_tflop_hour(cheapest, flops) if flops else None,
+        median_price_per_gpu_hour=median,
+        median_cost_per_tflop_hour=cost_per_tflop_hour(median, flops) if flops else None,
+        offers=offers,
         vram_gb=vram,
-        usd_per_gb_vram_hour=usd_per_gb_vram_hour(price_per_gpu_hour, vram),
+        usd_per_gb_vram_hour=usd_per_gb_vram_hour(cheapest, vram),
     )
 
 
@@ -176,22 +183,7 @@ def value_table(
             continue
         spec = catalog.get(gpu)
         flops = tflops_for(spec, basis) if spec is not None else None
-        cheapest, median = ps[0], statistics.median(ps)
-        vram = getattr(spec, "vram_gb", None) if spec is not None else None
-        rows.append(
-            ValueRow(
-                gpu=gpu,
-                basis=basis,
-                tflops=flops,
-                price_per_gpu_hour=cheapest,
-                cost_per_tflop_hour=cost_per_tflop_hour(cheapest, flops) if flops else None,
-                median_price_per_gpu_hour=median,
-                median_cost_per_tflop_hour=cost_per_tflop_hour(median, flops) if flops else None,
-                offers=len(ps),
-                vram_gb=vram,
-                usd_per_gb_vram_hour=usd_per_gb_vram_hour(cheapest, vram),
-            )
-        )
+        rows.append(_row(gpu, basis, flops, ps[0], statistics.median(ps), len(ps), spec))
     return rank(rows)
 
 

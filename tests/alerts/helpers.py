@@ -13,17 +13,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
+from typer.testing import CliRunner
 
 from db.models import AlertEvent, Outbox
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.alerts import AlertCycle, after_collect
+from tracker.cli import app
 from tracker.collect import RunResult, collect
 from tracker.config import Settings
+from tracker.errors import TrackerError
 
 
 @dataclass
@@ -137,3 +141,14 @@ def events(engine: Engine, rule: str | None = None) -> list[AlertEvent]:
 def outbox(engine: Engine) -> list[Outbox]:
     with Session(engine) as s:
         return list(s.exec(select(Outbox).order_by(col(Outbox.id))).all())
+
+
+def cli(db: str, config: Path, *args: str) -> tuple[int, str]:
+    """Run ``gpu-tracker --db DB --config CONFIG ARGS``; our errors come back as ``main()``
+    shows them: exit code 2 and the one-line message."""
+    result = CliRunner().invoke(app, ["--db", db, "--config", str(config), *args])
+    if isinstance(result.exception, TrackerError):
+        return 2, result.output + str(result.exception)
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output

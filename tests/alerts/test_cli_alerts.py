@@ -8,21 +8,10 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from db.engine import init_db, make_engine
-from tests.alerts.helpers import Market, Receiver, fast_settings, h100
-from tracker.cli import app
-from tracker.errors import TrackerError
+from tests.alerts.helpers import cli, fast_settings, h100, Market, Receiver
 
 runner = CliRunner()
 TOKEN = "tok-SECRET-4242"
-
-
-def cli(db: str, config: Path, *args: str) -> tuple[int, str]:
-    result = runner.invoke(app, ["--db", db, "--config", str(config), *args])
-    if isinstance(result.exception, TrackerError):  # what `main()` prints as one line, exit code 2
-        return 2, result.output + str(result.exception)
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
 
 
 def test_alerts_commands(tmp_path: Path, receiver: Receiver) -> None:

@@ -23,15 +23,14 @@ from typer.testing import CliRunner
 from db.engine import init_db, make_engine
 from db.models import DigestState
 from db.types import utcnow
-from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
+from tests.alerts.helpers import cli, events, fast_settings, h100, Market, outbox, Receiver
 from tracker.alerts import after_collect, deliver_pending, history
 from tracker.alerts import digest as digest_mod
 from tracker.alerts.channels import SIGNATURE_HEADER
 from tracker.alerts.digest import parse_digest, run
-from tracker.cli import app
 from tracker.config import Settings, load_settings
 from tracker.config_check import check_file, masked_settings
-from tracker.errors import ConfigError, TrackerError
+from tracker.errors import ConfigError
 
 H = timedelta(hours=1)
 DAY = timedelta(days=1)
@@ -340,15 +339,6 @@ def test_a_bad_digest_does_not_stop_the_rules_nor_a_bad_rule_the_digests(engine:
 # --- CLI -----------------------------------------------------------------------------------
 
 runner = CliRunner()
-
-
-def cli(db: str, config: Path, *args: str) -> tuple[int, str]:
-    result = runner.invoke(app, ["--db", db, "--config", str(config), *args])
-    if isinstance(result.exception, TrackerError):  # what `main()` prints as one line, exit code 2
-        return 2, result.output + str(result.exception)
-    if result.exception and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
 
 
 def test_alerts_digest_command(tmp_path: Path, receiver: Receiver) -> None:

@@ -63,7 +63,7 @@ from db.types import utcnow
 from tracker.alerts.channels import check_target, display
 from tracker.alerts.data import make_view, provider_status
 from tracker.alerts.message import SCHEMA_VERSION, _offer_json, dashboard_link
-from tracker.alerts.rules import DEFAULT_KINDS, Rule, _kinds, _show, _str_list, check_table, check_tables
+from tracker.alerts.rules import _ENV_NAME, DEFAULT_KINDS, Rule, _kinds, _show, _str_list, check_table, check_tables
 from tracker.alerts.store import load_rules
 from tracker.config import Settings, parse_duration
 from tracker.errors import ConfigError
@@ -82,7 +82,6 @@ EPSILON = 1e-9
 #: ``digest:`` + name must fit ``outbox.rule`` and ``alert_event.rule`` (64 characters).
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,56}$")
 _AT = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*$")
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @dataclass(frozen=True, slots=True)
