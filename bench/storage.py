@@ -23,8 +23,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from db import queries
-from db.engine import init_db, make_engine, session_scope
-from tracker.normalise import NormalisedOffer
+from db.engine import make_engine, session_scope
+from db.migrate import init_db
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer
 
 RESULTS = Path(__file__).parent / "results.json"
 
@@ -77,7 +79,7 @@ def main() -> None:
         start = time.perf_counter()
         with session_scope(engine) as s:
             queries.ensure_provider(s, "synthetic")
-            queries.store_offers(s, "synthetic", offers, at, prev)
+            store_stage.store_offers(s, "synthetic", offers, at, prev)
             s.get(queries.Provider, "synthetic").last_success_at = at  # type: ignore[union-attr]
         interval_s += time.perf_counter() - start
         start = time.perf_counter()

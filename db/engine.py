@@ -99,13 +99,6 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
     return create_engine(url, **kwargs)
 
 
-def init_db(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent; users never migrate by hand)."""
-    from db.migrate import upgrade_or_adopt
-
-    upgrade_or_adopt(engine)
-
-
 @contextmanager
 def session_scope(engine: Engine) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any error."""

@@ -23,7 +23,7 @@ from filelock import FileLock
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 
-from db.engine import sqlite_path
+from db.engine import make_engine, sqlite_path
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -113,6 +113,11 @@ def _upgrade(engine: Engine, revision: str = "head") -> None:
         raise
 
 
+def init_db(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent; users never migrate by hand)."""
+    upgrade_or_adopt(engine)
+
+
 def make_revision(engine: Engine, message: str) -> None:
     cfg = alembic_config(engine)
     with engine.begin() as conn:
@@ -121,8 +126,6 @@ def make_revision(engine: Engine, message: str) -> None:
 
 
 if __name__ == "__main__":  # pragma: no cover - developer tool
-    from db.engine import make_engine
-
     if len(sys.argv) != 3 or sys.argv[1] != "revision":
         sys.exit("usage: python -m db.migrate revision MESSAGE")
     scratch = make_engine("sqlite://")

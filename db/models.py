@@ -36,7 +36,7 @@ class Provider(SQLModel, table=True):
 
 
 class GpuModel(SQLModel, table=True):
-    """One GPU of the spec catalog (filled from ``tracker/data/gpus.csv`` plus user overrides)."""
+    """One GPU of the spec catalog (filled from ``tracker/catalog/data/gpus.csv`` plus user overrides)."""
 
     __tablename__ = "gpu_model"
 

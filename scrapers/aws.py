@@ -17,7 +17,7 @@ Two streaming passes per file, because the two sections are far apart:
    ``operatingSystem`` Linux, ``tenancy`` Shared, ``preInstalledSw`` NA, ``capacitystatus`` Used,
    ``marketoption`` OnDemand (Capacity Blocks are excluded), ``licenseModel`` "No License required"
    and ``locationType`` "AWS Region" (Local Zones carry their parent's ``regionCode`` and are left
-   out), and the ``instanceType`` is in ``tracker/data/instance_types.csv`` for aws or its ``gpu``
+   out), and the ``instanceType`` is in ``tracker/catalog/data/instance_types.csv`` for aws or its ``gpu``
    attribute is a positive count.
 2. ``terms.OnDemand[<sku>][<sku>.<offerTermCode>].priceDimensions[*].pricePerUnit.USD`` with
    ``unit`` "Hrs": the hourly price of the whole instance.
@@ -41,7 +41,7 @@ from typing import Any, BinaryIO, ClassVar, Final
 import ijson
 
 from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
-from tracker.catalog import instance_gpu
+from tracker.catalog.instance_types import instance_gpu
 from tracker.errors import ConfigError
 
 OFFER_URL: Final = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"

@@ -16,7 +16,7 @@ Priority are the suffixes " Spot" / " Low Priority" on ``skuName`` / ``meterName
 ``extra["tier"]`` so the two never collide. Windows rows (``productName`` ending in "Windows")
 are dropped even if the filter let them through: they include an OS licence. GPU model and
 count come from ``tracker.catalog.instance_gpu(armSkuName, "azure")`` (rows in
-``tracker/data/instance_types.csv`` sourced from Microsoft's VM size pages); a GPU series
+``tracker/catalog/data/instance_types.csv`` sourced from Microsoft's VM size pages); a GPU series
 missing from that table is kept with ``gpu=None`` and ``gpu_count=0`` so the validate stage
 quarantines it with a reason instead of a guessed count.
 
@@ -32,7 +32,7 @@ from typing import Any, ClassVar, Final
 from urllib.parse import urlsplit
 
 from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
-from tracker.catalog import instance_gpu
+from tracker.catalog.instance_types import instance_gpu
 
 PRICES_URL: Final = "https://prices.azure.com/api/retail/prices"
 API_VERSION: Final = "2023-01-01-preview"

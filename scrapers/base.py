@@ -22,6 +22,7 @@ from tracker.errors import (
     RobotsDisallowed,
     ScraperError,
 )
+from tracker.kinds import KINDS
 
 __all__ = [
     "KINDS",
@@ -36,9 +37,6 @@ __all__ = [
     "require",
 ]
 
-#: Pricing kinds. ``spot`` covers interruptible/preemptible/bid floors; ``community`` is
-#: marketplace community hosts sold on demand; ``reserved`` always has ``term_months``.
-KINDS: Final = ("on_demand", "spot", "community", "reserved")
 
 REPLAY_CREDENTIAL: Final = "replay-no-secret"
 

@@ -35,7 +35,7 @@ from __future__ import annotations
 from typing import Any
 
 from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
-from tracker.catalog import instance_gpu
+from tracker.catalog.instance_types import instance_gpu
 
 PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/"
 SHAPES_URL = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json"

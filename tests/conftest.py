@@ -14,7 +14,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 
-from db.engine import init_db, make_engine
+from db.engine import make_engine
+from db.migrate import init_db
 
 FIXTURES = Path(__file__).parent / "fixtures"
 PG_ENV = "TRACKER_TEST_DATABASE_URL"

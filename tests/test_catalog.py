@@ -1,4 +1,4 @@
-"""The GPU catalog (tracker/data/gpus.csv) against the reference spec table, plus its API.
+"""The GPU catalog (tracker/catalog/data/gpus.csv) against the reference spec table, plus its API.
 
 ``tests/fixtures/gpu-specs-reference.csv`` is a copy of ``../shared/gpu-specs-reference.csv``
 (43 rows); when the shared original is present the copy must still equal it.
@@ -14,19 +14,18 @@ import pytest
 
 from db.models import GpuModel
 from tests.conftest import fixture_path
-from tracker.catalog import (
+from tracker.catalog.instance_types import instance_gpu, instance_types
+from tracker.catalog.names import MEMORY_HIGH, MEMORY_LOW, RESOLVABLE_IDS
+from tracker.catalog.specs import (
     DB_FIELDS,
     GpuSpec,
     catalog_rows_for_db,
     family_of,
     gpu_ids_matching,
-    instance_gpu,
-    instance_types,
     load_catalog,
     resolve_gpu,
 )
 from tracker.errors import ConfigError
-from tracker.gpu_names import MEMORY_HIGH, MEMORY_LOW, RESOLVABLE_IDS
 
 REFERENCE = fixture_path("gpu-specs-reference.csv")
 SHARED_REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "gpu-specs-reference.csv"
@@ -352,7 +351,7 @@ def test_instance_type_rows_are_valid(catalog: dict[str, GpuSpec]) -> None:
 
 
 def test_instance_type_file_has_no_conflicting_duplicates() -> None:
-    path = Path(__file__).resolve().parents[1] / "tracker" / "data" / "instance_types.csv"
+    path = Path(__file__).resolve().parents[1] / "tracker" / "catalog" / "data" / "instance_types.csv"
     seen: dict[tuple[str, str], tuple[str, str]] = {}
     with path.open(newline="") as fh:
         reader = csv.DictReader(fh)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from tracker.config import Settings
+from tracker.config.settings import Settings
 
 ROOT = Path(__file__).parent.parent
 

@@ -7,7 +7,7 @@ displayName + memoryInGb and its pricing page, GCP SKU descriptions and the (mod
 part names, the HTML pages' GPU names, the handmade JSON names and plan ids). ``expected`` was
 judged by hand from the provider's docs and the reference table, not produced by the
 resolver; empty = ``None`` (unknown to the catalog, or ambiguous). ``via=instance`` rows are
-instance types / plan ids, answered only by ``tracker/data/instance_types.csv``.
+instance types / plan ids, answered only by ``tracker/catalog/data/instance_types.csv``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ import pytest
 
 from tests.conftest import fixture_path
 from tests.gpu_name_samples import SAMPLES, sample_gpu_strings
-from tracker.catalog import instance_gpu, load_catalog, resolve_gpu
-from tracker.gpu_names import clean, looks_like_instance_type
+from tracker.catalog.instance_types import instance_gpu
+from tracker.catalog.names import clean, looks_like_instance_type
+from tracker.catalog.specs import load_catalog, resolve_gpu
 
 
 def fixture_rows() -> list[dict[str, str]]:
@@ -72,7 +73,7 @@ def test_the_table_covers_every_string_in_the_shared_samples() -> None:
     assert not missing, missing
 
 
-# The documented rules, one case each (see tracker/gpu_names.py).
+# The documented rules, one case each (see tracker/catalog/names.py).
 RULES = [
     # form factor and memory keep variants apart
     ("H100", None, "H100-SXM"),  # bare H100 = the SXM part

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tracker.catalog import GpuSpec, load_catalog
-from tracker.errors import ConfigError
-from tracker.value import (
+from tracker.catalog.specs import GpuSpec, load_catalog
+from tracker.catalog.value import (
     BASES,
     DEFAULT_BASIS,
     check_basis,
@@ -17,6 +16,7 @@ from tracker.value import (
     value_for,
     value_table,
 )
+from tracker.errors import ConfigError
 
 #: The seed article's table (issue 3): GPU, USD per GPU-hour, its TFLOPS, its USD/TFLOP-h.
 SEED_TABLE = [

@@ -1,6 +1,6 @@
 """Price kinds as users type them (``--kind on-demand``, ``?kind=preemptible``), for the CLI and the web.
 
-``KINDS`` is the one list of kinds (``scrapers.base.KINDS``); ``KIND_ALIASES`` maps the other
+``KINDS`` is the one list of kinds (scrapers emit them, the store keeps them); ``KIND_ALIASES`` maps the other
 spellings people use to it. ``canonical_kind`` reads one spelling, ``check_kinds`` rejects
 anything that is not a kind with a ``ConfigError`` naming the option, and ``normalise_kinds``
 is the two together for a repeatable ``--kind`` option.
@@ -11,10 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Final
 
-from scrapers.base import KINDS
 from tracker.errors import ConfigError
 
 __all__ = ["KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds", "normalise_kinds"]
+
+#: Pricing kinds. ``spot`` covers interruptible/preemptible/bid floors; ``community`` is
+#: marketplace community hosts sold on demand; ``reserved`` always has ``term_months``.
+KINDS: Final = ("on_demand", "spot", "community", "reserved")
 
 KIND_ALIASES: Final = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
                        "interruptible": "spot"}

@@ -1,11 +1,11 @@
 """Log output for the long-running job: readable text, or one JSON object per line.
 
-The per-scrape lines ``tracker.collect`` writes are logfmt-like
+The per-scrape lines ``tracker.pipeline.collect`` writes are logfmt-like
 (``scrape provider=vastai status=ok offers=412 changed=3 duration=1.20s``); the JSON
 formatter lifts those pairs into fields, so a log shipper can filter on ``provider`` or
 ``status`` without parsing text::
 
-    {"ts": "...", "level": "INFO", "logger": "tracker.collect", "event": "scrape",
+    {"ts": "...", "level": "INFO", "logger": "tracker.pipeline.collect", "event": "scrape",
      "provider": "vastai", "status": "ok", "offers": 412, "changed": 3, "duration_s": 1.2,
      "message": "scrape provider=vastai ..."}
 

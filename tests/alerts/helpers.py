@@ -25,9 +25,9 @@ from db.models import AlertEvent, Outbox
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.alerts import AlertCycle, after_collect
 from tracker.cli import app
-from tracker.collect import RunResult, collect
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.errors import TrackerError
+from tracker.pipeline.collect import RunResult, collect
 
 
 @dataclass

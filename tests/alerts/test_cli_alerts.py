@@ -7,8 +7,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from db.engine import init_db, make_engine
-from tests.alerts.helpers import cli, fast_settings, h100, Market, Receiver
+from db.engine import make_engine
+from db.migrate import init_db
+from tests.alerts.helpers import Market, Receiver, cli, fast_settings, h100
 
 runner = CliRunner()
 TOKEN = "tok-SECRET-4242"

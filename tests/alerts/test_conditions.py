@@ -12,7 +12,7 @@ from db.types import utcnow
 from tests.alerts.helpers import Market, events, fast_settings, h100, outbox
 from tracker.alerts import check, evaluate
 from tracker.alerts.rules import HOURS_PER_MONTH
-from tracker.catalog import load_catalog
+from tracker.catalog.specs import load_catalog
 
 
 def fired(engine: Engine, rule: str | None = None) -> list[tuple[str, float | None]]:

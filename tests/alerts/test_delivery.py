@@ -17,10 +17,17 @@ from sqlmodel import Session, select
 from db.models import Outbox
 from db.types import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
-from tracker.alerts import after_collect, deliver_pending, evaluate, history, load_rules, send_test
+from tracker.alerts import (
+    after_collect,
+    deliver_pending,
+    evaluate,
+    history,
+    load_rules,
+    send_test,
+)
 from tracker.alerts.channels import SIGNATURE_HEADER
 from tracker.alerts.deliver import claim
-from tracker.config import load_settings
+from tracker.config.settings import load_settings
 
 SECRET = "hmac-s3cret-value"
 

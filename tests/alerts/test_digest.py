@@ -20,16 +20,26 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from db.engine import init_db, make_engine
+from db.engine import make_engine
+from db.migrate import init_db
 from db.models import DigestState
 from db.types import utcnow
-from tests.alerts.helpers import cli, events, fast_settings, h100, Market, outbox, Receiver
+from tests.alerts.helpers import (
+    Market,
+    Receiver,
+    cli,
+    events,
+    fast_settings,
+    h100,
+    outbox,
+)
 from tracker.alerts import after_collect, deliver_pending, history
 from tracker.alerts import digest as digest_mod
 from tracker.alerts.channels import SIGNATURE_HEADER
-from tracker.alerts.digest import parse_digest, run
-from tracker.config import Settings, load_settings
-from tracker.config_check import check_file, masked_settings
+from tracker.alerts.digest import run
+from tracker.alerts.digest_config import parse_digest
+from tracker.config.check import check_file, masked_settings
+from tracker.config.settings import Settings, load_settings
 from tracker.errors import ConfigError
 
 H = timedelta(hours=1)

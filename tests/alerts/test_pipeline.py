@@ -8,7 +8,8 @@ from datetime import timedelta
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db.engine import init_db, make_engine
+from db.engine import make_engine
+from db.migrate import init_db
 from db.models import AlertState, PriceInterval, Quarantine
 from db.types import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox

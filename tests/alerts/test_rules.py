@@ -145,7 +145,7 @@ def test_scrub_removes_secret_parts_but_not_words_that_contain_them() -> None:
 
 def test_check_config_reports_every_bad_rule() -> None:
     from tracker.alerts import check_config
-    from tracker.config import Settings
+    from tracker.config.settings import Settings
 
     settings = Settings(alerts=[BASE, {**BASE, "below": "x"}, BASE, {"gpu": "H100"}])
     errors = check_config(settings)

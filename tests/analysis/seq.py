@@ -8,7 +8,8 @@ from sqlalchemy.engine import Engine
 
 from db import queries
 from db.engine import session_scope
-from tracker.normalise import NormalisedOffer
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -29,5 +30,5 @@ def scrape(engine: Engine, provider: str, at: datetime, *offers: NormalisedOffer
     """One successful scrape of ``provider`` at ``at`` listing exactly ``offers``."""
     with session_scope(engine) as s:
         prov = queries.ensure_provider(s, provider)
-        queries.store_offers(s, provider, list(offers), at, prov.last_success_at)
+        store_stage.store_offers(s, provider, list(offers), at, prov.last_success_at)
         prov.last_success_at = at

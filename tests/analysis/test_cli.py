@@ -15,7 +15,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from db.engine import init_db, make_engine
+from db.engine import make_engine
+from db.migrate import init_db
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tests.analysis.test_history import store_day_one
 from tracker.cli import app

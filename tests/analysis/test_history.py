@@ -10,9 +10,20 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import DAY, HOUR, T0, offer, scrape
-from tracker.analysis.frames import Filters, Resolution, expand_to_grid, load_intervals, parse_span
-from tracker.analysis.history import breakeven_history, cost_per_tflop_history, history, price_history
-from tracker.catalog import load_catalog
+from tracker.analysis.frames import (
+    Filters,
+    Resolution,
+    expand_to_grid,
+    load_intervals,
+    parse_span,
+)
+from tracker.analysis.history import (
+    breakeven_history,
+    cost_per_tflop_history,
+    history,
+    price_history,
+)
+from tracker.catalog.specs import load_catalog
 from tracker.errors import ConfigError
 
 H100 = Filters.of(gpus=["H100-SXM"])

@@ -13,7 +13,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from db import queries
-from db.engine import init_db, make_engine
+from db.engine import make_engine
+from db.migrate import init_db
 from db.models import Offer, PriceInterval, Provider, Quarantine, ScrapeRun
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tests.analysis.test_history import store_day_one
@@ -23,6 +24,7 @@ from tracker.analysis.history import price_history
 from tracker.analysis.importer import import_file
 from tracker.cli.common import Format, emit
 from tracker.errors import ConfigError, ValidationError
+from tracker.pipeline import store as store_stage
 
 H100 = Filters.of(gpus=["H100-SXM"])
 OBSERVED = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -145,7 +147,7 @@ def test_the_import_is_one_transaction(engine: Engine, tmp_path: Path, monkeypat
         "beta,H100-SXM,H100 SXM,1,on_demand,0,r1,b1,2.7,2.7,USD,True,2026-01-01T02:00:00+00:00,2026-01-01T01:00:00+00:00\n"
     )
     calls = {"n": 0}
-    real = queries.store_offers
+    real = store_stage.store_offers
 
     def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
@@ -153,13 +155,13 @@ def test_the_import_is_one_transaction(engine: Engine, tmp_path: Path, monkeypat
             raise RuntimeError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(queries, "store_offers", flaky)
+    monkeypatch.setattr(store_stage, "store_offers", flaky)
     with pytest.raises(RuntimeError, match="disk full"):
         import_file(engine, path)
     assert calls["n"] == 3
     c = counts(engine)
     assert c["offer"] == c["price_interval"] == c["scrape_run"] == c["provider"] == 0
-    monkeypatch.setattr(queries, "store_offers", real)
+    monkeypatch.setattr(store_stage, "store_offers", real)
     assert import_file(engine, path).stored == 4 and len(prices(engine)) == 2
 
 
@@ -249,8 +251,8 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     from db.types import utcnow
     from tests.fakes import make_fake, offers_payload, routing_transport
     from tracker.analysis.importer import import_file
-    from tracker.collect import collect
-    from tracker.config import Settings
+    from tracker.config.settings import Settings
+    from tracker.pipeline.collect import collect
 
     live = make_fake("livecloud")
     rows = offers_payload(*({"sku": f"s{i}", "gpu": "H100 SXM", "price": 2.0 + i / 10} for i in range(3)))

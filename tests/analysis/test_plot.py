@@ -17,10 +17,10 @@ from tracker.analysis.history import cost_per_tflop_history, price_history
 from tracker.analysis.plot import lows_for, plot, plot_html, plot_png
 from tracker.analysis.trends import all_time_lows
 from tracker.cli import app
-from tracker.collect import collect
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.errors import ConfigError
-from tracker.replay import BUNDLED_RECORDINGS
+from tracker.pipeline.collect import collect
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 EXTERNAL_SCRIPT = re.compile(r"<script[^>]*\bsrc\s*=", re.IGNORECASE)

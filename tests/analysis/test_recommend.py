@@ -6,8 +6,13 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import T0, offer, scrape
-from tracker.analysis.recommend import estimate_vram, parse_params, recommend, rent_or_buy
-from tracker.catalog import load_catalog
+from tracker.analysis.recommend import (
+    estimate_vram,
+    parse_params,
+    recommend,
+    rent_or_buy,
+)
+from tracker.catalog.specs import load_catalog
 from tracker.errors import ConfigError
 
 

@@ -6,8 +6,8 @@ from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
 
-from db.engine import init_db, make_engine
-from db.migrate import current_revision, head_revision, schema_diff
+from db.engine import make_engine
+from db.migrate import current_revision, head_revision, init_db, schema_diff
 
 
 def test_migrated_schema_matches_the_models(engine: Engine) -> None:

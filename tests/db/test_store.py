@@ -11,7 +11,8 @@ from sqlmodel import Session, select
 from db import queries
 from db.engine import mask_url, session_scope
 from db.models import Offer, PriceInterval, Provider
-from tracker.normalise import NormalisedOffer
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
@@ -27,7 +28,7 @@ def offer(sku: str = "a", price: float = 2.0, count: float = 1, available: bool 
 def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> queries.StoreStats:
     with session_scope(engine) as s:
         prov = queries.ensure_provider(s, "p")
-        stats = queries.store_offers(s, "p", list(offers), at, prov.last_success_at)
+        stats = store_stage.store_offers(s, "p", list(offers), at, prov.last_success_at)
         prov.last_success_at = at
         return stats
 
@@ -91,7 +92,7 @@ def test_storage_stays_small_for_a_year_of_stable_hourly_scrapes(sqlite_engine: 
     with session_scope(sqlite_engine) as s:
         prov = queries.ensure_provider(s, "p")
         for _ in range(24 * 30):
-            queries.store_offers(s, "p", [offer()], at, prov.last_success_at)
+            store_stage.store_offers(s, "p", [offer()], at, prov.last_success_at)
             prov.last_success_at = at
             at += HOUR
     assert len(intervals(sqlite_engine)) == 1

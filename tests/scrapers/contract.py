@@ -24,7 +24,7 @@ import pytest
 
 from scrapers.base import KINDS, ParseError, ScrapedOffer, Scraper
 from scrapers.http import Http
-from tracker.replay import ReplayTransport
+from tracker.pipeline.replay import ReplayTransport
 
 
 def run_fetch(scraper: Scraper, transport: httpx.AsyncBaseTransport) -> Any:

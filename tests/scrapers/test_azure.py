@@ -240,7 +240,7 @@ class TestAzure(ProviderContract):
         scraper.check_credentials()  # does not raise
 
     def test_recording_pages_are_valid_json_with_the_real_envelope(self) -> None:
-        from tracker.replay import BUNDLED_RECORDINGS
+        from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
         for name in ("prices_page1.json", "prices_page2.json"):
             page = json.loads((BUNDLED_RECORDINGS / "azure" / name).read_text())

@@ -140,7 +140,7 @@ class TestFetch:
             run_fetch(scraper, httpx.MockTransport(lambda r: httpx.Response(500)))
 
     def test_replay_walks_both_recorded_pages(self) -> None:
-        from tracker.replay import ReplayTransport
+        from tracker.pipeline.replay import ReplayTransport
 
         transport = ReplayTransport.for_provider("digitalocean")
         fetched = run_fetch(DigitaloceanScraper(env={}, replay=True), transport)

@@ -256,7 +256,7 @@ class TestFetch:
             run_fetch(scraper, httpx.MockTransport(lambda r: httpx.Response(500)))
 
     def test_replay_needs_no_key_and_reads_both_recorded_pages(self) -> None:
-        from tracker.replay import ReplayTransport
+        from tracker.pipeline.replay import ReplayTransport
 
         scraper = GcpScraper(env={}, replay=True)
         transport = ReplayTransport.for_provider("gcp")

@@ -13,7 +13,7 @@ import pytest
 from scrapers import registry
 from scrapers.base import Scraper
 from tracker.errors import ConfigError
-from tracker.replay import BUNDLED_RECORDINGS
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
 TESTS = Path(__file__).parent
 FIXTURES = TESTS.parent / "fixtures"

@@ -179,7 +179,7 @@ class TestFetch:
         assert VultrScraper.credentials == ()
 
     def test_replay_walks_both_recorded_plan_pages(self) -> None:
-        from tracker.replay import ReplayTransport
+        from tracker.pipeline.replay import ReplayTransport
 
         transport = ReplayTransport.for_provider("vultr")
         fetched = run_fetch(VultrScraper(env={}, replay=True), transport)

@@ -13,9 +13,9 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from tracker.catalog import family_of
+from tracker.catalog.specs import family_of
 from tracker.cli import app, expand_replay_dir
-from tracker.replay import BUNDLED_RECORDINGS
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
 runner = CliRunner()
 ROOT = Path(__file__).parent.parent.parent

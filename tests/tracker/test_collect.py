@@ -13,8 +13,8 @@ from sqlmodel import Session, select
 from db import queries
 from db.models import PriceInterval, Provider, Quarantine, ScrapeRun
 from tests.fakes import make_fake, offers_payload, routing_transport
-from tracker.collect import collect
-from tracker.config import Settings
+from tracker.config.settings import Settings
+from tracker.pipeline.collect import collect
 
 H100 = {"sku": "h100x1", "gpu": "H100 SXM", "count": 1, "price": 2.50}
 H100x8 = {"sku": "h100x8", "gpu": "H100 SXM", "count": 8, "price": 20.0}

@@ -11,10 +11,10 @@ from typer.testing import CliRunner
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tracker.cli import app
-from tracker.config import Settings, load_settings
-from tracker.config_example import example_config
+from tracker.config.example import example_config
+from tracker.config.settings import Settings, load_settings
 from tracker.errors import ConfigError
-from tracker.scheduler import plan_providers, provider_interval
+from tracker.service.scheduler import plan_providers, provider_interval
 
 runner = CliRunner()
 SECRET = "s3cr3t-Value-9f8e7d"
@@ -28,7 +28,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key in list(os.environ):
         if key.startswith("GPU_TRACKER_"):
             monkeypatch.delenv(key)
-    monkeypatch.setattr("tracker.config.default_config_path", lambda: tmp_path / "absent" / "config.toml")
+    monkeypatch.setattr("tracker.config.settings.default_config_path", lambda: tmp_path / "absent" / "config.toml")
 
 
 def write(tmp_path: Path, text: str, name: str = "config.toml") -> Path:
@@ -82,7 +82,7 @@ def test_commented_examples_in_the_example_are_valid_too(tmp_path: Path) -> None
     assert settings.currency_rates == {"EUR": 1.08}
     assert [a["name"] for a in settings.alerts] == ["h100-under-2"]
     assert [d["name"] for d in settings.digests] == ["morning"]
-    from tracker.config_check import semantic_errors
+    from tracker.config.check import semantic_errors
 
     assert semantic_errors(settings) == []
 

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from tracker.errors import ConfigError
-from tracker.replay import ReplayTransport, load_manifest
+from tracker.pipeline.replay import ReplayTransport, load_manifest
 
 
 def write_recording(root: Path) -> Path:

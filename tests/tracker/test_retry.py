@@ -26,12 +26,12 @@ from typer.testing import CliRunner
 from db.models import Provider
 from db.types import utcnow
 from tests.fakes import make_fake, offers_payload, routing_transport
-from tracker import hooks, scheduler
 from tracker.cli import app
-from tracker.collect import RunResult
-from tracker.collect import collect as real_collect
-from tracker.config import Settings
-from tracker.scheduler import (
+from tracker.config.settings import Settings
+from tracker.pipeline.collect import RunResult
+from tracker.pipeline.collect import collect as real_collect
+from tracker.service import hooks, scheduler
+from tracker.service.scheduler import (
     JOB_FUNC,
     JOB_TABLE,
     ProviderPlan,
@@ -41,7 +41,7 @@ from tracker.scheduler import (
     retry_delay,
     schedule_retry,
 )
-from tracker.status import provider_statuses, stored_jobs, stored_retries
+from tracker.service.status import provider_statuses, stored_jobs, stored_retries
 
 runner = CliRunner()
 H100 = {"sku": "h100x1", "gpu": "H100 SXM", "count": 1, "price": 2.50}

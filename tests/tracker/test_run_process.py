@@ -25,8 +25,8 @@ from sqlmodel import Session, func, select
 
 from db.models import Offer, PriceInterval, ScrapeRun
 from db.types import utcnow
-from tracker import leader
-from tracker.replay import BUNDLED_RECORDINGS
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
+from tracker.service import leader
 
 pytestmark = pytest.mark.slow
 

@@ -29,14 +29,20 @@ from db.engine import make_engine
 from db.models import Provider, ScrapeRun
 from db.types import utcnow
 from tests.conftest import _fresh_postgres_schema
-from tracker import hooks, leader, scheduler
 from tracker.cli import app, expand_replay_dir
-from tracker.collect import RunResult
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.logs import JsonFormatter, parse_pairs
-from tracker.replay import BUNDLED_RECORDINGS
-from tracker.scheduler import JOB_FUNC, JOB_TABLE, ProviderPlan, SchedulerService, reconcile_jobs
-from tracker.status import provider_statuses, scheduler_state, stored_jobs
+from tracker.pipeline.collect import RunResult
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
+from tracker.service import hooks, leader, scheduler
+from tracker.service.scheduler import (
+    JOB_FUNC,
+    JOB_TABLE,
+    ProviderPlan,
+    SchedulerService,
+    reconcile_jobs,
+)
+from tracker.service.status import provider_statuses, scheduler_state, stored_jobs
 
 runner = CliRunner()
 REPLAY_PROVIDER = "lambda"
@@ -382,7 +388,7 @@ def test_scrape_lines_become_json_fields() -> None:
     skipped = parse_pairs("scrape provider=gcp status=skipped reason=gcp: set GCP_API_KEY to enable")
     assert skipped["reason"] == "gcp: set GCP_API_KEY to enable"
     assert parse_pairs("plain message") == {}
-    record = logging.LogRecord("tracker.collect", logging.INFO, __file__, 1, "scrape provider=%s status=%s",
+    record = logging.LogRecord("tracker.pipeline.collect", logging.INFO, __file__, 1, "scrape provider=%s status=%s",
                                ("lambda", "ok"), None)
     record.fields = {"cycle": 3}
     data = json.loads(JsonFormatter().format(record))

@@ -12,10 +12,11 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from db.engine import init_db, make_engine
-from tracker.collect import collect
-from tracker.config import Settings
-from tracker.replay import BUNDLED_RECORDINGS
+from db.engine import make_engine
+from db.migrate import init_db
+from tracker.config.settings import Settings
+from tracker.pipeline.collect import collect
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
 with warnings.catch_warnings():
     # starlette >= 1.x prefers the httpx2 package for its test client and warns at import

@@ -13,10 +13,18 @@ from sqlmodel import Session
 from typer.testing import CliRunner
 
 from scrapers.registry import all_scrapers
-from tests.web.conftest import BROKEN_PROVIDER, GCP_ENV, GCP_SECRET, NOTIFY_SECRET, Store, TestClient, get_json
-from tracker.catalog import family_of
+from tests.web.conftest import (
+    BROKEN_PROVIDER,
+    GCP_ENV,
+    GCP_SECRET,
+    NOTIFY_SECRET,
+    Store,
+    TestClient,
+    get_json,
+)
+from tracker.catalog.specs import family_of
+from tracker.catalog.value import DEFAULT_BASIS
 from tracker.cli import app as cli_app
-from tracker.value import DEFAULT_BASIS
 
 PRICE_KEYS = {"provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
               "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since"}

@@ -23,15 +23,15 @@ from sqlmodel import Session, col, select
 from db.engine import session_scope
 from db.models import AlertEvent, AlertState, Outbox
 from db.types import utcnow
-from tracker.alerts.deliver import Delivery, deliver_event, deliver_pending
 from tracker.alerts.data import gpu_specs, observe
+from tracker.alerts.deliver import Delivery, deliver_event, deliver_pending
 from tracker.alerts.digest import DigestRun
 from tracker.alerts.digest import run as run_digests
 from tracker.alerts.evaluate import Evaluation, StateData, evaluate, make_event
 from tracker.alerts.redact import redact_url, scrub
 from tracker.alerts.rules import Rule, check_tables, parse_rule
 from tracker.alerts.store import add_rule, load_rules, remove_rule
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError
 
 log = logging.getLogger("tracker.alerts")

@@ -38,7 +38,13 @@ from typing import Any
 import httpx
 
 from tracker import __version__
-from tracker.alerts.redact import ENV_PREFIX, redact_url, register_secret_url, scheme_of, scrub
+from tracker.alerts.redact import (
+    ENV_PREFIX,
+    redact_url,
+    register_secret_url,
+    scheme_of,
+    scrub,
+)
 from tracker.errors import ConfigError
 
 log = logging.getLogger("tracker.alerts.notify")

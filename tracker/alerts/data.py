@@ -28,7 +28,7 @@ from sqlmodel import Session, col, select
 from db import queries
 from db.models import Offer, PriceInterval, Provider
 from tracker.alerts.rules import HOURS_PER_MONTH, Rule
-from tracker.config import Settings
+from tracker.config.settings import Settings
 
 STALE_AFTER_INTERVALS = 3
 
@@ -80,7 +80,7 @@ def provider_status(session: Session, settings: Settings, now: datetime) -> dict
 
 def gpu_specs(settings: Settings) -> dict[str, Any]:
     """Canonical id -> catalog spec (with the user's catalog file applied)."""
-    from tracker.catalog import load_catalog
+    from tracker.catalog.specs import load_catalog
 
     return dict(load_catalog(settings.catalog_file) if settings.catalog_file else load_catalog())
 

@@ -30,10 +30,10 @@ from db.engine import session_scope
 from db.models import AlertEvent, Outbox
 from db.types import utcnow
 from tracker.alerts.channels import DeliveryError, Message, display, send
-from tracker.alerts.digest import DigestTarget, digest_targets
+from tracker.alerts.digest_config import DigestTarget, digest_targets
 from tracker.alerts.rules import Rule
 from tracker.alerts.store import load_rules
-from tracker.config import Settings
+from tracker.config.settings import Settings
 
 log = logging.getLogger("tracker.alerts")
 
@@ -159,7 +159,7 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
 
 
 def _rules_by_name(engine: Engine, settings: Settings, rules: Sequence[Rule] | None) -> dict[str, Rule | DigestTarget]:
-    """Rule name -> rule, plus ``digest:<name>`` -> the digest's channels (``tracker.alerts.digest``)."""
+    """Rule name -> rule, plus ``digest:<name>`` -> the digest's channels (``tracker.alerts.digest_config``)."""
     if rules is None:
         with Session(engine) as session:
             rules = load_rules(settings, session)

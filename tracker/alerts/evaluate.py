@@ -42,7 +42,7 @@ from tracker.alerts.data import Observation, gpu_specs, observe
 from tracker.alerts.message import render
 from tracker.alerts.rules import Rule
 from tracker.alerts.store import load_rules
-from tracker.config import Settings
+from tracker.config.settings import Settings
 
 log = logging.getLogger("tracker.alerts")
 EPSILON = 1e-9

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tracker.alerts.rules import DEFAULT_BASIS, Rule
-from tracker.config import Settings
+from tracker.config.settings import Settings
 
 SCHEMA_VERSION = 1
 

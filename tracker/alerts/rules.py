@@ -25,7 +25,7 @@ metric              ``price`` (USD per GPU-hour, default), ``cost_per_tflop`` (U
                     (price per GPU-hour x 730 h): months of 24/7 renting that cost as much as
                     buying the GPU, the simple break-even of ``tracker.analysis.tco`` at 100 %
                     utilisation)
-basis               for ``cost_per_tflop`` (``tracker.value``'s bases): fp16-dense (default;
+basis               for ``cost_per_tflop`` (``tracker.catalog.value``'s bases): fp16-dense (default;
                     FP16/BF16 tensor, FP32 accumulate; also "fp16"), fp16-sparse, fp8-dense
                     ("fp8"), tf32-dense ("tf32"), fp32
 aggregate           ``min``, ``median`` or ``max`` across matching offers; the default is the
@@ -61,7 +61,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracker.alerts.channels import check_target, display
-from tracker.config import Settings, parse_duration
+from tracker.config.settings import Settings, parse_duration
 from tracker.errors import ConfigError
 
 METRICS = ("price", "cost_per_tflop", "breakeven_months")
@@ -73,12 +73,13 @@ DEFAULT_KINDS = ("on_demand", "community")
 KIND_ALIASES = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
                 "interruptible": "spot"}
 try:  # the cost-per-TFLOP module owns the basis names; these are its defaults if it is absent
-    from tracker.value import BASES as _VALUE_BASES, DEFAULT_BASIS as _VALUE_DEFAULT
+    from tracker.catalog.value import BASES as _VALUE_BASES
+    from tracker.catalog.value import DEFAULT_BASIS as _VALUE_DEFAULT
 except ImportError:  # pragma: no cover
     _VALUE_BASES = {"fp16-dense": "fp16_dense_tflops", "fp16-sparse": "fp16_sparse_tflops",
                     "fp8-dense": "fp8_dense_tflops", "tf32-dense": "tf32_dense_tflops", "fp32": "fp32_tflops"}
     _VALUE_DEFAULT = "fp16-dense"
-#: basis -> catalog field; ``tracker.value``'s names plus short forms (fp16 = bf16 = fp16-dense).
+#: basis -> catalog field; ``tracker.catalog.value``'s names plus short forms (fp16 = bf16 = fp16-dense).
 BASES: dict[str, str] = dict(_VALUE_BASES)
 BASIS_ALIASES = {"fp16": "fp16-dense", "bf16": "fp16-dense", "bf16-dense": "fp16-dense", "fp8": "fp8-dense",
                  "tf32": "tf32-dense", "fp16-sparse": "fp16-sparse", "bf16-sparse": "fp16-sparse"}
@@ -229,11 +230,11 @@ def _kinds(raw: Mapping[str, Any], where: str) -> tuple[str, ...]:
 
 
 def _resolve_gpus(query: tuple[str, ...], where: str, catalog_file: Any = None) -> tuple[str, ...]:
-    from tracker.catalog import gpu_ids_matching
+    from tracker.catalog.specs import gpu_ids_matching
 
     catalog = None
     if catalog_file is not None:
-        from tracker.catalog import load_catalog
+        from tracker.catalog.specs import load_catalog
 
         catalog = load_catalog(catalog_file)
     ids: list[str] = []

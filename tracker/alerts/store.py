@@ -9,7 +9,7 @@ from sqlmodel import Session, col, select
 
 from db.models import AlertRule, AlertState
 from tracker.alerts.rules import Rule, config_rules, parse_rule, parse_rules
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 
 

@@ -12,7 +12,13 @@ kinds) and returns DataFrames or small records; the CLI and the API only present
 * ``plot``       -- PNG (matplotlib) and self-contained HTML (plotly) charts
 """
 
-from tracker.analysis.frames import DEFAULT_KINDS, Filters, Resolution, load_intervals, market_at
+from tracker.analysis.frames import (
+    DEFAULT_KINDS,
+    Filters,
+    Resolution,
+    load_intervals,
+    market_at,
+)
 from tracker.analysis.history import History, history, price_history
 from tracker.analysis.tco import market_rent, tco
 from tracker.analysis.trends import trends

@@ -22,9 +22,9 @@ Formats (recognised by their header):
   "H100"): a form factor written in the instance type (``gpu_1x_h100_pcie``) is added to the
   GPU name before it is resolved. GPU memory comes from GpuInfo's ``SizeInMiB``.
 
-Every observation goes through the pipeline's own stages -- ``tracker.normalise``,
-``tracker.validate`` (implausible prices are quarantined with their reason; a jump is held
-until the next observation in the file confirms it) and ``db.queries.store_offers`` --
+Every observation goes through the pipeline's own stages -- ``tracker.pipeline.normalise``,
+``tracker.pipeline.validate`` (implausible prices are quarantined with their reason; a jump is held
+until the next observation in the file confirms it) and ``tracker.pipeline.store.store_offers`` --
 inside **one transaction**: either the whole file is stored or nothing is. A row that
 cannot be read is reported with its line number and skipped (``strict=True`` refuses the
 whole file instead); like a failed scrape, it leaves no trace, so a price seen unchanged on
@@ -54,10 +54,12 @@ from db.types import utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.frames import parse_when
 from tracker.analysis.history import EXPORT_COLUMNS
-from tracker.catalog import instance_gpu, load_catalog
+from tracker.catalog.instance_types import instance_gpu
+from tracker.catalog.specs import load_catalog
 from tracker.errors import ConfigError, TrackerError, ValidationError
-from tracker.normalise import NormalisedOffer, normalise
-from tracker.validate import HELD, validate
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer, normalise
+from tracker.pipeline.validate import HELD, validate
 
 PRICES_REQUIRED = {"provider", "sku", "kind", "gpu_raw", "gpu_count", "price_per_hour", "currency", "observed_at"}
 HISTORY_REQUIRED = {"time", "gpu", "metric", "min", "median"}
@@ -345,8 +347,8 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             previous = batch.previous
             if previous is None and batch.snapshot and prov.last_success_at and prov.last_success_at < batch.observed_at:
                 previous = prov.last_success_at  # continue intervals seen by the last real scrape
-            stats = queries.store_offers(session, provider, accepted, batch.observed_at, previous)
-            quarantined = queries.store_quarantine(session, run.id, rejected, batch.observed_at)
+            stats = store_stage.store_offers(session, provider, accepted, batch.observed_at, previous)
+            quarantined = store_stage.store_quarantine(session, run.id, rejected, batch.observed_at)
             pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
                        if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
             counts["seen"] += len(fresh)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from tracker import value
-from tracker.catalog import GpuSpec, load_catalog
+from tracker.catalog import value
+from tracker.catalog.specs import GpuSpec, load_catalog
 
 Catalog = Mapping[str, GpuSpec]
 DEFAULT_BASIS = value.DEFAULT_BASIS

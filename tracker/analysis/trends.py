@@ -28,7 +28,15 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from tracker.analysis.frames import Filters, Resolution, Tolerance, load_intervals, market_at, records, utc
+from tracker.analysis.frames import (
+    Filters,
+    Resolution,
+    Tolerance,
+    load_intervals,
+    market_at,
+    records,
+    utc,
+)
 from tracker.analysis.history import aggregate
 
 PERIODS: dict[str, timedelta] = {

@@ -8,7 +8,15 @@ import typer
 from sqlmodel import Session
 
 from db.engine import session_scope
-from tracker.alerts import add_rule, check, history, remove_rule, rule_states, send_digests, send_test
+from tracker.alerts import (
+    add_rule,
+    check,
+    history,
+    remove_rule,
+    rule_states,
+    send_digests,
+    send_test,
+)
 from tracker.alerts.channels import display
 from tracker.alerts.store import load_rules
 from tracker.cli import app

@@ -33,7 +33,7 @@ from tracker.analysis.recommend import recommend as run_recommend
 from tracker.analysis.tco import RENT_BASES, electricity_table, tco_for_gpu
 from tracker.analysis.trends import all_time_lows
 from tracker.analysis.trends import trends as run_trends
-from tracker.catalog import load_catalog
+from tracker.catalog.specs import load_catalog
 from tracker.cli import app
 from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
 from tracker.cli.common import Format, State, console, emit, err_console, state

@@ -8,12 +8,19 @@ import typer
 from sqlmodel import Session
 
 from db import queries
-from tracker.catalog import load_catalog, resolve_gpu
+from tracker.catalog.specs import load_catalog, resolve_gpu
+from tracker.catalog.value import (
+    BASES,
+    DEFAULT_BASIS,
+    check_basis,
+    column_header,
+    value_for,
+    value_table,
+)
 from tracker.cli import app
 from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
 from tracker.cli.common import Format, emit, state
 from tracker.errors import ConfigError
-from tracker.value import BASES, DEFAULT_BASIS, check_basis, column_header, value_for, value_table
 
 catalog_app = typer.Typer(help="The GPU spec catalog: specs, purchase prices and sources; name resolution.")
 app.add_typer(catalog_app, name="catalog")

@@ -15,13 +15,15 @@ from db.engine import mask_url
 from db.types import utcnow
 from scrapers.registry import all_scrapers
 from tracker import __version__
-from tracker.catalog import gpu_ids_matching
+from tracker.catalog.specs import gpu_ids_matching
 from tracker.cli import app
 from tracker.cli.common import Format, console, emit, state
-from tracker.collect import RunResult, collect
 from tracker.errors import ConfigError
-from tracker.kinds import normalise_kinds  # re-exported: catalog_cmds and analysis_cmds import it from here
-from tracker.replay import BUNDLED_RECORDINGS
+from tracker.kinds import (
+    normalise_kinds,  # re-exported: catalog_cmds and analysis_cmds import it from here
+)
+from tracker.pipeline.collect import RunResult, collect
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
 
 def resolve_gpu_query(gpu: str | None) -> list[str] | None:

@@ -18,7 +18,7 @@ from rich.table import Table
 from sqlalchemy.engine import Engine
 
 from db.engine import default_database_url
-from tracker.config import Settings, load_settings
+from tracker.config.settings import Settings, load_settings
 
 console = Console()
 err_console = Console(stderr=True)
@@ -59,7 +59,7 @@ class State:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            from tracker.store import open_store
+            from tracker.pipeline.store import open_store
 
             self._engine = open_store(self.settings, self.database_url)
         return self._engine

@@ -18,14 +18,14 @@ from tracker import logs
 from tracker.cli import app
 from tracker.cli.collect_cmds import _summary_rows, duration_text
 from tracker.cli.common import Format, _cell, _plain, console, emit, err_console, state
-from tracker.config import CONFIG_ENV, default_config_path
-from tracker.config_check import check_file, masked_settings
-from tracker.config_example import example_config
+from tracker.config.check import check_file, masked_settings
+from tracker.config.example import example_config
+from tracker.config.settings import CONFIG_ENV, default_config_path
 from tracker.errors import ConfigError
-from tracker.scheduler import SchedulerService, plan_providers, run_once
-from tracker.status import provider_statuses, scheduler_state
+from tracker.service.scheduler import SchedulerService, plan_providers, run_once
+from tracker.service.status import provider_statuses, scheduler_state
 
-log = logging.getLogger("tracker.scheduler")
+log = logging.getLogger("tracker.service.scheduler")
 
 
 class LogFormat(str, Enum):

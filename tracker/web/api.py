@@ -9,9 +9,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from tracker import value as value_mod
 from tracker.analysis.history import METRICS
 from tracker.analysis.tco import TcoResult
+from tracker.catalog import value as value_mod
 from tracker.web import data
 from tracker.web.data import WebContext
 from tracker.web.schemas import (
@@ -148,7 +148,9 @@ def api_runs(
             summary="Alert rules and their state")
 def api_alerts(ctx: Ctx) -> list[dict[str, Any]]:
     """Every rule (config file and `alerts add`) with its state: armed, pending, firing or disabled."""
-    from tracker import alerts  # late: the app keeps serving prices if alerting is broken
+    from tracker import (
+        alerts,  # late: the app keeps serving prices if alerting is broken
+    )
 
     return alerts.rule_states(ctx.engine, ctx.settings)
 

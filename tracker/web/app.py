@@ -23,9 +23,10 @@ from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
-from db.engine import default_database_url, init_db, make_engine
+from db.engine import default_database_url, make_engine
+from db.migrate import init_db
 from tracker import __version__
-from tracker.config import Settings, load_settings
+from tracker.config.settings import Settings, load_settings
 from tracker.errors import ConfigError
 from tracker.web import api, metrics, pages
 from tracker.web.data import WebContext

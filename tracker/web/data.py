@@ -24,17 +24,26 @@ from db.models import ScrapeRun
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
-from tracker import value as value_mod
-from tracker.analysis.frames import DEFAULT_KINDS, Filters, Resolution, parse_when, records, scrape_intervals, since_time
+from tracker.analysis.frames import (
+    DEFAULT_KINDS,
+    Filters,
+    Resolution,
+    parse_when,
+    records,
+    scrape_intervals,
+    since_time,
+)
 from tracker.analysis.history import History
 from tracker.analysis.history import history as analysis_history
 from tracker.analysis.specs import flagship
 from tracker.analysis.tco import tco_for_gpu
 from tracker.analysis.trends import trends as analysis_trends
-from tracker.catalog import GpuSpec, gpu_ids_matching, load_catalog
-from tracker.config import Settings
+from tracker.catalog import value as value_mod
+from tracker.catalog.specs import GpuSpec, gpu_ids_matching, load_catalog
+from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 from tracker.kinds import canonical_kind, check_kinds
+
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
 #: ``every=auto`` picks the resolution from the span shown.

@@ -10,8 +10,8 @@ from typing import Any
 
 import pandas as pd
 
-from tracker import value as value_mod
 from tracker.analysis.history import History
+from tracker.catalog import value as value_mod
 from tracker.web.data import (
     RENTABLE_KINDS,
     WebContext,

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy.engine import Engine
 
 if TYPE_CHECKING:
-    from tracker.collect import RunResult
-    from tracker.config import Settings
+    from tracker.config.settings import Settings
+    from tracker.pipeline.collect import RunResult
 
-log = logging.getLogger("tracker.hooks")
+log = logging.getLogger("tracker.service.hooks")
 
 AfterCollect = Callable[[Engine, "Settings", "list[RunResult]"], Any]
 

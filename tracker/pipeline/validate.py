@@ -23,7 +23,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from tracker.normalise import NormalisedOffer
+from tracker.pipeline.normalise import NormalisedOffer
 
 MAX_USD_PER_GPU_HOUR = 200.0
 JUMP_FACTOR = 5.0

@@ -37,7 +37,7 @@ import httpx
 
 from tracker.errors import ConfigError
 
-BUNDLED_RECORDINGS = Path(__file__).parent / "recordings"
+BUNDLED_RECORDINGS = Path(__file__).parent.parent / "recordings"
 
 
 def _url_key(url: str | httpx.URL) -> str:

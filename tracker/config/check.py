@@ -21,7 +21,7 @@ from sqlalchemy.exc import ArgumentError
 
 from db.engine import mask_url
 from scrapers.registry import all_scrapers
-from tracker.config import CONFIG_ENV, Settings, load_settings
+from tracker.config.settings import CONFIG_ENV, Settings, load_settings
 from tracker.errors import ConfigError
 
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -107,12 +107,12 @@ def semantic_errors(settings: Settings) -> list[str]:
 
 
 def _digest_errors(settings: Settings) -> list[str]:
-    """``[[digests]]``: one error per digest (``tracker.alerts.digest.check_config``)."""
+    """``[[digests]]``: one error per digest (``tracker.alerts.digest_config.check_config``)."""
     if not settings.digests:
         return []
     with warnings.catch_warnings():  # apprise imports modules Python deprecates
         warnings.simplefilter("ignore", DeprecationWarning)
-        from tracker.alerts.digest import check_config
+        from tracker.alerts.digest_config import check_config
 
         try:
             return check_config(settings)
@@ -178,7 +178,7 @@ def _notify_errors(settings: Settings) -> list[str]:
 def semantic_warnings(settings: Settings, env: dict[str, str]) -> list[str]:
     warnings: list[str] = []
     if settings.digests:
-        from tracker.alerts.digest import config_warnings
+        from tracker.alerts.digest_config import config_warnings
 
         warnings += config_warnings(settings)
     for name, cls in all_scrapers().items():

@@ -31,13 +31,14 @@ from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.http import Http
 from scrapers.registry import all_scrapers, get_scraper
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.errors import FetchError, ParseError, ProviderSkipped, ScraperError
-from tracker.normalise import normalise
-from tracker.replay import ReplayTransport
-from tracker.validate import HELD, MARKET_MIN_OFFERS, validate
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import normalise
+from tracker.pipeline.replay import ReplayTransport
+from tracker.pipeline.validate import HELD, MARKET_MIN_OFFERS, validate
 
-log = logging.getLogger("tracker.collect")
+log = logging.getLogger("tracker.pipeline.collect")
 
 TransportFactory = Callable[[str], httpx.AsyncBaseTransport | None]
 ProgressCallback = Callable[[str, str], None]
@@ -96,8 +97,8 @@ def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[A
             queries.pending_jumps(session, scraper.name, HELD),
             queries.market_medians(session, MARKET_MIN_OFFERS),
         )
-        stats = queries.store_offers(session, scraper.name, accepted, run.started_at, provider.last_success_at)
-        quarantined = queries.store_quarantine(session, run_id, rejected, run.started_at)
+        stats = store_stage.store_offers(session, scraper.name, accepted, run.started_at, provider.last_success_at)
+        quarantined = store_stage.store_quarantine(session, run_id, rejected, run.started_at)
         unmapped = sum(1 for o in normalised if o.gpu is None)
         finished = utcnow()
         run.status, run.finished_at = "ok", finished

@@ -17,8 +17,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import platformdirs
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic import (
+    AliasChoices,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from tracker.errors import ConfigError
 
@@ -122,7 +134,7 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     alerts: list[dict[str, Any]] = Field(default_factory=list)
-    #: ``[[digests]]``: a daily or weekly summary per channel list (checked by ``tracker.alerts.digest``).
+    #: ``[[digests]]``: a daily or weekly summary per channel list (checked by ``tracker.alerts.digest_config``).
     digests: list[dict[str, Any]] = Field(default_factory=list)
     #: Multiply a price in this currency by the rate to get USD, e.g. {"EUR": 1.08}.
     currency_rates: dict[str, float] = Field(default_factory=dict)
@@ -197,7 +209,9 @@ class Settings(BaseSettings):
 
 def _primary_credential(provider: str) -> str | None:
     """The credential env var that ``api_key_env`` stands for, or None if the provider has none."""
-    from scrapers.registry import all_scrapers  # late: the registry imports every scraper
+    from scrapers.registry import (
+        all_scrapers,  # late: the registry imports every scraper
+    )
 
     cls = all_scrapers().get(provider)
     if cls is None:

@@ -11,7 +11,7 @@
   ``jitter`` (default a tenth of the interval, at most 5 minutes).
 * A job new to the store runs within a few seconds of start-up; an existing job whose
   interval did not change keeps its stored next run time.
-* After each collection the after-collect hooks run (``tracker.hooks``): analysis
+* After each collection the after-collect hooks run (``tracker.service.hooks``): analysis
   snapshot, alert rules, plugins. A failing hook is logged, never fatal.
 * A failed run (not a skipped one) schedules a one-off retry (``retry:<provider>``, a
   ``DateTrigger`` job in the same store, same job function) after ``retry_base`` doubled for
@@ -20,7 +20,7 @@
   retry and the regular job never overlap (``Runtime.begin`` admits one batch per provider);
   a retry missed by more than its delay is dropped (misfire grace), and so is one left behind
   a restart when the regular run comes first or is due itself (``reconcile_jobs``).
-* Only the leader collects (``tracker.leader``); a second ``run`` on the same database is a
+* Only the leader collects (``tracker.service.leader``); a second ``run`` on the same database is a
   standby polling the lock a few times per interval, and takes over when the leader dies.
 * SIGINT/SIGTERM: stop scheduling, let the in-flight provider batches finish for up to
   ``scheduler.shutdown_grace`` seconds, then exit 0. A batch still running after that is
@@ -60,18 +60,18 @@ from db.models import Provider, ScrapeRun
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers, get_scraper
-from tracker import collect as collect_mod
-from tracker import leader
-from tracker.collect import RunResult, collect
-from tracker.config import Settings
+from tracker.config.settings import Settings
 from tracker.errors import ConfigError
-from tracker.hooks import run_after_collect
-from tracker.replay import BUNDLED_RECORDINGS
+from tracker.pipeline import collect as collect_mod
+from tracker.pipeline.collect import RunResult, collect
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
+from tracker.service import leader
+from tracker.service.hooks import run_after_collect
 
-log = logging.getLogger("tracker.scheduler")
+log = logging.getLogger("tracker.service.scheduler")
 
 JOB_TABLE = "apscheduler_jobs"
-JOB_FUNC = "tracker.scheduler:collect_job"
+JOB_FUNC = "tracker.service.scheduler:collect_job"
 JOB_PREFIX = "collect:"
 #: The one pending retry of a failed provider: ``retry:<provider>`` (same job function).
 RETRY_PREFIX = "retry:"

@@ -27,14 +27,25 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, create_engine, inspect, select, text
+from sqlalchemy import (
+    Column,
+    Float,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    create_engine,
+    inspect,
+    select,
+    text,
+)
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import NullPool
 
 from db.engine import sqlite_path
 from db.types import UTCDateTime, utcnow
 
-log = logging.getLogger("tracker.leader")
+log = logging.getLogger("tracker.service.leader")
 
 LOCK_NAMESPACE = "gpu-price-tracker/scheduler"
 LEADER_TABLE = "scheduler_leader"

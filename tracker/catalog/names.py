@@ -63,7 +63,7 @@ MEMORY_LOW: Final = 0.92
 MEMORY_HIGH: Final = 1.02
 
 # Strings shaped like a cloud instance type are never read as GPU names (the instance-type
-# table in tracker/data/instance_types.csv answers for them): "Standard_NC40ads_H100_v5" holds
+# table in tracker/catalog/data/instance_types.csv answers for them): "Standard_NC40ads_H100_v5" holds
 # an H100 NVL, which a name parser would wrongly read as an SXM H100.
 _INSTANCE_TYPE = re.compile(
     r"""^(?:

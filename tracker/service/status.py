@@ -11,7 +11,16 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Column, Float, LargeBinary, MetaData, Table, Unicode, func, inspect
+from sqlalchemy import (
+    Column,
+    Float,
+    LargeBinary,
+    MetaData,
+    Table,
+    Unicode,
+    func,
+    inspect,
+)
 from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
@@ -19,9 +28,14 @@ from sqlmodel import Session, col, select
 from db.models import Provider, ScrapeRun
 from db.types import utcnow
 from scrapers.registry import all_scrapers
-from tracker import leader
-from tracker.config import Settings
-from tracker.scheduler import JOB_PREFIX, JOB_TABLE, RETRY_PREFIX, provider_interval
+from tracker.config.settings import Settings
+from tracker.service import leader
+from tracker.service.scheduler import (
+    JOB_PREFIX,
+    JOB_TABLE,
+    RETRY_PREFIX,
+    provider_interval,
+)
 
 #: A provider with no success for this many intervals is flagged stale.
 STALE_INTERVALS = 3

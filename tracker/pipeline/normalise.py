@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from scrapers.base import ScrapedOffer
-from tracker.catalog import resolve_gpu
+from tracker.catalog.specs import resolve_gpu
 
 
 @dataclass(frozen=True, slots=True)

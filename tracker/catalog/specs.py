@@ -1,4 +1,4 @@
-"""GPU spec catalog, GPU-name normalisation and the instance-type table.
+"""The GPU spec catalog: sourced figures per canonical GPU id, and resolving a provider's name to one.
 
 Public API the rest of the code relies on:
 
@@ -6,12 +6,12 @@ Public API the rest of the code relies on:
   id (e.g. ``"H100-SXM"``) for a provider's GPU string, or ``None`` when unknown or ambiguous
   (never a guess). Order: the instance-type table (``"p5.48xlarge"``), a canonical id written
   as such (``"A100-PCIe-80GB"``), user aliases from ``catalog``, then the name rules of
-  ``tracker.gpu_names`` (read its docstring for the documented defaults: a bare "H100" is the
+  ``tracker.catalog.names`` (read its docstring for the documented defaults: a bare "H100" is the
   SXM part, a bare "A100" needs its memory size, "Tesla V100" without a form factor is
   ``None``...). ``provider`` narrows instance-type look-ups and enables provider rules.
 * ``instance_gpu(instance_type, provider=None) -> tuple[str, float] | None``: canonical id and
   GPU count for instance-type-only providers (AWS ``p5.48xlarge``, Azure
-  ``Standard_ND96isr_H100_v5``, GCP ``a3-highgpu-8g``), from ``tracker/data/instance_types.csv``.
+  ``Standard_ND96isr_H100_v5``, GCP ``a3-highgpu-8g``), from ``tracker/catalog/data/instance_types.csv``.
 * ``gpu_ids_matching(query) -> list[str]``: an exact canonical id -> just it
   (case-insensitive); a family (``"H100"``, ``"A100"``, ``"V100"``) -> every id of the family;
   ``"H200*"`` -> every id starting with ``H200`` (use it for "H200 and H200-NVL", since
@@ -55,12 +55,18 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Final
 
+from tracker.catalog.instance_types import instance_gpu
+from tracker.catalog.names import (
+    MEMORY_HIGH,
+    MEMORY_LOW,
+    alias_key,
+    looks_like_instance_type,
+    resolve_name,
+)
 from tracker.errors import ConfigError
-from tracker.gpu_names import MEMORY_HIGH, MEMORY_LOW, alias_key, looks_like_instance_type, resolve_name
 
 DATA_DIR: Final = Path(__file__).parent / "data"
 GPUS_CSV: Final = DATA_DIR / "gpus.csv"
-_INSTANCE_TYPES: Final = DATA_DIR / "instance_types.csv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,69 +299,6 @@ def resolve_gpu(
                 return spec.id if _memory_consistent(spec, memory_gb) else None
     gpu = resolve_name(text, memory_gb, provider=provider)
     return gpu if gpu is None or gpu in cat else None
-
-
-# --- instance-type table -------------------------------------------------------------------
-# tracker/data/instance_types.csv: provider,instance_type,gpu,gpu_count,gpu_memory_gb,source
-# One row per exact instance type (matched case-insensitively), e.g.
-#   aws,p5.48xlarge,H100-SXM,8,80,https://aws.amazon.com/ec2/instance-types/p5/
-# gpu_count may be fractional (a shared GPU: Azure NV6ads_A10_v5 = 1/6 of an A10).
-# Scrapers of instance-type-only providers call instance_gpu(); rows may be appended by the
-# provider scrapers' authors, the catalog owns the file's format (tests check every row).
-
-
-@dataclass(frozen=True, slots=True)
-class InstanceType:
-    provider: str
-    instance_type: str
-    gpu: str
-    gpu_count: float
-    gpu_memory_gb: float | None
-    source: str
-
-
-@cache
-def _instance_table() -> dict[tuple[str, str], InstanceType]:
-    table: dict[tuple[str, str], InstanceType] = {}
-    if not _INSTANCE_TYPES.exists():
-        return table
-    with _INSTANCE_TYPES.open(newline="", encoding="utf-8") as fh:
-        for row in csv.DictReader(fh):
-            mem = (row.get("gpu_memory_gb") or "").strip()
-            it = InstanceType(
-                provider=row["provider"].strip().lower(),
-                instance_type=row["instance_type"].strip(),
-                gpu=row["gpu"].strip(),
-                gpu_count=float(row["gpu_count"]),
-                gpu_memory_gb=float(mem) if mem else None,
-                source=(row.get("source") or "").strip(),
-            )
-            table[(it.provider, it.instance_type.lower())] = it
-    return table
-
-
-def instance_types(provider: str | None = None) -> list[InstanceType]:
-    """Every row of the instance-type table (of one provider when given)."""
-    rows = _instance_table().values()
-    return [r for r in rows if provider is None or r.provider == provider.lower()]
-
-
-def instance_info(instance_type: str, provider: str | None = None) -> InstanceType | None:
-    """The table row for an instance type; without ``provider`` only when all providers agree."""
-    key = instance_type.strip().lower()
-    table = _instance_table()
-    if provider is not None:
-        return table.get((provider.strip().lower(), key))
-    hits = [r for (_, itype), r in table.items() if itype == key]
-    if not hits or len({(r.gpu, r.gpu_count) for r in hits}) != 1:
-        return None
-    return hits[0]
-
-
-def instance_gpu(instance_type: str, provider: str | None = None) -> tuple[str, float] | None:
-    """Canonical GPU id and count for an instance type, from the documented table."""
-    info = instance_info(instance_type, provider)
-    return (info.gpu, info.gpu_count) if info else None
 
 
 def unknown_ids(ids: Iterable[str], catalog: Mapping[str, GpuSpec] | None = None) -> list[str]:
