@@ -1,0 +1,117 @@
+"""Voltage Park: the anonymous bare-metal locations API (real 2026-08-22 recording) and its request."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from scrapers.base import FetchError, ScrapedOffer
+from scrapers.voltagepark import URL, VoltageparkScraper
+from tests.conftest import load_json
+from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.requests_helpers import json_fetch
+
+# Real, exact copy: getcomputable/gpu-index tests/fixtures/observatory/voltagepark/locations.json @ 055204ad.
+LOCATIONS = "voltagepark/voltagepark_bare_metal_locations_2026-08-22.json"
+LOCATION = "a3111bd4-550a-47d0-838a-0a52bff2ae3f"
+
+
+def locations(**changes: Any) -> dict[str, Any]:
+    """The recording with the one location row's keys replaced."""
+    raw = load_json(LOCATIONS)
+    raw["results"][0].update(changes)
+    return raw
+
+
+def without(key: str) -> dict[str, Any]:
+    raw = load_json(LOCATIONS)
+    raw["results"][0].pop(key)
+    return raw
+
+
+class TestVoltagepark(ProviderContract):
+    scraper_cls = VoltageparkScraper
+    min_offers = 2
+
+    def load_raw(self) -> Any:
+        return load_json(LOCATIONS)
+
+    def broken_payloads(self) -> list[Any]:
+        row = load_json(LOCATIONS)["results"][0]
+        return [
+            {},
+            {"results": [], "total_result_count": 0},
+            {"results": [row]},  # no total_result_count
+            {"results": [row], "total_result_count": 2},  # rows this page does not hold
+            {"results": {"id": LOCATION}, "total_result_count": 1},
+            [row],
+            {"results": ["h100"], "total_result_count": 1},
+            without("gpu_price_infiniband"),
+            without("specs_per_node"),
+            without("id"),
+            locations(specs_per_node={"gpu_count": 8}),
+            locations(specs_per_node={"gpu_model": "  "}),
+            locations(gpu_price_ethernet="one ninety-nine"),
+            locations(gpu_price_ethernet=True),
+            locations(gpu_price_spot="1.49"),  # a new price tier must not be dropped silently
+        ]
+
+    def by_sku(self, offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
+        return {o.sku: o for o in offers}
+
+    def test_ethernet_and_infiniband_h100_per_gpu(self, offers: list[ScrapedOffer]) -> None:
+        by = self.by_sku(offers)
+        assert set(by) == {"h100-sxm5-80gb:ethernet", "h100-sxm5-80gb:infiniband"}
+        ethernet, infiniband = by["h100-sxm5-80gb:ethernet"], by["h100-sxm5-80gb:infiniband"]
+        assert ethernet.price_per_hour == 1.99 and infiniband.price_per_hour == 2.49  # decimal strings "1.99"/"2.49"
+        for o in (ethernet, infiniband):
+            assert (o.gpu_raw, o.gpu_count, o.kind, o.currency) == ("h100-sxm5-80gb", 1, "on_demand", "USD")
+            assert o.region == LOCATION
+            assert o.available is False  # gpu_count_ethernet / gpu_count_infiniband are 0
+            assert o.extra["free_gpus"] == 0 and o.extra["per_gpu"] is True
+            assert o.vcpus is None and o.ram_gb is None  # node specs are for 8 GPUs: kept in extra only
+            assert (o.extra["node_gpu_count"], o.extra["node_cpu_count"], o.extra["node_ram_gb"]) == (8, 104, 1024)
+            assert o.extra["node_cpu_model"] == "Intel Xeon Platinum 8470" and o.extra["node_storage_gb"] == 18000
+        assert (ethernet.extra["network"], infiniband.extra["network"]) == ("ethernet", "infiniband")
+
+    def test_free_gpus_make_an_offer_available(self) -> None:
+        offers = self.by_sku(VoltageparkScraper(env={}).parse(locations(gpu_count_infiniband=16)))
+        assert offers["h100-sxm5-80gb:infiniband"].available is True
+        assert offers["h100-sxm5-80gb:ethernet"].available is False
+
+    def test_a_numeric_price_and_a_null_one(self) -> None:
+        offers = self.by_sku(VoltageparkScraper(env={}).parse(locations(gpu_price_ethernet=1.99, gpu_price_infiniband=None)))
+        assert offers["h100-sxm5-80gb:ethernet"].price_per_hour == 1.99
+        assert offers["h100-sxm5-80gb:infiniband"].price_per_hour is None  # listed without a price
+
+    def test_the_catalog_resolves_the_recorded_name(self, offers: list[ScrapedOffer]) -> None:
+        from tracker.catalog import resolve_gpu
+
+        assert {resolve_gpu(o.gpu_raw) for o in offers} == {"H100-SXM"}
+
+
+def test_fetch_is_one_anonymous_get() -> None:
+    raw, sent = json_fetch(VoltageparkScraper(env={}), load_json(LOCATIONS))
+    assert [(r.method, str(r.url)) for r in sent] == [("GET", URL)]
+    assert sent[0].content == b"" and "authorization" not in sent[0].headers and "cookie" not in sent[0].headers
+    assert raw == load_json(LOCATIONS)
+
+
+def test_a_second_page_fails_the_fetch_instead_of_a_partial_list() -> None:
+    page = load_json(LOCATIONS) | {"has_next": True, "total_result_count": 2}
+    sent: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        sent.append(request)
+        return httpx.Response(200, json=page)
+
+    with pytest.raises(FetchError, match="voltagepark: locations has a next page"):
+        run_fetch(VoltageparkScraper(env={}), httpx.MockTransport(handler))
+    assert len(sent) == 1
+
+
+def test_needs_no_credentials() -> None:
+    VoltageparkScraper(env={}).check_credentials()
+    assert VoltageparkScraper.credentials == () and VoltageparkScraper.optional_credentials == ()
