@@ -35,7 +35,7 @@ _KNOWN_CENT_KEYS = frozenset({"costPerHourCents", "providerCostPerHourCents"})
 class HyperbolicScraper(Scraper):
     name = "hyperbolic"
     display_name = "Hyperbolic"
-    homepage = "https://app.hyperbolic.ai/"
+    homepage = "https://hyperbolic.ai/"
     endpoint = "GET https://api.hyperbolic.ai/v2/alpha/on-demand/rental-options"
     kinds = ("on_demand",)
     source_kind = "api"
