@@ -89,7 +89,7 @@ class TestAkash(ProviderContract):
         assert offer.gpu_memory_gb == gb
 
     def test_the_catalog_resolves_the_recorded_name(self, offers: list[ScrapedOffer]) -> None:
-        from tracker.catalog import resolve_gpu
+        from tracker.catalog.specs import resolve_gpu
 
         assert resolve_gpu(offers[0].gpu_raw, offers[0].gpu_memory_gb) == "A100-SXM-80GB"
 

@@ -96,7 +96,7 @@ class TestHyperbolic(ProviderContract):
         assert ("h100-sxm5-1x-virtual-machine-ethernet-normal", "us-east-1") not in self.by(offers)
 
     def test_the_catalog_resolves_every_recorded_name(self, offers: list[ScrapedOffer]) -> None:
-        from tracker.catalog import resolve_gpu
+        from tracker.catalog.specs import resolve_gpu
 
         assert {o.gpu_raw: resolve_gpu(o.gpu_raw) for o in offers} == {
             "h100 sxm5": "H100-SXM",

@@ -87,7 +87,7 @@ class TestVoltagepark(ProviderContract):
         assert offers["h100-sxm5-80gb:infiniband"].price_per_hour is None  # listed without a price
 
     def test_the_catalog_resolves_the_recorded_name(self, offers: list[ScrapedOffer]) -> None:
-        from tracker.catalog import resolve_gpu
+        from tracker.catalog.specs import resolve_gpu
 
         assert {resolve_gpu(o.gpu_raw) for o in offers} == {"H100-SXM"}
 
