@@ -124,6 +124,8 @@ class AwsScraper(Scraper):
     display_name: ClassVar[str] = "Amazon Web Services (EC2)"
     homepage: ClassVar[str] = "https://aws.amazon.com/ec2/pricing/on-demand/"
     endpoint: ClassVar[str] = f"GET {OFFER_URL.format(region='<region>')}"
+    source_kind: ClassVar[str] = "api"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "Linux shared-tenancy on-demand list prices for the configured regions ($AWS_PRICING_REGIONS); "

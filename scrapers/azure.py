@@ -87,6 +87,8 @@ class AzureScraper(Scraper):
     display_name: ClassVar[str] = "Microsoft Azure"
     homepage: ClassVar[str] = "https://azure.microsoft.com/pricing/details/virtual-machines/linux/"
     endpoint: ClassVar[str] = f"GET {PRICES_URL}"
+    source_kind: ClassVar[str] = "api"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot")
     caveats: ClassVar[str] = (
         "Linux pay-as-you-go retail prices without discounts; spot includes Low Priority (sku suffix "

@@ -25,7 +25,9 @@ from tracker.errors import (
 from tracker.kinds import KINDS
 
 __all__ = [
+    "FIXTURE_KINDS",
     "KINDS",
+    "SOURCE_KINDS",
     "FetchError",
     "Http",
     "MissingCredentials",
@@ -37,6 +39,14 @@ __all__ = [
     "require",
 ]
 
+
+#: Where a scraper's prices come from: a JSON/GraphQL ``api``, a rendered pricing ``page``, or a
+#: ``marketplace summary`` (statistics over many sellers' bids, not one seller's price list).
+SOURCE_KINDS: Final = ("api", "page", "marketplace summary")
+#: What its bundled fixture and replay recording are: a real ``recording`` (possibly trimmed), a
+#: ``handmade`` sample, or the provider's ``api-reference`` example. Shown in the README table so a
+#: handmade fixture is never taken for a real recording.
+FIXTURE_KINDS: Final = ("recording", "handmade", "api-reference")
 
 REPLAY_CREDENTIAL: Final = "replay-no-secret"
 
@@ -135,6 +145,10 @@ class Scraper(ABC):
     #: Pricing kinds this scraper can emit, and caveats a user must know (for the README table).
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = ""
+    #: One of ``SOURCE_KINDS`` and one of ``FIXTURE_KINDS``; every built-in declares both (the
+    #: contract tests check it), "" means undeclared (shown as "?" in the README table).
+    source_kind: ClassVar[str] = ""
+    fixture_kind: ClassVar[str] = ""
     #: Default schedule interval in seconds (hourly unless a provider asks otherwise).
     default_interval_s: ClassVar[int] = 3600
 

@@ -59,6 +59,8 @@ class CoreweaveScraper(Scraper):
     display_name = "CoreWeave"
     homepage = "https://www.coreweave.com"
     endpoint = f"GET {PRICING_URL} (HTML page)"
+    source_kind = "page"
+    fixture_kind = "recording"
     kinds = ("on_demand",)
     caveats = "GPU component price only, per GPU: vCPUs and RAM are billed separately"
 

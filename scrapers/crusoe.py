@@ -188,6 +188,8 @@ class CrusoeScraper(Scraper):
     display_name: ClassVar[str] = "Crusoe Cloud"
     homepage: ClassVar[str] = "https://crusoe.ai"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
+    source_kind: ClassVar[str] = "page"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; prices are per GPU-hour (one-GPU offers); "

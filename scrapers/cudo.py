@@ -39,6 +39,8 @@ class CudoScraper(Scraper):
     display_name = "Cudo Compute"
     homepage = "https://www.cudocompute.com/pricing"
     endpoint = "GET https://rest.compute.cudo.org/v1/vms/machine-types"
+    source_kind = "api"
+    fixture_kind = "handmade"
     optional_credentials = ("CUDO_API_KEY",)
     kinds = ("on_demand",)
     caveats = (

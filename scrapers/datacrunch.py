@@ -50,6 +50,8 @@ class DatacrunchScraper(Scraper):
     display_name = "DataCrunch (pricing page)"
     homepage = "https://datacrunch.io"
     endpoint = "GET https://datacrunch.io/products"
+    source_kind = "page"
+    fixture_kind = "recording"
     kinds = ("on_demand", "spot")
     caveats = (
         "scraped from the public products page (no region); dynamic prices are separate on-demand "

@@ -38,6 +38,8 @@ class DigitaloceanScraper(Scraper):
     display_name = "DigitalOcean"
     homepage = "https://www.digitalocean.com/pricing/gpu-droplets"
     endpoint = "GET https://api.digitalocean.com/v2/sizes?per_page=200"
+    source_kind = "api"
+    fixture_kind = "handmade"
     credentials = ("DIGITALOCEAN_TOKEN",)
     kinds = ("on_demand",)
     caveats = "GPU Droplets only (not the AMD Developer Cloud); price includes the boot and scratch disks"

@@ -198,6 +198,8 @@ class GcpScraper(Scraper):
     display_name = "Google Cloud"
     homepage = "https://cloud.google.com/compute/gpus-pricing"
     endpoint = "GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
+    source_kind = "api"
+    fixture_kind = "recording"
     credentials = ("GCP_API_KEY",)
     kinds = ("on_demand", "spot", "reserved")
     caveats = (

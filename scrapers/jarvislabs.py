@@ -50,6 +50,8 @@ class JarvislabsScraper(Scraper):
     display_name = "JarvisLabs"
     homepage = "https://jarvislabs.ai"
     endpoint = "GET https://backend{prod,n,c,eu}.jarvislabs.net/misc/server_meta"
+    source_kind = "api"
+    fixture_kind = "handmade"
     credentials = ("JARVISLABS_TOKEN",)
     kinds = ("on_demand", "spot")
     caveats = "price is per GPU-hour for a 1-GPU machine (scales linearly to max_gpus); storage extra"

@@ -64,6 +64,8 @@ class LambdaScraper(Scraper):
     display_name = "Lambda"
     homepage = "https://lambda.ai"
     endpoint = f"GET {PRICING_URL} (HTML page)"
+    source_kind = "page"
+    fixture_kind = "recording"
     kinds = ("on_demand",)
     caveats = "read from the public pricing page; listed price is per GPU-hour plus applicable sales tax, shown here for the whole instance"
 

@@ -57,6 +57,8 @@ class ModalScraper(Scraper):
     display_name = "Modal"
     homepage = "https://modal.com"
     endpoint = f"GET {PRICING_URL} (HTML page)"
+    source_kind = "page"
+    fixture_kind = "recording"
     kinds = ("on_demand",)
     caveats = "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top"
 

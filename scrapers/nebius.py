@@ -120,6 +120,8 @@ class NebiusScraper(Scraper):
     display_name: ClassVar[str] = "Nebius"
     homepage: ClassVar[str] = "https://nebius.com"
     endpoint: ClassVar[str] = f"GET {PRICES_URL} (HTML price page)"
+    source_kind: ClassVar[str] = "page"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot")
     caveats: ClassVar[str] = (
         "scraped from the public price page; prices are per GPU-hour (one-GPU offers), "

@@ -61,6 +61,8 @@ class OciScraper(Scraper):
         "GET https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/?currencyCode=USD "
         "and GET https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json"
     )
+    source_kind = "api"
+    fixture_kind = "recording"
     kinds = ("on_demand",)
     caveats = (
         "list price, the same in every region; GPU parts no shape references are priced per single GPU; "

@@ -170,6 +170,8 @@ class PaperspaceScraper(Scraper):
     display_name: ClassVar[str] = "Paperspace"
     homepage: ClassVar[str] = "https://www.paperspace.com"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
+    source_kind: ClassVar[str] = "page"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; starred card prices are 3-year commitments, the H100 "

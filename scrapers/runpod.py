@@ -54,6 +54,8 @@ class RunpodScraper(Scraper):
     display_name = "RunPod"
     homepage = "https://www.runpod.io/pricing"
     endpoint = "POST https://api.runpod.io/graphql (gpuTypes)"
+    source_kind = "api"
+    fixture_kind = "recording"
     optional_credentials = ("RUNPOD_API_KEY",)
     kinds = ("on_demand", "community", "spot", "reserved")
     caveats = (

@@ -53,6 +53,8 @@ class TensordockScraper(Scraper):
     display_name = "TensorDock"
     homepage = "https://marketplace.tensordock.com"
     endpoint = "GET https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes"
+    source_kind = "api"
+    fixture_kind = "handmade"
     kinds = ("on_demand",)
     caveats = (
         "marketplace: price is the GPU component only, per GPU-hour per host node "

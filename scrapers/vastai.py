@@ -80,6 +80,8 @@ class VastaiScraper(Scraper):
     display_name = "Vast.ai"
     homepage = "https://vast.ai/pricing"
     endpoint = "POST https://console.vast.ai/api/v0/bundles/"
+    source_kind = "api"
+    fixture_kind = "recording"
     optional_credentials = ("VAST_API_KEY",)
     kinds = ("on_demand", "spot")
     caveats = (

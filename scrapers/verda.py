@@ -48,6 +48,8 @@ class VerdaScraper(Scraper):
         "POST https://api.verda.com/v1/oauth2/token; GET /v1/instance-types, "
         "/v1/instance-availability?isSpot=false|true, /v1/locations"
     )
+    source_kind = "api"
+    fixture_kind = "handmade"
     credentials = ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")
     kinds = ("on_demand", "spot")
     caveats = (

@@ -88,6 +88,8 @@ class VultrScraper(Scraper):
     display_name = "Vultr"
     homepage = "https://www.vultr.com/pricing/#cloud-gpu"
     endpoint = "GET https://api.vultr.com/v2/plans?type=all&per_page=500 and GET /v2/plans-metal?per_page=500"
+    source_kind = "api"
+    fixture_kind = "handmade"
     kinds = ("on_demand", "spot")
     caveats = (
         "hourly rate up to a monthly cap; Cloud GPU plans can be a fraction of one GPU (fractional gpu_count); "

@@ -22,15 +22,19 @@ def _cell(text: str) -> str:
 
 def provider_table() -> str:
     lines = [
-        "| provider | endpoint | auth | kinds | caveats |",
-        "|---|---|---|---|---|",
+        "| provider | source | endpoint | auth | kinds | fixture | caveats |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, cls in all_scrapers().items():
         auth = ", ".join(f"`{c}`" for c in cls.credentials) or "none"
         if cls.optional_credentials:
             auth += " (optional: " + ", ".join(f"`{c}`" for c in cls.optional_credentials) + ")"
         kinds = ", ".join(k.replace("_", "-") for k in cls.kinds)
-        lines.append(f"| **{name}** ({_cell(cls.display_name)}) | `{_cell(cls.endpoint)}` | {auth} | {kinds} | {_cell(cls.caveats) or '-'} |")
+        source, fixture = _cell(cls.source_kind) or "?", _cell(cls.fixture_kind) or "?"
+        lines.append(
+            f"| **{name}** ({_cell(cls.display_name)}) | {source} | `{_cell(cls.endpoint)}` | {auth} | {kinds} "
+            f"| {fixture} | {_cell(cls.caveats) or '-'} |"
+        )
     return "\n".join(lines)
 
 

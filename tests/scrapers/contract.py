@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from scrapers.base import KINDS, ParseError, ScrapedOffer, Scraper
+from scrapers.base import FIXTURE_KINDS, KINDS, SOURCE_KINDS, ParseError, ScrapedOffer, Scraper
 from scrapers.http import Http
 from tracker.pipeline.replay import ReplayTransport
 
@@ -97,3 +97,10 @@ class ProviderContract:
         cls = self.scraper_cls
         assert cls.name == cls.name.lower() and cls.name.isidentifier()
         assert cls.display_name and cls.endpoint
+
+    def test_declares_source_and_fixture_kind(self) -> None:
+        """The README table shows both; a handmade fixture must never be labelled a recording."""
+        cls = self.scraper_cls
+        assert cls.source_kind in SOURCE_KINDS, f"{cls.name}: source_kind {cls.source_kind!r}"
+        assert cls.fixture_kind in FIXTURE_KINDS, f"{cls.name}: fixture_kind {cls.fixture_kind!r}"
+        assert (cls.fixture_kind == "handmade") == self.handmade, f"{cls.name}: fixture_kind vs the test's handmade flag"
