@@ -1,0 +1,161 @@
+"""Scaleway GPU Instances from the public Instance product catalog (no auth).
+
+Requests
+    ``GET https://api.scaleway.com/instance/v1/zones/{zone}/products/servers?per_page=100&page=N``
+    for each zone in ``DEFAULT_ZONES`` (or a comma-separated list in ``$SCALEWAY_ZONES``). The
+    endpoint pages: it sends a ``Link`` header with ``rel="next"`` while more pages exist (and
+    ``X-Total-Count``); ``fetch`` follows the next page number it names, at most ``MAX_PAGES``
+    pages per zone, and returns ``{zone: [page, ...]}``.
+
+Response
+    ``{"servers": {"<commercial type>": {ncpus, ram (bytes), gpu (count), gpu_info:
+    {gpu_manufacturer, gpu_name, gpu_memory (bytes per GPU)}, hourly_price, monthly_price,
+    end_of_service, ...}}}``. Types with ``gpu`` = 0 are CPU instances and are skipped.
+
+Prices
+    ``hourly_price`` is the whole instance's hourly price in **EUR**, although the payload has no
+    currency field (Scaleway bills in euros; its pricing pages print €). Offers carry
+    ``currency="EUR"`` and nothing is converted here: the pipeline's ``currency_rates`` setting
+    turns EUR into USD when a rate is configured, and keeps EUR (saying so) when not. A missing
+    or non-numeric ``hourly_price`` on a GPU type raises ``ParseError``; 0 is passed on for the
+    validate stage to quarantine.
+
+Names
+    ``gpu_raw`` is "<gpu_manufacturer> <gpu_name>" ("NVIDIA L4", "NVIDIA H100-PCIe"); a GPU type
+    without ``gpu_info`` keeps its commercial type as ``gpu_raw`` ("GPU-3070-S"). One offer per
+    (zone, commercial type), ``region`` the zone and ``country`` its first two letters.
+    ``end_of_service`` types are kept with ``extra["end_of_service"] = True``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar, Final
+
+import httpx
+
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from tracker.errors import ConfigError
+
+API: Final = "https://api.scaleway.com/instance/v1/zones"
+DEFAULT_ZONES: Final = ("fr-par-1", "fr-par-2", "nl-ams-1", "pl-waw-2")
+ZONES_ENV: Final = "SCALEWAY_ZONES"
+PER_PAGE: Final = 100
+MAX_PAGES: Final = 10
+_ZONE_RE: Final = re.compile(r"^[a-z]{2}-[a-z]{3}-\d$")
+_NEXT_RE: Final = re.compile(r"<([^>]*)>\s*;\s*rel=\"?next\"?")
+_PAGE_RE: Final = re.compile(r"[?&]page=(\d+)")
+GIB: Final = 1024**3
+
+
+def products_url(zone: str) -> str:
+    return f"{API}/{zone}/products/servers"
+
+
+def next_page(response: httpx.Response) -> int | None:
+    """The page number the ``Link: <...?page=N...>; rel="next"`` header names, if any."""
+    link = response.headers.get("link", "")
+    match = _NEXT_RE.search(link)
+    if not match:
+        return None
+    page = _PAGE_RE.search(match.group(1))
+    return int(page.group(1)) if page else None
+
+
+class ScalewayScraper(Scraper):
+    name: ClassVar[str] = "scaleway"
+    display_name: ClassVar[str] = "Scaleway"
+    homepage: ClassVar[str] = "https://www.scaleway.com/en/pricing/gpu/"
+    endpoint: ClassVar[str] = f"GET {API}/{{zone}}/products/servers?per_page=100 (zones: $SCALEWAY_ZONES)"
+    kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
+    caveats: ClassVar[str] = (
+        "prices are EUR per instance-hour (no currency in the payload); converted to USD only with "
+        "a configured currency_rates.EUR; default zones fr-par-1, fr-par-2, nl-ams-1, pl-waw-2"
+    )
+
+    def zones(self) -> list[str]:
+        configured = [z for z in re.split(r"[\s,]+", self.env.get(ZONES_ENV, "")) if z]
+        zones = configured or list(DEFAULT_ZONES)
+        bad = [z for z in zones if not _ZONE_RE.match(z)]
+        if bad:
+            raise ConfigError(f"scaleway: {ZONES_ENV} has an invalid zone {bad[0]!r} (expected e.g. fr-par-2)")
+        return list(dict.fromkeys(zones))
+
+    async def fetch(self, http: Http) -> dict[str, list[Any]]:
+        return {zone: await self._pages(http, zone) for zone in self.zones()}
+
+    async def _pages(self, http: Http, zone: str) -> list[Any]:
+        pages: list[Any] = []
+        page = 1
+        for _ in range(MAX_PAGES):
+            response = await http.request("GET", products_url(zone), params={"per_page": str(PER_PAGE), "page": str(page)})
+            try:
+                pages.append(response.json())
+            except ValueError:
+                raise FetchError(f"{self.name}: GET {products_url(zone)} page {page} did not return JSON") from None
+            following = next_page(response)
+            if following is None:
+                return pages
+            if following <= page:
+                raise FetchError(f"{self.name}: {zone} page {page} links back to page {following}")
+            page = following
+        raise FetchError(f"{self.name}: {zone} did not end after {MAX_PAGES} pages")
+
+    # -- parse --------------------------------------------------------------------------------
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        if not isinstance(raw, dict) or not raw:
+            raise ParseError(f"{self.name}: expected {{zone: [page, ...]}}, got {type(raw).__name__}")
+        offers: list[ScrapedOffer] = []
+        types_seen = 0
+        for zone, pages in raw.items():
+            for page in pages if isinstance(pages, list) else [pages]:
+                servers = require(page, "servers", provider=self.name, kind=dict)
+                types_seen += len(servers)
+                for commercial_type, spec in servers.items():
+                    offer = self._offer(zone, commercial_type, spec)
+                    if offer is not None:
+                        offers.append(offer)
+        if not offers:
+            raise ParseError(f"{self.name}: no GPU type among {types_seen} server types in {', '.join(raw)}")
+        return offers
+
+    def _offer(self, zone: str, commercial_type: str, spec: Any) -> ScrapedOffer | None:
+        where = f"{self.name}: {zone} type {commercial_type}"
+        if not isinstance(spec, dict):
+            raise ParseError(f"{where} should be an object, got {type(spec).__name__}")
+        gpus = require(spec, "gpu", provider=self.name, kind=(int, float))
+        if not gpus:
+            return None
+        if "hourly_price" not in spec:
+            raise ParseError(f"{where} has no 'hourly_price'")
+        price = spec["hourly_price"]
+        if isinstance(price, bool) or not isinstance(price, (int, float)):
+            raise ParseError(f"{where} hourly_price should be a number, got {price!r}")
+        info = spec.get("gpu_info")
+        memory: float | None = None
+        if isinstance(info, dict) and info.get("gpu_name"):
+            gpu_raw = " ".join(str(p) for p in (info.get("gpu_manufacturer"), info["gpu_name"]) if p)
+            if isinstance(info.get("gpu_memory"), (int, float)) and info["gpu_memory"] > 0:
+                memory = round(info["gpu_memory"] / GIB, 2)
+        else:
+            gpu_raw = commercial_type
+        ram = spec.get("ram")
+        ncpus = spec.get("ncpus")
+        extra: dict[str, Any] = {"monthly_price": spec.get("monthly_price"), "price_basis": "per instance-hour"}
+        if spec.get("end_of_service"):
+            extra["end_of_service"] = True
+        if spec.get("mig_profile"):
+            extra["mig_profile"] = spec["mig_profile"]
+        return self.offer(
+            sku=commercial_type,
+            gpu_raw=gpu_raw,
+            gpu_count=float(gpus),
+            price_per_hour=float(price),
+            currency="EUR",
+            region=zone,
+            country=zone[:2].upper(),
+            gpu_memory_gb=memory,
+            vcpus=float(ncpus) if isinstance(ncpus, (int, float)) and ncpus > 0 else None,
+            ram_gb=round(ram / GIB, 2) if isinstance(ram, (int, float)) and ram > 0 else None,
+            extra=extra,
+        )

@@ -1,0 +1,151 @@
+"""Scaleway products/servers scraper. The pages are REAL (a terraform-provider-scaleway go-vcr recording of
+fr-par-1, 2026-06-23), trimmed to a few whole server types each: see tests/fixtures/scaleway/SOURCES.md."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import httpx
+import pytest
+
+from scrapers.base import FetchError, ScrapedOffer
+from scrapers.scaleway import DEFAULT_ZONES, ZONES_ENV, ScalewayScraper, products_url
+from tests.conftest import load_json
+from tests.scrapers.contract import ProviderContract, run_fetch
+from tracker.errors import ConfigError
+
+PAGES = [f"scaleway/scaleway_products_servers_fr-par-1_page{i}_2026-06-23.json" for i in (1, 2, 3)]
+# The recorded Link headers of pages 1 and 2 (page 3 has no rel="next").
+LINKS = {
+    1: '</products/servers?page=2&per_page=50&>; rel="next",</products/servers?page=3&per_page=50&>; rel="last"',
+    2: '</products/servers?page=1&per_page=50&>; rel="first",</products/servers?page=1&per_page=50&>; rel="previous",'
+    '</products/servers?page=3&per_page=50&>; rel="next",</products/servers?page=3&per_page=50&>; rel="last"',
+}
+
+
+def pages() -> list[Any]:
+    return [load_json(p) for p in PAGES]
+
+
+def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
+    return {o.sku: o for o in offers}
+
+
+class TestScaleway(ProviderContract):
+    scraper_cls = ScalewayScraper
+    min_offers = 4  # replay: page 1 alone already holds the four L4 types
+
+    def load_raw(self) -> dict[str, list[Any]]:
+        return {"fr-par-1": pages()}
+
+    def broken_payloads(self) -> list[Any]:
+        no_price = pages()
+        del no_price[0]["servers"]["L4-1-24G"]["hourly_price"]
+        text_price = pages()
+        text_price[1]["servers"]["RENDER-S"]["hourly_price"] = "1,221 €"
+        no_gpu_field = pages()
+        del no_gpu_field[0]["servers"]["L4-2-24G"]["gpu"]
+        return [
+            {},
+            [],
+            {"fr-par-1": [{"server_types": pages()[0]["servers"]}]},  # the envelope was renamed
+            {"fr-par-1": [{"servers": None}]},
+            {"fr-par-1": [{"servers": {"DEV1-S": pages()[0]["servers"]["DEV1-S"]}}]},  # no GPU type at all
+            {"fr-par-1": no_price},
+            {"fr-par-1": text_price},
+            {"fr-par-1": no_gpu_field},
+            {"fr-par-1": [{"servers": {"L4-1-24G": "0.7875"}}]},
+        ]
+
+    def test_gpu_types_only(self, offers: list[ScrapedOffer]) -> None:
+        assert sorted(o.sku for o in offers) == ["L4-1-24G", "L4-2-24G", "L4-4-24G", "L4-8-24G", "RENDER-S"]
+
+    def test_l4_values_in_eur_per_instance(self, offers: list[ScrapedOffer]) -> None:
+        l4x2 = by_sku(offers)["L4-2-24G"]
+        assert (l4x2.gpu_raw, l4x2.gpu_count, l4x2.gpu_memory_gb) == ("NVIDIA L4", 2, 24)
+        assert (l4x2.price_per_hour, l4x2.currency) == (1.575, "EUR")  # as listed: nothing converted here
+        assert l4x2.price_per_gpu_hour == pytest.approx(0.7875)
+        assert (l4x2.region, l4x2.country, l4x2.kind) == ("fr-par-1", "FR", "on_demand")
+        assert (l4x2.vcpus, l4x2.ram_gb) == (16, 96)
+        assert l4x2.extra["monthly_price"] == 1149.75
+        assert by_sku(offers)["L4-8-24G"].price_per_hour == 6.3
+
+    def test_render_s_is_a_p100(self, offers: list[ScrapedOffer]) -> None:
+        render = by_sku(offers)["RENDER-S"]
+        assert (render.gpu_raw, render.gpu_count, render.gpu_memory_gb, render.price_per_hour) == ("NVIDIA P100", 1, 16, 1.221)
+        assert render.ram_gb == 42 and "end_of_service" not in render.extra
+
+    def test_type_without_gpu_info_keeps_its_commercial_type(self) -> None:
+        page = copy.deepcopy(pages()[0])
+        page["servers"]["L4-1-24G"]["gpu_info"] = None
+        offer = by_sku(ScalewayScraper(env={}).parse({"fr-par-2": [page]}))["L4-1-24G"]
+        assert (offer.gpu_raw, offer.gpu_memory_gb, offer.region) == ("L4-1-24G", None, "fr-par-2")
+
+    def test_end_of_service_gpu_type_is_kept_and_marked(self) -> None:
+        page = copy.deepcopy(pages()[1])
+        page["servers"]["RENDER-S"]["end_of_service"] = True
+        offer = by_sku(ScalewayScraper(env={}).parse({"fr-par-1": [page]}))["RENDER-S"]
+        assert offer.extra["end_of_service"] is True and offer.price_per_hour == 1.221
+
+    def test_zone_without_gpu_types_is_fine_when_another_has_some(self) -> None:
+        offers = ScalewayScraper(env={}).parse({"fr-par-1": pages(), "nl-ams-1": [{"servers": {}}]})
+        assert {o.region for o in offers} == {"fr-par-1"}
+
+
+class TestFetch:
+    def serve(self, zones_with_pages: set[str], seen: list[httpx.Request]) -> httpx.MockTransport:
+        recorded = pages()
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            seen.append(request)
+            zone = request.url.path.split("/")[4]
+            if zone not in zones_with_pages:
+                return httpx.Response(200, json={"servers": {}}, headers={"X-Total-Count": "0"})
+            page = int(request.url.params["page"])
+            headers = {"X-Total-Count": "107"}
+            if page in LINKS:
+                headers["Link"] = LINKS[page]
+            return httpx.Response(200, json=recorded[page - 1], headers=headers)
+
+        return httpx.MockTransport(handler)
+
+    def test_requests_follow_the_link_header_per_zone(self) -> None:
+        seen: list[httpx.Request] = []
+        fetched = run_fetch(ScalewayScraper(env={}), self.serve({"fr-par-1"}, seen))
+        assert [(r.method, str(r.url.copy_with(query=None)), r.url.params.get("page")) for r in seen] == [
+            ("GET", products_url("fr-par-1"), "1"),
+            ("GET", products_url("fr-par-1"), "2"),
+            ("GET", products_url("fr-par-1"), "3"),
+            ("GET", products_url("fr-par-2"), "1"),
+            ("GET", products_url("nl-ams-1"), "1"),
+            ("GET", products_url("pl-waw-2"), "1"),
+        ]
+        assert products_url("fr-par-1") == "https://api.scaleway.com/instance/v1/zones/fr-par-1/products/servers"
+        assert all(r.url.params["per_page"] == "100" for r in seen)
+        assert all("x-auth-token" not in r.headers and "authorization" not in r.headers for r in seen)
+        assert all(r.content == b"" for r in seen)
+        assert list(fetched) == list(DEFAULT_ZONES) and len(fetched["fr-par-1"]) == 3
+        assert len(ScalewayScraper(env={}).parse(fetched)) == 5
+
+    def test_zones_from_the_environment(self) -> None:
+        seen: list[httpx.Request] = []
+        scraper = ScalewayScraper(env={ZONES_ENV: "nl-ams-1, fr-par-1"})
+        fetched = run_fetch(scraper, self.serve({"fr-par-1"}, seen))
+        assert list(fetched) == ["nl-ams-1", "fr-par-1"]
+        assert {o.region for o in scraper.parse(fetched)} == {"fr-par-1"}
+
+    def test_an_invalid_zone_is_a_config_error(self) -> None:
+        with pytest.raises(ConfigError, match="scaleway: SCALEWAY_ZONES has an invalid zone 'paris'"):
+            ScalewayScraper(env={ZONES_ENV: "paris"}).zones()
+
+    def test_a_link_back_to_an_earlier_page_is_an_error(self) -> None:
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(200, json=pages()[0], headers={"Link": '</products/servers?page=1&per_page=100&>; rel="next"'})
+
+        with pytest.raises(FetchError, match="scaleway: fr-par-1 page 1 links back to page 1"):
+            run_fetch(ScalewayScraper(env={}), httpx.MockTransport(handler))
+
+    def test_no_credentials_needed(self) -> None:
+        ScalewayScraper(env={}).check_credentials()
+        assert ScalewayScraper.credentials == () and ScalewayScraper.optional_credentials == ()
