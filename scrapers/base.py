@@ -89,8 +89,10 @@ class ScrapedOffer:
             raise ParseError(f"{where}: gpu_raw must be a non-empty string")
         if self.kind not in KINDS:
             raise ParseError(f"{where}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
-        if (self.kind == "reserved") != (self.term_months > 0):
-            raise ParseError(f"{where}: reserved offers need term_months > 0 and only they may have one")
+        if self.term_months and self.kind != "reserved":
+            raise ParseError(f"{where}: only reserved offers may have term_months")
+        if self.kind == "reserved" and self.term_months <= 0 and not self.extra.get("term_unstated"):
+            raise ParseError(f"{where}: reserved offers need term_months > 0 (or extra['term_unstated'] when the provider prints no term)")
         if self.price_per_hour is not None and not isinstance(self.price_per_hour, (int, float)):
             raise ParseError(f"{where}: price_per_hour must be a number, got {self.price_per_hour!r}")
         if not isinstance(self.gpu_count, (int, float)):

@@ -103,6 +103,8 @@ class HyperstackScraper(Scraper):
     display_name: ClassVar[str] = "Hyperstack"
     homepage: ClassVar[str] = "https://www.hyperstack.cloud"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
+    source_kind: ClassVar[str] = "page"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; prices are per GPU-hour (one-GPU offers); "

@@ -63,6 +63,8 @@ class LinodeScraper(Scraper):
     display_name: ClassVar[str] = "Akamai Cloud (Linode)"
     homepage: ClassVar[str] = "https://www.linode.com/pricing/#compute-gpu"
     endpoint: ClassVar[str] = f"GET {TYPES_URL}?page_size=500 (paged)"
+    source_kind: ClassVar[str] = "api"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "hourly rate up to a monthly cap; one offer for the default price (no region) plus one per "

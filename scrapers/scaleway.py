@@ -67,6 +67,8 @@ class ScalewayScraper(Scraper):
     display_name: ClassVar[str] = "Scaleway"
     homepage: ClassVar[str] = "https://www.scaleway.com/en/pricing/gpu/"
     endpoint: ClassVar[str] = f"GET {API}/{{zone}}/products/servers?per_page=100 (zones: $SCALEWAY_ZONES)"
+    source_kind: ClassVar[str] = "api"
+    fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "prices are EUR per instance-hour (no currency in the payload); converted to USD only with "

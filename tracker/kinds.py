@@ -16,7 +16,8 @@ from tracker.errors import ConfigError
 __all__ = ["KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds", "normalise_kinds"]
 
 #: Pricing kinds. ``spot`` covers interruptible/preemptible/bid floors; ``community`` is
-#: marketplace community hosts sold on demand; ``reserved`` always has ``term_months``.
+#: marketplace community hosts sold on demand; ``reserved`` has ``term_months``, or 0 with
+#: ``extra["term_unstated"]`` when the provider prints no term.
 KINDS: Final = ("on_demand", "spot", "community", "reserved")
 
 KIND_ALIASES: Final = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",

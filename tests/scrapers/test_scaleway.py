@@ -149,3 +149,16 @@ class TestFetch:
     def test_no_credentials_needed(self) -> None:
         ScalewayScraper(env={}).check_credentials()
         assert ScalewayScraper.credentials == () and ScalewayScraper.optional_credentials == ()
+
+
+def test_replay_walks_the_three_recorded_pages_by_their_link_headers() -> None:
+    from tracker.pipeline.replay import ReplayTransport
+
+    transport = ReplayTransport.for_provider("scaleway")
+    fetched = run_fetch(ScalewayScraper(env={}, replay=True), transport)
+    fr_par_1 = [r.url.params["page"] for r in transport.requests if "/fr-par-1/" in r.url.path]
+    assert fr_par_1 == ["1", "2", "3"]
+    assert len(transport.requests) == 6  # plus one (handmade, empty) page for each other default zone
+    assert sorted(o.sku for o in ScalewayScraper(env={}).parse(fetched)) == [
+        "L4-1-24G", "L4-2-24G", "L4-4-24G", "L4-8-24G", "RENDER-S"
+    ]

@@ -21,7 +21,8 @@ def write_recording(root: Path) -> Path:
     (d / "manifest.json").write_text(json.dumps({
         "source": "test", "recorded": "2026-01-01",
         "responses": [
-            {"method": "GET", "url": "https://api.demo.test/skus", "query": {"pageToken": "abc"}, "file": "p2.json"},
+            {"method": "GET", "url": "https://api.demo.test/skus", "query": {"pageToken": "abc"}, "file": "p2.json",
+             "headers": {"Link": '<https://api.demo.test/skus?page=3>; rel="next"'}},
             {"method": "GET", "url": "https://api.demo.test/skus", "file": "p1.json"},
             {"method": "POST", "url": "https://api.demo.test/graphql", "body_contains": "gpuTypes", "file": "p1.json", "status": 201},
         ],
@@ -40,7 +41,9 @@ def get(transport: ReplayTransport, method: str, url: str, **kw: object) -> http
 def test_requests_are_answered_from_the_manifest(tmp_path: Path) -> None:
     t = ReplayTransport.for_provider("demo", write_recording(tmp_path))
     assert get(t, "GET", "https://api.demo.test/skus?key=x").json() == {"page": 1}
-    assert get(t, "GET", "https://api.demo.test/skus", params={"pageToken": "abc"}).json() == {"page": 2}
+    second = get(t, "GET", "https://api.demo.test/skus", params={"pageToken": "abc"})
+    assert second.json() == {"page": 2}
+    assert second.headers["Link"] == '<https://api.demo.test/skus?page=3>; rel="next"'  # recorded headers are served
     assert get(t, "POST", "https://api.demo.test/graphql", json={"query": "{ gpuTypes { id } }"}).status_code == 201
     missing = get(t, "POST", "https://api.demo.test/graphql", json={"query": "{ pods }"})
     assert missing.status_code == 404 and "no recording for POST" in missing.text

@@ -15,7 +15,8 @@ Layout of a recordings directory (the bundled one is ``tracker/recordings/``)::
          "query": {"page": "2"},            # optional: these params must be present and equal
          "body_contains": "gpuTypes",       # optional: substring of the request body
          "file": "gpuTypes.json", "status": 200,
-         "content_type": "application/json"}
+         "content_type": "application/json",
+         "headers": {"Link": "<...?page=3>; rel=\"next\""}}  # optional: recorded response headers
       ]
     }
 
@@ -54,6 +55,8 @@ class Recording:
     content_type: str = "application/json"
     query: dict[str, str] = field(default_factory=dict)
     body_contains: str | None = None
+    #: Recorded response headers some APIs page with (``Link``, ``X-Total-Count``).
+    headers: dict[str, str] = field(default_factory=dict)
 
     def matches(self, request: httpx.Request) -> bool:
         if request.method != self.method or _url_key(request.url) != _url_key(self.url):
@@ -80,6 +83,7 @@ def load_manifest(provider_dir: Path) -> list[Recording]:
                 content_type=e.get("content_type", "application/json"),
                 query={k: str(v) for k, v in (e.get("query") or {}).items()},
                 body_contains=e.get("body_contains"),
+                headers={str(k): str(v) for k, v in (e.get("headers") or {}).items()},
             )
             for e in entries
         ]
@@ -117,7 +121,7 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 return httpx.Response(
                     rec.status,
                     content=rec.file.read_bytes(),
-                    headers={"Content-Type": rec.content_type},
+                    headers={**rec.headers, "Content-Type": rec.content_type},
                     request=request,
                 )
         text = f"no recording for {request.method} {_url_key(request.url)}"
