@@ -25,8 +25,10 @@ What is extracted
     "NVIDIA A100 NVLink") is the PCIe card (NVLink there is a bridge between PCIe cards), so
     ``gpu_raw`` says "PCIe" ("NVIDIA H100 PCIe") and ``extra["interconnect"] = "NVLink"`` keeps
     the bridge. Other names pass through unchanged. "VRAM (GB)", "Max pCPUs per GPU" and
-    "Max RAM (GB) per GPU" fill ``gpu_memory_gb``, ``vcpus`` and ``ram_gb`` where the list has them.
-    No region is printed.
+    "Max RAM (GB) per GPU" fill ``gpu_memory_gb``, ``vcpus`` and ``ram_gb`` where the list has them;
+    the reservation and spot lists print no VRAM, so their offers take it from the on-demand row
+    with the same ``gpu_raw`` (``extra["gpu_memory_from"] = "on-demand list"``), which tells the
+    catalog an 80 GB A100 from a 40 GB one. No region is printed.
 
 Selectors relied on (visible text and document structure, no class names)
     * a header row: an element whose first direct child reads "GPU Model" and that has at
@@ -39,6 +41,7 @@ Selectors relied on (visible text and document structure, no class names)
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from bs4 import Tag
@@ -98,6 +101,17 @@ def _gpu_raw(model: str) -> tuple[str, dict[str, Any]]:
     return model, extra
 
 
+def _memory_from_on_demand(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
+    """Reservation and spot lists print no VRAM: take it from the on-demand row of the same card."""
+    memory = {o.gpu_raw: o.gpu_memory_gb for o in offers if o.kind == "on_demand" and o.gpu_memory_gb is not None}
+    return [
+        replace(o, gpu_memory_gb=memory[o.gpu_raw], extra={**o.extra, "gpu_memory_from": "on-demand list"})
+        if o.gpu_memory_gb is None and o.gpu_raw in memory
+        else o
+        for o in offers
+    ]
+
+
 class HyperstackScraper(Scraper):
     name: ClassVar[str] = "hyperstack"
     display_name: ClassVar[str] = "Hyperstack"
@@ -128,7 +142,7 @@ class HyperstackScraper(Scraper):
             offers.extend(self._parse_list(header, title, *kind))
         if "on_demand" not in kinds_seen:
             raise layout_changed(self.name, "no 'On-Demand GPU Pricing' list with a 'GPU Model' column")
-        return offers
+        return _memory_from_on_demand(offers)
 
     def _parse_list(self, header: Tag, title: str, kind: str, term: int) -> list[ScrapedOffer]:
         labels = [norm_label(visible_text(c)) for c in _children(header)]

@@ -82,6 +82,15 @@ class TestHyperstack(ProviderContract):
         assert o[("NVIDIA B200", "reserved")].price_per_hour == 5.10
         assert ("NVIDIA B300", "reserved") not in o  # the reservation list has no B300 row
 
+    def test_reservation_and_spot_rows_take_vram_from_the_on_demand_row_of_the_same_card(self, offers: list[ScrapedOffer]) -> None:
+        o = by_key(offers)
+        spot_a100 = o[("NVIDIA A100", "spot")]
+        assert (spot_a100.gpu_memory_gb, spot_a100.extra["gpu_memory_from"]) == (80, "on-demand list")
+        assert o[("NVIDIA H100 PCIe", "spot")].gpu_memory_gb == 80  # on-demand "NVIDIA H100" is the same card
+        assert o[("NVIDIA B200", "reserved")].gpu_memory_gb == 192
+        assert (o[("NVIDIA B200", "reserved")].vcpus, o[("NVIDIA B200", "reserved")].ram_gb) == (None, None)
+        assert "gpu_memory_from" not in o[("NVIDIA B200", "on_demand")].extra
+
     def test_spot_values(self, offers: list[ScrapedOffer]) -> None:
         o = by_key(offers)
         assert o[("NVIDIA H100 PCIe", "spot")].price_per_hour == 2.00

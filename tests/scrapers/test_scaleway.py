@@ -162,3 +162,33 @@ def test_replay_walks_the_three_recorded_pages_by_their_link_headers() -> None:
     assert sorted(o.sku for o in ScalewayScraper(env={}).parse(fetched)) == [
         "L4-1-24G", "L4-2-24G", "L4-4-24G", "L4-8-24G", "RENDER-S"
     ]
+
+
+def _replay_prices(db_url: str, config: str) -> list[dict[str, Any]]:
+    import json
+
+    from typer.testing import CliRunner
+
+    from tracker.cli import app
+
+    runner = CliRunner()
+    scrape = runner.invoke(app, ["--config", config, "--db", db_url, "scrape", "--replay", "-p", "scaleway", "--format", "json"])
+    assert scrape.exit_code == 0, scrape.stdout
+    assert [(r["provider"], r["status"], r["offers"]) for r in json.loads(scrape.stdout)] == [("scaleway", "ok", 5)]
+    listed = runner.invoke(app, ["--config", config, "--db", db_url, "prices", "-p", "scaleway", "--format", "json"])
+    assert listed.exit_code == 0, listed.stdout
+    return json.loads(listed.stdout)
+
+
+def test_replayed_prices_stay_eur_without_a_rate(db_url: str, tmp_path: Any) -> None:
+    config = tmp_path / "plain.toml"
+    config.write_text("")
+    rows = {r["gpu_count"]: r for r in _replay_prices(db_url, str(config)) if r["gpu_raw"] == "NVIDIA L4"}
+    assert (rows[2]["currency"], rows[2]["price_per_hour"]) == ("EUR", pytest.approx(1.575))
+
+
+def test_replayed_prices_are_converted_with_a_configured_eur_rate(db_url: str, tmp_path: Any) -> None:
+    config = tmp_path / "eur.toml"
+    config.write_text("[currency_rates]\nEUR = 1.08\n")  # a test rate, not a quoted one
+    rows = {r["gpu_count"]: r for r in _replay_prices(db_url, str(config)) if r["gpu_raw"] == "NVIDIA L4"}
+    assert (rows[2]["currency"], rows[2]["price_per_hour"]) == ("USD", pytest.approx(1.575 * 1.08))
