@@ -14,7 +14,7 @@ import email.utils
 import json
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -84,8 +84,8 @@ class Http:
     def _fail(self, message: str) -> FetchError:
         return FetchError(f"{self.provider}: {message}" if self.provider else message)
 
-    async def request(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
-        """Send with retries; return a 2xx response or raise ``FetchError``."""
+    async def request(self, method: str, url: str, *, accept: Collection[int] = (), **kwargs: Any) -> httpx.Response:
+        """Send with retries; return a 2xx response (or one whose status is in ``accept``) or raise ``FetchError``."""
         headers = {"User-Agent": USER_AGENT, **(kwargs.pop("headers", None) or {})}
         where = f"{method} {redact_url(url)}"
         attempts = self.retries + 1
@@ -104,7 +104,7 @@ class Http:
                 await response.aclose()
                 await self._sleep(min(delay, MAX_RETRY_AFTER_S))
                 continue
-            if response.is_error:
+            if response.is_error and response.status_code not in accept:
                 tries = f" after {attempt} attempts" if attempt > 1 else ""
                 raise self._fail(f"{where} -> HTTP {response.status_code}{tries}")
             return response
@@ -112,6 +112,15 @@ class Http:
 
     async def get_json(self, url: str, **kwargs: Any) -> Any:
         return self._json(await self.request("GET", url, **kwargs))
+
+    async def get_json_or_none(self, url: str, **kwargs: Any) -> Any | None:
+        """JSON body, or ``None`` when the server answers 404: for documents that exist only for
+        some keys (AWS publishes a price list only for locations that sell the service)."""
+        response = await self.request("GET", url, accept=(404,), **kwargs)
+        if response.status_code == 404:
+            await response.aclose()
+            return None
+        return self._json(response)
 
     async def post_json(self, url: str, **kwargs: Any) -> Any:
         return self._json(await self.request("POST", url, **kwargs))
