@@ -1,137 +1,80 @@
-"""Amazon Web Services: EC2 GPU on-demand prices from the public Price List (bulk offer files).
+"""Amazon Web Services: EC2 GPU instances, Linux on-demand list prices per region.
 
-What is called: for each configured region, ``GET https://pricing.us-east-1.amazonaws.com/offers/
-v1.0/aws/AmazonEC2/current/<region>/index.json``. No auth. Each file is several hundred MB, so
-``fetch`` streams it to a temporary file with ``Http.download`` and returns the paths (an
-``OfferFiles`` list that owns them); ``parse`` streams each file with ijson and deletes the
-downloads once read (also on error, and when the list is garbage-collected unparsed). Nothing
-ever loads a whole offer file.
+Two sources, chosen with ``$AWS_PRICING_SOURCE`` (or the ``source=`` argument):
 
-Regions: ``DEFAULT_REGIONS``, or a comma-separated list in ``$AWS_PRICING_REGIONS``, or the
-``regions=`` argument. China regions live on another host and are not supported.
+* ``pricing-json`` (default): AWS's light pricing JSON, the documents its own on-demand pricing
+  page loads, one per location: ``GET https://b0.p.awsstatic.com/pricing/2.0/meteredUnitMaps/ec2/
+  USD/current/ec2-ondemand-without-sec-sel/<Location>/Linux/index.json`` with the location's
+  display name URL-quoted (``US%20East%20(N.%20Virginia)``). No auth. About 60 KB compressed per
+  location, so every public region is fetched by default (4 at a time). A 404 means AWS has no
+  listing for that location: logged and skipped; all of them 404 is an error (the URL moved).
+  Parsed by ``scrapers._aws_pricing_json``.
+* ``offer-file``: the Price List API bulk offer files, ``GET https://pricing.us-east-1.amazonaws.com/
+  offers/v1.0/aws/AmazonEC2/current/<region>/index.json``. Several hundred MB each, so they are
+  streamed to temporary files and parsed with ijson (``scrapers._aws_offer_file``); by default only
+  five regions. They carry the same prices plus every attribute of every SKU.
 
-Two streaming passes per file, because the two sections are far apart:
+Regions: ``$AWS_PRICING_REGIONS`` (comma- or space-separated codes) or ``regions=``; the default is
+every public region of ``scrapers._aws_common.REGIONS`` for the pricing JSON and ``DEFAULT_REGIONS``
+for offer files. China regions live on another partition and are not supported. Spot prices come
+from the separate ``aws_spot`` provider (another feed, another schedule, its own failures).
 
-1. ``products``: keep only GPU instance SKUs in a small dict. A product is kept when
-   ``productFamily`` is "Compute Instance" (or its bare-metal variant) and its ``attributes`` say
-   ``operatingSystem`` Linux, ``tenancy`` Shared, ``preInstalledSw`` NA, ``capacitystatus`` Used,
-   ``marketoption`` OnDemand (Capacity Blocks are excluded), ``licenseModel`` "No License required"
-   and ``locationType`` "AWS Region" (Local Zones carry their parent's ``regionCode`` and are left
-   out), and the ``instanceType`` is in ``tracker/catalog/data/instance_types.csv`` for aws or its ``gpu``
-   attribute is a positive count.
-2. ``terms.OnDemand[<sku>][<sku>.<offerTermCode>].priceDimensions[*].pricePerUnit.USD`` with
-   ``unit`` "Hrs": the hourly price of the whole instance.
-
-Extracted: ``instanceType`` (our ``sku`` and ``gpu_raw``; the payload names no GPU model),
-``regionCode``, ``vcpu``, ``memory`` ("1152 GiB"), the AWS product SKU code (``extra``). GPU model
-and count come from ``instance_gpu(instanceType, "aws")``; an instance type missing from that
-table keeps ``gpu=None`` and takes its count from the ``gpu`` attribute. Spot prices are not in
-offer files and are not emitted.
+GPU model and count come from the catalog's instance-type table; Trainium and Inferentia
+instances are skipped (they are not GPUs; see ``scrapers._aws_common``).
 """
 
 from __future__ import annotations
 
-import re
-import weakref
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import replace
-from pathlib import Path
-from typing import Any, BinaryIO, ClassVar, Final
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Final
 
-import ijson
-
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
-from tracker.catalog.instance_types import instance_gpu
+from scrapers._aws_common import REGION_CODE, REGIONS, REGIONS_ENV, split_regions
+from scrapers._aws_offer_file import OFFER_URL, OfferFiles, parse_offer_files
+from scrapers._aws_pricing_json import PRICING_URL, parse_documents, pricing_url
+from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
 from tracker.errors import ConfigError
 
-OFFER_URL: Final = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
+__all__ = [
+    "DEFAULT_REGIONS",
+    "OFFER_URL",
+    "PRICING_JSON_REGIONS",
+    "REGIONS_ENV",
+    "SOURCE_ENV",
+    "SOURCES",
+    "AwsScraper",
+    "OfferFiles",
+    "pricing_url",
+]
+
+log = logging.getLogger("scrapers.aws")
+
+SOURCE_ENV: Final = "AWS_PRICING_SOURCE"
+SOURCES: Final = ("pricing-json", "offer-file")
+#: Offer-file default: the regions with the most GPU capacity (each file is hundreds of MB).
 DEFAULT_REGIONS: Final = ("us-east-1", "us-east-2", "us-west-2", "eu-west-1", "eu-central-1")
-REGIONS_ENV: Final = "AWS_PRICING_REGIONS"
-_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d$")
-_MEMORY = re.compile(r"^\s*([\d.,]+)\s*(GiB|GB)\s*$", re.IGNORECASE)
-#: How far into a file the header (offerCode, version ...) may go before ``products`` starts.
-_HEADER_EVENTS = 200
-
-PRODUCT_FAMILIES: Final = frozenset({"Compute Instance", "Compute Instance (bare metal)"})
-#: attribute -> accepted values (``None`` in the set: the attribute may be absent).
-ATTRIBUTE_FILTER: Final[Mapping[str, frozenset[str | None]]] = {
-    "operatingSystem": frozenset({"Linux"}),
-    "tenancy": frozenset({"Shared"}),
-    "preInstalledSw": frozenset({"NA"}),
-    "capacitystatus": frozenset({"Used"}),
-    "marketoption": frozenset({"OnDemand", None}),
-    "licenseModel": frozenset({"No License required", None}),
-    "locationType": frozenset({"AWS Region", None}),
-}
-
-REGION_COUNTRY: Final[Mapping[str, str]] = {
-    "us-east-1": "US", "us-east-2": "US", "us-west-1": "US", "us-west-2": "US", "us-gov-east-1": "US",
-    "us-gov-west-1": "US", "ca-central-1": "CA", "ca-west-1": "CA", "mx-central-1": "MX", "sa-east-1": "BR",
-    "eu-west-1": "IE", "eu-west-2": "GB", "eu-west-3": "FR", "eu-central-1": "DE", "eu-central-2": "CH",
-    "eu-north-1": "SE", "eu-south-1": "IT", "eu-south-2": "ES", "il-central-1": "IL", "me-south-1": "BH",
-    "me-central-1": "AE", "af-south-1": "ZA", "ap-east-1": "HK", "ap-south-1": "IN", "ap-south-2": "IN",
-    "ap-northeast-1": "JP", "ap-northeast-2": "KR", "ap-northeast-3": "JP", "ap-southeast-1": "SG",
-    "ap-southeast-2": "AU", "ap-southeast-3": "ID", "ap-southeast-4": "AU", "ap-southeast-5": "MY",
-    "ap-southeast-7": "TH",
-}
-
-
-def _unlink_all(paths: Iterable[Path]) -> None:
-    for p in paths:
-        try:
-            p.unlink(missing_ok=True)
-        except OSError:  # pragma: no cover - best effort cleanup
-            pass
-
-
-class OfferFiles(list[Path]):
-    """Downloaded offer files that ``parse`` owns and deletes (or the GC does, if never parsed)."""
-
-    def __init__(self, paths: Iterable[Path] = ()) -> None:
-        super().__init__(paths)
-        # The finalizer must not hold ``self``: it keeps its own list of every path ever added.
-        self._registry: list[Path] = list(self)
-        weakref.finalize(self, _unlink_all, self._registry)
-
-    def append(self, path: Path) -> None:
-        super().append(path)
-        self._registry.append(path)
-
-    def extend(self, paths: Iterable[Path]) -> None:
-        paths = list(paths)
-        super().extend(paths)
-        self._registry.extend(paths)
-
-    def cleanup(self) -> None:
-        _unlink_all([*self._registry, *self])
-
-
-def _count(value: Any) -> float | None:
-    try:
-        n = float(str(value).replace(",", ""))
-    except (TypeError, ValueError):
-        return None
-    return n if n > 0 else None
-
-
-def _memory_gb(value: Any) -> float | None:
-    m = _MEMORY.match(str(value)) if value is not None else None
-    return float(m.group(1).replace(",", "")) if m else None
+#: Pricing-JSON default: every public region whose location name is known.
+PRICING_JSON_REGIONS: Final = tuple(code for code, r in REGIONS.items() if r.public)
+#: Pricing-JSON documents fetched at once.
+CONCURRENCY: Final = 4
 
 
 class AwsScraper(Scraper):
     name: ClassVar[str] = "aws"
     display_name: ClassVar[str] = "Amazon Web Services (EC2)"
     homepage: ClassVar[str] = "https://aws.amazon.com/ec2/pricing/on-demand/"
-    endpoint: ClassVar[str] = f"GET {OFFER_URL.format(region='<region>')}"
+    endpoint: ClassVar[str] = f"GET {PRICING_URL.format(location='<Location>')}"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "recording"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
-        "Linux shared-tenancy on-demand list prices for the configured regions ($AWS_PRICING_REGIONS); "
-        "no spot, Capacity Blocks, Local Zones or savings plans; GPU model from AWS instance-type pages."
+        "Linux shared-tenancy on-demand list prices per region ($AWS_PRICING_REGIONS; "
+        "$AWS_PRICING_SOURCE=offer-file reads the bulk Price List files instead); spot prices are the aws_spot provider; "
+        "no Capacity Blocks, Local Zones or savings plans; Trainium/Inferentia skipped (not GPUs); "
+        "GPU model from AWS instance-type pages."
     )
-    #: Offer files are hundreds of MB per region and on-demand prices rarely move: daily.
+    #: On-demand list prices rarely move: daily.
     default_interval_s: ClassVar[int] = 86400
 
     def __init__(
@@ -140,22 +83,60 @@ class AwsScraper(Scraper):
         *,
         replay: bool = False,
         regions: Sequence[str] | None = None,
+        source: str | None = None,
     ) -> None:
         super().__init__(env, replay=replay)
+        source = source or self.env.get(SOURCE_ENV, "").strip() or SOURCES[0]
+        if source not in SOURCES:
+            raise ConfigError(f"aws: {SOURCE_ENV} must be one of {', '.join(SOURCES)}, got {source!r}")
+        self.source: str = source
         if regions is None:
-            configured = self.env.get(REGIONS_ENV, "")
-            regions = [r for r in re.split(r"[\s,]+", configured) if r] or list(DEFAULT_REGIONS)
-        bad = [r for r in regions if not _REGION.match(r)]
+            regions = split_regions(self.env.get(REGIONS_ENV, "")) or (
+                PRICING_JSON_REGIONS if source == "pricing-json" else DEFAULT_REGIONS
+            )
+        bad = [r for r in regions if not REGION_CODE.match(r)]
         if bad:
             raise ConfigError(f"aws: {REGIONS_ENV} has an invalid region code {bad[0]!r} (expected e.g. us-east-1)")
+        unnamed = [r for r in regions if source == "pricing-json" and r not in REGIONS]
+        if unnamed:
+            raise ConfigError(
+                f"aws: no price-list location name is known for region {unnamed[0]!r}; "
+                f"use {SOURCE_ENV}=offer-file for it"
+            )
         self.regions: tuple[str, ...] = tuple(dict.fromkeys(regions))
 
-    async def fetch(self, http: Http) -> OfferFiles:
+    # --- fetch ----------------------------------------------------------------------------
+
+    async def fetch(self, http: Http) -> Any:
+        if self.source == "offer-file":
+            return await self._fetch_offer_files(http)
+        return await self._fetch_pricing_json(http)
+
+    async def _fetch_pricing_json(self, http: Http) -> dict[str, Any]:
+        """``{location: document}`` for every configured region that has a listing (404: none)."""
+        gate = asyncio.Semaphore(CONCURRENCY)
+
+        async def one(region: str) -> tuple[str, Any]:
+            location = REGIONS[region].location
+            async with gate:
+                return location, await http.get_json_or_none(pricing_url(location))
+
+        results = await asyncio.gather(*(one(r) for r in self.regions))
+        documents = {location: doc for location, doc in results if doc is not None}
+        missing = [location for location, doc in results if doc is None]
+        if missing:
+            log.info("aws: no on-demand price list (HTTP 404) for %s", ", ".join(missing))
+        if not documents:
+            raise FetchError(f"aws: every pricing JSON answered 404 ({len(results)} locations, e.g. {pricing_url(missing[0])})")
+        return documents
+
+    async def _fetch_offer_files(self, http: Http) -> OfferFiles:
         """Stream each region's offer file to disk; return the owned temp paths, in region order."""
         files = OfferFiles()
         try:
             for region in self.regions:
-                files.append(await http.download(OFFER_URL.format(region=region)))
+                url = OFFER_URL.format(region=region)
+                files.add(await http.download(url), region, url)
         except BaseException:
             files.cleanup()
             raise
@@ -164,188 +145,7 @@ class AwsScraper(Scraper):
     # --- parse ----------------------------------------------------------------------------
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        owned = isinstance(raw, OfferFiles)
-        paths = self._paths(raw)
-        try:
-            offers: dict[tuple[str, str, str], ScrapedOffer] = {}
-            for path in paths:
-                for offer in self._parse_file(path):
-                    key = (offer.sku, offer.region, offer.kind)
-                    if key in offers:
-                        raise ParseError(f"aws: {offer.sku} in {offer.region} appears in two offer files")
-                    offers[key] = offer
-                if owned:
-                    path.unlink(missing_ok=True)  # free the disk as soon as a region is read
-            if not offers:
-                raise ParseError(f"aws: no Linux on-demand GPU instance prices in {len(paths)} offer file(s)")
-            return list(offers.values())
-        finally:
-            if owned:
-                raw.cleanup()
-
-    def _paths(self, raw: Any) -> list[Path]:
-        if isinstance(raw, (str, Path)):
-            raw = [raw]
-        if not isinstance(raw, list) or not raw or not all(isinstance(p, (str, Path)) for p in raw):
-            raise ParseError(f"aws: expected an offer file path or a non-empty list of paths, got {type(raw).__name__}")
-        return [Path(p) for p in raw]
-
-    def _parse_file(self, path: Path) -> list[ScrapedOffer]:
-        try:
-            with path.open("rb") as fh:
-                self._check_header(fh, path)
-                fh.seek(0)
-                gpu_products = self._gpu_products(fh, path)
-                if not gpu_products:
-                    return []
-                fh.seek(0)
-                prices = self._on_demand_prices(fh, gpu_products)
-        except OSError as exc:
-            raise ParseError(f"aws: cannot read offer file {path.name}: {exc.strerror or exc}") from None
-        except ijson.JSONError as exc:
-            detail = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else type(exc).__name__
-            raise ParseError(f"aws: offer file {path.name} is not valid JSON ({detail})") from None
-        if not prices:
-            raise ParseError(f"aws: terms.OnDemand has no entry for any of the {len(gpu_products)} GPU products")
-        by_type: dict[str, ScrapedOffer] = {}
-        for sku, product in gpu_products.items():
-            price = prices.get(sku)
-            if not self._priced(price):
-                continue
-            offer = self._offer(sku, product, price)
-            old = by_type.get(offer.sku)
-            if old is not None:
-                # Two products for one instance type passed the filters: keep the cheaper, say so.
-                keep, other = (offer, old) if self._cheaper(offer, old) else (old, offer)
-                extra = {**keep.extra, "other_aws_skus": [*keep.extra.get("other_aws_skus", []), other.extra["aws_sku"]]}
-                if other.price_per_hour is not None:
-                    extra["other_prices"] = sorted({*keep.extra.get("other_prices", []), other.price_per_hour})
-                offer = replace(keep, extra=extra)
-            by_type[offer.sku] = offer
-        return list(by_type.values())
-
-    @staticmethod
-    def _cheaper(a: ScrapedOffer, b: ScrapedOffer) -> bool:
-        if a.price_per_hour is None or b.price_per_hour is None:
-            return b.price_per_hour is None and a.price_per_hour is not None
-        return a.price_per_hour < b.price_per_hour
-
-    @staticmethod
-    def _priced(price: tuple[float | None, list[float]] | None) -> bool:
-        # A product with an OnDemand term priced at 0 is "not sold here"; no term at all is kept
-        # as listed-without-price so it is not dropped silently.
-        return price is None or price[0] is None or price[0] > 0
-
-    def _check_header(self, fh: BinaryIO, path: Path) -> None:
-        """The scalars before ``products`` must describe an EC2 offer file, and ``products`` must follow."""
-        for n, (prefix, event, value) in enumerate(ijson.parse(fh)):
-            if prefix == "offerCode" and event == "string" and value != "AmazonEC2":
-                raise ParseError(f"aws: {path.name} is an offer file for {value!r}, not AmazonEC2")
-            if prefix == "" and event == "map_key" and value in ("products", "terms"):
-                return
-            if (prefix == "" and event == "end_map") or n > _HEADER_EVENTS:
-                break
-            if n == 0 and event != "start_map":
-                break
-        raise ParseError(f"aws: offer file {path.name} has no 'products' section")
-
-    def _gpu_products(self, fh: BinaryIO, path: Path) -> dict[str, dict[str, Any]]:
-        """Pass 1: the GPU instance products of the file, by SKU code (a few hundred at most)."""
-        kept: dict[str, dict[str, Any]] = {}
-        gpus: dict[str, tuple[str | None, float] | None] = {}
-        region_codes: set[str] = set()
-        for sku, product in ijson.kvitems(fh, "products"):
-            if not isinstance(product, dict):
-                raise ParseError(f"aws: products.{sku} should be an object, got {type(product).__name__}")
-            if product.get("productFamily") not in PRODUCT_FAMILIES:
-                continue
-            attrs = product.get("attributes")
-            if not isinstance(attrs, dict):
-                raise ParseError(f"aws: products.{sku}.attributes is missing")
-            if any(attrs.get(key) not in allowed for key, allowed in ATTRIBUTE_FILTER.items()):
-                continue
-            itype = attrs.get("instanceType")
-            if not isinstance(itype, str) or not itype:
-                raise ParseError(f"aws: products.{sku}.attributes.instanceType is missing")
-            if itype not in gpus:
-                known = instance_gpu(itype, "aws")
-                count = _count(attrs.get("gpu"))
-                gpus[itype] = (known[0], known[1]) if known else ((None, count) if count else None)
-            gpu = gpus[itype]
-            if gpu is None:
-                continue
-            region = attrs.get("regionCode")
-            if not isinstance(region, str) or not region:
-                raise ParseError(f"aws: products.{sku}.attributes.regionCode is missing")
-            region_codes.add(region)
-            kept[str(sku)] = {
-                "instanceType": itype,
-                "regionCode": region,
-                "gpu": gpu[0],
-                "gpu_count": gpu[1],
-                "vcpu": _count(attrs.get("vcpu")),
-                "memory": _memory_gb(attrs.get("memory")),
-                "storage": attrs.get("storage"),
-                "networkPerformance": attrs.get("networkPerformance"),
-            }
-        if len(region_codes) > 1:
-            raise ParseError(f"aws: offer file {path.name} mixes regions {sorted(region_codes)}")
-        return kept
-
-    def _on_demand_prices(
-        self, fh: BinaryIO, products: Mapping[str, Any]
-    ) -> dict[str, tuple[float | None, list[float]]]:
-        """Pass 2: (hourly USD price, other prices) for the kept SKUs from ``terms.OnDemand``."""
-        prices: dict[str, tuple[float | None, list[float]]] = {}
-        for sku, terms in ijson.kvitems(fh, "terms.OnDemand"):
-            if sku not in products:
-                continue
-            if not isinstance(terms, dict):
-                raise ParseError(f"aws: terms.OnDemand.{sku} should be an object")
-            found: list[float] = []
-            for term in terms.values():
-                dims = term.get("priceDimensions") if isinstance(term, dict) else None
-                if not isinstance(dims, dict):
-                    raise ParseError(f"aws: terms.OnDemand.{sku} has no priceDimensions")
-                for dim in dims.values():
-                    per_unit = dim.get("pricePerUnit") if isinstance(dim, dict) else None
-                    if not isinstance(per_unit, dict) or not per_unit:
-                        raise ParseError(f"aws: terms.OnDemand.{sku} priceDimension has no pricePerUnit")
-                    if dim.get("unit") not in ("Hrs", "Hours", "Hour", "hrs"):
-                        continue
-                    value = per_unit.get("USD")
-                    try:
-                        found.append(float(value))
-                    except (TypeError, ValueError):
-                        raise ParseError(f"aws: terms.OnDemand.{sku} has a non-numeric USD price {value!r}") from None
-            if not found:
-                prices[sku] = (None, [])
-                continue
-            best = min(found)
-            prices[sku] = (best, sorted({p for p in found if p != best}))
-        return prices
-
-    def _offer(self, sku: str, product: Mapping[str, Any], price: tuple[float | None, list[float]] | None) -> ScrapedOffer:
-        extra: dict[str, Any] = {"aws_sku": sku}
-        for key, name in (("storage", "storage"), ("networkPerformance", "network")):
-            if product.get(key):
-                extra[name] = product[key]
-        if price is None:
-            extra["no_on_demand_term"] = True
-        elif price[1]:
-            extra["other_prices"] = price[1]
-        region = product["regionCode"]
-        return self.offer(
-            sku=product["instanceType"],
-            region=region,
-            country=REGION_COUNTRY.get(region),
-            gpu_raw=product["instanceType"],
-            gpu=product["gpu"],
-            gpu_count=product["gpu_count"],
-            vcpus=product["vcpu"],
-            ram_gb=product["memory"],
-            price_per_hour=price[0] if price else None,
-            currency="USD",
-            kind="on_demand",
-            extra=extra,
-        )
+        """Pricing-JSON documents by location (a mapping), or offer files (paths / ``OfferFiles``)."""
+        if isinstance(raw, Mapping):
+            return parse_documents(raw, self.name)
+        return parse_offer_files(raw, self.name)
