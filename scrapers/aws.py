@@ -37,6 +37,7 @@ from scrapers.base import FetchError, Http, ScrapedOffer, Scraper
 from tracker.errors import ConfigError
 
 __all__ = [
+    "CONCURRENCY",
     "DEFAULT_REGIONS",
     "OFFER_URL",
     "PRICING_JSON_REGIONS",

@@ -17,6 +17,10 @@ Response::
         "sizes": [{"size": "p5.48xlarge", "valueColumns": [
             {"name": "linux", "prices": {"USD": "20.3632"}}, {"name": "mswin", "prices": {"USD": "N/A*"}}]}]}]}]}}
 
+The feed is served as ``application/x-javascript``; its predecessor (``spot.js``) wrapped the same
+object in ``callback(...);``, so ``fetch`` returns the body as text and ``parse`` accepts it with or
+without that wrapper (or an already decoded object).
+
 The Linux column is the price of the whole instance per hour in USD; "N/A*" means not offered
 there (its footnote). A size can be listed twice in a region (seen for g6 and gr6 sizes), the
 same price both times; differing duplicates keep the lower and note the other. ``type`` groups
@@ -28,6 +32,8 @@ GPU offer when the catalog's instance-type table maps it; Trainium and Inferenti
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final
@@ -39,6 +45,7 @@ from tracker.errors import ConfigError
 SPOT_URL: Final = "https://website.spot.ec2.aws.a2z.com/spot.json"
 #: The price of an OS that is not offered for a size (the feed's footnote "*").
 NOT_OFFERED: Final = frozenset({"N/A*", "N/A"})
+_JSONP: Final = re.compile(r"^\s*callback\((.*)\);?\s*$", re.DOTALL)
 
 
 class AwsSpotScraper(Scraper):
@@ -66,7 +73,7 @@ class AwsSpotScraper(Scraper):
         self.regions: frozenset[str] = frozenset(regions)
 
     async def fetch(self, http: Http) -> Any:
-        return await http.get_json(SPOT_URL)
+        return await http.get_text(SPOT_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         offers: dict[tuple[str, str], ScrapedOffer] = {}
@@ -102,6 +109,7 @@ def spot_prices(raw: Any, provider: str = "aws_spot") -> list[tuple[str, str, fl
     ``ParseError`` naming the provider and the field.
     """
     where = f"{provider}: spot.json"
+    raw = _decode(raw, where)
     config = raw.get("config") if isinstance(raw, Mapping) else None
     if not isinstance(config, Mapping):
         raise ParseError(f"{where} has no 'config' object")
@@ -141,6 +149,19 @@ def spot_prices(raw: Any, provider: str = "aws_spot") -> list[tuple[str, str, fl
                 if price is not None:
                     out.append((region, size, price))
     return out
+
+
+def _decode(raw: Any, where: str) -> Any:
+    """The feed's object from its body text (plain JSON or ``callback(...);``), or ``raw`` as is."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", "replace")
+    if not isinstance(raw, str):
+        return raw
+    m = _JSONP.match(raw)
+    try:
+        return json.loads(m.group(1) if m else raw)
+    except ValueError as exc:
+        raise ParseError(f"{where} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
 
 
 def _linux_price(item: Mapping[str, Any], where: str) -> float | None:

@@ -9,6 +9,7 @@ copies of real rows. The offer-file source is tested in ``test_aws_offer_file.py
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import logging
@@ -20,7 +21,7 @@ import httpx
 import pytest
 
 from scrapers._aws_common import REGIONS
-from scrapers.aws import PRICING_JSON_REGIONS, REGIONS_ENV, SOURCE_ENV, AwsScraper, pricing_url
+from scrapers.aws import CONCURRENCY, PRICING_JSON_REGIONS, REGIONS_ENV, SOURCE_ENV, AwsScraper, pricing_url
 from scrapers.base import FetchError, ParseError, ScrapedOffer
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
@@ -252,6 +253,30 @@ class TestAwsPricingJson(ProviderContract):
         transport = httpx.MockTransport(lambda request: httpx.Response(503))
         with pytest.raises(FetchError, match="HTTP 503"):
             run_fetch(AwsScraper(env={}, regions=["us-east-1"]), transport)
+
+    def test_default_fetch_asks_every_public_region_at_most_four_at_a_time(self) -> None:
+        class Counting(httpx.AsyncBaseTransport):
+            def __init__(self) -> None:
+                self.in_flight = self.peak = 0
+                self.paths: list[str] = []
+
+            async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+                self.in_flight += 1
+                self.peak = max(self.peak, self.in_flight)
+                self.paths.append(unquote(request.url.raw_path.decode()))
+                for _ in range(3):
+                    await asyncio.sleep(0)  # let the other requests start if the gate allows
+                self.in_flight -= 1
+                return httpx.Response(404, request=request)
+
+        transport = Counting()
+        with pytest.raises(FetchError, match=f"every pricing JSON answered 404 \\({len(PRICING_JSON_REGIONS)} locations"):
+            run_fetch(AwsScraper(env={}), transport)
+        assert transport.peak == CONCURRENCY
+        assert sorted(transport.paths) == sorted(
+            f"/pricing/2.0/meteredUnitMaps/ec2/USD/current/ec2-ondemand-without-sec-sel/{REGIONS[r].location}/Linux/index.json"
+            for r in PRICING_JSON_REGIONS
+        )
 
     def test_pricing_url_quotes_the_location_like_aws(self) -> None:
         assert pricing_url(VIRGINIA) == VIRGINIA_URL

@@ -9,6 +9,7 @@ sizes. Not handmade. Shape and error tests edit copies of them.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import httpx
@@ -17,7 +18,7 @@ import pytest
 from scrapers._aws_common import REGIONS_ENV
 from scrapers.aws_spot import SPOT_URL, AwsSpotScraper, spot_prices
 from scrapers.base import ParseError, ScrapedOffer
-from tests.conftest import load_json
+from tests.conftest import fixture_path, load_json
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
 from tracker.errors import ConfigError
 
@@ -83,6 +84,8 @@ class TestAwsSpot(ProviderContract):
             no_region,
             sizes_not_list,
             load_json(CPU_EXCERPT),  # real, but no GPU size at all
+            "<html><body>503 Service Unavailable</body></html>",
+            fixture_path(GPU_EXCERPT).read_text()[:5000],  # a truncated body
         ]
 
     # --- values read from the recording ---------------------------------------------------
@@ -158,11 +161,21 @@ class TestAwsSpot(ProviderContract):
             seen.append(request)
             return httpx.Response(200, json=feed(), headers={"Content-Type": "application/x-javascript"})
 
-        raw = run_fetch(AwsSpotScraper(env={}), httpx.MockTransport(handler))
+        scraper = AwsSpotScraper(env={})
+        raw = run_fetch(scraper, httpx.MockTransport(handler))
         (request,) = seen
         assert (request.method, str(request.url)) == ("GET", SPOT_URL)
         assert "authorization" not in request.headers and not request.content
-        assert raw == feed()
+        assert json.loads(raw) == feed()  # the body text; parse decodes it
+        assert scraper.parse(raw) == scraper.parse(feed())
+
+    def test_the_body_is_read_with_or_without_the_old_callback_wrapper(self) -> None:
+        text = fixture_path(GPU_EXCERPT).read_text()
+        scraper = AwsSpotScraper(env={})
+        expected = scraper.parse(feed())
+        assert scraper.parse(text) == expected
+        assert scraper.parse(text.encode()) == expected
+        assert scraper.parse(f"callback({text});") == expected
 
     def test_regions_filter(self) -> None:
         assert AwsSpotScraper(env={}).regions == frozenset()  # every region in the feed
