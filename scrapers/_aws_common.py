@@ -14,7 +14,8 @@ catalog's instance-type table (one public source per row). Trainium and Inferent
 (``trn1``, ``trn1n``, ``trn2``, ``inf1``, ``inf2``) and the other non-GPU accelerators AWS files
 next to GPUs (Gaudi ``dl1``, Qualcomm ``dl2q``, FPGA ``f1``/``f2``, Xilinx ``vt1``) are skipped on
 purpose: they are not GPUs, the catalog has no spec rows for them, and counting their chips as
-"GPUs" (the offer file says ``gpu: 16`` for trn1.32xlarge) would put them in GPU price comparisons.
+"GPUs" (an offer file's ``gpu`` attribute made trn1.32xlarge 16 unmapped GPUs) would put them in
+GPU price comparisons. The spot feed files Trainium and Inferentia under ``gpuCurrentGen``.
 """
 
 from __future__ import annotations
