@@ -3,13 +3,25 @@
 Storage model (why it is shaped this way):
 
 * ``offer`` is one priced thing, identified by (provider, sku, region, kind, term_months).
-* ``price_interval`` holds a price for a span of time: a scrape that sees the same price,
-  currency and availability only moves ``last_seen``; a different one opens a new interval.
-  A year of hourly scrapes of 2,000 mostly stable offers is then thousands of rows, not
-  17 million. "Price at t" is the interval with ``first_seen <= t <= last_seen``; gaps stay
-  gaps. ``gpu``, ``provider`` and ``kind`` are denormalised onto it for the two hot
-  questions: the latest price per offer and a GPU's history over a range.
-* ``scrape_run`` records every attempt per provider, whatever happened.
+* ``price_interval`` holds a price for a run of consecutive successful observations of one
+  offer: a collection that sees the same price, currency and availability right after the
+  one that saw it last only moves ``last_seen``; anything else (a change, an absence, a
+  failed or missing collection in between) opens a new interval. ``ends_at`` is the
+  provider's next collection attempt after ``last_seen`` once it happened (NULL while the
+  interval is current): a price holds until then and never longer. Rows are compact for a
+  year of hourly data: times are integer epoch seconds, provider/gpu/kind/currency are small
+  integer ids from ``label``; the only index is ``(gpu_id, last_seen)`` for a GPU's
+  history over a range (the other hot question, the latest price per offer, is answered by
+  ``offer_state``).
+* ``offer_state`` is the current state: per offer, its newest interval. Previous prices,
+  market medians and "what is on sale now" read it instead of scanning history, so the work
+  of one collection does not grow with the length of the history.
+* ``rollup_hour`` / ``rollup_day`` hold min, median, max and offer count per (gpu, provider,
+  kind, bucket), maintained by the store as data arrives (``db.rollups``): long-range
+  history reads them instead of the raw intervals, which may be pruned after
+  ``retention.raw_days``.
+* ``scrape_run`` records every attempt per provider, whatever happened; ``provider``
+  remembers the last attempt, so the store can tell a continuous run from a gap.
 * ``quarantine`` keeps rejected or implausible observations with their reason, out of the
   price history, so they can be inspected but never alerted on.
 """
@@ -19,7 +31,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, Column, Index, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, SmallInteger, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from db.types import UTCDateTime, utcnow
@@ -32,7 +44,24 @@ class Provider(SQLModel, table=True):
     last_status: str | None = None
     #: ``started_at`` of the last successful run: offers seen then are the current ones.
     last_success_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    #: ``started_at`` of the last attempt, whatever its outcome: an interval continues only
+    #: when the previous attempt saw it.
+    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    #: Seconds between collections when it was last collected: how long a price may be taken
+    #: to hold after its last observation in buckets finer than that (NULL: one hour).
+    interval_s: int | None = None
     consecutive_failures: int = 0
+
+
+class Label(SQLModel, table=True):
+    """Small integer ids for the strings every interval would otherwise repeat
+    (``space`` is ``provider``, ``gpu``, ``kind`` or ``currency``)."""
+
+    __table_args__ = (UniqueConstraint("space", "name", name="uq_label_space_name"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    space: str = Field(max_length=16)
+    name: str = Field(max_length=255)
 
 
 class GpuModel(SQLModel, table=True):
@@ -90,26 +119,61 @@ class Offer(SQLModel, table=True):
 
 
 class PriceInterval(SQLModel, table=True):
+    """One price of one offer over a run of consecutive observations; times in epoch seconds."""
+
     __tablename__ = "price_interval"
-    __table_args__ = (
-        Index("ix_price_interval_offer_last", "offer_id", "last_seen"),
-        Index("ix_price_interval_gpu_time", "gpu", "first_seen", "last_seen"),
-        Index("ix_price_interval_provider_last", "provider", "last_seen"),
-    )
+    __table_args__ = (Index("ix_price_interval_gpu_last", "gpu_id", "last_seen"),)
 
     id: int | None = Field(default=None, primary_key=True)
     offer_id: int = Field(foreign_key="offer.id")
-    provider: str = Field(max_length=64)
-    gpu: str | None = Field(default=None, max_length=64)
-    kind: str = Field(max_length=16)
+    provider_id: int = Field(sa_type=SmallInteger)
+    gpu_id: int | None = Field(default=None, sa_type=SmallInteger)
+    kind_id: int = Field(sa_type=SmallInteger)
+    currency_id: int = Field(sa_type=SmallInteger)
     price_per_hour: float
     price_per_gpu_hour: float
-    currency: str = Field(default="USD", max_length=3)
     available: bool | None = None
-    first_seen: datetime = Field(sa_type=UTCDateTime)
-    last_seen: datetime = Field(sa_type=UTCDateTime)
-    #: How many scrapes saw this interval (first included): lets analysis tell a one-off from a plateau.
+    first_seen: int = Field(sa_type=BigInteger)
+    last_seen: int = Field(sa_type=BigInteger)
+    #: The provider's next collection attempt after ``last_seen`` (NULL while current).
+    ends_at: int | None = Field(default=None, sa_type=BigInteger)
+    #: How many collections saw this interval (first included): a one-off versus a plateau.
     observations: int = 1
+
+
+class OfferState(SQLModel, table=True):
+    """The current state: each offer's newest interval (one row per priced offer)."""
+
+    __tablename__ = "offer_state"
+    __table_args__ = (Index("ix_offer_state_provider", "provider_id", "last_seen"),)
+
+    offer_id: int = Field(primary_key=True, foreign_key="offer.id", sa_column_kwargs={"autoincrement": False})
+    interval_id: int
+    provider_id: int = Field(sa_type=SmallInteger)
+    last_seen: int = Field(sa_type=BigInteger)
+
+
+class _Rollup(SQLModel):
+    """Min, median, max and number of offers of one (gpu, provider, kind) over one bucket."""
+
+    gpu_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    bucket: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
+    provider_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    kind_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    min: float
+    median: float
+    max: float
+    offers: int
+
+
+class RollupHour(_Rollup, table=True):
+    __tablename__ = "rollup_hour"
+    __table_args__ = {"sqlite_with_rowid": False}
+
+
+class RollupDay(_Rollup, table=True):
+    __tablename__ = "rollup_day"
+    __table_args__ = {"sqlite_with_rowid": False}
 
 
 class ScrapeRun(SQLModel, table=True):
@@ -125,6 +189,8 @@ class ScrapeRun(SQLModel, table=True):
     offers_seen: int = 0
     new_offers: int = 0
     prices_changed: int = 0
+    #: Offers seen again after a gap (absent, or a failed or missing collection in between).
+    returned_offers: int = 0
     quarantined: int = 0
     unmapped: int = 0
     duration_s: float | None = None

@@ -11,11 +11,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import func
+from sqlalchemy import bindparam, func, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
+from db import labels
 from db.models import GpuModel, Offer, PriceInterval, Provider, Quarantine, ScrapeRun
+from db.types import epoch, from_epoch
 
 Identity = tuple[str, str, str, int]
 PRICE_EPSILON = 1e-9
@@ -28,6 +30,8 @@ class StoreStats:
     prices_changed: int
     unchanged: int
     unpriced: int
+    #: Offers seen before, but not by the previous collection attempt (back after a gap).
+    returned: int = 0
 
 
 def ensure_provider(session: Session, name: str, display_name: str = "") -> Provider:
@@ -50,23 +54,15 @@ def offers_by_identity(session: Session, provider: str) -> dict[Identity, Offer]
     return {_identity(o): o for o in rows}
 
 
-def latest_intervals(session: Session, provider: str) -> dict[int, PriceInterval]:
-    """The newest price interval of every offer of ``provider``, by offer id."""
-    newest = (
-        select(func.max(PriceInterval.id))
-        .where(PriceInterval.provider == provider)
-        .group_by(PriceInterval.offer_id)
-        .scalar_subquery()
-    )
-    rows = session.exec(select(PriceInterval).where(col(PriceInterval.id).in_(newest))).all()
-    return {r.offer_id: r for r in rows}
-
-
 def previous_prices(session: Session, provider: str) -> dict[Identity, float]:
-    """Last stored whole-instance price per offer identity (for outlier checks)."""
-    offers = offers_by_identity(session, provider)
-    latest = latest_intervals(session, provider)
-    return {ident: latest[o.id].price_per_hour for ident, o in offers.items() if o.id in latest}
+    """Last stored whole-instance price per offer identity (for outlier checks), from the
+    current state: one row per offer of ``provider``, however long the history."""
+    stmt = text(
+        "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour FROM offer_state s "
+        "JOIN label l ON l.id = s.provider_id JOIN price_interval i ON i.id = s.interval_id "
+        "JOIN offer o ON o.id = s.offer_id WHERE l.space = 'provider' AND l.name = :p"
+    )
+    return {(sku, region, kind, term): price for sku, region, kind, term, price in session.connection().execute(stmt, {"p": provider})}
 
 
 def pending_jumps(session: Session, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:
@@ -86,7 +82,8 @@ def pending_jumps(session: Session, provider: str, marker: str = "held until a s
 
 
 def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
-    """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers."""
+    """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers
+    (from the current state, not from history)."""
     import statistics
 
     by_gpu: dict[str, list[float]] = {}
@@ -97,6 +94,22 @@ def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
 
 
 # --- reads ---------------------------------------------------------------------------------
+
+
+def _current_condition(session: Session, providers: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:
+    """SQL matching ``offer_state`` rows listed by their provider's latest successful collection."""
+    conn = session.connection()
+    ids = {n: i for i, n in labels.names(conn, "provider").items()}
+    parts, params = [], {}
+    for k, p in enumerate(session.exec(select(Provider)).all()):
+        if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
+            continue
+        # after a successful collection, what it listed is open; after a failed one, the
+        # last good list was closed by the failure and is still shown (held)
+        still_open = "" if p.last_status in ("failed", "skipped") else " AND i.ends_at IS NULL"
+        parts.append(f"(s.provider_id = :p{k} AND s.last_seen = :t{k}{still_open})")
+        params[f"p{k}"], params[f"t{k}"] = ids[p.name], epoch(p.last_success_at)
+    return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
 
 
 def latest_prices(
@@ -111,48 +124,41 @@ def latest_prices(
     """Current price of every offer listed by its provider's latest successful scrape,
     cheapest per GPU-hour first.
 
-    "Current" means the interval's ``last_seen`` equals the provider's ``last_success_at``:
-    an offer missing from the latest good scrape is no longer on sale and is not shown.
+    "Current" means the offer's newest interval (``offer_state``) was seen by the provider's
+    latest successful collection (``last_success_at``): an offer missing from it is no
+    longer on sale and is not shown.
     """
-    stmt = (
-        select(PriceInterval, Offer)
-        .join(Offer, col(Offer.id) == col(PriceInterval.offer_id))
-        .join(Provider, col(Provider.name) == col(PriceInterval.provider))
-        .where(PriceInterval.last_seen == Provider.last_success_at)
+    where, params = _current_condition(session, providers)
+    sql = (
+        "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
+        "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen "
+        "FROM offer_state s JOIN price_interval i ON i.id = s.interval_id JOIN offer o ON o.id = s.offer_id "
+        f"JOIN label c ON c.id = i.currency_id WHERE {where}"
     )
+    binds = []
     if gpus is not None:
-        stmt = stmt.where(col(PriceInterval.gpu).in_(list(gpus)))
+        sql += " AND o.gpu IN :gpus"
+        params["gpus"] = list(gpus) or [""]
+        binds.append(bindparam("gpus", expanding=True))
     elif not include_unmapped:
-        stmt = stmt.where(col(PriceInterval.gpu).is_not(None))
-    if providers:
-        stmt = stmt.where(col(PriceInterval.provider).in_(list(providers)))
+        sql += " AND o.gpu IS NOT NULL"
     if kinds:
-        stmt = stmt.where(col(PriceInterval.kind).in_(list(kinds)))
+        sql += " AND o.kind IN :kinds"
+        params["kinds"] = list(kinds)
+        binds.append(bindparam("kinds", expanding=True))
     if regions:
-        stmt = stmt.where(col(Offer.region).in_(list(regions)))
-    stmt = stmt.order_by(col(PriceInterval.price_per_gpu_hour), col(PriceInterval.provider), col(Offer.sku))
+        sql += " AND o.region IN :regions"
+        params["regions"] = list(regions)
+        binds.append(bindparam("regions", expanding=True))
+    sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
+    keys = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
+            "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
     out = []
-    for interval, offer in session.exec(stmt).all():
-        out.append(
-            {
-                "provider": offer.provider,
-                "gpu": offer.gpu,
-                "gpu_raw": offer.gpu_raw,
-                "gpu_count": offer.gpu_count,
-                "gpu_memory_gb": offer.gpu_memory_gb,
-                "kind": offer.kind,
-                "term_months": offer.term_months,
-                "region": offer.region,
-                "country": offer.country,
-                "sku": offer.sku,
-                "price_per_hour": interval.price_per_hour,
-                "price_per_gpu_hour": interval.price_per_gpu_hour,
-                "currency": interval.currency,
-                "available": interval.available,
-                "observed_at": interval.last_seen,
-                "price_since": interval.first_seen,
-            }
-        )
+    for row in session.connection().execute(text(sql).bindparams(*binds), params).all():
+        d = dict(zip(keys, row, strict=True))
+        d["available"] = None if d["available"] is None else bool(d["available"])
+        d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
+        out.append(d)
     return out
 
 
@@ -227,18 +233,75 @@ def latest_run_per_provider(session: Session) -> dict[str, ScrapeRun]:
 
 def current_offer_counts(session: Session) -> dict[str, int]:
     """Per provider: priced offers listed by its latest successful scrape (what ``latest_prices`` shows)."""
-    stmt = (
-        select(PriceInterval.provider, func.count())
-        .join(Provider, col(Provider.name) == col(PriceInterval.provider))
-        .where(PriceInterval.last_seen == Provider.last_success_at)
-        .group_by(PriceInterval.provider)
-    )
-    return {p: n for p, n in session.exec(stmt).all()}
+    where, params = _current_condition(session)
+    rows = session.connection().execute(
+        text("SELECT l.name, COUNT(*) FROM offer_state s JOIN label l ON l.id = s.provider_id "
+             f"JOIN price_interval i ON i.id = s.interval_id WHERE {where} GROUP BY l.name"),
+        params,
+    ).all()
+    return {p: n for p, n in rows}
 
 
 def first_price_at(session: Session, gpus: Sequence[str] | None = None) -> datetime | None:
-    """When the oldest stored price (of ``gpus``, when given) was first seen."""
-    stmt = select(func.min(PriceInterval.first_seen))
-    if gpus is not None:
-        stmt = stmt.where(col(PriceInterval.gpu).in_(list(gpus)))
-    return session.exec(stmt).one()  # min() keeps the column's type: UTC-aware on every backend
+    """When the oldest stored price (of ``gpus``, when given) was first seen (roll-ups count:
+    raw intervals past the retention time are gone, their buckets are not)."""
+    conn = session.connection()
+    ids = labels.lookup(conn, "gpu", gpus) if gpus is not None else sorted(labels.names(conn, "gpu"))
+    if not ids:
+        return None
+    raw = conn.execute(
+        text("SELECT MIN(first_seen) FROM price_interval WHERE gpu_id IN :g").bindparams(bindparam("g", expanding=True)),
+        {"g": ids},
+    ).scalar()
+    rolled = conn.execute(
+        text("SELECT MIN(bucket) FROM rollup_day WHERE gpu_id IN :g").bindparams(bindparam("g", expanding=True)),
+        {"g": ids},
+    ).scalar()
+    if raw is None and rolled is None:
+        return None
+    if raw is not None and (rolled is None or raw - rolled < 86_400):
+        return from_epoch(raw)  # the day's roll-up starts at midnight; the raw time is exact
+    return from_epoch(rolled)
+
+
+@dataclass(frozen=True, slots=True)
+class IntervalRow:
+    """One stored interval with names and datetimes (for inspection, exports and tests)."""
+
+    id: int
+    offer_id: int
+    provider: str
+    gpu: str | None
+    kind: str
+    currency: str
+    price_per_hour: float
+    price_per_gpu_hour: float
+    available: bool | None
+    first_seen: datetime
+    last_seen: datetime
+    ends_at: datetime | None
+    observations: int
+
+
+def interval_rows(session: Session, *, provider: str | None = None, offer_id: int | None = None) -> list[IntervalRow]:
+    """Stored intervals in id order (of one provider or offer when given)."""
+    conn = session.connection()
+    names = {i: n for (_s, n), i in labels.all_labels(conn).items()}
+    sql = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, currency_id, price_per_hour, price_per_gpu_hour, "
+           "available, first_seen, last_seen, ends_at, observations FROM price_interval WHERE 1 = 1")
+    params: dict[str, Any] = {}
+    if provider is not None:
+        ids = labels.lookup(conn, "provider", [provider])
+        sql += " AND provider_id = :p"
+        params["p"] = ids[0] if ids else -1
+    if offer_id is not None:
+        sql += " AND offer_id = :o"
+        params["o"] = offer_id
+    out = []
+    for r in conn.execute(text(sql + " ORDER BY id"), params).all():
+        out.append(IntervalRow(
+            r[0], r[1], names[r[2]], names.get(r[3]) if r[3] is not None else None, names[r[4]], names[r[5]], r[6], r[7],
+            None if r[8] is None else bool(r[8]), from_epoch(r[9]), from_epoch(r[10]),
+            from_epoch(r[11]) if r[11] is not None else None, r[12],
+        ))
+    return out

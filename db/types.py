@@ -39,3 +39,15 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+def epoch(value: datetime) -> int:
+    """Integer epoch seconds (floored) of an aware datetime: how interval times are stored."""
+    if value.tzinfo is None:
+        raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware UTC")
+    return int(value.timestamp() // 1)
+
+
+def from_epoch(value: int | float) -> datetime:
+    """The UTC datetime of stored epoch seconds."""
+    return datetime.fromtimestamp(int(value), UTC)

@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 from db import queries
 from db.engine import make_engine
 from db.migrate import init_db
-from db.models import Offer, PriceInterval, Provider, Quarantine, ScrapeRun
+from db.models import Offer, Provider, Quarantine, ScrapeRun
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tests.analysis.test_history import store_day_one
 from tests.conftest import fixture_path
@@ -94,7 +94,7 @@ def test_history_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path,
     assert a.equals(b), (a, b)
     # the gaps came back as gaps: beta's outage and delta's delisting are separate intervals
     with Session(engine) as s:
-        beta = s.exec(select(PriceInterval).where(PriceInterval.provider == "beta").order_by(PriceInterval.id)).all()
+        beta = queries.interval_rows(s, provider="beta")
     assert [(i.first_seen, i.last_seen, i.price_per_hour) for i in beta] == [
         (T0, T0 + 2 * HOUR, 2.8), (T0 + 5 * HOUR, T0 + 11 * HOUR, 2.7)]
 
@@ -239,7 +239,7 @@ def test_skypilot_import_continues_scraped_intervals(engine: Engine, tmp_path: P
     import_file(engine, tmp_path / "vms.csv", provider="lambda", observed_at=OBSERVED)
     with Session(engine) as s:
         oid = s.exec(select(Offer.id).where(Offer.sku == "gpu_1x_h100_sxm5", Offer.region == "us-east-1")).one()
-        ivs = s.exec(select(PriceInterval).where(PriceInterval.offer_id == oid)).all()
+        ivs = queries.interval_rows(s, offer_id=oid)
     assert [(i.first_seen, i.last_seen) for i in ivs] == [(OBSERVED.replace(hour=11), OBSERVED)]
 
 

@@ -11,6 +11,7 @@ from sqlmodel import Session, select
 from db import queries
 from db.engine import mask_url, session_scope
 from db.models import Offer, PriceInterval, Provider
+from db.types import from_epoch
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -36,7 +37,7 @@ def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> queries.St
 def intervals(engine: Engine) -> list[tuple[float, datetime, datetime, int]]:
     with Session(engine) as s:
         rows = s.exec(select(PriceInterval).order_by(PriceInterval.id)).all()
-        return [(r.price_per_hour, r.first_seen, r.last_seen, r.observations) for r in rows]
+        return [(r.price_per_hour, from_epoch(r.first_seen), from_epoch(r.last_seen), r.observations) for r in rows]
 
 
 def test_unchanged_price_extends_the_interval(engine: Engine) -> None:
@@ -67,7 +68,7 @@ def test_absence_leaves_a_gap(engine: Engine) -> None:
     with Session(engine) as s:
         a_id = s.exec(select(Offer.id).where(Offer.sku == "a")).one()
         a = s.exec(select(PriceInterval).where(PriceInterval.offer_id == a_id).order_by(PriceInterval.id)).all()
-    assert [(i.first_seen, i.last_seen) for i in a] == [(T0, T0), (T0 + 2 * HOUR, T0 + 2 * HOUR)]
+    assert [(from_epoch(i.first_seen), from_epoch(i.last_seen)) for i in a] == [(T0, T0), (T0 + 2 * HOUR, T0 + 2 * HOUR)]
 
 
 def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine) -> None:

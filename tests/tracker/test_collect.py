@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from db import queries
-from db.models import PriceInterval, Provider, Quarantine, ScrapeRun
+from db.models import Provider, Quarantine, ScrapeRun
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
@@ -60,7 +60,7 @@ def test_failures_are_isolated_and_recorded(engine: Engine) -> None:
         "good": "ok", "broken": "failed", "changed": "failed", "slow": "failed", "locked": "skipped"}
     assert stored["broken"].finished_at is not None and stored["broken"].error_class == "FetchError"
     with Session(engine) as s:
-        providers = {i.provider for i in s.exec(select(PriceInterval)).all()}
+        providers = {i.provider for i in queries.interval_rows(s)}
         assert providers == {"good"}
         assert s.get(Provider, "broken").consecutive_failures == 1  # type: ignore[union-attr]
         assert s.get(Provider, "locked").consecutive_failures == 0  # type: ignore[union-attr]

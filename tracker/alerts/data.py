@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlalchemy import bindparam, text
+from sqlmodel import Session, select
 
-from db import queries
-from db.models import Offer, PriceInterval, Provider
+from db import labels, queries
+from db.models import Provider
+from db.types import epoch
 from tracker.alerts.rules import HOURS_PER_MONTH, Rule
 from tracker.config.settings import Settings
 
@@ -159,36 +161,49 @@ def observe(session: Session, rule: Rule, settings: Settings, now: datetime, spe
     return Observation(now, fresh, combined, status, stamp, reference, low)
 
 
-def _interval_query(rule: Rule) -> Any:
-    stmt = (
-        select(PriceInterval, Offer)
-        .join(Offer, col(Offer.id) == col(PriceInterval.offer_id))
-        .where(col(PriceInterval.gpu).in_(list(rule.gpus)), col(PriceInterval.kind).in_(list(rule.kinds)),
-               PriceInterval.currency == "USD")
-    )
+def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> list[tuple[Any, ...]]:
+    """(offer_id, provider, gpu, price_per_gpu_hour, first_seen, last_seen, ends_at) of the
+    stored USD intervals the rule watches (times in epoch seconds)."""
+    conn = session.connection()
+    sql = ("SELECT i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, i.last_seen, i.ends_at "
+           "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+           "JOIN label lg ON lg.id = i.gpu_id WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
+    usd = labels.lookup(conn, "currency", ["USD"])
+    params: dict[str, Any] = {"gpus": labels.lookup(conn, "gpu", rule.gpus) or [-1],
+                              "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": usd[0] if usd else -1}
+    binds = [bindparam("gpus", expanding=True), bindparam("kinds", expanding=True)]
     if rule.providers:
-        stmt = stmt.where(col(PriceInterval.provider).in_(list(rule.providers)))
+        sql += " AND i.provider_id IN :providers"
+        params["providers"] = labels.lookup(conn, "provider", rule.providers) or [-1]
+        binds.append(bindparam("providers", expanding=True))
     if rule.regions:
-        stmt = stmt.where(col(Offer.region).in_(list(rule.regions)))
+        sql += " AND o.region IN :regions"
+        params["regions"] = list(rule.regions)
+        binds.append(bindparam("regions", expanding=True))
     if rule.min_gpu_count is not None:
-        stmt = stmt.where(col(Offer.gpu_count) >= rule.min_gpu_count)
-    return stmt
+        sql += " AND o.gpu_count >= :min_count"
+        params["min_count"] = rule.min_gpu_count
+    if until is not None:
+        sql += " AND i.first_seen <= :until"
+        params["until"] = epoch(until)
+    return list(conn.execute(text(sql).bindparams(*binds), params).all())
 
 
 def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
-    """The rule's aggregate over the prices in effect at ``at`` (one scrape interval of tolerance)."""
-    latest: dict[int, tuple[PriceInterval, Offer]] = {}
-    for interval, offer in session.exec(_interval_query(rule).where(PriceInterval.first_seen <= at)).all():
-        tolerance = timedelta(seconds=settings.provider(interval.provider).interval)
-        if interval.last_seen + tolerance < at:
+    """The rule's aggregate over the prices in effect at ``at``: a price holds until the
+    provider's next collection attempt, at most one collection interval after it was last seen."""
+    t = epoch(at)
+    latest: dict[int, tuple[int, str, float]] = {}
+    for offer_id, provider, gpu, price, first_seen, last_seen, ends_at in _intervals(session, rule, at):
+        end = last_seen + settings.provider(provider).interval
+        if ends_at is not None:
+            end = min(end, ends_at)
+        if end < t:
             continue
-        have = latest.get(interval.offer_id)
-        if have is None or interval.first_seen > have[0].first_seen:
-            latest[interval.offer_id] = (interval, offer)
-    values = [
-        m for interval, _offer in latest.values()
-        if (m := metric_value(rule, interval.gpu, interval.price_per_gpu_hour, specs)) is not None
-    ]
+        have = latest.get(offer_id)
+        if have is None or first_seen > have[0]:
+            latest[offer_id] = (first_seen, gpu, price)
+    values = [m for _fs, gpu, price in latest.values() if (m := metric_value(rule, gpu, price, specs)) is not None]
     return aggregate(rule, values)
 
 
@@ -201,13 +216,13 @@ def history_low(session: Session, rule: Rule, specs: Mapping[str, Any]) -> float
     """
     if rule.aggregate != "min":
         return None
-    latest = {p.name: p.last_success_at for p in session.exec(select(Provider)).all()}
+    latest = {p.name: epoch(p.last_success_at) for p in session.exec(select(Provider)).all() if p.last_success_at}
     values = []
-    for interval, _offer in session.exec(_interval_query(rule)).all():
-        cutoff = latest.get(interval.provider)
-        if cutoff is not None and interval.first_seen >= cutoff:
+    for _offer_id, provider, gpu, price, first_seen, _last_seen, _ends_at in _intervals(session, rule):
+        cutoff = latest.get(provider)
+        if cutoff is not None and first_seen >= cutoff:
             continue  # opened by the latest scrape: that is "now", not history
-        m = metric_value(rule, interval.gpu, interval.price_per_gpu_hour, specs)
+        m = metric_value(rule, gpu, price, specs)
         if m is not None:
             values.append(m)
     return min(values) if values else None

@@ -33,10 +33,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from db.models import Offer, PriceInterval
+from db import labels, rollups
+from db.types import epoch
 from tracker.errors import ConfigError
 
 #: Kinds analysed unless asked otherwise: prices anyone can rent now without interruption.
@@ -191,47 +193,71 @@ def load_intervals(
 ) -> pd.DataFrame:
     """Stored USD price intervals of mapped GPUs matching ``filters``, as a DataFrame.
 
-    Columns: ``INTERVAL_COLUMNS`` plus ``end`` (``last_seen`` + the provider's tolerance,
-    exclusive). ``price`` is USD per GPU-hour. With ``since``/``until``, only intervals in
-    effect at some point of that range are returned.
+    Columns: ``INTERVAL_COLUMNS`` plus ``end`` (when the price stops holding, exclusive: the
+    provider's next collection attempt, at most one collection interval after ``last_seen``),
+    and the integer fields the bucket rule needs (``first_seen_s``, ``last_seen_s``, ``ends_at``,
+    ``interval_s``, ``next_seen``: epoch seconds). ``price`` is USD per GPU-hour. ``tolerance`` overrides the providers'
+    stored collection intervals. With ``since``/``until``, only intervals in effect at some
+    point of that range are returned.
     """
     f = filters or Filters()
-    tol = tolerance_lookup(tolerance)
     session, owned = _session(source)
     try:
-        stmt = (
-            select(PriceInterval, Offer)
-            .join(Offer, col(Offer.id) == col(PriceInterval.offer_id))
-            .where(col(PriceInterval.gpu).is_not(None), PriceInterval.currency == "USD")
+        conn = session.connection()
+        gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
+        sql = (
+            "SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
+            "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.provider_id "
+            "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+            "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
+            "WHERE i.gpu_id IN :gpus AND i.currency_id = :usd"
         )
-        if f.gpus is not None:
-            stmt = stmt.where(col(PriceInterval.gpu).in_(list(f.gpus)))
+        usd = labels.lookup(conn, "currency", ["USD"])
+        params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
+        binds = [bindparam("gpus", expanding=True)]
         if f.providers:
-            stmt = stmt.where(col(PriceInterval.provider).in_(list(f.providers)))
+            sql += " AND i.provider_id IN :providers"
+            params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
+            binds.append(bindparam("providers", expanding=True))
         if f.kinds:
-            stmt = stmt.where(col(PriceInterval.kind).in_(list(f.kinds)))
+            sql += " AND i.kind_id IN :kinds"
+            params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
+            binds.append(bindparam("kinds", expanding=True))
         if f.regions:
-            stmt = stmt.where(col(Offer.region).in_(list(f.regions)))
+            sql += " AND o.region IN :regions"
+            params["regions"] = list(f.regions)
+            binds.append(bindparam("regions", expanding=True))
         if until is not None:
-            stmt = stmt.where(PriceInterval.first_seen <= until)
+            sql += " AND i.first_seen <= :until"
+            params["until"] = epoch(until)
         if since is not None:
-            # generous bound in SQL (tolerances are at most a week); exact filter below
-            stmt = stmt.where(PriceInterval.last_seen >= since - timedelta(days=7))
-        rows = [
-            (i.id, i.offer_id, i.provider, i.gpu, i.kind, o.term_months, o.region, o.sku, o.gpu_count,
-             i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen)
-            for i, o in session.exec(stmt).all()
-        ]
+            # generous bound in SQL (collection intervals are at most a week); exact filter below
+            sql += " AND i.last_seen >= :since"
+            params["since"] = epoch(since) - 7 * 86_400
+        rows = conn.execute(text(sql).bindparams(*binds), params).all()
+        stored = rollups.provider_intervals(conn)
     finally:
         if owned:
             session.close()
-    df = pd.DataFrame(rows, columns=INTERVAL_COLUMNS)
-    df["first_seen"] = pd.to_datetime(df["first_seen"], utc=True)
-    df["last_seen"] = pd.to_datetime(df["last_seen"], utc=True)
+    df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
+    df["first_seen_s"] = df["first_seen"].astype(np.int64)
+    df["last_seen_s"] = df["last_seen"].astype(np.int64)
+    df["ends_at"] = df["ends_at"].astype(float)
+    df["available"] = df["available"].map(lambda v: None if v is None or pd.isna(v) else bool(v)).astype(object)
+    if tolerance is None:
+        df["interval_s"] = df["provider_id"].map(lambda p: stored.get(p, rollups.DEFAULT_INTERVAL_S)).astype(np.int64)
+    else:
+        tol = tolerance_lookup(tolerance)
+        per = {p: int(tol(p).total_seconds()) for p in df["provider"].unique()}
+        df["interval_s"] = df["provider"].map(per).astype(np.int64)
+    df["first_seen"] = pd.to_datetime(df["first_seen_s"], unit="s", utc=True)
+    df["last_seen"] = pd.to_datetime(df["last_seen_s"], unit="s", utc=True)
     df["price"] = df["price"].astype(float)
     df["price_per_hour"] = df["price_per_hour"].astype(float)
-    tolerances = {p: pd.Timedelta(tol(p)) for p in df["provider"].unique()}
-    df["end"] = df["last_seen"] + df["provider"].map(tolerances).astype("timedelta64[us]")
+    end = rollups.hold_end(df["last_seen_s"].to_numpy(dtype=np.int64), df["ends_at"].to_numpy(dtype=float),
+                           df["interval_s"].to_numpy(dtype=np.int64))
+    df["end"] = pd.to_datetime(end, unit="s", utc=True)
+    df = rollups.with_next_seen(df, "first_seen_s")
     if since is not None:
         df = df[df["end"] > pd.Timestamp(since)]
     return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
@@ -265,34 +291,26 @@ def expand_to_grid(
     since: datetime | pd.Timestamp,
     until: datetime | pd.Timestamp,
 ) -> pd.DataFrame:
-    """One row per (interval, bucket) the interval was in effect during.
-
-    A bucket ``[b, b + step)`` gets an interval when ``first_seen < b + step`` and ``end > b``.
-    Returns the interval columns plus ``time`` (bucket start, UTC).
-    """
+    """One row per (interval, bucket) the interval counts in (``db.rollups.spans``: the
+    buckets it was observed in, plus, for buckets finer than the provider's collection
+    interval, those its price held into). Returns the interval columns plus ``time``
+    (bucket start, UTC)."""
     columns = [*intervals.columns, "time"]
     if intervals.empty:
         return pd.DataFrame(columns=columns)
-    step, origin = resolution.step, resolution.origin
-    lo = (pd.Timestamp(since) - origin) // step
-    hi = (pd.Timestamp(until) - origin) // step
-    first = ((intervals["first_seen"] - origin) // step).to_numpy(dtype=np.int64)
-    last = ((intervals["end"] - pd.Timedelta(microseconds=1) - origin) // step).to_numpy(dtype=np.int64)
-    first = np.maximum(first, lo)
-    last = np.minimum(last, hi)
-    counts = np.where(last >= first, last - first + 1, 0)
-    if counts.sum() > MAX_GRID_ROWS:
+    step = int(resolution.step / pd.Timedelta(seconds=1))
+    try:
+        out = rollups.expand(intervals, step, epoch(pd.Timestamp(since).to_pydatetime()),
+                             epoch(pd.Timestamp(until).to_pydatetime()), MAX_GRID_ROWS,
+                             first_col="first_seen_s", last_col="last_seen_s")
+    except OverflowError as exc:
         raise ConfigError(
-            f"history: {int(counts.sum()):,} offer-buckets is too much to chart at one {resolution.value} "
+            f"history: {exc.args[0]:,} offer-buckets is too much to chart at one {resolution.value} "
             "per point; use a coarser --every (1d, 1w), a shorter --since, or narrower filters"
-        )
-    if counts.sum() == 0:
+        ) from None
+    if out.empty:
         return pd.DataFrame(columns=columns)
-    idx = np.repeat(np.arange(len(intervals)), counts)
-    starts = np.repeat(first, counts)
-    offsets = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-    out = intervals.iloc[idx].reset_index(drop=True)
-    out["time"] = origin + pd.to_timedelta((starts + offsets) * int(step / pd.Timedelta(seconds=1)), unit="s")
+    out["time"] = pd.to_datetime(out.pop("bucket"), unit="s", utc=True)
     return out
 
 

@@ -55,6 +55,8 @@ class RunResult:
     offers_seen: int = 0
     new_offers: int = 0
     prices_changed: int = 0
+    #: Offers seen again after a gap (absent, or a failed or missing collection in between).
+    returned_offers: int = 0
     quarantined: int = 0
     unmapped: int = 0
     error_class: str | None = None
@@ -97,20 +99,26 @@ def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[A
             queries.pending_jumps(session, scraper.name, HELD),
             queries.market_medians(session, MARKET_MIN_OFFERS),
         )
-        stats = store_stage.store_offers(session, scraper.name, accepted, run.started_at, provider.last_success_at)
+        declared = type(scraper).default_interval_s
+        interval = settings.interval_for(scraper.name, declared if declared != Scraper.default_interval_s else None)
+        stats = store_stage.store_observation(session, scraper.name, accepted, run.started_at,
+                                              provider.last_attempt_at, interval_s=interval)
         quarantined = store_stage.store_quarantine(session, run_id, rejected, run.started_at)
         unmapped = sum(1 for o in normalised if o.gpu is None)
         finished = utcnow()
         run.status, run.finished_at = "ok", finished
         run.duration_s = (finished - run.started_at).total_seconds()
         run.offers_seen, run.new_offers, run.prices_changed = len(normalised), stats.new_offers, stats.prices_changed
+        run.returned_offers = stats.returned
         run.quarantined, run.unmapped = quarantined, unmapped
         provider.last_run_at, provider.last_status = finished, "ok"
+        provider.last_attempt_at = run.started_at
         provider.last_success_at, provider.consecutive_failures = run.started_at, 0
         return {
             "offers_seen": len(normalised),
             "new_offers": stats.new_offers,
             "prices_changed": stats.prices_changed,
+            "returned_offers": stats.returned,
             "quarantined": quarantined,
             "unmapped": unmapped,
         }
@@ -136,6 +144,9 @@ def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseExce
         run.error_class, run.error_message = type(exc).__name__, message
         provider = queries.ensure_provider(session, run.provider)
         provider.last_run_at, provider.last_status = finished, status
+        # unknown is not "unchanged": the prices seen before this attempt end at it
+        store_stage.record_failed_attempt(session, run.provider, run.started_at)
+        provider.last_attempt_at = run.started_at
         if status == "failed":
             provider.consecutive_failures += 1
 

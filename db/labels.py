@@ -1,0 +1,50 @@
+"""Small integer ids for provider, GPU, kind and currency names (the ``label`` table).
+
+Every interval and roll-up row carries these ids instead of repeating the strings. Ids are
+handed out on first use and never change; the table stays tiny (tens of rows), so it is
+read whole rather than cached across transactions (a cache would outlive a rolled-back
+insert).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+
+SPACES = ("provider", "gpu", "kind", "currency")
+
+
+def all_labels(conn: Connection) -> dict[tuple[str, str], int]:
+    """Every label as ``{(space, name): id}``."""
+    return {(s, n): i for i, s, n in conn.execute(text("SELECT id, space, name FROM label")).all()}
+
+
+def names(conn: Connection, space: str) -> dict[int, str]:
+    """``{id: name}`` of one space."""
+    rows = conn.execute(text("SELECT id, name FROM label WHERE space = :s"), {"s": space}).all()
+    return {i: n for i, n in rows}
+
+
+def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Ids of ``(space, name)`` pairs, creating the missing ones; returns every label."""
+    have = all_labels(conn)
+    missing = sorted({w for w in wanted if w not in have})
+    if missing:
+        for space, _name in missing:
+            if space not in SPACES:
+                raise ValueError(f"label space {space!r} is not one of {', '.join(SPACES)}")
+        conn.execute(
+            text("INSERT INTO label (space, name) VALUES (:s, :n) ON CONFLICT (space, name) DO NOTHING"),
+            [{"s": s, "n": n} for s, n in missing],
+        )
+        have = all_labels(conn)
+    return have
+
+
+def lookup(conn: Connection, space: str, values: Iterable[str]) -> list[int]:
+    """Ids of existing names of ``space`` (names never stored are left out)."""
+    have = names(conn, space)
+    inverse = {n: i for i, n in have.items()}
+    return [inverse[v] for v in values if v in inverse]
