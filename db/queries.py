@@ -187,6 +187,13 @@ def unmapped_gpu_names(session: Session) -> list[dict[str, Any]]:
     return [{"gpu_raw": raw, "offers": n, "example_provider": p} for raw, n, p in session.exec(stmt).all()]
 
 
+def offer_mapping_counts(session: Session) -> tuple[int, int]:
+    """(offers without a canonical GPU, all offers): the unmapped share ``catalog --unmapped`` reports."""
+    total = session.exec(select(func.count()).select_from(Offer)).one()
+    unmapped = session.exec(select(func.count()).select_from(Offer).where(col(Offer.gpu).is_(None))).one()
+    return int(unmapped), int(total)
+
+
 def sync_gpu_models(session: Session, rows: Iterable[dict[str, Any]]) -> int:
     """Make the ``gpu_model`` table equal to the catalog rows (insert, update, delete)."""
     wanted = {r["id"]: r for r in rows}

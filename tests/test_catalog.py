@@ -98,23 +98,16 @@ COLUMNS = {
 
 #: Deliberate differences from the reference, (id, field) -> why. Every other reference value
 #: is carried over exactly; where the reference has a launch MSRP it is the purchase price.
-DELIBERATE_DIFFERENCES = {
-    ("RTX-4090", "purchase_price_usd"): (
-        "issue 3's seed article quotes $1,600-1,800 street (1,700 = midpoint) for a card bought today; "
-        "the reference's $1,599 is the Oct 2022 launch MSRP, kept in the row's notes"
-    ),
-}
+DELIBERATE_DIFFERENCES: dict[tuple[str, str], str] = {}
 
-#: Purchase prices the issue asks for (the seed article), as (low, high) USD.
-SEED_PRICES = {
-    "H100-SXM": (25_000, 25_000),
-    "H200": (30_000, 40_000),
-    "B200": (45_000, 50_000),
-    "A100-SXM-80GB": (15_000, 15_000),
-    "L40S": (8_000, 8_000),
-    "RTX-4090": (1_600, 1_800),
-    "RTX-5070-Ti": (749, 749),
-}
+#: Purchase prices with a public, dated street-price citation (NVIDIA publishes no list price).
+STREET_PRICES = {"H100-SXM": 30_000, "H200": 35_000, "B200": 40_000}
+
+#: Words that name how the catalog was built rather than where a figure comes from.
+PRIVATE_WORDS = re.compile(r"(?<!-)\bissues?\b|/work/|shared/|seed article|gpu-specs-reference|work item|helper", re.IGNORECASE)
+
+#: The fixed form every row's notes end with: the date its sources were read.
+SOURCES_DATE = re.compile(r"Sources as of (\d{4}-\d{2}-\d{2})\.$")
 
 FORM_FACTORS = {"SXM", "PCIe", "NVL", "OAM", "consumer", "superchip"}
 
@@ -184,24 +177,56 @@ def test_every_row_has_sources(catalog: dict[str, GpuSpec]) -> None:
         assert all(u.startswith(("https://", "http://")) for u in spec.source_urls), spec.id
 
 
-def test_purchase_prices_have_a_date_and_a_source(catalog: dict[str, GpuSpec]) -> None:
+def test_purchase_prices_have_a_date_and_a_public_citation(catalog: dict[str, GpuSpec]) -> None:
     priced = [s for s in catalog.values() if s.purchase_price_usd is not None]
-    assert len(priced) >= len(SEED_PRICES)
+    assert len(priced) >= 8
     for spec in priced:
         assert spec.purchase_price_usd > 0, spec.id
         assert spec.purchase_price_date and re.fullmatch(r"\d{4}-\d{2}(-\d{2})?", spec.purchase_price_date), spec.id
-        assert spec.purchase_price_source, spec.id
+        source = spec.purchase_price_source or ""
+        assert re.search(r"https?://\S+", source), (spec.id, source)
+        assert re.search(r"\(read \d{4}-\d{2}-\d{2}\)$", source), (spec.id, source)
     for spec in catalog.values():
         if spec.purchase_price_usd is None:
             assert spec.purchase_price_date is None and spec.purchase_price_source is None, spec.id
 
 
-@pytest.mark.parametrize(("gpu", "bounds"), SEED_PRICES.items())
-def test_seed_article_purchase_prices(gpu: str, bounds: tuple[int, int], catalog: dict[str, GpuSpec]) -> None:
+@pytest.mark.parametrize(("gpu", "usd"), STREET_PRICES.items())
+def test_street_prices_cite_a_public_page(gpu: str, usd: int, catalog: dict[str, GpuSpec]) -> None:
     spec = catalog[gpu]
-    assert spec.purchase_price_usd is not None
-    assert bounds[0] <= spec.purchase_price_usd <= bounds[1]
-    assert "seed article" in (spec.purchase_price_source or "")
+    assert spec.purchase_price_usd == usd
+    assert "https://www.aiinframap.com/" in (spec.purchase_price_source or "")
+
+
+def test_unsourced_purchase_prices_are_dropped_and_said_so(catalog: dict[str, GpuSpec]) -> None:
+    for gpu in ("A100-SXM-80GB", "L40S"):
+        assert catalog[gpu].purchase_price_usd is None
+        assert "no public, dated price citation" in catalog[gpu].notes
+
+
+def test_catalog_text_is_public_citations_only(catalog: dict[str, GpuSpec]) -> None:
+    for spec in catalog.values():
+        for field in ("name", "notes", "sources", "purchase_price_source", "architecture"):
+            text = getattr(spec, field) or ""
+            assert not PRIVATE_WORDS.search(text), (spec.id, field, PRIVATE_WORDS.search(text))
+    for row in instance_types():
+        assert not PRIVATE_WORDS.search(row.source), row
+
+
+def test_every_row_says_when_its_sources_were_read(catalog: dict[str, GpuSpec]) -> None:
+    for spec in catalog.values():
+        m = SOURCES_DATE.search(spec.notes)
+        assert m, spec.id
+        assert "2026-01-01" <= m.group(1) <= "2026-12-31", spec.id
+
+
+def test_the_catalog_names_every_recorded_gpu_family(catalog: dict[str, GpuSpec]) -> None:
+    # cards the recordings rent, each its own row (never merged into a neighbour)
+    for gpu in ("RTX-3080", "RTX-3080-12GB", "RTX-3080-Ti", "RTX-4070", "RTX-4070-SUPER", "RTX-4070-Ti",
+                "Quadro-RTX-6000", "RTX-6000-Ada", "RTX-PRO-6000", "B300", "GB300", "RTX-A4500", "RTX-5000-Ada"):
+        assert gpu in catalog, gpu
+    assert catalog["Quadro-RTX-6000"].vram_gb == 24 and catalog["RTX-6000-Ada"].vram_gb == 48
+    assert catalog["B300"].family != catalog["GB300"].family != "B200"
 
 
 def test_rows_are_well_formed(catalog: dict[str, GpuSpec]) -> None:
@@ -236,7 +261,7 @@ def test_families() -> None:
     assert gpu_ids_matching("H100") == ["H100-SXM", "H100-PCIe", "H100-NVL"]
     assert gpu_ids_matching("h100") == ["H100-SXM", "H100-PCIe", "H100-NVL"]
     assert sorted(gpu_ids_matching("A100")) == ["A100-PCIe-40GB", "A100-PCIe-80GB", "A100-SXM-40GB", "A100-SXM-80GB"]
-    assert sorted(gpu_ids_matching("V100")) == ["V100-PCIe-16GB", "V100-PCIe-32GB", "V100-SXM-16GB", "V100-SXM-32GB"]
+    assert sorted(gpu_ids_matching("V100")) == ["V100-FHHL-16GB", "V100-PCIe-16GB", "V100-PCIe-32GB", "V100-SXM-16GB", "V100-SXM-32GB"]
     assert gpu_ids_matching("GH200") == ["GH200-96GB", "GH200-144GB"]
     # an exact id is just itself; "H200*" is the prefix form for H200 and H200-NVL
     assert gpu_ids_matching("H200") == ["H200"]
@@ -246,7 +271,8 @@ def test_families() -> None:
     assert gpu_ids_matching("RTX 4090") == ["RTX-4090"]  # a provider-style name resolves
     assert gpu_ids_matching("A30") == ["A30"]
     assert gpu_ids_matching("RTX A5000") == ["RTX-A5000"]
-    assert gpu_ids_matching("RTX A4500") == []  # not in the catalog
+    assert gpu_ids_matching("RTX A4500") == ["RTX-A4500"]
+    assert gpu_ids_matching("RTX A7000") == []  # not in the catalog
     assert gpu_ids_matching("") == []
     assert family_of("H100-NVL") == "H100"
     assert family_of("GH200-144GB") == "GH200"
@@ -272,13 +298,13 @@ def test_user_file_overrides_a_price_and_adds_a_gpu(tmp_path: Path) -> None:
 purchase_price_usd = 27500
 purchase_price_date = "2025-02-01"
 
-[gpus.RTX-A4500]
+[gpus.RTX-PRO-4000]
 vendor = "NVIDIA"
-vram_gb = 20
+vram_gb = 24
 fp16_dense_tflops = 10.0
-launch_year = 2021
-sources = ["https://example.org/a4500-datasheet"]
-aliases = ["RTX A4500", "A4500"]
+launch_year = 2025
+sources = ["https://example.org/rtx-pro-4000-datasheet"]
+aliases = ["RTX PRO 4000 Blackwell", "RTX PRO 4000"]
 """
     )
     cat = load_catalog(path)
@@ -287,17 +313,17 @@ aliases = ["RTX A4500", "A4500"]
     assert h100.purchase_price_date == "2025-02-01"
     assert h100.purchase_price_source == f"user catalog {path}"
     assert h100.fp16_dense_tflops == 989.4  # untouched fields stay
-    new = cat["RTX-A4500"]
-    assert (new.family, new.vram_gb, new.fp16_dense_tflops, new.launch_year) == ("RTX-A4500", 20.0, 10.0, 2021)
-    assert new.source_urls == ["https://example.org/a4500-datasheet"]
-    assert resolve_gpu("NVIDIA RTX A4500", 20, catalog=cat) == "RTX-A4500"
-    assert resolve_gpu("RTX A4500", 48, catalog=cat) is None  # memory contradicts the spec
-    assert resolve_gpu("RTX A4500") is None  # the shipped catalog does not know it
-    assert gpu_ids_matching("rtx-a4500", catalog=cat) == ["RTX-A4500"]
-    assert GpuModel(**next(r for r in catalog_rows_for_db(cat) if r["id"] == "RTX-A4500"))
+    new = cat["RTX-PRO-4000"]
+    assert (new.family, new.vram_gb, new.fp16_dense_tflops, new.launch_year) == ("RTX-PRO-4000", 24.0, 10.0, 2025)
+    assert new.source_urls == ["https://example.org/rtx-pro-4000-datasheet"]
+    assert resolve_gpu("NVIDIA RTX PRO 4000 Blackwell", 24, catalog=cat) == "RTX-PRO-4000"
+    assert resolve_gpu("RTX PRO 4000", 48, catalog=cat) is None  # memory contradicts the spec
+    assert resolve_gpu("RTX PRO 4000 Blackwell") is None  # the shipped catalog does not know it
+    assert gpu_ids_matching("rtx-pro-4000", catalog=cat) == ["RTX-PRO-4000"]
+    assert GpuModel(**next(r for r in catalog_rows_for_db(cat) if r["id"] == "RTX-PRO-4000"))
     # the shipped catalog is not changed by loading an override
-    assert load_catalog()["H100-SXM"].purchase_price_usd == 25000
-    assert "RTX-A4500" not in load_catalog()
+    assert load_catalog()["H100-SXM"].purchase_price_usd == 30000
+    assert "RTX-PRO-4000" not in load_catalog()
 
 
 def test_a_new_gpu_without_sources_is_sourced_as_the_user_file(tmp_path: Path) -> None:

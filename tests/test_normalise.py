@@ -92,7 +92,7 @@ RULES = [
     ("A100 PCIe", 40, "A100-PCIe-40GB"),
     ("A100-PCIE-80GB", None, "A100-PCIe-80GB"),
     ("A100 80GB", 40, None),  # name and memory disagree
-    ("A100X", 80, None),
+    ("A100X", 80, "A100X"),  # the converged card, not an A100 PCIe
     ("H200", None, "H200"),
     ("H200 NVL", 141, "H200-NVL"),
     ("H200 PCIe", None, "H200-NVL"),
@@ -105,6 +105,10 @@ RULES = [
     ("HGX B200 192GB", None, "B200"),
     ("GB200 NVL72", None, "GB200"),
     ("B100", None, "B100"),
+    ("NVIDIA HGX B300", None, "B300"),
+    ("NVIDIA B300", 288, "B300"),
+    ("NVIDIA GB300 NVL72", None, "GB300"),
+    ("B300", 192, None),
     ("L40", None, "L40"),
     ("L40S", None, "L40S"),
     ("L4", None, "L4"),
@@ -115,26 +119,42 @@ RULES = [
     ("RTX6000Ada", None, "RTX-6000-Ada"),
     ("RTX A6000", None, "RTX-A6000"),
     ("RTX 6000", None, None),  # Quadro RTX 6000 or RTX 6000 Ada: not said
-    ("Quadro RTX 6000", 24, None),
-    ("RTX PRO 6000", 96, None),
+    ("Quadro RTX 6000", 24, "Quadro-RTX-6000"),
+    ("Q RTX 6000", 24, "Quadro-RTX-6000"),  # Vast's abbreviation
+    ("NVIDIA Quadro RTX 6000", None, "Quadro-RTX-6000"),  # never merged with the Ada card
+    ("RTX 6000", 24, "Quadro-RTX-6000"),  # the Turing card's memory
+    ("RTX 6000", 48, None),  # the Ada card's memory but "Ada" not said
+    ("RTX PRO 6000", 96, "RTX-PRO-6000"),
+    ("RTX-PRO6000", 96, "RTX-PRO-6000"),
+    ("NVIDIA RTX Pro 6000 SE", 96, "RTX-PRO-6000"),
+    ("NVIDIA RTX PRO 6000 Blackwell Workstation Edition", 96, "RTX-PRO-6000"),
+    ("RTX PRO 6000 Blackwell Max-Q Workstation Edition", 96, None),  # the 300 W card
     # workstation cards: the Ampere RTX A-series, the Ada "RTX 4000 Ada" and the Turing Quadro
     ("RTX A5000", 24, "RTX-A5000"),
     ("A5000", None, "RTX-A5000"),  # Paperspace writes it without "RTX"
     ("RTX A5000", 48, None),  # memory contradicts the card
     ("RTX A4000", 16, "RTX-A4000"),
     ("NVIDIA A4000 GPU", None, "RTX-A4000"),
-    ("RTX A4500", 20, None),  # not in the catalog; not an A4000 or A5000
+    ("RTX A4500", 20, "RTX-A4500"),  # not an A4000 or A5000
+    ("RTX A2000", 6, "RTX-A2000"),
+    ("RTX A2000", 12, "RTX-A2000-12GB"),
+    ("RTX A2000", None, None),  # 6 or 12 GB
     ("RTX 4000 Ada", 20, "RTX-4000-Ada"),
     ("RTX 4000Ada", None, "RTX-4000-Ada"),
     ("NVIDIA RTX 4000 Ada Generation", 20, "RTX-4000-Ada"),
     ("RTX 4000 Ada", 16, None),  # memory contradicts the card
     ("RTX 4000 SFF Ada", 20, None),  # the 70 W SFF card is another product
     ("NVIDIA RTX 4000 SFF Ada Generation", 20, None),
-    ("Quadro RTX 4000", 8, None),  # Turing, not the RTX 4000 Ada
-    ("RTX4000", None, None),  # Paperspace's Quadro RTX 4000
+    ("Quadro RTX 4000", 8, "Quadro-RTX-4000"),  # Turing, not the RTX 4000 Ada
+    ("RTX4000", None, None),  # Paperspace's Quadro RTX 4000, only with provider="paperspace"
+    ("RTX 4000 Ada", 8, None),  # memory contradicts the Ada card
     ("RTX 4000", 20, None),  # "Ada" not said: never guessed
     ("RTX PRO 4000 Blackwell", 24, None),
-    ("RTX 5000 Ada", 32, None),  # not in the catalog
+    ("RTX 5000 Ada", 32, "RTX-5000-Ada"),
+    ("RTX 5000Ada", 32, "RTX-5000-Ada"),
+    ("Quadro RTX 5000", 16, "Quadro-RTX-5000"),
+    ("RTX 5000", 32, None),  # the Ada card's memory but "Ada" not said
+    ("NVIDIA RTX 2000 Ada Generation", 16, "RTX-2000-Ada"),
     ("RTX A4000 Ada", None, None),  # nonsense mix: no family wins
     ("A30", 24, "A30"),
     ("NVIDIA A30", None, "A30"),
@@ -147,17 +167,52 @@ RULES = [
     ("RTX 4090D", 24, None),
     ("RTX 4090", 48, None),  # a 48 GB modded card is not the catalog's 4090
     ("RTX 4090 Laptop GPU", 16, None),
-    ("RTX 4080 SUPER", None, None),
+    ("RTX 4080 SUPER", None, "RTX-4080-SUPER"),
+    ("RTX 4080S", 16, "RTX-4080-SUPER"),
+    ("RTX 4080", 16, "RTX-4080"),
+    ("RTX 4070", 12, "RTX-4070"),
+    ("RTX 4070S", 12, "RTX-4070-SUPER"),
+    ("RTX 4070 SUPER", None, "RTX-4070-SUPER"),
+    ("RTX 4070 Ti", 12, "RTX-4070-Ti"),
+    ("RTX 4060", 8, "RTX-4060"),
+    ("NVIDIA GeForce RTX 5080", 16, "RTX-5080"),
     ("RTX 4070 Ti SUPER", None, "RTX-4070-Ti-SUPER"),
-    ("RTX 4070 Ti", None, None),
+    ("RTX 4070 Ti", 16, None),  # 12 GB card: memory contradicts
     ("RTX 5070 Ti", 16, "RTX-5070-Ti"),
     ("RTX 4060 Ti", None, None),  # 8 or 16 GB
     ("RTX 4060 Ti", 8, None),
     ("RTX 4060 Ti 16GB", None, "RTX-4060-Ti-16GB"),
-    ("RTX 3090 Ti", None, None),
+    ("RTX 3090 Ti", None, "RTX-3090-Ti"),
+    ("RTX 3090", None, "RTX-3090"),
+    ("RTX 3080", 10, "RTX-3080"),
+    ("RTX 3080", 12, "RTX-3080-12GB"),  # the 12 GB card has more cores
+    ("RTX 3080", None, None),  # 10 or 12 GB
+    ("RTX 3080 Ti", 12, "RTX-3080-Ti"),
+    ("RTX 3060", 12, "RTX-3060"),
+    ("RTX 3060", 8, None),  # the 8 GB card is not in the catalog
+    ("RTX 3060 laptop", 12, None),
+    ("RTX 3060 Ti", 8, "RTX-3060-Ti"),
+    ("RTX 2080 Ti", 11, "RTX-2080-Ti"),
+    ("RTX 2080", 8, None),  # not in the catalog; not the SUPER or the Ti
+    ("RTX 2080S", 8, "RTX-2080-SUPER"),
+    ("RTX 2060S", 8, "RTX-2060-SUPER"),
+    ("RTX 2060", 12, "RTX-2060-12GB"),
+    ("RTX 2060", 6, None),  # the 6 GB card is another product
+    ("GTX 1660 S", 6, "GTX-1660-SUPER"),
+    ("GTX 1660 Ti", 6, "GTX-1660-Ti"),
+    ("GTX 1660", 6, "GTX-1660"),
+    ("GTX 1080 Ti", 11, "GTX-1080-Ti"),
+    ("GTX 1060", 3, "GTX-1060-3GB"),
+    ("GTX 1060", 6, None),  # the 6 GB card has more cores
+    ("GTX 1650 GDDR6", 4, None),
+    ("Titan V", 12, "TITAN-V"),
+    ("Titan Xp", 12, "TITAN-Xp"),
+    ("Quadro K2200", 4, "Quadro-K2200"),
+    ("P5000", 16, "Quadro-P5000"),
     ("RTX 5090", None, "RTX-5090"),
     ("Tesla T4", None, "T4"),
     ("Tesla V100", 16, None),  # SXM2 or PCIe: not said
+    ("Tesla V100-FHHL-16GB", 16, "V100-FHHL-16GB"),  # the half-length board
     ("Tesla V100-SXM2-16GB", None, "V100-SXM-16GB"),
     ("V100 PCIe 32GB", None, "V100-PCIe-32GB"),
     ("V100 PCIe", None, None),
@@ -203,6 +258,19 @@ RULES = [
 @pytest.mark.parametrize(("raw", "mem", "expected"), RULES)
 def test_documented_rules(raw: str, mem: float | None, expected: str | None) -> None:
     assert resolve_gpu(raw, mem) == expected
+
+
+def test_paperspace_names_its_quadro_and_v100_machines() -> None:
+    assert resolve_gpu("NVIDIA RTX4000", provider="paperspace") == "Quadro-RTX-4000"
+    assert resolve_gpu("RTX5000", provider="paperspace") == "Quadro-RTX-5000"
+    assert resolve_gpu("V100", 16, provider="paperspace") == "V100-PCIe-16GB"  # "112 TeraFLOPS"
+    assert resolve_gpu("V100", 16) is None  # elsewhere the form factor is not known
+    assert resolve_gpu("NVIDIA RTX4000", provider="runpod") is None
+
+
+def test_oci_parts_resolve_through_the_table() -> None:
+    assert resolve_gpu("Compute - GPU - A100 - v2", provider="oci") == "A100-SXM-80GB"
+    assert resolve_gpu("Compute - GPU - E3", provider="oci") is None  # the part does not name its GPU
 
 
 def test_vultr_fractional_a100_is_not_a_full_gpu() -> None:

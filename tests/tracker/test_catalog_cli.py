@@ -19,7 +19,7 @@ def test_catalog_json_has_the_documented_keys_and_sources(replayed: str) -> None
     assert all(r["sources"] for r in rows)
     h100 = {r["gpu"]: r for r in json.loads(cli(replayed, "catalog", "--gpu", "H100", "--format", "json")[1])}
     assert set(h100) == {"H100-SXM", "H100-PCIe", "H100-NVL"}
-    assert h100["H100-SXM"]["purchase_price_usd"] == 25000
+    assert h100["H100-SXM"]["purchase_price_usd"] == 30000
 
 
 def test_info_counts_the_loaded_catalog(replayed: str) -> None:  # noqa: F811
@@ -45,6 +45,21 @@ def test_unmapped_lists_raw_names_with_counts(replayed: str) -> None:  # noqa: F
     assert code == 0 and rows
     assert all(r["offers"] >= 1 and r["gpu_raw"] for r in rows)
     assert [r["offers"] for r in rows] == sorted((r["offers"] for r in rows), reverse=True)
+
+
+def test_at_most_two_percent_of_replayed_offers_are_unmapped(replayed: str) -> None:  # noqa: F811
+    code, out = cli(replayed, "catalog", "--unmapped", "--format", "json")
+    rows = json.loads(out)
+    assert code == 0
+    if not rows:
+        return  # nothing unmapped at all
+    unmapped, total = rows[0]["unmapped_offers"], rows[0]["offers_total"]
+    assert unmapped == sum(r["offers"] for r in rows)
+    assert total > 500  # every bundled recording was replayed
+    assert rows[0]["unmapped_share"] == round(unmapped / total, 4)
+    assert unmapped / total <= 0.02, [(r["gpu_raw"], r["offers"]) for r in rows]
+    _, table = cli(replayed, "catalog", "--unmapped")
+    assert f"{unmapped} of {total} offers" in table
 
 
 def test_value_ranks_stored_prices_on_the_basis(replayed: str) -> None:  # noqa: F811

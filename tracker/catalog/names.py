@@ -4,12 +4,14 @@ Pure and table-driven; ``tracker.catalog.resolve_gpu`` wraps it (instance types 
 aliases first). The rules, in the order they are applied:
 
 1. **Clean the string**: lower case, punctuation to spaces, glued forms split
-   ("RTX6000Ada" -> "rtx 6000 ada", "4070S" -> "4070 super", "4090D" -> "4090 d"), a leading
-   count dropped ("8x H100"). Memory written in the name ("80GB", "80 GB", "80G") is read.
+   ("RTX6000Ada" -> "rtx 6000 ada", "RTX-PRO6000" -> "rtx pro 6000", "4070S" -> "4070 super",
+   "4090D" -> "4090 d", Vast's "Q RTX 5000" -> "quadro rtx 5000"), vendor words kept as noise,
+   a leading count dropped ("8x H100"). Memory written in the name ("80GB", "80 GB", "80G") is read.
 2. **Exactly one model family** must be named (word-bounded: "A100X", "H100x8", "L40" inside
-   "L40S" do not count). Two families in one string, or none -> ``None``.
+   "L40S" do not count). Two families in one string, or none -> ``None``. Products sharing a
+   model number (4070 / 4070 SUPER / 4070 Ti) are told apart by required and forbidden words.
 3. **Slices and odd variants are never full GPUs**: "laptop", "mobile", "Max-Q", "MIG",
-   "FHHL", "SFF", "vGPU" -> ``None``. Consumer models also reject the suffixes that make
+   "SFF", "vGPU" -> ``None`` (the V100 FHHL board is its own row: "FHHL" is its form factor). Consumer models also reject the suffixes that make
    another product: "Ti", "SUPER", "D" (the RTX 4090 D is not an RTX 4090).
 4. **Form factor** (SXM/HGX/DGX/SXM2..6/NVLINK, PCIe, NVL, OAM) keeps only the variants of
    that form; an "HBM3" H100 is not the PCIe card (HBM2e).
@@ -25,8 +27,8 @@ Documented defaults (what a bare name means), and why:
 
 * **H100, H200, B200 -> the SXM/HGX part.** Every recorded payload that rents a PCIe or NVL
   variant says so (RunPod "H100 PCIe", "H100 NVL", "H200 NVL", CoreWeave "H100 PCIe"), the
-  reference CSV lists the bare names as aliases of the SXM rows, and the seed article's
-  "H100 ~1000 TFLOPS" is the SXM figure. A bare H100 with 94 GB is the NVL (the only 94 GB H100).
+  public spec tables list the bare names for the SXM parts. A bare H100 with 94 GB is the NVL
+  (the only 94 GB H100). The same holds for B300 (the HGX part; GB300 is its own family).
 * **A100 needs its memory** (40 or 80 GB): without it -> ``None`` (OCI's "GPU - A100 - v2" is
   the 80 GB part, GCP's "Tesla A100" the 40 GB one; the name alone cannot tell). With memory
   and no form factor -> the SXM4 part of that size (reference aliases "A100 40GB", "A100 80GB";
@@ -44,12 +46,21 @@ Documented defaults (what a bare name means), and why:
   (Paperspace writes them without "RTX"); "RTX 4000 Ada" needs "Ada" right after the number:
   the Turing "Quadro RTX 4000" ("RTX4000") is another card and stays ``None``, and so does
   "RTX 4000 SFF Ada" (the "sff" rule). "RTX A4500", "RTX 5000 Ada" and "Quadro RTX 5000" are
-  different products not in the catalog.
-* Anything not in the catalog (RTX A4500, RTX 2000/5000 Ada, Quadro RTX 6000, RTX PRO 6000,
-  B300, ...) -> ``None``: stored unmapped with its raw name, never guessed.
+  different products ("RTX-A4500", "RTX-5000-Ada", "Quadro-RTX-5000").
+* **Turing Quadro RTX 4000/5000/6000** need "Quadro" (or Vast's "Q") or their own memory size
+  (8/16/24 GB): a bare "RTX 6000" may be the Ada card and stays ``None``.
+* **Memory tells apart cards sold under one name**: RTX 3080 10 GB / 12 GB (different core
+  counts), RTX A2000 6 / 12 GB, RTX 3060 12 GB (the 8 GB card is not in the catalog), RTX 2060
+  12 GB, GTX 1060 3 GB; without memory -> ``None``.
+* **RTX PRO 6000 Blackwell**: one row for the Workstation and Server editions (same published
+  configuration and power, same rental prices); the Max-Q edition is rejected by the "maxq" rule.
+* Anything not in the catalog -> ``None``: stored unmapped with its raw name, never guessed.
 
-Provider-specific rule (only with ``provider=``): Vultr's Cloud GPU ("vcg") A100 plans are
+Provider-specific rules (only with ``provider=``): Vultr's Cloud GPU ("vcg") A100 plans are
 fractions of an 80 GB card, so a Vultr A100 with less than 80 GB is a slice -> ``None``.
+Paperspace names its machines by Quadro model number without the word ("P4000", "RTX4000",
+"RTX5000" are Quadro cards), and its V100 is the PCIe card (its page: "112 TeraFLOPS", the
+V100 PCIe's tensor figure; the SXM2 part is 125).
 """
 
 from __future__ import annotations
@@ -79,7 +90,7 @@ _INSTANCE_TYPE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 
-_DISQUALIFY: Final = frozenset({"laptop", "mobile", "notebook", "maxq", "mig", "fhhl", "sff", "vgpu"})
+_DISQUALIFY: Final = frozenset({"laptop", "mobile", "notebook", "maxq", "mig", "sff", "vgpu"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +129,8 @@ FAMILIES: Final[tuple[Family, ...]] = (
         Variant("GH200-96GB", "superchip", (96, 480, 576), default=True),
         Variant("GH200-144GB", "superchip", (144, 624), by_memory=(144, 624)),
     ),
+    _f("GB300", r"\bgb300\b", _one("GB300", (279, 288), "superchip")),
+    _f("B300", r"\bb300\b", _one("B300", (270, 288), "sxm")),
     _f("B200", r"\bb200\b", _one("B200", (180, 192), "sxm")),
     _f("B100", r"\bb100\b", _one("B100", (192,), "sxm")),
     _f(
@@ -141,6 +154,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
         Variant("A100-PCIe-40GB", "pcie", (40,), needs_memory=True),
         Variant("A100-PCIe-80GB", "pcie", (80,), needs_memory=True),
     ),
+    _f("A100X", r"\ba100x\b", _one("A100X", (80,))),
     _f("A800", r"\ba800\b", Variant("A800-PCIe-80GB", "pcie", (80,)), Variant("A800-SXM-80GB", "sxm", (80,))),
     _f("A40", r"\ba40\b", _one("A40", (48,))),
     _f("A30", r"\ba30\b", _one("A30", (24,))),
@@ -156,7 +170,68 @@ FAMILIES: Final[tuple[Family, ...]] = (
     # "RTX 4000 Ada" only with "ada" right after 4000: the Turing "Quadro RTX 4000" / "RTX4000"
     # is another card (8 GB); the "RTX 4000 SFF Ada" is rejected by the "sff" rule.
     _f("RTX-4000-Ada", r"\b4000 ada\b", _one("RTX-4000-Ada", (20,)), forbids="pro"),
+    _f("RTX-2000-Ada", r"\b2000 ada\b", _one("RTX-2000-Ada", (16,)), forbids="pro"),
+    _f("RTX-5000-Ada", r"\b5000 ada\b", _one("RTX-5000-Ada", (32,)), forbids="pro"),
+    _f("RTX-A4500", r"\ba4500\b", _one("RTX-A4500", (20,)), forbids="ada pro"),
+    _f(
+        "RTX-A2000",
+        r"\ba2000\b",
+        Variant("RTX-A2000", "pcie", (6,), by_memory=(6,), needs_memory=True),
+        Variant("RTX-A2000-12GB", "pcie", (12,), by_memory=(12,), needs_memory=True),
+        forbids="ada pro",
+    ),
+    # RTX PRO 6000 Blackwell: the Workstation and Server editions share one row (same published
+    # core configuration, memory and board power; they rent at the same price); the 300 W Max-Q
+    # edition is another product (the "maxq" rule).
+    _f("RTX-PRO-6000", r"\bpro 6000\b", _one("RTX-PRO-6000", (96,))),
+    # Turing Quadro RTX cards: "Quadro"/"Q" written, or the card's own memory size; "Ada"/"PRO"
+    # make them other products. A bare "RTX 6000" stays None (the Ada card is also called that).
+    _f("Quadro-RTX-4000", r"\brtx 4000\b", _one("Quadro-RTX-4000", (8,), default=False, by_memory=(8,), also_forms=("quadro",)), forbids="ada pro sff"),
+    _f("Quadro-RTX-5000", r"\brtx 5000\b", _one("Quadro-RTX-5000", (16,), default=False, by_memory=(16,), also_forms=("quadro",)), forbids="ada pro"),
+    _f("Quadro-RTX-6000", r"\brtx 6000\b", _one("Quadro-RTX-6000", (24,), default=False, by_memory=(24,), also_forms=("quadro",)), forbids="ada pro"),
+    _f("Quadro-P4000", r"\bp4000\b", _one("Quadro-P4000", (8,))),
+    _f("Quadro-P5000", r"\bp5000\b", _one("Quadro-P5000", (16,))),
+    _f("Quadro-P6000", r"\bp6000\b", _one("Quadro-P6000", (24,))),
+    _f("Quadro-M4000", r"\bm4000\b", _one("Quadro-M4000", (8,))),
+    _f("Quadro-K2200", r"\bk2200\b", _one("Quadro-K2200", (4,))),
     _f("RTX-5090", r"\b5090\b", _one("RTX-5090", (32,)), forbids="d ti super"),
+    _f("RTX-5080", r"\b5080\b", _one("RTX-5080", (16,)), forbids="d ti super"),
+    _f("RTX-4080-SUPER", r"\b4080\b", _one("RTX-4080-SUPER", (16,)), requires="super", forbids="ti"),
+    _f("RTX-4070", r"\b4070\b", _one("RTX-4070", (12,)), forbids="ti super"),
+    _f("RTX-4070-SUPER", r"\b4070\b", _one("RTX-4070-SUPER", (12,)), requires="super", forbids="ti"),
+    _f("RTX-4070-Ti", r"\b4070\b", _one("RTX-4070-Ti", (12,)), requires="ti", forbids="super"),
+    _f("RTX-4060", r"\b4060\b", _one("RTX-4060", (8,)), forbids="ti super"),
+    _f("RTX-3090-Ti", r"\b3090\b", _one("RTX-3090-Ti", (24,)), requires="ti", forbids="super"),
+    _f(
+        "RTX-3080",
+        r"\b3080\b",
+        Variant("RTX-3080", "pcie", (10,), by_memory=(10,), needs_memory=True),
+        Variant("RTX-3080-12GB", "pcie", (12,), by_memory=(12,), needs_memory=True),
+        forbids="ti super",
+    ),
+    _f("RTX-3080-Ti", r"\b3080\b", _one("RTX-3080-Ti", (12,)), requires="ti", forbids="super"),
+    _f("RTX-3070", r"\b3070\b", _one("RTX-3070", (8,)), forbids="ti super"),
+    _f("RTX-3070-Ti", r"\b3070\b", _one("RTX-3070-Ti", (8,)), requires="ti", forbids="super"),
+    _f("RTX-3060", r"\b3060\b", _one("RTX-3060", (12,), needs_memory=True), forbids="ti super"),
+    _f("RTX-3060-Ti", r"\b3060\b", _one("RTX-3060-Ti", (8,)), requires="ti", forbids="super"),
+    _f("RTX-2080-Ti", r"\b2080\b", _one("RTX-2080-Ti", (11,)), requires="ti", forbids="super"),
+    _f("RTX-2080-SUPER", r"\b2080\b", _one("RTX-2080-SUPER", (8,)), requires="super", forbids="ti"),
+    _f("RTX-2070", r"\b2070\b", _one("RTX-2070", (8,)), forbids="ti super"),
+    _f("RTX-2070-SUPER", r"\b2070\b", _one("RTX-2070-SUPER", (8,)), requires="super", forbids="ti"),
+    _f("RTX-2060", r"\b2060\b", _one("RTX-2060-12GB", (12,), needs_memory=True), forbids="ti super"),
+    _f("RTX-2060-SUPER", r"\b2060\b", _one("RTX-2060-SUPER", (8,)), requires="super", forbids="ti"),
+    _f("GTX-1660", r"\b1660\b", _one("GTX-1660", (6,)), forbids="ti super"),
+    _f("GTX-1660-SUPER", r"\b1660\b", _one("GTX-1660-SUPER", (6,)), requires="super", forbids="ti"),
+    _f("GTX-1660-Ti", r"\b1660\b", _one("GTX-1660-Ti", (6,)), requires="ti", forbids="super"),
+    _f("GTX-1650", r"\b1650\b", _one("GTX-1650", (4,)), forbids="ti super gddr6"),
+    _f("GTX-1080", r"\b1080\b", _one("GTX-1080", (8,)), forbids="ti"),
+    _f("GTX-1080-Ti", r"\b1080\b", _one("GTX-1080-Ti", (11,)), requires="ti"),
+    _f("GTX-1070", r"\b1070\b", _one("GTX-1070", (8,)), forbids="ti"),
+    _f("GTX-1070-Ti", r"\b1070\b", _one("GTX-1070-Ti", (8,)), requires="ti"),
+    _f("GTX-1060", r"\b1060\b", _one("GTX-1060-3GB", (3,), needs_memory=True), forbids="ti"),
+    _f("GTX-1050-Ti", r"\b1050\b", _one("GTX-1050-Ti", (4,)), requires="ti"),
+    _f("TITAN-V", r"\btitan v\b", _one("TITAN-V", (12,))),
+    _f("TITAN-Xp", r"\btitan xp\b", _one("TITAN-Xp", (12,))),
     _f("RTX-4090", r"\b4090\b", _one("RTX-4090", (24,)), forbids="d ti super"),
     _f("RTX-4080", r"\b4080\b", _one("RTX-4080", (16,)), forbids="ti super"),
     _f("RTX-4070-Ti-SUPER", r"\b4070\b", _one("RTX-4070-Ti-SUPER", (16,)), requires="ti super"),
@@ -171,6 +246,7 @@ FAMILIES: Final[tuple[Family, ...]] = (
         Variant("V100-SXM-32GB", "sxm", (32,), needs_memory=True),
         Variant("V100-PCIe-16GB", "pcie", (16,), needs_memory=True),
         Variant("V100-PCIe-32GB", "pcie", (32,), needs_memory=True),
+        Variant("V100-FHHL-16GB", "fhhl", (16,)),
     ),
     _f("P100", r"\bp100\b", Variant("P100", "pcie", (16,), needs_memory=True)),
     _f("K80", r"\bk80\b", Variant("K80", "pcie", (24,), by_memory=(24,), needs_memory=True)),
@@ -200,6 +276,7 @@ def clean(raw: str) -> str:
     s = re.sub(r"^\s*\d+ ?x\s+", " ", s)  # "8x H100", "2x RTX A6000 48GB"
     s = re.sub(r"\b(rtx|gtx|quadro|pro|tesla|nvidia|geforce|radeon|instinct)(?=\d)", r"\1 ", s)
     s = re.sub(r"\b(\d{4})(ada)\b", r"\1 \2", s)
+    s = re.sub(r"^\s*q rtx\b", "quadro rtx", s)  # Vast "Q RTX 6000"
     s = re.sub(r"\b(\d{4}) ?s\b", r"\1 super", s)  # Vast "RTX 4070S", "GTX 1660 S"
     s = re.sub(r"\b(\d{4})(ti|d)\b", r"\1 \2", s)
     s = re.sub(r"\bgaudi ?(\d)\b", r"gaudi \1", s)
@@ -229,6 +306,10 @@ def _detect_form(tokens: set[str], fam: Family) -> tuple[str | None, bool]:
         forms.add("nvl")
     if "oam" in tokens:
         forms.add("oam")
+    if "fhhl" in tokens:
+        forms.add("fhhl")
+    if "quadro" in tokens and any("quadro" in v.also_forms for v in fam.variants):
+        forms.add("quadro")
     if len(forms) > 1:
         return "conflict", False
     return (forms.pop() if forms else None), "hbm3" in tokens
@@ -241,7 +322,9 @@ def _memory_ok(mem: float, sizes: tuple[float, ...]) -> bool:
 def match_family(cleaned: str) -> Family | None:
     tokens = set(cleaned.split())
     found = [f for f in FAMILIES if f.pattern.search(cleaned) and f.requires <= tokens and not (f.forbids & tokens)]
-    named = {f.key for f in FAMILIES if f.pattern.search(cleaned)}
+    # families sharing a pattern (4070 / 4070 SUPER / 4070 Ti) are one model named; a family whose
+    # forbidden words are present does not count as named ("Quadro RTX 4000 Ada" names the Ada card)
+    named = {f.pattern.pattern for f in FAMILIES if f.pattern.search(cleaned) and not (f.forbids & tokens)}
     if len(found) != 1 or len(named) != 1:
         return None
     return found[0]
@@ -266,6 +349,11 @@ def resolve_name(raw: str, memory_gb: float | None = None, *, provider: str | No
     if provider and provider.lower() == "vultr" and fam.key == "A100" and mems and min(mems) < MEMORY_LOW * 80:
         return None  # a fractional vGPU slice of an 80 GB card
     form, hbm3 = _detect_form(tokens, fam)
+    if provider and provider.lower() == "paperspace" and form is None:
+        if fam.key == "V100":
+            form = "pcie"  # its page: "V100 ... 112 TeraFLOPS", the V100 PCIe's tensor figure (SXM2: 125)
+        elif fam.key in ("Quadro-RTX-4000", "Quadro-RTX-5000"):
+            form = "quadro"  # its machine names are Quadro model numbers without the word
     if form == "conflict":
         return None
     cands = list(fam.variants)

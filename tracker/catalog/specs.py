@@ -33,11 +33,11 @@ User catalog file (TOML; ``catalog_file`` in the config), adds GPUs or overrides
     purchase_price_date = "2025-02-01"
     purchase_price_source = "our invoice"
 
-    [gpus.RTX-A4500]                     # a new GPU
+    [gpus.RTX-PRO-4000]                  # a new GPU
     vendor = "NVIDIA"
     vram_gb = 20
     sources = ["https://www.nvidia.com/..."]
-    aliases = ["RTX A4500", "A4500"]     # raw names that resolve to it (with catalog=...)
+    aliases = ["RTX PRO 4000 Blackwell"] # raw names that resolve to it (with catalog=...)
 
 Keys are ``GpuModel`` column names plus ``aliases``; an unknown key or a wrong type is a
 ``ConfigError`` naming it. A new GPU without ``sources`` (or an override of the purchase price

@@ -46,7 +46,11 @@ def catalog(
     if unmapped:
         with Session(st.engine) as session:
             rows = queries.unmapped_gpu_names(session)
-        emit(rows, fmt, title="GPU names without a catalog mapping",
+            unmapped_offers, total = queries.offer_mapping_counts(session)
+        share = unmapped_offers / total if total else 0.0
+        for r in rows:  # every row carries the totals, so JSON and CSV state the share too
+            r.update(unmapped_offers=unmapped_offers, offers_total=total, unmapped_share=round(share, 4))
+        emit(rows, fmt, title=f"GPU names without a catalog mapping: {unmapped_offers} of {total} offers ({share:.1%})",
              columns=[("gpu_raw", "raw name"), ("offers", "offers"), ("example_provider", "e.g. provider")])
         return
     cat = load_catalog(st.settings.catalog_file)
