@@ -362,7 +362,7 @@ def test_tco_matches_the_article_and_the_cli(client: TestClient, store: Store) -
     assert round(api["breakeven_months_24_7"]) == 11 and round(api["breakeven_months_at_utilization"]) == 18
     assert api["effective_hourly_cost"] == pytest.approx(1.05, abs=0.01)
     market = get_json(client, "/api/tco?gpu=H100-SXM")
-    assert market["rent_source"].startswith("market cheapest H100-SXM on ") and market["purchase"] == 25000
+    assert market["rent_source"].startswith("market cheapest H100-SXM on ") and market["purchase"] == 30000  # catalog
     result = CliRunner().invoke(cli_app, ["--db", store.url, "tco", "--gpu", "H100-SXM", "--format", "json"])
     cli = json.loads(result.stdout)
     assert cli["rent"] == pytest.approx(market["rent"]) and cli["breakeven_hours"] == pytest.approx(market["breakeven_hours"])
