@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import pytest
+from sqlalchemy import create_engine, text
+
+from tests.conftest import fixture_path
 
 from tests.tracker.test_cli import cli, replayed  # noqa: F401  (module-scoped replayed store)
 
@@ -87,3 +91,29 @@ def test_value_with_a_given_price_needs_no_store(replayed: str) -> None:  # noqa
 def test_value_price_without_one_gpu_is_an_error(replayed: str) -> None:  # noqa: F811
     with pytest.raises(Exception, match="exactly one GPU"):
         cli(replayed, "value", "--price", "2.0")
+
+
+#: Scrapers that resolve through another provider's instance-type table.
+TABLE_PROVIDER = {"aws_spot": "aws"}
+
+
+def test_the_name_table_covers_every_gpu_string_a_replay_stores(replayed: str) -> None:  # noqa: F811
+    """Every (provider, raw name, memory) of every bundled recording has a hand-judged row in
+    tests/fixtures/gpu_names.csv (tests/test_normalise.py checks the resolver against each row)."""
+    with fixture_path("gpu_names.csv").open(newline="", encoding="utf-8") as fh:
+        table = {(r["provider"], r["raw"], r["memory_gb"]): r["expected"] for r in csv.DictReader(fh)}
+    engine = create_engine(replayed)
+    with engine.connect() as conn:
+        stored = set(conn.execute(text("SELECT provider, gpu_raw, gpu_memory_gb, gpu FROM offer")).all())
+    engine.dispose()
+    assert len(stored) > 200
+    missing, different = [], []
+    for provider, raw, mem, gpu in sorted(stored, key=str):
+        memory = "" if mem is None else (str(int(mem)) if float(mem).is_integer() else f"{mem:.4f}")
+        key = (TABLE_PROVIDER.get(provider, provider), raw, memory)
+        if key not in table:
+            missing.append(",".join(key))
+        elif (table[key] or None) != gpu:
+            different.append((key, table[key], gpu))
+    assert not missing, f"add these to tests/fixtures/gpu_names.csv (provider,raw,memory_gb,...): {missing}"
+    assert not different
