@@ -414,3 +414,17 @@ def test_gcp_instance_types(instance_type: str, expected: tuple[str, int]) -> No
 def test_instance_gpu_is_scoped_by_provider() -> None:
     assert instance_gpu("a3-highgpu-8g", "aws") is None
     assert instance_gpu("no-such-type") is None
+
+
+def test_geforce_tensor_figures_come_from_the_whitepapers_or_their_per_sm_rate(catalog: dict[str, GpuSpec]) -> None:
+    consumer = [s for s in catalog.values() if s.form_factor == "consumer" and s.fp16_dense_fp16acc_tflops]
+    assert len(consumer) >= 20
+    for spec in consumer:
+        notes = spec.notes.lower()
+        assert "whitepaper" in notes or re.search(r"\d+ sms x 1,?024", notes), spec.id
+    # the per-SM rule reproduces the whitepapers' own tables (68 SMs x 1,024 x 1.545 GHz = 107.6)
+    assert catalog["RTX-2080-Ti"].fp16_dense_fp16acc_tflops == 107.6
+    assert catalog["RTX-3080"].fp16_dense_tflops == 59.5 and catalog["RTX-3070"].fp16_dense_fp16acc_tflops == 81.3
+    # cards without tensor cores have no tensor figures
+    for gpu in ("GTX-1080-Ti", "GTX-1660-SUPER", "Quadro-P6000", "TITAN-Xp"):
+        assert catalog[gpu].fp16_dense_tflops is None and catalog[gpu].fp16_dense_fp16acc_tflops is None, gpu
