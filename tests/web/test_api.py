@@ -212,40 +212,6 @@ def test_alert_rules_and_history_are_redacted(client: TestClient, store: Store) 
 # --- /metrics, /healthz, openapi ----------------------------------------------------------------
 
 
-SAMPLE = re.compile(r'^([a-z_]+)(\{[^}]*\})? (-?[0-9.e+-]+)$')
-
-
-def _metrics(client: TestClient) -> dict[tuple[str, str], float]:
-    r = client.get("/metrics")
-    assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain; version=0.0.4")
-    out = {}
-    for line in r.text.splitlines():
-        if line.startswith("#"):
-            assert re.match(r"^# (HELP|TYPE) gpu_tracker_[a-z_]+ ", line), line
-            continue
-        m = SAMPLE.match(line)
-        assert m, f"not a Prometheus sample: {line!r}"
-        out[(m.group(1), m.group(2) or "")] = float(m.group(3))
-    return out
-
-
-def test_metrics_per_provider(client: TestClient) -> None:
-    m = _metrics(client)
-    runpod = '{provider="runpod"}'
-    assert m[("gpu_tracker_provider_offers", runpod)] == len(get_json(client, "/api/prices?provider=runpod"))
-    assert m[("gpu_tracker_provider_up", runpod)] == 1
-    assert m[("gpu_tracker_provider_consecutive_failures", runpod)] == 0
-    assert m[("gpu_tracker_provider_last_success_timestamp_seconds", runpod)] > 1.7e9
-    assert m[("gpu_tracker_scrape_duration_seconds", runpod)] >= 0
-    broken = f'{{provider="{BROKEN_PROVIDER}"}}'
-    assert m[("gpu_tracker_provider_up", broken)] == 0
-    assert m[("gpu_tracker_provider_consecutive_failures", broken)] == 1
-    for name in all_scrapers():
-        assert ("gpu_tracker_provider_offers", f'{{provider="{name}"}}') in m
-    h100 = [r for r in get_json(client, "/api/prices?gpu=H100-SXM&kind=on_demand,community") if r["currency"] == "USD"]
-    assert m[("gpu_tracker_gpu_cheapest_usd_per_gpu_hour", '{gpu="H100-SXM"}')] == pytest.approx(h100[0]["price_per_gpu_hour"])
-
-
 def test_healthz_and_openapi(client: TestClient) -> None:
     assert get_json(client, "/healthz") == {"status": "ok", "version": get_json(client, "/openapi.json")["info"]["version"],
                                             "database": "ok"}

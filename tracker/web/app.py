@@ -87,6 +87,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         redoc_url=None,
     )
     app.state.web = WebContext.create(settings, engine)
+    app.state.metrics = metrics.registry_for(app.state.web)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
 
     @app.middleware("http")
@@ -130,10 +131,13 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
         return JSONResponse(HealthOut(status="ok", version=__version__, database="ok").model_dump())
 
     @app.get("/metrics", response_class=PlainTextResponse, tags=["ops"],
-             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text format 0.0.4."}})
+             responses={200: {"content": {"text/plain": {}},
+                              "description": "Prometheus text format (OpenMetrics when the Accept header asks)."}})
     def prometheus(request: Request) -> Response:
-        """Per-provider offers, last success, consecutive failures, scrape duration; per-GPU cheapest price."""
-        return Response(metrics.render(request.app.state.web), media_type=metrics.CONTENT_TYPE)
+        """Per-provider offers, status, last success, interval, failures, scrape duration; cheapest price
+        per GPU and lowest per GPU, provider and kind."""
+        body, content_type = metrics.render(request.app.state.metrics, request.headers.get("accept"))
+        return Response(body, headers={"Content-Type": content_type})
 
     @app.get("/static/plotly.min.js", include_in_schema=False)
     def plotly_js(request: Request) -> Response:

@@ -1,116 +1,141 @@
-"""``/metrics`` in the Prometheus text exposition format (0.0.4), written by hand: a handful of
-gauges read from the store on each scrape, so no client library or registry is needed.
+"""``/metrics`` for Prometheus: a ``prometheus_client`` custom collector that reads the store on
+each scrape, so the figures are the database's, whichever process wrote them (the collector
+runs in ``gpu-tracker run``, the web app only reads).
 
-Per provider: current offers, up (last run ok), last run / last success timestamps,
-consecutive failures, and the last finished run's duration, offers seen, quarantined and
-unmapped counts. Per GPU: the cheapest current rentable USD price and the offer count.
+Label cardinality is bounded by what the tracker knows, never by the offers it sees: labels
+are the provider (the registered scrapers), the GPU (the catalog's ids), the price kind (four)
+and the run status (four). No metric is labelled per offer, SKU or region.
+
+Per provider: current offers, up (last run ok), status (a state set), last run and last
+success timestamps, collection interval, consecutive failures, and the last finished run's
+duration, offers seen, quarantined and unmapped counts. Per GPU: the cheapest current USD
+price per GPU-hour of the rentable kinds and their offer count; per GPU, provider and kind:
+the lowest current USD price. ``deploy/prometheus/alerts.yml`` alerts on these names.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from typing import Any
 
+from prometheus_client.core import GaugeMetricFamily, Metric, StateSetMetricFamily
+from prometheus_client.exposition import choose_encoder
+from prometheus_client.registry import Collector, CollectorRegistry
 from sqlmodel import Session
 
 from db import queries
+from db.models import ScrapeRun
 from scrapers.registry import all_scrapers
 from tracker import __version__
 from tracker.web.data import RENTABLE_KINDS, WebContext
 
-CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
-
-
-def _labels(labels: Mapping[str, str]) -> str:
-    if not labels:
-        return ""
-    return "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
-
-
-def _number(v: float) -> str:
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, int) or float(v).is_integer():
-        return str(int(v))
-    return repr(float(v))
-
-
-class _Writer:
-    def __init__(self) -> None:
-        self.lines: list[str] = []
-
-    def gauge(self, name: str, help_text: str, samples: Iterable[tuple[Mapping[str, str], float | None]]) -> None:
-        self.lines.append(f"# HELP {name} {help_text}")
-        self.lines.append(f"# TYPE {name} gauge")
-        for labels, v in samples:
-            if v is not None:
-                self.lines.append(f"{name}{_labels(labels)} {_number(v)}")
-
-    def text(self) -> str:
-        return "\n".join(self.lines) + "\n"
+PREFIX = "gpu_tracker"
+#: Every value a run's status takes (``scrape_run.status``).
+RUN_STATUSES = ("ok", "failed", "skipped", "running")
 
 
 def _ts(dt: datetime | None) -> float | None:
     return round(dt.timestamp(), 3) if dt is not None else None
 
 
-def render(ctx: WebContext) -> str:
-    names = list(all_scrapers())
-    with Session(ctx.engine) as s:
-        stored = queries.provider_rows(s)
-        runs = queries.latest_run_per_provider(s)
-        counts = queries.current_offer_counts(s)
-        latest = queries.latest_prices(s, kinds=list(RENTABLE_KINDS), include_unmapped=False)
-    names += sorted(set(stored) - set(names))  # providers with history but no scraper any more
-    finished = {}
-    with Session(ctx.engine) as s:
-        for name, run in runs.items():
-            if run.status == "running":  # the newest run is in flight: report the last finished one
-                done = queries.recent_runs(s, limit=1, providers=[name], statuses=["ok", "failed", "skipped"])
-                if done:
-                    finished[name] = done[0]
-            else:
-                finished[name] = run
+def _gauge(name: str, doc: str, labels: list[str], samples: list[tuple[list[str], float | None]]) -> GaugeMetricFamily:
+    family = GaugeMetricFamily(f"{PREFIX}_{name}", doc, labels=labels)
+    for values, v in samples:
+        if v is not None:
+            family.add_metric(values, float(v))
+    return family
 
-    def per(fn: object) -> list[tuple[dict[str, str], float | None]]:
-        return [({"provider": n}, fn(n)) for n in names]  # type: ignore[operator]
 
-    w = _Writer()
-    w.gauge("gpu_tracker_build_info", "Version of gpu-price-tracker serving these metrics.", [({"version": __version__}, 1)])
-    w.gauge("gpu_tracker_provider_offers", "Priced offers listed by the provider's latest successful scrape.",
-            per(lambda n: counts.get(n, 0)))
-    w.gauge("gpu_tracker_provider_up", "1 when the provider's last run succeeded, 0 when it failed or was skipped.",
-            per(lambda n: (1 if stored[n].last_status == "ok" else 0) if n in stored and stored[n].last_status else None))
-    w.gauge("gpu_tracker_provider_last_run_timestamp_seconds", "Unix time the provider's last run finished.",
-            per(lambda n: _ts(stored[n].last_run_at) if n in stored else None))
-    w.gauge("gpu_tracker_provider_last_success_timestamp_seconds", "Unix time the provider's last successful scrape started.",
-            per(lambda n: _ts(stored[n].last_success_at) if n in stored else None))
-    w.gauge("gpu_tracker_provider_consecutive_failures", "Failed runs in a row (0 after a success).",
-            per(lambda n: stored[n].consecutive_failures if n in stored else 0))
-    w.gauge("gpu_tracker_scrape_duration_seconds", "Duration of the provider's last finished run.",
-            per(lambda n: finished[n].duration_s if n in finished else None))
-    w.gauge("gpu_tracker_scrape_offers_seen", "Offers parsed by the provider's last finished run.",
-            per(lambda n: finished[n].offers_seen if n in finished else None))
-    w.gauge("gpu_tracker_scrape_quarantined", "Observations quarantined by the provider's last finished run.",
-            per(lambda n: finished[n].quarantined if n in finished else None))
-    w.gauge("gpu_tracker_scrape_unmapped", "Offers with an unmapped GPU name in the provider's last finished run.",
-            per(lambda n: finished[n].unmapped if n in finished else None))
+class StoreCollector(Collector):
+    """Reads providers, runs and current prices from the store at every scrape of ``/metrics``."""
 
+    def __init__(self, ctx: WebContext) -> None:
+        self.ctx = ctx
+
+    def collect(self) -> Iterator[Metric]:
+        ctx = self.ctx
+        scrapers = all_scrapers()
+        with Session(ctx.engine) as s:
+            stored = queries.provider_rows(s)
+            runs = queries.latest_run_per_provider(s)
+            counts = queries.current_offer_counts(s)
+            latest = queries.latest_prices(s, include_unmapped=False)
+            finished: dict[str, ScrapeRun] = {}
+            for name, run in runs.items():
+                if run.status == "running":  # the newest run is in flight: report the last finished one
+                    done = queries.recent_runs(s, limit=1, providers=[name], statuses=["ok", "failed", "skipped"])
+                    if done:
+                        finished[name] = done[0]
+                else:
+                    finished[name] = run
+        names = list(scrapers) + sorted(set(stored) - set(scrapers))  # history but no scraper any more
+
+        def per(fn: Callable[[str], Any]) -> list[tuple[list[str], float | None]]:
+            return [([n], fn(n)) for n in names]
+
+        info = GaugeMetricFamily(f"{PREFIX}_build_info", "Version of gpu-price-tracker serving these metrics.",
+                                 labels=["version"])
+        info.add_metric([__version__], 1)
+        yield info
+        yield _gauge("provider_offers", "Priced offers listed by the provider's latest successful scrape.",
+                     ["provider"], per(lambda n: counts.get(n, 0)))
+        yield _gauge("provider_up", "1 when the provider's last run succeeded, 0 when it failed or was skipped.",
+                     ["provider"], per(lambda n: (1 if stored[n].last_status == "ok" else 0)
+                                       if n in stored and stored[n].last_status else None))
+        status = StateSetMetricFamily(f"{PREFIX}_provider_status", "Status of the provider's newest run.",
+                                      labels=["provider"])
+        for n in names:
+            if n in runs:
+                status.add_metric([n], {s: runs[n].status == s for s in RUN_STATUSES})
+        yield status
+        yield _gauge("provider_last_run_timestamp_seconds", "Unix time the provider's last run finished.",
+                     ["provider"], per(lambda n: _ts(stored[n].last_run_at) if n in stored else None))
+        yield _gauge("provider_last_success_timestamp_seconds", "Unix time the provider's last successful scrape started.",
+                     ["provider"], per(lambda n: _ts(stored[n].last_success_at) if n in stored else None))
+        yield _gauge("provider_interval_seconds", "Seconds between the provider's scheduled collections.",
+                     ["provider"], per(lambda n: ctx.settings.interval_for(n, getattr(scrapers[n], "default_interval_s", None))
+                                       if n in scrapers else None))
+        yield _gauge("provider_consecutive_failures", "Failed runs in a row (0 after a success).",
+                     ["provider"], per(lambda n: stored[n].consecutive_failures if n in stored else 0))
+        yield _gauge("scrape_duration_seconds", "Duration of the provider's last finished run.",
+                     ["provider"], per(lambda n: finished[n].duration_s if n in finished else None))
+        yield _gauge("scrape_offers_seen", "Offers parsed by the provider's last finished run.",
+                     ["provider"], per(lambda n: finished[n].offers_seen if n in finished else None))
+        yield _gauge("scrape_quarantined", "Observations quarantined by the provider's last finished run.",
+                     ["provider"], per(lambda n: finished[n].quarantined if n in finished else None))
+        yield _gauge("scrape_unmapped", "Offers with an unmapped GPU name in the provider's last finished run.",
+                     ["provider"], per(lambda n: finished[n].unmapped if n in finished else None))
+        yield from _price_metrics([r for r in latest if r["currency"] == "USD"])
+
+
+def _price_metrics(usd: list[dict[str, Any]]) -> Iterator[Metric]:
+    """Rows come cheapest first, so the first row of a key is its minimum."""
     cheapest: dict[str, float] = {}
     offers: dict[str, int] = {}
-    for r in latest:
-        if r["currency"] != "USD":
-            continue
-        g = r["gpu"]
-        offers[g] = offers.get(g, 0) + 1
-        cheapest.setdefault(g, r["price_per_gpu_hour"])  # rows come cheapest first
+    by_kind: dict[tuple[str, str, str], float] = {}
+    for r in usd:
+        by_kind.setdefault((r["gpu"], r["provider"], r["kind"]), r["price_per_gpu_hour"])
+        if r["kind"] in RENTABLE_KINDS:
+            offers[r["gpu"]] = offers.get(r["gpu"], 0) + 1
+            cheapest.setdefault(r["gpu"], r["price_per_gpu_hour"])
     gpus = sorted(cheapest)
-    w.gauge("gpu_tracker_gpu_cheapest_usd_per_gpu_hour", "Cheapest current on-demand/community USD price per GPU-hour.",
-            [({"gpu": g}, cheapest[g]) for g in gpus])
-    w.gauge("gpu_tracker_gpu_offers", "Current on-demand/community USD offers per GPU.",
-            [({"gpu": g}, offers[g]) for g in gpus])
-    return w.text()
+    yield _gauge("gpu_cheapest_usd_per_gpu_hour", "Cheapest current on-demand/community USD price per GPU-hour.",
+                 ["gpu"], [([g], cheapest[g]) for g in gpus])
+    yield _gauge("gpu_offers", "Current on-demand/community USD offers per GPU.", ["gpu"], [([g], offers[g]) for g in gpus])
+    yield _gauge("min_price_usd_per_gpu_hour", "Lowest current USD price per GPU-hour per GPU, provider and kind.",
+                 ["gpu", "provider", "kind"], [([g, p, k], v) for (g, p, k), v in sorted(by_kind.items())])
+
+
+def registry_for(ctx: WebContext) -> CollectorRegistry:
+    """A registry of its own per app (no process globals), holding only the store collector."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(StoreCollector(ctx))
+    return registry
+
+
+def render(registry: CollectorRegistry, accept: str | None = None) -> tuple[bytes, str]:
+    """The exposition body and its content type, negotiated from the request's Accept header
+    (Prometheus text by default, OpenMetrics when asked)."""
+    encoder, content_type = choose_encoder(accept or "")
+    return encoder(registry), content_type
