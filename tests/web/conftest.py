@@ -85,7 +85,7 @@ def store(tmp_path_factory: pytest.TempPathFactory, secret_env: None) -> Iterato
 def client(store: Store) -> Iterator[TestClient]:
     from tracker.web import create_app
 
-    with TestClient(create_app(store.settings, store.engine)) as c:
+    with TestClient(create_app(store.settings, store.engine), base_url="http://127.0.0.1") as c:
         yield c
 
 

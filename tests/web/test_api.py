@@ -314,6 +314,9 @@ def test_serve_runs_uvicorn_with_config_defaults_and_flags(store: Store, monkeyp
     runner = CliRunner()
     assert runner.invoke(cli_app, ["--db", store.url, "serve"]).exit_code == 0
     assert (calls[-1]["host"], calls[-1]["port"]) == ("127.0.0.1", 8000)
+    refused = runner.invoke(cli_app, ["--db", store.url, "serve", "--host", "0.0.0.0", "--port", "9123"])
+    assert refused.exit_code != 0 and "GPU_TRACKER_API_TOKEN" in str(refused.exception) and len(calls) == 1
+    monkeypatch.setenv("GPU_TRACKER_API_TOKEN", "t0ken-for-the-serve-test")
     assert runner.invoke(cli_app, ["--db", store.url, "serve", "--host", "0.0.0.0", "--port", "9123"]).exit_code == 0
     assert (calls[-1]["host"], calls[-1]["port"]) == ("0.0.0.0", 9123)
     assert calls[-1]["app"].title == "gpu-price-tracker"

@@ -45,6 +45,8 @@ retry_base = "5m"       # a failed provider is retried this long after, doubling
 host = "127.0.0.1"
 port = 8000
 # base_url = "https://gpu.example.com"   # public URL, for links in alert messages
+# allowed_hosts = ["gpu.example.com"]     # Host names answered besides loopback and this machine's
+# Binding anything but loopback needs an API token in $GPU_TRACKER_API_TOKEN (never in this file).
 
 # Convert prices listed in other currencies: 1 unit = rate USD.
 # [currency_rates]

@@ -89,8 +89,11 @@ class WebSettings(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
-    #: Public URL of the dashboard, used for links in alert messages.
+    #: Public URL of the dashboard, used for links in alert messages (its host is an allowed Host).
     base_url: str | None = None
+    #: Host header names the server answers to besides loopback, the bind address and this
+    #: machine's name (``*.example.com`` for subdomains, ``*`` for any).
+    allowed_hosts: list[str] = Field(default_factory=list)
 
 
 class SchedulerSettings(BaseModel):

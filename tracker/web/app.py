@@ -31,11 +31,10 @@ from tracker.errors import ConfigError
 from tracker.web import api, metrics, pages
 from tracker.web.data import WebContext
 from tracker.web.schemas import HealthOut
+from tracker.web.security import Security, SecurityMiddleware, security_for
 
 STATIC_DIR = Path(__file__).parent / "static"
 PLOTLY_CACHE_SECONDS = 7 * 86400
-CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
-       "connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'")
 _CLI_FLAG = re.compile(r"^--([a-z][a-z-]*):")
 
 
@@ -71,10 +70,14 @@ def _error_response(request: Request, status: int, message: str) -> Response:
     return JSONResponse({"detail": message}, status_code=status)
 
 
-def create_app(settings: Settings | None = None, engine: Engine | None = None) -> FastAPI:
+def create_app(settings: Settings | None = None, engine: Engine | None = None,
+               security: Security | None = None) -> FastAPI:
     """The application for ``settings`` (default: ``load_settings()``) on ``engine`` (default:
-    the configured database, tables created if missing)."""
+    the configured database, tables created if missing), guarded by ``security`` (default: what
+    ``web.host``, ``web.allowed_hosts`` and ``$GPU_TRACKER_API_TOKEN`` ask for; see
+    ``tracker.web.security``)."""
     settings = settings or load_settings()
+    security = security or security_for(settings)
     if engine is None:
         engine = make_engine(settings.database or default_database_url())
         init_db(engine)
@@ -89,15 +92,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None) -
     app.state.web = WebContext.create(settings, engine)
     app.state.metrics = metrics.registry_for(app.state.web)
     app.add_middleware(GZipMiddleware, minimum_size=1024)
-
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):  # type: ignore[no-untyped-def]
-        response: Response = await call_next(request)
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        if response.headers.get("content-type", "").startswith("text/html"):
-            response.headers.setdefault("Content-Security-Policy", CSP)
-            response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
+    app.add_middleware(SecurityMiddleware, security=security)  # outermost: refused requests cost nothing
 
     @app.exception_handler(ConfigError)
     async def bad_filter(request: Request, exc: ConfigError) -> Response:
