@@ -25,8 +25,8 @@ Money
         The amount converted to per hour (second x3600, minute x60, day /24, month /730, year /8760);
         ``assume`` is the unit when none is printed (pass ``None`` to insist on a printed one).
         Raises ``ValueError`` for contact-sales prices (check ``money.amount`` first).
-    ``parse_number(text) -> float | None`` and ``parse_gb(text) -> float | None`` ("80GB", "1.5 TB",
-        "24 GiB") for spec cells.
+    ``parse_number(text) -> float | None`` and ``parse_gb(text) -> float | None`` ("80GB", "1.8 TB" -> 1800,
+        "1.5 TiB" -> 1536, "24 GiB") for spec cells.
 
 Documents and tables
     ``soup(html) -> BeautifulSoup`` (lxml parser); ``text_of(node) -> str`` (whitespace collapsed,
@@ -38,13 +38,15 @@ Documents and tables
     ``find_tables(doc, *labels) -> list[Tag]``: every ``<table>`` whose header cells include every
     label (matching as ``header_index`` does); falls back to the element around loose ``<th>`` cells
     (recorded excerpts often start inside a table). ``find_table`` returns the first or ``None``.
-    ``header_cells(table) -> list[str]``: texts of the header row (``thead``/first all-``th`` row/loose ``th``).
+    ``header_cells(table) -> list[str]``: texts of the header row (the ``thead`` row, ``th`` or ``td``
+    cells alike / first all-``th`` row / loose ``th``).
     ``header_index(table, *labels, provider="") -> dict[str, int]``: column index of each label; a
     header equal to the label wins over one that contains it as whole words ("On demand" finds
     "On-demand price"; "RAM" never finds "VRAM"). Missing label ->
     ``layout_changed(provider, "no 'X' column ...")``. ``column_index(table, label) -> int | None``
     for optional columns.
-    ``body_rows(table) -> list[list[Tag]]``: cells (``td`` and ``th``) of every row that has a ``td``.
+    ``body_rows(table) -> list[list[Tag]]``: cells (``td`` and ``th``) of every row outside ``thead``
+    that has a ``td``.
 
 Errors
     ``layout_changed(provider, what) -> ParseError`` with message ``"<provider>: layout changed: <what>"``;
@@ -190,7 +192,12 @@ def parse_number(text: str | None) -> float | None:
 
 
 def parse_gb(text: str | None) -> float | None:
-    """A memory size in GB: "80GB" -> 80, "1.5 TB" -> 1536, "24 GiB" -> 24, "512 MB" -> 0.5."""
+    """A memory size in GB: "80GB" -> 80, "1.8 TB" -> 1800, "1.5 TiB" -> 1536, "24 GiB" -> 24, "512 MB" -> 0.512.
+
+    GB and GiB are taken as printed (pages mix them for the same machines); a decimal TB/MB is
+    1000 of the next unit and a binary TiB/MiB 1024, so "1.8 TB" agrees with the "1800 GiB" the
+    rows beside it print instead of becoming 1843.2.
+    """
     if not text:
         return None
     m = re.search(rf"({_NUMBER})\s*(TB|TiB|GB|GiB|G|MB|MiB)\b", _clean(text), re.IGNORECASE)
@@ -200,10 +207,11 @@ def parse_gb(text: str | None) -> float | None:
     if value is None:
         return None
     unit = m.group(2).upper()
+    scale = 1024 if unit.endswith("IB") else 1000
     if unit.startswith("T"):
-        return value * 1024
+        return value * scale
     if unit.startswith("M"):
-        return value / 1024
+        return value / scale
     return value
 
 
@@ -363,10 +371,16 @@ def _row_cells(tr: Tag) -> list[Tag]:
 
 
 def header_cells(table: Tag) -> list[str]:
-    """Header texts: ``thead`` cells, else the first row made only of ``th``, else loose ``th`` cells."""
+    """Header texts: the ``thead`` row, else the first row made only of ``th``, else loose ``th`` cells.
+
+    A ``thead`` row counts whatever its cells are (``th`` or ``td``, mixed too: an empty ``<td>``
+    above the name column keeps the indices aligned with the body rows); with several rows in
+    ``thead`` the last one, the one right above the data, names the columns.
+    """
     thead = table.find("thead")
     if isinstance(thead, Tag):
-        cells = thead.find_all("th") or thead.find_all("td")
+        rows = [cells for tr in thead.find_all("tr") if (cells := _row_cells(tr))]
+        cells = rows[-1] if rows else thead.find_all(["th", "td"])
         if cells:
             return [text_of(c) for c in cells]
     for tr in table.find_all("tr"):
@@ -432,9 +446,15 @@ def find_table(doc: Tag, *labels: str) -> Tag | None:
 
 
 def body_rows(table: Tag) -> list[list[Tag]]:
-    """Cells of each data row (rows holding at least one ``td``), in document order."""
+    """Cells of each data row (rows holding at least one ``td``, outside ``thead``), in document order.
+
+    Header rows inside ``thead`` are headers even when made of ``td`` cells, never data.
+    """
     rows = []
     for tr in table.find_all("tr"):
+        section = tr.find_parent(["thead", "tbody", "tfoot", "table"])
+        if section is not None and section.name == "thead":
+            continue
         cells = _row_cells(tr)
         if any(c.name == "td" for c in cells):
             rows.append(cells)

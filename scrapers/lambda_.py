@@ -19,7 +19,10 @@ What the parser relies on (what a reader of the page sees, never the generated
   header that names the GPU ("PRICE/GPU/HR") means per GPU; one that does not ("PRICE/HR") means
   per instance; a price cell that says "/GPU" also means per GPU;
 * rows: ``tr[data-plan]`` (the attribute is the plan's GPU name; the first cell's text if absent),
-  cells found by the header's column index;
+  cells found by the header's column index. A badge beside the name ("New", "Popular", "Coming
+  soon": its own element in the name cell, or a trailing word) is not part of the name, so
+  neither ``gpu_raw`` nor the offer id changes when Lambda adds or drops it (it is kept in
+  ``extra["badge"]``);
 * the GPU count: the tab the table sits in (``[role=tabpanel]`` labelled by a ``[role=tab]``
   reading "8x", "4x", "2x", "1x"); a plan name starting "8x ..." wins. When such tabs exist, only
   the tables inside them are read; without tabs, every table above must name its counts.
@@ -53,6 +56,27 @@ from scrapers.html import (
 
 PRICING_URL = "https://lambda.ai/pricing"
 _COUNT_RE = re.compile(r"^\s*(\d+)\s*x\b", re.IGNORECASE)
+#: Marketing badges printed in or beside the plan name; never part of a GPU name.
+_BADGES = ("new", "popular", "most popular", "coming soon", "limited", "limited availability", "sold out", "beta")
+_BADGE_RE = re.compile(rf"\s*[-(\[]?\b({'|'.join(re.escape(b) for b in _BADGES)})\b[)\]]?\s*$", re.IGNORECASE)
+
+
+def _plan_and_badge(tr: Tag, name_cell: Tag) -> tuple[str, str | None]:
+    """The plan name of a row without any badge, and the badge ("New") if one was printed."""
+    badges = [text_of(el) for el in name_cell.find_all(True) if text_of(el).lower() in _BADGES]
+    attr = tr.get("data-plan")
+    if attr:
+        plan = str(attr).strip()
+    else:
+        plan = text_of(name_cell)
+        for badge in badges:
+            plan = re.sub(rf"\s*\b{re.escape(badge)}\b\s*", " ", plan).strip()
+    m = _BADGE_RE.search(plan)
+    while m and m.start() > 0:
+        badges.append(m.group(1))
+        plan = plan[: m.start()].strip()
+        m = _BADGE_RE.search(plan)
+    return plan, (badges[0] if badges else None)
 
 
 def _slug(text: str) -> str:
@@ -110,7 +134,7 @@ class LambdaScraper(Scraper):
             tr = cells[0].parent
             if len(cells) <= max(col.values()):
                 raise layout_changed(self.name, f"row {text_of(tr)!r} has {len(cells)} cells, headers are {headers}")
-            plan = str(tr.get("data-plan") or text_of(cells[0])).strip()
+            plan, badge = _plan_and_badge(tr, cells[0])
             if not plan:
                 raise layout_changed(self.name, f"row {text_of(tr)!r} names no plan")
             count = tab_count
@@ -125,7 +149,7 @@ class LambdaScraper(Scraper):
             money = parse_money(price_text)
             if money is None:
                 raise layout_changed(self.name, f"unparseable price {price_text!r} for {plan!r}")
-            extra: dict[str, Any] = {}
+            extra: dict[str, Any] = {"badge": badge} if badge else {}
             price: float | None = None
             if money.amount is not None:
                 try:

@@ -22,6 +22,10 @@ GPU-hour, and it includes the shape's CPU, memory and local NVMe (OCI sells GPU 
   the shape x their ``qty``).
 * A GPU part no shape references becomes one offer of ``gpu_count`` 1 (``sku`` = part number):
   the price list alone does not say how many GPUs a shape has.
+* Parts that are not public cloud on-demand prices are skipped even though they are metered "GPU
+  Per Hour": Compute Cloud@Customer parts (Oracle's racks in the customer's data centre, sold with
+  an infrastructure subscription) and "Resource Commit" parts (a committed-use rate; the 2026 list
+  prices a Cloud@Customer L40S at $0.60 beside the public $3.50).
 
 ``gpu_raw`` is the part's ``displayName`` exactly as Oracle writes it (names such as
 "Compute - GPU - E3" or "Compute - GPU Standard - V2" name a shape generation, not a GPU model:
@@ -40,6 +44,8 @@ from tracker.catalog.instance_types import instance_gpu
 PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/"
 SHAPES_URL = "https://www.oracle.com/a/ocom/docs/cloudestimator2/data/shapes.json"
 GPU_METRIC = "gpu per hour"
+#: Words in a part's displayName or serviceCategory that mark it as not a public on-demand price.
+NOT_PUBLIC = ("cloud@customer", "resource commit")
 MAX_PAGES = 20
 
 
@@ -66,7 +72,7 @@ class OciScraper(Scraper):
     kinds = ("on_demand",)
     caveats = (
         "list price, the same in every region; GPU parts no shape references are priced per single GPU; "
-        "no spot/preemptible or commitment prices"
+        "no spot/preemptible or commitment prices; Compute Cloud@Customer and Resource Commit parts are skipped (not public cloud prices)"
     )
 
     async def fetch(self, http: Http) -> dict[str, Any]:
@@ -131,7 +137,7 @@ class OciScraper(Scraper):
         parts: dict[str, GpuPart] = {}
         for item in items:
             metric = require(item, "metricName", provider=self.name)
-            if not isinstance(metric, str) or metric.strip().lower() != GPU_METRIC:
+            if not isinstance(metric, str) or metric.strip().lower() != GPU_METRIC or not _is_public(item):
                 continue
             number = require(item, "partNumber", provider=self.name, kind=str)
             price, currency = self._price(item, number)
@@ -226,6 +232,12 @@ class OciScraper(Scraper):
             gpu=hint[0] if hint else None,
             extra=extra,
         )
+
+
+def _is_public(item: dict[str, Any]) -> bool:
+    """False for Compute Cloud@Customer and committed-use parts (see the module docstring)."""
+    words = f"{item.get('displayName') or ''} {item.get('serviceCategory') or ''}".lower()
+    return not any(marker in words for marker in NOT_PUBLIC)
 
 
 def _ptype(product: dict[str, Any]) -> str | None:

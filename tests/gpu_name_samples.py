@@ -11,13 +11,15 @@ GPU name and ``instance`` for an instance type / plan id.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
 
 from bs4 import BeautifulSoup
 
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "provider-samples"
+#: The shared samples beside the checkout, or wherever $PROVIDER_SAMPLES points (e.g. from a worktree).
+SAMPLES = Path(os.environ.get("PROVIDER_SAMPLES") or Path(__file__).resolve().parents[2] / "shared" / "provider-samples")
 
 Row = tuple[str, str, Any, str, str]
 
@@ -68,10 +70,10 @@ def sample_gpu_strings(S: Path = SAMPLES) -> list[Row]:
     for p in d["products"].values():
         add("aws", p["attributes"]["instanceType"], None, via="instance", note="instanceType")
     # oci
-    d = json.loads((S / "oci/oci_cetools_products_usd_2024-01.json").read_text())
-    for i in d["items"]:
-        if "GPU" in i["displayName"]:
-            add("oci", i["displayName"], None, note="cetools part displayName")
+    for f in ("oci/oci_cetools_products_usd_2024-01.json", "oci/oci_cetools_products_gpu_items_2026-10-01.json"):
+        for i in json.loads((S / f).read_text())["items"]:
+            if "GPU" in i["displayName"]:
+                add("oci", i["displayName"], None, note=f"cetools part displayName ({f.split('_')[-1][:7]})")
     # modal
     soup = BeautifulSoup((S / "modal/modal_pricing_page_rendered_2025-06-12.html").read_text(), "lxml")
     for r in soup.select("div.line-item"):

@@ -268,6 +268,13 @@ def test_paperspace_names_its_quadro_and_v100_machines() -> None:
     assert resolve_gpu("NVIDIA RTX4000", provider="runpod") is None
 
 
+def test_scaleways_p100_is_its_pcie_render_card() -> None:
+    assert resolve_gpu("NVIDIA P100", 16, provider="scaleway") == "P100"
+    assert resolve_gpu("NVIDIA P100", 12, provider="scaleway") is None  # not the 16 GB card
+    assert resolve_gpu("NVIDIA P100", 16) is None  # elsewhere SXM2 and PCIe both had 16 GB
+    assert resolve_gpu("Tesla P100", 16, provider="vastai") is None
+
+
 def test_oci_parts_resolve_through_the_table() -> None:
     assert resolve_gpu("Compute - GPU - A100 - v2", provider="oci") == "A100-SXM-80GB"
     assert resolve_gpu("Compute - GPU - E3", provider="oci") is None  # the part does not name its GPU

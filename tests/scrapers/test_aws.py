@@ -120,6 +120,7 @@ class TestAwsPricingJson(ProviderContract):
             ("p5.4xlarge", "us-east-2", "H100-SXM", 1, 6.88),
             ("p5en.48xlarge", "ap-south-1", "H200", 8, 75.9552),
             ("p6-b200.48xlarge", "us-west-2", "B200", 8, 113.9328),
+            ("p6-b300.48xlarge", "us-west-2", "B300", 8, 142.416),
             ("p4d.24xlarge", "ap-southeast-2", "A100-SXM-40GB", 8, 28.54493),
             ("p4de.24xlarge", "us-east-1", "A100-SXM-80GB", 8, 27.44705),
             ("g6e.12xlarge", "ap-northeast-1", "L40S", 4, 15.21742),

@@ -124,8 +124,10 @@ def test_numbers_and_sizes() -> None:
     assert parse_gb("80GB") == 80
     assert parse_gb("B200 SXM6 180GB") == 180
     assert parse_gb("24 GiB") == 24
-    assert parse_gb("1.5 TB") == 1536
-    assert parse_gb("512 MB") == 0.5
+    assert parse_gb("1.8 TB") == 1800  # decimal TB: agrees with the "1800 GiB" printed beside it
+    assert parse_gb("1.5 TiB") == 1536
+    assert parse_gb("512 MB") == pytest.approx(0.512)
+    assert parse_gb("512 MiB") == 0.5
     assert parse_gb("no size") is None
 
 
@@ -193,3 +195,36 @@ def test_page_soup_refuses_what_is_not_a_page(raw: object, what: str) -> None:
 
     with pytest.raises(ParseError, match=rf"^demo: layout changed: .*{what}"):
         page_soup("demo", raw)
+
+
+TD_HEADER_TABLE = """
+<table>
+  <thead><tr><td></td><td>VRAM</td><td>Price</td></tr></thead>
+  <tbody>
+    <tr><th>H100</th><td>80 GB</td><td>$2.99</td></tr>
+    <tr><th>A100</th><td>40 GB</td><td>$1.29</td></tr>
+  </tbody>
+</table>
+"""
+
+
+def test_a_thead_row_of_td_cells_is_the_header_only() -> None:
+    table = soup(TD_HEADER_TABLE).find("table")
+    assert header_cells(table) == ["", "VRAM", "Price"]
+    assert header_index(table, "VRAM", "Price") == {"VRAM": 1, "Price": 2}
+    assert [[text_of(c) for c in row] for row in body_rows(table)] == [
+        ["H100", "80 GB", "$2.99"],
+        ["A100", "40 GB", "$1.29"],
+    ]
+
+
+def test_mixed_thead_cells_keep_their_column_positions() -> None:
+    table = soup(TD_HEADER_TABLE.replace("<td>VRAM</td><td>Price</td>", "<th>VRAM</th><th>Price</th>")).find("table")
+    assert header_index(table, "VRAM", "Price") == {"VRAM": 1, "Price": 2}  # the empty <td> still counts
+    assert len(body_rows(table)) == 2
+
+
+def test_the_last_thead_row_names_the_columns() -> None:
+    two_rows = TD_HEADER_TABLE.replace("<thead>", '<thead><tr><td colspan="3">Instances</td></tr>')
+    table = soup(two_rows).find("table")
+    assert header_cells(table) == ["", "VRAM", "Price"] and len(body_rows(table)) == 2

@@ -134,3 +134,37 @@ def test_needs_no_credentials() -> None:
     scraper = LambdaScraper(env={})
     assert scraper.credentials == ()
     scraper.check_credentials()  # a public page: never skipped for missing credentials
+
+
+class TestEditedRows:
+    """The real page with one edit each (badge, TB-sized RAM, a td header row), as Lambda prints them elsewhere."""
+
+    NAME_CELL = '<th style="width:31%" data-label="Plan">NVIDIA B200 SXM6</th>'
+
+    def test_a_new_badge_is_neither_in_the_gpu_name_nor_in_the_offer_id(self) -> None:
+        plain = by_sku(LambdaScraper(env={}).parse(page()))["8x-nvidia-b200-sxm6-180gb"]
+        badged_cell = '<th style="width:31%" data-label="Plan">NVIDIA B200 SXM6 <span class="tag">New</span></th>'
+        for html in (
+            page().replace(self.NAME_CELL, badged_cell),
+            page().replace(self.NAME_CELL, badged_cell).replace('data-plan="NVIDIA B200 SXM6"', ""),
+            page().replace('data-plan="NVIDIA B200 SXM6"', 'data-plan="NVIDIA B200 SXM6 New"'),
+        ):
+            b200 = next(o for o in LambdaScraper(env={}).parse(html) if "b200" in o.sku)
+            assert (b200.sku, b200.gpu_raw) == (plain.sku, plain.gpu_raw) == ("8x-nvidia-b200-sxm6-180gb", "NVIDIA B200 SXM6")
+            assert b200.extra["badge"] == "New" and b200.price_per_hour == plain.price_per_hour
+
+    def test_a_name_that_only_contains_the_word_is_kept(self) -> None:
+        html = page().replace('data-plan="NVIDIA B200 SXM6"', 'data-plan="NVIDIA Newton 1"')
+        assert any(o.gpu_raw == "NVIDIA Newton 1" for o in LambdaScraper(env={}).parse(html))
+
+    def test_ram_in_tb_agrees_with_the_gib_rows_beside_it(self) -> None:
+        html = page().replace("<td data-label=\"RAM\">2900 GiB</td>", "<td data-label=\"RAM\">1.8 TB</td>")
+        offers = by_sku(LambdaScraper(env={}).parse(html))
+        assert offers["8x-nvidia-b200-sxm6-180gb"].ram_gb == 1800 == offers["8x-nvidia-h100-sxm-80gb"].ram_gb
+
+    def test_a_header_row_of_td_cells_is_not_read_as_an_instance(self) -> None:
+        header = "<thead><tr><th style=\"width:31%\"></th><th>VRAM/GPU</th><th>vCPUs</th><th>RAM</th><th>STORAGE</th><th>PRICE/GPU/HR*</th></tr></thead>"
+        assert header in page()
+        td_header = header.replace("<th ", "<td ").replace("<th>", "<td>").replace("</th>", "</td>")
+        offers = LambdaScraper(env={}).parse(page().replace(header, td_header))
+        assert by_sku(offers).keys() == by_sku(LambdaScraper(env={}).parse(page())).keys()

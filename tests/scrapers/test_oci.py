@@ -189,3 +189,34 @@ class TestFetch:
     def test_no_credentials_needed(self) -> None:
         OciScraper(env={}).check_credentials()
         assert OciScraper.credentials == ()
+
+
+PRODUCTS_2026 = "oci/oci_cetools_products_gpu_items_2026-10-01.json"
+
+
+class TestPriceList2026:
+    """The real 2026 price list (GPU-related items only) beside the real shapes excerpt."""
+
+    @pytest.fixture()
+    def offers(self) -> list[Any]:
+        return OciScraper(env={}).parse({"products": [load_json(PRODUCTS_2026)], "shapes": load_json(SHAPES)})
+
+    def test_cloud_at_customer_and_resource_commit_parts_are_not_offers(self, offers: list[Any]) -> None:
+        skus = {o.sku for o in offers}
+        assert not skus & {"B110965", "B111454", "B111455"}  # Cloud@Customer L40S, incl. the $0.60 Resource Commit
+        assert not any("Cloud@Customer" in o.gpu_raw or "Commit" in o.gpu_raw for o in offers)
+        assert not any(o.price_per_gpu_hour < 1 for o in offers)
+
+    def test_public_parts_keep_their_list_prices(self, offers: list[Any]) -> None:
+        by = {o.sku: o for o in offers}
+        assert by["B109479"].gpu_raw == "Compute - GPU - L40S" and by["B109479"].price_per_hour == 3.5
+        assert by["B112237"].price_per_hour == 15  # B300
+        assert by["B112140"].price_per_hour == 18  # GB300
+        assert by["B111758"].price_per_hour == 8.6  # MI355X
+        assert by["B98415"].price_per_hour == 10  # H100
+        # 26 items: 3 VMware node commits and 2 per-day parts are other metrics, 3 are Cloud@Customer
+        assert len(offers) == 18
+
+    def test_per_day_and_node_parts_are_not_gpu_hours(self, offers: list[Any]) -> None:
+        skus = {o.sku for o in offers}
+        assert not skus & {"B108806", "B108807", "B108808", "B109493", "B111463"}

@@ -60,7 +60,9 @@ Provider-specific rules (only with ``provider=``): Vultr's Cloud GPU ("vcg") A10
 fractions of an 80 GB card, so a Vultr A100 with less than 80 GB is a slice -> ``None``.
 Paperspace names its machines by Quadro model number without the word ("P4000", "RTX4000",
 "RTX5000" are Quadro cards), and its V100 is the PCIe card (its page: "112 TeraFLOPS", the
-V100 PCIe's tensor figure; the SXM2 part is 125).
+V100 PCIe's tensor figure; the SXM2 part is 125). Scaleway's only P100 is its RENDER-S, "1x P100
+PCIe3" with 16 GB (https://www.scaleway.com/en/docs/gpu/reference-content/choosing-gpu-instance-type/),
+so a Scaleway P100 is the PCIe card (its memory must still say 16 GB).
 """
 
 from __future__ import annotations
@@ -354,6 +356,8 @@ def resolve_name(raw: str, memory_gb: float | None = None, *, provider: str | No
             form = "pcie"  # its page: "V100 ... 112 TeraFLOPS", the V100 PCIe's tensor figure (SXM2: 125)
         elif fam.key in ("Quadro-RTX-4000", "Quadro-RTX-5000"):
             form = "quadro"  # its machine names are Quadro model numbers without the word
+    if provider and provider.lower() == "scaleway" and form is None and fam.key == "P100":
+        form = "pcie"  # RENDER-S, "1x P100 PCIe3" in Scaleway's GPU instance docs
     if form == "conflict":
         return None
     cands = list(fam.variants)
