@@ -70,8 +70,13 @@ def _enable_wal(cur: Any, attempts: int = 50) -> None:
             time.sleep(0.05 + 0.01 * attempt)
 
 
-def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
-    """Create an engine; SQLite gets WAL, a busy timeout, foreign keys, and its directory."""
+def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: Any) -> Engine:
+    """Create an engine; SQLite gets WAL, a busy timeout, foreign keys, and its directory.
+
+    ``read_only`` has the database itself refuse every write on every connection (SQLite
+    ``PRAGMA query_only``, PostgreSQL read-only transactions), for readers that must never
+    change the store whatever code runs; a read-only SQLite file must already exist.
+    """
     url = _normalise_url(url or default_database_url())
     try:
         parsed = make_url(url)
@@ -79,7 +84,9 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         raise ConfigError(f"database: {mask_url(url)} is not a database URL") from None
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_path(url)
-        if path is not None:
+        if path is not None and read_only and not path.is_file():
+            raise ConfigError(f"database: {path} does not exist (run `gpu-tracker scrape` to create the store)")
+        if path is not None and not read_only:
             path.parent.mkdir(parents=True, exist_ok=True)
         kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
         engine = create_engine(url, **kwargs)
@@ -88,7 +95,9 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
         def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
             cur = dbapi_conn.cursor()
             cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            if path is not None:
+            if read_only:
+                cur.execute("PRAGMA query_only=ON")
+            elif path is not None:
                 _enable_wal(cur)
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA synchronous=NORMAL")
@@ -96,7 +105,16 @@ def make_engine(url: str | None = None, **kwargs: Any) -> Engine:
 
         return engine
     kwargs.setdefault("pool_pre_ping", True)
-    return create_engine(url, **kwargs)
+    engine = create_engine(url, **kwargs)
+    if read_only:
+        @event.listens_for(engine, "connect")
+        def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            cur.close()
+            dbapi_conn.commit()
+
+    return engine
 
 
 @contextmanager

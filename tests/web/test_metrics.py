@@ -14,7 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from prometheus_client.samples import Sample
 
 from scrapers.registry import all_scrapers
-from tests.web.conftest import BROKEN_PROVIDER, TestClient, get_json
+from tests.web.conftest import BROKEN_PROVIDER, Store, TestClient, get_json
 from tracker.kinds import KINDS
 
 RULES = Path(__file__).resolve().parents[2] / "deploy" / "prometheus" / "alerts.yml"
@@ -111,3 +111,16 @@ def test_alert_rules_use_only_exposed_metrics_and_labels(metrics: dict[str, list
                     assert any(re.fullmatch(pattern, s.labels[label]) for s in samples), (rule["alert"], pattern)
                 elif op == "=":
                     assert any(s.labels[label] == pattern for s in samples), (rule["alert"], pattern)
+
+
+def test_metrics_need_the_api_token_once_one_is_set(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Prometheus scrapes with `authorization: {credentials: <token>}`; without it, 401."""
+    from tracker.web import create_app
+
+    token = "metrics-token-0123456789abcdef"
+    monkeypatch.setenv("GPU_TRACKER_API_TOKEN", token)
+    with TestClient(create_app(store.settings, store.engine), base_url="http://127.0.0.1:8000") as c:
+        assert c.get("/metrics").status_code == 401
+        r = c.get("/metrics", headers={"authorization": f"Bearer {token}"})
+        assert r.status_code == 200 and token not in r.text
+        assert "gpu_tracker_provider_offers" in {f.name for f in text_string_to_metric_families(r.text)}

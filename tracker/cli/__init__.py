@@ -26,7 +26,7 @@ app = typer.Typer(
     add_completion=False,
 )
 
-COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds")
+COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds", "mcp_cmds")
 
 
 @app.callback()

@@ -1,0 +1,220 @@
+"""Every MCP tool called through the SDK's client over stdio, on the replayed store of
+tests/web/conftest.py (every bundled recording once, then lambda failing on a changed page), and
+checked against the JSON API's and the CLI's answers for the same filters."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy.engine import Engine
+from typer.testing import CliRunner
+
+from tests.mcp.conftest import ROOT, call_all, with_client
+from tests.web.conftest import BROKEN_PROVIDER, Store, TestClient, filled_store, get_json
+from tracker.catalog.specs import family_of
+from tracker.cli import app as cli_app
+from tracker.config.settings import Settings
+from tracker.pipeline.collect import collect
+
+pytestmark = pytest.mark.slow
+
+TOOLS = {"prices", "history", "value", "tco", "recommend", "provider_health"}
+CALLS: dict[str, tuple[str, dict[str, Any]]] = {
+    "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
+    "prices_all": ("prices", {"gpu": "H100", "limit": 1000}),
+    "prices_runpod_spot": ("prices", {"provider": ["runpod"], "kind": ["spot"]}),
+    "prices_bad_gpu": ("prices", {"gpu": "H999"}),
+    "prices_bad_limit": ("prices", {"limit": 0}),
+    "prices_bad_provider": ("prices", {"provider": ["nosuchcloud"]}),
+    "history": ("history", {"gpu": "H100", "since": "30d", "every": "1d"}),
+    "value": ("value", {"basis": "fp16-dense", "gpu": "H100"}),
+    "value_bad_basis": ("value", {"basis": "fp64-magic"}),
+    "tco": ("tco", {"gpu": "H100", "utilization": 0.6}),
+    "recommend": ("recommend", {"params": "13B", "workload": "qlora", "hours_per_month": 200}),
+    "health": ("provider_health", {}),
+}
+
+
+@pytest.fixture(scope="module")
+def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("mcp-config") / "config.toml"
+    path.write_text("# empty: defaults only\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
+    s = filled_store(tmp_path_factory.mktemp("mcp"))
+    yield s
+    s.engine.dispose()
+
+
+@pytest.fixture(scope="module")
+def api(store: Store) -> Iterator[TestClient]:
+    from tracker.web import create_app
+
+    with TestClient(create_app(store.settings, store.engine), base_url="http://127.0.0.1") as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def results(store: Store, config: Path) -> dict[str, Any]:
+    """One server process answers every call of the module."""
+    return with_client(store.url, config, lambda client: call_all(client, CALLS))
+
+
+def ok(results: dict[str, Any], key: str) -> dict[str, Any]:
+    r = results[key]
+    assert not r.is_error, r.content
+    assert r.structured_content is not None
+    return r.structured_content
+
+
+def cli_json(store: Store, *args: str) -> Any:
+    result = CliRunner().invoke(cli_app, ["--db", store.url, *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.stdout)
+
+
+def test_every_tool_has_typed_input_and_output_schemas(results: dict[str, Any]) -> None:
+    tools = {t.name: t for t in results["_tools"]}
+    assert set(tools) == TOOLS
+    for t in tools.values():
+        assert t.input_schema["type"] == "object" and t.output_schema and t.output_schema["type"] == "object", t.name
+        assert t.description and t.annotations and t.annotations.read_only_hint is True, t.name
+    limit = tools["prices"].input_schema["properties"]["limit"]
+    assert limit["type"] == "integer" and limit["minimum"] == 1 and limit["maximum"] == 1000
+    assert tools["tco"].input_schema["required"] == ["gpu"]
+    assert set(tools["recommend"].input_schema["required"]) == {"params", "workload"}
+    assert "rows" in tools["prices"].output_schema["properties"]
+
+
+def test_prices_are_the_cli_and_api_rows(results: dict[str, Any], store: Store, api: TestClient) -> None:
+    out = ok(results, "prices_h100")
+    cli = cli_json(store, "prices", "--gpu", "H100", "--limit", "5")
+    rest = get_json(api, "/api/prices?gpu=H100&limit=5")
+    assert out["returned"] == len(out["rows"]) == len(cli) == len(rest) == 5
+    for mine, theirs, web in zip(out["rows"], cli, rest, strict=True):
+        for key in ("provider", "gpu", "sku", "kind", "region", "currency", "gpu_count"):
+            assert mine[key] == theirs[key] == web[key], key
+        assert mine["price_per_gpu_hour"] == pytest.approx(theirs["price_per_gpu_hour"]) == web["price_per_gpu_hour"]
+    everything = ok(results, "prices_all")
+    assert everything["matching"] == len(get_json(api, "/api/prices?gpu=H100")) == len(everything["rows"]) > 5
+    assert {family_of(r["gpu"]) for r in everything["rows"]} == {"H100"}
+    spot = ok(results, "prices_runpod_spot")["rows"]
+    assert spot and {(r["provider"], r["kind"]) for r in spot} == {("runpod", "spot")}
+
+
+@pytest.mark.parametrize("key,words", [
+    ("prices_bad_gpu", "matches no GPU"), ("prices_bad_provider", "not a registered provider"),
+    ("value_bad_basis", "fp64-magic"), ("prices_bad_limit", "limit"),
+])
+def test_bad_input_is_a_one_line_tool_error(results: dict[str, Any], key: str, words: str) -> None:
+    r = results[key]
+    assert r.is_error
+    text = r.content[0].text
+    assert words in text and "Traceback" not in text and "ConfigError" not in text
+
+
+def test_history_is_the_api_history(results: dict[str, Any], api: TestClient) -> None:
+    out = ok(results, "history")
+    web = get_json(api, "/api/history?gpu=H100&since=30d&every=1d")
+    for key in ("metric", "unit", "resolution", "kinds", "gpus", "providers"):
+        assert out[key] == web[key], key
+    assert out["resolution"] == "day" and len(out["providers"]) >= 5
+    mine = [(m["gpu"], m["min"], m["median"], m["providers"]) for m in out["market"] if m["min"] is not None]
+    theirs = [(m["gpu"], m["min"], m["median"], m["providers"]) for m in web["market"] if m["min"] is not None]
+    assert mine == theirs and mine
+
+
+def test_value_is_the_api_value(results: dict[str, Any], api: TestClient) -> None:
+    out = ok(results, "value")
+    web = get_json(api, "/api/value?basis=fp16-dense&gpu=H100")
+    assert out == web
+    assert out["basis"] == "fp16-dense" and {r["gpu"] for r in out["rows"]} <= {"H100-SXM", "H100-PCIe", "H100-NVL"}
+    for row in out["rows"]:
+        assert row["cost_per_tflop_hour"] == pytest.approx(row["price_per_gpu_hour"] / row["tflops"], rel=1e-6)
+
+
+def test_tco_is_the_api_and_cli_tco(results: dict[str, Any], store: Store, api: TestClient) -> None:
+    out = ok(results, "tco")
+    web = get_json(api, "/api/tco?gpu=H100&utilization=0.6")
+    cli = cli_json(store, "tco", "--gpu", "H100", "--utilization", "0.6")
+    assert out["gpu"] == web["gpu"] == cli["gpu"] == "H100-SXM"
+    for key in ("purchase", "rent", "breakeven_hours", "effective_hourly_cost", "electricity_per_year"):
+        assert out[key] == pytest.approx(web[key]) == pytest.approx(cli[key], rel=1e-5), key
+    assert out["rent_source"] == web["rent_source"]
+    assert out["breakeven_hours"] == pytest.approx(out["purchase"] / out["rent"])
+
+
+def test_recommend_is_the_cli_recommendation(results: dict[str, Any], store: Store) -> None:
+    out = ok(results, "recommend")
+    cli = cli_json(store, "recommend", "--params", "13B", "--workload", "qlora", "--hours-per-month", "200")
+    assert out["vram_needed_gb"] == pytest.approx(cli["vram_needed_gb"]) and out["precision"] == cli["precision"]
+    assert out["advice"]["verdict"] == cli["advice"]["verdict"] and out["advice"]["gpu"] == cli["advice"]["gpu"]
+    assert len(out["options"]) == min(20, len(cli["options"]))
+    for mine, theirs in zip(out["options"], cli["options"], strict=False):
+        assert (mine["gpu"], mine["gpus_needed"], mine["provider"]) == (theirs["gpu"], theirs["gpus_needed"], theirs["provider"])
+        assert mine["price_per_hour"] == pytest.approx(theirs["price_per_hour"], abs=1e-6)
+    priced = [o["price_per_hour"] for o in out["options"] if o["price_per_hour"] is not None]
+    assert priced == sorted(priced) and all(o["total_vram_gb"] >= out["vram_needed_gb"] for o in out["options"])
+
+
+def test_provider_health(results: dict[str, Any], api: TestClient) -> None:
+    out = ok(results, "health")
+    rows = {r["provider"]: r for r in out["providers"]}
+    web = {r["provider"]: r for r in get_json(api, "/api/providers")}
+    assert set(rows) == set(web)
+    assert rows[BROKEN_PROVIDER]["health"] == "failing" and BROKEN_PROVIDER in out["failing"]
+    assert rows[BROKEN_PROVIDER]["last_error_class"] == "ParseError"
+    for name in ("runpod", "vastai", BROKEN_PROVIDER):
+        for key in ("status", "offers", "consecutive_failures", "last_success_at", "health"):
+            assert rows[name][key] == web[name][key], (name, key)
+    assert rows["runpod"]["offers"] > 0 and out["scheduler"]["active"] is False
+
+
+def test_the_store_refuses_writes(store: Store) -> None:
+    """The server's engine: a write fails in the database itself."""
+    from sqlalchemy import text
+    from sqlalchemy.exc import OperationalError
+
+    from tracker.mcp.server import open_read_only
+
+    ctx = open_read_only(Settings(), store.url)
+    try:
+        with ctx.engine.connect() as conn:
+            assert conn.execute(text("SELECT COUNT(*) FROM offer")).scalar_one() > 0
+            with pytest.raises(OperationalError, match="readonly"):
+                conn.execute(text("DELETE FROM offer"))
+    finally:
+        ctx.engine.dispose()
+
+
+def test_a_missing_store_is_one_line(tmp_path: Path, config: Path) -> None:
+    missing = tmp_path / "nothing-here.db"
+    proc = subprocess.run([sys.executable, "-m", "tracker", "--config", str(config), "--db", f"sqlite:///{missing}", "mcp"],
+                          capture_output=True, text=True, timeout=60, cwd=ROOT, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and not missing.exists()
+    assert proc.stderr.count("\n") == 1 and "does not exist" in proc.stderr and proc.stdout == ""
+
+
+def test_prices_on_both_backends(engine: Engine, db_url: str, config: Path) -> None:
+    """A smaller replay into a fresh SQLite or PostgreSQL store; the tool answers what the CLI answers."""
+    settings = Settings(database=db_url)
+    results = collect(engine, settings, ["runpod", "lambda", "aws_spot"], replay=True)
+    assert {r.status for r in results} == {"ok"}
+    out = with_client(db_url, config, lambda client: client.call_tool("prices", {"gpu": "H100", "limit": 1000}))
+    assert not out.is_error, out.content
+    rows = out.structured_content["rows"]
+    cli = CliRunner().invoke(cli_app, ["--db", db_url, "prices", "--gpu", "H100", "--format", "json"])
+    assert cli.exit_code == 0, cli.output
+    expected = json.loads(cli.stdout)
+    assert [(r["provider"], r["sku"], r["region"], r["price_per_gpu_hour"]) for r in rows] == [
+        (r["provider"], r["sku"], r["region"], r["price_per_gpu_hour"]) for r in expected]
+    assert {r["provider"] for r in rows} == {"runpod", "lambda", "aws_spot"}

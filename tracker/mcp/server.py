@@ -1,0 +1,250 @@
+"""The MCP server: one tool per question, each a thin call into the read path the JSON API uses
+(``tracker.web.data``, itself over ``db.queries`` and ``tracker.analysis``), so a tool's answer
+is the API's and the CLI's answer for the same filters.
+
+Read-only by construction: the engine is opened with ``read_only=True`` (the database refuses
+writes on every connection), migrations and catalog syncs are not run, and no tool scrapes.
+Every tool has a typed input schema (type hints with pydantic ``Field`` limits) and structured
+output (a pydantic model); a bad filter comes back as a one-line tool error, never a traceback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, TypeVar, get_type_hints
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from sqlalchemy.engine import Engine
+
+from db.engine import default_database_url, make_engine, table_names
+from tracker import __version__
+from tracker.analysis.frames import DEFAULT_KINDS, records
+from tracker.analysis.history import METRICS
+from tracker.analysis.recommend import WORKLOADS
+from tracker.analysis.recommend import recommend as run_recommend
+from tracker.analysis.tco import RENT_BASES, TcoResult
+from tracker.catalog.value import BASES, DEFAULT_BASIS
+from tracker.config.settings import Settings
+from tracker.errors import ConfigError, TrackerError
+from tracker.service.status import scheduler_state
+from tracker.web import data
+from tracker.web.schemas import HistoryOut, PriceOut, ProviderOut, ValueOut
+
+INSTRUCTIONS = (
+    "GPU cloud prices collected by gpu-price-tracker, read-only. Prices are USD (or the provider's "
+    "currency) per hour for the whole instance and per GPU-hour. A GPU filter takes a family (H100 = every "
+    "H100 variant) or a canonical id (H100-SXM). Kinds: on-demand, spot, community, reserved, or all. "
+    "Start with `prices` or `value`; `provider_health` says how fresh each provider's data is."
+)
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+#: Most price rows one call returns (every request has a bounded cost).
+MAX_ROWS = 1000
+
+T = TypeVar("T")
+
+Gpu = Annotated[str | None, Field(description="A family (H100 = every variant) or a canonical id (H100-SXM).")]
+Providers = Annotated[list[str] | None, Field(description="Only these providers (registered scraper names).")]
+Kinds = Annotated[list[str] | None, Field(
+    description="on-demand, spot, community, reserved, or all. Default: on-demand and community (prices: every kind).")]
+Regions = Annotated[list[str] | None, Field(description="Provider region codes.")]
+Basis = Annotated[str, Field(description=f"TFLOPS basis: {', '.join(BASES)}.")]
+
+
+class _Out(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class PricesOut(_Out):
+    rows: list[PriceOut] = Field(description="Latest price of every matching offer on sale, cheapest per GPU-hour first.")
+    returned: int
+    matching: int = Field(description="Offers that match before the limit.")
+
+
+class RecommendOption(_Out):
+    gpu: str
+    vram_gb: float | None
+    gpus_needed: int
+    gpu_count: float | None = Field(description="GPUs in the cheapest offer that fits (null: no current offer).")
+    total_vram_gb: float | None
+    price_per_hour: float | None = Field(description="Whole-instance USD per hour of that offer.")
+    price_per_gpu_hour: float | None
+    tflops: float | None
+    cost_per_tflop_hour: float | None
+    provider: str | None
+    sku: str | None
+    region: str | None
+    kind: str | None
+    observed_at: datetime | None
+    purchase_price_per_gpu: float | None
+    tdp_w: float | None
+
+
+class Advice(_Out):
+    verdict: str = Field(description="rent or consider buying.")
+    reason: str
+    hours_per_month: float
+    months: float
+    gpu: str | None
+    gpu_count: float | None
+    rent_per_hour: float | None
+    purchase: float | None
+    breakeven_hours: float | None
+    breakeven_months_at_usage: float | None
+    rent_cost_over_horizon: float | None
+    own_cost_over_horizon: float | None
+
+
+class RecommendOut(_Out):
+    params_b: float
+    workload: str
+    precision: str
+    bytes_per_param: float
+    weights_gb: float
+    vram_needed_gb: float
+    rule: str = Field(description="How the VRAM estimate was computed.")
+    options: list[RecommendOption]
+    advice: Advice | None
+    notes: list[str]
+
+
+class SchedulerOut(_Out):
+    active: bool = Field(description="Whether a `gpu-tracker run` scheduler holds the lease on this database.")
+    pid: int | None
+    host: str | None
+    since: datetime | None
+    heartbeat_at: datetime | None
+    stopped_at: datetime | None
+
+
+class HealthOut(_Out):
+    providers: list[ProviderOut]
+    scheduler: SchedulerOut
+    stale: list[str] = Field(description="Providers whose data is stale (no success for over two intervals).")
+    failing: list[str] = Field(description="Providers whose newest run failed.")
+
+
+#: ``TcoResult`` (a dataclass) as a pydantic model, so the tool declares its output schema.
+TcoOut = create_model("TcoOut", __base__=_Out, **{k: (t, ...) for k, t in get_type_hints(TcoResult).items()})
+
+
+def _answer(fn: Callable[[], T]) -> T:
+    """Run a tool body; our own errors (a bad filter, an unknown GPU) become one-line tool errors."""
+    try:
+        return fn()
+    except TrackerError as exc:
+        raise ToolError(str(exc)) from None
+
+
+def open_read_only(settings: Settings, url: str | None = None) -> data.WebContext:
+    """The store at ``url`` opened so that no write can happen; it must exist and be initialised."""
+    engine: Engine = make_engine(url or settings.database or default_database_url(), read_only=True)
+    if "offer" not in table_names(engine):
+        engine.dispose()
+        raise ConfigError("database: no tracker store there (run `gpu-tracker scrape` to create one)")
+    return data.WebContext.create(settings, engine)
+
+
+def build_server(ctx: data.WebContext) -> MCPServer:
+    server = MCPServer(name="gpu-price-tracker", version=__version__, instructions=INSTRUCTIONS)
+
+    @server.tool(title="Current prices", annotations=READ_ONLY)
+    def prices(gpu: Gpu = None, provider: Providers = None, kind: Kinds = None, region: Regions = None,
+               limit: Annotated[int, Field(ge=1, le=MAX_ROWS, description="Most rows to return.")] = 50) -> PricesOut:
+        """Latest price of every offer on sale, cheapest per GPU-hour first (= `gpu-tracker prices`, /api/prices)."""
+        rows = _answer(lambda: data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region))
+        return PricesOut(rows=rows[:limit], returned=min(limit, len(rows)), matching=len(rows))
+
+    @server.tool(title="Price history", annotations=READ_ONLY)
+    def history(
+        gpu: Annotated[str, Field(description="A family (H100) or a canonical id (H100-SXM).")],
+        since: Annotated[str, Field(description="How far back: 24h, 30d, 12w, 3m, 1y, an ISO date, or all.")] = "30d",
+        every: Annotated[str, Field(description="Bucket: 1h, 1d, 1w, or auto (from the span).")] = "1d",
+        metric: Annotated[str, Field(description=f"{', '.join(METRICS)}.")] = "price",
+        basis: Annotated[str | None, Field(description="TFLOPS basis for cost-per-tflop.")] = None,
+        provider: Providers = None, kind: Kinds = None, region: Regions = None,
+    ) -> HistoryOut:
+        """Min / p25 / median across providers (each provider's cheapest once) and each provider's price per
+        bucket; empty buckets stay empty (= `gpu-tracker history`, /api/history)."""
+        h = _answer(lambda: data.history_frame(ctx, gpu=gpu, since=since, every=every, metric=metric, basis=basis,
+                                               providers=provider, kinds=kind, regions=region, clip_to_data=False))
+        return HistoryOut.model_validate(data.history_json(h))
+
+    @server.tool(title="Cost per TFLOP", annotations=READ_ONLY)
+    def value(basis: Basis = DEFAULT_BASIS, gpu: Gpu = None, provider: Providers = None, kind: Kinds = None,
+              region: Regions = None) -> ValueOut:
+        """GPUs ranked by USD per TFLOP-hour of their cheapest current USD price on an explicit TFLOPS basis,
+        with the median across offers and USD per GB of VRAM (= /api/value)."""
+        return ValueOut.model_validate(_answer(lambda: data.value(ctx, basis=basis, gpu=gpu, providers=provider,
+                                                                  kinds=kind, regions=region)))
+
+    @server.tool(title="Buy vs rent (TCO)", annotations=READ_ONLY)
+    def tco(
+        gpu: Annotated[str, Field(description="A canonical id, or a family meaning its flagship (H100 = H100-SXM).")],
+        purchase: Annotated[float | None, Field(gt=0, description="Purchase price, USD (default: the catalog's).")] = None,
+        rent: Annotated[float | None, Field(gt=0, description="Rent, USD per GPU-hour (default: today's market).")] = None,
+        rent_basis: Annotated[str, Field(description=f"Market rent when `rent` is not given: {' or '.join(RENT_BASES)}.")] = "cheapest",
+        utilization: Annotated[float, Field(gt=0, le=1, description="Share of hours the GPU is busy.")] = 0.6,
+        kwh: Annotated[float, Field(ge=0, description="Electricity, USD per kWh.")] = 0.10,
+        years: Annotated[float, Field(gt=0, description="Years to spread the purchase over.")] = 3.0,
+        cooling: Annotated[float, Field(ge=0, description="USD per hour of use.")] = 0.0,
+        maintenance: Annotated[float, Field(ge=0, description="USD per hour of use.")] = 0.0,
+        provider: Providers = None, kind: Kinds = None, region: Regions = None,
+    ) -> TcoOut:  # type: ignore[valid-type]
+        """Electricity per year, ownership cost per hour, simple and full break-even in hours and months; the
+        rent defaults to today's market price and rent_source says which (= `gpu-tracker tco`, /api/tco)."""
+        out = _answer(lambda: data.tco(ctx, gpu, purchase=purchase, rent=rent, rent_basis=rent_basis,
+                                       providers=provider, kinds=kind, regions=region, utilization=utilization,
+                                       usd_per_kwh=kwh, years=years, cooling_per_hour=cooling,
+                                       maintenance_per_hour=maintenance))
+        return TcoOut.model_validate(out)
+
+    @server.tool(title="Which GPU for a model", annotations=READ_ONLY)
+    def recommend(
+        params: Annotated[str, Field(description="Model size: 7B, 13B, 70B, 500M ...")],
+        workload: Annotated[str, Field(description=f"{', '.join(WORKLOADS)}.")],
+        precision: Annotated[str | None, Field(description="inference: fp16, int8 or int4; qlora: int4 or int8.")] = None,
+        hours_per_month: Annotated[float | None, Field(gt=0, le=744, description="Expected use, for rent-vs-buy advice.")] = None,
+        months: Annotated[float | None, Field(gt=0, description="Horizon for the advice (default 12).")] = None,
+        max_gpus: Annotated[int, Field(ge=1, le=8, description="Most GPUs per instance.")] = 8,
+        basis: Basis = DEFAULT_BASIS,
+        provider: Providers = None, kind: Kinds = None, region: Regions = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most GPU options to return.")] = 20,
+    ) -> RecommendOut:
+        """VRAM estimate for the model and workload, the GPUs that hold it on 1-8 cards at current market
+        prices (cheapest first, with cost per TFLOP), and rent-vs-buy advice (= `gpu-tracker recommend`)."""
+        rec = _answer(lambda: run_recommend(
+            ctx.engine, params, workload, precision=precision, hours_per_month=hours_per_month, months=months,
+            max_gpus=max_gpus, kinds=data.normalise_kinds(kind, DEFAULT_KINDS), providers=data.check_providers(provider),
+            regions=region, basis=basis, catalog=ctx.catalog))
+        e = rec.estimate
+        return RecommendOut(
+            params_b=e.params_b, workload=e.workload, precision=e.precision, bytes_per_param=e.bytes_per_param,
+            weights_gb=e.weights_gb, vram_needed_gb=e.total_gb, rule=e.rule,
+            options=[RecommendOption.model_validate(o) for o in records(rec.options)[:limit]],
+            advice=Advice.model_validate(rec.advice.as_dict()) if rec.advice else None, notes=rec.notes)
+
+    @server.tool(title="Provider health", annotations=READ_ONLY)
+    def provider_health() -> HealthOut:
+        """Per provider: last run and status, last success, data age, failures in a row, current offers and
+        health (ok, stale, failing, skipped, disabled, never_run); and whether a collector is running."""
+        rows = data.providers(ctx)
+        return HealthOut(providers=[ProviderOut.model_validate(r) for r in rows],
+                         scheduler=SchedulerOut.model_validate(scheduler_state(ctx.engine)),
+                         stale=[r["provider"] for r in rows if r["health"] == "stale"],
+                         failing=[r["provider"] for r in rows if r["health"] == "failing"])
+
+    return server
+
+
+def serve(settings: Settings, url: str | None = None) -> None:
+    """Serve the store on stdin/stdout until the client closes the pipe."""
+    ctx = open_read_only(settings, url)
+    try:
+        build_server(ctx).run("stdio")
+    finally:
+        ctx.engine.dispose()
+
