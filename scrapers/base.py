@@ -8,13 +8,15 @@ against an httpx transport that answers from recordings.
 
 from __future__ import annotations
 
+import linecache
 import os
+import re
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
-from scrapers.http import Http
+from scrapers.http import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DOWNLOAD_BYTES, Http
 from tracker.errors import (
     FetchError,
     MissingCredentials,
@@ -37,6 +39,7 @@ __all__ = [
     "Scraper",
     "ScraperError",
     "require",
+    "shape_error",
 ]
 
 
@@ -128,6 +131,47 @@ def require(payload: Any, *path: str | int, provider: str, kind: type | tuple[ty
     return node
 
 
+#: What Python raises when a parser meets a shape it does not expect (a key gone, a string where
+#: a number was, a number too big for an int, a list cut short, nesting too deep).
+SHAPE_ERRORS: Final = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError, RecursionError)
+_QUOTED_NAME = re.compile(r"""\[\s*["']([^"'\]]{1,60})["']\s*\]|\.get\(\s*["']([^"']{1,60})["']""")
+_PLAIN_WORDS: Final = {
+    KeyError: "a field is missing",
+    IndexError: "a list is shorter than expected",
+    TypeError: "a value has the wrong type",
+    AttributeError: "a value has the wrong type",
+    OverflowError: "a number is out of range",
+    ZeroDivisionError: "a number is zero",
+    RecursionError: "the payload is nested too deeply",
+}
+
+
+def shape_error(provider: str, exc: BaseException) -> ParseError:
+    """A ``ParseError`` for a parser's Python exception, naming the provider and the field.
+
+    The field comes from the exception (a missing key) or from the parser's own source line
+    where it failed (the quoted keys it reads there), so the message says *what* changed in the
+    payload without a Python exception name or a value from it.
+    """
+    what = next((words for kind, words in _PLAIN_WORDS.items() if isinstance(exc, kind)), "a value is malformed")
+    fields: list[str] = []
+    if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], (str, int)):
+        fields.append(str(exc.args[0]))
+    tb = exc.__traceback__
+    line = ""
+    while tb is not None:  # the innermost frame in the scrapers package is where the field was read
+        filename = tb.tb_frame.f_code.co_filename
+        if f"{os.sep}scrapers{os.sep}" in filename:
+            line = linecache.getline(filename, tb.tb_lineno)
+        tb = tb.tb_next
+    for match in _QUOTED_NAME.finditer(line):
+        name = match.group(1) or match.group(2)
+        if name not in fields:
+            fields.append(name)
+    where = f" at field {'/'.join(repr(f)[1:-1] for f in fields[:3])}" if fields else ""
+    return ParseError(f"{provider}: unexpected payload{where}: {what}")
+
+
 class Scraper(ABC):
     """Base class of every provider plugin.
 
@@ -153,11 +197,27 @@ class Scraper(ABC):
     fixture_kind: ClassVar[str] = ""
     #: Default schedule interval in seconds (hourly unless a provider asks otherwise).
     default_interval_s: ClassVar[int] = 3600
+    #: The registrable domains every request, redirect and followed link must stay on (https
+    #: only). Empty: the domains of ``homepage`` and the hosts named in ``endpoint``.
+    domains: ClassVar[tuple[str, ...]] = ()
+    #: Decoded bytes one response body may have, and one download to disk (config:
+    #: ``providers.<name>.max_body_mb`` / ``max_download_mb``).
+    max_body_bytes: ClassVar[int] = DEFAULT_MAX_BODY_BYTES
+    max_download_bytes: ClassVar[int] = DEFAULT_MAX_DOWNLOAD_BYTES
 
     def __init__(self, env: Mapping[str, str] | None = None, *, replay: bool = False) -> None:
         self.env: Mapping[str, str] = os.environ if env is None else env
         self.replay = replay
         self._runtime_secrets: list[str] = []
+
+    @classmethod
+    def allowed_domains(cls) -> tuple[str, ...]:
+        """``domains``, or the last two labels of every host in ``homepage`` and ``endpoint``."""
+        if cls.domains:
+            return cls.domains
+        hosts = re.findall(r"https://([A-Za-z0-9{},.-]+)", f"{cls.homepage} {cls.endpoint}")
+        found = {".".join(h.lower().strip(".").split(".")[-2:]) for h in hosts}
+        return tuple(sorted(d for d in found if "." in d and "{" not in d))
 
     def remember_secret(self, value: str) -> None:
         """Register a secret obtained while fetching (an OAuth access token, say) so that the
@@ -195,6 +255,16 @@ class Scraper(ABC):
     @abstractmethod
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         """Turn a raw payload into offers. Pure: no I/O, no clock, no globals."""
+
+    def parse_payload(self, raw: Any) -> list[ScrapedOffer]:
+        """``parse``, with any Python exception a malformed payload provokes turned into a
+        ``ParseError`` naming the provider and the field: what the collector calls."""
+        try:
+            return self.parse(raw)
+        except ScraperError:
+            raise
+        except SHAPE_ERRORS as exc:
+            raise shape_error(self.name, exc) from exc
 
     def offer(self, **fields: Any) -> ScrapedOffer:
         """Shorthand for ``ScrapedOffer(provider=self.name, ...)``."""

@@ -52,6 +52,8 @@ class DatacrunchScraper(Scraper):
     endpoint = "GET https://datacrunch.io/products"
     source_kind = "page"
     fixture_kind = "recording"
+    #: datacrunch.io redirects to verda.com since the rename
+    domains = ("datacrunch.io", "verda.com")
     kinds = ("on_demand", "spot")
     caveats = (
         "scraped from the public products page (no region); dynamic prices are separate on-demand "

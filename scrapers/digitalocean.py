@@ -62,7 +62,8 @@ class DigitaloceanScraper(Scraper):
             if next_url in seen:
                 raise FetchError(f"{self.name}: /v2/sizes returned the same next page twice")
             seen.add(next_url)
-            url, params = next_url, None  # the next link carries page and per_page
+            # the next link carries page and per_page; it must stay on the API host (it gets the token)
+            url, params = http.same_origin(next_url, SIZES_URL), None
         raise FetchError(f"{self.name}: /v2/sizes did not end after {MAX_PAGES} pages")
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:

@@ -200,6 +200,8 @@ class GcpScraper(Scraper):
     endpoint = "GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
     source_kind = "api"
     fixture_kind = "recording"
+    #: pages of 5,000 SKUs
+    max_body_bytes = 64 << 20
     credentials = ("GCP_API_KEY",)
     kinds = ("on_demand", "spot", "reserved")
     caveats = (

@@ -85,7 +85,7 @@ class OciScraper(Scraper):
             next_url = _next_link(page, self.name)
             if next_url is None:
                 break
-            url, params = next_url, None  # the next link carries the query
+            url, params = http.same_origin(next_url, PRODUCTS_URL), None  # the next link carries the query
         else:
             raise FetchError(f"{self.name}: the price list did not end after {MAX_PAGES} pages")
         shapes = await http.get_json(SHAPES_URL)

@@ -35,7 +35,8 @@ def run_fetch(scraper: Scraper, transport: httpx.AsyncBaseTransport) -> Any:
             return None
 
         async with httpx.AsyncClient(transport=transport) as client:
-            return await scraper.fetch(Http(client, provider=scraper.name, sleep=no_sleep))
+            http = Http(client, provider=scraper.name, sleep=no_sleep, domains=scraper.allowed_domains())
+            return await scraper.fetch(http)
 
     return asyncio.run(go())
 

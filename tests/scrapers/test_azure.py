@@ -23,7 +23,7 @@ from scrapers.azure import (
     PRICES_URL,
     AzureScraper,
 )
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import FetchError, ScrapedOffer
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
 
@@ -222,7 +222,7 @@ class TestAzure(ProviderContract):
         def handler(request: httpx.Request) -> httpx.Response:
             return httpx.Response(200, json=envelope(load_json(GPU_ITEMS)[:1], "https://evil.example/api/retail/prices?$skip=1"))
 
-        with pytest.raises(ParseError, match="azure: NextPageLink"):
+        with pytest.raises(FetchError, match="azure: refusing a next-page link to https://evil.example/api/retail/prices: it leaves"):
             run_fetch(AzureScraper(env={}), httpx.MockTransport(handler))
 
     def test_http_error_is_a_fetch_error_without_the_query(self) -> None:

@@ -132,6 +132,18 @@ class TestFetch:
         with pytest.raises(FetchError, match="digitalocean: .*same next page"):
             run_fetch(DigitaloceanScraper(env={"DIGITALOCEAN_TOKEN": TOKEN}), httpx.MockTransport(handler))
 
+    def test_a_next_link_to_another_host_or_scheme_is_refused_and_gets_no_token(self) -> None:
+        for foreign in ("https://evil.example/v2/sizes?page=2", "http://api.digitalocean.com/v2/sizes?page=2"):
+            seen: list[httpx.Request] = []
+
+            def handler(request: httpx.Request, link: str = foreign, seen: list[httpx.Request] = seen) -> httpx.Response:
+                seen.append(request)
+                return httpx.Response(200, json=_page([], link))
+
+            with pytest.raises(FetchError, match="digitalocean: refusing a next-page link .* it leaves https://api.digitalocean.com"):
+                run_fetch(DigitaloceanScraper(env={"DIGITALOCEAN_TOKEN": TOKEN}), httpx.MockTransport(handler))
+            assert [r.url.host for r in seen] == ["api.digitalocean.com"]
+
     def test_missing_credentials(self) -> None:
         scraper = DigitaloceanScraper(env={})
         with pytest.raises(MissingCredentials, match="set DIGITALOCEAN_TOKEN to enable"):

@@ -63,6 +63,16 @@ class ProviderSettings(BaseModel):
     credentials_env: dict[str, str] = Field(default_factory=dict)
     #: Name of the env var holding this provider's API key (shorthand for a single credential).
     api_key_env: str | None = None
+    #: Largest decoded response body, and download to disk, in MiB (default: the scraper's own).
+    max_body_mb: float | None = Field(None, gt=0)
+    max_download_mb: float | None = Field(None, gt=0)
+
+    def body_limits(self, default_body: int, default_download: int) -> tuple[int, int]:
+        """(body, download) limits in bytes: the configured ones, else the scraper's defaults."""
+        mib = 1 << 20
+        body = int(self.max_body_mb * mib) if self.max_body_mb else default_body
+        download = int(self.max_download_mb * mib) if self.max_download_mb else default_download
+        return body, download
 
     @field_validator("interval", mode="before")
     @classmethod

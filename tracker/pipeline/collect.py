@@ -169,7 +169,9 @@ async def collect_one(
         async with httpx.AsyncClient(
             transport=transport, timeout=settings.http.timeout_s, follow_redirects=True
         ) as client:
-            http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s)
+            body, download = settings.provider(scraper.name).body_limits(scraper.max_body_bytes, scraper.max_download_bytes)
+            http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s,
+                        domains=scraper.allowed_domains(), max_body_bytes=body, max_download_bytes=download)
             try:
                 raw = await asyncio.wait_for(scraper.fetch(http), settings.http.provider_timeout_s)
             except TimeoutError:
@@ -177,7 +179,7 @@ async def collect_one(
                     f"{scraper.name}: fetch took longer than {settings.http.provider_timeout_s:g}s (http.provider_timeout_s)"
                 ) from None
         notify(scraper.name, "parsing")
-        offers = await asyncio.to_thread(scraper.parse, raw)
+        offers = await asyncio.to_thread(scraper.parse_payload, raw)
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         notify(scraper.name, "storing")
