@@ -72,6 +72,41 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         drop()
 
 
+#: Bundled recordings behind ``replay_store``: per-GPU (runpod), per-instance with long region
+#: codes (azure, aws) and a page scraper (lambda).
+REPLAY_STORE_PROVIDERS = ("runpod", "azure", "aws", "lambda")
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A database URL filled once per test module (and backend) by a replay of
+    ``REPLAY_STORE_PROVIDERS``' real recordings; tests must only read it."""
+    from tracker.config.settings import load_settings
+    from tracker.pipeline.collect import collect
+    from tracker.pipeline.store import open_store
+
+    drop: Callable[[], None] | None = None
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path_factory.mktemp('replay') / 'tracker.db'}"
+    else:
+        server = postgres_url()
+        if not server:
+            pytest.skip(f"PostgreSQL tests need {PG_ENV} (e.g. postgresql://postgres@127.0.0.1:5432/test)")
+        url, drop = _fresh_postgres_schema(server)
+    settings = load_settings(None, database=url)
+    eng = open_store(settings, url)
+    try:
+        results = collect(eng, settings, list(REPLAY_STORE_PROVIDERS), replay=True)
+        assert {r.status for r in results} == {"ok"}, [(r.provider, r.error_message) for r in results]
+    finally:
+        eng.dispose()
+    try:
+        yield url
+    finally:
+        if drop is not None:
+            drop()
+
+
 @pytest.fixture
 def engine(db_url: str) -> Iterator[Engine]:
     eng = make_engine(db_url)

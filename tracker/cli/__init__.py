@@ -16,7 +16,6 @@ import typer
 
 from tracker import __version__, logs
 from tracker.cli.common import State, err_console
-from tracker.errors import TrackerError
 
 app = typer.Typer(
     name="gpu-tracker",
@@ -24,6 +23,9 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    # Click's plain help: Rich-formatted help imports markdown and syntax highlighting, which
+    # would be most of what `gpu-tracker --help` costs. (Sub-apps inherit this.)
+    rich_markup_mode=None,
 )
 
 COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds", "mcp_cmds")
@@ -80,25 +82,22 @@ def expand_replay_dir(argv: list[str]) -> list[str]:
     return out
 
 
-def main() -> None:
-    """Console-script entry: one clear line and exit code 2 for our errors; tracebacks only with --debug."""
-    debug = "--debug" in sys.argv
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry and the CLI's one error handler: one clear line and an exit code
+    (``tracker.cli.errors``); tracebacks only with --debug."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in args
     try:
-        code = app(args=expand_replay_dir(sys.argv[1:]), standalone_mode=False)
+        code = app(args=expand_replay_dir(args), standalone_mode=False)
         # Without standalone mode a `raise typer.Exit(n)` comes back as the return value.
         if isinstance(code, int) and not isinstance(code, bool) and code:
             sys.exit(code)
-    except TrackerError as exc:
-        if debug:
-            raise
-        err_console.print(f"[bold red]error:[/bold red] {exc}", highlight=False, soft_wrap=True)
-        sys.exit(2)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         sys.exit(130)
-    except Exception as exc:  # click usage errors and the unexpected
+    except Exception as exc:
         # Typer vendors its own click: recognise its usage errors by what they can do.
         show, code = getattr(exc, "show", None), getattr(exc, "exit_code", None)
         if callable(show) and isinstance(code, int):
@@ -106,6 +105,10 @@ def main() -> None:
             sys.exit(code)
         if debug:
             raise
-        err_console.print(f"[bold red]error:[/bold red] {type(exc).__name__}: {exc} (run with --debug for a traceback)",
-                          highlight=False, soft_wrap=True)
-        sys.exit(1)
+        from rich.markup import escape
+
+        from tracker.cli.errors import describe
+
+        message, exit_code = describe(exc)
+        err_console.print(f"[bold red]error:[/bold red] {escape(message)}", highlight=False, soft_wrap=True)
+        sys.exit(exit_code)

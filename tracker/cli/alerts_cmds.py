@@ -5,20 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from sqlmodel import Session
 
-from db.engine import session_scope
-from tracker.alerts import (
-    add_rule,
-    check,
-    history,
-    remove_rule,
-    rule_states,
-    send_digests,
-    send_test,
-)
-from tracker.alerts.channels import display
-from tracker.alerts.store import load_rules
 from tracker.cli import app
 from tracker.cli.common import Format, console, emit, state
 from tracker.errors import ConfigError
@@ -39,6 +26,8 @@ def list_rules(ctx: typer.Context, fmt: FMT = Format.table) -> None:
 
     Channel URLs are shown redacted: tokens and passwords never appear.
     """
+    from tracker.alerts import rule_states
+
     rows = rule_states(state(ctx).engine, state(ctx).settings)
     emit(rows, fmt, title="alert rules (--format json for filters, source, for, rearm)", columns=[
         ("name", "rule"), ("condition", "condition"), ("state", "state"), ("last_value", "last value"),
@@ -57,6 +46,8 @@ def check_cmd(
     Only fresh data counts: offers of providers whose latest scrape failed or is stale, and
     quarantined prices, never trigger a rule. Running it again without new data changes nothing.
     """
+    from tracker.alerts import check
+
     st = state(ctx)
     cycle = check(st.engine, st.settings, dry_run=dry_run)
     rows: list[dict[str, Any]] = [
@@ -91,6 +82,8 @@ def test_cmd(
 
     A failed test message is recorded in `alerts history` and not retried.
     """
+    from tracker.alerts import send_test
+
     st = state(ctx)
     deliveries = send_test(st.engine, st.settings, name)
     emit([_delivery_row(d) for d in deliveries], fmt, title=f"test message for {name}", columns=_DELIVERY_COLUMNS)
@@ -106,6 +99,8 @@ def history_cmd(
     fmt: FMT = Format.table,
 ) -> None:
     """What fired or resolved, when, and whether each channel got it (attempts, last error)."""
+    from tracker.alerts import history
+
     rows = history(state(ctx).engine, rule=rule, limit=limit)
     if fmt is Format.table:
         for r in rows:
@@ -135,6 +130,8 @@ def digest_cmd(
     change since the previous digest. It goes through the alerts' outbox: a failed delivery is
     retried on later cycles and never sent twice (see `alerts history --rule digest:NAME`).
     """
+    from tracker.alerts import send_digests
+
     st = state(ctx)
     runs = send_digests(st.engine, st.settings, names=name or None, force=now, dry_run=dry_run)
     if not runs and fmt is Format.table:
@@ -202,6 +199,10 @@ def add_cmd(
         except ValueError:
             table["rearm"] = rearm
     table = {k: v for k, v in table.items() if v is not None}
+    from db.engine import session_scope
+    from tracker.alerts import add_rule
+    from tracker.alerts.channels import display
+
     st = state(ctx)
     with session_scope(st.engine) as session:
         rule = add_rule(st.settings, session, table)
@@ -219,6 +220,12 @@ def remove_cmd(
     name: Annotated[str, typer.Argument(help="A rule added with `alerts add`.")],
 ) -> None:
     """Remove a rule added with `alerts add` (rules in the config file are edited there)."""
+    from sqlmodel import Session
+
+    from db.engine import session_scope
+    from tracker.alerts import remove_rule
+    from tracker.alerts.store import load_rules
+
     st = state(ctx)
     with session_scope(st.engine) as session:
         if remove_rule(session, name):

@@ -1,5 +1,5 @@
 """Analysis commands: history, trends, tco, recommend, plot, import. Presentation only: the
-numbers come from ``tracker.analysis``."""
+numbers come from ``tracker.analysis``, imported inside each command (it brings pandas)."""
 
 from __future__ import annotations
 
@@ -7,52 +7,48 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from db.types import utcnow
-from tracker.analysis import specs
-from tracker.analysis.frames import (
-    DEFAULT_KINDS,
-    Filters,
-    Resolution,
-    load_intervals,
-    parse_when,
-    records,
-    scrape_intervals,
-    since_time,
-)
-from tracker.analysis.history import METRICS
-from tracker.analysis.history import history as run_history
-from tracker.analysis.importer import import_file
-from tracker.analysis.plot import lows_for
-from tracker.analysis.plot import plot as write_plot
-from tracker.analysis.recommend import WORKLOADS
-from tracker.analysis.recommend import recommend as run_recommend
-from tracker.analysis.tco import RENT_BASES, electricity_table, tco_for_gpu
-from tracker.analysis.trends import all_time_lows
-from tracker.analysis.trends import trends as run_trends
-from tracker.catalog.specs import load_catalog
+from tracker.catalog import value as catalog_value
 from tracker.cli import app
 from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
 from tracker.cli.common import Format, State, console, emit, err_console, state
+from tracker.cli.options import (
+    KIND_HELP,
+    ColumnsOption,
+    FormatOption,
+    KindsOption,
+    ProvidersOption,
+    RegionsOption,
+    WideOption,
+    check_providers,
+)
+from tracker.cli.render import ESSENTIAL
 from tracker.errors import ConfigError
 
-KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
-GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
+if TYPE_CHECKING:
+    from tracker.analysis import specs
+    from tracker.analysis.frames import Filters
 
-# Options several commands declare alike.
-ProvidersOption = Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")]
-KindsOption = Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)]
-RegionsOption = Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")]
+GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
+#: The choices of options whose lists live in modules that import pandas; a test keeps them equal.
+HISTORY_METRICS = ("price", "cost-per-tflop", "breakeven-months")
+WORKLOAD_NAMES = ("inference", "lora", "qlora", "full")
+RENT_BASIS_NAMES = ("cheapest", "median")
+BASES, DEFAULT_BASIS = tuple(catalog_value.BASES), catalog_value.DEFAULT_BASIS
+
 UntilOption = Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")]
 EveryOption = Annotated[str, typer.Option("--every", help="Resolution: 1h, 1d or 1w.")]
-BasisOption = Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(specs.BASES)}.")]
-FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
+BasisOption = Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost-per-tflop: {', '.join(BASES)}.")]
+
+__all__ = ["KIND_HELP", "ProvidersOption", "KindsOption", "RegionsOption", "FormatOption"]
 
 
 def _kinds(kind: list[str] | None) -> tuple[str, ...] | None:
+    from tracker.analysis.frames import DEFAULT_KINDS
+
     if not kind:
         return DEFAULT_KINDS
     if any(k.lower() == "all" for k in kind):
@@ -61,16 +57,26 @@ def _kinds(kind: list[str] | None) -> tuple[str, ...] | None:
 
 
 def _since(text: str | None, now: datetime) -> datetime | None:
+    from tracker.analysis.frames import since_time
+
     if not text:
         return None
     return since_time(text, now, f"--since: {text!r} is neither a span (24h, 30d, 12w, 3m, 1y) nor an ISO date")
 
 
-def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None, region: list[str] | None) -> Filters:
+def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None, region: list[str] | None,
+             st: State | None = None) -> Filters:
+    """The filters of a query; with ``st``, an unknown --provider is an error first."""
+    from tracker.analysis.frames import Filters
+
+    if st is not None:
+        check_providers(st.engine, provider)
     return Filters.of(gpus=resolve_gpu_query(gpu), providers=provider, regions=region, kinds=_kinds(kind))
 
 
 def _catalog(st: State) -> specs.Catalog:
+    from tracker.catalog.specs import load_catalog
+
     return load_catalog(st.settings.catalog_file)
 
 
@@ -100,15 +106,17 @@ def _print_json(data: Any) -> None:
 def history(
     ctx: typer.Context,
     gpu: Annotated[str, typer.Option("--gpu", "-g", help=GPU_HELP)],
-    metric: Annotated[str, typer.Option("--metric", "-m", help=f"{', '.join(METRICS)}.")] = "price",
+    metric: Annotated[str, typer.Option("--metric", "-m", help=f"{', '.join(HISTORY_METRICS)}.")] = "price",
     since: Annotated[str, typer.Option("--since", help="How far back: 24h, 30d, 12w, 3m, 1y, or an ISO date.")] = "30d",
     until: UntilOption = None,
     every: EveryOption = "1d",
     provider: ProvidersOption = None,
     kind: KindsOption = None,
     region: RegionsOption = None,
-    basis: BasisOption = specs.DEFAULT_BASIS,
+    basis: BasisOption = DEFAULT_BASIS,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format (csv can be imported back).")] = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Price history per GPU: min, p25 and median across providers, and each provider's price.
 
@@ -116,23 +124,28 @@ def history(
     data stays empty (gaps are never filled). cost-per-tflop divides by the catalog's TFLOPS
     on --basis; breakeven-months is purchase price / (price x 730 h).
     """
+    from db.types import utcnow
+    from tracker.analysis.frames import Resolution, parse_when, scrape_intervals
+    from tracker.analysis.history import history as run_history
+
     st = state(ctx)
     now = utcnow()
     end = parse_when(until) if until else now
-    h = run_history(st.engine, _filters(gpu, provider, kind, region), metric=metric, basis=basis,
+    h = run_history(st.engine, _filters(gpu, provider, kind, region, st), metric=metric, basis=basis,
                     since=_since(since, end), until=end, resolution=Resolution.parse(every),
                     tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
     _notes(h.notes)
     rows = h.rows()
-    columns = [("time", "time"), ("gpu", "gpu"), ("min", "min"), ("p25", "p25"), ("median", "median"),
-               ("providers", "providers")] + [(p, p) for p in h.providers]
-    emit(rows, fmt, columns=columns, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}")
+    table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
+             ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
+    emit(rows, fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
+         only=columns)
 
 
 TREND_TABLE = [
-    ("gpu", "gpu"), ("current", "now"), ("provider", "cheapest at"), ("change_24h_pct", "24h %"),
+    ("gpu", "gpu"), ("current", "now", ESSENTIAL), ("provider", "cheapest at"), ("change_24h_pct", "24h %"),
     ("change_7d_pct", "7d %"), ("change_30d_pct", "30d %"), ("change_90d_pct", "90d %"),
-    ("all_time_low", "all-time low"), ("all_time_low_at", "low on"), ("good_deal", "good deal"),
+    ("all_time_low", "all-time low"), ("all_time_low_at", "low on"), ("good_deal", "good deal", ESSENTIAL),
     ("volatility_30d_pct", "volatility 30d %"),
 ]
 
@@ -146,6 +159,8 @@ def trends(
     region: RegionsOption = None,
     as_of: Annotated[str | None, typer.Option("--as-of", help="Evaluate at this ISO date-time (default: the newest observation).")] = None,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Every GPU's price now, its changes, all-time low and good-deal flag.
 
@@ -154,15 +169,21 @@ def trends(
     good-deal flag is set within 5% of the all-time low; volatility is the std dev of
     day-over-day changes of the daily low over 30 days.
     """
+    from tracker.analysis.frames import parse_when, records, scrape_intervals
+    from tracker.analysis.trends import trends as run_trends
+
     st = state(ctx)
-    df = run_trends(st.engine, _filters(gpu, provider, kind, region), as_of=parse_when(as_of) if as_of else None,
+    df = run_trends(st.engine, _filters(gpu, provider, kind, region, st), as_of=parse_when(as_of) if as_of else None,
                     tolerance=scrape_intervals(st.settings))
     rows = records(df)
     as_of_text = f" as of {rows[0]['as_of']:%Y-%m-%d %H:%M UTC}" if rows else ""
-    emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)")
+    emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)", wide=wide,
+         only=columns)
 
 
 def _gpu_for_tco(gpu: str | None, cat: specs.Catalog) -> str | None:
+    from tracker.analysis import specs
+
     if not gpu:
         return None
     ids = resolve_gpu_query(gpu) or []
@@ -181,7 +202,7 @@ def tco(
     gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP + " A family means its flagship (H100 = H100-SXM).")] = None,
     purchase: Annotated[float | None, typer.Option("--purchase", help="Purchase price in USD (default: the catalog's).")] = None,
     rent: Annotated[float | None, typer.Option("--rent", help="Rent in USD per GPU-hour (default: the current market price).")] = None,
-    rent_basis: Annotated[str, typer.Option("--rent-basis", help=f"Market rent to use: {' or '.join(RENT_BASES)} provider.")] = "cheapest",
+    rent_basis: Annotated[str, typer.Option("--rent-basis", help=f"Market rent to use: {' or '.join(RENT_BASIS_NAMES)} provider.")] = "cheapest",
     utilization: Annotated[float, typer.Option("--utilization", "-u", help="Share of hours the GPU is busy (0-1].")] = 0.6,
     kwh: Annotated[float, typer.Option("--kwh", help="Electricity price, USD per kWh.")] = 0.10,
     years: Annotated[float, typer.Option("--years", help="Years to spread the purchase over.")] = 3.0,
@@ -202,7 +223,11 @@ def tco(
     costs)), in months at 24/7 and at --utilization. The rent defaults to today's market
     price from the store, and rent_source says which price on which date.
     """
+    from tracker.analysis.frames import records
+    from tracker.analysis.tco import electricity_table, tco_for_gpu
+
     st = state(ctx)
+    check_providers(st.engine, provider)
     cat = _catalog(st)
     gid = _gpu_for_tco(gpu, cat)
     result = tco_for_gpu(st.engine, cat, gid, purchase=purchase, rent=rent, rent_basis=rent_basis, tdp_w=tdp,
@@ -223,7 +248,7 @@ def tco(
 
 
 OPTION_TABLE = [
-    ("gpu", "gpu"), ("gpu_count", "GPUs"), ("total_vram_gb", "VRAM GB"), ("price_per_hour", "USD/h"),
+    ("gpu", "gpu"), ("gpu_count", "GPUs", ESSENTIAL), ("total_vram_gb", "VRAM GB"), ("price_per_hour", "USD/h", ESSENTIAL),
     ("cost_per_tflop_hour", "USD/TFLOP-h"), ("provider", "provider"), ("sku", "offer"), ("region", "region"),
     ("kind", "kind"),
 ]
@@ -233,7 +258,7 @@ OPTION_TABLE = [
 def recommend(
     ctx: typer.Context,
     params: Annotated[str, typer.Option("--params", help="Model size: 7B, 13B, 70B, 500M ...")],
-    workload: Annotated[str, typer.Option("--workload", "-w", help=f"{', '.join(WORKLOADS)}.")],
+    workload: Annotated[str, typer.Option("--workload", "-w", help=f"{', '.join(WORKLOAD_NAMES)}.")],
     precision: Annotated[str | None, typer.Option("--precision", help="inference: fp16, int8 or int4; qlora: int4 or int8.")] = None,
     hours_per_month: Annotated[float | None, typer.Option("--hours-per-month", help="Your expected use, for rent-vs-buy advice.")] = None,
     months: Annotated[float | None, typer.Option("--months", help="Horizon in months for the advice (default 12).")] = None,
@@ -241,9 +266,11 @@ def recommend(
     provider: ProvidersOption = None,
     kind: KindsOption = None,
     region: RegionsOption = None,
-    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost per TFLOP: {', '.join(specs.BASES)}.")] = specs.DEFAULT_BASIS,
+    basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost per TFLOP: {', '.join(BASES)}.")] = DEFAULT_BASIS,
     limit: Annotated[int, typer.Option("--limit", "-n", help="Show at most N GPUs (table).")] = 15,
     fmt: FormatOption = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Which GPU for a model and workload, and whether to rent or buy.
 
@@ -252,7 +279,11 @@ def recommend(
     on 1-8 cards at the latest market prices, cheapest first, with cost per TFLOP, and
     with --hours-per-month gives rent-vs-buy advice.
     """
+    from tracker.analysis.frames import records
+    from tracker.analysis.recommend import recommend as run_recommend
+
     st = state(ctx)
+    check_providers(st.engine, provider)
     rec = run_recommend(st.engine, params, workload, precision=precision, hours_per_month=hours_per_month,
                         months=months, max_gpus=max_gpus, kinds=_kinds(kind), providers=provider, regions=region,
                         basis=basis, catalog=_catalog(st))
@@ -269,7 +300,7 @@ def recommend(
                   f"[dim]({e.rule})[/dim]", highlight=False)
     priced = [o for o in options if o["price_per_hour"] is not None]
     unpriced = [f"{o['gpu']} x{o['gpus_needed']}" for o in options if o["price_per_hour"] is None]
-    emit(priced[:limit], fmt, columns=OPTION_TABLE, title="GPUs that fit, cheapest first")
+    emit(priced[:limit], fmt, columns=OPTION_TABLE, title="GPUs that fit, cheapest first", wide=wide, only=columns)
     if unpriced:
         console.print(f"[dim]also fit, no current offer with enough GPUs: {', '.join(unpriced)}[/dim]", highlight=False)
     if rec.advice:
@@ -292,7 +323,7 @@ def plot(
     provider: ProvidersOption = None,
     kind: KindsOption = None,
     region: RegionsOption = None,
-    basis: BasisOption = specs.DEFAULT_BASIS,
+    basis: BasisOption = DEFAULT_BASIS,
 ) -> None:
     """Chart a GPU's price or cost-per-TFLOP history to PNG or HTML.
 
@@ -301,9 +332,16 @@ def plot(
     """
     if metric not in ("price", "cost-per-tflop"):
         raise ConfigError(f"--metric: {metric!r} is not one of price, cost-per-tflop")
+    from db.types import utcnow
+    from tracker.analysis.frames import Resolution, load_intervals, parse_when, scrape_intervals
+    from tracker.analysis.history import history as run_history
+    from tracker.analysis.plot import lows_for
+    from tracker.analysis.plot import plot as write_plot
+    from tracker.analysis.trends import all_time_lows
+
     st = state(ctx)
     end = parse_when(until) if until else utcnow()
-    filters = _filters(gpu, provider, kind, region)
+    filters = _filters(gpu, provider, kind, region, st)
     tolerance = scrape_intervals(st.settings)
     cat = _catalog(st)
     h = run_history(st.engine, filters, metric=metric, basis=basis, since=_since(since, end), until=end,
@@ -330,6 +368,9 @@ def import_cmd(
     bad rows are reported with their line number and skipped; re-importing a file changes
     nothing.
     """
+    from tracker.analysis.frames import parse_when
+    from tracker.analysis.importer import import_file
+
     st = state(ctx)
     result = import_file(st.engine, file, provider=provider, observed_at=parse_when(observed_at) if observed_at else None,
                          currency_rates=st.settings.currency_rates, catalog=_catalog(st), strict=strict)

@@ -5,10 +5,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 import typer
-from sqlmodel import Session
 
-from db import queries
-from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.catalog.value import (
     BASES,
     DEFAULT_BASIS,
@@ -20,6 +17,8 @@ from tracker.catalog.value import (
 from tracker.cli import app
 from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
 from tracker.cli.common import Format, emit, state
+from tracker.cli.options import ColumnsOption, WideOption, check_providers
+from tracker.cli.render import ESSENTIAL, WIDE
 from tracker.errors import ConfigError
 
 catalog_app = typer.Typer(help="The GPU spec catalog: specs, purchase prices and sources; name resolution.")
@@ -38,10 +37,17 @@ def catalog(
     gpu: Annotated[str | None, typer.Option("--gpu", "-g", help="A family (H100) or a canonical id.")] = None,
     unmapped: Annotated[bool, typer.Option("--unmapped", help="List raw GPU names seen in the store without a mapping, with counts.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Print the GPU catalog (specs, purchase prices, sources), or the unmapped names seen."""
     if ctx.invoked_subcommand is not None:
         return
+    from sqlmodel import Session
+
+    from db import queries
+    from tracker.catalog.specs import load_catalog
+
     st = state(ctx)
     if unmapped:
         with Session(st.engine) as session:
@@ -58,7 +64,8 @@ def catalog(
     rows: list[dict[str, Any]] = [cat[i].as_json() for i in ids if i in cat]
     if fmt is Format.csv:
         rows = [{**r, "sources": " ".join(r["sources"])} for r in rows]
-    emit(rows, fmt, columns=CATALOG_COLUMNS, title="GPU catalog (FP16 = tensor, FP32 accumulate; TFLOPS)")
+    emit(rows, fmt, columns=CATALOG_COLUMNS, title="GPU catalog (FP16 = tensor, FP32 accumulate; TFLOPS)", wide=wide,
+         only=columns)
 
 
 @catalog_app.command("resolve")
@@ -70,6 +77,8 @@ def resolve(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
 ) -> None:
     """Print the canonical GPU (or null) for each raw name; never a guess."""
+    from tracker.catalog.specs import load_catalog, resolve_gpu
+
     cat = load_catalog(state(ctx).settings.catalog_file)
     rows = [{"raw": n, "gpu": resolve_gpu(n, memory_gb, provider=provider, catalog=cat)} for n in names]
     emit(rows, fmt, columns=[("raw", "raw"), ("gpu", "gpu")])
@@ -85,8 +94,15 @@ def value(
     price: Annotated[float | None, typer.Option("--price", help="Compute for this USD/GPU-hour instead of stored prices (needs one --gpu).")] = None,
     tflops: Annotated[float | None, typer.Option("--tflops", help="Use this TFLOPS figure instead of the catalog's (basis 'user').")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers)."""
+    from sqlmodel import Session
+
+    from db import queries
+    from tracker.catalog.specs import load_catalog
+
     st = state(ctx)
     basis = check_basis(basis)
     cat = load_catalog(st.settings.catalog_file)
@@ -99,6 +115,7 @@ def value(
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
         with Session(st.engine) as session:
+            check_providers(st.engine, provider)
             offers = queries.latest_prices(session, gpus=ids, providers=provider, kinds=normalise_kinds(kind),
                                            include_unmapped=False)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
@@ -112,9 +129,10 @@ def value(
             best = cheapest[r.gpu]
             rows.append({**r.as_json(), "cheapest_provider": best["provider"], "cheapest_region": best["region"],
                          "cheapest_kind": best["kind"]})
-    emit(rows, fmt, title=f"value on basis {basis}", columns=[
+    emit(rows, fmt, title=f"value on basis {basis}", wide=wide, only=columns, columns=[
         ("gpu", "gpu"), ("tflops", f"TFLOPS ({basis})"), ("price_per_gpu_hour", "cheapest $/GPU-h"),
-        ("cost_per_tflop_hour", column_header(basis)), ("cheapest_provider", "at"), ("cheapest_kind", "kind"),
-        ("median_price_per_gpu_hour", "median $/GPU-h"), ("median_cost_per_tflop_hour", "median " + column_header(basis)),
-        ("vram_gb", "VRAM GB"), ("usd_per_gb_vram_hour", "$/GB-VRAM-h"), ("offers", "offers"),
+        ("cost_per_tflop_hour", column_header(basis), ESSENTIAL), ("cheapest_provider", "at", ESSENTIAL),
+        ("cheapest_kind", "kind", ESSENTIAL), ("median_price_per_gpu_hour", "median $/GPU-h"),
+        ("median_cost_per_tflop_hour", "median " + column_header(basis)), ("vram_gb", "VRAM GB"),
+        ("usd_per_gb_vram_hour", "$/GB-VRAM-h"), ("offers", "offers"), ("cheapest_region", "region", WIDE),
     ])

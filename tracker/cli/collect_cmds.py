@@ -4,36 +4,29 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-from sqlmodel import Session
 
-from db import queries
-from db.engine import mask_url
-from db.types import utcnow
-from scrapers.registry import all_scrapers
-from tracker import __version__
-from tracker.catalog.specs import gpu_ids_matching
 from tracker.cli import app
 from tracker.cli.common import Format, console, emit, state
+from tracker.cli.options import (
+    ColumnsOption,
+    FormatOption,
+    ProvidersOption,
+    WideOption,
+    check_providers,
+    resolve_gpu_query,  # re-exported: other command modules import it from here
+)
 from tracker.errors import ConfigError
 from tracker.kinds import (
     normalise_kinds,  # re-exported: catalog_cmds and analysis_cmds import it from here
 )
-from tracker.pipeline.collect import RunResult, collect
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
+if TYPE_CHECKING:
+    from tracker.pipeline.collect import RunResult
 
-def resolve_gpu_query(gpu: str | None) -> list[str] | None:
-    """``--gpu H100`` -> every H100 variant; a canonical id -> itself; unknown -> error."""
-    if not gpu:
-        return None
-    ids = gpu_ids_matching(gpu)
-    if not ids:
-        raise ConfigError(f"--gpu: {gpu!r} matches no GPU in the catalog (try `gpu-tracker catalog`)")
-    return ids
+__all__ = ["normalise_kinds", "resolve_gpu_query"]
 
 
 def _summary_rows(results: list[RunResult]) -> list[dict[str, object]]:
@@ -65,6 +58,10 @@ def scrape(
 
     Exit code 1 when any provider failed (skipped ones, without credentials, do not count).
     """
+    from scrapers.registry import all_scrapers
+    from tracker.pipeline.collect import collect
+    from tracker.pipeline.replay import BUNDLED_RECORDINGS
+
     st = state(ctx)
     engine = st.engine
     use_replay = replay or replay_dir is not None
@@ -75,6 +72,8 @@ def scrape(
         if not names:
             raise ConfigError(f"--replay: no recordings found under {directory}")
     if fmt is Format.table:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=console,
                       transient=True) as progress:
             tasks: dict[str, int] = {}
@@ -97,9 +96,9 @@ def scrape(
 
 
 PRICE_COLUMNS = [
-    ("provider", "provider"), ("gpu", "gpu"), ("gpu_raw", "raw name"), ("gpu_count", "GPUs"), ("kind", "kind"),
-    ("region", "region"), ("price_per_gpu_hour", "per GPU-h"), ("price_per_hour", "per hour"),
-    ("currency", "cur"), ("observed_at", "observed"),
+    ("gpu", "gpu"), ("provider", "provider"), ("kind", "kind"), ("price_per_gpu_hour", "$/GPU-h"),
+    ("region", "region"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"), ("currency", "cur"),
+    ("gpu_raw", "raw name"), ("observed_at", "observed"),
 ]
 
 
@@ -107,21 +106,32 @@ PRICE_COLUMNS = [
 def prices(
     ctx: typer.Context,
     gpu: Annotated[str | None, typer.Option("--gpu", "-g", help="A family (H100 = every H100 variant) or a canonical id (H100-SXM).")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    provider: ProvidersOption = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community or reserved (repeatable).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
     limit: Annotated[int | None, typer.Option("--limit", "-n", help="Show at most N rows.")] = None,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FormatOption = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
-    """The latest price of every offer on sale, cheapest per GPU-hour first."""
+    """The latest price of every offer on sale, cheapest per GPU-hour first.
+
+    A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
+    columns as fit; --wide shows them all, --columns picks them.
+    """
+    from sqlmodel import Session
+
+    from db import queries
+
     st = state(ctx)
+    gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
+    check_providers(st.engine, provider)
     with Session(st.engine) as session:
-        rows = queries.latest_prices(
-            session, gpus=resolve_gpu_query(gpu), providers=provider, kinds=normalise_kinds(kind), regions=region
-        )
+        rows = queries.latest_prices(session, gpus=gpus, providers=provider, kinds=kinds, regions=region)
     if limit is not None:
         rows = rows[:limit]
-    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}")
+    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}", wide=wide,
+         only=columns)
 
 
 def duration_text(seconds: float) -> str:
@@ -133,6 +143,8 @@ def duration_text(seconds: float) -> str:
 
 
 def _age(ts: datetime | None) -> str | None:
+    from db.types import utcnow
+
     if ts is None:
         return None
     return duration_text((utcnow() - ts).total_seconds())
@@ -141,9 +153,16 @@ def _age(ts: datetime | None) -> str | None:
 @app.command()
 def providers(
     ctx: typer.Context,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
+    fmt: FormatOption = Format.table,
+    wide: WideOption = False,
+    columns: ColumnsOption = None,
 ) -> None:
     """Every registered scraper: credentials, last run and status, failures in a row, data age."""
+    from sqlmodel import Session
+
+    from db import queries
+    from scrapers.registry import all_scrapers
+
     st = state(ctx)
     with Session(st.engine) as session:
         stored = queries.provider_rows(session)
@@ -171,9 +190,9 @@ def providers(
             "data_age": _age(p.last_success_at) if p else None,
             "note": note,
         })
-    emit(rows, fmt, title="providers", columns=[
-        ("provider", "provider"), ("credentials", "credentials"), ("last_run", "last run"), ("status", "status"),
-        ("consecutive_failures", "failures"), ("data_age", "data age"), ("note", "note"),
+    emit(rows, fmt, title="providers", wide=wide, only=columns, columns=[
+        ("provider", "provider"), ("status", "status"), ("data_age", "data age"), ("consecutive_failures", "failures"),
+        ("credentials", "credentials"), ("last_run", "last run"), ("note", "note"),
     ])
 
 
@@ -183,6 +202,11 @@ def info(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
 ) -> None:
     """Version, config file, database URL (password masked) and row counts."""
+    from db import queries
+    from db.engine import mask_url
+    from scrapers.registry import all_scrapers
+    from tracker import __version__
+
     st = state(ctx)
     counts = queries.row_counts(st.engine)
     data = {

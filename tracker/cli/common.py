@@ -1,4 +1,9 @@
-"""What every command shares: the loaded settings and engine, output formats, errors."""
+"""What every command shares: the loaded settings and engine, output formats, errors.
+
+Imports here stay light (Typer, Rich, the standard library): every command module imports
+this one, so whatever it imports, ``gpu-tracker --help`` pays for. The settings, the engine
+and the database layer are imported when a command first asks for them.
+"""
 
 from __future__ import annotations
 
@@ -8,17 +13,18 @@ import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
-from sqlalchemy.engine import Engine
 
-from db.engine import default_database_url
-from tracker.config.settings import Settings, load_settings
+from tracker.cli.render import ColumnSpec, as_columns, cell, pick_columns, plain_value, print_table, tsv
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from tracker.config.settings import Settings
 
 console = Console()
 err_console = Console(stderr=True)
@@ -28,6 +34,8 @@ class Format(str, Enum):
     table = "table"
     json = "json"
     csv = "csv"
+    tsv = "tsv"
+
 
 
 @dataclass
@@ -43,11 +51,15 @@ class State:
     @property
     def settings(self) -> Settings:
         if self._settings is None:
+            from tracker.config.settings import load_settings
+
             self._settings = load_settings(self.config_path, database=self.db_url)
         return self._settings
 
     @property
     def database_url(self) -> str:
+        from db.engine import default_database_url
+
         return self.settings.database or default_database_url()
 
     def close(self) -> None:
@@ -73,31 +85,30 @@ def state(ctx: typer.Context) -> State:
     return obj
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, float):
-        return round(value, 10)  # drop float noise, keep small ratios such as USD per TFLOP-hour
-    return value
+#: The value formatting of tables (``_cell``) and of JSON/CSV/TSV (``_plain``).
+_cell, _plain = cell, plain_value
 
 
 def emit(
     rows: Sequence[dict[str, Any]],
     fmt: Format,
     *,
-    columns: Sequence[tuple[str, str]] | None = None,
+    columns: Sequence[ColumnSpec] | None = None,
     title: str | None = None,
+    wide: bool = False,
+    only: str | None = None,
 ) -> None:
-    """Print rows as a Rich table, JSON (list of snake_case objects) or CSV.
+    """Print rows as a table (see ``tracker.cli.render``), JSON (a list of snake_case objects), CSV or TSV.
 
-    ``columns`` (key, header) choose and label the table's columns; JSON and CSV always carry
-    every key so they can be imported back.
+    ``columns`` (key, header[, priority]) choose, order and label the table's and TSV's
+    columns; ``wide`` and ``only`` (``--wide``, ``--columns``) widen or pick them. JSON and
+    CSV always carry every key so they can be imported back.
     """
     if fmt is Format.json:
         sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in rows], indent=2) + "\n")
         return
     if fmt is Format.csv:
-        keys = list(rows[0].keys()) if rows else [k for k, _ in (columns or [])]
+        keys = list(rows[0].keys()) if rows else [c.key for c in as_columns(columns or [])]
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
         writer.writeheader()
@@ -105,26 +116,10 @@ def emit(
             writer.writerow({k: _plain(v) for k, v in r.items()})
         sys.stdout.write(buf.getvalue())
         return
-    cols = columns or [(k, k) for k in (rows[0].keys() if rows else [])]
-    table = Table(title=title, show_lines=False)
-    for _, header in cols:
-        table.add_column(header)
-    for r in rows:
-        table.add_row(*[_cell(r.get(k)) for k, _ in cols])
-    console.print(table)
-    if not rows:
-        console.print("[dim]no rows[/dim]")
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M UTC")
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e6:
-            return str(int(value))
-        return f"{value:,.4f}" if abs(value) < 10 else f"{value:,.2f}"
-    return str(value)
+    cols = as_columns(columns or [], rows)
+    if fmt is Format.tsv:
+        shown, _ = pick_columns(cols, rows, width=None, wide=wide, only=only)
+        sys.stdout.write(tsv(rows, shown))
+        return
+    # A console made now, not at import: the terminal's width and the environment of this call.
+    print_table(rows, cols, title=title, wide=wide, only=only)

@@ -12,18 +12,12 @@ from typing import Annotated, Any
 
 import typer
 
-from db.engine import mask_url
-from db.types import utcnow
 from tracker import logs
 from tracker.cli import app
 from tracker.cli.collect_cmds import _summary_rows, duration_text
-from tracker.cli.common import Format, _cell, _plain, console, emit, err_console, state
-from tracker.config.check import check_file, masked_settings
-from tracker.config.example import example_config
-from tracker.config.settings import CONFIG_ENV, default_config_path
+from tracker.cli.common import Format, console, emit, err_console, state
+from tracker.cli.render import cell, plain_value
 from tracker.errors import ConfigError
-from tracker.service.scheduler import SchedulerService, plan_providers, run_once
-from tracker.service.status import provider_statuses, scheduler_state
 
 log = logging.getLogger("tracker.service.scheduler")
 
@@ -56,6 +50,9 @@ def run(
 
     Logs one line per scrape on stderr. SIGINT/SIGTERM stops cleanly (exit 0); a second signal exits at once.
     """
+    from db.engine import mask_url
+    from tracker.service.scheduler import SchedulerService, plan_providers, run_once
+
     st = state(ctx)
     logs.configure(log_format.value, logging.DEBUG if st.debug else logging.INFO)
     settings = st.settings
@@ -87,6 +84,8 @@ def run(
 
 
 def _ago(ts: Any) -> str:
+    from db.types import utcnow
+
     if ts is None:
         return "-"
     seconds = (utcnow() - ts).total_seconds()
@@ -107,6 +106,9 @@ def status(
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Output format.")] = OutFormat.table,
 ) -> None:
     """The schedule and its health: next run (and pending retry of a failed provider) and last result per provider, failures in a row, providers with no success in three intervals (stale), and whether a scheduler is active on this database and since when."""
+    from db.engine import mask_url
+    from tracker.service.status import provider_statuses, scheduler_state
+
     st = state(ctx)
     engine = st.engine
     try:
@@ -115,12 +117,12 @@ def status(
     finally:
         engine.dispose()
     if fmt is OutFormat.json:
-        data = {"database": mask_url(st.database_url), "scheduler": {k: _plain(v) for k, v in sched.items()},
-                "providers": [{k: _plain(v) for k, v in r.items()} for r in rows]}
+        data = {"database": mask_url(st.database_url), "scheduler": {k: plain_value(v) for k, v in sched.items()},
+                "providers": [{k: plain_value(v) for k, v in r.items()} for r in rows]}
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return
     if sched["active"]:
-        console.print(f"scheduler: [green]active[/green] since {_cell(sched['since'])} ({_ago(sched['since'])}), "
+        console.print(f"scheduler: [green]active[/green] since {cell(sched['since'])} ({_ago(sched['since'])}), "
                       f"pid {sched['pid']} on {sched['host']}, last heartbeat {_ago(sched['heartbeat_at'])}")
     elif sched["pid"] is None:
         console.print("scheduler: [yellow]none has run on this database[/yellow] (start one with `gpu-tracker run`)")
@@ -128,7 +130,7 @@ def status(
         when = sched["stopped_at"] or sched["heartbeat_at"]
         how = "stopped" if sched["stopped_at"] else "not responding since"
         console.print(f"scheduler: [yellow]not active[/yellow] (pid {sched['pid']} on {sched['host']} {how} "
-                      f"{_cell(when)}, {_ago(when)})")
+                      f"{cell(when)}, {_ago(when)})")
     for r in rows:
         r["every"] = _interval(r["interval_s"])
         r["next"] = _ago(r["next_run"]) if r["next_run"] else None
@@ -149,6 +151,8 @@ app.add_typer(config_app, name="config")
 
 def _config_target(ctx: typer.Context, path: Path | None) -> tuple[Path, bool]:
     """The file to look at and whether the user named it (a missing default file is fine)."""
+    from tracker.config.settings import CONFIG_ENV, default_config_path
+
     if path is not None:
         return path, True
     root = state(ctx).config_path or os.environ.get(CONFIG_ENV)
@@ -159,11 +163,13 @@ def _config_target(ctx: typer.Context, path: Path | None) -> tuple[Path, bool]:
 
 @config_app.command("init")
 def config_init(
-    path: Annotated[Path | None, typer.Argument(help="Where to write it (default: standard output). "
-                                                     f"The default location is {default_config_path()}.")] = None,
+    path: Annotated[Path | None, typer.Argument(help="Where to write it (default: standard output; "
+                                                     "`gpu-tracker config check` names the default location).")] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
     """Write a commented example configuration (every active line a default) to PATH or stdout."""
+    from tracker.config.example import example_config
+
     text = example_config()
     if path is None or str(path) == "-":
         sys.stdout.write(text)
@@ -184,6 +190,9 @@ def config_check(
 
     Exit code 1 when there is an error; warnings (such as an unset API key) do not fail.
     """
+    from db.engine import mask_url
+    from tracker.config.check import check_file
+
     target, named = _config_target(ctx, path)
     if not target.is_file():
         if named:
@@ -215,5 +224,7 @@ def config_check(
 @config_app.command("show")
 def config_show(ctx: typer.Context) -> None:
     """Print the effective settings (file + environment + defaults) as JSON, secrets masked."""
+    from tracker.config.check import masked_settings
+
     data = masked_settings(state(ctx).settings)
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")

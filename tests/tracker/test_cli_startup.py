@@ -1,0 +1,33 @@
+"""Start-up stays light: importing the CLI (and so `gpu-tracker --help`) loads none of the heavy
+libraries; each command imports what it uses when it runs. Timings are in bench/cli_startup.py."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+#: Libraries only some commands need (charts, dashboard, alerts, scheduler, analysis, storage).
+HEAVY = ("pandas", "numpy", "plotly", "matplotlib", "fastapi", "uvicorn", "apprise", "apscheduler", "sqlalchemy",
+         "sqlmodel", "alembic", "httpx", "pydantic")
+
+
+def loaded_after(code: str) -> set[str]:
+    probe = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))"
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return {m.split(".")[0] for m in json.loads(proc.stdout.splitlines()[-1])}
+
+
+def test_importing_the_cli_loads_no_heavy_library() -> None:
+    assert loaded_after("import tracker.cli") & set(HEAVY) == set()
+
+
+def test_help_loads_no_heavy_library() -> None:
+    code = ("import contextlib, io\nfrom tracker.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            "    main(['--help'])\n"
+            "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+            "    main(['prices', '--help'])")
+    # A command's help goes through Typer's parameter adapters, which import pydantic.
+    assert loaded_after(code) & set(HEAVY) - {"pydantic"} == set()

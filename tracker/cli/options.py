@@ -1,0 +1,66 @@
+"""Options several commands declare alike, and the checks that turn a bad value into one line.
+
+Light on purpose (see ``tracker.cli.common``): the catalog and the database are imported only
+when a value is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from tracker.cli.common import Format
+from tracker.cli.render import did_you_mean
+from tracker.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
+GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
+
+ProvidersOption = Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")]
+KindsOption = Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)]
+RegionsOption = Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")]
+FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output format (tsv: the table's columns, raw values).")]
+WideOption = Annotated[bool, typer.Option("--wide", help="Show every column (a terminal table otherwise shows what fits).")]
+ColumnsOption = Annotated[str | None, typer.Option(
+    "--columns", help="Show these columns in this order (comma-separated keys, e.g. gpu,provider,price_per_gpu_hour).")]
+
+
+def resolve_gpu_query(gpu: str | None) -> list[str] | None:
+    """``--gpu H100`` -> every H100 variant; a canonical id -> itself; unknown -> error with a did-you-mean."""
+    if not gpu:
+        return None
+    from tracker.catalog.specs import gpu_ids_matching, load_catalog
+
+    ids = gpu_ids_matching(gpu)
+    if not ids:
+        hint = did_you_mean(gpu, load_catalog())
+        raise ConfigError(f"--gpu: {gpu!r} matches no GPU in the catalog{hint} (list them with `gpu-tracker catalog`)")
+    return ids
+
+
+def check_providers(engine: Engine, names: Sequence[str] | None, option: str = "--provider") -> list[str] | None:
+    """The names unchanged when each is a provider the store has seen or a registered scraper;
+    otherwise a ``ConfigError`` (exit 2) naming the closest one, so a typo is not "no rows"."""
+    if not names:
+        return None
+    from sqlmodel import Session
+
+    from db import queries
+
+    with Session(engine) as session:
+        known = set(queries.provider_rows(session))
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        from scrapers.registry import all_scrapers  # imports every scraper: only when a name is not in the store
+
+        known |= set(all_scrapers())
+        for name in unknown:
+            if name not in known:
+                raise ConfigError(f"{option}: no provider {name!r}{did_you_mean(name, known)} "
+                                  "(list them with `gpu-tracker providers`)")
+    return list(names)
