@@ -74,6 +74,57 @@ def redact_url(url: str) -> str:
     return out
 
 
+#: Apprise schemes whose host or path *is* the credential (bot tokens, webhook ids and keys,
+#: API keys, a topic anyone knowing it can read): anything after ``scheme://`` is secret.
+TOKEN_SCHEMES = frozenset({
+    "slack", "slacks", "discord", "tgram", "msteams", "pover", "pbul", "join", "gotify", "gotifys", "ntfy", "ntfys",
+    "mmost", "mmosts", "rocket", "rockets", "matrix", "matrixs", "zulip", "twilio", "ifttt", "opsgenie", "pagerduty",
+    "signal", "signals", "spush", "techulus", "pushed", "prowl", "pjet", "pjets", "psafer", "psafers", "gchat", "flock",
+    "ryver", "kumulos", "line", "workflow", "workflows", "bark", "barks", "lametric", "lametrics", "clicksend",
+    "mailgun", "sendgrid", "sparkpost", "ses", "sns", "o365", "azure", "guilded", "revolt", "notica", "notifico",
+    "apprise", "apprises", "pushme", "pushplus", "serverchan", "dingtalk", "wxteams", "wecombot", "feishu", "lark",
+    "threema", "smseagle", "smseagles", "seven", "bulksms", "bulkvs", "d7sms", "msg91", "plivo", "vonage", "nexmo",
+    "sinch", "burstsms", "httpsms", "fcm", "onesignal", "parsep", "parseps", "pushover", "reddit", "twitter",
+    "mastodon", "toot", "misskey", "bluesky", "popcorn", "simplepush", "pushbullet", "pushjet", "pushy", "streamlabs",
+})
+#: Hosts whose webhook URLs carry their secret in the path.
+WEBHOOK_HOSTS = frozenset({"hooks.slack.com", "discord.com", "discordapp.com", "outlook.office.com",
+                           "chat.googleapis.com", "api.telegram.org", "hooks.zapier.com", "maker.ifttt.com"})
+#: Query keys whose value is a credential.
+_SECRET_KEYS = re.compile(r"(?i)(token|key|secret|pass|pwd|auth|sig|signature|credential|session|code)")
+#: A path segment that looks generated rather than named: long, with letters and digits mixed.
+_TOKENISH = re.compile(r"^(?=.*[A-Za-z])(?=.*\d)[A-Za-z0-9_\-.~%]{16,}$")
+
+
+def literal_secrets(url: str) -> list[str]:
+    """What in a channel URL given literally is a credential (empty: nothing seen).
+
+    The reasons name *where* the secret is (user:password, the token of a ``slack://`` URL, a
+    ``token=`` query value, a generated-looking path segment), never its value.
+    """
+    text = url.strip()
+    if text.startswith(ENV_PREFIX) or text.lower() in PLAIN_CHANNELS:
+        return []
+    m = _SCHEME.match(text)
+    if not m:
+        return []
+    scheme, rest = m.group(1).lower(), m.group(2)
+    userinfo, hostport, path, query = _split(rest)
+    found: list[str] = []
+    if userinfo:
+        found.append("a user name or password before '@'")
+    if scheme.removeprefix("webhook+") in TOKEN_SCHEMES and (hostport or path.strip("/")):
+        found.append(f"the token of a {scheme}:// URL")
+    elif path.strip("/") and hostport.lower().rsplit(":", 1)[0] in WEBHOOK_HOSTS:
+        found.append(f"the path of a {hostport} webhook")
+    elif any(_TOKENISH.match(unquote(seg)) for seg in path.split("/") if seg):
+        found.append("a generated-looking path segment (a webhook secret)")
+    keys = sorted({k for k, v in parse_qsl(query, keep_blank_values=True) if v and _SECRET_KEYS.search(k)})
+    if keys:
+        found.append(f"the query value of {', '.join(keys)}")
+    return found
+
+
 def secret_parts(url: str) -> list[str]:
     """Every piece of ``url`` that may be a secret, longest first (for ``scrub``)."""
     text = url.strip()

@@ -55,6 +55,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -185,7 +186,8 @@ def _duration(seconds: float) -> str:
 
 
 def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool)
+    """A finite int or float (NaN and infinities compare false with everything, and PostgreSQL's JSON refuses them)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
 def _str_list(raw: Mapping[str, Any], key: str, where: str) -> tuple[str, ...]:
@@ -211,7 +213,7 @@ def _number(raw: Mapping[str, Any], key: str, where: str, *, positive: bool = Fa
 
 
 def _show(v: Any) -> str:
-    if _is_number(v) or isinstance(v, bool) or (isinstance(v, str) and len(v) < 40):
+    if isinstance(v, (int, float)) or (isinstance(v, str) and len(v) < 40):
         return repr(v)
     return type(v).__name__
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, console, emit, state
+from tracker.cli.common import Format, console, emit, finite, state
 from tracker.errors import ConfigError
 
 alerts_app = typer.Typer(
@@ -95,7 +96,7 @@ def test_cmd(
 def history_cmd(
     ctx: typer.Context,
     rule: Annotated[str | None, typer.Option("--rule", help="Only this rule.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="At most N events (newest first).")] = 50,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most N events (newest first).")] = 50,
     fmt: FMT = Format.table,
 ) -> None:
     """What fired or resolved, when, and whether each channel got it (attempts, last error)."""
@@ -163,16 +164,16 @@ def add_cmd(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Rule name: letters, digits, '.', '_' or '-'.")],
     gpu: Annotated[list[str], typer.Option("--gpu", "-g", help="GPU id (H100-SXM), family (H100) or prefix (H200*); repeatable.")],
-    below: Annotated[float | None, typer.Option("--below", help="Fire when the value goes below this.")] = None,
-    above: Annotated[float | None, typer.Option("--above", help="Fire when the value goes above this.")] = None,
-    drop_pct: Annotated[float | None, typer.Option("--drop-pct", help="Fire when the value fell by this percentage over --window.")] = None,
+    below: Annotated[float | None, typer.Option("--below", callback=finite, help="Fire when the value goes below this.")] = None,
+    above: Annotated[float | None, typer.Option("--above", callback=finite, help="Fire when the value goes above this.")] = None,
+    drop_pct: Annotated[float | None, typer.Option("--drop-pct", callback=finite, help="Fire when the value fell by this percentage over --window.")] = None,
     window: Annotated[str | None, typer.Option("--window", help="Window for --drop-pct, e.g. 24h or 7d.")] = None,
     new_low: Annotated[bool, typer.Option("--new-low", help="Fire on a new all-time low.")] = False,
     available_again: Annotated[bool, typer.Option("--available-again", help="Fire when an offer is listed as available after none was.")] = False,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Only these provider region codes (repeatable).")] = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community).")] = None,
-    min_gpu_count: Annotated[float | None, typer.Option("--min-gpu-count", help="Only offers with at least this many GPUs.")] = None,
+    min_gpu_count: Annotated[float | None, typer.Option("--min-gpu-count", callback=finite, help="Only offers with at least this many GPUs.")] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="price (per GPU-hour, default), cost_per_tflop or breakeven_months.")] = None,
     basis: Annotated[str | None, typer.Option("--basis", help="TFLOPS basis for cost_per_tflop: fp16-dense (default), fp16-sparse, fp8-dense, tf32-dense, fp32.")] = None,
     aggregate: Annotated[str | None, typer.Option("--aggregate", help="min, median or max across matching offers.")] = None,
@@ -181,11 +182,16 @@ def add_cmd(
     notify: Annotated[list[str] | None, typer.Option("--notify", "-n", help="Channel: Apprise URL, webhook+https://..., console, log, or env:VAR holding a URL (repeatable).")] = None,
     resolved: Annotated[bool, typer.Option("--resolved", help="Also send a message when the condition stops holding.")] = False,
     webhook_secret_env: Annotated[str | None, typer.Option("--webhook-secret-env", help="Env var holding the HMAC-SHA256 secret for webhook+ channels.")] = None,
+    allow_literal_secret: Annotated[bool, typer.Option("--allow-literal-secret", help="Store a --notify URL that carries credentials in the database as given (default: refused; use env:VAR).")] = False,
 ) -> None:
     """Add a rule, stored in the database (it survives restarts and sits beside the config file's rules).
 
-    A notify URL holding a token is stored as given: pass --notify env:VAR to keep it in an environment variable instead.
+    A notify URL carrying credentials (user:password@, a Slack/Telegram/... token, ?token=, a webhook
+    secret in the path) is refused: export it and pass --notify env:VAR, or --allow-literal-secret.
     """
+    if not allow_literal_secret:
+        for i, target in enumerate(notify or []):
+            refuse_literal_secret(target, i)
     table: dict[str, Any] = {
         "name": name, "gpu": gpu if len(gpu) != 1 else gpu[0], "below": below, "above": above, "drop_pct": drop_pct,
         "window": window, "new_low": new_low or None, "available_again": available_again or None,
@@ -212,6 +218,20 @@ def add_cmd(
     if stored_secrets:
         console.print("[yellow]note:[/yellow] a notify URL with a path, query or credentials is stored in the "
                       "database as given; use --notify env:VAR to keep such a URL out of it.", highlight=False)
+
+
+def refuse_literal_secret(target: str, index: int) -> None:
+    """Raise ``ConfigError`` when ``target`` carries a credential; the message shows the env:VAR form, never the URL."""
+    from tracker.alerts.redact import literal_secrets, scheme_of
+
+    found = literal_secrets(target)
+    if not found:
+        return
+    scheme = (scheme_of(target) or "channel").split("+")[-1]
+    var = "ALERT_" + re.sub(r"[^A-Z0-9]+", "_", scheme.upper()).strip("_") + "_URL"
+    raise ConfigError(f"--notify #{index + 1}: the URL carries {' and '.join(found)}, which would be stored in the "
+                      f"database as given; export {var}='<the URL>' and pass --notify env:{var} "
+                      "(or --allow-literal-secret to store it anyway)")
 
 
 @alerts_app.command("remove")

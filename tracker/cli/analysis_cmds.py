@@ -14,7 +14,7 @@ import typer
 from tracker.catalog import value as catalog_value
 from tracker.cli import app
 from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
-from tracker.cli.common import Format, State, console, emit, err_console, state
+from tracker.cli.common import Format, State, console, emit, err_console, finite, state
 from tracker.cli.options import (
     KIND_HELP,
     ColumnsOption,
@@ -260,14 +260,14 @@ def recommend(
     params: Annotated[str, typer.Option("--params", help="Model size: 7B, 13B, 70B, 500M ...")],
     workload: Annotated[str, typer.Option("--workload", "-w", help=f"{', '.join(WORKLOAD_NAMES)}.")],
     precision: Annotated[str | None, typer.Option("--precision", help="inference: fp16, int8 or int4; qlora: int4 or int8.")] = None,
-    hours_per_month: Annotated[float | None, typer.Option("--hours-per-month", help="Your expected use, for rent-vs-buy advice.")] = None,
-    months: Annotated[float | None, typer.Option("--months", help="Horizon in months for the advice (default 12).")] = None,
+    hours_per_month: Annotated[float | None, typer.Option("--hours-per-month", callback=finite, help="Your expected use, for rent-vs-buy advice.")] = None,
+    months: Annotated[float | None, typer.Option("--months", callback=finite, help="Horizon in months for the advice (default 12).")] = None,
     max_gpus: Annotated[int, typer.Option("--max-gpus", help="Most GPUs per instance to consider (1-8).", min=1, max=8)] = 8,
     provider: ProvidersOption = None,
     kind: KindsOption = None,
     region: RegionsOption = None,
     basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis for cost per TFLOP: {', '.join(BASES)}.")] = DEFAULT_BASIS,
-    limit: Annotated[int, typer.Option("--limit", "-n", help="Show at most N GPUs (table).")] = 15,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Show at most N GPUs (table).")] = 15,
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,

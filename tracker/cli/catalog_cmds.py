@@ -16,7 +16,7 @@ from tracker.catalog.value import (
 )
 from tracker.cli import app
 from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
-from tracker.cli.common import Format, emit, state
+from tracker.cli.common import Format, emit, finite, state
 from tracker.cli.options import ColumnsOption, WideOption, check_providers
 from tracker.cli.render import ESSENTIAL, WIDE
 from tracker.errors import ConfigError
@@ -72,7 +72,7 @@ def catalog(
 def resolve(
     ctx: typer.Context,
     names: Annotated[list[str], typer.Argument(help="Raw GPU names or instance types as providers write them.")],
-    memory_gb: Annotated[float | None, typer.Option("--memory-gb", help="Memory per GPU, to tell 40 GB from 80 GB parts.")] = None,
+    memory_gb: Annotated[float | None, typer.Option("--memory-gb", callback=finite, help="Memory per GPU, to tell 40 GB from 80 GB parts.")] = None,
     provider: Annotated[str | None, typer.Option("--provider", "-p", help="Provider, for its instance-type table.")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
 ) -> None:
@@ -91,8 +91,8 @@ def value(
     gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="Families or ids (repeatable).")] = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved (repeatable).")] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
-    price: Annotated[float | None, typer.Option("--price", help="Compute for this USD/GPU-hour instead of stored prices (needs one --gpu).")] = None,
-    tflops: Annotated[float | None, typer.Option("--tflops", help="Use this TFLOPS figure instead of the catalog's (basis 'user').")] = None,
+    price: Annotated[float | None, typer.Option("--price", callback=finite, help="Compute for this USD/GPU-hour instead of stored prices (needs one --gpu).")] = None,
+    tflops: Annotated[float | None, typer.Option("--tflops", callback=finite, help="Use this TFLOPS figure instead of the catalog's (basis 'user').")] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,

@@ -109,7 +109,7 @@ def prices(
     provider: ProvidersOption = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community or reserved (repeatable).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
-    limit: Annotated[int | None, typer.Option("--limit", "-n", help="Show at most N rows.")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", "-n", min=1, help="Show at most N rows.")] = None,
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,13 @@ if TYPE_CHECKING:
 
 console = Console()
 err_console = Console(stderr=True)
+
+
+def finite(value: float | None) -> float | None:
+    """Option callback: NaN and infinities are no number a user means (``--below nan`` would never fire)."""
+    if value is not None and not math.isfinite(value):
+        raise typer.BadParameter(f"{value} is not a finite number")
+    return value
 
 
 class Format(str, Enum):

@@ -10,20 +10,21 @@ them (``api_key_env``), and ``ConfigError`` messages never echo a value that mig
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import platformdirs
 from pydantic import (
     AliasChoices,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -40,13 +41,68 @@ _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
 
 def parse_duration(value: str | int | float) -> float:
-    """``"90s"``, ``"15m"``, ``"1h"``, ``"1d"`` or a number of seconds -> seconds."""
+    """``"90s"``, ``"15m"``, ``"1h"``, ``"1d"`` or a number of seconds -> seconds.
+
+    ``true``/``false`` are not durations (a bool is an int in Python, so ``interval = true``
+    would otherwise read as one second), nor are NaN, infinities or negative numbers.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"{str(value).lower()} is not a duration: write one like 30s, 15m, 1h or 1d")
     if isinstance(value, (int, float)):
-        return float(value)
-    m = _DURATION.match(value)
-    if not m:
+        seconds = float(value)
+    elif isinstance(value, str):
+        m = _DURATION.match(value)
+        if not m:
+            raise ValueError(f"{value[:40]!r} is not a duration like 30s, 15m, 1h or 1d")
+        seconds = float(m.group(1)) * _UNITS[m.group(2)]
+    else:
+        raise ValueError(f"a {type(value).__name__} is not a duration: write one like 30s, 15m, 1h or 1d")
+    if not math.isfinite(seconds) or seconds < 0:
         raise ValueError(f"{value!r} is not a duration like 30s, 15m, 1h or 1d")
-    return float(m.group(1)) * _UNITS[m.group(2)]
+    return seconds
+
+
+def _human(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size and seconds % size == 0:
+            return f"{seconds / size:g}{unit}"
+    return f"{seconds:g}s"
+
+
+#: The shortest interval between two collections of one provider: shorter only hammers it.
+MIN_INTERVAL_S = 1.0
+#: The longest duration anywhere (beyond a year the scheduler's date arithmetic overflows).
+MAX_DURATION_S = 366 * 86400.0
+
+
+def bounded_duration(low: float, high: float = MAX_DURATION_S, *, zero_off: bool = False) -> Any:
+    """A duration field (``"30s"``, ``"5m"``, seconds) between ``low`` and ``high``; with
+    ``zero_off`` also 0, which switches the feature off. Checked in the model, so a file, the
+    environment and code all get the same one-line error."""
+
+    def check(v: Any) -> Any:
+        if v is None:
+            return None
+        seconds = parse_duration(v)
+        if zero_off and seconds == 0:
+            return 0.0
+        if seconds < low:
+            raise ValueError(f"must be at least {_human(low)}" + (" (or 0 to switch it off)" if zero_off else ""))
+        if seconds > high:
+            raise ValueError(f"must be at most {_human(high)}")
+        return seconds
+
+    return BeforeValidator(check)
+
+
+def _no_bool(v: Any) -> Any:
+    if isinstance(v, bool):
+        raise ValueError(f"must be a number, not {str(v).lower()}")
+    return v
+
+
+NoBool = BeforeValidator(_no_bool)
+Interval = Annotated[float, bounded_duration(MIN_INTERVAL_S)]
 
 
 def default_config_path() -> Path:
@@ -57,8 +113,8 @@ class ProviderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     enabled: bool = True
-    #: Seconds between scrapes of this provider (accepts "1h", "30m", ...).
-    interval: float = 3600.0
+    #: Seconds between scrapes of this provider (accepts "1h", "30m", ...; at least 1s).
+    interval: Interval = 3600.0
     #: Map a scraper's default credential env var to the one you use, e.g. {"GCP_API_KEY": "MY_GCP_KEY"}.
     credentials_env: dict[str, str] = Field(default_factory=dict)
     #: Name of the env var holding this provider's API key (shorthand for a single credential).
@@ -74,31 +130,23 @@ class ProviderSettings(BaseModel):
         download = int(self.max_download_mb * mib) if self.max_download_mb else default_download
         return body, download
 
-    @field_validator("interval", mode="before")
-    @classmethod
-    def _interval(cls, v: Any) -> float:
-        seconds = parse_duration(v)
-        if seconds < 1:
-            raise ValueError("interval must be at least 1 second")
-        return seconds
-
 
 class HttpSettings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    timeout_s: float = Field(30.0, gt=0)
-    retries: int = Field(3, ge=0, le=10)
-    backoff_s: float = Field(0.5, ge=0)
-    concurrency: int = Field(8, ge=1, le=64)
+    timeout_s: Annotated[float, bounded_duration(0.1, 3600)] = 30.0
+    retries: Annotated[int, NoBool] = Field(3, ge=0, le=10)
+    backoff_s: Annotated[float, bounded_duration(0, 600)] = 0.5
+    concurrency: Annotated[int, NoBool] = Field(8, ge=1, le=64)
     #: Wall-clock limit for one provider's whole fetch (all pages), so one stuck API cannot hold a cycle.
-    provider_timeout_s: float = Field(600.0, gt=0)
+    provider_timeout_s: Annotated[float, bounded_duration(1, 86400)] = 600.0
 
 
 class WebSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     host: str = "127.0.0.1"
-    port: int = Field(8000, ge=1, le=65535)
+    port: Annotated[int, NoBool] = Field(8000, ge=1, le=65535)
     #: Public URL of the dashboard, used for links in alert messages (its host is an allowed Host).
     base_url: str | None = None
     #: Host header names the server answers to besides loopback, the bind address and this
@@ -113,27 +161,20 @@ class SchedulerSettings(BaseModel):
 
     #: Random delay added to each run so providers are not all hit in the same second
     #: (unset: a tenth of the provider's interval, at most 5 minutes).
-    jitter: float | None = None
+    jitter: Annotated[float | None, bounded_duration(0)] = None
     #: A run missed by less than this (e.g. the machine slept) still happens once; later
     #: ones are dropped (unset: the provider's interval plus jitter, so a restart catches up once).
-    misfire_grace: float | None = None
+    misfire_grace: Annotated[float | None, bounded_duration(1)] = None
     #: On SIGINT/SIGTERM, how long to let an in-flight provider batch finish before abandoning it.
-    shutdown_grace: float = 30.0
+    shutdown_grace: Annotated[float, bounded_duration(0, 3600)] = 30.0
     #: How often the active scheduler records that it is alive (unset: from the shortest interval, 1-30 s).
-    heartbeat: float | None = None
+    heartbeat: Annotated[float | None, bounded_duration(0.5, 3600)] = None
+    #: A leader not heard from for this long loses the lead to a standby (unset: three heartbeats,
+    #: at least 5 s). A frozen leader that wakes after it stops collecting before writing.
+    lease: Annotated[float | None, bounded_duration(2, 86400)] = None
     #: After a failed run, retry the provider this long later, doubling with each failure in a
     #: row, at most half its interval (0 disables retries; a skipped run is not retried).
-    retry_base: float = 300.0
-
-    @field_validator("jitter", "misfire_grace", "shutdown_grace", "heartbeat", "retry_base", mode="before")
-    @classmethod
-    def _durations(cls, v: Any) -> float | None:
-        if v is None:
-            return None
-        seconds = parse_duration(v)
-        if seconds < 0:
-            raise ValueError("must not be negative")
-        return seconds
+    retry_base: Annotated[float, bounded_duration(0.1, zero_off=True)] = 300.0
 
 
 class Settings(BaseSettings):
@@ -150,19 +191,14 @@ class Settings(BaseSettings):
     #: ``[[digests]]``: a daily or weekly summary per channel list (checked by ``tracker.alerts.digest_config``).
     digests: list[dict[str, Any]] = Field(default_factory=list)
     #: Multiply a price in this currency by the rate to get USD, e.g. {"EUR": 1.08}.
-    currency_rates: dict[str, float] = Field(default_factory=dict)
+    currency_rates: dict[str, Annotated[float, NoBool, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=dict)
     #: A TOML file that adds GPUs to the catalog or overrides fields (e.g. your purchase price).
     catalog_file: Path | None = None
-    #: Default schedule interval for providers without their own.
-    default_interval: float = 3600.0
+    #: Default schedule interval for providers without their own (at least 1s).
+    default_interval: Interval = 3600.0
 
     _source_path: Path | None = None
     toml_file_path: ClassVar[Path | None] = None
-
-    @field_validator("default_interval", mode="before")
-    @classmethod
-    def _default_interval(cls, v: Any) -> float:
-        return parse_duration(v)
 
     @classmethod
     def settings_customise_sources(
@@ -236,7 +272,7 @@ def _primary_credential(provider: str) -> str | None:
 
 def _describe(err: dict[str, Any]) -> str:
     loc = ".".join(str(p) for p in err.get("loc", ()))
-    msg = err.get("msg", "invalid")
+    msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
     value = err.get("input")
     shown = ""
     if isinstance(value, (int, float, bool)) or (isinstance(value, str) and len(value) < 40 and not _looks_secret(loc)):
