@@ -42,7 +42,7 @@ RANKS: dict[str, int] = {
     "tracker.pipeline": 4,
     "tracker.analysis": 5, "tracker.alerts": 5,
     "tracker.service": 6, "tracker.config.check": 6, "tracker.config.example": 6,
-    "tracker.cli": 7, "tracker.web": 7, "tracker.mcp": 7, "tracker.docs": 7, "tracker.__main__": 7,
+    "tracker.cli": 7, "tracker.web": 7, "tracker.mcp": 7, "tracker.export": 7, "tracker.docs": 7, "tracker.__main__": 7,
 }
 
 #: Ranks whose packages may import each other.

@@ -1,0 +1,89 @@
+"""``gpu-tracker export``: prices (and, for Parquet, price intervals) in FOCUS, OpenCost and
+Parquet form. The rows come from the API's read path; ``tracker.export`` writes them. Writers
+and pyarrow are imported only when the command runs."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from tracker.cli import app
+from tracker.cli.common import err_console, state
+from tracker.errors import ConfigError
+
+
+class ExportFormat(str, Enum):
+    focus = "focus"
+    opencost = "opencost"
+    parquet = "parquet"
+
+
+@app.command()
+def export(
+    ctx: typer.Context,
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="focus (FOCUS SKU Price CSV + metadata), opencost (pricing CSV) or parquet.")],
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (opencost: standard output when omitted).", dir_okay=False)] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help="A family (H100) or a canonical id (H100-SXM).")] = None,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (default: all; opencost: on-demand).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    table: Annotated[str, typer.Option("--table", help="parquet: prices (latest price per offer) or history (stored USD price intervals).")] = "prices",
+    since: Annotated[str | None, typer.Option("--since", help="parquet history: intervals in effect since (30d, 1y, an ISO date; default all).")] = None,
+    asset_class: Annotated[str, typer.Option("--asset-class", help="opencost: gpu (price per GPU-hour per GPU model) or node (per instance type and region).")] = "gpu",
+) -> None:
+    """Export current prices for other tools: FOCUS, OpenCost/Kubecost, Parquet.
+
+    focus writes the FOCUS SKU Price dataset (1.5 working draft columns; spot rows have
+    x_Spot=true) and FILE.metadata.json with the FOCUS version followed. opencost writes the
+    CSV pricing file OpenCost's CSV provider reads. parquet writes typed columns: --table
+    prices, or --table history for the stored price intervals.
+    """
+    from tracker.web import data
+
+    st = state(ctx)
+    if fmt is not ExportFormat.opencost and output is None:
+        raise ConfigError(f"--output: {fmt.value} needs a file to write (-o prices.{'csv' if fmt is ExportFormat.focus else 'parquet'})")
+    if table not in ("prices", "history") or (table == "history" and fmt is not ExportFormat.parquet):
+        raise ConfigError(f"--table: {table!r} is not one of prices, history (history: parquet only)")
+    if asset_class not in ("gpu", "node"):
+        raise ConfigError(f"--asset-class: {asset_class!r} is not one of gpu, node")
+    web = data.WebContext.create(st.settings, st.engine)
+    kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else None)
+    if fmt is ExportFormat.parquet and table == "history":
+        from db.types import utcnow
+        from tracker.analysis.frames import Filters, load_intervals
+        from tracker.export import parquet
+
+        filters = Filters.of(gpus=data.resolve_gpus(web, gpu), providers=data.check_providers(provider), regions=region,
+                             kinds=data.normalise_kinds(kinds))
+        intervals = load_intervals(st.engine, filters, since=data.parse_since(since, utcnow()), tolerance=web.tolerance)
+        assert output is not None
+        n = parquet.write(parquet.history_table(intervals), output)
+        err_console.print(f"wrote {n:,} price intervals to {output}", highlight=False)
+        return
+    rows = data.prices(web, gpu=gpu, providers=provider, kinds=kinds, regions=region)
+    if fmt is ExportFormat.focus:
+        from scrapers.registry import all_scrapers
+        from tracker.export import focus
+
+        assert output is not None
+        names = {n: cls.display_name for n, cls in all_scrapers().items()}
+        _, meta = focus.write(rows, output, names)
+        err_console.print(f"wrote {len(rows):,} SKU prices to {output} (FOCUS {focus.FOCUS_VERSION}; metadata {meta})",
+                          highlight=False)
+    elif fmt is ExportFormat.opencost:
+        from tracker.export import opencost
+
+        n = opencost.write(rows, output or sys.stdout, asset_class)
+        if output is not None:
+            err_console.print(f"wrote {n:,} {asset_class} prices to {output}", highlight=False)
+    else:
+        from tracker.export import parquet
+
+        assert output is not None
+        n = parquet.write(parquet.prices_table(rows), output)
+        err_console.print(f"wrote {n:,} prices to {output}", highlight=False)
