@@ -13,6 +13,7 @@ import typer
 
 from tracker.cli import app
 from tracker.cli.common import err_console, state
+from tracker.cli.options import GPU_HELP, ProvidersOption, RegionsOption, check_providers, resolve_gpu_query
 from tracker.errors import ConfigError
 
 
@@ -27,10 +28,10 @@ def export(
     ctx: typer.Context,
     fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="focus (FOCUS SKU Price CSV + metadata), opencost (pricing CSV) or parquet.")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (opencost: standard output when omitted).", dir_okay=False)] = None,
-    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help="A family (H100) or a canonical id (H100-SXM).")] = None,
-    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP)] = None,
+    provider: ProvidersOption = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (default: all; opencost: on-demand).")] = None,
-    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Provider region code (repeatable).")] = None,
+    region: RegionsOption = None,
     table: Annotated[str, typer.Option("--table", help="parquet: prices (latest price per offer) or history (stored USD price intervals).")] = "prices",
     since: Annotated[str | None, typer.Option("--since", help="parquet history: intervals in effect since (30d, 1y, an ISO date; default all).")] = None,
     asset_class: Annotated[str, typer.Option("--asset-class", help="opencost: gpu (price per GPU-hour per GPU model) or node (per instance type and region).")] = "gpu",
@@ -51,6 +52,8 @@ def export(
         raise ConfigError(f"--table: {table!r} is not one of prices, history (history: parquet only)")
     if asset_class not in ("gpu", "node"):
         raise ConfigError(f"--asset-class: {asset_class!r} is not one of gpu, node")
+    resolve_gpu_query(gpu)  # the CLI's own wording (did-you-mean) for a bad filter
+    check_providers(st.engine, provider)
     web = data.WebContext.create(st.settings, st.engine)
     kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else None)
     if fmt is ExportFormat.parquet and table == "history":
