@@ -3,7 +3,22 @@
 Each function takes a time range and filters (``Filters``: GPU ids, providers, regions,
 kinds) and returns DataFrames or small records; the CLI and the API only present them.
 
+Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-interval path):
+
+* an interval is a run of consecutive successful observations of one offer at one price; a
+  failed or missing collection ends it (unknown is not "unchanged");
+* a bucket's value is taken over the prices observed during the bucket; for buckets finer
+  than the provider's collection interval, a price holds until the provider's next
+  collection attempt, never longer (and never past the offer's next observation);
+* "price at t": an interval is in effect from ``first_seen`` until that next attempt, at most
+  one collection interval after ``last_seen`` (exclusive), so a missed collection is a gap;
+* market figures are taken across providers, each provider's cheapest once;
+* long ranges read the hourly/daily roll-ups for the buckets they cover whole and raw
+  intervals only for partial buckets and filters the roll-ups do not carry (``buckets``);
+  both give the same answer (a property test on both backends).
+
 * ``frames``     -- loading intervals, the "price at t" rule, the time grid
+* ``buckets``    -- each provider's value per bucket: roll-ups where they answer, raw intervals elsewhere
 * ``history``    -- min/p25/median across providers and per provider; cost per TFLOP; break-even
 * ``trends``     -- change over 24 h/7 d/30 d/90 d, all-time low, good-deal flag, volatility
 * ``tco``        -- electricity, ownership cost, break-even, market rent

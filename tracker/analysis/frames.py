@@ -2,21 +2,11 @@
 
 Everything in ``tracker.analysis`` starts from :func:`load_intervals`: the stored
 ``price_interval`` rows (quarantined observations never reach that table) joined with their
-offer, as a DataFrame. Two rules from the design hold everywhere:
-
-* **Price at t.** An interval is in effect at ``t`` when ``first_seen <= t < last_seen +
-  tolerance``, the tolerance being the provider's scrape interval: a price seen at 10:00 by an
-  hourly scraper is taken to hold until the next scrape was due. The end is exclusive, so one
-  missed scrape shows as a one-slot gap instead of being papered over.
-* **Gaps stay gaps.** Intervals are spread onto a time grid (hour, day or week buckets) only
-  where they were in effect; a bucket no interval touches has no value (``NaN``), and nothing
-  is ever forward-filled across it.
-
-What counts as a gap is decided by the store, not here: an offer missing from a successful
-scrape ends its interval (a gap), while scrapes that *failed* tell nothing, so the store lets
-an interval run across them when the next successful scrape sees the same price. A provider
-outage therefore shows as a gap when prices or listings changed across it, and as a
-continuous line when they did not.
+offer, as a DataFrame; long-range histories read the roll-ups instead (``buckets``). The
+time rules are stated once, in the ``tracker.analysis`` package docstring: a price holds
+until the provider's next collection attempt (at most one collection interval), a failed
+collection ends an interval, and gaps stay gaps (a bucket nothing counts in is ``NaN``,
+never forward-filled).
 
 Prices are compared per GPU-hour in USD; intervals stored in another currency (no configured
 rate) are left out rather than mixed in.
@@ -261,6 +251,46 @@ def load_intervals(
     if since is not None:
         df = df[df["end"] > pd.Timestamp(since)]
     return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
+
+
+def _filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
+    """``WHERE`` terms (after ``gpu_id IN :gpus``) for ``f`` on a ``price_interval`` alias."""
+    gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
+    usd = labels.lookup(conn, "currency", ["USD"])
+    sql = f"{alias}.gpu_id IN :gpus AND {alias}.currency_id = :usd"
+    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
+    binds = [bindparam("gpus", expanding=True)]
+    if f.providers:
+        sql += f" AND {alias}.provider_id IN :providers"
+        params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
+        binds.append(bindparam("providers", expanding=True))
+    if f.kinds:
+        sql += f" AND {alias}.kind_id IN :kinds"
+        params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
+        binds.append(bindparam("kinds", expanding=True))
+    if f.regions:
+        sql += f" AND {alias}.offer_id IN (SELECT id FROM offer WHERE region IN :regions)"
+        params["regions"] = list(f.regions)
+        binds.append(bindparam("regions", expanding=True))
+    return sql, params, binds
+
+
+def first_price(source: Engine | Session, filters: Filters | None = None, until: datetime | pd.Timestamp | None = None) -> pd.Timestamp | None:
+    """When the first stored USD price matching ``filters`` (and starting by ``until``) was first seen."""
+    f = filters or Filters()
+    session, owned = _session(source)
+    try:
+        conn = session.connection()
+        where, params, binds = _filter_sql(conn, f)
+        if until is not None:
+            where += " AND i.first_seen <= :until"
+            params["until"] = epoch(pd.Timestamp(until).to_pydatetime())
+        value = conn.execute(text(f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {where}").bindparams(*binds),
+                             params).scalar()
+    finally:
+        if owned:
+            session.close()
+    return None if value is None else pd.Timestamp(int(value), unit="s", tz="UTC")
 
 
 def in_effect(intervals: pd.DataFrame, t: datetime | pd.Timestamp) -> pd.DataFrame:

@@ -3,8 +3,9 @@ providers) and each provider's own line; cost-per-TFLOP and break-even series de
 
 How a bucket gets its numbers:
 
-1. every stored interval in effect during the bucket counts (``frames.expand_to_grid``:
-   ``first_seen < bucket end`` and ``last_seen + tolerance > bucket start``);
+1. every stored interval that counts in the bucket counts (``db.rollups.spans``: observed
+   during it, or, for buckets finer than the collection interval, held into it); whole
+   buckets are read from the roll-ups, partial ones from raw intervals (``buckets``);
 2. a provider's value is the lowest USD per GPU-hour among its offers of that GPU in the
    bucket (a price cut at 14:00 makes the day's value the new price);
 3. the market columns are taken *across providers* (each provider's value once), so a
@@ -34,15 +35,14 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from db.types import utcnow
-from tracker.analysis import specs
+from tracker.analysis import buckets, specs
 from tracker.analysis.frames import (
     HOURS_PER_MONTH,
     Filters,
     Resolution,
     Tolerance,
-    expand_to_grid,
+    first_price,
     grid,
-    load_intervals,
     records,
     utc,
 )
@@ -108,23 +108,16 @@ def _unit(metric: str, basis: str | None) -> str:
     return "months of 24/7 rent"
 
 
-def aggregate(
-    intervals: pd.DataFrame, resolution: Resolution, since: pd.Timestamp, until: pd.Timestamp
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(market, by_provider) frames from loaded intervals; see the module docstring."""
-    expanded = expand_to_grid(intervals, resolution, since, until)
-    if expanded.empty:
+def market_from_buckets(buckets: pd.DataFrame, times: pd.DatetimeIndex) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(market, by_provider) frames from per-provider bucket values (``buckets.BUCKET_COLUMNS``)
+    on the grid ``times``; see the module docstring."""
+    if buckets.empty:
         return pd.DataFrame(columns=MARKET_COLUMNS), pd.DataFrame(columns=PROVIDER_COLUMNS)
-    times = grid(resolution, since, until)
-    by_provider = (
-        expanded.groupby(["time", "gpu", "provider"], as_index=False)
-        .agg(value=("price", "min"))
-        .sort_values(["gpu", "provider", "time"])
-        .reset_index(drop=True)
-    )
-    g = by_provider.groupby(["time", "gpu"])["value"]
-    stats = pd.DataFrame({"min": g.min(), "p25": g.quantile(0.25), "median": g.median(), "providers": g.count()})
-    stats = stats.join(expanded.groupby(["time", "gpu"])["offer_id"].nunique().rename("offers"))
+    by_provider = buckets.sort_values(["gpu", "provider", "time"]).reset_index(drop=True)
+    g = by_provider.groupby(["time", "gpu"])
+    v = g["value"]
+    stats = pd.DataFrame({"min": v.min(), "p25": v.quantile(0.25), "median": v.median(), "providers": v.count(),
+                          "offers": g["offers"].sum()})
     frames = []
     for gpu in sorted(by_provider["gpu"].unique()):
         per = stats.xs(gpu, level="gpu").reindex(times)  # the full grid: gaps become NaN rows
@@ -132,7 +125,15 @@ def aggregate(
         per["offers"] = per["offers"].fillna(0).astype(int)
         per.insert(0, "gpu", gpu)
         frames.append(per.reset_index())
-    return pd.concat(frames, ignore_index=True)[MARKET_COLUMNS], by_provider
+    market = pd.concat(frames, ignore_index=True)[MARKET_COLUMNS]
+    return market, by_provider[PROVIDER_COLUMNS]
+
+
+def aggregate(
+    intervals: pd.DataFrame, resolution: Resolution, since: pd.Timestamp, until: pd.Timestamp
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(market, by_provider) frames from loaded intervals (the raw path); see the module docstring."""
+    return market_from_buckets(buckets.from_intervals(intervals, resolution, since, until), grid(resolution, since, until))
 
 
 def price_history(
@@ -151,16 +152,17 @@ def price_history(
     res = Resolution.parse(resolution)
     f = filters or Filters()
     until_ts = utc(until) or pd.Timestamp(utcnow())
-    intervals = load_intervals(source, f, since=since, until=until_ts.to_pydatetime(), tolerance=tolerance)
     if since is None:
-        since_ts = intervals["first_seen"].min() if not intervals.empty else until_ts
+        first = first_price(source, f, until_ts)
+        since_ts = first if first is not None else until_ts
     else:
         since_ts = utc(since)
     assert since_ts is not None
     if since_ts > until_ts:
         raise ConfigError(f"history: the range starts ({since_ts}) after it ends ({until_ts})")
     notes: list[str] = []
-    market, by_provider = aggregate(intervals, res, since_ts, until_ts)
+    per_provider, _answered_by = buckets.provider_buckets(source, f, res, since_ts, until_ts, tolerance)
+    market, by_provider = market_from_buckets(per_provider, grid(res, since_ts, until_ts))
     if market.empty:
         what = ", ".join(f.gpus) if f.gpus else "any GPU"
         notes.append(f"no stored prices in range for {what} with these filters")

@@ -1,0 +1,163 @@
+"""Roll-up answers equal raw-interval answers: on random collection histories (hypothesis) and on
+the bundled real recordings replayed through the real pipeline, on SQLite and PostgreSQL.
+
+``price_history`` reads the hourly/daily roll-ups for the buckets a range covers whole and raw
+intervals for the partial ones; ``aggregate(load_intervals(...))`` is the all-raw answer.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from db import queries
+from db.engine import session_scope
+from tracker.analysis import buckets
+from tracker.analysis.frames import Filters, Resolution, load_intervals
+from tracker.analysis.history import aggregate, price_history
+from tracker.analysis.trends import trends, trends_from_intervals
+from tracker.config.settings import Settings
+from tracker.pipeline import collect as collect_mod
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer
+
+T0 = datetime(2026, 3, 2, tzinfo=UTC)  # a Monday
+MIN = timedelta(minutes=1)
+PROVIDERS = {"hourly": 3600, "half": 1800, "daily": 86_400}
+SKUS = ("a", "b", "c")
+GPUS = ("H100-SXM", "A100-SXM-80GB")
+TABLES = ("offer_state", "price_interval", "rollup_hour", "rollup_day", "offer", "scrape_run", "provider", "label")
+
+
+def offer(provider: str, sku: str, kind: str, gpu: str, price: float) -> NormalisedOffer:
+    return NormalisedOffer(provider=provider, sku=sku, region="r", kind=kind, term_months=0, gpu=gpu, gpu_raw=gpu,
+                           gpu_count=1, price_per_hour=price, price_per_gpu_hour=price, currency="USD", available=True)
+
+
+# one collection: (provider, minutes after the previous event, ok?, listed offers)
+listing = st.lists(
+    st.tuples(st.sampled_from(SKUS), st.sampled_from(("on_demand", "spot")), st.sampled_from(GPUS),
+              st.sampled_from((1.0, 1.5, 2.0, 2.25))),
+    min_size=1, max_size=5,
+)
+events = st.lists(
+    st.tuples(st.sampled_from(sorted(PROVIDERS)), st.sampled_from((0, 20, 30, 60, 90, 600, 1500)), st.booleans(),
+              listing),
+    min_size=1, max_size=14,
+)
+# a range: start (minutes after T0, often on the hour), length in minutes, resolution, filters
+queries_st = st.tuples(
+    st.builds(lambda h, m: 60 * h + m, st.integers(-2, 40), st.sampled_from((0, 0, 17))),
+    st.builds(lambda h, m: 60 * h + m, st.integers(0, 60), st.sampled_from((0, 0, 40))),
+    st.sampled_from(("hour", "day")),
+    st.sampled_from(("default", "all", "hourly-only")),
+)
+
+
+def clear(engine: Engine) -> None:
+    with engine.begin() as conn:
+        for t in TABLES:
+            conn.execute(text(f"DELETE FROM {t}"))
+
+
+def record(engine: Engine, history: list[tuple[str, int, bool, list[tuple[str, str, str, float]]]]) -> datetime:
+    at = T0
+    for provider, minutes, ok, listed in history:
+        at += minutes * MIN + MIN  # never two events at the same minute
+        with session_scope(engine) as s:
+            prov = queries.ensure_provider(s, provider)
+            if ok and listed:
+                offers = [offer(provider, sku, kind, gpu, price) for sku, kind, gpu, price in listed]
+                store_stage.store_observation(s, provider, offers, at, prov.last_attempt_at,
+                                              interval_s=PROVIDERS[provider])
+                prov.last_success_at, prov.last_status = at, "ok"
+            else:
+                store_stage.record_failed_attempt(s, provider, at)
+                prov.last_status = "failed"
+            prov.last_attempt_at = at
+    return at
+
+
+def both_ways(engine: Engine, f: Filters, res: Resolution, since: pd.Timestamp, until: pd.Timestamp) -> tuple[pd.DataFrame, pd.DataFrame]:
+    h = price_history(engine, f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res)
+    raw_market, raw_by_provider = aggregate(load_intervals(engine, f, since=since.to_pydatetime(),
+                                                           until=until.to_pydatetime()), res, since, until)
+    return (h.market, h.by_provider), (raw_market, raw_by_provider)  # type: ignore[return-value]
+
+
+def assert_same(got: tuple[pd.DataFrame, pd.DataFrame], want: tuple[pd.DataFrame, pd.DataFrame]) -> None:
+    for a, b in zip(got, want, strict=True):
+        if a.empty or b.empty:
+            assert a.empty and b.empty, (a, b)
+            continue
+        assert len(a) == len(b)
+        pd.testing.assert_frame_equal(a.reset_index(drop=True), b.reset_index(drop=True), check_dtype=False)
+
+
+FILTERS = {"default": Filters(), "all": Filters(kinds=None), "hourly-only": Filters(providers=("hourly", "half"))}
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=events, asks=st.lists(queries_st, min_size=1, max_size=4))
+def test_rollup_answers_equal_raw_answers_on_random_histories(engine: Engine, history, asks) -> None:  # noqa: ANN001
+    clear(engine)
+    record(engine, history)
+    for start, length, every, which in asks:
+        since = pd.Timestamp(T0 + start * MIN)
+        until = since + pd.Timedelta(minutes=length)
+        res = Resolution.parse(every)
+        assert_same(*both_ways(engine, FILTERS[which], res, since, until))
+
+
+def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:
+    """A range of whole days is answered by the roll-ups alone; a partial day needs raw intervals."""
+    record(engine, [("hourly", 0, True, [("a", "on_demand", "H100-SXM", 2.0)]),
+                    ("hourly", 59, True, [("a", "on_demand", "H100-SXM", 1.5)])])
+    day = pd.Timestamp(T0)
+    _, source = buckets.provider_buckets(engine, Filters(), Resolution.day, day, day + pd.Timedelta(days=2) - pd.Timedelta(seconds=1))
+    assert source == "rollups"
+    _, source = buckets.provider_buckets(engine, Filters(), Resolution.day, day + pd.Timedelta(hours=5),
+                                         day + pd.Timedelta(days=2, hours=3))
+    assert source == "rollups+raw"
+    got, want = both_ways(engine, Filters(), Resolution.hour, day, day + pd.Timedelta(hours=4))
+    assert_same(got, want)
+    assert list(got[0]["min"].dropna()) == [2.0, 1.5]
+
+
+def test_rollup_answers_equal_raw_answers_on_the_bundled_recordings(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every bundled recording replayed through the real pipeline twice, a day and an hour apart; history of every GPU at hour and day resolution, both ways."""
+    times = iter([T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)])
+    clock = {"now": T0}
+
+    def now() -> datetime:
+        return clock["now"]
+
+    monkeypatch.setattr(collect_mod, "utcnow", now)
+    url = engine.url.render_as_string(hide_password=False)
+    cfg = Settings(database=url)
+    for at in times:
+        clock["now"] = at
+        results = collect_mod.collect(engine, cfg, replay=True)
+        assert sum(r.ok for r in results) >= 20, [(r.provider, r.error_message) for r in results if not r.ok]
+    start = pd.Timestamp(T0)
+    for res, since, until in [
+        (Resolution.hour, start, start + pd.Timedelta(hours=30)),
+        (Resolution.day, start, start + pd.Timedelta(days=2)),
+        (Resolution.day, start + pd.Timedelta(minutes=30), start + pd.Timedelta(days=1, hours=2)),
+        (Resolution.hour, start + pd.Timedelta(minutes=30), start + pd.Timedelta(hours=3, minutes=10)),
+    ]:
+        for f in (Filters(), Filters(kinds=None)):
+            got, want = both_ways(engine, f, res, since, until)
+            assert not want[0].empty
+            assert_same(got, want)
+    # trends read their long-range parts from the roll-ups too; same table as from raw intervals
+    as_of = T0 + timedelta(hours=25, minutes=7)
+    pd.testing.assert_frame_equal(trends(engine, Filters(kinds=None), as_of=as_of),
+                                  trends_from_intervals(load_intervals(engine, Filters(kinds=None), until=as_of), as_of),
+                                  check_dtype=False)

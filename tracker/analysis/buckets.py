@@ -1,0 +1,146 @@
+"""Each provider's value per bucket of a history grid: roll-ups where they hold the answer,
+raw intervals only where they must.
+
+A provider's value in a bucket is its lowest USD per GPU-hour among the offers of the GPU
+that count in the bucket (``db.rollups.spans``), and ``offers`` is how many offers those
+are. Both come straight from the hourly/daily roll-ups (``min`` over kinds, ``offers``
+summed: an offer has one provider and one kind) for every bucket the requested range covers
+whole. Raw intervals answer the rest:
+
+* the partial buckets at either end of the range (a range starting at 14:20 counts only
+  prices in effect from 14:20 on, which a day's roll-up cannot tell);
+* filters the roll-ups do not carry (regions), week buckets, and collection intervals given
+  by the caller that differ from the stored ones in a way that changes which buckets a price
+  holds into.
+
+The two paths give the same numbers (a property test checks it on both backends), so
+which one answered is an implementation detail; ``source`` in the result says which did.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection, Engine
+from sqlmodel import Session
+
+from db import labels, rollups
+from db.types import epoch
+from tracker.analysis.frames import Filters, Resolution, Tolerance, expand_to_grid, load_intervals, tolerance_lookup
+
+BUCKET_COLUMNS = ["time", "gpu", "provider", "value", "offers"]
+_ROLLUP_STEPS = {Resolution.hour: rollups.HOUR, Resolution.day: rollups.DAY}
+
+
+def from_intervals(intervals: pd.DataFrame, resolution: Resolution, since: pd.Timestamp, until: pd.Timestamp) -> pd.DataFrame:
+    """Per-provider bucket values (``BUCKET_COLUMNS``) computed from loaded raw intervals."""
+    expanded = expand_to_grid(intervals, resolution, since, until)
+    if expanded.empty:
+        return pd.DataFrame(columns=BUCKET_COLUMNS)
+    return (
+        expanded.groupby(["time", "gpu", "provider"], as_index=False)
+        .agg(value=("price", "min"), offers=("offer_id", "nunique"))
+        [BUCKET_COLUMNS]
+    )
+
+
+def _raw(source: Engine | Session, f: Filters, res: Resolution, lo: pd.Timestamp, hi: pd.Timestamp,
+         tolerance: Tolerance | None) -> pd.DataFrame:
+    intervals = load_intervals(source, f, since=lo.to_pydatetime(), until=hi.to_pydatetime(), tolerance=tolerance)
+    return from_intervals(intervals, res, lo, hi)
+
+
+def _tolerance_agrees(conn: Connection, tolerance: Tolerance | None, step: int, provider_ids: list[int]) -> bool:
+    """Whether the caller's collection intervals put every price in the same buckets as the
+    stored ones the roll-ups were built with (equal, or both no longer than a bucket)."""
+    if tolerance is None:
+        return True
+    stored = rollups.provider_intervals(conn)
+    names = labels.names(conn, "provider")
+    tol = tolerance_lookup(tolerance)
+    for pid in provider_ids:
+        given = int(tol(names[pid]).total_seconds())
+        have = stored.get(pid, rollups.DEFAULT_INTERVAL_S)
+        if given != have and not (given <= step and have <= step):
+            return False
+    return True
+
+
+def _read_rollups(conn: Connection, step: int, gpu_ids: list[int], provider_ids: list[int] | None,
+                  kind_ids: list[int] | None, lo: int, hi: int) -> pd.DataFrame:
+    sql = (f"SELECT gpu_id, bucket, provider_id, MIN(min), SUM(offers) FROM {rollups.TABLES[step]} "
+           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
+    params: dict[str, object] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
+    binds = [bindparam("gpus", expanding=True)]
+    if provider_ids is not None:
+        sql += " AND provider_id IN :providers"
+        params["providers"] = provider_ids or [-1]
+        binds.append(bindparam("providers", expanding=True))
+    if kind_ids is not None:
+        sql += " AND kind_id IN :kinds"
+        params["kinds"] = kind_ids or [-1]
+        binds.append(bindparam("kinds", expanding=True))
+    rows = conn.execute(text(sql + " GROUP BY gpu_id, bucket, provider_id").bindparams(*binds), params).all()
+    df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "provider_id", "value", "offers"])
+    if df.empty:
+        return pd.DataFrame(columns=BUCKET_COLUMNS)
+    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
+    return pd.DataFrame({
+        "time": pd.to_datetime(df["bucket"].astype(np.int64), unit="s", utc=True),
+        "gpu": df["gpu_id"].map(names),
+        "provider": df["provider_id"].map(names),
+        "value": df["value"].astype(float),
+        "offers": df["offers"].astype(np.int64),
+    })
+
+
+def provider_buckets(
+    source: Engine | Session,
+    filters: Filters,
+    resolution: Resolution,
+    since: pd.Timestamp,
+    until: pd.Timestamp,
+    tolerance: Tolerance | None = None,
+) -> tuple[pd.DataFrame, str]:
+    """Per (time, gpu, provider) of the buckets from the one holding ``since`` to the one
+    holding ``until``: ``value`` and ``offers`` (``BUCKET_COLUMNS``), and which data answered
+    (``"rollups"``, ``"rollups+raw"`` or ``"raw"``)."""
+    step = _ROLLUP_STEPS.get(resolution)
+    if step is None or filters.regions:
+        return _raw(source, filters, resolution, since, until, tolerance), "raw"
+    lo, hi = epoch(since.to_pydatetime()), epoch(until.to_pydatetime())
+    first_full = rollups.floor(lo, step) + (0 if lo % step == 0 else step)
+    last_full = rollups.floor(hi + 1, step) - step  # the last bucket ending by ``until``
+    if last_full < first_full:
+        return _raw(source, filters, resolution, since, until, tolerance), "raw"
+    owned = not isinstance(source, Session)
+    session = Session(source) if owned else source
+    try:
+        conn = session.connection()
+        gpu_ids = labels.lookup(conn, "gpu", filters.gpus) if filters.gpus is not None else sorted(labels.names(conn, "gpu"))
+        provider_ids = labels.lookup(conn, "provider", filters.providers) if filters.providers else None
+        kind_ids = labels.lookup(conn, "kind", filters.kinds) if filters.kinds else None
+        in_scope = provider_ids if provider_ids is not None else sorted(labels.names(conn, "provider"))
+        if not gpu_ids:
+            return pd.DataFrame(columns=BUCKET_COLUMNS), "rollups"
+        if not _tolerance_agrees(conn, tolerance, step, in_scope):
+            return _raw(session, filters, resolution, since, until, tolerance), "raw"
+        middle = _read_rollups(conn, step, gpu_ids, provider_ids, kind_ids, first_full, last_full)
+        parts = [middle]
+        used_raw = False
+        if lo < first_full:
+            parts.insert(0, _raw(session, filters, resolution, since, pd.Timestamp(first_full - 1, unit="s", tz="UTC"),
+                                 tolerance))
+            used_raw = True
+        if last_full + step <= hi:
+            parts.append(_raw(session, filters, resolution, pd.Timestamp(last_full + step, unit="s", tz="UTC"), until,
+                              tolerance))
+            used_raw = True
+    finally:
+        if owned:
+            session.close()
+    parts = [p for p in parts if not p.empty]
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=BUCKET_COLUMNS)
+    return out, "rollups+raw" if used_raw else "rollups"
+
