@@ -24,7 +24,7 @@ from tracker.pipeline.collect import collect
 
 pytestmark = pytest.mark.slow
 
-TOOLS = {"prices", "history", "value", "tco", "recommend", "provider_health"}
+TOOLS = {"prices", "history", "trends", "value", "tco", "recommend", "provider_health"}
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
     "prices_all": ("prices", {"gpu": "H100", "limit": 1000}),
@@ -33,6 +33,7 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_bad_limit": ("prices", {"limit": 0}),
     "prices_bad_provider": ("prices", {"provider": ["nosuchcloud"]}),
     "history": ("history", {"gpu": "H100", "since": "30d", "every": "1d"}),
+    "trends": ("trends", {"gpu": "H100"}),
     "value": ("value", {"basis": "fp16-dense", "gpu": "H100"}),
     "value_bad_basis": ("value", {"basis": "fp64-magic"}),
     "tco": ("tco", {"gpu": "H100", "utilization": 0.6}),
@@ -131,6 +132,15 @@ def test_history_is_the_api_history(results: dict[str, Any], api: TestClient) ->
     mine = [(m["gpu"], m["min"], m["median"], m["providers"]) for m in out["market"] if m["min"] is not None]
     theirs = [(m["gpu"], m["min"], m["median"], m["providers"]) for m in web["market"] if m["min"] is not None]
     assert mine == theirs and mine
+
+
+def test_trends_are_the_api_trends(results: dict[str, Any], api: TestClient) -> None:
+    out = ok(results, "trends")["rows"]
+    web = get_json(api, "/api/trends?gpu=H100")
+    assert [r["gpu"] for r in out] == [r["gpu"] for r in web] and out
+    for mine, theirs in zip(out, web, strict=True):
+        for key in ("current", "provider", "offers", "all_time_low", "good_deal"):
+            assert mine[key] == theirs[key], key
 
 
 def test_value_is_the_api_value(results: dict[str, Any], api: TestClient) -> None:

@@ -32,7 +32,7 @@ from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError
 from tracker.service.status import scheduler_state
 from tracker.web import data
-from tracker.web.schemas import HistoryOut, PriceOut, ProviderOut, ValueOut
+from tracker.web.schemas import HistoryOut, PriceOut, ProviderOut, TrendOut, ValueOut
 
 INSTRUCTIONS = (
     "GPU cloud prices collected by gpu-price-tracker, read-only. Prices are USD (or the provider's "
@@ -62,6 +62,10 @@ class PricesOut(_Out):
     rows: list[PriceOut] = Field(description="Latest price of every matching offer on sale, cheapest per GPU-hour first.")
     returned: int
     matching: int = Field(description="Offers that match before the limit.")
+
+
+class TrendsOut(_Out):
+    rows: list[TrendOut] = Field(description="One row per GPU with a current price.")
 
 
 class RecommendOption(_Out):
@@ -172,6 +176,14 @@ def build_server(ctx: data.WebContext) -> MCPServer:
         h = _answer(lambda: data.history_frame(ctx, gpu=gpu, since=since, every=every, metric=metric, basis=basis,
                                                providers=provider, kinds=kind, regions=region, clip_to_data=False))
         return HistoryOut.model_validate(data.history_json(h))
+
+    @server.tool(title="Price trends", annotations=READ_ONLY)
+    def trends(gpu: Gpu = None, provider: Providers = None, kind: Kinds = None, region: Regions = None) -> TrendsOut:
+        """Per GPU: the cheapest current price, its change over 24h / 7d / 30d / 90d, the all-time low and when,
+        a good-deal flag (within 5% of the low) and 30-day volatility (= `gpu-tracker trends`, /api/trends)."""
+        rows = _answer(lambda: data.trends(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region))
+        keys = TrendOut.model_fields
+        return TrendsOut(rows=[TrendOut.model_validate({k: v for k, v in r.items() if k in keys}) for r in rows])
 
     @server.tool(title="Cost per TFLOP", annotations=READ_ONLY)
     def value(basis: Basis = DEFAULT_BASIS, gpu: Gpu = None, provider: Providers = None, kind: Kinds = None,
