@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,17 +18,10 @@ from sqlmodel import Session
 from typer.testing import CliRunner
 
 from db import queries
-from tests.web.conftest import Store, filled_store
+from tests.web.conftest import Store
 from tracker.cli import app as cli_app
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    s = filled_store(tmp_path_factory.mktemp("export"))
-    yield s
-    s.engine.dispose()
 
 
 def run(url: str, *args: str) -> str:

@@ -12,6 +12,9 @@ import anyio
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+# The replayed store (module-scoped) and the API on it, as the web tests build them.
+from tests.web.conftest import client, secret_env, store  # noqa: F401
+
 ROOT = Path(__file__).resolve().parents[2]
 #: Seconds one whole client session may take (spawn, handshake, every call).
 SESSION_TIMEOUT_S = 120
@@ -28,15 +31,15 @@ def with_client(db_url: str, config: Path, body: Callable[[Client], Awaitable[An
 
     async def main() -> Any:
         with anyio.fail_after(SESSION_TIMEOUT_S):
-            async with Client(server_params(db_url, config)) as client:
-                return await body(client)
+            async with Client(server_params(db_url, config)) as session:
+                return await body(session)
 
     return anyio.run(main)
 
 
-async def call_all(client: Client, calls: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
+async def call_all(session: Client, calls: dict[str, tuple[str, dict[str, Any]]]) -> dict[str, Any]:
     """``{key: (tool, arguments)}`` -> ``{key: CallToolResult}``, plus the tool list under ``"_tools"``."""
-    out: dict[str, Any] = {"_tools": (await client.list_tools()).tools}
+    out: dict[str, Any] = {"_tools": (await session.list_tools()).tools}
     for key, (tool, args) in calls.items():
-        out[key] = await client.call_tool(tool, args)
+        out[key] = await session.call_tool(tool, args)
     return out

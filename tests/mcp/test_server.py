@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
 from tests.mcp.conftest import ROOT, call_all, with_client
-from tests.web.conftest import BROKEN_PROVIDER, Store, TestClient, filled_store, get_json
+from tests.web.conftest import BROKEN_PROVIDER, Store, TestClient, get_json
 from tracker.catalog.specs import family_of
 from tracker.cli import app as cli_app
 from tracker.config.settings import Settings
@@ -47,21 +46,6 @@ def config(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("mcp-config") / "config.toml"
     path.write_text("# empty: defaults only\n")
     return path
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Store]:
-    s = filled_store(tmp_path_factory.mktemp("mcp"))
-    yield s
-    s.engine.dispose()
-
-
-@pytest.fixture(scope="module")
-def api(store: Store) -> Iterator[TestClient]:
-    from tracker.web import create_app
-
-    with TestClient(create_app(store.settings, store.engine), base_url="http://127.0.0.1") as c:
-        yield c
 
 
 @pytest.fixture(scope="module")
@@ -96,17 +80,17 @@ def test_every_tool_has_typed_input_and_output_schemas(results: dict[str, Any]) 
     assert "rows" in tools["prices"].output_schema["properties"]
 
 
-def test_prices_are_the_cli_and_api_rows(results: dict[str, Any], store: Store, api: TestClient) -> None:
+def test_prices_are_the_cli_and_api_rows(results: dict[str, Any], store: Store, client: TestClient) -> None:
     out = ok(results, "prices_h100")
     cli = cli_json(store, "prices", "--gpu", "H100", "--limit", "5")
-    rest = get_json(api, "/api/prices?gpu=H100&limit=5")
+    rest = get_json(client, "/api/prices?gpu=H100&limit=5")
     assert out["returned"] == len(out["rows"]) == len(cli) == len(rest) == 5
     for mine, theirs, web in zip(out["rows"], cli, rest, strict=True):
         for key in ("provider", "gpu", "sku", "kind", "region", "currency", "gpu_count"):
             assert mine[key] == theirs[key] == web[key], key
         assert mine["price_per_gpu_hour"] == pytest.approx(theirs["price_per_gpu_hour"]) == web["price_per_gpu_hour"]
     everything = ok(results, "prices_all")
-    assert everything["matching"] == len(get_json(api, "/api/prices?gpu=H100")) == len(everything["rows"]) > 5
+    assert everything["matching"] == len(get_json(client, "/api/prices?gpu=H100")) == len(everything["rows"]) > 5
     assert {family_of(r["gpu"]) for r in everything["rows"]} == {"H100"}
     spot = ok(results, "prices_runpod_spot")["rows"]
     assert spot and {(r["provider"], r["kind"]) for r in spot} == {("runpod", "spot")}
@@ -123,9 +107,9 @@ def test_bad_input_is_a_one_line_tool_error(results: dict[str, Any], key: str, w
     assert words in text and "Traceback" not in text and "ConfigError" not in text
 
 
-def test_history_is_the_api_history(results: dict[str, Any], api: TestClient) -> None:
+def test_history_is_the_api_history(results: dict[str, Any], client: TestClient) -> None:
     out = ok(results, "history")
-    web = get_json(api, "/api/history?gpu=H100&since=30d&every=1d")
+    web = get_json(client, "/api/history?gpu=H100&since=30d&every=1d")
     for key in ("metric", "unit", "resolution", "kinds", "gpus", "providers"):
         assert out[key] == web[key], key
     assert out["resolution"] == "day" and len(out["providers"]) >= 5
@@ -134,27 +118,27 @@ def test_history_is_the_api_history(results: dict[str, Any], api: TestClient) ->
     assert mine == theirs and mine
 
 
-def test_trends_are_the_api_trends(results: dict[str, Any], api: TestClient) -> None:
+def test_trends_are_the_api_trends(results: dict[str, Any], client: TestClient) -> None:
     out = ok(results, "trends")["rows"]
-    web = get_json(api, "/api/trends?gpu=H100")
+    web = get_json(client, "/api/trends?gpu=H100")
     assert [r["gpu"] for r in out] == [r["gpu"] for r in web] and out
     for mine, theirs in zip(out, web, strict=True):
         for key in ("current", "provider", "offers", "all_time_low", "good_deal"):
             assert mine[key] == theirs[key], key
 
 
-def test_value_is_the_api_value(results: dict[str, Any], api: TestClient) -> None:
+def test_value_is_the_api_value(results: dict[str, Any], client: TestClient) -> None:
     out = ok(results, "value")
-    web = get_json(api, "/api/value?basis=fp16-dense&gpu=H100")
+    web = get_json(client, "/api/value?basis=fp16-dense&gpu=H100")
     assert out == web
     assert out["basis"] == "fp16-dense" and {r["gpu"] for r in out["rows"]} <= {"H100-SXM", "H100-PCIe", "H100-NVL"}
     for row in out["rows"]:
         assert row["cost_per_tflop_hour"] == pytest.approx(row["price_per_gpu_hour"] / row["tflops"], rel=1e-6)
 
 
-def test_tco_is_the_api_and_cli_tco(results: dict[str, Any], store: Store, api: TestClient) -> None:
+def test_tco_is_the_api_and_cli_tco(results: dict[str, Any], store: Store, client: TestClient) -> None:
     out = ok(results, "tco")
-    web = get_json(api, "/api/tco?gpu=H100&utilization=0.6")
+    web = get_json(client, "/api/tco?gpu=H100&utilization=0.6")
     cli = cli_json(store, "tco", "--gpu", "H100", "--utilization", "0.6")
     assert out["gpu"] == web["gpu"] == cli["gpu"] == "H100-SXM"
     for key in ("purchase", "rent", "breakeven_hours", "effective_hourly_cost", "electricity_per_year"):
@@ -176,10 +160,10 @@ def test_recommend_is_the_cli_recommendation(results: dict[str, Any], store: Sto
     assert priced == sorted(priced) and all(o["total_vram_gb"] >= out["vram_needed_gb"] for o in out["options"])
 
 
-def test_provider_health(results: dict[str, Any], api: TestClient) -> None:
+def test_provider_health(results: dict[str, Any], client: TestClient) -> None:
     out = ok(results, "health")
     rows = {r["provider"]: r for r in out["providers"]}
-    web = {r["provider"]: r for r in get_json(api, "/api/providers")}
+    web = {r["provider"]: r for r in get_json(client, "/api/providers")}
     assert set(rows) == set(web)
     assert rows[BROKEN_PROVIDER]["health"] == "failing" and BROKEN_PROVIDER in out["failing"]
     assert rows[BROKEN_PROVIDER]["last_error_class"] == "ParseError"
