@@ -32,7 +32,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from scrapers._aws_common import REGION_BY_LOCATION, Region, gpu_of, is_not_gpu, usd
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer, is_one_of
 
 log = logging.getLogger("scrapers.aws")
 
@@ -107,7 +107,7 @@ def _parse_document(document: Any, region: Region, provider: str, unknown_gpu_ty
         itype = row.get("Instance Type")
         if not isinstance(itype, str) or not itype.strip():
             raise ParseError(f"{field}['Instance Type'] is missing")
-        if any(row.get(attr) not in allowed for attr, allowed in ROW_FILTER.items()):
+        if not all(is_one_of(row.get(attr), allowed) for attr, allowed in ROW_FILTER.items()):
             continue
         if row.get("Location", region.location) != region.location:
             raise ParseError(f"{field}['Location'] is {row.get('Location')!r}, not {region.location!r}")

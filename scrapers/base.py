@@ -9,10 +9,11 @@ against an httpx transport that answers from recordings.
 from __future__ import annotations
 
 import linecache
+import math
 import os
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
@@ -38,6 +39,12 @@ __all__ = [
     "ScrapedOffer",
     "Scraper",
     "ScraperError",
+    "UNREADABLE_PRICE",
+    "as_list",
+    "dig",
+    "is_one_of",
+    "number",
+    "read_price",
     "require",
     "shape_error",
 ]
@@ -100,6 +107,10 @@ class ScrapedOffer:
             raise ParseError(f"{where}: price_per_hour must be a number, got {self.price_per_hour!r}")
         if not isinstance(self.gpu_count, (int, float)):
             raise ParseError(f"{where}: gpu_count must be a number, got {self.gpu_count!r}")
+        for name in ("gpu_memory_gb", "vcpus", "ram_gb"):
+            value = getattr(self, name)
+            if value is not None and number(value) is None:
+                raise ParseError(f"{where}: {name} must be a finite number or absent, got {type(value).__name__}")
         if len(self.currency) != 3 or not self.currency.isalpha() or not self.currency.isupper():
             raise ParseError(f"{where}: currency must be an ISO 4217 code, got {self.currency!r}")
 
@@ -131,6 +142,75 @@ def require(payload: Any, *path: str | int, provider: str, kind: type | tuple[ty
     return node
 
 
+def number(value: Any, *, strings: bool = False) -> float | None:
+    """A finite number, or ``None``: for optional numeric fields.
+
+    Booleans, NaN, infinities, ints too big for a float and (unless ``strings``) numeric
+    strings are not numbers here, so a changed field reads as absent instead of crashing.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str) and strings:
+        try:
+            value = float(value.replace(",", "").strip())
+        except ValueError:
+            return None
+    if not isinstance(value, (int, float)):
+        return None
+    try:
+        result = float(value)
+    except OverflowError:
+        return None
+    return result if math.isfinite(result) else None
+
+
+#: ``extra`` key of an offer whose price field held something that is not a price (text, NaN, a
+#: number too big for a float, an object): the offer keeps ``price_per_hour=None`` and the
+#: validate stage quarantines it with this value in the reason, so the row neither vanishes nor
+#: fails the provider's whole run.
+UNREADABLE_PRICE: Final = "unreadable_price"
+
+
+def read_price(value: Any) -> tuple[float | None, dict[str, str]]:
+    """A price field as ``(price, extra)``: a finite number or numeric string gives ``(it, {})``,
+    absent (``None`` or ``""``) gives ``(None, {})``, anything else ``(None, {UNREADABLE_PRICE: ...})``.
+    Zero and negative numbers are returned as they are (the parser decides what 0 means; the
+    validate stage quarantines negatives)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, {}
+    price = number(value, strings=True)
+    if price is None:
+        shown = repr(value)
+        return None, {UNREADABLE_PRICE: shown if len(shown) <= 40 else shown[:37] + "..."}
+    return price, {}
+
+
+def dig(node: Any, *path: str | int) -> Any:
+    """``node[p0][p1]...``, or ``None`` when a step is missing or its parent is not a container:
+    the safe form of ``(x.get("a") or {}).get("b")`` for optional fields."""
+    for step in path:
+        if isinstance(node, Mapping) and not isinstance(step, int):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int) and -len(node) <= step < len(node):
+            node = node[step]
+        else:
+            return None
+    return node
+
+
+def as_list(value: Any) -> list[Any]:
+    """``value`` when it is a list, else ``[]``: for optional lists a payload may drop or retype."""
+    return value if isinstance(value, list) else []
+
+
+def is_one_of(value: Any, allowed: Collection[Any]) -> bool:
+    """``value in allowed`` that is ``False`` (not a ``TypeError``) for an unhashable value."""
+    try:
+        return value in allowed
+    except TypeError:
+        return False
+
+
 #: What Python raises when a parser meets a shape it does not expect (a key gone, a string where
 #: a number was, a number too big for an int, a list cut short, nesting too deep).
 SHAPE_ERRORS: Final = (LookupError, TypeError, AttributeError, ValueError, ArithmeticError, RecursionError)
@@ -157,13 +237,15 @@ def shape_error(provider: str, exc: BaseException) -> ParseError:
     fields: list[str] = []
     if isinstance(exc, KeyError) and exc.args and isinstance(exc.args[0], (str, int)):
         fields.append(str(exc.args[0]))
+    lines: list[str] = []
     tb = exc.__traceback__
-    line = ""
-    while tb is not None:  # the innermost frame in the scrapers package is where the field was read
+    while tb is not None:
         filename = tb.tb_frame.f_code.co_filename
         if f"{os.sep}scrapers{os.sep}" in filename:
-            line = linecache.getline(filename, tb.tb_lineno)
+            lines.append(linecache.getline(filename, tb.tb_lineno))
         tb = tb.tb_next
+    # the innermost parser line that reads a quoted key names the field
+    line = next((text for text in reversed(lines) if _QUOTED_NAME.search(text)), "")
     for match in _QUOTED_NAME.finditer(line):
         name = match.group(1) or match.group(2)
         if name not in fields:

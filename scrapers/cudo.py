@@ -24,11 +24,10 @@ No GPU memory in this payload (``gpu_memory_gb`` None; the catalog knows it).
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import UNREADABLE_PRICE, Http, ParseError, ScrapedOffer, Scraper, read_price, require
 
 MACHINE_TYPES_URL = "https://rest.compute.cudo.org/v1/vms/machine-types"
 _COUNTRY_PREFIX = re.compile(r"^([a-z]{2})-")
@@ -55,23 +54,21 @@ class CudoScraper(Scraper):
             headers["Authorization"] = f"Bearer {key}"
         return await http.get_json(MACHINE_TYPES_URL, headers=headers)
 
-    def _decimal(self, item: dict[str, Any], key: str, where: str, *, required: bool = False) -> float | None:
-        """``{"value": "0.52"}`` -> 0.52; ``None`` when an optional price is absent."""
+    def _decimal(self, item: dict[str, Any], key: str, where: str, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
+        """``{"value": "0.52"}`` -> (0.52, {}); (None, {}) when an optional price is absent; a
+        value that is no number -> (None, extra naming it) so the offer is quarantined with it."""
         price = item.get(key)
         if price is None:
             if required:
                 raise ParseError(f"{self.name}: {where} has no {key!r}")
-            return None
-        value = price.get("value") if isinstance(price, dict) else None
-        if isinstance(value, bool) or value is None:
-            raise ParseError(f"{self.name}: {where}: {key} should be {{'value': '<decimal>'}}, got {price!r}")
-        try:
-            number = float(value)
-        except (TypeError, ValueError):
-            raise ParseError(f"{self.name}: {where}: {key}.value is not a number: {value!r}") from None
-        if not math.isfinite(number):
-            raise ParseError(f"{self.name}: {where}: {key}.value is not a number: {value!r}")
-        return number
+            return None, {}
+        if not isinstance(price, dict) or price.get("value") is None:
+            return None, {UNREADABLE_PRICE: repr(price)[:40]}  # not {"value": ...}: quarantined with it
+        return read_price(price["value"])
+
+    def _extra_price(self, item: dict[str, Any], key: str, where: str) -> float | None:
+        """A unit price kept in extra: a number or ``None`` (never fails or quarantines the offer)."""
+        return self._decimal(item, key, where)[0]
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if isinstance(raw, dict):
@@ -97,8 +94,8 @@ class CudoScraper(Scraper):
                 raise ParseError(f"{self.name}: {where} has no 'gpuModel'")
             if not (isinstance(gpu_model, str) and gpu_model.strip()):
                 continue  # a CPU-only machine type
-            price = self._decimal(item, "gpuPriceHr", where, required=True)
-            if not price:
+            price, bad_price = self._decimal(item, "gpuPriceHr", where, required=True)
+            if not price and not bad_price:
                 continue  # 0: the GPU is not sold here
             sku = f"{machine_type}:{gpu_model_id or gpu_model}"
             if (sku, data_center) in seen:
@@ -114,10 +111,10 @@ class CudoScraper(Scraper):
                 "gpu_model_id": gpu_model_id,
                 "machine_type": machine_type,
                 "cpu_model": item.get("cpuModel"),
-                "price_per_vcpu_hour": self._decimal(item, "vcpuPriceHr", where),
-                "price_per_memory_gib_hour": self._decimal(item, "memoryGibPriceHr", where),
-                "price_per_storage_gib_hour": self._decimal(item, "minStorageGibPriceHr", where),
-                "price_per_ipv4_hour": self._decimal(item, "ipv4PriceHr", where),
+                "price_per_vcpu_hour": self._extra_price(item, "vcpuPriceHr", where),
+                "price_per_memory_gib_hour": self._extra_price(item, "memoryGibPriceHr", where),
+                "price_per_storage_gib_hour": self._extra_price(item, "minStorageGibPriceHr", where),
+                "price_per_ipv4_hour": self._extra_price(item, "ipv4PriceHr", where),
                 "min_vcpu_per_gpu": item.get("minVcpuPerGpu"),
                 "max_vcpu_per_gpu": item.get("maxVcpuPerGpu"),
                 "gpus_free": max_free,
@@ -135,7 +132,7 @@ class CudoScraper(Scraper):
                     country=country_match.group(1).upper() if country_match else None,
                     currency=currency,
                     available=max_free > 0 if isinstance(max_free, (int, float)) and not isinstance(max_free, bool) else None,
-                    extra={k: v for k, v in extra.items() if v is not None},
+                    extra={**{k: v for k, v in extra.items() if v is not None}, **bad_price},
                 )
             )
         if not offers:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, read_price, require
 
 HOSTS = (
     "https://backendprod.jarvislabs.net",
@@ -37,12 +37,7 @@ SERVER_META_PATH = "/misc/server_meta"
 
 def _number(value: Any) -> float | None:
     """Numbers and numeric strings ("24", "8") -> float; anything else -> None."""
-    if value is None or isinstance(value, bool):
-        return None
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
+    return number(value, strings=True)
 
 
 class JarvislabsScraper(Scraper):
@@ -60,14 +55,11 @@ class JarvislabsScraper(Scraper):
         headers = {"Authorization": f"Bearer {self.credential('JARVISLABS_TOKEN')}"}
         return {"hosts": {host: await http.get_json(host + SERVER_META_PATH, headers=headers) for host in HOSTS}}
 
-    def _price(self, row: dict[str, Any], key: str, where: str) -> float | None:
-        value = row.get(key)
-        if value is None or value == "":
-            return None
-        price = _number(value)
-        if price is None:
-            raise ParseError(f"{self.name}: {where}.{key} is not a number: {value!r}")
-        return price if price > 0 else None
+    @staticmethod
+    def _price(row: dict[str, Any], key: str) -> tuple[float | None, dict[str, str]]:
+        """(price, extra): 0 means not offered; a value that is no number is kept for quarantine."""
+        price, bad = read_price(row.get(key))
+        return (None if price == 0 else price), bad
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         hosts = require(raw, "hosts", provider=self.name, kind=dict)
@@ -79,7 +71,6 @@ class JarvislabsScraper(Scraper):
             rows = require(payload, "server_meta", provider=self.name, kind=list)
             rows_seen += len(rows)
             for i, row in enumerate(rows):
-                where = f"{host} server_meta[{i}]"
                 gpu_type = require(row, "gpu_type", provider=self.name, kind=str)
                 region = require(row, "region", provider=self.name, kind=str)
                 workload = row.get("workload_type")
@@ -102,8 +93,8 @@ class JarvislabsScraper(Scraper):
                     ("on_demand", "price_per_hour", free),
                     ("spot", "spot_price", spot_free),
                 ):
-                    price = self._price(row, key, where)
-                    if price is None or (sku, region, kind) in offers:
+                    price, bad_price = self._price(row, key)
+                    if (price is None and not bad_price) or (sku, region, kind) in offers:
                         continue
                     offers[(sku, region, kind)] = self.offer(
                         sku=sku,
@@ -117,7 +108,7 @@ class JarvislabsScraper(Scraper):
                         region=region,
                         country="IN" if region.startswith("india-") else None,
                         available=None if available is None else available > 0,
-                        extra=extra,
+                        extra={**extra, **bad_price},
                     )
         if not rows_seen:
             raise ParseError(f"{self.name}: server_meta is empty on every host")

@@ -35,10 +35,9 @@ and ``nodeGroupDatacenters`` (optional). GraphQL ``errors`` (a renamed field, sa
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, read_price, require
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 GPU_TYPES_QUERY = (
@@ -70,18 +69,15 @@ class RunpodScraper(Scraper):
             headers["Authorization"] = f"Bearer {key}"
         return await http.post_json(GRAPHQL_URL, json={"query": GPU_TYPES_QUERY}, headers=headers)
 
-    def _price(self, gpu: dict[str, Any], key: str, *, required: bool = False) -> float | None:
-        """A price field: ``None`` when absent, null or 0 (not offered); ParseError when not a number."""
+    def _price(self, gpu: dict[str, Any], key: str, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
+        """A price field as (price, extra): ``None`` when absent, null or 0 (not offered); a value
+        that is no number is kept in extra so the offer is quarantined with it."""
         if key not in gpu:
             if required:
                 raise ParseError(f"{self.name}: gpuTypes entry {gpu.get('id')!r} has no {key!r}")
-            return None
-        value = gpu[key]
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ParseError(f"{self.name}: gpuTypes entry {gpu.get('id')!r}: {key} should be a number, got {value!r}")
-        return float(value) if value != 0 else None
+            return None, {}
+        price, bad = read_price(gpu[key])
+        return (None if price == 0 else price), bad
 
     def _gpu_types(self, raw: Any) -> list[Any]:
         if isinstance(raw, list):
@@ -110,7 +106,7 @@ class RunpodScraper(Scraper):
             secure_price = self._price(gpu, "securePrice", required=True)
             community_price = self._price(gpu, "communityPrice", required=True)
             memory = gpu.get("memoryInGb")
-            datacenters = [d.get("id") for d in gpu.get("nodeGroupDatacenters") or [] if isinstance(d, dict) and d.get("id")]
+            datacenters = [d.get("id") for d in as_list(gpu.get("nodeGroupDatacenters")) if isinstance(d, dict) and d.get("id")]
             base_extra = {
                 "display_name": gpu.get("displayName"),
                 "max_gpu_count": gpu.get("maxGpuCount"),
@@ -131,21 +127,22 @@ class RunpodScraper(Scraper):
                     continue  # not in this cloud: its prices are placeholders
                 sku = f"{gpu_id}:{cloud}"
                 extra = {**base_extra, "cloud": cloud}
-                if price is not None:
-                    offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=price, extra=extra, **common))
-                spot = self._price(gpu, spot_key)
-                if spot is not None:
-                    offers.append(self.offer(sku=sku, kind="spot", price_per_hour=spot, extra=extra, **common))
+                if price[0] is not None or price[1]:
+                    offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=price[0],
+                                             extra={**extra, **price[1]}, **common))
+                spot, bad_spot = self._price(gpu, spot_key)
+                if spot is not None or bad_spot:
+                    offers.append(self.offer(sku=sku, kind="spot", price_per_hour=spot, extra={**extra, **bad_spot}, **common))
             for key, months in TERM_PRICES:
-                term_price = self._price(gpu, key)
-                if term_price is not None:
+                term_price, bad_term = self._price(gpu, key)
+                if term_price is not None or bad_term:
                     offers.append(
                         self.offer(
                             sku=f"{gpu_id}:secure",
                             kind="reserved",
                             term_months=months,
                             price_per_hour=term_price,
-                            extra={**base_extra, "cloud": "secure", "plan": "savings plan"},
+                            extra={**base_extra, "cloud": "secure", "plan": "savings plan", **bad_term},
                             **common,
                         )
                     )

@@ -23,20 +23,16 @@ raises ``ParseError``.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, require
 
 HOSTNODES_URL = "https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes"
 _ISO_COUNTRY = re.compile(r"^[A-Za-z]{2}$")
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
+_number = number
 
 
 def location_of(location: Any) -> tuple[str, str | None]:

@@ -30,11 +30,10 @@ last comma the country), ``rentable``/``rented`` (available), ``verification`` (
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, read_price, require
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 #: The CLI's own "everything" limit; the whole market is a few thousand offers.
@@ -69,10 +68,7 @@ def split_geolocation(geolocation: Any) -> tuple[str, str | None]:
     return ", ".join(parts), country
 
 
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None
-    return float(value)
+_number = number
 
 
 class VastaiScraper(Scraper):
@@ -125,7 +121,7 @@ class VastaiScraper(Scraper):
                 raise ParseError(f"{self.name}: {where}: num_gpus should be a number")
             if "dph_base" not in item:
                 raise ParseError(f"{self.name}: {where} has no 'dph_base'")
-            price = _number(item["dph_base"])
+            price, bad_price = read_price(item["dph_base"])
             gpu_ram = _number(item.get("gpu_ram"))
             cpu_ram = _number(item.get("cpu_ram"))
             region, country = split_geolocation(item.get("geolocation"))
@@ -156,8 +152,8 @@ class VastaiScraper(Scraper):
                 "available": available,
                 "extra": extra,
             }
-            result.append(self.offer(kind="on_demand", price_per_hour=price, **common))
-            min_bid = _number(item.get("min_bid"))
-            if min_bid:
-                result.append(self.offer(kind="spot", price_per_hour=min_bid, **common))
+            result.append(self.offer(kind="on_demand", price_per_hour=price, **{**common, "extra": {**extra, **bad_price}}))
+            min_bid, bad_bid = read_price(item.get("min_bid"))
+            if min_bid or bad_bid:
+                result.append(self.offer(kind="spot", price_per_hour=min_bid, **{**common, "extra": {**extra, **bad_bid}}))
         return result

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, dig, number, require
 
 API = "https://api.verda.com/v1"
 TOKEN_URL = f"{API}/oauth2/token"
@@ -126,14 +126,14 @@ class VerdaScraper(Scraper):
                 continue  # CPU node
             description = require(item, "gpu", "description", provider=self.name, kind=str)
             gpu_raw = _COUNT_PREFIX.sub("", description).strip() or str(item.get("name") or itype)
-            total_vram = (item.get("gpu_memory") or {}).get("size_in_gigabytes")
+            total_vram = number(dig(item, "gpu_memory", "size_in_gigabytes"))
             currency = str(item.get("currency") or "usd").upper()
             prices = {
                 "on_demand": self._price(require(item, "price_per_hour", provider=self.name), f"{where}.price_per_hour"),
                 "spot": self._price(item.get("spot_price"), f"{where}.spot_price"),
             }
             regions = sorted(available["on_demand"].get(itype, set()) | available["spot"].get(itype, set()))
-            extra = {k: v for k, v in (("p2p", item.get("p2p")), ("storage", (item.get("storage") or {}).get("description"))) if v}
+            extra = {k: v for k, v in (("p2p", item.get("p2p")), ("storage", dig(item, "storage", "description"))) if v}
             for kind, price in prices.items():
                 if price is None:
                     continue
@@ -144,8 +144,8 @@ class VerdaScraper(Scraper):
                             gpu_raw=gpu_raw,
                             gpu_count=gpus,
                             gpu_memory_gb=(total_vram / gpus) if isinstance(total_vram, (int, float)) and total_vram else None,
-                            vcpus=(item.get("cpu") or {}).get("number_of_cores"),
-                            ram_gb=(item.get("memory") or {}).get("size_in_gigabytes"),
+                            vcpus=number(dig(item, "cpu", "number_of_cores")),
+                            ram_gb=number(dig(item, "memory", "size_in_gigabytes")),
                             kind=kind,
                             price_per_hour=price,
                             currency=currency,

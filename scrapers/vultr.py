@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, number, require
 
 API = "https://api.vultr.com/v2"
 PLANS_URL = f"{API}/plans"
@@ -201,8 +201,8 @@ class VultrScraper(Scraper):
             "gpu_raw": gpu_raw,
             "gpu_count": count,
             "gpu_memory_gb": memory,
-            "vcpus": float(vcpus) if isinstance(vcpus, (int, float)) and vcpus > 0 else None,
-            "ram_gb": round(ram_mb / 1024, 2) if isinstance(ram_mb, (int, float)) and ram_mb > 0 else None,
+            "vcpus": vcpus if (vcpus := number(vcpus)) and vcpus > 0 else None,
+            "ram_gb": round(ram_mb / 1024, 2) if (ram_mb := number(ram_mb)) and ram_mb > 0 else None,
             "currency": "USD",
             "extra": extra,
         }
@@ -224,4 +224,7 @@ def _price(value: Any, provider: str, plan_id: str, key: str) -> float | None:
             value = float(value)
         except (TypeError, ValueError):
             raise ParseError(f"{provider}: plan {plan_id} {key} should be a number, got {value!r}") from None
-    return float(value) if value > 0 else None
+    price = number(value)
+    if price is None:
+        raise ParseError(f"{provider}: plan {plan_id} {key} is not a finite number")
+    return price if price > 0 else None

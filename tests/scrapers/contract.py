@@ -17,6 +17,7 @@ the bundled replay recording drives the real ``fetch`` offline, and broken paylo
 from __future__ import annotations
 
 import asyncio
+import functools
 from typing import Any, ClassVar
 
 import httpx
@@ -39,6 +40,16 @@ def run_fetch(scraper: Scraper, transport: httpx.AsyncBaseTransport) -> Any:
             return await scraper.fetch(http)
 
     return asyncio.run(go())
+
+
+@functools.cache
+def replayed_payload(name: str) -> Any:
+    """The raw payload the real ``fetch`` of provider ``name`` returns over its bundled recording
+    (cached: treat it as read-only)."""
+    from scrapers.registry import all_scrapers
+
+    scraper = all_scrapers()[name](env={}, replay=True)
+    return run_fetch(scraper, ReplayTransport.for_provider(name))
 
 
 def index_offers(offers: list[ScrapedOffer], fields: tuple[str, ...] = ("sku", "region", "kind")) -> dict[tuple[Any, ...], ScrapedOffer]:

@@ -40,8 +40,6 @@ class TestJarvislabs(ProviderContract):
         del no_type["server_meta"][0]["gpu_type"]
         no_region = copy.deepcopy(sample)
         del no_region["server_meta"][2]["region"]
-        bad_price = copy.deepcopy(sample)
-        bad_price["server_meta"][2]["price_per_hour"] = "call us"
         return [
             {},
             {"hosts": {}},
@@ -50,7 +48,6 @@ class TestJarvislabs(ProviderContract):
             {"hosts": {HOSTS[0]: {"server_meta": []}, HOSTS[1]: {"server_meta": []}}},
             {"hosts": {HOSTS[0]: no_type}},
             {"hosts": {HOSTS[0]: no_region}},
-            {"hosts": {HOSTS[0]: bad_price}},
         ]
 
     def test_a100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:

@@ -52,7 +52,6 @@ class TestRunpod(ProviderContract):
             {"data": None, "errors": [{"message": 'Cannot query field "oneWeekPrice" on type "GpuType".'}]},
             [{"displayName": "L4", "securePrice": 0.43, "communityPrice": 0.44}],
             [{"id": "NVIDIA L4", "communityPrice": 0.44}],
-            [{"id": "NVIDIA L4", "securePrice": "0.43", "communityPrice": 0.44}],
             [{"id": "unknown", "displayName": "unknown", "memoryInGb": 0, "securePrice": 0, "communityPrice": 0}],
             "upstream connect error",
             [None],

@@ -1,0 +1,72 @@
+"""A price field that is not a number is quarantined with a reason, not dropped and not fatal.
+
+Each case corrupts one price in the provider's bundled recording (the payload the real ``fetch``
+returns over replay), then runs the real parse, normalise and validate stages: that one offer is
+quarantined with the value in its reason, every other offer is accepted as before.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from scrapers.base import UNREADABLE_PRICE, read_price
+from scrapers.registry import all_scrapers
+from tests.scrapers.contract import replayed_payload
+from tracker.pipeline.normalise import normalise
+from tracker.pipeline.validate import validate
+
+
+def _jarvislabs(raw: Any, bad: Any) -> None:
+    host = next(iter(raw["hosts"]))
+    raw["hosts"][host]["server_meta"][0]["price_per_hour"] = bad
+
+
+def _runpod(raw: Any, bad: Any) -> None:
+    raw["data"]["gpuTypes"][0]["securePrice"] = bad
+
+
+def _cudo(raw: Any, bad: Any) -> None:
+    raw["machineTypes"][0]["gpuPriceHr"] = {"value": bad}
+
+
+def _vastai(raw: Any, bad: Any) -> None:
+    raw[0]["dph_base"] = bad
+
+
+CORRUPT: dict[str, Callable[[Any, Any], None]] = {
+    "jarvislabs": _jarvislabs, "runpod": _runpod, "cudo": _cudo, "vastai": _vastai,
+}
+
+
+def run_stages(name: str, raw: Any) -> tuple[list[Any], list[Any]]:
+    offers = all_scrapers()[name](env={}, replay=True).parse_payload(raw)
+    return validate([normalise(o) for o in offers], {}, {})
+
+
+@pytest.mark.parametrize("name", sorted(CORRUPT))
+@pytest.mark.parametrize(("bad", "shown"), [("call us", "'call us'"), ([1.5], "[1.5]"), (10**400, "1000000000")])
+def test_one_unreadable_price_is_quarantined_and_the_rest_is_kept(name: str, bad: Any, shown: str) -> None:
+    accepted_before, rejected_before = run_stages(name, replayed_payload(name))
+    raw = copy.deepcopy(replayed_payload(name))
+    CORRUPT[name](raw, bad)
+    accepted, rejected = run_stages(name, raw)
+    new = [r for r in rejected if UNREADABLE_PRICE in r.offer.extra]
+    assert len(new) == 1, [r.reason for r in rejected]
+    assert new[0].reason.startswith(f"price {shown}") and new[0].reason.endswith("in the payload is not a number")
+    assert new[0].offer.price_per_hour is None
+    assert len(accepted) == len(accepted_before) - 1
+    assert len(rejected) == len(rejected_before) + 1
+
+
+def test_read_price() -> None:
+    assert read_price(2.5) == (2.5, {})
+    assert read_price("1,234.5") == (1234.5, {})
+    assert read_price(None) == (None, {}) and read_price(" ") == (None, {})
+    assert read_price(-1) == (-1.0, {})  # negative: a number, quarantined by the validate stage
+    for junk, shown in (("n/a", "'n/a'"), (True, "True"), (float("nan"), "nan"), ({"v": 1}, "{'v': 1}")):
+        assert read_price(junk) == (None, {UNREADABLE_PRICE: shown})
+    assert len(read_price("x" * 100)[1][UNREADABLE_PRICE]) == 40
