@@ -2,26 +2,30 @@
 
 ``upgrade(engine)`` brings any database to the newest schema: an empty one is built by the
 migrations, an existing one is moved forward. ``gpu-tracker`` calls it on start, so users
-never run migrations by hand. To add a migration after changing ``db/models.py``::
+never run migrations by hand; a database already at the newest revision is recognised by one
+query and the migration files' headers, without importing Alembic (``is_current``). To add a migration after changing ``db/models.py``::
 
     python -m db.migrate revision "what changed"
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from functools import cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
-from alembic.runtime.migration import MigrationContext
-from alembic.script import ScriptDirectory
 from filelock import FileLock
-from sqlalchemy import inspect
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import OperationalError, ProgrammingError
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 from db.engine import make_engine, sqlite_path
 
@@ -29,6 +33,8 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 def alembic_config(engine: Engine) -> Config:
+    from alembic.config import Config
+
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
     cfg.attributes["engine"] = engine
@@ -36,12 +42,43 @@ def alembic_config(engine: Engine) -> Config:
 
 
 def head_revision() -> str | None:
+    from alembic.script import ScriptDirectory
+
     return ScriptDirectory(str(MIGRATIONS)).get_current_head()
 
 
 def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+
     with engine.connect() as conn:
         return MigrationContext.configure(conn).get_current_revision()
+
+
+_HEADER = re.compile(r"^(revision|down_revision)\b[^=]*=\s*['\"]?([\w-]+)", re.MULTILINE)
+
+
+@cache
+def file_heads() -> frozenset[str]:
+    """The revisions no migration revises, read from the files' ``revision``/``down_revision``
+    lines (Alembic's own templates; a test holds this equal to Alembic's heads)."""
+    revisions, revised = set(), set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        for key, value in _HEADER.findall(path.read_text()):
+            (revisions if key == "revision" else revised).add(value)
+    return frozenset(revisions - revised)
+
+
+def is_current(engine: Engine) -> bool:
+    """True when the database's ``alembic_version`` is the one head: nothing to migrate."""
+    heads = file_heads()
+    if len(heads) != 1:
+        return False
+    try:
+        with engine.connect() as conn:
+            stored = [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
+    except (OperationalError, ProgrammingError):  # no version table yet: a new or pre-migration database
+        return False
+    return stored == list(heads)
 
 
 BASELINE = "0001"
@@ -64,6 +101,8 @@ def _migration_guard(engine: Engine) -> Iterator[None]:
 def upgrade_or_adopt(engine: Engine) -> None:
     """Bring the database to head; a pre-migration database (tables, no version) is adopted
     at the baseline first, since its tables are exactly the baseline's."""
+    from alembic import command
+
     with _migration_guard(engine):
         if current_revision(engine) is None and "offer" in inspect(engine).get_table_names():
             cfg = alembic_config(engine)
@@ -76,6 +115,7 @@ def upgrade_or_adopt(engine: Engine) -> None:
 def schema_diff(engine: Engine) -> list[object]:
     """Differences between the database and ``db.models`` (empty when migrations are complete)."""
     from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
     from sqlmodel import SQLModel
 
     import db.models  # noqa: F401
@@ -100,6 +140,8 @@ def upgrade(engine: Engine, revision: str = "head") -> None:
 
 
 def _upgrade(engine: Engine, revision: str = "head") -> None:
+    from alembic import command
+
     cfg = alembic_config(engine)
     try:
         with engine.begin() as conn:
@@ -115,10 +157,13 @@ def _upgrade(engine: Engine, revision: str = "head") -> None:
 
 def init_db(engine: Engine) -> None:
     """Bring the schema to the newest migration (idempotent; users never migrate by hand)."""
-    upgrade_or_adopt(engine)
+    if not is_current(engine):
+        upgrade_or_adopt(engine)
 
 
 def make_revision(engine: Engine, message: str) -> None:
+    from alembic import command
+
     cfg = alembic_config(engine)
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn

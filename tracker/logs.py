@@ -103,6 +103,8 @@ def configure(log_format: str = "text", level: int = logging.INFO) -> None:
     logging.basicConfig(level=level, handlers=[handler], force=True)
     quiet = logging.WARNING if level > logging.DEBUG else logging.INFO
     logging.getLogger("apscheduler").setLevel(quiet)
+    # Alembic narrates every start (plugins, context, each migration step): only with --debug.
+    logging.getLogger("alembic").setLevel(logging.WARNING if level > logging.DEBUG else logging.DEBUG)
     # httpx logs every request URL at INFO, query string included, and some APIs take their
     # key in the query (GCP's ?key=): never let those lines out, not even with --debug.
     for chatty in ("httpx", "httpcore"):

@@ -49,3 +49,20 @@ def test_concurrent_first_starts_do_not_collide(db_url: str) -> None:
     with ThreadPoolExecutor(4) as pool:
         revisions = list(pool.map(lambda _: start(), range(4)))
     assert revisions == [head_revision()] * 4
+
+
+def test_the_quick_current_check_agrees_with_alembic(db_url: str) -> None:
+    """``is_current`` (no Alembic import) reads the heads Alembic reads, and says False until migrated."""
+    from db.migrate import file_heads, is_current
+
+    assert file_heads() == {head_revision()}
+    eng = make_engine(db_url)
+    try:
+        assert not is_current(eng)
+        init_db(eng)
+        assert is_current(eng)
+        with eng.begin() as conn:
+            conn.exec_driver_sql("UPDATE alembic_version SET version_num = '0001'")
+        assert not is_current(eng)
+    finally:
+        eng.dispose()

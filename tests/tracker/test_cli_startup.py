@@ -31,3 +31,14 @@ def test_help_loads_no_heavy_library() -> None:
             "    main(['prices', '--help'])")
     # A command's help goes through Typer's parameter adapters, which import pydantic.
     assert loaded_after(code) & set(HEAVY) - {"pydantic"} == set()
+
+
+def test_prices_loads_neither_pandas_nor_alembic(replay_store: str) -> None:
+    """A read of the current prices on an up-to-date store needs no analysis, migration or HTTP library."""
+    code = ("import contextlib, io\nfrom tracker.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['--db', {replay_store!r}, 'prices', '--gpu', 'H100', '--limit', '5'])")
+    loaded = loaded_after(code)
+    assert {"sqlalchemy", "sqlmodel"} <= loaded, "the probe did run the command"
+    assert loaded & {"pandas", "numpy", "alembic", "httpx", "plotly", "matplotlib", "fastapi", "apprise",
+                     "apscheduler"} == set()

@@ -79,7 +79,7 @@ class State:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            from tracker.pipeline.store import open_store
+            from tracker.pipeline.opening import open_store
 
             self._engine = open_store(self.settings, self.database_url)
         return self._engine

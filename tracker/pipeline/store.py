@@ -12,8 +12,8 @@ The write API (used by the collector and the importers):
 The caller owns the transaction (``db.engine.session_scope``) and must record the attempt on
 the provider (``last_attempt_at``) so the next call knows what came before.
 
-The CLI, the scheduler and the web app all call ``open_store(settings)`` so that a fresh
-database, an old one needing migration and a changed user catalog are handled in one place.
+The CLI calls ``open_store(settings)`` (``tracker.pipeline.opening``, re-exported here) so that
+a fresh database, an old one needing migration and a changed user catalog are handled in one place.
 """
 
 from __future__ import annotations
@@ -23,37 +23,18 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, func, select, text
-from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from db import labels, queries, rollups
-from db.engine import default_database_url, make_engine, session_scope
-from db.migrate import init_db
 from db.models import Offer, OfferState, PriceInterval, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
-from tracker.catalog.specs import catalog_rows_for_db, load_catalog
-from tracker.config.settings import Settings
 from tracker.pipeline.normalise import NormalisedOffer
+from tracker.pipeline.opening import database_url, open_store, sync_catalog
 from tracker.pipeline.validate import Rejected
 
-
-def database_url(settings: Settings) -> str:
-    return settings.database or default_database_url()
-
-
-def sync_catalog(engine: Engine, settings: Settings) -> int:
-    """Load the shipped catalog plus the user's ``catalog_file`` into ``gpu_model``."""
-    rows = catalog_rows_for_db(load_catalog(settings.catalog_file))
-    with session_scope(engine) as session:
-        return queries.sync_gpu_models(session, rows)
-
-
-def open_store(settings: Settings, url: str | None = None) -> Engine:
-    engine = make_engine(url or database_url(settings))
-    init_db(engine)
-    sync_catalog(engine, settings)
-    return engine
+__all__ = ["database_url", "open_store", "record_failed_attempt", "store_observation", "store_offers", "store_quarantine",
+           "sync_catalog"]
 
 
 #: Offer columns copied from each observation (besides the identity).

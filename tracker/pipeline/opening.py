@@ -1,0 +1,38 @@
+"""Open the store the way every entry point needs it: engine, schema at the newest migration,
+GPU catalog loaded into ``gpu_model``.
+
+Apart from ``store`` (the write path, which brings the roll-ups and so pandas) so that a
+command that only reads, such as ``gpu-tracker prices``, starts without them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from db import queries
+from db.engine import default_database_url, make_engine, session_scope
+from db.migrate import init_db
+from tracker.catalog.specs import catalog_rows_for_db, load_catalog
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from tracker.config.settings import Settings
+
+
+def database_url(settings: Settings) -> str:
+    return settings.database or default_database_url()
+
+
+def sync_catalog(engine: Engine, settings: Settings) -> int:
+    """Load the shipped catalog plus the user's ``catalog_file`` into ``gpu_model``."""
+    rows = catalog_rows_for_db(load_catalog(settings.catalog_file))
+    with session_scope(engine) as session:
+        return queries.sync_gpu_models(session, rows)
+
+
+def open_store(settings: Settings, url: str | None = None) -> Engine:
+    engine = make_engine(url or database_url(settings))
+    init_db(engine)
+    sync_catalog(engine, settings)
+    return engine
