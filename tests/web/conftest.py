@@ -1,8 +1,10 @@
-"""Web tests: a store filled through the real replay path, the app on it, a test client."""
+"""Web tests: a store filled through the real replay path, the app on it, a test client; an
+alert scenario (rules firing, resolving, delivered and failing) through the real outbox."""
 
 from __future__ import annotations
 
 import shutil
+import socket
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +16,8 @@ from sqlalchemy.engine import Engine
 
 from db.engine import make_engine
 from db.migrate import init_db
+from tests.alerts.helpers import Market, Receiver, fast_settings, h100, start_receiver
+from tracker.alerts import send_test
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
@@ -93,3 +97,48 @@ def get_json(client: TestClient, url: str, status: int = 200) -> Any:
     r = client.get(url)
     assert r.status_code == status, (url, r.status_code, r.text[:500])
     return r.json()
+
+
+# --- alerts: a small market through the real pipeline and outbox --------------------------------
+
+#: Secret parts of channel URLs in the alert scenario: never shown on any page or in the API.
+HOOK_SECRET = "hook-path-secret-4242"
+DEAD_SECRET = "dead-path-secret-1717"
+
+
+def closed_port() -> int:
+    """A 127.0.0.1 port nothing listens on (bound, then released): deliveries there are refused."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def alert_scenario(engine: Engine, receiver: Receiver) -> Settings:
+    """Collections of a fake provider and the scheduler's alert hook, as in production:
+
+    * ``h100-under-2`` (delivered to a local receiver) fires, resolves, fires again: firing;
+    * ``h100-dead-hook`` sends to a refused port: fired, then resolved, both pending with a reason;
+      its test message (one attempt, no retry) failed;
+    * ``a100-under-1`` never fires: armed, never fired.
+    """
+    hook = receiver.url("webhook+http", HOOK_SECRET)
+    dead = f"json://127.0.0.1:{closed_port()}/{DEAD_SECRET}"
+    settings = fast_settings(
+        {"name": "h100-under-2", "gpu": "H100", "below": 2.0, "notify": [hook], "resolved": True},
+        {"name": "h100-dead-hook", "gpu": "H100", "below": 2.0, "notify": [dead], "resolved": True},
+        {"name": "a100-under-1", "gpu": "A100", "below": 1.0, "notify": ["log"]},
+        database=engine.url.render_as_string(hide_password=False),
+    )
+    market = Market(engine, settings)
+    market.cycle(p1=[h100("a", 2.5)])
+    market.cycle(p1=[h100("a", 1.9)])
+    market.cycle(p1=[h100("a", 2.6)])
+    market.cycle(p1=[h100("a", 1.8)])
+    [failed] = send_test(engine, settings, "h100-dead-hook")
+    assert failed.status == "failed"
+    return settings
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    yield from start_receiver()

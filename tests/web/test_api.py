@@ -217,7 +217,7 @@ def test_healthz_and_openapi(client: TestClient) -> None:
                                             "database": "ok"}
     spec = get_json(client, "/openapi.json")
     for path in ("/api/prices", "/api/gpus", "/api/value", "/api/history", "/api/trends", "/api/providers", "/api/runs",
-                 "/api/alerts", "/metrics", "/healthz"):
+                 "/api/alerts", "/api/alerts/history", "/api/alerts/deliveries", "/metrics", "/healthz"):
         assert path in spec["paths"], path
     prices = spec["paths"]["/api/prices"]["get"]
     assert prices["responses"]["200"]["content"]["application/json"]["schema"]["items"]["$ref"].endswith("/PriceOut")
@@ -232,8 +232,8 @@ def test_healthz_and_openapi(client: TestClient) -> None:
 def test_secrets_never_appear_in_any_response(client: TestClient) -> None:
     required = {"/api/tco": "/api/tco?gpu=H100"}  # endpoints with a required parameter
     urls = [required.get(p, p) for p, ops in get_json(client, "/openapi.json")["paths"].items() if "get" in ops and "{" not in p]
-    assert {"/api/providers", "/api/runs", "/api/alerts", "/metrics", "/healthz"} <= set(urls)
-    urls += ["/", "/gpu/H100", "/gpu/H100-SXM?kind=all", "/providers", "/api/history?gpu=H100", "/api/runs?limit=1000",
+    assert {"/api/providers", "/api/runs", "/api/alerts", "/api/alerts/deliveries", "/metrics", "/healthz"} <= set(urls)
+    urls += ["/", "/gpu/H100", "/gpu/H100-SXM?kind=all", "/providers", "/alerts", "/api/history?gpu=H100", "/api/runs?limit=1000",
              "/openapi.json"]
     for url in urls:
         r = client.get(url)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import func
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -38,7 +39,7 @@ log = logging.getLogger("tracker.alerts")
 
 __all__ = [
     "AlertCycle", "Delivery", "DigestRun", "Evaluation", "Rule", "add_rule", "after_collect", "check", "check_config",
-    "deliver_pending", "send_digests",
+    "deliver_pending", "deliveries", "delivery_counts", "send_digests",
     "evaluate", "history", "load_rules", "parse_rule", "redact_url", "remove_rule", "rule_states", "scrub",
     "send_test",
 ]
@@ -157,8 +158,20 @@ def rule_states(engine: Engine, settings: Settings) -> list[dict[str, Any]]:
             "last_value": s.last_value if s else None,
             "last_evaluated": s.last_evaluated_at if s else None,
             "last_fired": s.last_fired_at if s else None,
+            "last_resolved": s.last_resolved_at if s else None,
+            "since": _state_since(s) if r.enabled else None,
         })
     return rows
+
+
+def _state_since(s: AlertState | None) -> datetime | None:
+    """When the rule entered its current state, as far as the state row knows: firing since it
+    last fired, armed since it last resolved (``None``: never fired, or pending)."""
+    if s is None:
+        return None
+    if s.state == "firing":
+        return s.last_fired_at
+    return s.last_resolved_at if s.state == "armed" else None
 
 
 def _filters(r: Rule) -> str:
@@ -211,6 +224,41 @@ def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list
             "title": e.title,
         })
     return out
+
+
+DELIVERY_STATUSES = ("pending", "delivered", "failed", "orphaned")
+
+
+def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: str | None = None,
+               limit: int = 50) -> list[dict[str, Any]]:
+    """Outbox rows, newest first, with their event's kind and title. ``channel`` is the
+    redacted form the outbox stores and ``last_error`` was scrubbed before it was stored, so
+    nothing here can show a channel's secret."""
+    bad = [x for x in statuses or () if x not in DELIVERY_STATUSES]
+    if bad:
+        raise ConfigError(f"status: {', '.join(bad)} is not one of {', '.join(DELIVERY_STATUSES)}")
+    with Session(engine) as session:
+        stmt = (select(Outbox, AlertEvent).join(AlertEvent, col(AlertEvent.id) == col(Outbox.event_id))
+                .order_by(col(Outbox.created_at).desc(), col(Outbox.id).desc()).limit(limit))
+        if statuses:
+            stmt = stmt.where(col(Outbox.status).in_(list(statuses)))
+        if rule:
+            stmt = stmt.where(Outbox.rule == rule)
+        rows = session.exec(stmt).all()
+    return [{
+        "id": o.id, "event_id": o.event_id, "rule": o.rule, "event_kind": e.kind, "title": e.title,
+        "created_at": o.created_at, "channel": o.channel, "status": o.status, "attempts": o.attempts,
+        "last_attempt_at": o.last_attempt_at, "delivered_at": o.delivered_at,
+        "next_attempt_at": o.next_attempt_at if o.status == "pending" else None, "last_error": o.last_error,
+    } for o, e in rows]
+
+
+def delivery_counts(engine: Engine) -> dict[str, int]:
+    """How many outbox rows are in each status (every status present, zeros included)."""
+    with Session(engine) as session:
+        counted = dict(session.exec(select(Outbox.status, func.count()).group_by(Outbox.status)).all())
+    return {s: int(counted.get(s, 0)) for s in DELIVERY_STATUSES} | {
+        s: int(n) for s, n in counted.items() if s not in DELIVERY_STATUSES}
 
 
 def _iso(ts: datetime | None) -> str | None:

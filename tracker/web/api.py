@@ -17,6 +17,7 @@ from tracker.web.data import WebContext
 from tracker.web.schemas import (
     AlertEventOut,
     AlertRuleOut,
+    DeliveriesOut,
     ErrorOut,
     GpuOut,
     HistoryOut,
@@ -147,12 +148,9 @@ def api_runs(
 @router.get("/alerts", response_model=list[AlertRuleOut], response_model_by_alias=True,
             summary="Alert rules and their state")
 def api_alerts(ctx: Ctx) -> list[dict[str, Any]]:
-    """Every rule (config file and `alerts add`) with its state: armed, pending, firing or disabled."""
-    from tracker import (
-        alerts,  # late: the app keeps serving prices if alerting is broken
-    )
-
-    return alerts.rule_states(ctx.engine, ctx.settings)
+    """Every rule (config file and `alerts add`) with its state (armed, pending, firing or
+    disabled) and since when. Channels are redacted."""
+    return data.alert_rules(ctx)
 
 
 @router.get("/alerts/history", response_model=list[AlertEventOut], summary="Recent alert events")
@@ -162,6 +160,16 @@ def api_alert_history(
     limit: Annotated[int, Query(ge=1, le=1000)] = 50,
 ) -> list[dict[str, Any]]:
     """Fired/resolved/test events, newest first, each with its deliveries (channels redacted)."""
-    from tracker import alerts
+    return data.alert_events(ctx, rule=rule, limit=limit)
 
-    return alerts.history(ctx.engine, rule=rule, limit=limit)
+
+@router.get("/alerts/deliveries", response_model=DeliveriesOut, summary="Alert deliveries (the outbox)")
+def api_alert_deliveries(
+    ctx: Ctx,
+    status: Annotated[list[str] | None, Query(description="pending, delivered, failed or orphaned (repeatable).")] = None,
+    rule: Annotated[str | None, Query(description="Only this rule's deliveries.")] = None,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 50,
+) -> dict[str, Any]:
+    """Newest first: where each message went (redacted), its status, attempts, next attempt and
+    the reason of the last failure; with the count of rows per status."""
+    return data.alert_deliveries(ctx, statuses=status, rule=rule, limit=limit)

@@ -410,3 +410,30 @@ def runs(ctx: WebContext, *, limit: int = 50, providers: Sequence[str] | None = 
     with ctx.session() as s:
         rows = queries.recent_runs(s, limit=limit, providers=check_providers(providers), statuses=st)
     return [run_row(r) for r in rows]
+
+
+# --- alerts -----------------------------------------------------------------------------------
+# ``tracker.alerts`` is imported late: the app keeps serving prices if alerting is broken.
+
+
+def alert_rules(ctx: WebContext) -> list[dict[str, Any]]:
+    """Every rule with its state and since when (channels redacted); ConfigError for a bad rule."""
+    from tracker import alerts
+
+    return alerts.rule_states(ctx.engine, ctx.settings)
+
+
+def alert_events(ctx: WebContext, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+    """Fired, resolved, test and digest events, newest first, each with its deliveries."""
+    from tracker import alerts
+
+    return alerts.history(ctx.engine, rule=rule, limit=limit)
+
+
+def alert_deliveries(ctx: WebContext, *, statuses: Sequence[str] | None = None, rule: str | None = None,
+                     limit: int = 50) -> dict[str, Any]:
+    """The newest outbox rows (redacted, errors scrubbed) and the count of rows per status."""
+    from tracker import alerts
+
+    return {"counts": alerts.delivery_counts(ctx.engine),
+            "deliveries": alerts.deliveries(ctx.engine, statuses=_split(statuses), rule=rule, limit=limit)}

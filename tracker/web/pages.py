@@ -1,4 +1,4 @@
-"""The HTML dashboard: overview, one page per GPU (or family), providers.
+"""The HTML dashboard: overview, one page per GPU (or family), providers, alerts.
 
 Server-rendered Jinja2 templates; the only script is the price-history chart (plotly.js,
 served by this app from the installed ``plotly`` package, never from a CDN).
@@ -15,6 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markupsafe import Markup
 
 from tracker import __version__
 from tracker.errors import ConfigError
@@ -54,6 +55,19 @@ def when(v: datetime | None) -> str:
     return v.strftime("%Y-%m-%d %H:%M") if v else "–"
 
 
+def stamp(v: datetime | None) -> Markup:
+    """A time for a table cell: it breaks between date and time only, and phones drop the year."""
+    if v is None:
+        return Markup("–")
+    return Markup('<time datetime="{}"><span class="yr">{}-</span><span class="keep">{}</span> '
+                  '<span class="keep">{}</span></time>').format(
+        v.isoformat(), v.strftime("%Y"), v.strftime("%m-%d"), v.strftime("%H:%M"))
+
+
+def ago(v: datetime | None) -> str:
+    return data.age(v) or "–"
+
+
 def kind_label(kind: str, term_months: int = 0) -> str:
     label = KIND_LABELS.get(kind, kind)
     return f"{label} {term_months} mo" if kind == "reserved" and term_months else label
@@ -62,7 +76,7 @@ def kind_label(kind: str, term_months: int = 0) -> str:
 def _env() -> Environment:
     env = Environment(loader=FileSystemLoader(TEMPLATES_DIR), autoescape=select_autoescape(["html"]),
                       trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(money=money, num=num, pct=pct, when=when, kind=kind_label)
+    env.filters.update(money=money, num=num, pct=pct, when=when, stamp=stamp, ago=ago, kind=kind_label)
     env.globals.update(version=__version__)
     return env
 
@@ -121,3 +135,8 @@ def providers(request: Request) -> Response:
     ctx = _ctx(request)
     return render(request, "providers.html", page="providers", providers=data.providers(ctx),
                   runs=data.runs(ctx, limit=60))
+
+
+@router.get("/alerts")
+def alerts(request: Request) -> Response:
+    return render(request, "alerts.html", page="alerts", **views.alerts_page(_ctx(request)))

@@ -221,6 +221,9 @@ class AlertRuleOut(_Loose):
     last_value: float | None = None
     last_evaluated: datetime | None = None
     last_fired: datetime | None = None
+    last_resolved: datetime | None = None
+    since: datetime | None = Field(default=None, description="When the rule entered its state: firing since it "
+                                   "last fired, armed since it last resolved (null: never fired, or pending).")
 
 
 class AlertDeliveryOut(_Loose):
@@ -247,3 +250,26 @@ class AlertEventOut(_Loose):
     delivered: str | None = None
     deliveries: list[AlertDeliveryOut] = Field(default_factory=list)
     title: str | None = None
+
+
+class OutboxRowOut(_Loose):
+    """One delivery of one event to one channel (a row of the outbox)."""
+
+    id: int
+    event_id: int
+    rule: str
+    event_kind: str = Field(description="fired, resolved, test or digest.")
+    title: str | None = None
+    created_at: datetime
+    channel: str = Field(description="The channel, redacted (secrets never shown).")
+    status: str = Field(description="pending (retried), delivered, failed (not retried) or orphaned (channel gone).")
+    attempts: int
+    last_attempt_at: datetime | None = None
+    delivered_at: datetime | None = None
+    next_attempt_at: datetime | None = Field(default=None, description="When a pending row is tried next.")
+    last_error: str | None = Field(default=None, description="Why the last attempt failed (secrets scrubbed).")
+
+
+class DeliveriesOut(_Out):
+    counts: dict[str, int] = Field(description="Outbox rows per status, over the whole outbox.")
+    deliveries: list[OutboxRowOut]

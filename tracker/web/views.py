@@ -1,6 +1,6 @@
 """What the dashboard pages show, composed from ``tracker.web.data`` (the API's read path):
-the overview (cheapest offer per GPU now, trends, provider health) and a GPU page (offers,
-trends, chart series)."""
+the overview (cheapest offer per GPU now, trends, provider health), a GPU page (offers,
+trends, chart series) and the alerts page (rules, events, deliveries)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,13 @@ import pandas as pd
 
 from tracker.analysis.history import History
 from tracker.catalog import value as value_mod
+from tracker.errors import TrackerError
 from tracker.web.data import (
     RENTABLE_KINDS,
     WebContext,
+    alert_deliveries,
+    alert_events,
+    alert_rules,
     cost_per_tflop,
     history_frame,
     normalise_kinds,
@@ -133,4 +137,30 @@ def gpu_page(ctx: WebContext, query: str, *, since: str = "90d", every: str = "a
         "every": every,
         "kinds": ks,
         "basis": value_mod.DEFAULT_BASIS,
+    }
+
+
+#: How many events and deliveries the alerts page lists (the API pages further with ``limit``).
+ALERT_EVENTS_SHOWN = 50
+DELIVERIES_SHOWN = 50
+
+
+def alerts_page(ctx: WebContext) -> dict[str, Any]:
+    """Rules and their state, recent events, recent deliveries. A broken rule (a config error)
+    is shown as the page's error, and the events and deliveries already stored still are."""
+    error = None
+    try:
+        rules = alert_rules(ctx)
+    except TrackerError as exc:
+        rules, error = [], str(exc)
+    outbox = alert_deliveries(ctx, limit=DELIVERIES_SHOWN)
+    return {
+        "rules": rules,
+        "rules_error": error,
+        "firing": [r["name"] for r in rules if r["state"] == "firing"],
+        "events": alert_events(ctx, limit=ALERT_EVENTS_SHOWN),
+        "deliveries": outbox["deliveries"],
+        "delivery_counts": outbox["counts"],
+        "events_shown": ALERT_EVENTS_SHOWN,
+        "deliveries_shown": DELIVERIES_SHOWN,
     }

@@ -11,6 +11,8 @@
                  "#ad1457", "#26a69a"];
 
   function money(v) { return "$" + v.toFixed(v >= 10 ? 2 : 3); }
+  var narrow = window.matchMedia("(max-width: 720px)").matches;
+  var PLOT_HEIGHT = narrow ? 320 : 380;
 
   data.charts.forEach(function (c) {
     var div = document.getElementById("chart-" + c.gpu);
@@ -37,22 +39,40 @@
     if (c.all_time_low !== null && c.all_time_low !== undefined) {
       shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: c.all_time_low, y1: c.all_time_low,
                     line: { color: "#1f8a4c", width: 1.5, dash: "dot" } });
+      var where = "(" + (c.all_time_low_provider || "") + ", " + (c.all_time_low_at || "") + ")";
       annotations.push({ xref: "paper", x: 0, xanchor: "left", y: c.all_time_low, yanchor: "top", showarrow: false,
-                         font: { size: 11, color: "#1f8a4c" },
-                         text: "all-time low " + money(c.all_time_low) + " (" + (c.all_time_low_provider || "") +
-                               ", " + (c.all_time_low_at || "") + ")" });
+                         font: { size: 11, color: "#1f8a4c" }, align: "left",
+                         text: "all-time low " + money(c.all_time_low) + (narrow ? "<br>" : " ") + where });
     }
     var layout = {
-      margin: { l: 60, r: 20, t: 10, b: 40 },
+      height: PLOT_HEIGHT,
+      margin: narrow ? { l: 44, r: 8, t: 8, b: 36 } : { l: 60, r: 20, t: 8, b: 40 },
       hovermode: "x unified",
       xaxis: { type: "date", title: { text: "UTC (" + c.resolution + ")" }, gridcolor: "#eef1f6",
-               range: c.x_range || undefined },
-      yaxis: { title: { text: c.unit }, rangemode: "tozero", tickprefix: "$", gridcolor: "#eef1f6" },
-      legend: { orientation: "h", y: -0.18 },
+               range: c.x_range || undefined, nticks: narrow ? 4 : undefined, automargin: true },
+      yaxis: { title: { text: c.unit }, rangemode: "tozero", tickprefix: "$", gridcolor: "#eef1f6", automargin: true },
+      // above the plot: the legend grows upwards, away from the axis titles, however many rows it wraps into
+      legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom", font: { size: narrow ? 11 : 12 } },
       shapes: shapes, annotations: annotations,
       paper_bgcolor: "#ffffff", plot_bgcolor: "#ffffff",
-      font: { family: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size: 12 }
+      font: { family: "system-ui, -apple-system, Segoe UI, Roboto, sans-serif", size: narrow ? 11 : 12 }
     };
-    Plotly.newPlot(div, traces, layout, { responsive: true, displaylogo: false });
+    var config = { responsive: true, displaylogo: false, displayModeBar: narrow ? false : "hover" };
+    Plotly.newPlot(div, traces, layout, config).then(fitHeight);
+  });
+
+  // The plot area keeps PLOT_HEIGHT: the chart grows by what its legend takes (more rows on a phone).
+  function fitHeight(div) {
+    var legend = div.querySelector("g.legend");
+    var want = Math.round(PLOT_HEIGHT + (legend ? legend.getBoundingClientRect().height : 0));
+    if (Math.abs(div.getBoundingClientRect().height - want) > 4) { return Plotly.relayout(div, { height: want }); }
+  }
+
+  var resizing = null;
+  window.addEventListener("resize", function () {
+    clearTimeout(resizing);
+    resizing = setTimeout(function () {
+      document.querySelectorAll(".chart.js-plotly-plot").forEach(function (div) { fitHeight(div); });
+    }, 200);
   });
 })();
