@@ -20,7 +20,7 @@ def alerts_client(engine: Engine, receiver: Receiver) -> Iterator[TestClient]:
     from tracker.web import create_app
 
     settings = alert_scenario(engine, receiver)
-    with TestClient(create_app(settings, engine)) as c:
+    with TestClient(create_app(settings, engine), base_url="http://127.0.0.1") as c:
         yield c
 
 
@@ -93,7 +93,8 @@ def test_alerts_page_shows_state_firings_and_deliveries(alerts_client: TestClien
 def test_alerts_page_without_rules_or_events_says_how_to_add_one(engine: Engine) -> None:
     from tracker.web import create_app
 
-    with TestClient(create_app(Settings(database=engine.url.render_as_string(hide_password=False)), engine)) as c:
+    with TestClient(create_app(Settings(database=engine.url.render_as_string(hide_password=False)), engine),
+                    base_url="http://127.0.0.1") as c:
         html = c.get("/alerts").text
     assert "No alert rules yet" in html and "gpu-tracker alerts add" in html
     assert "No rule has fired yet" in html and "Nothing has been sent yet" in html
@@ -104,7 +105,7 @@ def test_a_broken_rule_is_reported_and_history_still_shown(engine: Engine, recei
 
     settings = alert_scenario(engine, receiver)
     broken = settings.model_copy(update={"alerts": [*settings.alerts, {"name": "oops", "gpu": "H100"}]})
-    with TestClient(create_app(broken, engine)) as c:
+    with TestClient(create_app(broken, engine), base_url="http://127.0.0.1") as c:
         html = c.get("/alerts").text
         assert get_json(c, "/api/alerts", status=400)["detail"].startswith("alert rule")
     assert 'id="rules-error"' in html and "oops" in html
