@@ -192,8 +192,10 @@ def test_second_scheduler_is_a_standby_and_takes_over_after_kill_9(
     assert b.logged("leader: collecting") and b.scrape_lines()
     assert b.stop() == 0
     left = [r for r in runs(engine) if r.status != "ok"]
-    # at most the batch A was in the middle of when it was killed; its prices were never committed
-    assert len(left) <= 1 and all(r.status == "running" and r.started_at < killed_at for r in left)
+    # at most the batch A was in the middle of when it was killed; its prices were never committed,
+    # and B marked its row abandoned when it took over
+    assert len(left) <= 1 and all(r.status == "failed" and r.error_class == "Abandoned" and r.started_at < killed_at
+                                  for r in left)
 
 
 def test_sigterm_abandons_a_batch_still_running_after_the_grace(

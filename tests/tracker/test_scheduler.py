@@ -208,14 +208,6 @@ def test_stores_in_other_schemas_have_their_own_lock(engine: Engine, db_url: str
         drop()
 
 
-def test_a_deleted_lock_file_is_a_lost_lock(tmp_path: Path) -> None:
-    lock = leader.FileLock(tmp_path / "t.db.lock")
-    assert lock.try_acquire() and lock.held()
-    (tmp_path / "t.db.lock").unlink()
-    assert not lock.held()
-    lock.release()
-
-
 def test_leader_row_tells_who_is_active(engine: Engine) -> None:
     assert leader.read_leader(engine) is None
     assert scheduler_state(engine)["active"] is False

@@ -1,30 +1,41 @@
-"""One collecting scheduler per database: the leader lock and the ``scheduler_leader`` row.
+"""One collecting scheduler per database: the leader lease, its write fence, and the
+``scheduler_leader`` row.
 
-The lock decides who collects; the row only *tells* (``gpu-tracker status``) who does and
-since when.
+The **lease** decides who collects. It is one row (``scheduler_lease``, ``id = 1``) in the
+store itself, so every path that reaches the same database -- a symlink to the SQLite file,
+another host on the same PostgreSQL schema -- meets the same row, and stores in other
+PostgreSQL schemas have their own. The row holds the owner, an ``epoch`` that grows with
+every change of leader, and ``expires_at``:
 
-* PostgreSQL: a session-level advisory lock (``pg_try_advisory_lock``) held on a dedicated
-  connection for as long as the process leads. The key is derived from a constant and the
-  connection's ``current_schema()``, so two stores in different schemas of one database do
-  not block each other. When the process dies its session ends and the server drops the lock.
-* SQLite: an exclusive ``flock`` on ``<database file>.lock`` next to the database; the
-  kernel drops it when the process dies. (``filelock`` on systems without ``fcntl``.)
-* In-memory SQLite: nothing to share, the lock is always granted.
+* a standby takes the lease by compare-and-set on the epoch once it has expired, at once when
+  its owner is a dead process on this host (``kill -9``), or when it was let go;
+* the leader renews it every heartbeat (``UPDATE ... WHERE epoch = mine``); a renewal that
+  finds another epoch means it lost the lead;
+* **fencing**: a leader frozen past its lease (``SIGSTOP``, a suspended VM) and woken again
+  must not write as leader before it notices. Every commit that wrote on the collector's
+  engine first checks, in the same transaction, that the lease row still carries this
+  process's epoch and has not expired (and that this process renewed it within the lease by
+  its own monotonic clock); otherwise the commit is refused and rolled back. On SQLite the
+  check holds the write lock, on PostgreSQL the row lock, so a take-over cannot slip between
+  the check and the commit.
 
-The row (``scheduler_leader``, a single row with ``id = 1``) holds pid, host, since and a
-heartbeat the leader refreshes every few seconds. A scheduler whose heartbeat is older than
-two heartbeat periods, or that set ``stopped_at``, is not active.
+Lease times are taken from each host's clock: hosts sharing a PostgreSQL store need clocks
+closer than the lease (NTP does this). In-memory SQLite has nothing to share: ``NoLock``.
+
+The row ``scheduler_leader`` only *tells* (``gpu-tracker status``) who leads and since when:
+pid, host, since and a heartbeat. A scheduler whose heartbeat is older than two heartbeat
+periods, or that set ``stopped_at``, is not active.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import socket
+import time
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from pathlib import Path
 from typing import Any, Protocol
 
 from sqlalchemy import (
@@ -34,21 +45,24 @@ from sqlalchemy import (
     MetaData,
     String,
     Table,
-    create_engine,
+    event,
     inspect,
     select,
-    text,
 )
 from sqlalchemy.engine import Connection, Engine
-from sqlalchemy.pool import NullPool
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from db.engine import sqlite_path
+from db.engine import make_engine, sqlite_path
 from db.types import UTCDateTime, utcnow
+from tracker.errors import TrackerError
 
 log = logging.getLogger("tracker.service.leader")
 
-LOCK_NAMESPACE = "gpu-price-tracker/scheduler"
 LEADER_TABLE = "scheduler_leader"
+LEASE_TABLE = "scheduler_lease"
+#: Default lease: this many heartbeats, at least ``MIN_LEASE_S``.
+LEASE_HEARTBEATS = 3
+MIN_LEASE_S = 5.0
 
 metadata = MetaData()
 leader_table = Table(
@@ -63,10 +77,27 @@ leader_table = Table(
     Column("stopped_at", UTCDateTime(), nullable=True),
     Column("lock", String(255), nullable=False, default=""),
 )
+lease_table = Table(
+    LEASE_TABLE,
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=False),
+    Column("epoch", Integer, nullable=False),
+    Column("owner", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("host", String(255), nullable=False),
+    Column("acquired_at", UTCDateTime(), nullable=False),
+    Column("renewed_at", UTCDateTime(), nullable=False),
+    Column("expires_at", UTCDateTime(), nullable=False),
+    Column("released_at", UTCDateTime(), nullable=True),
+)
+
+
+class LeadershipLost(TrackerError):
+    """A write of a scheduler that no longer holds the lease (it was frozen past it)."""
 
 
 class LeaderLock(Protocol):
-    """What the scheduler needs from a lock: try without waiting, check, let go."""
+    """What the scheduler needs from a lock: try without waiting, renew and check, let go."""
 
     description: str
 
@@ -77,132 +108,133 @@ class LeaderLock(Protocol):
     def release(self) -> None: ...
 
 
-def advisory_key(schema: str) -> int:
-    """A stable signed 64-bit advisory-lock key for the store living in ``schema``."""
-    digest = hashlib.sha256(f"{LOCK_NAMESPACE}/{schema}".encode()).digest()
-    return int.from_bytes(digest[:8], "big", signed=True)
+def default_lease(heartbeat_s: float) -> float:
+    return max(MIN_LEASE_S, LEASE_HEARTBEATS * heartbeat_s)
 
 
-class PostgresAdvisoryLock:
-    """``pg_try_advisory_lock`` on a connection of its own (not pooled: closing it ends the session)."""
+class LeaseLock:
+    """The lease row (see the module docstring), on an engine of its own so that renewals never
+    wait behind the collector's pool and are not fenced themselves."""
 
-    def __init__(self, engine: Engine) -> None:
-        self._engine = create_engine(engine.url, poolclass=NullPool)
-        self._conn: Connection | None = None
-        self._key: int | None = None
-        self._held = False
-        self.description = "PostgreSQL advisory lock"
+    def __init__(self, engine: Engine, lease_s: float) -> None:
+        self.lease_s = float(lease_s)
+        self._engine = make_engine(engine.url.render_as_string(hide_password=False))
+        self.owner = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:12]}"[:255]
+        self.epoch: int | None = None
+        self._renewed = 0.0  # time.monotonic() just before the last successful renewal
+        self.description = f"lease in {LEASE_TABLE} ({self.lease_s:g}s)"
+        self._ready = False
+        #: Whether the lease was last taken from a holder that never let go (killed, frozen,
+        #: lost its database): its in-flight runs are orphans.
+        self.took_over = False
 
-    def _connection(self) -> Connection:
-        if self._conn is None:
-            conn = self._engine.connect()
-            schema = conn.execute(text("SELECT current_schema()")).scalar() or "public"
-            conn.commit()
-            self._key = advisory_key(schema)
-            self.description = f"PostgreSQL advisory lock {self._key} (schema {schema})"
-            self._conn = conn
-        return self._conn
+    def _ensure_table(self) -> None:
+        if not self._ready:
+            metadata.create_all(self._engine, tables=[lease_table], checkfirst=True)
+            self._ready = True
 
     def try_acquire(self) -> bool:
-        if self._held:
-            return True
+        if self.epoch is not None:
+            return self.held()
+        t0 = time.monotonic()
         try:
-            conn = self._connection()
-            got = bool(conn.execute(text("SELECT pg_try_advisory_lock(:k)"), {"k": self._key}).scalar())
-            conn.commit()  # the lock is session-level: it outlives the transaction
-        except Exception:  # noqa: BLE001 - a standby just tries again later
-            log.warning("could not ask PostgreSQL for the scheduler lock", exc_info=log.isEnabledFor(logging.DEBUG))
-            self._drop()
+            self._ensure_table()
+            epoch = self._take()
+        except SQLAlchemyError as exc:  # a standby just tries again later
+            log.warning("could not ask for the scheduler lease: %s", type(exc).__name__,
+                        exc_info=log.isEnabledFor(logging.DEBUG))
             return False
-        self._held = got
-        return got
-
-    def held(self) -> bool:
-        if not self._held or self._conn is None:
+        if epoch is None:
             return False
-        try:
-            self._conn.execute(text("SELECT 1")).scalar()
-            self._conn.commit()
-        except Exception:  # noqa: BLE001 - the session is gone, and the lock with it
-            log.error("lost the connection that holds the scheduler lock")
-            self._drop()
-            return False
+        self.epoch, self._renewed = epoch, t0
+        self.description = f"lease epoch {epoch} in {LEASE_TABLE} ({self.lease_s:g}s)"
         return True
 
-    def _drop(self) -> None:
-        self._held = False
-        if self._conn is not None:
-            try:
-                self._conn.close()
-            except Exception:  # noqa: BLE001
-                pass
-            self._conn = None
+    def _take(self) -> int | None:
+        now = utcnow()
+        mine = {"owner": self.owner, "pid": os.getpid(), "host": socket.gethostname(), "acquired_at": now,
+                "renewed_at": now, "expires_at": now + timedelta(seconds=self.lease_s), "released_at": None}
+        try:
+            with self._engine.begin() as conn:
+                row = conn.execute(select(lease_table).where(lease_table.c.id == 1)).mappings().first()
+                if row is None:
+                    conn.execute(lease_table.insert().values(id=1, epoch=1, **mine))
+                    self.took_over = False
+                    return 1
+                if not _free(row, now, self.owner):
+                    return None
+                self.took_over = row["released_at"] is None and row["owner"] != self.owner
+                done = conn.execute(lease_table.update()
+                                    .where(lease_table.c.id == 1, lease_table.c.epoch == row["epoch"])
+                                    .values(epoch=row["epoch"] + 1, **mine))
+                return int(row["epoch"]) + 1 if done.rowcount == 1 else None
+        except IntegrityError:  # another standby inserted the first row at the same moment
+            return None
+
+    def held(self) -> bool:
+        """Renew the lease; False once another scheduler holds it (then this one must stop)."""
+        if self.epoch is None:
+            return False
+        t0 = time.monotonic()
+        now = utcnow()
+        try:
+            with self._engine.begin() as conn:
+                done = conn.execute(
+                    lease_table.update()
+                    .where(lease_table.c.id == 1, lease_table.c.epoch == self.epoch, lease_table.c.owner == self.owner)
+                    .values(renewed_at=now, expires_at=now + timedelta(seconds=self.lease_s))
+                )
+        except SQLAlchemyError as exc:  # the database is away: nobody else can take over meanwhile either
+            log.warning("could not renew the scheduler lease: %s", type(exc).__name__)
+            return self.valid()
+        if done.rowcount != 1:
+            self.epoch = None
+            return False
+        self._renewed = t0
+        return True
+
+    def valid(self) -> bool:
+        """Held, by this process's own clock: renewed less than the lease ago (minus a margin)."""
+        margin = min(1.0, self.lease_s / 4)
+        return self.epoch is not None and time.monotonic() - self._renewed < self.lease_s - margin
+
+    def check_in(self, conn: Connection) -> None:
+        """Inside a writing transaction: raise ``LeadershipLost`` unless the lease is still ours.
+
+        The UPDATE takes the write (SQLite) or row (PostgreSQL) lock, so no take-over can
+        commit between this check and the caller's commit."""
+        epoch = self.epoch
+        if epoch is None or not self.valid():
+            raise LeadershipLost("this scheduler's lease expired (was the process frozen?); not writing")
+        now = utcnow()
+        done = conn.execute(
+            lease_table.update()
+            .where(lease_table.c.id == 1, lease_table.c.epoch == epoch, lease_table.c.owner == self.owner,
+                   lease_table.c.expires_at > now)
+            .values(renewed_at=now)
+        )
+        if done.rowcount != 1:
+            self.epoch = None
+            raise LeadershipLost("another scheduler took over the lease; not writing")
 
     def release(self) -> None:
-        if self._held and self._conn is not None:
+        if self.epoch is not None:
             try:
-                self._conn.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": self._key})
-                self._conn.commit()
-            except Exception:  # noqa: BLE001 - closing the session releases it anyway
+                with self._engine.begin() as conn:
+                    conn.execute(lease_table.update()
+                                 .where(lease_table.c.id == 1, lease_table.c.epoch == self.epoch,
+                                        lease_table.c.owner == self.owner)
+                                 .values(expires_at=utcnow(), released_at=utcnow()))
+            except SQLAlchemyError:  # it expires on its own
                 pass
-        self._drop()
+        self.epoch = None
         self._engine.dispose()
 
 
-class FileLock:
-    """An exclusive, non-blocking lock on ``path`` that the OS drops when the process dies."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.description = f"lock file {path}"
-        self._fd: int | None = None
-        self._fallback: Any = None
-
-    def try_acquire(self) -> bool:
-        if self._fd is not None or self._fallback is not None:
-            return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            import fcntl
-        except ImportError:  # pragma: no cover - Windows
-            import filelock
-
-            lock = filelock.FileLock(str(self.path), timeout=0)
-            try:
-                lock.acquire()
-            except filelock.Timeout:
-                return False
-            self._fallback = lock
-            return True
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()} {socket.gethostname()}\n".encode())
-        self._fd = fd
+def _free(row: Any, now: datetime, owner: str) -> bool:
+    if row["owner"] == owner or row["expires_at"] <= now or row["released_at"] is not None:
         return True
-
-    def held(self) -> bool:
-        if self._fallback is not None:  # pragma: no cover - Windows
-            return bool(self._fallback.is_locked)
-        if self._fd is None:
-            return False
-        try:  # someone deleting the file would let a second leader lock a new one
-            mine, there = os.fstat(self._fd), os.stat(self.path)
-        except OSError:
-            return False
-        return (mine.st_dev, mine.st_ino) == (there.st_dev, there.st_ino)
-
-    def release(self) -> None:
-        if self._fallback is not None:  # pragma: no cover - Windows
-            self._fallback.release()
-            self._fallback = None
-        if self._fd is not None:
-            os.close(self._fd)  # closing drops the flock; the file stays for the next leader
-            self._fd = None
+    return row["host"] == socket.gethostname() and not _pid_alive(int(row["pid"]))
 
 
 class NoLock:
@@ -220,17 +252,38 @@ class NoLock:
         return None
 
 
-def leader_lock(engine: Engine) -> LeaderLock:
-    """The right lock for ``engine``'s backend."""
+def leader_lock(engine: Engine, lease_s: float = MIN_LEASE_S) -> LeaderLock:
+    """The lease for ``engine``'s store (``NoLock`` for in-memory SQLite)."""
     backend = engine.url.get_backend_name()
-    if backend == "postgresql":
-        return PostgresAdvisoryLock(engine)
-    if backend == "sqlite":
-        path = sqlite_path(engine.url.render_as_string(hide_password=False))
-        if path is None:
-            return NoLock()
-        return FileLock(path.with_name(path.name + ".lock"))
-    raise NotImplementedError(f"no scheduler lock for the {backend} backend")
+    if backend == "sqlite" and sqlite_path(engine.url.render_as_string(hide_password=False)) is None:
+        return NoLock()
+    return LeaseLock(engine, lease_s)
+
+
+def install_fence(engine: Engine, lock: LeaderLock, active: Any) -> None:
+    """Refuse every commit on ``engine`` that wrote while ``active()`` says this process leads
+    and ``lock`` no longer holds the lease (see the module docstring)."""
+    if not isinstance(lock, LeaseLock):
+        return
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _note_write(conn: Connection, _cursor: Any, statement: str, *_args: Any) -> None:
+        if not conn.info.get("fence_checking") and statement.lstrip()[:6].upper() in ("INSERT", "UPDATE", "DELETE"):
+            conn.info["fence_wrote"] = True
+
+    @event.listens_for(engine, "commit")
+    def _fence(conn: Connection) -> None:
+        if not conn.info.pop("fence_wrote", False) or not active():
+            return
+        conn.info["fence_checking"] = True
+        try:
+            lock.check_in(conn)
+        finally:
+            conn.info.pop("fence_checking", None)
+
+    @event.listens_for(engine, "rollback")
+    def _forget(conn: Connection) -> None:
+        conn.info.pop("fence_wrote", None)
 
 
 # --- the leader row -----------------------------------------------------------------------

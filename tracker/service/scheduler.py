@@ -20,8 +20,11 @@
   retry and the regular job never overlap (``Runtime.begin`` admits one batch per provider);
   a retry missed by more than its delay is dropped (misfire grace), and so is one left behind
   a restart when the regular run comes first or is due itself (``reconcile_jobs``).
-* Only the leader collects (``tracker.service.leader``); a second ``run`` on the same database is a
-  standby polling the lock a few times per interval, and takes over when the leader dies.
+* Only the leader collects (``tracker.service.leader``: a lease row in the store, every writing
+  commit fenced by it); a second ``run`` on the same database is a standby polling the lease a
+  few times per interval, and takes over when the leader dies or its lease runs out (frozen).
+* A leader that takes over from one that never let go marks that one's ``running`` rows failed
+  (``Abandoned``, with the reason); any start marks rows older than the longest a run may take.
 * SIGINT/SIGTERM: stop scheduling, let the in-flight provider batches finish for up to
   ``scheduler.shutdown_grace`` seconds, then exit 0. A batch still running after that is
   abandoned: its transaction never commits, and its ``scrape_run`` row is marked failed
@@ -217,6 +220,8 @@ class Runtime:
         self._cond = threading.Condition()
         #: Called with each job's results (tests count cycles with it).
         self.on_results: Callable[[list[RunResult]], None] | None = None
+        #: Whether this process may collect now (False once its lease lapsed, e.g. it was frozen).
+        self.may_write: Callable[[], bool] = lambda: True
 
     def plan(self, provider: str) -> ProviderPlan:
         known = self.plans.get(provider)
@@ -260,6 +265,9 @@ def collect_job(provider: str) -> None:
     rt = _runtime
     if rt is None:
         log.warning("job for %s ran outside a scheduler; ignored", provider)
+        return
+    if not rt.may_write():
+        log.warning("run of %s skipped: this scheduler's lease lapsed (was it frozen?); another may lead", provider)
         return
     if not rt.begin(provider):
         log.info("scheduler is stopping or %s is already being collected; run skipped", provider)
@@ -318,6 +326,7 @@ def run_once(
 ) -> list[RunResult]:
     """One full cycle (``run --once``): every planned provider concurrently, then the hooks."""
     plans = plan_providers(settings, names, replay=replay, replay_dir=replay_dir)
+    abandon_orphaned_runs(engine, utcnow() - timedelta(seconds=longest_run_s(settings)))
     results = collect(engine, settings, [p.name for p in plans], replay=replay, replay_dir=replay_dir)
     run_after_collect(engine, settings, results)
     return results
@@ -354,6 +363,41 @@ def mark_abandoned(engine: Engine, inflight: dict[str, datetime], *, hold_store_
             marked += result.rowcount  # type: ignore[attr-defined]
         session.commit()
         return marked
+
+
+#: What an abandoned run's row says.
+ABANDONED = "Abandoned"
+
+
+def longest_run_s(settings: Settings) -> float:
+    """A collection still ``running`` after this long has no live process behind it: the fetch is
+    cut at ``http.provider_timeout_s`` and parsing and storing take a fraction of that."""
+    return settings.http.provider_timeout_s + 300.0
+
+
+def abandon_orphaned_runs(engine: Engine, started_before: datetime, reason: str | None = None) -> int:
+    """Mark ``running`` rows started before ``started_before`` as failed (``Abandoned``), with
+    the reason: their process was killed or crashed (``kill -9``, power loss) mid-run, so
+    their transaction never committed and nothing of them was stored. Returns how many."""
+    now = utcnow()
+    reason = reason or ("the process collecting it stopped (killed or crashed) before the run finished; "
+                        "none of it was stored")
+    with Session(engine) as session:
+        rows = session.exec(select(ScrapeRun).where(ScrapeRun.status == "running",
+                                                    col(ScrapeRun.started_at) < started_before)).all()
+        marked = 0
+        for run in rows:
+            result = session.exec(
+                update(ScrapeRun)
+                .where(col(ScrapeRun.id) == run.id, col(ScrapeRun.status) == "running")
+                .values(status="failed", finished_at=now, duration_s=(now - run.started_at).total_seconds(),
+                        error_class=ABANDONED, error_message=reason)
+            )
+            marked += result.rowcount  # type: ignore[attr-defined]
+        session.commit()
+    if marked:
+        log.warning("marked %d run(s) left 'running' by a stopped process as abandoned", marked)
+    return marked
 
 
 # --- the service --------------------------------------------------------------------------
@@ -451,11 +495,21 @@ class SchedulerService:
         if not plans:
             raise ConfigError("nothing to schedule: no provider selected")
         self.engine, self.settings, self.plans = engine, settings, list(plans)
-        self.lock = lock or leader.leader_lock(engine)
-        self.runtime = Runtime(engine, settings, replay=replay, replay_dir=replay_dir)
-        self.runtime.plans = {p.name: p for p in self.plans}
         shortest = min(p.interval for p in self.plans)
         self.heartbeat_every = settings.scheduler.heartbeat or clamp(shortest / 2, 1.0, 30.0)
+        self.lease = settings.scheduler.lease or leader.default_lease(self.heartbeat_every)
+        if self.lease < 2 * self.heartbeat_every:
+            raise ConfigError(f"scheduler.lease ({self.lease:g}s) must be at least twice the heartbeat "
+                              f"({self.heartbeat_every:g}s), or one late heartbeat loses the lead")
+        self.lock = lock or leader.leader_lock(engine, self.lease)
+        #: From the first lease until shutdown every commit that writes checks the lease (fencing).
+        self._fenced = False
+        leader.install_fence(engine, self.lock, lambda: self._fenced)
+        self.runtime = Runtime(engine, settings, replay=replay, replay_dir=replay_dir)
+        self.runtime.plans = {p.name: p for p in self.plans}
+        valid = getattr(self.lock, "valid", None)
+        if callable(valid):
+            self.runtime.may_write = valid
         #: A standby asks for the lock this often: several times per interval.
         self.standby_poll = clamp(shortest / 4, 0.25, 15.0)
         self.stop_event = threading.Event()
@@ -482,7 +536,13 @@ class SchedulerService:
 
     # leadership
     def _lead(self) -> None:
+        self._fenced = True
         leader.record_leader(self.engine, self.heartbeat_every, self.lock.description)
+        # a predecessor that never let go (kill -9, frozen) left its in-flight runs 'running'
+        took_over = bool(getattr(self.lock, "took_over", False))
+        cutoff = utcnow() if took_over else utcnow() - timedelta(seconds=longest_run_s(self.settings))
+        abandon_orphaned_runs(self.engine, cutoff, "the scheduler collecting it stopped (killed, crashed or frozen) "
+                              "before the run finished; none of it was stored" if took_over else None)
         sched = BackgroundScheduler(
             timezone=UTC,
             jobstores={"default": SQLAlchemyJobStore(engine=self.engine, tablename=JOB_TABLE)},
@@ -567,7 +627,10 @@ class SchedulerService:
             except Exception as exc:  # noqa: BLE001
                 log.warning("could not record the scheduler's stop: %s", exc)
         if pending:
-            marked = mark_abandoned(self.engine, pending)
+            try:
+                marked = mark_abandoned(self.engine, pending)
+            except leader.LeadershipLost:
+                marked = 0  # the next leader marks them
             log.warning("abandoned %s after %ss (%d run row(s) marked Interrupted; nothing half-written)",
                         ", ".join(sorted(pending)), grace, marked)
             self.lock.release()
@@ -576,5 +639,6 @@ class SchedulerService:
             os._exit(0)  # worker threads cannot be interrupted; their transactions die with us
         self.is_leader = False
         self.lock.release()
+        self._fenced = False
         _runtime = None
         log.info("scheduler stopped" if was_leader else "standby stopped")
