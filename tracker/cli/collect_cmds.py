@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, console, emit, state
+from tracker.cli.common import Format, console, emit, err_console, state
 from tracker.cli.options import (
     ColumnsOption,
     FormatOption,
@@ -24,6 +24,9 @@ from tracker.kinds import (
 )
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from tracker.config.settings import Settings
     from tracker.pipeline.collect import RunResult
 
 __all__ = ["normalise_kinds", "resolve_gpu_query"]
@@ -52,11 +55,14 @@ def scrape(
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False, exists=True)] = None,
+    no_alerts: Annotated[bool, typer.Option("--no-alerts", help="Do not evaluate the alert rules after collecting.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:
     """Collect prices now from every enabled provider (or --provider ones) and store them.
 
-    Exit code 1 when any provider failed (skipped ones, without credentials, do not count).
+    Then, as `run` does, the alert rules are evaluated and their messages sent (unless
+    --no-alerts or no provider succeeded). Exit code 1 when any provider failed (skipped
+    ones, without credentials, do not count).
     """
     from scrapers.registry import all_scrapers
     from tracker.pipeline.collect import collect
@@ -91,8 +97,25 @@ def scrape(
         ("changed", "changed"), ("quarantined", "quarantined"), ("unmapped", "unmapped"),
         ("duration_s", "seconds"), ("error", "error"),
     ])
+    if not no_alerts and any(r.status == "ok" for r in results):
+        _after_scrape(st.engine, st.settings, results)
     if any(r.status == "failed" for r in results):
         raise typer.Exit(1)
+
+
+def _after_scrape(engine: Engine, settings: Settings, results: list[RunResult]) -> None:
+    """The hooks `run` runs after each collection (alerts first); one line on stderr says what they did."""
+    from tracker.service.hooks import run_hooks
+
+    report = run_hooks(engine, settings, results)
+    fired = sorted({rule for _, value in report.values for rule in getattr(value, "fired", ()) or ()})
+    evaluated = sum(len(getattr(value, "evaluations", ()) or ()) for _, value in report.values)
+    if evaluated or report.alerts_sent or report.failures:
+        parts = [f"{evaluated} rule(s) checked", f"fired: {', '.join(fired)}" if fired else "none fired",
+                 f"{report.alerts_sent} message(s) sent"]
+        if report.failures:
+            parts.append(f"failed: {', '.join(name for name, _ in report.failures)}")
+        err_console.print(f"alerts: {'; '.join(parts)}", highlight=False, markup=False, soft_wrap=True)
 
 
 PRICE_COLUMNS = [

@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.engine import Engine
@@ -74,6 +75,39 @@ def hooks(builtin_modules: Sequence[str] = BUILTIN_HOOK_MODULES) -> list[tuple[s
     return found
 
 
+@dataclass
+class HookReport:
+    """What the hooks of one collection returned (by hook name) and which ones failed."""
+
+    values: list[tuple[str, Any]] = field(default_factory=list)
+    failures: list[tuple[str, BaseException]] = field(default_factory=list)
+
+    @property
+    def alerts_sent(self) -> int:
+        """Messages delivered by the hooks that deliver (the alerts' ``AlertCycle.deliveries``)."""
+        return sum(1 for _, value in self.values for d in getattr(value, "deliveries", ()) or ()
+                   if getattr(d, "status", None) == "delivered")
+
+
+def run_hooks(
+    engine: Engine,
+    settings: Settings,
+    results: Sequence[RunResult],
+    *,
+    builtin_modules: Sequence[str] = BUILTIN_HOOK_MODULES,
+) -> HookReport:
+    """Run every hook; failures are logged, never raised."""
+    report = HookReport()
+    for name, hook in hooks(builtin_modules):
+        try:
+            report.values.append((name, hook(engine, settings, list(results))))
+        except Exception as exc:  # noqa: BLE001 - logged, never fatal
+            log.error("after-collect hook %s failed: %s: %s", name, type(exc).__name__, exc,
+                      exc_info=log.isEnabledFor(logging.DEBUG))
+            report.failures.append((name, exc))
+    return report
+
+
 def run_after_collect(
     engine: Engine,
     settings: Settings,
@@ -82,12 +116,4 @@ def run_after_collect(
     builtin_modules: Sequence[str] = BUILTIN_HOOK_MODULES,
 ) -> list[tuple[str, BaseException]]:
     """Run every hook; returns the (hook, error) pairs that failed, each already logged."""
-    failures: list[tuple[str, BaseException]] = []
-    for name, hook in hooks(builtin_modules):
-        try:
-            hook(engine, settings, list(results))
-        except Exception as exc:  # noqa: BLE001 - logged, never fatal
-            log.error("after-collect hook %s failed: %s: %s", name, type(exc).__name__, exc,
-                      exc_info=log.isEnabledFor(logging.DEBUG))
-            failures.append((name, exc))
-    return failures
+    return run_hooks(engine, settings, results, builtin_modules=builtin_modules).failures

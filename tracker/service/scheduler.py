@@ -69,7 +69,7 @@ from tracker.pipeline import collect as collect_mod
 from tracker.pipeline.collect import RunResult, collect
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 from tracker.service import leader
-from tracker.service.hooks import run_after_collect
+from tracker.service.hooks import run_hooks
 
 log = logging.getLogger("tracker.service.scheduler")
 
@@ -280,11 +280,30 @@ def collect_job(provider: str) -> None:
                       exc_info=log.isEnabledFor(logging.DEBUG))
             return
         follow_up(rt, results)
-        run_after_collect(rt.engine, rt.settings, results)
+        report = run_hooks(rt.engine, rt.settings, results)
+        log.info(cycle_summary(results, report.alerts_sent, next_run(rt.scheduler)))
         if rt.on_results is not None:
             rt.on_results(results)
     finally:
         rt.end(provider)
+
+
+def next_run(scheduler: BaseScheduler | None) -> datetime | None:
+    """When the scheduler runs its next job (a provider or a retry), or None."""
+    if scheduler is None:
+        return None
+    times = [j.next_run_time for j in scheduler.get_jobs() if j.next_run_time is not None]
+    return min(times) if times else None
+
+
+def cycle_summary(results: Sequence[RunResult], alerts_sent: int, next_at: datetime | None) -> str:
+    """One logfmt line per collection: ``cycle providers=1 ok=1 failed=0 skipped=0 offers=151
+    changed=3 alerts_sent=0 next_run=...`` (the JSON log format lifts the pairs into fields)."""
+    count = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
+    nxt = next_at.isoformat(timespec="seconds") if next_at is not None else "none"
+    return (f"cycle providers={len(results)} ok={count['ok']} failed={count['failed']} skipped={count['skipped']} "
+            f"offers={sum(r.offers_seen for r in results)} changed={sum(r.prices_changed for r in results)} "
+            f"alerts_sent={alerts_sent} next_run={nxt}")
 
 
 def failures_in_a_row(engine: Engine, provider: str) -> int:
@@ -328,7 +347,8 @@ def run_once(
     plans = plan_providers(settings, names, replay=replay, replay_dir=replay_dir)
     abandon_orphaned_runs(engine, utcnow() - timedelta(seconds=longest_run_s(settings)))
     results = collect(engine, settings, [p.name for p in plans], replay=replay, replay_dir=replay_dir)
-    run_after_collect(engine, settings, results)
+    report = run_hooks(engine, settings, results)
+    log.info(cycle_summary(results, report.alerts_sent, None))
     return results
 
 
