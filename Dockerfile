@@ -1,4 +1,5 @@
-# gpu-price-tracker: the collector (`gpu-tracker run`) and the CLI in one image.
+# gpu-price-tracker: the collector (`gpu-tracker run`), the dashboard (`gpu-tracker serve`) and the CLI in
+# one image; docker-compose.yml runs the first two from it, each with its own health check.
 FROM python:3.12-slim AS base
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -20,6 +21,8 @@ RUN pip install '.[postgres]' \
 
 USER tracker
 VOLUME ["/data"]
-HEALTHCHECK --interval=5m --timeout=30s CMD ["gpu-tracker", "info", "--format", "json"]
+EXPOSE 8000
+# the default command is the collector: healthy while a scheduler is active on the store
+HEALTHCHECK --interval=1m --timeout=30s --start-period=2m CMD ["gpu-tracker", "status", "--check"]
 ENTRYPOINT ["gpu-tracker"]
 CMD ["run"]

@@ -3,8 +3,11 @@ alert scenario (rules firing, resolving, delivered and failing) through the real
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
+import threading
+import time
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -12,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import uvicorn
+from fastapi import FastAPI
 from sqlalchemy.engine import Engine
 
 from db.engine import make_engine
@@ -106,11 +111,29 @@ HOOK_SECRET = "hook-path-secret-4242"
 DEAD_SECRET = "dead-path-secret-1717"
 
 
-def closed_port() -> int:
-    """A 127.0.0.1 port nothing listens on (bound, then released): deliveries there are refused."""
+def free_port() -> int:
+    """A 127.0.0.1 port nothing listens on (bound, then released): connections there are refused."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def serving(app: FastAPI) -> Iterator[str]:
+    """``app`` on a real uvicorn server on 127.0.0.1, for the duration of the block."""
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not srv.started:
+        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=10)
 
 
 def alert_scenario(engine: Engine, receiver: Receiver) -> Settings:
@@ -122,7 +145,7 @@ def alert_scenario(engine: Engine, receiver: Receiver) -> Settings:
     * ``a100-under-1`` never fires: armed, never fired.
     """
     hook = receiver.url("webhook+http", HOOK_SECRET)
-    dead = f"json://127.0.0.1:{closed_port()}/{DEAD_SECRET}"
+    dead = f"json://127.0.0.1:{free_port()}/{DEAD_SECRET}"
     settings = fast_settings(
         {"name": "h100-under-2", "gpu": "H100", "below": 2.0, "notify": [hook], "resolved": True},
         {"name": "h100-dead-hook", "gpu": "H100", "below": 2.0, "notify": [dead], "resolved": True},

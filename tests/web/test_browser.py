@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import contextlib
 import re
-import socket
-import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
-from fastapi import FastAPI
 
 from tests.alerts.helpers import start_receiver
-from tests.web.conftest import DEAD_SECRET, HOOK_SECRET, Store, TestClient, alert_scenario, get_json
+from tests.web.conftest import DEAD_SECRET, HOOK_SECRET, Store, TestClient, alert_scenario, get_json, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
 playwright_api = pytest.importorskip("playwright.sync_api")
@@ -36,30 +31,6 @@ pytestmark = [
 
 PHONE, DESKTOP = 390, 1400
 WIDTHS = pytest.mark.parametrize("width", [PHONE, DESKTOP], ids=["phone", "desktop"])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def serving(app: FastAPI) -> Iterator[str]:
-    """``app`` on a real uvicorn server on 127.0.0.1, for the duration of the block."""
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not srv.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        srv.should_exit = True
-        thread.join(timeout=10)
 
 
 @pytest.fixture(scope="module")

@@ -104,6 +104,8 @@ def _interval(seconds: float) -> str:
 def status(
     ctx: typer.Context,
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Output format.")] = OutFormat.table,
+    check: Annotated[bool, typer.Option("--check", help="Only exit 0 if a scheduler is active on this database, "
+                                                         "1 if not (a container health check); prints one line.")] = False,
 ) -> None:
     """The schedule and its health: next run (and pending retry of a failed provider) and last result per provider, failures in a row, providers with no success in three intervals (stale), and whether a scheduler is active on this database and since when."""
     from db.engine import mask_url
@@ -112,6 +114,11 @@ def status(
     st = state(ctx)
     engine = st.engine
     try:
+        if check:
+            sched = scheduler_state(engine)
+            console.print(f"scheduler: {'active' if sched['active'] else 'not active'}"
+                          + (f" (pid {sched['pid']} on {sched['host']})" if sched["pid"] is not None else ""))
+            raise typer.Exit(0 if sched["active"] else 1)
         rows = [s.as_dict() for s in provider_statuses(engine, st.settings)]
         sched = scheduler_state(engine)
     finally:
