@@ -89,7 +89,8 @@ class RunpodScraper(Scraper):
             messages = "; ".join(
                 str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in (errors if isinstance(errors, list) else [errors])
             )
-            raise ParseError(f"{self.name}: GraphQL errors: {messages[:300]}")
+            # not cut here: the collector scrubs secrets first, then cuts, so no prefix of a key survives
+            raise ParseError(f"{self.name}: GraphQL errors: {messages}")
         return require(raw, "data", "gpuTypes", provider=self.name, kind=list)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:

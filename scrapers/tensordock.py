@@ -64,7 +64,7 @@ class TensordockScraper(Scraper):
         if not isinstance(raw, dict):
             raise ParseError(f"{self.name}: payload should be an object, got {type(raw).__name__}")
         if raw.get("success") is False:
-            raise ParseError(f"{self.name}: API answered success=false: {str(raw.get('error', ''))[:200]}")
+            raise ParseError(f"{self.name}: API answered success=false: {raw.get('error', '')}")
         hostnodes = require(raw, "hostnodes", provider=self.name, kind=dict)
         if not hostnodes:
             raise ParseError(f"{self.name}: hostnodes is empty")

@@ -83,6 +83,16 @@ def scrub(message: str, secrets: Iterable[str]) -> str:
     return message
 
 
+#: Longest error message stored or shown; cut only after ``scrub`` so no prefix of a secret survives.
+MAX_ERROR_CHARS = 500
+
+
+def error_text(message: str, secrets: Iterable[str]) -> str:
+    """What is stored and shown of an error: secrets scrubbed first, then cut to ``MAX_ERROR_CHARS``."""
+    clean = scrub(message, secrets)
+    return clean if len(clean) <= MAX_ERROR_CHARS else clean[: MAX_ERROR_CHARS - 3] + "..."
+
+
 # SQLite allows one writer at a time; serialising our own writers avoids busy waits.
 _store_lock = threading.Lock()
 
@@ -185,13 +195,13 @@ async def collect_one(
         notify(scraper.name, "storing")
         counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings)
     except ProviderSkipped as exc:
-        message = str(exc)
+        message = error_text(str(exc), scraper.secrets())
         await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
         log.info("scrape provider=%s status=skipped reason=%s", scraper.name, message)
         return RunResult(scraper.name, "skipped", started, time.monotonic() - t0, error_class=type(exc).__name__,
                          error_message=message, run_id=run_id)
     except Exception as exc:  # noqa: BLE001 - any provider failure is recorded, never propagated
-        message = scrub(str(exc) or repr(exc), scraper.secrets())
+        message = error_text(str(exc) or type(exc).__name__, scraper.secrets())
         if not isinstance(exc, ScraperError) and log.isEnabledFor(logging.DEBUG):
             trace = "".join(traceback.format_exception(exc))
             log.debug("unexpected error in %s:\n%s", scraper.name, scrub(trace, scraper.secrets()))
