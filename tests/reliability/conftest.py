@@ -32,6 +32,7 @@ class Asked:
     method: str
     url: str
     body: bytes
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def host(self) -> str:
@@ -48,7 +49,8 @@ class Handler(BaseHTTPRequestHandler):
     def _handle(self) -> None:
         host, _, rest = self.path.lstrip("/").partition("/")
         length = int(self.headers.get("Content-Length") or 0)
-        asked = Asked(self.command, f"https://{host}/{rest}", self.rfile.read(length) if length else b"")
+        asked = Asked(self.command, f"https://{host}/{rest}", self.rfile.read(length) if length else b"",
+                      {k.lower(): v for k, v in self.headers.items()})
         self.server.asked.append(asked)
         fault = self.server.faults.get(host)
         try:
