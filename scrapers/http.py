@@ -25,7 +25,9 @@ import asyncio
 import email.utils
 import json
 import math
+import ssl
 import tempfile
+import threading
 import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
@@ -56,6 +58,22 @@ MAX_ROBOTS_BYTES = 512 << 10
 CHUNK_BYTES = 1 << 20
 #: Content codings decoded here with a bounded decompressor; we ask for no others.
 ACCEPT_ENCODING = "gzip, deflate"
+
+
+_ssl_lock = threading.Lock()
+_ssl_context: ssl.SSLContext | None = None
+
+
+def shared_ssl_context() -> ssl.SSLContext:
+    """The one TLS context every provider's client uses (httpx's defaults: certifi's CAs).
+
+    Building a context loads the CA bundle (tens of milliseconds of CPU); built per provider,
+    on the event loop, that stalls every other provider's requests once per client."""
+    global _ssl_context
+    with _ssl_lock:
+        if _ssl_context is None:
+            _ssl_context = httpx.create_ssl_context()
+        return _ssl_context
 
 
 def redact_url(url: str | httpx.URL) -> str:

@@ -10,6 +10,7 @@ TrackerError                 anything this project raises on purpose
 │   └── ParseError           the payload's shape or the page layout changed
 ├── ValidationError          one offer rejected or quarantined, with the reason
 └── ConfigError              a bad config key/value (names the key, never a secret)
+    └── QueryTooLarge        a question whose answer would exceed a stated bound (API: 422)
 ```
 
 The CLI turns any ``TrackerError`` into one clear line and a non-zero exit code;
@@ -59,3 +60,10 @@ class ValidationError(TrackerError):
 
 class ConfigError(TrackerError):
     """The configuration is wrong; the message names the key and the bad value (never a secret)."""
+
+
+class QueryTooLarge(ConfigError):
+    """A question whose answer would exceed a stated bound (a history grid of too many
+    buckets): the message names the bound and what to ask instead. The API answers 422."""
+
+    http_status = 422

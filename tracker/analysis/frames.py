@@ -29,7 +29,7 @@ from sqlmodel import Session
 
 from db import labels, rollups
 from db.types import epoch
-from tracker.errors import ConfigError
+from tracker.errors import ConfigError, QueryTooLarge
 
 #: Kinds analysed unless asked otherwise: prices anyone can rent now without interruption.
 #: Spot (a bid floor that can be taken away) and reserved (a commitment) are opt-in, so a
@@ -39,6 +39,12 @@ DEFAULT_TOLERANCE = timedelta(hours=1)
 HOURS_PER_MONTH = 730.0  # 8,760 / 12
 #: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).
 MAX_GRID_ROWS = 20_000_000
+#: Most time buckets one history grid may have (a year of hours is 8,760; 27 years of days):
+#: a longer grid is refused with ``QueryTooLarge`` (the API answers 422) before any work.
+MAX_BUCKETS = 10_000
+#: Dates a history may ask about (the store holds epoch seconds; pandas ends in 2262).
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
 Tolerance = timedelta | Mapping[str, timedelta] | Callable[[str], timedelta]
 
@@ -91,7 +97,10 @@ def parse_span(text: str) -> timedelta:
     if not m:
         raise ConfigError(f"--since: {text!r} is not a span like 24h, 30d, 12w, 3m or 1y")
     unit = _SPAN_UNITS[m.group(2).lower() if m.group(2) else None]
-    return unit * float(m.group(1))
+    try:
+        return unit * float(m.group(1))
+    except OverflowError:
+        raise ConfigError(f"--since: {text!r} is longer than any history") from None
 
 
 def parse_when(text: str) -> datetime:
@@ -106,9 +115,14 @@ def parse_when(text: str) -> datetime:
 def since_time(text: str, now: datetime, error: str) -> datetime:
     """A span back from ``now`` (``parse_span``) or an ISO date (``parse_when``); ``ConfigError(error)`` if neither."""
     try:
-        return now - parse_span(text)
+        span = parse_span(text)
     except ConfigError:
-        pass
+        span = None
+    if span is not None:
+        try:
+            return now - span
+        except OverflowError:
+            raise ConfigError(f"{text!r} reaches back before 1970-01-01, the earliest date a history can hold") from None
     try:
         return parse_when(text)
     except ConfigError:
@@ -253,7 +267,7 @@ def load_intervals(
     return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
 
 
-def _filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
+def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
     """``WHERE`` terms (after ``gpu_id IN :gpus``) for ``f`` on a ``price_interval`` alias."""
     gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
     usd = labels.lookup(conn, "currency", ["USD"])
@@ -281,7 +295,7 @@ def first_price(source: Engine | Session, filters: Filters | None = None, until:
     session, owned = _session(source)
     try:
         conn = session.connection()
-        where, params, binds = _filter_sql(conn, f)
+        where, params, binds = filter_sql(conn, f)
         if until is not None:
             where += " AND i.first_seen <= :until"
             params["until"] = epoch(pd.Timestamp(until).to_pydatetime())
@@ -334,7 +348,7 @@ def expand_to_grid(
                              epoch(pd.Timestamp(until).to_pydatetime()), MAX_GRID_ROWS,
                              first_col="first_seen_s", last_col="last_seen_s")
     except OverflowError as exc:
-        raise ConfigError(
+        raise QueryTooLarge(
             f"history: {exc.args[0]:,} offer-buckets is too much to chart at one {resolution.value} "
             "per point; use a coarser --every (1d, 1w), a shorter --since, or narrower filters"
         ) from None
@@ -342,6 +356,29 @@ def expand_to_grid(
         return pd.DataFrame(columns=columns)
     out["time"] = pd.to_datetime(out.pop("bucket"), unit="s", utc=True)
     return out
+
+
+def check_dates(**named: datetime | None) -> None:
+    """``ConfigError`` for a date outside 1970-01-01 .. 2199-12-31 (checked before any
+    conversion, so a year-1 or year-9999 date is one clear line, never an overflow)."""
+    for what, t in named.items():
+        if t is None:
+            continue
+        aware = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
+        if not EARLIEST <= aware < LATEST:
+            raise ConfigError(f"{what}: {t:%Y-%m-%d} is outside the dates a history can hold (1970-01-01 .. 2199-12-31)")
+
+
+def check_range(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> int:
+    """The number of buckets of the grid from ``since`` to ``until``; ``QueryTooLarge`` beyond
+    ``MAX_BUCKETS``."""
+    n = int((resolution.floor(until) - resolution.floor(since)) / resolution.step) + 1
+    if n > MAX_BUCKETS:
+        raise QueryTooLarge(
+            f"history: {n:,} {resolution.value} buckets is more than the {MAX_BUCKETS:,} one history may have; "
+            "use a coarser --every (1d, 1w), a later --since or an earlier --until"
+        )
+    return n
 
 
 def grid(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> pd.DatetimeIndex:

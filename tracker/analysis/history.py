@@ -40,6 +40,8 @@ from tracker.analysis.frames import (
     HOURS_PER_MONTH,
     Filters,
     Resolution,
+    check_dates,
+    check_range,
     Tolerance,
     first_price,
     grid,
@@ -151,6 +153,7 @@ def price_history(
     """
     res = Resolution.parse(resolution)
     f = filters or Filters()
+    check_dates(since=since, until=until)
     until_ts = utc(until) or pd.Timestamp(utcnow())
     if since is None:
         first = first_price(source, f, until_ts)
@@ -160,6 +163,7 @@ def price_history(
     assert since_ts is not None
     if since_ts > until_ts:
         raise ConfigError(f"history: the range starts ({since_ts}) after it ends ({until_ts})")
+    check_range(res, since_ts, until_ts)
     notes: list[str] = []
     per_provider, _answered_by = buckets.provider_buckets(source, f, res, since_ts, until_ts, tolerance)
     market, by_provider = market_from_buckets(per_provider, grid(res, since_ts, until_ts))

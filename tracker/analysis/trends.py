@@ -21,23 +21,29 @@ Definitions (all in USD per GPU-hour, across the filtered kinds, providers and r
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
 import pandas as pd
-from sqlalchemy.engine import Engine
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session
 
+from db import labels, rollups
+from tracker.analysis import buckets
 from tracker.analysis.frames import (
     Filters,
     Resolution,
     Tolerance,
+    filter_sql,
+    grid,
     load_intervals,
     market_at,
     records,
     utc,
 )
-from tracker.analysis.history import aggregate
+from tracker.analysis.history import aggregate, market_from_buckets
 
 PERIODS: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
@@ -93,8 +99,14 @@ def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None
     start = at - VOLATILITY_WINDOW
     daily, _ = aggregate(intervals, Resolution.day, start, at)
 
+    return _table(at, now, past, lows, daily)
+
+
+def _table(at: pd.Timestamp, now: pd.DataFrame, past: dict[str, pd.Series], lows: pd.DataFrame,
+           daily: pd.DataFrame) -> pd.DataFrame:
+    """The trend rows from the market now (by gpu), then (per period), the lows (by gpu) and daily lows."""
     rows: list[dict[str, Any]] = []
-    for gpu in sorted(intervals["gpu"].unique()):
+    for gpu in sorted(lows.index):
         current = float(now.at[gpu, "min"]) if gpu in now.index else None
         row: dict[str, Any] = {
             "gpu": gpu,
@@ -119,6 +131,74 @@ def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None
     return pd.DataFrame(rows, columns=TREND_COLUMNS)
 
 
+def _current_at(conn: Connection, f: Filters) -> pd.Timestamp | None:
+    """The newest observation of any interval matching ``f`` (each offer's newest interval is
+    its current state, so ``offer_state`` holds it)."""
+    where, params, binds = filter_sql(conn, f)
+    value = conn.execute(text(f"SELECT MAX(i.last_seen) FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
+                              f"WHERE {where}").bindparams(*binds), params).scalar()
+    return None if value is None else pd.Timestamp(int(value), unit="s", tz="UTC")
+
+
+def _rollup_lows(conn: Connection, f: Filters, before: int) -> pd.DataFrame:
+    """Per (gpu, day) before ``before``: the day roll-ups' lowest price (columns gpu_id, bucket, low)."""
+    gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
+    sql = "SELECT gpu_id, bucket, MIN(min) FROM rollup_day WHERE gpu_id IN :gpus AND bucket < :before"
+    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "before": before}
+    binds = [bindparam("gpus", expanding=True)]
+    if f.providers:
+        sql += " AND provider_id IN :providers"
+        params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
+        binds.append(bindparam("providers", expanding=True))
+    if f.kinds:
+        sql += " AND kind_id IN :kinds"
+        params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
+        binds.append(bindparam("kinds", expanding=True))
+    rows = conn.execute(text(sql + " GROUP BY gpu_id, bucket").bindparams(*binds), params).all()
+    df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "low"])
+    names = labels.names(conn, "gpu")
+    df["gpu"] = df["gpu_id"].map(names)
+    return df
+
+
+def _first_at_low(conn: Connection, f: Filters, gpu: str, low: float, day: int, until: int) -> tuple[pd.Timestamp, str] | None:
+    """The earliest interval of ``gpu`` at ``low`` starting in ``[day, day + 1 day)`` (and by
+    ``until``): its ``first_seen`` and provider (``None`` if its raw intervals were pruned)."""
+    where, params, binds = filter_sql(conn, replace(f, gpus=(gpu,)))
+    params |= {"lo": day, "hi": min(day + rollups.DAY - 1, until), "low": low}
+    rows = conn.execute(text(
+        "SELECT i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
+        f"WHERE {where} AND i.last_seen >= :lo AND i.first_seen >= :lo AND i.first_seen <= :hi "
+        "AND i.price_per_gpu_hour = :low ORDER BY i.first_seen, l.name").bindparams(*binds), params).first()
+    return None if rows is None else (pd.Timestamp(int(rows[0]), unit="s", tz="UTC"), rows[1])
+
+
+def _lows_from_rollups(session: Session, f: Filters, at: pd.Timestamp, tolerance: Tolerance | None) -> pd.DataFrame:
+    """``all_time_lows`` of every interval started by ``at``: the day roll-ups before ``at``'s
+    day, raw intervals of that day; the time and provider from the earliest raw interval at the low."""
+    conn = session.connection()
+    at_s = int(at.timestamp())
+    day = rollups.floor(at_s, rollups.DAY)
+    days = _rollup_lows(conn, f, day)
+    today = load_intervals(session, f, since=pd.Timestamp(day, unit="s", tz="UTC").to_pydatetime(),
+                           until=at.to_pydatetime(), tolerance=tolerance)
+    today = today[today["first_seen"] <= at]
+    if not today.empty:
+        days = pd.concat([days, pd.DataFrame({"gpu": today["gpu"], "bucket": day, "low": today["price"]})],
+                         ignore_index=True)
+    if days.empty:
+        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider"])
+    rows = []
+    for gpu, per in days.groupby("gpu"):
+        low = float(per["low"].min())
+        first_day = int(per.loc[per["low"] == low, "bucket"].min())
+        found = _first_at_low(conn, f, str(gpu), low, first_day, at_s)
+        if found is None:  # raw intervals pruned: the day is what the roll-ups know
+            found = (pd.Timestamp(first_day, unit="s", tz="UTC"), None)
+        rows.append({"gpu": gpu, "all_time_low": low, "all_time_low_at": found[0], "all_time_low_provider": found[1]})
+    return pd.DataFrame(rows)
+
+
 def trends(
     source: Engine | Session,
     filters: Filters | None = None,
@@ -126,9 +206,37 @@ def trends(
     as_of: datetime | None = None,
     tolerance: Tolerance | None = None,
 ) -> pd.DataFrame:
-    """The trend table for every GPU matching ``filters`` (see the module docstring)."""
-    intervals = load_intervals(source, filters, until=as_of, tolerance=tolerance)
-    return trends_from_intervals(intervals, as_of)
+    """The trend table for every GPU matching ``filters`` (see the module docstring).
+
+    Point-in-time prices (now and 24 h / 7 d / 30 d / 90 d before) read the raw intervals in
+    effect then; the all-time low and the 30-day volatility read the daily roll-ups for whole
+    days (``buckets``). Region filters are not in the roll-ups: then every interval is loaded."""
+    f = filters or Filters()
+    if f.regions:
+        return trends_from_intervals(load_intervals(source, f, until=as_of, tolerance=tolerance), as_of)
+    owned = not isinstance(source, Session)
+    session = Session(source) if owned else source
+    try:
+        at = utc(as_of) if as_of is not None else _current_at(session.connection(), f)
+        if at is None:
+            return pd.DataFrame(columns=TREND_COLUMNS)
+        lows = _lows_from_rollups(session, f, at, tolerance)
+        if lows.empty:
+            return pd.DataFrame(columns=TREND_COLUMNS)
+
+        def market(t: pd.Timestamp) -> pd.DataFrame:
+            near = load_intervals(session, f, since=t.to_pydatetime(), until=t.to_pydatetime(), tolerance=tolerance)
+            return market_at(near, t).set_index("gpu")
+
+        now = market(at)
+        past = {p: market(at - span)["min"] for p, span in PERIODS.items()}
+        start = at - VOLATILITY_WINDOW
+        per_provider, _ = buckets.provider_buckets(session, f, Resolution.day, start, at, tolerance)
+        daily, _ = market_from_buckets(per_provider, grid(Resolution.day, start, at))
+    finally:
+        if owned:
+            session.close()
+    return _table(at, now, past, lows.set_index("gpu"), daily)
 
 
 def trend_rows(df: pd.DataFrame) -> list[dict[str, Any]]:

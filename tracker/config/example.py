@@ -31,7 +31,10 @@ default_interval = "1h"
 timeout_s = 30.0    # seconds per request
 retries = 3         # extra attempts on timeouts, 429 and 5xx (Retry-After is honoured)
 backoff_s = 0.5     # delay before the first retry; doubles each time
-concurrency = 8     # providers collected at the same time
+concurrency = 32    # providers collected at the same time
+
+[retention]
+raw_days = 365      # raw price intervals kept; hourly/daily roll-ups are kept forever
 
 [scheduler]         # gpu-tracker run
 # jitter = "6m"         # random delay added to each run (default: a tenth of the interval, at most 5m)

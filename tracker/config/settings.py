@@ -137,9 +137,19 @@ class HttpSettings(BaseModel):
     timeout_s: Annotated[float, bounded_duration(0.1, 3600)] = 30.0
     retries: Annotated[int, NoBool] = Field(3, ge=0, le=10)
     backoff_s: Annotated[float, bounded_duration(0, 600)] = 0.5
-    concurrency: Annotated[int, NoBool] = Field(8, ge=1, le=64)
+    #: Providers collected at the same time: by default more than there are providers, so a
+    #: cycle takes as long as its slowest provider, not the sum of the slow ones.
+    concurrency: Annotated[int, NoBool] = Field(32, ge=1, le=64)
     #: Wall-clock limit for one provider's whole fetch (all pages), so one stuck API cannot hold a cycle.
     provider_timeout_s: Annotated[float, bounded_duration(1, 86400)] = 600.0
+
+
+class RetentionSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    #: Days of raw price intervals kept (``gpu-tracker rollups prune``); the hourly and daily
+    #: roll-ups are kept forever, so history past this age still has its buckets.
+    raw_days: Annotated[int, NoBool] = Field(365, ge=1, le=36_500)
 
 
 class WebSettings(BaseModel):
@@ -185,6 +195,7 @@ class Settings(BaseSettings):
     database: str | None = Field(default=None, validation_alias=AliasChoices("database", "GPU_TRACKER_DB", "GPU_TRACKER_DATABASE"))
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     http: HttpSettings = Field(default_factory=HttpSettings)
+    retention: RetentionSettings = Field(default_factory=RetentionSettings)
     web: WebSettings = Field(default_factory=WebSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     alerts: list[dict[str, Any]] = Field(default_factory=list)

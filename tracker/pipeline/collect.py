@@ -29,7 +29,7 @@ from db.engine import session_scope
 from db.models import ScrapeRun
 from db.types import utcnow
 from scrapers.base import Scraper
-from scrapers.http import Http
+from scrapers.http import Http, shared_ssl_context
 from scrapers.registry import all_scrapers, get_scraper
 from tracker.config.settings import Settings
 from tracker.errors import FetchError, ParseError, ProviderSkipped, ScraperError
@@ -177,7 +177,7 @@ async def collect_one(
         scraper.check_credentials()
         notify(scraper.name, "fetching")
         async with httpx.AsyncClient(
-            transport=transport, timeout=settings.http.timeout_s, follow_redirects=True
+            transport=transport, timeout=settings.http.timeout_s, follow_redirects=True, verify=shared_ssl_context()
         ) as client:
             body, download = settings.provider(scraper.name).body_limits(scraper.max_body_bytes, scraper.max_download_bytes)
             http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s,
@@ -245,6 +245,7 @@ async def collect_async(
     """
     classes = list(classes) if classes is not None else selected_scrapers(settings, names)
     limit = asyncio.Semaphore(settings.http.concurrency)
+    await asyncio.to_thread(shared_ssl_context)  # built once, off the event loop
 
     async def one(cls: type[Scraper]) -> RunResult:
         env = settings.provider_env(cls.name, dict(environ) if environ is not None else None)

@@ -96,7 +96,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
 
     @app.exception_handler(ConfigError)
     async def bad_filter(request: Request, exc: ConfigError) -> Response:
-        return _error_response(request, 400, _message(exc))
+        return _error_response(request, getattr(exc, "http_status", 400), _message(exc))
 
     @app.exception_handler(RequestValidationError)
     async def bad_request(request: Request, exc: RequestValidationError) -> Response:

@@ -1,0 +1,174 @@
+"""Benchmark: history and trends over a SYNTHETIC year (``bench/synthetic_year.py``), store size.
+
+Keys written to ``bench/results.json`` (each printed with its same-run baseline):
+
+* ``history_year_ms`` -- ``history(H100, since 365d, every 1d)`` in-process, best of 5;
+* ``history_year_vs_duckdb_ratio`` -- that time over DuckDB answering the same question from
+  the same intervals (loaded into an in-memory DuckDB table beforehand, not timed): each
+  interval spread over the days it was observed, lowest price per provider and day, then min /
+  p25 / median across providers;
+* ``trends_year_ms`` -- ``trends`` of every GPU, best of 3;
+* ``history_cli_s`` -- ``gpu-tracker history --gpu H100 --since 365d --every 1d`` as a whole
+  process, best of 3 (baseline: ``python -c pass``);
+* ``storage_mb_year`` -- the SQLite file of the year (baseline: the same intervals in a plain
+  sqlite3 table with no index, the least any layout can take).
+
+With ``TRACKER_BENCH_DATABASE_URL`` set (PostgreSQL), the year is built there too and the
+history/trends figures are repeated under ``*_postgres`` keys.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+import duckdb
+import pandas as pd
+from sqlalchemy import text
+
+from _results import record
+from db.engine import make_engine
+from synthetic_year import END, Shape, build, sqlite_copy
+from tracker.analysis.frames import Filters
+from tracker.analysis.history import history
+from tracker.analysis.trends import trends
+from tracker.catalog.specs import gpu_ids_matching
+
+SINCE = END - timedelta(days=365)
+
+
+def best_of(n: int, fn: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def h100() -> Filters:
+    return Filters.of(gpus=gpu_ids_matching("H100"))
+
+
+DUCKDB_SQL = """
+WITH per AS (
+  SELECT d AS day, gpu, provider, MIN(price) AS value
+  FROM iv, range(first_day, last_day + 1) AS t(d)
+  WHERE d BETWEEN ? AND ?
+  GROUP BY ALL
+)
+SELECT day, gpu, MIN(value), quantile_cont(value, 0.25), median(value), COUNT(*)
+FROM per GROUP BY day, gpu ORDER BY gpu, day
+"""
+
+
+def duckdb_history(db_file: Path) -> tuple[float, int]:
+    """Best-of-5 seconds of DuckDB's daily H100 history over the same intervals, and its row count."""
+    src = sqlite3.connect(db_file)
+    df = pd.read_sql_query(
+        "SELECT lg.name AS gpu, lp.name AS provider, i.price_per_gpu_hour AS price, i.first_seen, i.last_seen "
+        "FROM price_interval i JOIN label lg ON lg.id = i.gpu_id JOIN label lp ON lp.id = i.provider_id "
+        "JOIN label lk ON lk.id = i.kind_id WHERE lg.name LIKE 'H100%' AND lk.name IN ('on_demand', 'community') "
+        f"AND i.last_seen >= {int(SINCE.timestamp())}", src)
+    src.close()
+    df["first_day"] = df["first_seen"] // 86_400
+    df["last_day"] = df["last_seen"] // 86_400
+    con = duckdb.connect()
+    con.register("iv_df", df)
+    con.execute("CREATE TABLE iv AS SELECT * FROM iv_df")
+    lo, hi = int(SINCE.timestamp()) // 86_400, int(END.timestamp()) // 86_400
+    rows = con.execute(DUCKDB_SQL, [lo, hi]).fetchall()
+    return best_of(5, lambda: con.execute(DUCKDB_SQL, [lo, hi]).fetchall()), len(rows)
+
+
+def in_process(url: str) -> dict[str, float]:
+    engine = make_engine(url)
+    h = history(engine, h100(), since=SINCE, until=END, resolution="day")
+    assert len(h.market) >= 365, len(h.market)
+    hist_s = best_of(5, lambda: history(engine, h100(), since=SINCE, until=END, resolution="day"))
+    df = trends(engine, Filters())
+    assert len(df) >= 10, df
+    trends_s = best_of(3, lambda: trends(engine, Filters()))
+    engine.dispose()
+    return {"history": hist_s, "trends": trends_s}
+
+
+def cli_seconds(url: str) -> tuple[float, float]:
+    cmd = [sys.executable, "-m", "tracker", "--db", url, "history", "--gpu", "H100", "--since", "365d", "--every", "1d",
+           "--until", END.isoformat()]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr
+    cli = best_of(3, lambda: subprocess.run(cmd, capture_output=True, check=True))
+    base = best_of(3, lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+    return cli, base
+
+
+def plain_table_mb(db_file: Path, tmp: Path) -> float:
+    """The same intervals in a plain sqlite3 table without any index (the floor of any layout)."""
+    plain = tmp / "plain.db"
+    dst = sqlite3.connect(plain)
+    dst.execute(f"ATTACH '{db_file}' AS y")
+    dst.execute("CREATE TABLE iv AS SELECT offer_id, price_per_gpu_hour, first_seen, last_seen FROM y.price_interval")
+    dst.commit()
+    dst.execute("DETACH y")
+    dst.close()
+    return plain.stat().st_size / 1e6
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-history-"))
+    db_file = sqlite_copy(tmp / "year.db")
+    url = f"sqlite:///{db_file}"
+    print("SYNTHETIC data: 2,000 offers, 15 providers, hourly for 365 days, 5% of prices changing per hour")
+    with sqlite3.connect(db_file) as c:
+        c.execute("VACUUM")
+    size_mb = db_file.stat().st_size / 1e6
+    intervals = sqlite3.connect(db_file).execute("SELECT COUNT(*) FROM price_interval").fetchone()[0]
+    floor_mb = plain_table_mb(db_file, tmp)
+    print(f"storage: {size_mb:.1f} MB for {intervals:,} intervals ({size_mb * 1e6 / intervals:.0f} B each, roll-ups "
+          f"included); the same intervals' four columns in a plain table: {floor_mb:.1f} MB ({size_mb / floor_mb:.2f}x)")
+
+    ours = in_process(url)
+    duck_s, duck_rows = duckdb_history(db_file)
+    print(f"history H100 365d/1d: {ours['history'] * 1e3:.1f} ms; DuckDB on the same intervals: {duck_s * 1e3:.1f} ms "
+          f"({duck_rows} rows); ratio {ours['history'] / duck_s:.2f}")
+    print(f"trends (every GPU): {ours['trends'] * 1e3:.1f} ms")
+    cli, base = cli_seconds(url)
+    print(f"history as a CLI process: {cli:.2f} s (python -c pass: {base:.2f} s)")
+    figures: dict[str, object] = {
+        "history_year_ms": round(ours["history"] * 1e3, 1),
+        "history_year_vs_duckdb_ratio": round(ours["history"] / duck_s, 2),
+        "duckdb_history_year_ms": round(duck_s * 1e3, 1),
+        "trends_year_ms": round(ours["trends"] * 1e3, 1),
+        "history_cli_s": round(cli, 3),
+        "python_startup_s": round(base, 3),
+        "storage_mb_year": round(size_mb, 1),
+        "storage_plain_table_mb_year": round(floor_mb, 1),
+        "history_year_data": "synthetic",
+    }
+    pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
+    if pg:
+        engine = make_engine(pg)
+        with engine.begin() as conn:
+            conn.execute(text("DROP SCHEMA public CASCADE"))
+            conn.execute(text("CREATE SCHEMA public"))
+        engine.dispose()
+        build(pg, Shape())
+        pg_ours = in_process(pg)
+        print(f"PostgreSQL: history {pg_ours['history'] * 1e3:.1f} ms (ratio to DuckDB {pg_ours['history'] / duck_s:.2f}), "
+              f"trends {pg_ours['trends'] * 1e3:.1f} ms")
+        figures |= {"history_year_ms_postgres": round(pg_ours["history"] * 1e3, 1),
+                    "history_year_vs_duckdb_ratio_postgres": round(pg_ours["history"] / duck_s, 2),
+                    "trends_year_ms_postgres": round(pg_ours["trends"] * 1e3, 1)}
+    record(figures)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,218 @@
+"""Benchmark: the hourly store cycle after a day and after a year, and bulk ingest (SYNTHETIC data).
+
+* ``store_cycle_1d_s`` / ``store_cycle_365d_s`` -- one hourly collection of the 15 synthetic
+  providers (2,000 offers, 5% of prices changed) through the real pipeline (``collect``:
+  normalise, validate with previous prices and market medians, store, roll-ups), on a store
+  holding one day and one year of history (``bench/synthetic_year.py``); best of 2 hours.
+  Their ratio is printed: the cycle should not grow with the history.
+* ``ingest_ratio_vs_sqlite3_first`` / ``ingest_ratio_vs_sqlite3_steady`` -- 100,000 offers of
+  one provider through ``store_observation`` (first scrape, then the next hour with 5% of
+  prices changed) against sqlite3's own ``executemany`` of the same 100,000 rows (offer
+  identity, GPU, count, price, time) into a plain table, in the same run: throughput ratio,
+  1.0 meaning as fast as the raw insert.
+
+With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the ingest is repeated there against
+psycopg's ``executemany`` (``ingest_ratio_vs_psycopg_*``).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sqlite3
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from _results import record
+from db.engine import make_engine, session_scope
+from db.migrate import init_db
+from scrapers.base import ScrapedOffer, Scraper
+from scrapers.http import Http
+from synthetic_year import END, Shape, sqlite_copy
+from tracker.config.settings import Settings
+from tracker.pipeline import collect as collect_mod
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer
+
+CHANGE = 0.05
+
+
+def current_offers(url: str) -> dict[str, list[dict[str, Any]]]:
+    """Each synthetic provider's offers at their current price."""
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        rows = conn.execute(text(
+            "SELECT o.provider, o.sku, o.region, o.kind, o.gpu, o.gpu_count, i.price_per_hour FROM offer_state s "
+            "JOIN offer o ON o.id = s.offer_id JOIN price_interval i ON i.id = s.interval_id")).all()
+    engine.dispose()
+    out: dict[str, list[dict[str, Any]]] = {}
+    for p, sku, region, kind, gpu, count, price in rows:
+        out.setdefault(p, []).append({"sku": sku, "region": region, "kind": kind, "gpu": gpu, "count": count,
+                                      "price": price})
+    return out
+
+
+def scrapers_for(listing: dict[str, list[dict[str, Any]]], rng: random.Random) -> list[type[Scraper]]:
+    classes = []
+    for name, offers in sorted(listing.items()):
+        for o in offers:
+            if rng.random() < CHANGE:
+                o["price"] = round(o["price"] * rng.uniform(0.9, 1.1), 4)
+        snapshot = [dict(o) for o in offers]
+
+        async def fetch(self: Scraper, http: Http, snapshot: list[dict[str, Any]] = snapshot) -> Any:
+            return snapshot
+
+        def parse(self: Scraper, raw: Any) -> list[ScrapedOffer]:
+            return [self.offer(sku=o["sku"], region=o["region"], kind=o["kind"], gpu=o["gpu"], gpu_raw=f"synthetic {o['gpu']}",
+                               gpu_count=o["count"], price_per_hour=o["price"], available=True) for o in raw]
+
+        classes.append(type(f"Cycle_{name}", (Scraper,), {"name": name, "display_name": f"{name} (synthetic)",
+                                                         "fetch": fetch, "parse": parse}))
+    return classes
+
+
+def cycle_seconds(url: str, hours: int = 2) -> float:
+    """Best wall time of ``hours`` consecutive hourly cycles after the stored history."""
+    engine = make_engine(url)
+    listing = current_offers(url)
+    rng = random.Random(7)
+    settings = Settings(database=url)
+    best = float("inf")
+    real_now = collect_mod.utcnow
+    try:
+        for h in range(1, hours + 1):
+            at = END + timedelta(hours=h)
+            collect_mod.utcnow = lambda at=at: at  # the cycle happens an hour after the last one
+            classes = scrapers_for(listing, rng)
+            t0 = time.perf_counter()
+            results = collect_mod.collect(engine, settings, classes=classes)
+            best = min(best, time.perf_counter() - t0)
+            assert all(r.ok for r in results), [(r.provider, r.error_message) for r in results if not r.ok]
+    finally:
+        collect_mod.utcnow = real_now
+    engine.dispose()
+    return best
+
+
+def synthetic_ingest(n: int, rng: random.Random) -> list[NormalisedOffer]:
+    gpus = ["H100-SXM", "A100-SXM-80GB", "L40S", "RTX-4090", "H200", "L4"]
+    out = []
+    for i in range(n):
+        count = float(1 + i % 8)
+        price = round(rng.uniform(0.2, 30), 4)
+        out.append(NormalisedOffer(provider="synthetic-bulk", sku=f"synthetic-{i}", region=f"r{i % 17}", kind="on_demand",
+                                   term_months=0, gpu=gpus[i % len(gpus)], gpu_raw="synthetic", gpu_count=count,
+                                   price_per_hour=price, price_per_gpu_hour=price / count, currency="USD", available=True))
+    return out
+
+
+def changed(offers: list[NormalisedOffer], rng: random.Random) -> list[NormalisedOffer]:
+    out = []
+    for o in offers:
+        if rng.random() < CHANGE:
+            p = round((o.price_per_hour or 1.0) * rng.uniform(0.9, 1.1), 4)
+            o = NormalisedOffer(**{**{f: getattr(o, f) for f in o.__dataclass_fields__}, "price_per_hour": p,
+                                   "price_per_gpu_hour": p / o.gpu_count})
+        out.append(o)
+    return out
+
+
+RAW_COLUMNS = "(provider TEXT, sku TEXT, region TEXT, kind TEXT, gpu TEXT, gpu_count REAL, price REAL, seen INTEGER)"
+
+
+def raw_rows(offers: list[NormalisedOffer], t: int) -> list[tuple[Any, ...]]:
+    return [(o.provider, o.sku, o.region, o.kind, o.gpu, o.gpu_count, o.price_per_hour, t) for o in offers]
+
+
+def ingest(url: str, raw_insert: Any) -> tuple[float, float, float, float]:
+    """(store first, raw first, store steady, raw steady) seconds for 100,000 offers."""
+    rng = random.Random(11)
+    engine = make_engine(url)
+    init_db(engine)
+    first = synthetic_ingest(100_000, rng)
+    second = changed(first, rng)
+    t_first, t_second = END, END + timedelta(hours=1)
+    out = []
+    prev = None
+    for offers, at in ((first, t_first), (second, t_second)):
+        t0 = time.perf_counter()
+        with session_scope(engine) as s:
+            store_stage.store_observation(s, "synthetic-bulk", offers, at, prev, interval_s=3600)
+        out.append(time.perf_counter() - t0)
+        out.append(raw_insert(raw_rows(offers, int(at.timestamp()))))
+        prev = at
+    engine.dispose()
+    return out[0], out[1], out[2], out[3]
+
+
+def sqlite_raw(tmp: Path) -> Any:
+    con = sqlite3.connect(tmp / "raw.db")
+    con.execute("PRAGMA journal_mode=WAL")
+    con.execute(f"CREATE TABLE obs {RAW_COLUMNS}")
+
+    def insert(rows: list[tuple[Any, ...]]) -> float:
+        t0 = time.perf_counter()
+        con.executemany("INSERT INTO obs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        con.commit()
+        return time.perf_counter() - t0
+
+    return insert
+
+
+def psycopg_raw(url: str) -> Any:
+    import psycopg
+
+    con = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
+    con.execute("DROP TABLE IF EXISTS bench_obs")
+    con.execute(f"CREATE TABLE bench_obs {RAW_COLUMNS.replace('REAL', 'DOUBLE PRECISION')}")
+    con.commit()
+
+    def insert(rows: list[tuple[Any, ...]]) -> float:
+        t0 = time.perf_counter()
+        with con.cursor() as cur:
+            cur.executemany("INSERT INTO bench_obs VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
+        con.commit()
+        return time.perf_counter() - t0
+
+    return insert
+
+
+def main() -> None:
+    tmp = Path(tempfile.mkdtemp(prefix="bench-store-"))
+    print("SYNTHETIC data: 15 providers, 2,000 offers, 5% of prices changing per hour")
+    day = sqlite_copy(tmp / "day.db", Shape(days=1))
+    year = sqlite_copy(tmp / "year.db", Shape())
+    c1 = cycle_seconds(f"sqlite:///{day}")
+    c365 = cycle_seconds(f"sqlite:///{year}")
+    print(f"hourly store cycle: {c1:.3f} s after 1 day, {c365:.3f} s after 365 days (ratio {c365 / c1:.2f})")
+    s1, r1, s2, r2 = ingest(f"sqlite:///{tmp / 'ingest.db'}", sqlite_raw(tmp))
+    print(f"ingest of 100,000 offers: first scrape {s1:.2f} s (sqlite3 executemany of the same rows {r1:.2f} s, "
+          f"ratio {r1 / s1:.2f}); steady state {s2:.2f} s (raw {r2:.2f} s, ratio {r2 / s2:.2f})")
+    figures: dict[str, object] = {
+        "store_cycle_1d_s": round(c1, 3), "store_cycle_365d_s": round(c365, 3),
+        "store_cycle_365d_vs_1d_ratio": round(c365 / c1, 2),
+        "ingest_ratio_vs_sqlite3_first": round(r1 / s1, 3), "ingest_ratio_vs_sqlite3_steady": round(r2 / s2, 3),
+        "ingest_first_s": round(s1, 2), "ingest_steady_s": round(s2, 2),
+    }
+    pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
+    if pg:
+        engine = make_engine(pg)
+        with engine.begin() as conn:
+            conn.execute(text("DROP SCHEMA public CASCADE"))
+            conn.execute(text("CREATE SCHEMA public"))
+        engine.dispose()
+        p1, q1, p2, q2 = ingest(pg, psycopg_raw(pg))
+        print(f"PostgreSQL ingest: first {p1:.2f} s (psycopg executemany {q1:.2f} s, ratio {q1 / p1:.2f}); "
+              f"steady {p2:.2f} s (raw {q2:.2f} s, ratio {q2 / p2:.2f})")
+        figures |= {"ingest_ratio_vs_psycopg_first": round(q1 / p1, 3), "ingest_ratio_vs_psycopg_steady": round(q2 / p2, 3)}
+    record(figures)
+
+
+if __name__ == "__main__":
+    main()
