@@ -6,7 +6,7 @@ provider's batch is all-or-nothing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -159,6 +159,24 @@ def latest_prices(
         d["available"] = None if d["available"] is None else bool(d["available"])
         d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
         out.append(d)
+    return out
+
+
+def offer_extra_field(session: Session, providers: Sequence[str], field: Mapping[str, str],
+                      gpus: Sequence[str] | None = None) -> dict[tuple[str, str, str, str, int], Any]:
+    """``field[provider]`` of each offer's ``extra``, keyed like a ``latest_prices`` row
+    (provider, sku, region, kind, term_months); offers without the field are left out."""
+    if not providers:
+        return {}
+    query = select(Offer.provider, Offer.sku, Offer.region, Offer.kind, Offer.term_months, Offer.extra).where(
+        col(Offer.provider).in_(list(providers)))
+    if gpus is not None:
+        query = query.where(col(Offer.gpu).in_(list(gpus) or [""]))
+    out: dict[tuple[str, str, str, str, int], Any] = {}
+    for provider, sku, region, kind, term, extra in session.exec(query).all():
+        value = (extra or {}).get(field.get(provider, ""))
+        if value is not None:
+            out[(provider, sku, region, kind, term)] = value
     return out
 
 

@@ -286,6 +286,10 @@ class Scraper(ABC):
     #: ``providers.<name>.max_body_mb`` / ``max_download_mb``).
     max_body_bytes: ClassVar[int] = DEFAULT_MAX_BODY_BYTES
     max_download_bytes: ClassVar[int] = DEFAULT_MAX_DOWNLOAD_BYTES
+    #: Providers that price one GPU and rent n of them at n times the price (offers with
+    #: ``gpu_count`` 1) name the ``extra`` field of each offer that holds the largest n it can
+    #: be rented as (the provider's own limit, from the payload); "" for whole-instance prices.
+    per_gpu_limit_field: ClassVar[str] = ""
 
     def __init__(self, env: Mapping[str, str] | None = None, *, replay: bool = False) -> None:
         self.env: Mapping[str, str] = os.environ if env is None else env

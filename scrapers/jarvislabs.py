@@ -48,6 +48,7 @@ class JarvislabsScraper(Scraper):
     source_kind = "api"
     fixture_kind = "handmade"
     credentials = ("JARVISLABS_TOKEN",)
+    per_gpu_limit_field = "max_gpus"
     kinds = ("on_demand", "spot")
     caveats = "price is per GPU-hour for a 1-GPU machine (scales linearly to max_gpus); storage extra"
 

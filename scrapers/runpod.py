@@ -56,6 +56,7 @@ class RunpodScraper(Scraper):
     source_kind = "api"
     fixture_kind = "recording"
     optional_credentials = ("RUNPOD_API_KEY",)
+    per_gpu_limit_field = "max_gpu_count"
     kinds = ("on_demand", "community", "spot", "reserved")
     caveats = (
         "prices are per GPU (gpu_count 1; a pod of n GPUs costs n times); global prices, no region; "

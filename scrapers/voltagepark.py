@@ -44,6 +44,7 @@ class VoltageparkScraper(Scraper):
     display_name = "Voltage Park"
     homepage = "https://www.voltagepark.com/pricing"
     endpoint = "GET https://cloud-api.voltagepark.com/api/v1/bare-metal/locations"
+    per_gpu_limit_field = "node_gpu_count"
     kinds = ("on_demand",)
     source_kind = "api"
     fixture_kind = "recording"

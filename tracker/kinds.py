@@ -13,12 +13,19 @@ from typing import Final
 
 from tracker.errors import ConfigError
 
-__all__ = ["KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds", "normalise_kinds"]
+__all__ = ["DEFAULT_KINDS", "DEFAULT_KINDS_TEXT", "KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds",
+           "normalise_kinds"]
 
 #: Pricing kinds. ``spot`` covers interruptible/preemptible/bid floors; ``community`` is
 #: marketplace community hosts sold on demand; ``reserved`` has ``term_months``, or 0 with
 #: ``extra["term_unstated"]`` when the provider prints no term.
 KINDS: Final = ("on_demand", "spot", "community", "reserved")
+
+#: The kinds every question considers unless told otherwise (CLI, API, dashboard, alerts, MCP):
+#: prices anyone can rent now without interruption. Spot and reserved need ``--kind``/``kind=``.
+DEFAULT_KINDS: Final[tuple[str, ...]] = ("on_demand", "community")
+#: How outputs state that default.
+DEFAULT_KINDS_TEXT: Final = "on-demand and community prices (spot and reserved with --kind spot, --kind reserved or --kind all)"
 
 KIND_ALIASES: Final = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
                        "interruptible": "spot"}

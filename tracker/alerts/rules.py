@@ -64,13 +64,12 @@ from typing import Any
 from tracker.alerts.channels import check_target, display
 from tracker.config.settings import Settings, parse_duration
 from tracker.errors import ConfigError
+from tracker.kinds import DEFAULT_KINDS
 
 METRICS = ("price", "cost_per_tflop", "breakeven_months")
 AGGREGATES = ("min", "median", "max")
 CONDITIONS = ("below", "above", "drop_pct", "new_low", "available_again")
 ALL_KINDS = ("on_demand", "spot", "community", "reserved")
-#: Same default as ``tracker.analysis``: prices anyone can rent now without interruption.
-DEFAULT_KINDS = ("on_demand", "community")
 KIND_ALIASES = {"on-demand": "on_demand", "ondemand": "on_demand", "od": "on_demand", "preemptible": "spot",
                 "interruptible": "spot"}
 try:  # the cost-per-TFLOP module owns the basis names; these are its defaults if it is absent

@@ -30,11 +30,11 @@ from sqlmodel import Session
 from db import labels, rollups
 from db.types import epoch
 from tracker.errors import ConfigError, QueryTooLarge
+from tracker.kinds import DEFAULT_KINDS
 
-#: Kinds analysed unless asked otherwise: prices anyone can rent now without interruption.
-#: Spot (a bid floor that can be taken away) and reserved (a commitment) are opt-in, so a
-#: "market minimum" never compares an interruptible bid with an on-demand price.
-DEFAULT_KINDS: tuple[str, ...] = ("on_demand", "community")
+# DEFAULT_KINDS (from tracker.kinds, and importable from here): kinds analysed unless asked
+# otherwise. Spot (a bid floor that can be taken away) and reserved (a commitment) are
+# opt-in, so a "market minimum" never compares an interruptible bid with an on-demand price.
 DEFAULT_TOLERANCE = timedelta(hours=1)
 HOURS_PER_MONTH = 730.0  # 8,760 / 12
 #: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).

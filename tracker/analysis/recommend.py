@@ -150,6 +150,8 @@ def gpu_options(
 ) -> pd.DataFrame:
     """Every catalog GPU that holds the model on 1..``max_gpus`` cards, each with its
     cheapest current offer of at least that many GPUs (whole-instance price), cheapest first.
+    A provider that rents per GPU (``Scraper.per_gpu_limit_field``: RunPod, JarvisLabs, Voltage
+    Park) offers n of its one-GPU offers at n times the price, up to the limit it states.
 
     GPUs that fit but have no such offer listed come last, with empty prices.
     """
@@ -164,13 +166,17 @@ def gpu_options(
     session = source if isinstance(source, Session) else Session(source)
     try:
         offers = queries.latest_prices(session, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions)
+        fields = per_gpu_limit_fields()
+        limits = queries.offer_extra_field(session, sorted({o["provider"] for o in offers} & set(fields)), fields,
+                                           list(fitting))
     finally:
         if session is not source:
             session.close()
     rows = []
     for gpu, (spec, need) in fitting.items():
-        candidates = [o for o in offers if o["gpu"] == gpu and o["currency"] == "USD"
-                      and need <= o["gpu_count"] <= max_gpus and o["price_per_hour"]]
+        listed = [o for o in offers if o["gpu"] == gpu and o["currency"] == "USD" and o["price_per_hour"]]
+        candidates = [o for o in listed if need <= o["gpu_count"] <= max_gpus]
+        candidates += [scaled for o in listed if (scaled := scale_per_gpu(o, need, limits, max_gpus)) is not None]
         best = min(candidates, key=lambda o: (o["price_per_hour"], o["gpu_count"]), default=None)
         vram = spec.vram_gb or 0.0
         per_gpu_tflops = specs.tflops(spec, basis)
@@ -199,6 +205,26 @@ def gpu_options(
     df["_unpriced"] = df["price_per_hour"].isna()
     df = df.sort_values(["_unpriced", "price_per_hour", "total_vram_gb", "gpu"]).drop(columns="_unpriced")
     return df.reset_index(drop=True)
+
+
+def per_gpu_limit_fields() -> dict[str, str]:
+    """Provider -> the ``extra`` field holding how many of its per-GPU offers one can rent."""
+    from scrapers.registry import all_scrapers
+
+    return {name: cls.per_gpu_limit_field for name, cls in all_scrapers().items() if cls.per_gpu_limit_field}
+
+
+def scale_per_gpu(offer: dict[str, Any], need: int, limits: dict[tuple[str, str, str, str, int], Any],
+                  max_gpus: int) -> dict[str, Any] | None:
+    """A one-GPU offer of a provider that rents per GPU, as ``need`` GPUs at ``need`` times the
+    price (sku ``"<sku> x<need>"``), when its own limit allows that many; otherwise None."""
+    if offer["gpu_count"] != 1 or need <= 1 or need > max_gpus:
+        return None
+    limit = limits.get((offer["provider"], offer["sku"], offer["region"], offer["kind"], offer["term_months"]))
+    if not isinstance(limit, int | float) or isinstance(limit, bool) or need > limit:
+        return None
+    return {**offer, "gpu_count": float(need), "price_per_hour": offer["price_per_gpu_hour"] * need,
+            "sku": f"{offer['sku']} x{need}"}
 
 
 OPTION_COLUMNS = [

@@ -13,7 +13,7 @@ import typer
 
 from tracker.catalog import value as catalog_value
 from tracker.cli import app
-from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
+from tracker.cli.collect_cmds import resolve_gpu_query
 from tracker.cli.common import Format, State, console, emit, err_console, finite, state
 from tracker.cli.options import (
     KIND_HELP,
@@ -24,6 +24,7 @@ from tracker.cli.options import (
     RegionsOption,
     WideOption,
     check_providers,
+    chosen_kinds,
 )
 from tracker.cli.render import ESSENTIAL
 from tracker.errors import ConfigError
@@ -46,14 +47,8 @@ BasisOption = Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis f
 __all__ = ["KIND_HELP", "ProvidersOption", "KindsOption", "RegionsOption", "FormatOption"]
 
 
-def _kinds(kind: list[str] | None) -> tuple[str, ...] | None:
-    from tracker.analysis.frames import DEFAULT_KINDS
-
-    if not kind:
-        return DEFAULT_KINDS
-    if any(k.lower() == "all" for k in kind):
-        return None
-    return tuple(normalise_kinds(kind) or ())
+#: ``--kind`` as the analysis reads it (the default kinds unless told otherwise).
+_kinds = chosen_kinds
 
 
 def _since(text: str | None, now: datetime) -> datetime | None:

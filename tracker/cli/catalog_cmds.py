@@ -15,9 +15,9 @@ from tracker.catalog.value import (
     value_table,
 )
 from tracker.cli import app
-from tracker.cli.collect_cmds import normalise_kinds, resolve_gpu_query
+from tracker.cli.collect_cmds import resolve_gpu_query
 from tracker.cli.common import Format, emit, finite, state
-from tracker.cli.options import ColumnsOption, WideOption, check_providers
+from tracker.cli.options import KIND_HELP, ColumnsOption, WideOption, check_providers, chosen_kinds, kinds_text
 from tracker.cli.render import ESSENTIAL, WIDE
 from tracker.errors import ConfigError
 
@@ -89,7 +89,7 @@ def value(
     ctx: typer.Context,
     basis: Annotated[str, typer.Option("--basis", "-b", help=f"TFLOPS basis: {', '.join(BASES)}.")] = DEFAULT_BASIS,
     gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="Families or ids (repeatable).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help=KIND_HELP)] = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     price: Annotated[float | None, typer.Option("--price", callback=finite, help="Compute for this USD/GPU-hour instead of stored prices (needs one --gpu).")] = None,
     tflops: Annotated[float | None, typer.Option("--tflops", callback=finite, help="Use this TFLOPS figure instead of the catalog's (basis 'user').")] = None,
@@ -97,7 +97,11 @@ def value(
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
-    """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers)."""
+    """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers).
+
+    Like the API and the dashboard, it considers on-demand and community prices unless
+    --kind says otherwise (--kind spot, --kind all); the title and every row say which.
+    """
     from sqlmodel import Session
 
     from db import queries
@@ -107,16 +111,19 @@ def value(
     basis = check_basis(basis)
     cat = load_catalog(st.settings.catalog_file)
     ids = sorted({i for g in gpu or [] for i in (resolve_gpu_query(g) or [])}) or None
+    kinds = chosen_kinds(kind)
+    covered = kinds_text(kinds)
     if price is not None:
         if not ids or len(ids) != 1:
             raise ConfigError("--price needs exactly one GPU (--gpu H100-SXM)")
         rows = [value_for(ids[0], price, cat.get(ids[0]), basis, tflops).as_json()]
+        covered = f"at {price:g} USD per GPU-hour"
     else:
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
         with Session(st.engine) as session:
             check_providers(st.engine, provider)
-            offers = queries.latest_prices(session, gpus=ids, providers=provider, kinds=normalise_kinds(kind),
+            offers = queries.latest_prices(session, gpus=ids, providers=provider, kinds=kinds,
                                            include_unmapped=False)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
         by_gpu: dict[str, list[float]] = {}
@@ -128,8 +135,8 @@ def value(
         for r in value_table(by_gpu, cat, basis):
             best = cheapest[r.gpu]
             rows.append({**r.as_json(), "cheapest_provider": best["provider"], "cheapest_region": best["region"],
-                         "cheapest_kind": best["kind"]})
-    emit(rows, fmt, title=f"value on basis {basis}", wide=wide, only=columns, columns=[
+                         "cheapest_kind": best["kind"], "kinds": ",".join(kinds) if kinds else "all"})
+    emit(rows, fmt, title=f"value on basis {basis}, {covered}", wide=wide, only=columns, columns=[
         ("gpu", "gpu"), ("tflops", f"TFLOPS ({basis})"), ("price_per_gpu_hour", "cheapest $/GPU-h"),
         ("cost_per_tflop_hour", column_header(basis), ESSENTIAL), ("cheapest_provider", "at", ESSENTIAL),
         ("cheapest_kind", "kind", ESSENTIAL), ("median_price_per_gpu_hour", "median $/GPU-h"),

@@ -14,6 +14,7 @@ import typer
 from tracker.cli.common import Format
 from tracker.cli.render import did_you_mean
 from tracker.errors import ConfigError
+from tracker.kinds import DEFAULT_KINDS, DEFAULT_KINDS_TEXT, normalise_kinds
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
@@ -28,6 +29,24 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 WideOption = Annotated[bool, typer.Option("--wide", help="Show every column (a terminal table otherwise shows what fits).")]
 ColumnsOption = Annotated[str | None, typer.Option(
     "--columns", help="Show these columns in this order (comma-separated keys, e.g. gpu,provider,price_per_gpu_hour).")]
+
+
+def chosen_kinds(kind: list[str] | None) -> tuple[str, ...] | None:
+    """``--kind`` values -> canonical kinds; none given -> ``DEFAULT_KINDS``; ``all`` -> ``None`` (every kind)."""
+    if not kind:
+        return DEFAULT_KINDS
+    if any(k.lower() == "all" for k in kind):
+        return None
+    return tuple(normalise_kinds(kind) or ())
+
+
+def kinds_text(kinds: Sequence[str] | None) -> str:
+    """What a result covers, for its title: the default stated with how to widen it."""
+    if kinds is None:
+        return "every kind"
+    if tuple(kinds) == DEFAULT_KINDS:
+        return DEFAULT_KINDS_TEXT
+    return ", ".join(k.replace("_", "-") for k in kinds) + " prices"
 
 
 def resolve_gpu_query(gpu: str | None) -> list[str] | None:
