@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import platformdirs
 from sqlalchemy import event, inspect
@@ -23,12 +24,61 @@ DB_ENV = "GPU_TRACKER_DB"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
 
 
+#: Engines opened on a SQLite file this process may not write carry this execution option.
+READ_ONLY_OPTION = "tracker_read_only"
+#: PostgreSQL: give up connecting after this many seconds (an unreachable host is an error, not a hang).
+PG_CONNECT_TIMEOUT_S = 10
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
 def default_database_url() -> str:
     """``$GPU_TRACKER_DB`` or a SQLite file in the user's data directory."""
     if os.environ.get(DB_ENV):
         return os.environ[DB_ENV]
-    data_dir = Path(platformdirs.user_data_dir(APP_NAME))
-    return f"sqlite:///{data_dir / 'tracker.db'}"
+    return f"sqlite:///{default_data_dir() / 'tracker.db'}"
+
+
+def is_read_only(engine: Engine) -> bool:
+    """Opened read-only: asked for, or a SQLite file this process cannot write."""
+    return bool(engine.get_execution_options().get(READ_ONLY_OPTION))
+
+
+def _prepare_sqlite_file(path: Path, read_only: bool) -> bool:
+    """Check ``path`` fast and say whether it can only be read.
+
+    A file that exists must be a readable file; one that does not is created, in an existing
+    directory only (a mistyped directory is an error; the default data directory is made on
+    its own). Unusable places (``/proc/x.db``, a directory, no permission) are a one-line
+    ``ConfigError`` at once, never a lock waited for.
+    """
+    if path.exists():
+        if not path.is_file():
+            raise ConfigError(f"database: {path} is not a file")
+        try:
+            with path.open("rb"):
+                pass
+        except OSError as exc:
+            raise ConfigError(f"database: cannot read {path} ({exc.strerror})") from None
+        return read_only or not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK))
+    if read_only:
+        raise ConfigError(f"database: {path} does not exist (run `gpu-tracker scrape` to create the store)")
+    parent = path.parent
+    if not parent.is_dir():
+        default = default_data_dir()
+        if parent.absolute() != default.absolute():
+            raise ConfigError(f"database: directory {parent} does not exist (create it first; only the default "
+                              f"data directory {default} is created on its own)")
+        parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o644))  # an empty file is an empty database
+    except FileExistsError:
+        pass
+    except OSError as exc:
+        raise ConfigError(f"database: cannot create {path} ({exc.strerror or exc})") from None
+    return False
 
 
 def mask_url(url: str) -> str:
@@ -84,11 +134,17 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
         raise ConfigError(f"database: {mask_url(url)} is not a database URL") from None
     if parsed.get_backend_name() == "sqlite":
         path = sqlite_path(url)
-        if path is not None and read_only and not path.is_file():
-            raise ConfigError(f"database: {path} does not exist (run `gpu-tracker scrape` to create the store)")
-        if path is not None and not read_only:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if path is not None:
+            read_only = _prepare_sqlite_file(path, read_only)
+        if path is not None and read_only:
+            # mode=ro: never write, nor create -wal/-shm where the directory is not ours;
+            # immutable when it cannot be written at all (read-only media, another user's store)
+            target = f"file:{quote(str(path.absolute()))}?mode=ro" + ("" if os.access(path.parent, os.W_OK) else "&immutable=1")
+            kwargs.setdefault("creator", lambda: sqlite3.connect(target, uri=True, check_same_thread=False,
+                                                                 timeout=SQLITE_BUSY_TIMEOUT_MS / 1000))
         kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
+        if read_only:
+            kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
         engine = create_engine(url, **kwargs)
 
         @event.listens_for(engine, "connect")
@@ -105,6 +161,10 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
 
         return engine
     kwargs.setdefault("pool_pre_ping", True)
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+        kwargs.setdefault("connect_args", {"connect_timeout": PG_CONNECT_TIMEOUT_S})
+    if read_only:
+        kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
     engine = create_engine(url, **kwargs)
     if read_only:
         @event.listens_for(engine, "connect")

@@ -19,15 +19,16 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import OperationalError, ProgrammingError
+from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
-from db.engine import make_engine, sqlite_path
+from db.engine import is_read_only, make_engine, mask_url, sqlite_path
+from tracker.errors import ConfigError
 
 MIGRATIONS = Path(__file__).parent / "migrations"
 
@@ -84,6 +85,8 @@ def is_current(engine: Engine) -> bool:
 BASELINE = "0001"
 
 
+#: Waiting longer than this for another process's migration is an error, not a hang.
+MIGRATION_LOCK_TIMEOUT_S = 120.0
 #: Alembic keeps its migration context in module globals: one migration per process at a time.
 _IN_PROCESS = threading.Lock()
 
@@ -94,7 +97,8 @@ def _migration_guard(engine: Engine) -> Iterator[None]:
     statement by statement) other processes through a lock file next to the database.
     PostgreSQL's other processes are serialised by an advisory lock inside the transaction."""
     path = sqlite_path(engine.url.render_as_string(hide_password=False))
-    with _IN_PROCESS, (FileLock(f"{path}.migrate.lock") if path is not None else nullcontext()):
+    lock = FileLock(f"{path}.migrate.lock", timeout=MIGRATION_LOCK_TIMEOUT_S) if path is not None else nullcontext()
+    with _IN_PROCESS, lock:
         yield
 
 
@@ -156,9 +160,25 @@ def _upgrade(engine: Engine, revision: str = "head") -> None:
 
 
 def init_db(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent; users never migrate by hand)."""
-    if not is_current(engine):
+    """Bring the schema to the newest migration (idempotent; users never migrate by hand).
+
+    A current store is only read (no lock file, no write: a read-only store opens); a read-only
+    store that needs migrating, and one that cannot be opened or read at all, are a one-line
+    ``ConfigError`` naming the masked URL."""
+    where = mask_url(engine.url.render_as_string(hide_password=False))
+    try:
+        if is_current(engine):
+            return
+        if is_read_only(engine):
+            raise ConfigError(f"database {where} is read-only and its schema is not current: open it once with "
+                              "write access to migrate it")
         upgrade_or_adopt(engine)
+    except DBAPIError as exc:
+        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
+        raise ConfigError(f"database {where} cannot be used: {reason}") from None
+    except Timeout:
+        raise ConfigError(f"database {where}: another process has been migrating it for "
+                          f"{MIGRATION_LOCK_TIMEOUT_S:g}s (its lock file is {where}.migrate.lock)") from None
 
 
 def make_revision(engine: Engine, message: str) -> None:

@@ -69,7 +69,7 @@ def scrape(
     from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
     st = state(ctx)
-    engine = st.engine
+    engine = st.collector_engine
     use_replay = replay or replay_dir is not None
     names = list(provider) if provider else None
     if use_replay and not names:

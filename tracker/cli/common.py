@@ -70,6 +70,25 @@ class State:
 
         return self.settings.database or default_database_url()
 
+    @property
+    def collector_engine(self) -> Engine:
+        """The engine of a command that collects: the store passes its integrity quick check
+        first, so nothing is ever written into a damaged one (``db.integrity``)."""
+        if self._engine is None:
+            from db.engine import is_read_only, make_engine, mask_url
+            from db.integrity import require_sound_store
+            from tracker.errors import ConfigError
+
+            probe = make_engine(self.database_url)
+            try:
+                if is_read_only(probe):
+                    raise ConfigError(f"database {mask_url(self.database_url)} is read-only for this user: collecting "
+                                      "needs write access to the file and its directory (reading commands work)")
+                require_sound_store(probe)
+            finally:
+                probe.dispose()
+        return self.engine
+
     def close(self) -> None:
         """Release the engine's connections when the command ends (no pooled sockets left behind)."""
         if self._engine is not None:

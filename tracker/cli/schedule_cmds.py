@@ -59,7 +59,7 @@ def run(
     use_replay = replay or replay_dir is not None
     names = list(provider) if provider else None
     plans = plan_providers(settings, names, replay=use_replay, replay_dir=replay_dir)
-    engine = st.engine
+    engine = st.collector_engine
     if once:
         try:
             results = run_once(engine, settings, [p.name for p in plans], replay=use_replay, replay_dir=replay_dir)

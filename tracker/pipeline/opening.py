@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from db import queries
-from db.engine import default_database_url, make_engine, session_scope
+from db.engine import default_database_url, is_read_only, make_engine, session_scope
 from db.migrate import init_db
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
 
@@ -34,5 +34,6 @@ def sync_catalog(engine: Engine, settings: Settings) -> int:
 def open_store(settings: Settings, url: str | None = None) -> Engine:
     engine = make_engine(url or database_url(settings))
     init_db(engine)
-    sync_catalog(engine, settings)
+    if not is_read_only(engine):  # a store only this process cannot write keeps the catalog it has
+        sync_catalog(engine, settings)
     return engine
