@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from filelock import FileLock, Timeout
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, OperationalError, ProgrammingError
+from sqlalchemy.exc import OperationalError, ProgrammingError
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -163,8 +163,8 @@ def init_db(engine: Engine) -> None:
     """Bring the schema to the newest migration (idempotent; users never migrate by hand).
 
     A current store is only read (no lock file, no write: a read-only store opens); a read-only
-    store that needs migrating, and one that cannot be opened or read at all, are a one-line
-    ``ConfigError`` naming the masked URL."""
+    store that needs migrating is a one-line ``ConfigError`` naming the masked URL (a store that
+    cannot be opened at all raises the driver's error, which the CLI describes in one line)."""
     where = mask_url(engine.url.render_as_string(hide_password=False))
     try:
         if is_current(engine):
@@ -173,9 +173,6 @@ def init_db(engine: Engine) -> None:
             raise ConfigError(f"database {where} is read-only and its schema is not current: open it once with "
                               "write access to migrate it")
         upgrade_or_adopt(engine)
-    except DBAPIError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
-        raise ConfigError(f"database {where} cannot be used: {reason}") from None
     except Timeout:
         raise ConfigError(f"database {where}: another process has been migrating it for "
                           f"{MIGRATION_LOCK_TIMEOUT_S:g}s (its lock file is {where}.migrate.lock)") from None
