@@ -10,8 +10,8 @@ Storage model (why it is shaped this way):
   provider's next collection attempt after ``last_seen`` once it happened (NULL while the
   interval is current): a price holds until then and never longer. Rows are compact for a
   year of hourly data: times are integer epoch seconds, provider/gpu/kind/currency are small
-  integer ids from ``label``; the only index is ``(gpu_id, last_seen)`` for a GPU's
-  history over a range (the other hot question, the latest price per offer, is answered by
+  integer ids from ``label``; the only index is ``(gpu_id, last_seen, first_seen)`` for a
+  GPU's history over a range (the other hot question, the latest price per offer, is answered by
   ``offer_state``).
 * ``offer_state`` is the current state: per offer, its newest interval. Previous prices,
   market medians and "what is on sale now" read it instead of scanning history, so the work
@@ -122,7 +122,9 @@ class PriceInterval(SQLModel, table=True):
     """One price of one offer over a run of consecutive observations; times in epoch seconds."""
 
     __tablename__ = "price_interval"
-    __table_args__ = (Index("ix_price_interval_gpu_last", "gpu_id", "last_seen"),)
+    #: The one index: a GPU's intervals by end, ``first_seen`` included so "in effect during
+    #: [a, b]" (``last_seen >= a AND first_seen <= b``) is answered from the index alone.
+    __table_args__ = (Index("ix_price_interval_gpu_last_first", "gpu_id", "last_seen", "first_seen"),)
 
     id: int | None = Field(default=None, primary_key=True)
     offer_id: int = Field(foreign_key="offer.id")
@@ -174,6 +176,15 @@ class RollupHour(_Rollup, table=True):
 class RollupDay(_Rollup, table=True):
     __tablename__ = "rollup_day"
     __table_args__ = {"sqlite_with_rowid": False}
+
+
+class StoreMeta(SQLModel, table=True):
+    """Facts about the store itself (``raw_pruned_before``: the raw-retention horizon)."""
+
+    __tablename__ = "store_meta"
+
+    key: str = Field(primary_key=True, max_length=64)
+    value: str = Field(max_length=255)
 
 
 class ScrapeRun(SQLModel, table=True):

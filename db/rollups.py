@@ -184,7 +184,11 @@ def load_raw(
         sql += " AND currency_id = :usd"
         params["usd"] = usd[0] if usd else -1
     rows = conn.execute(text(sql).bindparams(*binds), params).all()
-    df = pd.DataFrame(rows, columns=RAW_COLUMNS)
+    return _typed(conn, pd.DataFrame([tuple(r) for r in rows], columns=RAW_COLUMNS))
+
+
+def _typed(conn: Connection, df: pd.DataFrame) -> pd.DataFrame:
+    """Raw interval rows with numeric dtypes, ``interval_s`` and ``next_seen``."""
     df["ends_at"] = df["ends_at"].astype(float)
     df["price"] = df["price"].astype(float)
     for c in ("first_seen", "last_seen", "interval_id", "offer_id", "provider_id", "gpu_id", "kind_id"):
@@ -194,59 +198,114 @@ def load_raw(
     return with_next_seen(df)
 
 
+def _placeholders(conn: Connection, n: int) -> str:
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    return ", ".join([mark] * n)
+
+
+def _write(conn: Connection, table: str, rows: pd.DataFrame) -> int:
+    """Insert roll-up rows with one driver-level ``executemany`` (no per-row SQLAlchemy work)."""
+    if rows.empty:
+        return 0
+    values = list(zip(rows["gpu_id"].astype(int).tolist(), rows["bucket"].astype(int).tolist(),
+                      rows["provider_id"].astype(int).tolist(), rows["kind_id"].astype(int).tolist(),
+                      rows["min"].astype(float).tolist(), rows["median"].astype(float).tolist(),
+                      rows["max"].astype(float).tolist(), rows["offers"].astype(int).tolist(), strict=True))
+    conn.exec_driver_sql(
+        f"INSERT INTO {table} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
+        f"VALUES ({_placeholders(conn, 8)})", values)
+    return len(values)
+
+
+def _recompute(conn: Connection, raw: pd.DataFrame, provider_id: int, step: int, b_lo: int, b_hi: int) -> int:
+    """Replace ``provider_id``'s roll-ups of ``step`` for buckets ``[b_lo, b_hi]`` by what ``raw`` gives."""
+    rows = summarise(expand(raw, step, b_lo, b_hi))
+    conn.execute(text(f"DELETE FROM {TABLES[step]} WHERE provider_id = :p AND bucket >= :lo AND bucket <= :hi"),
+                 {"lo": b_lo, "hi": b_hi, "p": provider_id})
+    return _write(conn, TABLES[step], rows)
+
+
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None) -> int:
-    """Recompute ``provider_id``'s hourly and daily roll-ups for the buckets holding ``[lo, hi]``.
+    """Recompute ``provider_id``'s hourly and daily roll-ups for the buckets holding ``[lo, hi]``
+    (never before the raw-retention horizon: those buckets are all that is left of them).
 
     Returns the number of roll-up rows written."""
     intervals = intervals if intervals is not None else provider_intervals(conn)
     interval_s = intervals.get(provider_id, DEFAULT_INTERVAL_S)
+    lo = max(lo, raw_horizon(conn))
     gpus = gpu_ids(conn)
     written = 0
-    for step, table in TABLES.items():
+    for step in TABLES:
         b_lo, b_hi = floor(lo, step), floor(hi, step)
+        if b_hi < b_lo:
+            continue
         raw = load_raw(conn, gpu_ids=gpus, since=b_lo, until=b_hi + step - 1, provider_ids=[provider_id],
                        slack=max(interval_s, step))
-        rows = summarise(expand(raw, step, b_lo, b_hi))
-        if gpus:
-            conn.execute(
-                text(f"DELETE FROM {table} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
-                     "AND provider_id = :p").bindparams(bindparam("gpus", expanding=True)),
-                {"gpus": gpus, "lo": b_lo, "hi": b_hi, "p": provider_id},
-            )
-        if not rows.empty:
-            conn.execute(
-                text(f"INSERT INTO {table} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
-                     "VALUES (:gpu_id, :bucket, :provider_id, :kind_id, :min, :median, :max, :offers)"),
-                [{"gpu_id": int(r[0]), "bucket": int(r[1]), "provider_id": int(r[2]), "kind_id": int(r[3]),
-                  "min": float(r[4]), "median": float(r[5]), "max": float(r[6]), "offers": int(r[7])}
-                 for r in rows.itertuples(index=False)],
-            )
-            written += len(rows)
+        written += _recompute(conn, raw, provider_id, step, b_lo, b_hi)
     return written
 
 
-def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None) -> int:
+def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None) -> int:
     """Recompute every roll-up (of ``provider_ids``, or all) from the stored intervals.
 
-    Roll-ups of buckets whose raw intervals were pruned (``retention.raw_days``) are kept as
-    they are: only the range that raw data still covers is recomputed."""
+    Roll-ups of buckets before the raw-retention horizon (``prune``) are kept as they are:
+    only the range that raw data still covers whole is recomputed. Each provider's intervals
+    are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
+    ``horizon`` overrides the stored one (a migration older than ``store_meta`` passes 0)."""
     intervals = provider_intervals(conn)
+    horizon = raw_horizon(conn) if horizon is None else horizon
     pids = list(provider_ids) if provider_ids is not None else sorted(
-        p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM offer_state")).all()
+        p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
     )
     written = 0
     for pid in pids:
-        lo, hi = conn.execute(
-            text("SELECT MIN(first_seen), MAX(last_seen) FROM price_interval WHERE provider_id = :p"), {"p": pid}
-        ).one()
-        if lo is None:
+        raw = load_raw(conn, gpu_ids=gpu_ids(conn), provider_ids=[pid])
+        if raw.empty:
             continue
-        hi = int(hi) + intervals.get(pid, DEFAULT_INTERVAL_S)
-        start = floor(int(lo), DAY)
+        interval_s = intervals.get(pid, DEFAULT_INTERVAL_S)
+        lo = max(int(raw["first_seen"].min()), horizon)
+        hi = int(raw["last_seen"].max()) + interval_s
+        start = floor(lo, DAY)
+        first_s, last_s = raw["first_seen"].to_numpy(), raw["last_seen"].to_numpy()
         while start <= hi:
-            written += refresh(conn, pid, start, min(start + REBUILD_WINDOW - 1, hi), intervals)
+            end = min(start + REBUILD_WINDOW - 1, hi)
+            for step in TABLES:
+                b_lo, b_hi = max(floor(start, step), floor(lo, step)), floor(end, step)
+                slack = max(interval_s, step)
+                window = raw[(last_s >= b_lo - slack) & (first_s <= b_hi + step - 1)]
+                written += _recompute(conn, window, pid, step, b_lo, b_hi)
             start += REBUILD_WINDOW
     return written
+
+
+#: ``store_meta`` key: epoch seconds before which raw intervals were pruned.
+HORIZON_KEY = "raw_pruned_before"
+
+
+def raw_horizon(conn: Connection) -> int:
+    """Epoch seconds (a day boundary) before which raw intervals were pruned (0: never)."""
+    value = conn.execute(text("SELECT value FROM store_meta WHERE key = :k"), {"k": HORIZON_KEY}).scalar()
+    return int(value) if value is not None else 0
+
+
+def prune(conn: Connection, before: int) -> int:
+    """Delete raw intervals that count in no bucket from the day holding ``before`` on (every
+    day and hour they could count in is before it), keeping each offer's current interval;
+    the roll-ups keep their buckets. Returns how many intervals were deleted.
+
+    The horizon is rounded down to a day and only moves forward: buckets from it on still have
+    all their intervals, so roll-up and raw answers there stay equal, and a rebuild never
+    recomputes a bucket that lost intervals."""
+    cutoff = max(floor(before, DAY), raw_horizon(conn))
+    longest = max([*provider_intervals(conn).values(), DEFAULT_INTERVAL_S])
+    # a price holds at most one collection interval after last_seen (and never past ends_at)
+    deleted = conn.execute(text(
+        "DELETE FROM price_interval WHERE last_seen + :longest < :cutoff AND (ends_at IS NULL OR ends_at <= :cutoff) "
+        "AND id NOT IN (SELECT interval_id FROM offer_state)"), {"cutoff": cutoff, "longest": longest}).rowcount
+    updated = conn.execute(text("UPDATE store_meta SET value = :v WHERE key = :k"), {"v": str(cutoff), "k": HORIZON_KEY}).rowcount
+    if not updated:
+        conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"), {"v": str(cutoff), "k": HORIZON_KEY})
+    return int(deleted or 0)
 
 
 def read(

@@ -15,6 +15,8 @@ whole. Raw intervals answer the rest:
 
 The two paths give the same numbers (a property test checks it on both backends), so
 which one answered is an implementation detail; ``source`` in the result says which did.
+Before the raw-retention horizon (``retention.raw_days``) only roll-ups are left: a partial
+bucket there is answered by its whole roll-up bucket.
 """
 
 from __future__ import annotations
@@ -126,6 +128,11 @@ def provider_buckets(
             return pd.DataFrame(columns=BUCKET_COLUMNS), "rollups"
         if not _tolerance_agrees(conn, tolerance, step, in_scope):
             return _raw(session, filters, resolution, since, until, tolerance), "raw"
+        horizon = rollups.raw_horizon(conn)
+        if lo < horizon:  # raw intervals there were pruned: the whole first bucket is what is known
+            first_full = rollups.floor(lo, step)
+        if hi < horizon:
+            last_full = rollups.floor(hi, step)
         middle = _read_rollups(conn, step, gpu_ids, provider_ids, kind_ids, first_full, last_full)
         parts = [middle]
         used_raw = False

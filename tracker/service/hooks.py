@@ -5,6 +5,7 @@ A hook is ``after_collect(engine, settings, results)`` where ``results`` is the 
 selected provider for ``run --once``). Built-in hooks are found by name::
 
     tracker.alerts.after_collect     (evaluate rules, queue and deliver notifications)
+    tracker.pipeline.retention.after_collect   (prune raw intervals past retention.raw_days, daily)
 
 The analysis needs no hook: it is computed from the stored history when asked (CLI, API,
 dashboard), so there is no snapshot to refresh.
@@ -32,7 +33,7 @@ log = logging.getLogger("tracker.service.hooks")
 AfterCollect = Callable[[Engine, "Settings", "list[RunResult]"], Any]
 
 #: Modules whose ``after_collect`` runs after every collection, in this order.
-BUILTIN_HOOK_MODULES: tuple[str, ...] = ("tracker.alerts",)
+BUILTIN_HOOK_MODULES: tuple[str, ...] = ("tracker.alerts", "tracker.pipeline.retention")
 
 _registered: list[AfterCollect] = []
 

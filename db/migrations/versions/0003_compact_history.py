@@ -136,7 +136,7 @@ def upgrade() -> None:
 
     from db import rollups
 
-    rollups.rebuild(bind)
+    rollups.rebuild(bind, horizon=0)  # nothing was pruned before this layout
 
 
 def downgrade() -> None:

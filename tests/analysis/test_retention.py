@@ -1,0 +1,78 @@
+"""Retention: raw intervals older than ``retention.raw_days`` are pruned, roll-ups stay, and
+history crossing the horizon (whole buckets) gives the answer it gave before; ``rollups
+rebuild`` restores roll-ups from raw intervals and keeps those before the horizon."""
+
+from __future__ import annotations
+
+import sys
+from datetime import timedelta
+from typing import Any
+
+import pandas as pd
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from tests.analysis.test_rollup_equivalence import T0, assert_same, record
+from tracker.analysis.frames import Filters, Resolution
+from tracker.analysis.history import price_history
+from tracker.analysis.trends import trends
+from tracker.pipeline.retention import prune_raw
+
+# six days, a collection every three hours, alternating between two providers; prices move every two days
+HISTORY = [
+    ("hourly" if k % 2 else "daily", 179, True,
+     [("a", "on_demand", "H100-SXM", 2.0 + (k // 16) * 0.25), ("b", "spot", "H100-SXM", 1.5)])
+    for k in range(48)
+]
+
+
+def rows(engine: Engine, table: str) -> list[tuple[Any, ...]]:
+    with engine.connect() as conn:
+        return [tuple(r) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY gpu_id, bucket, provider_id, kind_id"))]
+
+
+def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
+    start = pd.Timestamp(T0)
+    out = []
+    for res, length in ((Resolution.day, timedelta(days=6)), (Resolution.hour, timedelta(days=5))):
+        for f in (Filters(), Filters(kinds=None)):
+            h = price_history(engine, f, since=start.to_pydatetime(), until=(start + length - pd.Timedelta(seconds=1)).to_pydatetime(),
+                              resolution=res)
+            out.append((h.market, h.by_provider))
+    return out
+
+
+def run_cli(capsys: Any, *args: str) -> tuple[int, str]:
+    from tracker.cli import main
+
+    old, sys.argv = sys.argv, ["gpu-tracker", *args]
+    try:
+        main()
+        code = 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = old
+    return code, capsys.readouterr().out
+
+
+def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: Engine, capsys: Any) -> None:
+    end = record(engine, HISTORY)
+    before, hour_rows, day_rows = answers(engine), rows(engine, "rollup_hour"), rows(engine, "rollup_day")
+    with engine.connect() as conn:
+        raw_before = conn.execute(text("SELECT COUNT(*) FROM price_interval")).scalar_one()
+    deleted, horizon = prune_raw(engine, raw_days=3, now=end)
+    assert deleted > 0 and horizon < end
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT COUNT(*) FROM price_interval")).scalar_one() == raw_before - deleted
+    for got, want in zip(answers(engine), before, strict=True):
+        assert_same(got, want)
+    assert trends(engine, Filters(), as_of=end)["all_time_low"].tolist() == [2.0]
+    url = engine.url.render_as_string(hide_password=False)
+    code, out = run_cli(capsys, "--db", url, "rollups", "rebuild")
+    assert code == 0 and "rebuilt" in out
+    assert rows(engine, "rollup_hour") == hour_rows and rows(engine, "rollup_day") == day_rows
+    code, out = run_cli(capsys, "--db", url, "rollups", "prune", "--raw-days", "2")
+    assert code == 0 and "deleted" in out
+    for got, want in zip(answers(engine), before, strict=True):
+        assert_same(got, want)
