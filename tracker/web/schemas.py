@@ -252,8 +252,10 @@ class AlertEventOut(_Loose):
     title: str | None = None
 
 
-class OutboxRowOut(_Loose):
-    """One delivery of one event to one channel (a row of the outbox)."""
+class OutboxRowOut(AlertDeliveryOut):
+    """One delivery of one event to one channel (a row of the outbox): the channel is redacted,
+    ``next_attempt_at`` is set for pending rows, ``last_error`` (secrets scrubbed) says why the last
+    attempt failed; status pending (retried), delivered, failed (not retried) or orphaned (channel gone)."""
 
     id: int
     event_id: int
@@ -261,13 +263,7 @@ class OutboxRowOut(_Loose):
     event_kind: str = Field(description="fired, resolved, test or digest.")
     title: str | None = None
     created_at: datetime
-    channel: str = Field(description="The channel, redacted (secrets never shown).")
-    status: str = Field(description="pending (retried), delivered, failed (not retried) or orphaned (channel gone).")
-    attempts: int
     last_attempt_at: datetime | None = None
-    delivered_at: datetime | None = None
-    next_attempt_at: datetime | None = Field(default=None, description="When a pending row is tried next.")
-    last_error: str | None = Field(default=None, description="Why the last attempt failed (secrets scrubbed).")
 
 
 class DeliveriesOut(_Out):
