@@ -68,6 +68,8 @@ PROVIDERS = '''
 #   interval = "1h"                    # overrides default_interval (and the provider's own default)
 #   api_key_env = "MY_KEY"             # read the provider's key from $MY_KEY instead of its default name
 #   credentials_env = {{ DEFAULT_NAME = "MY_NAME" }}   # the same, one variable at a time
+#   max_body_mb = 32                   # largest response body read, decoded (default: the provider's own)
+#   max_download_mb = 1024             # largest download to disk (AWS offer files)
 #
 # Registered providers and the environment variables they read:
 {table}
