@@ -189,6 +189,13 @@ def test_pages_fit_the_screen(server: str, browser: Any, tmp_path: Path, width: 
     if width == PHONE and charts:
         assert all(c["svg"]["w"] <= PHONE for c in m["charts"])
     screenshot(page, tmp_path, f"{name}-{width}")
+    if width == DESKTOP and charts:
+        # a window made narrow after loading: plotly's responsive resize keeps every chart in its card
+        page.set_viewport_size({"width": PHONE + 110, "height": 900})
+        page.wait_for_timeout(1200)
+        narrowed = check_layout(page, key_tables, charts)
+        assert all(c["svg"]["w"] <= PHONE + 110 for c in narrowed["charts"])
+        screenshot(page, tmp_path, f"{name}-resized")
     page.context.close()
 
 

@@ -44,8 +44,9 @@
                          font: { size: 11, color: "#1f8a4c" }, align: "left",
                          text: "all-time low " + money(c.all_time_low) + (narrow ? "<br>" : " ") + where });
     }
+    div.style.height = PLOT_HEIGHT + "px";
     var layout = {
-      height: PLOT_HEIGHT,
+      autosize: true,
       margin: narrow ? { l: 44, r: 8, t: 8, b: 36 } : { l: 60, r: 20, t: 8, b: 40 },
       hovermode: "x unified",
       xaxis: { type: "date", title: { text: "UTC (" + c.resolution + ")" }, gridcolor: "#eef1f6",
@@ -61,11 +62,15 @@
     Plotly.newPlot(div, traces, layout, config).then(fitHeight);
   });
 
-  // The plot area keeps PLOT_HEIGHT: the chart grows by what its legend takes (more rows on a phone).
+  // The plot area keeps PLOT_HEIGHT: the chart grows by what its legend takes (more rows on a
+  // phone). Its size stays the container's (autosize), so the responsive resize keeps working.
   function fitHeight(div) {
     var legend = div.querySelector("g.legend");
     var want = Math.round(PLOT_HEIGHT + (legend ? legend.getBoundingClientRect().height : 0));
-    if (Math.abs(div.getBoundingClientRect().height - want) > 4) { return Plotly.relayout(div, { height: want }); }
+    if (Math.abs(div.getBoundingClientRect().height - want) > 4) {
+      div.style.height = want + "px";
+      return Plotly.Plots.resize(div);
+    }
   }
 
   var resizing = null;
