@@ -162,6 +162,8 @@ class WebSettings(BaseModel):
     #: Host header names the server answers to besides loopback, the bind address and this
     #: machine's name (``*.example.com`` for subdomains, ``*`` for any).
     allowed_hosts: list[str] = Field(default_factory=list)
+    #: How long one rendering of /api/prices serves every client (0 turns it off).
+    cache_s: Annotated[float, bounded_duration(0.1, 300, zero_off=True)] = 2.0
 
 
 class SchedulerSettings(BaseModel):

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+import anyio
+from fastapi import APIRouter, Depends, Query, Request, Response
+from pydantic import TypeAdapter
 
 from tracker.analysis.history import METRICS
 from tracker.analysis.tco import TcoResult
@@ -44,16 +46,30 @@ RegionQ = Annotated[list[str] | None, Query(description="Provider region code(s)
 
 
 @router.get("/prices", response_model=list[PriceOut], summary="Latest price of every offer on sale")
-def api_prices(
+async def api_prices(
     ctx: Ctx,
+    request: Request,
     gpu: GpuQ = None,
     provider: ProviderQ = None,
     kind: Annotated[list[str] | None, Query(description="on-demand, spot, community or reserved (repeatable).")] = None,
     region: RegionQ = None,
     limit: Annotated[int | None, Query(ge=1, description="At most this many rows.")] = None,
-) -> list[dict[str, Any]]:
-    """Cheapest per GPU-hour first; the same rows and keys as `gpu-tracker prices --format json`."""
-    return data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region, limit=limit)
+) -> Response:
+    """Cheapest per GPU-hour first; the same rows and keys as `gpu-tracker prices --format json`.
+
+    At most `web.cache_s` (2 s) behind the store: one rendering serves every client meanwhile."""
+    key = ("prices", gpu, tuple(provider or ()), tuple(kind or ()), tuple(region or ()), limit)
+    rendered = ctx.bodies.fresh(key)  # a hit is served on the event loop; a miss renders in a thread
+    if rendered is None:
+        rendered = await anyio.to_thread.run_sync(lambda: ctx.bodies.get(key, lambda: _PRICES.dump_json(_PRICES.validate_python(
+            data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region, limit=limit)))))
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(rendered.gzipped, media_type="application/json",
+                        headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+    return Response(rendered.body, media_type="application/json", headers={"Vary": "Accept-Encoding"})
+
+
+_PRICES = TypeAdapter(list[PriceOut])
 
 
 @router.get("/gpus", response_model=list[GpuOut], summary="The GPU spec catalog")

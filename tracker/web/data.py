@@ -43,6 +43,7 @@ from tracker.catalog.specs import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 from tracker.kinds import canonical_kind, check_kinds
+from tracker.web.cache import BodyCache
 
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
@@ -57,11 +58,13 @@ class WebContext:
     engine: Engine
     catalog: dict[str, GpuSpec] = field(default_factory=dict)
     tolerance: Callable[[str], timedelta] | None = None
+    #: Rendered bodies of the heaviest endpoints, kept ``web.cache_s`` (``tracker.web.cache``).
+    bodies: BodyCache = field(default_factory=lambda: BodyCache(0.0))
 
     @classmethod
     def create(cls, settings: Settings, engine: Engine) -> WebContext:
         catalog = load_catalog(settings.catalog_file)
-        return cls(settings, engine, catalog, scrape_intervals(settings))
+        return cls(settings, engine, catalog, scrape_intervals(settings), BodyCache(settings.web.cache_s))
 
     def session(self) -> Session:
         return Session(self.engine)
