@@ -162,6 +162,15 @@ async def _decoded_chunks(response: httpx.Response) -> AsyncIterator[bytes]:
         yield rest
 
 
+#: Digits beyond which a JSON integer cannot be a price, count or id: read as a float (inf when
+#: huge) so parsers see a number they can reject, instead of an int no float can hold.
+MAX_JSON_INT_DIGITS = 40
+
+
+def _json_int(text: str) -> int | float:
+    return int(text) if len(text) <= MAX_JSON_INT_DIGITS else float(text)
+
+
 class Http:
     """Retrying JSON/text helpers over one ``httpx.AsyncClient``, with size and host limits.
 
@@ -346,8 +355,8 @@ class Http:
 
     def _json(self, response: httpx.Response) -> Any:
         try:
-            return response.json()
-        except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+            return response.json(parse_int=_json_int)
+        except (ValueError, RecursionError):  # bad JSON, bad UTF-8, nesting too deep
             raise self._fail(f"{response.request.method} {redact_url(response.request.url)} did not return JSON") from None
 
     async def download(self, url: str, directory: str | Path | None = None, **kwargs: Any) -> Path:

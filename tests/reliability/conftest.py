@@ -10,6 +10,7 @@ answer itself (wrong status, slow or huge body, gzip bomb, redirect, ...).
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -101,6 +102,11 @@ def recorded_file(provider: str, name: str) -> bytes:
     return (BUNDLED_RECORDINGS / provider / name).read_bytes()
 
 
+#: One TLS context for every transport (the server is plain http; building a context per
+#: transport costs a tenth of a second for nothing).
+_TLS = ssl.create_default_context()
+
+
 def closed_port() -> int:
     """A port on 127.0.0.1 nothing listens on (connections are refused)."""
     with socket.socket() as s:
@@ -114,7 +120,7 @@ class LocalTransport(httpx.AsyncBaseTransport):
 
     port: int
     refused: frozenset[str] = frozenset()
-    inner: httpx.AsyncHTTPTransport = field(default_factory=httpx.AsyncHTTPTransport)
+    inner: httpx.AsyncHTTPTransport = field(default_factory=lambda: httpx.AsyncHTTPTransport(verify=_TLS))
     dead_port: int = field(default_factory=closed_port)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:

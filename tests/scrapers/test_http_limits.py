@@ -267,3 +267,18 @@ def test_retry_after_seconds_and_http_date_forms() -> None:
     assert seconds("Wed, 21 Oct 2015 07:28:00 GMT") == 0.0  # in the past: retry now
     for junk in ("soon", "", "inf", "Mon, 99 Foo 2015", "1e400x"):
         assert seconds(junk) is None
+
+
+def test_absurdly_long_json_integers_read_as_floats() -> None:
+    payload = b'{"price": 1' + b"0" * 400 + b', "id": 12345678901234567890, "count": -' + b"9" * 5000 + b"}"
+    handler = lambda req: httpx.Response(200, stream=Chunks(lambda: [payload]))  # noqa: E731
+    data = run(handler, lambda h: h.get_json("https://api.x.test/a"))
+    assert data["price"] == float("inf") and data["count"] == float("-inf")
+    assert data["id"] == 12345678901234567890 and isinstance(data["id"], int)
+
+
+def test_json_nested_too_deeply_is_a_fetch_error() -> None:
+    payload = b"[" * 100_000 + b"]" * 100_000
+    handler = lambda req: httpx.Response(200, stream=Chunks(lambda: [payload]))  # noqa: E731
+    with pytest.raises(FetchError, match="did not return JSON"):
+        run(handler, lambda h: h.get_json("https://api.x.test/a"))
