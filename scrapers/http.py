@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
-import json
 import math
 import ssl
 import tempfile
