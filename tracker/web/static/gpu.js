@@ -51,7 +51,9 @@
       hovermode: "x unified",
       xaxis: { type: "date", title: { text: "UTC (" + c.resolution + ")" }, gridcolor: "#eef1f6",
                range: c.x_range || undefined, nticks: narrow ? 4 : undefined, automargin: true },
-      yaxis: { title: { text: c.unit }, rangemode: "tozero", tickprefix: "$", gridcolor: "#eef1f6", automargin: true },
+      // y labels sit just above their grid line, clear of the first x label in the corner
+      yaxis: { title: { text: c.unit }, rangemode: "tozero", tickprefix: "$", gridcolor: "#eef1f6", automargin: true,
+               ticklabelposition: "outside top" },
       // above the plot: the legend grows upwards, away from the axis titles, however many rows it wraps into
       legend: { orientation: "h", x: 0, xanchor: "left", y: 1.02, yanchor: "bottom", font: { size: narrow ? 11 : 12 } },
       shapes: shapes, annotations: annotations,
