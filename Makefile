@@ -18,7 +18,7 @@ install: $(BIN)/gpu-tracker
 run: install
 	$(BIN)/gpu-tracker run
 
-## Fill the store from the bundled real recordings and show the cheapest H100s (no network).
+## Fill the store from the bundled recordings and show the cheapest H100s (no network).
 demo: install
 	$(BIN)/gpu-tracker scrape --replay
 	$(BIN)/gpu-tracker prices --gpu H100 --limit 15

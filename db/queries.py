@@ -6,6 +6,7 @@ provider's batch is all-or-nothing.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -124,6 +125,10 @@ def latest_prices(
     """Current price of every offer listed by its provider's latest successful scrape,
     cheapest per GPU-hour first.
 
+    ``replay`` says the price came from a replayed recording; ``recorded`` is then that
+    recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
+    what it is (recording, handmade, api-reference).
+
     "Current" means the offer's newest interval (``offer_state``) was seen by the provider's
     latest successful collection (``last_success_at``): an offer missing from it is no
     longer on sale and is not shown.
@@ -131,8 +136,8 @@ def latest_prices(
     where, params = _current_condition(session, providers)
     sql = (
         "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
-        "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen "
-        "FROM offer_state s JOIN price_interval i ON i.id = s.interval_id JOIN offer o ON o.id = s.offer_id "
+        "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
+        "o.extra FROM offer_state s JOIN price_interval i ON i.id = s.interval_id JOIN offer o ON o.id = s.offer_id "
         f"JOIN label c ON c.id = i.currency_id WHERE {where}"
     )
     binds = []
@@ -152,12 +157,15 @@ def latest_prices(
         binds.append(bindparam("regions", expanding=True))
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
     keys = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-            "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
+            "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since", "extra")
     out = []
     for row in session.connection().execute(text(sql).bindparams(*binds), params).all():
         d = dict(zip(keys, row, strict=True))
         d["available"] = None if d["available"] is None else bool(d["available"])
         d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
+        mark = replay_mark(d.pop("extra"))
+        d["replay"] = mark is not None
+        d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
         out.append(d)
     return out
 
@@ -178,6 +186,21 @@ def offer_extra_field(session: Session, providers: Sequence[str], field: Mapping
         if value is not None:
             out[(provider, sku, region, kind, term)] = value
     return out
+
+
+def replay_mark(extra: Any) -> dict[str, Any] | None:
+    """``{"recorded": ..., "fixture": ...}`` when the offer's price came from a replayed recording, else ``None``.
+
+    Replay stores it in the offer's ``extra["replay"]`` (``tracker.pipeline.replay``); a later live
+    collection of the same offer rewrites ``extra`` without it.
+    """
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    mark = extra.get("replay") if isinstance(extra, dict) else None
+    return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
 
 
 def provider_rows(session: Session) -> dict[str, Provider]:

@@ -5,9 +5,13 @@ What is called
     ``RobotsDisallowed``: the run is skipped). No credentials.
 
 What is extracted
-    The "NVIDIA GPU Instances" price table: one offer per GPU product and price column.
-    "On-demand, GPU-hour" -> ``on_demand``; "Preemptible, GPU-hour" -> ``spot`` (preemptible VMs
-    are Nebius' interruptible tier). Prices are **per GPU-hour**, so each offer is one GPU
+    The GPU price tables: one offer per GPU product and price column. "On-demand, GPU-hour" ->
+    ``on_demand``; "Preemptible, GPU-hour" or "Spot price, GPU-hour" -> ``spot`` (preemptible VMs
+    are Nebius' interruptible tier; the 2026 page has them in a table of their own).
+    A column announcing a future price ("GPU-hour (Effective October 1, 2026)") is not an offer of
+    its own: its price and date go into the on-demand offer's ``extra`` as
+    ``announced_price_per_hour`` and ``announced_effective`` ("2026-10-01"), and the normalise
+    stage stores whichever price is in effect at the observation time. Prices are **per GPU-hour**, so each offer is one GPU
     (``gpu_count=1``) at the per-GPU price, with ``extra["price_basis"] = "per GPU-hour"``; the
     vCPUs/RAM columns are the per-GPU share Nebius lists next to it. Cells read:
 
@@ -22,9 +26,9 @@ What is extracted
     with ``extra["cpu"] = "Intel"``. No region is printed (``region=""``).
 
 Selectors relied on (by visible text, never by the generated ``pc-*`` class names)
-    * the header row: the element whose direct children read "Item", ..., "Preemptible, GPU-hour",
-      "On-demand, GPU-hour" (matched case-insensitively on "preemptible" / "on-demand"). Only tables
-      whose two price headers say "GPU" (per GPU-hour) are read: the CPU-only and other tables
+    * the header row: the element whose direct children read "Item", ... and at least one price
+      header ("On-demand", "Preemptible" or "Spot price", matched case-insensitively). Only tables
+      whose price headers all say "GPU" (per GPU-hour) are read: the CPU-only and other tables
       share the layout;
     * optional "vCPUs" and "RAM" header columns; the name is the "Item" column (else the first);
     * data rows: the elements after the header row, inside the nearest ancestor holding any, with
@@ -55,7 +59,11 @@ from scrapers.html import (
 PRICES_URL = "https://nebius.com/prices"
 
 #: (header label fragment, kind) of the price columns.
-_PRICE_COLUMNS: tuple[tuple[str, str], ...] = (("on demand", "on_demand"), ("preemptible", "spot"))
+_PRICE_COLUMNS: tuple[tuple[str, str], ...] = (("on demand", "on_demand"), ("preemptible", "spot"), ("spot price", "spot"))
+_PRICE_HEADER_RE = re.compile(r"on[\s\-‐–]*demand|preemptible|spot\s+price", re.IGNORECASE)
+_EFFECTIVE_RE = re.compile(r"effective\s+(?:from\s+)?([A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4})", re.IGNORECASE)
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
 _NOT_OFFERED_RE = re.compile(r"^[\s\-–—‒−]*$|^n/?a$", re.IGNORECASE)
 _WITH_CPU_RE = re.compile(r"^(?P<gpu>.+?)\s+with\s+(?P<cpu>.+?)\s+CPU$", re.IGNORECASE)
 _MAX_CLIMB = 6
@@ -73,19 +81,37 @@ def _column(headers: list[str], fragment: str) -> int | None:
 
 
 def _price_columns(headers: list[str]) -> list[tuple[int, str]]:
-    """(column index, kind) of the price columns; ``_header_rows`` guarantees both exist."""
-    cols = []
+    """(column index, kind) of the price columns (one per column); ``_header_rows`` guarantees one."""
+    cols: list[tuple[int, str]] = []
     for fragment, kind in _PRICE_COLUMNS:
         i = _column(headers, fragment)
-        if i is not None:
+        if i is not None and all(i != j for j, _ in cols) and _effective_date(headers[i]) is None:
             cols.append((i, kind))
     return cols
+
+
+def _effective_date(label: str) -> str | None:
+    """ISO date of an "Effective October 1, 2026" header, else ``None``."""
+    m = _EFFECTIVE_RE.search(label)
+    if not m:
+        return None
+    parts = re.findall(r"[A-Za-z]+|\d+", m.group(1))
+    month = _MONTHS.get(parts[0][:3].lower()) if len(parts) == 3 else None
+    if month is None:
+        return None
+    day, year = int(parts[1]), int(parts[2])
+    return f"{year:04d}-{month:02d}-{day:02d}" if 1 <= day <= 31 else None
+
+
+def _announced_columns(headers: list[str]) -> list[tuple[int, str]]:
+    """(column index, ISO date) of the columns announcing a price from a future date."""
+    return [(i, d) for i, h in enumerate(headers) if "gpu" in norm_label(h) and (d := _effective_date(h))]
 
 
 def _header_rows(doc: Tag) -> list[tuple[Tag, list[str]]]:
     """Every element whose direct children are the GPU price table's header cells."""
     found: list[tuple[Tag, list[str]]] = []
-    for text in doc.find_all(string=re.compile(r"on[\s\-‐–]*demand", re.IGNORECASE)):
+    for text in doc.find_all(string=_PRICE_HEADER_RE):
         node = text.parent
         for _ in range(_MAX_CLIMB):
             if not isinstance(node, Tag):
@@ -93,7 +119,7 @@ def _header_rows(doc: Tag) -> list[tuple[Tag, list[str]]]:
             cells = _children(node)
             if len(cells) >= 3:
                 headers = [visible_text(c) for c in cells]
-                if all(_column(headers, frag) is not None for frag, _ in _PRICE_COLUMNS):
+                if _price_columns(headers) and "item" in (norm_label(h) for h in headers):
                     if all(node is not seen for seen, _ in found):
                         found.append((node, headers))
                     break
@@ -135,22 +161,25 @@ class NebiusScraper(Scraper):
         doc = page_soup(self.name, raw)
         candidates = _header_rows(doc)
         if not candidates:
-            raise layout_changed(self.name, "no price table with 'On-demand' and 'Preemptible' columns")
+            raise layout_changed(self.name, "no price table with an 'Item' and an 'On-demand', 'Preemptible' or 'Spot price' column")
         # CPU-only and other tables share the layout; the GPU ones price per "GPU-hour".
         tables = [(h, cols) for h, cols in candidates if all("gpu" in norm_label(cols[i]) for i, _ in _price_columns(cols))]
         if not tables:
             seen_headers = [cols for _, cols in candidates]
             raise layout_changed(self.name, f"no price table per 'GPU-hour' (tables seen: {seen_headers})")
         offers: list[ScrapedOffer] = []
-        seen: dict[str, list[str]] = {}
+        seen: dict[tuple[tuple[str, ...], str], list[str]] = {}
         for header, headers in tables:
             offers.extend(self._parse_table(header, headers, seen))
         if not offers:
             raise layout_changed(self.name, "the GPU price table lists no priced or 'Contact us' item")
         return offers
 
-    def _parse_table(self, header: Tag, headers: list[str], seen: dict[str, list[str]]) -> list[ScrapedOffer]:
+    def _parse_table(
+        self, header: Tag, headers: list[str], seen: dict[tuple[tuple[str, ...], str], list[str]]
+    ) -> list[ScrapedOffer]:
         price_cols = _price_columns(headers)
+        announced = _announced_columns(headers)
         name_col = _column(headers, "item")
         name_col = 0 if name_col is None else name_col
         cpu_col = _column(headers, "vcpu")
@@ -167,11 +196,12 @@ class NebiusScraper(Scraper):
             item = texts[name_col]
             if not item:
                 raise layout_changed(self.name, "a price-table row has no item name")
-            if item in seen:
-                if seen[item] != texts:
+            key = (tuple(headers), item)
+            if key in seen:
+                if seen[key] != texts:
                     raise layout_changed(self.name, f"item {item!r} is listed twice with different prices")
                 continue  # the same row again (e.g. a second rendering of the table)
-            seen[item] = texts
+            seen[key] = texts
             gpu_raw, extra = item, {"price_basis": "per GPU-hour"}
             m = _WITH_CPU_RE.match(item)
             if m:
@@ -187,6 +217,8 @@ class NebiusScraper(Scraper):
                 if money is None:
                     raise layout_changed(self.name, f"cannot read the {headers[col]!r} price {cell!r} of {item!r}")
                 fields = dict(extra)
+                if kind == "on_demand":
+                    fields.update(self._announced(texts, headers, announced, item))
                 price: float | None = None
                 if money.contact_sales:
                     fields["contact_sales"] = True
@@ -210,6 +242,26 @@ class NebiusScraper(Scraper):
                     )
                 )
         return offers
+
+    def _announced(self, texts: list[str], headers: list[str], announced: list[tuple[int, str]], item: str) -> dict[str, Any]:
+        """The price announced for a later date beside the current one, as ``extra`` fields."""
+        if len(announced) > 1:
+            raise layout_changed(self.name, f"more than one announced-price column: {[headers[i] for i, _ in announced]}")
+        for col, date in announced:
+            cell = texts[col]
+            if _NOT_OFFERED_RE.match(cell):
+                return {"announced_effective": date, "announced_not_offered": True}
+            money = parse_money(cell)
+            if money is None:
+                raise layout_changed(self.name, f"cannot read the {headers[col]!r} price {cell!r} of {item!r}")
+            if money.contact_sales:
+                return {"announced_effective": date, "announced_contact_sales": True}
+            out: dict[str, Any] = {"announced_effective": date, "announced_price_per_hour": hourly(money),
+                                   "announced_currency": money.currency}
+            if money.is_from:
+                out["announced_price_from"] = True
+            return out
+        return {}
 
     @staticmethod
     def _spec(cells: list[Tag], col: int | None, key: str, extra: dict[str, Any]) -> float | None:

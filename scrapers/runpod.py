@@ -23,7 +23,10 @@ What is extracted per GPU type (sku = ``"<id>:secure"`` or ``"<id>:community"``)
 A price of ``0`` or ``null`` means "not offered" and gives no offer. When ``secureCloud`` or
 ``communityCloud`` is ``false`` that cloud's on-demand and spot prices are skipped too: RunPod
 fills them with placeholders there (e.g. ``communityPrice`` 0.5 for MI300X and B200, which are
-not on Community Cloud). Not tracked: ``clusterPrice`` (Instant Clusters) and ``oneWeekPrice``
+not on Community Cloud). A payload without the flags (a smaller query) cannot say which cloud a
+type is in, so there an on-demand price of exactly ``PLACEHOLDER_PRICE`` ($0.50) is taken for the
+placeholder and skipped (``skipped_placeholders`` is logged): in the 2025 recording, which has the
+flags, every on-demand 0.50 sits in a cloud flagged ``false``. Not tracked: ``clusterPrice`` (Instant Clusters) and ``oneWeekPrice``
 (not a whole number of months). The ``unknown`` GPU type (all prices 0) gives nothing.
 
 Keys relied on: ``data.gpuTypes[]``, ``id`` (gpu_raw, the full model name such as
@@ -35,6 +38,7 @@ and ``nodeGroupDatacenters`` (optional). GraphQL ``errors`` (a renamed field, sa
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, read_price, require
@@ -45,7 +49,10 @@ GPU_TYPES_QUERY = (
     "communityPrice communitySpotPrice secureSpotPrice clusterPrice oneWeekPrice oneMonthPrice "
     "threeMonthPrice sixMonthPrice nodeGroupDatacenters { id name } } }"
 )
+log = logging.getLogger(__name__)
 TERM_PRICES = (("oneMonthPrice", 1), ("threeMonthPrice", 3), ("sixMonthPrice", 6))
+#: What RunPod puts in the on-demand price of a cloud a GPU type is not in (see the module docstring).
+PLACEHOLDER_PRICE = 0.5
 
 
 class RunpodScraper(Scraper):
@@ -99,6 +106,7 @@ class RunpodScraper(Scraper):
         if not gpu_types:
             raise ParseError(f"{self.name}: gpuTypes is empty")
         offers: list[ScrapedOffer] = []
+        placeholders: list[str] = []
         for index, gpu in enumerate(gpu_types):
             if not isinstance(gpu, dict):
                 raise ParseError(f"{self.name}: gpuTypes[{index}] should be an object, got {type(gpu).__name__}")
@@ -129,7 +137,9 @@ class RunpodScraper(Scraper):
                     continue  # not in this cloud: its prices are placeholders
                 sku = f"{gpu_id}:{cloud}"
                 extra = {**base_extra, "cloud": cloud}
-                if price[0] is not None or price[1]:
+                if price[0] == PLACEHOLDER_PRICE and not price[1] and gpu.get(flag) is None:
+                    placeholders.append(sku)  # no flag to tell: the placeholder is not a price
+                elif price[0] is not None or price[1]:
                     offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=price[0],
                                              extra={**extra, **price[1]}, **common))
                 spot, bad_spot = self._price(gpu, spot_key)
@@ -148,6 +158,9 @@ class RunpodScraper(Scraper):
                             **common,
                         )
                     )
+        if placeholders:
+            log.info("%s: %d on-demand prices of $%.2f without a cloud flag skipped as placeholders: %s",
+                     self.name, len(placeholders), PLACEHOLDER_PRICE, ", ".join(placeholders))
         if not offers:
             raise ParseError(f"{self.name}: no GPU type has a price (all 0 or null)")
         return offers

@@ -107,7 +107,9 @@ class VastaiScraper(Scraper):
         for index, item in enumerate(offers):
             if not isinstance(item, dict):
                 raise ParseError(f"{self.name}: offers[{index}] should be an object, got {type(item).__name__}")
-            offer_id = require(item, "id", provider=self.name, kind=(int, str))
+            offer_id = item.get("id")
+            if isinstance(offer_id, bool) or not isinstance(offer_id, (int, str)) or not str(offer_id).strip():
+                raise ParseError(f"{self.name}: offers[{index}] ({_describe(item)}) has no usable 'id', got {offer_id!r}")
             sku = str(offer_id)
             if sku in seen:  # the same ask listed twice is one offer
                 continue
@@ -157,3 +159,10 @@ class VastaiScraper(Scraper):
             if min_bid or bad_bid:
                 result.append(self.offer(kind="spot", price_per_hour=min_bid, **{**common, "extra": {**extra, **bad_bid}}))
         return result
+
+
+def _describe(item: dict[str, Any]) -> str:
+    """Which offer this is, for an error about an offer that lacks its id: GPUs, machine, host, place."""
+    parts = [f"{item.get('num_gpus', '?')}x {item.get('gpu_name', '?')}"]
+    parts += [f"{key} {item[key]}" for key in ("machine_id", "host_id", "geolocation") if item.get(key) not in (None, "")]
+    return ", ".join(parts)

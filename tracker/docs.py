@@ -1,5 +1,8 @@
 """Generated documentation: the README's provider table comes from the scrapers themselves.
 
+The "fixture" column is what the bundled replay recording is (a real recording, with its date;
+a handmade sample; an API-reference example), from the scraper and its ``manifest.json``.
+
 ``python -m tracker.docs`` rewrites the block between the markers in README.md; a test
 fails when the README and the code disagree, so the table cannot go stale.
 """
@@ -11,6 +14,7 @@ import sys
 from pathlib import Path
 
 from scrapers.registry import all_scrapers
+from tracker.pipeline.replay import recording_info
 
 BEGIN, END = "<!-- providers:begin -->", "<!-- providers:end -->"
 README = Path(__file__).parent.parent / "README.md"
@@ -31,6 +35,11 @@ def provider_table() -> str:
             auth += " (optional: " + ", ".join(f"`{c}`" for c in cls.optional_credentials) + ")"
         kinds = ", ".join(k.replace("_", "-") for k in cls.kinds)
         source, fixture = _cell(cls.source_kind) or "?", _cell(cls.fixture_kind) or "?"
+        info = recording_info(name)
+        if info is not None and info.recorded:
+            fixture += f" ({info.recorded})"
+        elif info is not None and info.fixture == "recording":
+            fixture += " (undated)"
         lines.append(
             f"| **{name}** ({_cell(cls.display_name)}) | {source} | `{_cell(cls.endpoint)}` | {auth} | {kinds} "
             f"| {fixture} | {_cell(cls.caveats) or '-'} |"

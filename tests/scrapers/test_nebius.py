@@ -121,3 +121,48 @@ def test_fetch_gets_the_price_page_once_with_a_browser_user_agent() -> None:
 
 def test_fetch_refuses_when_robots_txt_disallows() -> None:
     assert_refused_by_robots(NebiusScraper(env={}), PRICES_URL, load_text(PAGE), robots="User-agent: *\nDisallow: /prices\n")
+
+
+# Real excerpt: ewyluda/gpu-price-index tests/fixtures/nebius.html @ eb72cc64 (MIT), the two GPU price
+# tables of nebius.com/prices as of September 2026, copied whole: current on-demand prices beside
+# "GPU-hour (Effective October 1, 2026)" ones, and spot prices in a table of their own.
+PAGE_2026_09 = "nebius/nebius_prices_page_gpu_tables_2026-09.html"
+
+
+class TestAnnouncedPrices2026:
+    @pytest.fixture()
+    def offers(self) -> list[ScrapedOffer]:
+        return NebiusScraper(env={}).parse(load_text(PAGE_2026_09))
+
+    def test_the_current_price_is_the_offer_and_the_announced_one_is_kept_with_its_date(self, offers: list[ScrapedOffer]) -> None:
+        h100 = by_key(offers)[("NVIDIA HGX H100", "on_demand")]
+        assert h100.price_per_hour == 3.85
+        assert (h100.extra["announced_price_per_hour"], h100.extra["announced_effective"]) == (4.50, "2026-10-01")
+        b300 = by_key(offers)[("NVIDIA HGX B300", "on_demand")]
+        assert (b300.price_per_hour, b300.extra["announced_price_per_hour"]) == (7.85, 9.50)
+        gb300 = by_key(offers)[("NVIDIA GB300 NVL72", "on_demand")]
+        assert gb300.price_per_hour is None and gb300.extra["announced_contact_sales"] is True
+
+    def test_the_announced_column_is_no_offer_of_its_own(self, offers: list[ScrapedOffer]) -> None:
+        assert {o.kind for o in offers} == {"on_demand", "spot"}
+        assert len([o for o in offers if o.kind == "on_demand"]) == 9
+
+    def test_spot_prices_come_from_their_own_table(self, offers: list[ScrapedOffer]) -> None:
+        spot = by_key(offers)[("NVIDIA HGX H100", "spot")]
+        assert spot.price_per_hour == 0.79 and spot.extra["price_from"] is True
+        assert by_key(offers)[("NVIDIA L40S with AMD CPU", "spot")].price_per_hour == 0.90  # "from $0.90**"
+        assert len([o for o in offers if o.kind == "spot"]) == 7
+        assert "announced_effective" not in spot.extra
+
+    def test_the_store_gets_the_price_in_effect_when_the_page_was_seen(self, offers: list[ScrapedOffer]) -> None:
+        from datetime import UTC, datetime
+
+        from tracker.pipeline.normalise import normalise
+
+        h100 = by_key(offers)[("NVIDIA HGX H100", "on_demand")]
+        before = normalise(h100, observed_at=datetime(2026, 9, 30, 23, 59, tzinfo=UTC))
+        assert before.price_per_hour == 3.85 and before.extra["announced_price_per_hour"] == 4.50
+        after = normalise(h100, observed_at=datetime(2026, 10, 1, 0, 0, tzinfo=UTC))
+        assert after.price_per_hour == after.price_per_gpu_hour == 4.50
+        assert (after.extra["superseded_price_per_hour"], after.extra["price_effective_from"]) == (3.85, "2026-10-01")
+        assert normalise(h100).price_per_hour == 3.85  # no observation time: the price as printed

@@ -112,6 +112,25 @@ class TestRunpod(ProviderContract):
         assert (b300.price_per_hour, b300.gpu_memory_gb, b300.extra["display_name"]) == (7.89, 288.0, "B300")
         assert not [o for o in offers if o.gpu_raw == "unknown"]
 
+    def test_without_cloud_flags_the_050_placeholders_are_not_offers(self) -> None:
+        offers = RunpodScraper(env={}).parse(load_json(ENVELOPE_2026))
+        assert not [o for o in offers if o.price_per_hour == 0.5]
+        # MI300X and H200 NVL: communityPrice 0.5 (not on Community Cloud), their secure prices stay
+        assert kinds_of(offers, "AMD Instinct MI300X OAM") == {("secure", "on_demand", 0)}
+        assert pick(offers, "AMD Instinct MI300X OAM:secure", "on_demand").price_per_hour == 2.39
+        assert kinds_of(offers, "NVIDIA H200 NVL") == {("secure", "on_demand", 0)}
+        # RTX 4080: securePrice 0.5 (the 2025 recording flags it secureCloud false), community 0.27 stays
+        assert kinds_of(offers, "NVIDIA GeForce RTX 4080") == {("community", "community", 0)}
+        # RTX 2000 Ada: a $0.50 community price above its $0.24 secure one was never a price
+        assert kinds_of(offers, "NVIDIA RTX 2000 Ada Generation") == {("secure", "on_demand", 0)}
+
+    def test_with_the_flag_true_a_050_price_is_a_price(self) -> None:
+        items = load_json(ENVELOPE_2026)["data"]["gpuTypes"]
+        mi300x = next(g for g in items if g["id"] == "AMD Instinct MI300X OAM")
+        mi300x.update(secureCloud=True, communityCloud=True)
+        offers = RunpodScraper(env={}).parse(items)
+        assert pick(offers, "AMD Instinct MI300X OAM:community", "community").price_per_hour == 0.5
+
     def test_bare_list_and_envelope_parse_alike(self) -> None:
         items = load_json(FULL)
         scraper = RunpodScraper(env={})

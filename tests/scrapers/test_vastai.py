@@ -178,3 +178,18 @@ def test_unparseable_shape_names_the_offer() -> None:
     bad = {**load_json(SMALL)[0], "num_gpus": "two"}
     with pytest.raises(ParseError, match=r"vastai: .*16014632.*num_gpus"):
         VastaiScraper(env={}).parse([bad])
+
+
+@pytest.mark.parametrize("missing", [None, "", True, 1.5, {"id": 1}])
+def test_an_offer_without_an_id_is_named_by_its_place_gpus_machine_and_host(missing: Any) -> None:
+    offers = load_json(SMALL)
+    bad = {**offers[1], "id": missing}
+    if missing is None:
+        bad.pop("id")
+    with pytest.raises(ParseError) as info:
+        VastaiScraper(env={}).parse([offers[0], bad])
+    message = str(info.value)
+    assert message.startswith("vastai: offers[1] (")
+    for fact in (f"{bad['num_gpus']}x {bad['gpu_name']}", f"machine_id {bad['machine_id']}", f"host_id {bad['host_id']}"):
+        assert fact in message
+    assert message.endswith(f"has no usable 'id', got {missing!r}")

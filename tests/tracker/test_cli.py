@@ -30,7 +30,7 @@ def cli(db: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, st
 
 @pytest.fixture(scope="module")
 def replayed(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """A store filled once from every bundled real recording."""
+    """A store filled once from every bundled recording (real ones and handmade samples)."""
     db = f"sqlite:///{tmp_path_factory.mktemp('cli') / 'tracker.db'}"
     code, out = cli(db, "scrape", "--replay", "--format", "json")
     summary = json.loads(out)
@@ -165,3 +165,12 @@ def test_a_layout_changed_page_fails_alone(tmp_path: Path) -> None:
     assert all(by[p]["status"] == "ok" and by[p]["offers"] > 0 for p in PAGE_PROVIDERS if p != "nebius")
     _, prices_out = cli(db, "prices", "--provider", "nebius", "--format", "json")
     assert json.loads(prices_out) == []
+
+
+def test_prices_say_which_rows_are_replayed_and_from_when(replayed: str) -> None:
+    _, out = cli(replayed, "prices", "--provider", "oci", "--format", "json")
+    rows = json.loads(out)
+    assert rows and all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in rows)
+    assert all(r["observed_at"].startswith("2026-10-01T00:00:00") for r in rows)  # the recording's date, not now
+    _, table = cli(replayed, "prices", "--provider", "oci", "--provider", "cudo", env={"COLUMNS": "250"})
+    assert "replay 2026-10-01" in table and "replay (handmade)" in table

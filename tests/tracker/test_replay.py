@@ -54,3 +54,115 @@ def test_a_bad_manifest_is_a_config_error(tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text(json.dumps({"responses": [{"method": "GET"}]}))
     with pytest.raises(ConfigError, match="not a valid manifest"):
         load_manifest(tmp_path)
+
+
+# --- what a replay is: its recording's date and kind ---------------------------------------------
+
+from datetime import UTC, datetime  # noqa: E402
+
+from sqlalchemy.engine import Engine  # noqa: E402
+from sqlmodel import Session  # noqa: E402
+
+from db import queries  # noqa: E402
+from db.types import utcnow  # noqa: E402
+from scrapers.registry import get_scraper  # noqa: E402
+from tracker.alerts.message import replay_note  # noqa: E402
+from tracker.config.settings import Settings  # noqa: E402
+from tracker.pipeline.collect import collect  # noqa: E402
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, recorded_providers, recording_info  # noqa: E402
+
+
+def manifest_with(root: Path, provider: str, **fields: object) -> Path:
+    shutil_copy = root / provider
+    shutil_copy.mkdir(parents=True)
+    (shutil_copy / "manifest.json").write_text(json.dumps({"source": "test", "responses": [], **fields}))
+    return root
+
+
+@pytest.mark.parametrize(
+    ("recorded", "observed"),
+    [
+        ("2024-11-05", datetime(2024, 11, 5, tzinfo=UTC)),
+        ("2026-08", datetime(2026, 8, 1, tzinfo=UTC)),
+        ("2026", datetime(2026, 1, 1, tzinfo=UTC)),
+        ("2026-09-28T14:18:05Z", datetime(2026, 9, 28, 14, 18, 5, tzinfo=UTC)),
+        (None, None),
+    ],
+)
+def test_the_manifest_says_when_a_recording_was_made(tmp_path: Path, recorded: str | None, observed: datetime | None) -> None:
+    info = recording_info("demo", manifest_with(tmp_path, "demo", recorded=recorded, fixture="recording"))
+    assert info is not None and info.recorded == recorded and info.observed_at == observed
+    assert info.mark() == {"recorded": recorded, "fixture": "recording"}
+
+
+@pytest.mark.parametrize("fields", [{"recorded": "handmade"}, {"recorded": "2026-13-01"}, {"recorded": "2026-01-01", "fixture": "real"}])
+def test_a_bad_recorded_date_or_fixture_kind_is_a_config_error(tmp_path: Path, fields: dict[str, str]) -> None:
+    with pytest.raises(ConfigError, match="replay: .*manifest.json: '(recorded|fixture)' should be"):
+        recording_info("demo", manifest_with(tmp_path, "demo", **fields))
+
+
+@pytest.mark.parametrize("provider", recorded_providers())
+def test_every_bundled_manifest_says_what_it_is(provider: str) -> None:
+    """The manifest's fixture kind is the scraper's (the README table's), and a recording has its date."""
+    info = recording_info(provider)
+    assert info is not None
+    assert info.fixture == get_scraper(provider).fixture_kind
+    manifest = json.loads((BUNDLED_RECORDINGS / provider / "manifest.json").read_text())
+    if info.fixture == "recording":
+        assert info.recorded is not None or "recorded_note" in manifest, "a recording needs its date or a note why not"
+    else:
+        assert info.recorded is None and "HANDMADE" in manifest["source"].upper()
+
+
+def _replay(engine: Engine, *providers: str) -> None:
+    results = collect(engine, Settings(), list(providers), replay=True)
+    assert [r.status for r in results] == ["ok"] * len(providers), [r.error_message for r in results]
+
+
+def test_replayed_prices_are_stored_at_the_recording_date_and_marked(engine: Engine) -> None:
+    before = utcnow().replace(microsecond=0)  # the store keeps whole seconds
+    _replay(engine, "oci", "cudo")
+    with Session(engine) as s:
+        rows = queries.latest_prices(s)
+        providers = queries.provider_rows(s)
+    oci = [r for r in rows if r["provider"] == "oci"]
+    assert oci and all(r["observed_at"] == datetime(2026, 10, 1, tzinfo=UTC) for r in oci)  # not the replay time
+    assert all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in oci)
+    cudo = [r for r in rows if r["provider"] == "cudo"]  # a handmade sample has no recording date
+    assert cudo and all((r["replay"], r["recorded"], r["fixture"]) == (True, None, "handmade") for r in cudo)
+    assert all(r["observed_at"] >= before for r in cudo)
+    assert providers["oci"].last_success_at == datetime(2026, 10, 1, tzinfo=UTC)
+
+
+def test_replaying_twice_extends_the_same_intervals(engine: Engine) -> None:
+    _replay(engine, "oci")
+    _replay(engine, "oci")
+    with Session(engine) as s:
+        rows = queries.latest_prices(s, providers=["oci"])
+        intervals = s.connection().exec_driver_sql("SELECT count(*), max(observations) FROM price_interval").one()
+    assert intervals[0] == len([r for r in rows if r["price_per_hour"] is not None])
+    assert intervals[1] == 2
+
+
+def test_a_live_collection_is_not_marked(engine: Engine) -> None:
+    from scrapers.oci import OciScraper
+    from tests.conftest import load_json
+    from tracker.pipeline.collect import _start_run, _store
+
+    scraper = OciScraper(env={})
+    offers = scraper.parse({"products": [load_json("oci/oci_cetools_products_gpu_items_2026-10-01.json")],
+                            "shapes": load_json("oci/oci_cost_estimator_shapes_excerpt.json")})
+    run_id, started = _start_run(engine, scraper, False)
+    _store(engine, run_id, scraper, offers, Settings())
+    with Session(engine) as s:
+        rows = queries.latest_prices(s, providers=["oci"])
+    assert rows and all(not r["replay"] and r["recorded"] is None for r in rows)
+    assert all(abs((r["observed_at"] - started).total_seconds()) < 1 for r in rows)  # the run's own time
+
+
+def test_alert_and_digest_lines_say_a_price_is_replayed() -> None:
+    assert replay_note({"replay": False}) == ""
+    assert replay_note({"replay": True, "recorded": "2024-11-05", "fixture": "recording"}) == (
+        ", REPLAYED from the 2024-11-05 recording, not a live price"
+    )
+    assert "handmade sample" in replay_note({"replay": True, "recorded": None, "fixture": "handmade"})

@@ -27,7 +27,8 @@ from tracker.catalog.value import DEFAULT_BASIS
 from tracker.cli import app as cli_app
 
 PRICE_KEYS = {"provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since"}
+              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
+              "replay", "recorded", "fixture"}
 
 
 def _dt(v: str) -> datetime:
@@ -52,6 +53,8 @@ def test_prices_are_the_cli_rows_cheapest_first(client: TestClient, store: Store
                 assert a[key] == pytest.approx(c[key], rel=1e-9), key
             else:
                 assert a[key] == c[key], key
+    assert all(r["replay"] is True and r["fixture"] in ("recording", "handmade") for r in api)
+    assert all(r["recorded"] for r in api if r["fixture"] == "recording")
     per_gpu = [r["price_per_gpu_hour"] for r in api]
     assert per_gpu == sorted(per_gpu)
     assert {family_of(r["gpu"]) for r in api} == {"H100"}
@@ -268,6 +271,8 @@ def test_gpu_page_has_offers_chart_data_and_trends(client: TestClient) -> None:
     html = r.text
     offers = get_json(client, "/api/prices?gpu=H100")
     assert html.count('<tr class="offer">') == len(offers)
+    assert html.count('<span class="replay muted"') == len(offers)  # every replayed price says so
+    assert f"replay of {offers[0]['recorded']}" in html or offers[0]["fixture"] != "recording"
     for gpu in {o["gpu"] for o in offers if o["kind"] in ("on_demand", "community")}:
         assert f'id="chart-{gpu}"' in html
     data = json.loads(re.search(r'<script id="history-data" type="application/json">(.*?)</script>', html, re.S).group(1))

@@ -69,7 +69,7 @@ from tracker.alerts.digest_config import (
     _resolve,
     config_digests,
 )
-from tracker.alerts.message import SCHEMA_VERSION, _offer_json, dashboard_link
+from tracker.alerts.message import SCHEMA_VERSION, _offer_json, dashboard_link, replay_note
 from tracker.alerts.rules import Rule
 from tracker.alerts.store import load_rules
 from tracker.config.settings import Settings
@@ -164,7 +164,7 @@ def _line_text(label: str, best: Mapping[str, Any] | None, status: str, delta: f
         count_txt = f"{count:g}x " if isinstance(count, (int, float)) else ""
         avail = ", listed as unavailable" if best.get("available") is False else ""
         text = (f"{label}: {fmt(best['price_per_gpu_hour'], UNIT)} at {_where(best)} "
-                f"({count_txt}{best.get('gpu')}, {best.get('sku')}{avail})")
+                f"({count_txt}{best.get('gpu')}, {best.get('sku')}{avail}{replay_note(best)})")
         if status in ("down", "up"):
             sign = "-" if status == "down" else "+"
             text += f"; {status} {fmt(abs(delta or 0.0))} ({sign}{abs(pct or 0.0):.1f}%) from {fmt(prev)}"

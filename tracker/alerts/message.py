@@ -45,14 +45,25 @@ def _offer_text(offer: Mapping[str, Any]) -> str:
     count_txt = f"{count:g}x " if isinstance(count, (int, float)) else ""
     avail = "" if offer.get("available") is not False else ", listed as unavailable"
     return (f"{offer.get('provider')} / {where} / {kind}: {count_txt}{offer.get('gpu')} ({offer.get('sku')}) at "
-            f"{offer.get('price_per_gpu_hour', 0):.4g} USD/GPU-h, {offer.get('price_per_hour', 0):.4g} USD/h{avail}")
+            f"{offer.get('price_per_gpu_hour', 0):.4g} USD/GPU-h, {offer.get('price_per_hour', 0):.4g} USD/h{avail}"
+            f"{replay_note(offer)}")
+
+
+def replay_note(offer: Mapping[str, Any]) -> str:
+    """", REPLAYED from the 2025-06-21 recording, not a live price" for a replayed offer, else ""."""
+    if not offer.get("replay"):
+        return ""
+    fixture = offer.get("fixture") or "recording"
+    if fixture == "recording" and offer.get("recorded"):
+        return f", REPLAYED from the {offer['recorded']} recording, not a live price"
+    return f", REPLAYED from a {fixture}{' recording' if fixture == 'recording' else ' sample'} (undated), not a live price"
 
 
 def _offer_json(offer: Mapping[str, Any] | None) -> dict[str, Any] | None:
     if offer is None:
         return None
     keys = ("provider", "gpu", "gpu_raw", "gpu_count", "kind", "term_months", "region", "country", "sku",
-            "price_per_hour", "price_per_gpu_hour", "currency", "available", "metric")
+            "price_per_hour", "price_per_gpu_hour", "currency", "available", "metric", "replay", "recorded", "fixture")
     out = {k: offer.get(k) for k in keys}
     for k in ("observed_at", "price_since"):
         v = offer.get(k)

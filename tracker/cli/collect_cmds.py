@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -54,7 +54,7 @@ def scrape(
     ctx: typer.Context,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
-    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False, exists=True)] = None,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     no_alerts: Annotated[bool, typer.Option("--no-alerts", help="Do not evaluate the alert rules after collecting.")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:
@@ -120,9 +120,18 @@ def _after_scrape(engine: Engine, settings: Settings, results: list[RunResult]) 
 
 PRICE_COLUMNS = [
     ("gpu", "gpu"), ("provider", "provider"), ("kind", "kind"), ("price_per_gpu_hour", "$/GPU-h"),
-    ("region", "region"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"), ("currency", "cur"),
-    ("gpu_raw", "raw name"), ("observed_at", "observed"),
+    ("region", "region"), ("source", "source"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"),
+    ("currency", "cur"), ("gpu_raw", "raw name"), ("observed_at", "observed"),
 ]
+
+
+def price_source(row: dict[str, Any]) -> str:
+    """"live", or which replay the price came from: "replay 2025-06-21", "replay (handmade)"."""
+    if not row.get("replay"):
+        return "live"
+    if row.get("fixture") not in (None, "recording"):
+        return f"replay ({row['fixture']})"
+    return f"replay {row['recorded']}" if row.get("recorded") else "replay (undated)"
 
 
 @app.command()
@@ -153,6 +162,8 @@ def prices(
         rows = queries.latest_prices(session, gpus=gpus, providers=provider, kinds=kinds, regions=region)
     if limit is not None:
         rows = rows[:limit]
+    if fmt == Format.table:
+        rows = [{**r, "source": price_source(r)} for r in rows]
     emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}", wide=wide,
          only=columns)
 

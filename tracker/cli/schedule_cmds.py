@@ -38,7 +38,7 @@ def run(
     once: Annotated[bool, typer.Option("--once", help="Run one full cycle of every selected provider and exit (exit code 1 if one failed).")] = False,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable; default: every enabled one).")] = None,
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
-    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled real recordings).", file_okay=False, exists=True)] = None,
+    replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     log_format: Annotated[LogFormat, typer.Option("--log-format", help="text, or json (one object per line) for log shippers.")] = LogFormat.text,
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Summary format of --once.")] = OutFormat.table,
 ) -> None:

@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ from tracker.config.settings import Settings
 from tracker.errors import FetchError, ParseError, ProviderSkipped, ScraperError
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import normalise
-from tracker.pipeline.replay import ReplayTransport
+from tracker.pipeline.replay import RecordingInfo, ReplayTransport, recording_info
 from tracker.pipeline.validate import HELD, MARKET_MIN_OFFERS, validate
 
 log = logging.getLogger("tracker.pipeline.collect")
@@ -97,11 +97,22 @@ def error_text(message: str, secrets: Iterable[str]) -> str:
 _store_lock = threading.Lock()
 
 
-def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], settings: Settings) -> dict[str, int]:
-    normalised = [normalise(o, settings.currency_rates) for o in raw_offers]
+def _store(
+    engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], settings: Settings,
+    recording: RecordingInfo | None = None,
+) -> dict[str, int]:
+    """Normalise, validate and store one collection.
+
+    A replay is observed when its recording was made (``recording.observed_at``), not now, and
+    each offer is marked ``extra["replay"]``; the run itself (``scrape_run``) keeps its real times.
+    """
     with _store_lock, session_scope(engine) as session:
         run = session.get(ScrapeRun, run_id)
         assert run is not None
+        observed_at = (recording.observed_at if recording is not None else None) or run.started_at
+        normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
+        if recording is not None:
+            normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
         accepted, rejected = validate(
             normalised,
@@ -111,9 +122,9 @@ def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[A
         )
         declared = type(scraper).default_interval_s
         interval = settings.interval_for(scraper.name, declared if declared != Scraper.default_interval_s else None)
-        stats = store_stage.store_observation(session, scraper.name, accepted, run.started_at,
+        stats = store_stage.store_observation(session, scraper.name, accepted, observed_at,
                                               provider.last_attempt_at, interval_s=interval)
-        quarantined = store_stage.store_quarantine(session, run_id, rejected, run.started_at)
+        quarantined = store_stage.store_quarantine(session, run_id, rejected, observed_at)
         unmapped = sum(1 for o in normalised if o.gpu is None)
         finished = utcnow()
         run.status, run.finished_at = "ok", finished
@@ -122,8 +133,8 @@ def _store(engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[A
         run.returned_offers = stats.returned
         run.quarantined, run.unmapped = quarantined, unmapped
         provider.last_run_at, provider.last_status = finished, "ok"
-        provider.last_attempt_at = run.started_at
-        provider.last_success_at, provider.consecutive_failures = run.started_at, 0
+        provider.last_attempt_at = observed_at
+        provider.last_success_at, provider.consecutive_failures = observed_at, 0
         return {
             "offers_seen": len(normalised),
             "new_offers": stats.new_offers,
@@ -168,8 +179,12 @@ async def collect_one(
     *,
     transport: httpx.AsyncBaseTransport | None = None,
     on_progress: ProgressCallback | None = None,
+    recording: RecordingInfo | None = None,
 ) -> RunResult:
-    """Collect one provider end to end; never raises for provider trouble."""
+    """Collect one provider end to end; never raises for provider trouble.
+
+    ``recording``: what a replay replays (its prices are stored at its recording date, marked).
+    """
     notify = on_progress or (lambda _p, _s: None)
     run_id, started = await asyncio.to_thread(_start_run, engine, scraper, scraper.replay)
     t0 = time.monotonic()
@@ -193,7 +208,7 @@ async def collect_one(
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         notify(scraper.name, "storing")
-        counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings)
+        counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings, recording)
     except ProviderSkipped as exc:
         message = error_text(str(exc), scraper.secrets())
         await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
@@ -250,12 +265,15 @@ async def collect_async(
     async def one(cls: type[Scraper]) -> RunResult:
         env = settings.provider_env(cls.name, dict(environ) if environ is not None else None)
         scraper = cls(env=env, replay=replay)
+        recording = None
         if replay:
             transport: httpx.AsyncBaseTransport | None = ReplayTransport.for_provider(cls.name, replay_dir)
+            recording = recording_info(cls.name, replay_dir) or RecordingInfo(cls.name, None, "unknown")
         else:
             transport = transport_factory(cls.name) if transport_factory else None
         async with limit:
-            return await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress)
+            return await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress,
+                                     recording=recording)
 
     return list(await asyncio.gather(*(one(c) for c in classes)))
 

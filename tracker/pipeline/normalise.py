@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import date, datetime
 from typing import Any
 
 from scrapers.base import ScrapedOffer
@@ -46,15 +47,19 @@ class NormalisedOffer:
         return self.gpu is not None
 
 
-def normalise(offer: ScrapedOffer, rates_to_usd: Mapping[str, float] | None = None) -> NormalisedOffer:
+def normalise(
+    offer: ScrapedOffer, rates_to_usd: Mapping[str, float] | None = None, observed_at: datetime | None = None
+) -> NormalisedOffer:
     """Resolve the GPU and compute per-GPU prices.
 
     A price in a currency with a configured rate is converted to USD (the original is kept in
     ``extra``); without a rate it stays in its own currency and says so in ``currency``.
+    A price the provider announced for a later date (``extra["announced_price_per_hour"]`` from
+    ``extra["announced_effective"]``) replaces the current one once ``observed_at`` has reached
+    that date, so the store holds the price in effect when the page was seen.
     """
     gpu = offer.gpu or resolve_gpu(offer.gpu_raw, offer.gpu_memory_gb, provider=offer.provider)
-    price, currency = offer.price_per_hour, offer.currency
-    extra = dict(offer.extra)
+    price, currency, extra = price_in_effect(offer, observed_at)
     if price is not None and currency != "USD" and rates_to_usd and currency in rates_to_usd:
         extra.update(original_price_per_hour=price, original_currency=currency)
         price, currency = price * rates_to_usd[currency], "USD"
@@ -78,3 +83,25 @@ def normalise(offer: ScrapedOffer, rates_to_usd: Mapping[str, float] | None = No
         country=offer.country,
         extra=extra,
     )
+
+
+def price_in_effect(offer: ScrapedOffer, observed_at: datetime | None) -> tuple[float | None, str, dict[str, Any]]:
+    """(price, currency, extra) in effect at ``observed_at``: the announced price from its date on.
+
+    Before the date (or with no observation time) the current price stays and the announced one
+    stays in ``extra``; from the date on the announced price is the price, and the one it
+    replaced is kept as ``extra["superseded_price_per_hour"]``.
+    """
+    extra = dict(offer.extra)
+    announced, effective = extra.get("announced_price_per_hour"), extra.get("announced_effective")
+    if observed_at is None or not isinstance(announced, (int, float)) or not isinstance(effective, str):
+        return offer.price_per_hour, offer.currency, extra
+    try:
+        starts = date.fromisoformat(effective)
+    except ValueError:
+        return offer.price_per_hour, offer.currency, extra
+    if observed_at.date() < starts:
+        return offer.price_per_hour, offer.currency, extra
+    extra["superseded_price_per_hour"] = offer.price_per_hour
+    extra["price_effective_from"] = effective
+    return float(announced), str(extra.get("announced_currency") or offer.currency), extra

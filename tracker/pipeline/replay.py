@@ -9,7 +9,9 @@ Layout of a recordings directory (the bundled one is ``tracker/recordings/``)::
 
     {
       "source": "where the bodies came from (repository, path, commit / page capture)",
-      "recorded": "2025-06-21",
+      "recorded": "2025-06-21",          # when recorded: YYYY-MM-DD, YYYY-MM, YYYY or an ISO timestamp; null if unknown
+      "recorded_note": "...",            # optional: why the date is partial or unknown
+      "fixture": "recording",            # recording | handmade | api-reference
       "responses": [
         {"method": "POST", "url": "https://api.runpod.io/graphql",
          "query": {"page": "2"},            # optional: these params must be present and equal
@@ -20,6 +22,13 @@ Layout of a recordings directory (the bundled one is ``tracker/recordings/``)::
       ]
     }
 
+Replayed prices are stored as observed at ``recorded`` (midnight UTC of that day, or of the first
+day of the month or year when only those are known), not at the time of the replay, and every
+replayed offer carries ``extra["replay"]`` = ``{"recorded": ..., "fixture": ...}`` so every view of
+its price can say it is a replay. A handmade sample has no recording date: it is stored at the
+time of the replay and says ``"fixture": "handmade"`` (so is an undated recording, with
+``"recorded": null``).
+
 ``url`` is matched on scheme, host and path (query ignored unless ``query`` is given); the
 first matching entry wins. A request with no recording gets a 404 whose body says so, which
 ``Http`` turns into a ``FetchError`` naming the URL. ``robots.txt`` is 404 (allow all)
@@ -29,7 +38,9 @@ unless recorded.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -91,6 +102,61 @@ def load_manifest(provider_dir: Path) -> list[Recording]:
         raise ConfigError(f"replay: no manifest.json in {provider_dir}") from None
     except (KeyError, TypeError, ValueError) as exc:
         raise ConfigError(f"replay: {path} is not a valid manifest ({exc})") from None
+
+
+FIXTURE_KINDS = ("recording", "handmade", "api-reference")
+_RECORDED_RE = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?$")
+
+
+@dataclass(frozen=True)
+class RecordingInfo:
+    """What a provider's recordings are: when they were recorded and what kind of fixture they are."""
+
+    provider: str
+    recorded: str | None
+    fixture: str
+
+    @property
+    def observed_at(self) -> datetime | None:
+        """The observation time replayed prices get: the start of the recorded day, month or year."""
+        if self.recorded is None:
+            return None
+        if "T" in self.recorded:  # a full timestamp (recordings made by a tool that knows the time)
+            at = datetime.fromisoformat(self.recorded.replace("Z", "+00:00"))
+            return at if at.tzinfo else at.replace(tzinfo=UTC)
+        m = _RECORDED_RE.match(self.recorded)
+        assert m is not None  # checked by recording_info
+        return datetime(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1), tzinfo=UTC)
+
+    def mark(self) -> dict[str, str | None]:
+        """The ``extra["replay"]`` value of every offer replayed from these recordings."""
+        return {"recorded": self.recorded, "fixture": self.fixture}
+
+
+def recording_info(provider: str, directory: Path | None = None) -> RecordingInfo | None:
+    """The manifest's ``recorded`` and ``fixture`` fields for ``provider`` (``None`` without recordings)."""
+    path = (BUNDLED_RECORDINGS if directory is None else Path(directory)) / provider / "manifest.json"
+    try:
+        manifest: dict[str, Any] = json.loads(path.read_text())
+    except FileNotFoundError:
+        return None
+    except ValueError as exc:
+        raise ConfigError(f"replay: {path} is not valid JSON ({exc})") from None
+    recorded, fixture = manifest.get("recorded"), manifest.get("fixture", "recording")
+    if fixture not in FIXTURE_KINDS:
+        raise ConfigError(f"replay: {path}: 'fixture' should be one of {', '.join(FIXTURE_KINDS)}, got {fixture!r}")
+    if recorded is not None:
+        m = _RECORDED_RE.match(str(recorded))
+        try:
+            if "T" in str(recorded):
+                ok = datetime.fromisoformat(str(recorded).replace("Z", "+00:00")) is not None
+            else:
+                ok = m is not None and datetime(int(m.group(1)), int(m.group(2) or 1), int(m.group(3) or 1)) is not None
+        except ValueError:
+            ok = False
+        if not ok:
+            raise ConfigError(f"replay: {path}: 'recorded' should be YYYY-MM-DD, YYYY-MM, YYYY or an ISO timestamp, got {recorded!r}")
+    return RecordingInfo(provider, None if recorded is None else str(recorded), fixture)
 
 
 def recorded_providers(directory: Path = BUNDLED_RECORDINGS) -> list[str]:

@@ -38,6 +38,11 @@ class PriceOut(_Out):
     available: bool | None
     observed_at: datetime = Field(description="When the provider last listed this price.")
     price_since: datetime = Field(description="Since when the price has been unchanged.")
+    replay: bool = Field(False, description="True when the price was replayed from a bundled or given recording, "
+                                             "not collected live.")
+    recorded: str | None = Field(None, description="For a replayed price: its recording's date (YYYY-MM-DD, YYYY-MM "
+                                                    "or YYYY; `observed_at` is its start), null if unknown.")
+    fixture: str | None = Field(None, description="For a replayed price: recording, handmade or api-reference.")
 
 
 class GpuOut(_Out):
