@@ -77,6 +77,31 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 REPLAY_STORE_PROVIDERS = ("runpod", "azure", "aws", "lambda")
 
 
+def recordings_recorded_now(directory: Path, providers: list[str] | None = None) -> Path:
+    """A copy of the bundled recordings (of ``providers``, default all) under ``directory``
+    whose manifests say they were recorded now.
+
+    For tests that need current prices from a replay (fresh providers, alerts that fire, a
+    history ending now): the bundled recordings carry their real, older dates, which a replay
+    keeps. Handmade samples (no date) are copied as they are.
+    """
+    import shutil
+
+    from db.types import utcnow
+    from tracker.pipeline.replay import BUNDLED_RECORDINGS, recorded_providers
+
+    out = directory / "recordings-now"
+    now = utcnow().isoformat()
+    for name in providers or recorded_providers():
+        shutil.copytree(BUNDLED_RECORDINGS / name, out / name)
+        manifest = out / name / "manifest.json"
+        data = json.loads(manifest.read_text())
+        if data.get("recorded") is not None:
+            data["recorded"] = now
+        manifest.write_text(json.dumps(data))
+    return out
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
 def replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A database URL filled once per test module (and backend) by a replay of

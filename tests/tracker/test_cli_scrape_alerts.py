@@ -9,6 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from tests.alerts.helpers import Receiver, start_receiver
+from tests.conftest import recordings_recorded_now
 from tracker.cli import app
 
 runner = CliRunner()
@@ -26,8 +27,12 @@ def config_with_rule(tmp_path: Path, receiver: Receiver) -> Path:
 
 
 def scrape(db: str, config: Path, *extra: str) -> tuple[int, str]:
-    result = runner.invoke(app, ["--db", db, "--config", str(config), "scrape", "--replay", "-p", "runpod",
-                                 "--format", "json", *extra])
+    """A replay of RunPod's recording as if recorded now: alerts count only fresh providers."""
+    recordings = config.parent / "recordings-now"
+    if not recordings.exists():
+        recordings_recorded_now(config.parent, ["runpod"])
+    result = runner.invoke(app, ["--db", db, "--config", str(config), "scrape", "--replay-dir", str(recordings),
+                                 "-p", "runpod", "--format", "json", *extra])
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.stderr
@@ -40,6 +45,7 @@ def test_scrape_fires_a_matching_rule_and_says_so(db_url: str, tmp_path: Path, r
     assert len(receiver.requests) == 1
     body = receiver.bodies()[0]
     assert "any-h100" in str(body)
+    assert "REPLAYED from the " in str(body) and "recording, not a live price" in str(body)  # the message says so
     assert "alerts: 1 rule(s) checked; fired: any-h100; 1 message(s) sent" in err
     code, err = scrape(db_url, config)  # edge-triggered: the same prices fire nothing new
     assert code == 0 and len(receiver.requests) == 1

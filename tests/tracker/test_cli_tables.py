@@ -65,7 +65,7 @@ def test_piped_output_is_a_plain_full_width_table(replay_store: str) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == "latest prices for H100"
-    assert lines[1].split() == ["gpu", "provider", "kind", "$/GPU-h", "region", "GPUs", "per", "hour", "cur",
+    assert lines[1].split() == ["gpu", "provider", "kind", "$/GPU-h", "region", "source", "GPUs", "per", "hour", "cur",
                                 "raw", "name", "observed"]
     assert not any(ch in out for ch in "┃│…")
     assert len(lines) == 3 + len(rows)
@@ -74,6 +74,7 @@ def test_piped_output_is_a_plain_full_width_table(replay_store: str) -> None:
         assert cell(r["price_per_gpu_hour"]) in line.split()
         assert cell(r["price_per_hour"]) in line.split()
         assert r["gpu_raw"] in line
+        assert f"replay {r['recorded']}" in line  # a replayed price says so, with its recording's date
 
 
 def test_piped_through_a_real_pipe(replay_store: str) -> None:
@@ -104,7 +105,7 @@ def test_wide_and_columns(replay_store: str) -> None:
     rows = json_rows(replay_store, "prices", "--gpu", "H100", "--limit", "3")
     _, out, _ = cli(replay_store, "prices", "--gpu", "H100", "--limit", "3", "--wide", "--format", "tsv")
     assert out.splitlines()[0].split("\t") == [*["gpu", "provider", "kind", "price_per_gpu_hour", "region",
-                                                 "gpu_count", "price_per_hour", "currency", "gpu_raw",
+                                                 "source", "gpu_count", "price_per_hour", "currency", "gpu_raw",
                                                  "observed_at"],
                                                *[k for k in rows[0] if k not in {
                                                    "gpu", "provider", "kind", "price_per_gpu_hour", "region",

@@ -4,7 +4,6 @@ alert scenario (rules firing, resolving, delivered and failing) through the real
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 import socket
 import threading
@@ -22,8 +21,8 @@ from sqlalchemy.engine import Engine
 
 from db.engine import make_engine
 from db.migrate import init_db
-from db.types import utcnow
 from tests.alerts.helpers import Market, Receiver, fast_settings, h100, start_receiver
+from tests.conftest import recordings_recorded_now
 from tracker.alerts import send_test
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
@@ -58,30 +57,13 @@ def make_settings(url: str) -> Settings:
     )
 
 
-def recorded_now(tmp: Path) -> Path:
-    """A copy of the bundled recordings whose manifests say they were recorded now.
-
-    The dashboard tests need prices that are current (fresh providers, a history ending now);
-    the bundled recordings carry their real, older dates, which a replay keeps.
-    """
-    out = tmp / "recordings-now"
-    shutil.copytree(BUNDLED_RECORDINGS, out)
-    now = utcnow().isoformat()
-    for manifest in out.glob("*/manifest.json"):
-        data = json.loads(manifest.read_text())
-        if data.get("recorded") is not None:
-            data["recorded"] = now
-        manifest.write_text(json.dumps(data))
-    return out
-
-
 def filled_store(tmp: Path) -> Store:
     """Every bundled recording replayed once (as if recorded now), then one provider failing (a changed page)."""
     url = f"sqlite:///{tmp / 'tracker.db'}"
     engine = make_engine(url)
     init_db(engine)
     settings = make_settings(url)
-    results = collect(engine, settings, replay=True, replay_dir=recorded_now(tmp))
+    results = collect(engine, settings, replay=True, replay_dir=recordings_recorded_now(tmp))
     assert {r.status for r in results} == {"ok"}, [(r.provider, r.error_message) for r in results if not r.ok]
     broken = tmp / "broken"
     shutil.copytree(BUNDLED_RECORDINGS / BROKEN_PROVIDER, broken / BROKEN_PROVIDER)

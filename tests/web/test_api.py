@@ -271,8 +271,8 @@ def test_gpu_page_has_offers_chart_data_and_trends(client: TestClient) -> None:
     html = r.text
     offers = get_json(client, "/api/prices?gpu=H100")
     assert html.count('<tr class="offer">') == len(offers)
-    assert html.count('<span class="replay muted"') == len(offers)  # every replayed price says so
-    assert f"replay of {offers[0]['recorded']}" in html or offers[0]["fixture"] != "recording"
+    assert html.count('<div class="sub replay muted"') == len(offers)  # every replayed price says so
+    assert f"replayed recording of {offers[0]['recorded']}, not collected live" in html or offers[0]["fixture"] != "recording"
     for gpu in {o["gpu"] for o in offers if o["kind"] in ("on_demand", "community")}:
         assert f'id="chart-{gpu}"' in html
     data = json.loads(re.search(r'<script id="history-data" type="application/json">(.*?)</script>', html, re.S).group(1))

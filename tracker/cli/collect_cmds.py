@@ -162,7 +162,7 @@ def prices(
         rows = queries.latest_prices(session, gpus=gpus, providers=provider, kinds=kinds, regions=region)
     if limit is not None:
         rows = rows[:limit]
-    if fmt == Format.table:
+    if fmt in (Format.table, Format.tsv):  # JSON and CSV carry replay, recorded and fixture as fields
         rows = [{**r, "source": price_source(r)} for r in rows]
     emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}", wide=wide,
          only=columns)
