@@ -93,3 +93,17 @@ def run_main(capsys: Any, *args: str) -> tuple[int, str, str]:
         sys.argv = old
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def isolate_config(monkeypatch: Any, tmp_path: Path) -> None:
+    """No ``GPU_TRACKER_*`` database or config from the developer's shell, and no default config file."""
+    for key in ("GPU_TRACKER_CONFIG", "GPU_TRACKER_DB", "GPU_TRACKER_DEFAULT_INTERVAL"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setattr("tracker.config.settings.default_config_path", lambda: tmp_path / "absent.toml")
+
+
+def one_line(err: str) -> str:
+    """The one line an error printed (fails when there are more, or a traceback)."""
+    lines = [line for line in err.strip().splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    return lines[0]

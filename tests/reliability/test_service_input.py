@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from tests.reliability.service_procs import run_main
+from tests.reliability.service_procs import isolate_config, one_line, run_main
 from tracker.alerts.redact import literal_secrets
 from tracker.alerts.store import load_rules
 from tracker.config.settings import Settings, load_settings
@@ -25,15 +25,7 @@ ALNUM = "Hunter2Pa55word0451AbcdX"
 
 @pytest.fixture(autouse=True)
 def no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in ("GPU_TRACKER_CONFIG", "GPU_TRACKER_DB", "GPU_TRACKER_DEFAULT_INTERVAL"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setattr("tracker.config.settings.default_config_path", lambda: tmp_path / "absent.toml")
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+    isolate_config(monkeypatch, tmp_path)
 
 
 @pytest.mark.parametrize(("toml", "key", "needle"), [

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from tests.reliability.service_procs import ROOT, cli_env, run_main
+from tests.reliability.service_procs import ROOT, cli_env, isolate_config, one_line, run_main
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
 from tracker.pipeline.opening import open_store
@@ -26,15 +26,7 @@ SETPRIV = shutil.which("setpriv")
 
 @pytest.fixture(autouse=True)
 def no_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    for key in ("GPU_TRACKER_CONFIG", "GPU_TRACKER_DB"):
-        monkeypatch.delenv(key, raising=False)
-    monkeypatch.setattr("tracker.config.settings.default_config_path", lambda: tmp_path / "absent.toml")
-
-
-def one_line(err: str) -> str:
-    lines = [line for line in err.strip().splitlines() if line.strip()]
-    assert len(lines) == 1 and "Traceback" not in err, err
-    return lines[0]
+    isolate_config(monkeypatch, tmp_path)
 
 
 def filled_sqlite(path: Path) -> Path:
