@@ -8,7 +8,7 @@ from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import DAY, T0, offer, scrape
 from tracker.analysis.frames import Filters, load_intervals, market_at
-from tracker.analysis.trends import TREND_COLUMNS, is_good_deal, trends, volatility
+from tracker.analysis.trends import TREND_COLUMNS, is_good_deal, trends, trends_from_intervals, volatility
 
 H100 = Filters.of(gpus=["H100-SXM"])
 
@@ -99,3 +99,19 @@ def test_good_deal_boundary_and_volatility_edges() -> None:
 
     assert volatility(pd.Series([2.0, 2.0])) is None  # one change is not a spread
     assert volatility(pd.Series([2.0, float("nan"), 2.2, 2.2])) is None  # the gap breaks the chain
+
+
+def store_days(engine: Engine, days: int, price: float = 2.0) -> None:
+    for d in range(days):
+        scrape(engine, "p1", T0 + d * DAY, offer("p1", "x", price))
+
+
+@pytest.mark.parametrize(("days", "deal"), [(1, False), (6, False), (7, True)])
+def test_good_deal_needs_seven_days_of_observations(engine: Engine, days: int, deal: bool) -> None:
+    """At its all-time low every day, but only a week of history makes it a good deal (both read paths)."""
+    store_days(engine, days)
+    t = row(trends(engine, H100, tolerance=DAY))
+    assert t["current"] == pytest.approx(t["all_time_low"])
+    assert t["history_days"] == days and t["good_deal"] is deal
+    raw = row(trends_from_intervals(load_intervals(engine, H100, tolerance=DAY)))
+    assert raw["history_days"] == days and raw["good_deal"] is deal

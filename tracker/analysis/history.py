@@ -102,6 +102,11 @@ class History:
         return records(self.wide())
 
 
+#: What to do when a history is empty or a single point (CLI notes, charts, API notes).
+HOW_TO_GET_HISTORY = ("collect over time with `gpu-tracker run` (or `gpu-tracker scrape` now and then), "
+                      "or load older prices with `gpu-tracker import FILE`")
+
+
 def _unit(metric: str, basis: str | None) -> str:
     if metric == "price":
         return "USD/GPU-h"
@@ -169,7 +174,13 @@ def price_history(
     market, by_provider = market_from_buckets(per_provider, grid(res, since_ts, until_ts))
     if market.empty:
         what = ", ".join(f.gpus) if f.gpus else "any GPU"
-        notes.append(f"no stored prices in range for {what} with these filters")
+        notes.append(f"no stored prices in range for {what} with these filters; {HOW_TO_GET_HISTORY}")
+    else:
+        points = market.dropna(subset=["min"]).groupby("gpu").size() if "min" in market else pd.Series(dtype=int)
+        single = sorted(str(g) for g, n in points.items() if n <= 1)
+        if single:
+            notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
+                         f"{HOW_TO_GET_HISTORY}")
     return History("price", _unit("price", None), res, since_ts, until_ts, f.kinds, market, by_provider, notes)
 
 

@@ -11,6 +11,8 @@ data are gaps in the lines (NaN breaks a line; nothing is interpolated or carrie
 
 from __future__ import annotations
 
+import textwrap
+
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -61,6 +63,12 @@ def _low_label(low: Low) -> str:
 def _title(h: History, gpu: str) -> str:
     kinds = ", ".join(h.kinds) if h.kinds else "all kinds"
     return f"{gpu}: {h.metric} ({h.unit}), {kinds}, per {h.resolution.value}"
+
+
+def _sparse_notes(h: History, gpu: str) -> list[str]:
+    """The history's notes about an empty or one-point result for ``gpu``, written on its chart."""
+    return [n for n in h.notes if "one point of history" in n and gpu in n.split(":", 1)[0].split(", ")
+            or n.startswith("no stored prices")]
 
 
 def _panels(h: History) -> list[str]:
@@ -129,6 +137,9 @@ def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None
                 ax.plot(_naive(pd.DatetimeIndex([low.at])), [low.value], marker="*", ms=14, color="crimson", ls="none")
         ax.set_xlim(*_extent(h))
         ax.set_title(_title(h, gpu), fontsize=10)
+        for note in _sparse_notes(h, gpu):
+            ax.text(0.5, 0.5, textwrap.fill(note, 70), transform=ax.transAxes, ha="center", va="center", fontsize=9,
+                    bbox={"facecolor": "white", "alpha": 0.85, "edgecolor": "grey"})
         ax.set_ylabel(h.unit)
         ax.set_xlabel("time (UTC)")
         ax.grid(alpha=0.3)
@@ -165,6 +176,10 @@ def plot_html(h: History, path: str | Path, lows: Mapping[str, Low] | None = Non
                 fig.add_trace(go.Scatter(x=[_naive(pd.DatetimeIndex([low.at]))[0].isoformat()], y=[low.value],
                                          mode="markers", name="all-time low" + suffix,
                                          marker={"symbol": "star", "size": 14, "color": "crimson"}), row=row, col=1)
+        for note in _sparse_notes(h, gpu):
+            axis = "" if row == 1 else str(row)
+            fig.add_annotation(text="<br>".join(textwrap.wrap(note, 70)), xref=f"x{axis} domain", yref=f"y{axis} domain", x=0.5, y=0.5,
+                               showarrow=False, bgcolor="rgba(255,255,255,0.85)", bordercolor="grey")
         fig.update_yaxes(title_text=h.unit, row=row, col=1)
     fig.update_xaxes(title_text="time (UTC)", range=[t.isoformat() for t in _extent(h)])
     fig.update_layout(height=380 * len(gpus), template="plotly_white", legend={"font": {"size": 10}})

@@ -13,7 +13,10 @@ Definitions (all in USD per GPU-hour, across the filtered kinds, providers and r
 * **all-time low** -- the lowest price of any stored interval that started by ``as_of``, the
   provider, and ``first_seen`` of the earliest interval at that price (when it first happened).
 * **good deal** -- ``current`` is within 5% of the all-time low (``current <= 1.05 x low``),
-  the rule price-alert sites use.
+  the rule price-alert sites use, *and* the GPU has at least ``MIN_HISTORY_DAYS`` (7) days of
+  observations: with less, every price is close to its own "low" and the flag would mean
+  nothing. ``history_days`` says how many (UTC calendar days with a price observed or held,
+  up to ``as_of``).
 * **volatility** -- the standard deviation of day-over-day changes of the daily market low
   over the last 30 days, in percent. Only consecutive days count; at least two changes are
   needed, otherwise it is empty.
@@ -52,24 +55,37 @@ PERIODS: dict[str, timedelta] = {
     "90d": timedelta(days=90),
 }
 GOOD_DEAL_WITHIN = 0.05
+#: Days of observations a GPU needs before its price can be called a good deal.
+MIN_HISTORY_DAYS = 7
 VOLATILITY_WINDOW = timedelta(days=30)
 
 TREND_COLUMNS = [
     "gpu", "current", "provider", "providers", "offers", "as_of",
     *[c for p in PERIODS for c in (f"price_{p}_ago", f"change_{p}_pct")],
-    "all_time_low", "all_time_low_at", "all_time_low_provider", "good_deal", "volatility_30d_pct",
+    "all_time_low", "all_time_low_at", "all_time_low_provider", "good_deal", "history_days", "volatility_30d_pct",
 ]
 
 
 def all_time_lows(intervals: pd.DataFrame) -> pd.DataFrame:
-    """Per GPU: the lowest stored price, its provider, and when it first happened."""
+    """Per GPU: the lowest stored price, its provider, when it first happened, and the days observed."""
     if intervals.empty:
-        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider"])
+        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider", "history_days"])
     ordered = intervals.sort_values(["gpu", "price", "first_seen", "provider"])
     best = ordered.drop_duplicates("gpu")
-    return best[["gpu", "price", "first_seen", "provider"]].rename(
+    out = best[["gpu", "price", "first_seen", "provider"]].rename(
         columns={"price": "all_time_low", "first_seen": "all_time_low_at", "provider": "all_time_low_provider"}
     )
+    return out.assign(history_days=out["gpu"].map(observed_days(intervals)))
+
+
+def observed_days(intervals: pd.DataFrame) -> dict[str, int]:
+    """Per GPU: the UTC calendar days an interval covers (first to last observation)."""
+    days: dict[str, set[int]] = {}
+    first = intervals["first_seen"].map(lambda t: int(pd.Timestamp(t).timestamp()) // rollups.DAY)
+    last = intervals["last_seen"].map(lambda t: int(pd.Timestamp(t).timestamp()) // rollups.DAY)
+    for gpu, lo, hi in zip(intervals["gpu"], first, last, strict=True):
+        days.setdefault(gpu, set()).update(range(lo, hi + 1))
+    return {gpu: len(d) for gpu, d in days.items()}
 
 
 def volatility(daily_low: pd.Series) -> float | None:
@@ -80,7 +96,11 @@ def volatility(daily_low: pd.Series) -> float | None:
     return float(changes.std(ddof=1) * 100)
 
 
-def is_good_deal(current: float | None, low: float | None, within: float = GOOD_DEAL_WITHIN) -> bool:
+def is_good_deal(current: float | None, low: float | None, within: float = GOOD_DEAL_WITHIN,
+                 history_days: int | None = None) -> bool:
+    """Within ``within`` of the low, and (when ``history_days`` is given) ``MIN_HISTORY_DAYS`` of history."""
+    if history_days is not None and history_days < MIN_HISTORY_DAYS:
+        return False
     return current is not None and low is not None and current <= low * (1 + within) + 1e-12
 
 
@@ -95,7 +115,7 @@ def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None
         return pd.DataFrame(columns=TREND_COLUMNS)
     now = market_at(intervals, at).set_index("gpu")
     past = {p: market_at(intervals, at - span).set_index("gpu")["min"] for p, span in PERIODS.items()}
-    lows = all_time_lows(intervals).set_index("gpu")
+    lows = all_time_lows(intervals.assign(last_seen=intervals["last_seen"].clip(upper=at))).set_index("gpu")
     start = at - VOLATILITY_WINDOW
     daily, _ = aggregate(intervals, Resolution.day, start, at)
 
@@ -124,7 +144,8 @@ def _table(at: pd.Timestamp, now: pd.DataFrame, past: dict[str, pd.Series], lows
         row["all_time_low"] = low
         row["all_time_low_at"] = pd.Timestamp(lows.at[gpu, "all_time_low_at"]).to_pydatetime()
         row["all_time_low_provider"] = lows.at[gpu, "all_time_low_provider"]
-        row["good_deal"] = is_good_deal(current, low)
+        row["history_days"] = int(lows.at[gpu, "history_days"])
+        row["good_deal"] = is_good_deal(current, low, history_days=row["history_days"])
         g = daily[daily["gpu"] == gpu].set_index("time")["min"].astype(float) if not daily.empty else pd.Series(dtype=float)
         row["volatility_30d_pct"] = volatility(g)
         rows.append(row)
@@ -187,7 +208,7 @@ def _lows_from_rollups(session: Session, f: Filters, at: pd.Timestamp, tolerance
         days = pd.concat([days, pd.DataFrame({"gpu": today["gpu"], "bucket": day, "low": today["price"]})],
                          ignore_index=True)
     if days.empty:
-        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider"])
+        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider", "history_days"])
     rows = []
     for gpu, per in days.groupby("gpu"):
         low = float(per["low"].min())
@@ -195,7 +216,8 @@ def _lows_from_rollups(session: Session, f: Filters, at: pd.Timestamp, tolerance
         found = _first_at_low(conn, f, str(gpu), low, first_day, at_s)
         if found is None:  # raw intervals pruned: the day is what the roll-ups know
             found = (pd.Timestamp(first_day, unit="s", tz="UTC"), None)
-        rows.append({"gpu": gpu, "all_time_low": low, "all_time_low_at": found[0], "all_time_low_provider": found[1]})
+        rows.append({"gpu": gpu, "all_time_low": low, "all_time_low_at": found[0], "all_time_low_provider": found[1],
+                     "history_days": int(per["bucket"].nunique())})
     return pd.DataFrame(rows)
 
 

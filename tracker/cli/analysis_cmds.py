@@ -141,6 +141,7 @@ TREND_TABLE = [
     ("gpu", "gpu"), ("current", "now", ESSENTIAL), ("provider", "cheapest at"), ("change_24h_pct", "24h %"),
     ("change_7d_pct", "7d %"), ("change_30d_pct", "30d %"), ("change_90d_pct", "90d %"),
     ("all_time_low", "all-time low"), ("all_time_low_at", "low on"), ("good_deal", "good deal", ESSENTIAL),
+    ("history_days", "days"),
     ("volatility_30d_pct", "volatility 30d %"),
 ]
 
@@ -161,8 +162,9 @@ def trends(
 
     The current price is the cheapest USD/GPU-h in effect at --as-of (default: the newest
     observation); changes compare it with the price 24h, 7d, 30d and 90d earlier; the
-    good-deal flag is set within 5% of the all-time low; volatility is the std dev of
-    day-over-day changes of the daily low over 30 days.
+    good-deal flag is set within 5% of the all-time low once the GPU has 7 days of
+    observations (history_days); volatility is the std dev of day-over-day changes of the
+    daily low over 30 days.
     """
     from tracker.analysis.frames import parse_when, records, scrape_intervals
     from tracker.analysis.trends import trends as run_trends
@@ -171,9 +173,25 @@ def trends(
     df = run_trends(st.engine, _filters(gpu, provider, kind, region, st), as_of=parse_when(as_of) if as_of else None,
                     tolerance=scrape_intervals(st.settings))
     rows = records(df)
+    _trend_notes(rows)
     as_of_text = f" as of {rows[0]['as_of']:%Y-%m-%d %H:%M UTC}" if rows else ""
     emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)", wide=wide,
          only=columns)
+
+
+def _trend_notes(rows: list[dict[str, Any]]) -> None:
+    """Say what is missing when there is no history, or too little for the good-deal flag."""
+    from tracker.analysis.history import HOW_TO_GET_HISTORY
+    from tracker.analysis.trends import MIN_HISTORY_DAYS
+
+    if not rows:
+        _notes([f"no price history matches these filters yet; {HOW_TO_GET_HISTORY}"])
+        return
+    short = [r for r in rows if r["history_days"] < MIN_HISTORY_DAYS]
+    if short:
+        most = max(r["history_days"] for r in short)
+        _notes([f"good deal needs {MIN_HISTORY_DAYS} days of observations: {len(short)} of {len(rows)} GPU(s) have "
+                f"fewer (at most {most}, see history_days); {HOW_TO_GET_HISTORY}"])
 
 
 def _gpu_for_tco(gpu: str | None, cat: specs.Catalog) -> str | None:
