@@ -176,8 +176,10 @@ def price_history(
         what = ", ".join(f.gpus) if f.gpus else "any GPU"
         notes.append(f"no stored prices in range for {what} with these filters; {HOW_TO_GET_HISTORY}")
     else:
-        points = market.dropna(subset=["min"]).groupby("gpu").size() if "min" in market else pd.Series(dtype=int)
-        single = sorted(str(g) for g, n in points.items() if n <= 1)
+        # a range of several buckets with a price in at most one: a dot, not a line
+        buckets_per_gpu = market.groupby("gpu").size()
+        points = market.dropna(subset=["min"]).groupby("gpu").size()
+        single = sorted(str(g) for g, n in points.items() if n <= 1 and buckets_per_gpu.get(g, 0) > 1)
         if single:
             notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
                          f"{HOW_TO_GET_HISTORY}")

@@ -15,8 +15,8 @@ Definitions (all in USD per GPU-hour, across the filtered kinds, providers and r
 * **good deal** -- ``current`` is within 5% of the all-time low (``current <= 1.05 x low``),
   the rule price-alert sites use, *and* the GPU has at least ``MIN_HISTORY_DAYS`` (7) days of
   observations: with less, every price is close to its own "low" and the flag would mean
-  nothing. ``history_days`` says how many (UTC calendar days with a price observed or held,
-  up to ``as_of``).
+  nothing. ``history_days`` says how many: UTC calendar days from the GPU's first
+  observation to ``as_of``, both counted.
 * **volatility** -- the standard deviation of day-over-day changes of the daily market low
   over the last 30 days, in percent. Only consecutive days count; at least two changes are
   needed, otherwise it is empty.
@@ -67,25 +67,20 @@ TREND_COLUMNS = [
 
 
 def all_time_lows(intervals: pd.DataFrame) -> pd.DataFrame:
-    """Per GPU: the lowest stored price, its provider, when it first happened, and the days observed."""
+    """Per GPU: the lowest stored price, its provider, and when it first happened."""
     if intervals.empty:
-        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider", "history_days"])
+        return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider"])
     ordered = intervals.sort_values(["gpu", "price", "first_seen", "provider"])
     best = ordered.drop_duplicates("gpu")
-    out = best[["gpu", "price", "first_seen", "provider"]].rename(
+    return best[["gpu", "price", "first_seen", "provider"]].rename(
         columns={"price": "all_time_low", "first_seen": "all_time_low_at", "provider": "all_time_low_provider"}
     )
-    return out.assign(history_days=out["gpu"].map(observed_days(intervals)))
 
 
-def observed_days(intervals: pd.DataFrame) -> dict[str, int]:
-    """Per GPU: the UTC calendar days an interval covers (first to last observation)."""
-    days: dict[str, set[int]] = {}
-    first = intervals["first_seen"].map(lambda t: int(pd.Timestamp(t).timestamp()) // rollups.DAY)
-    last = intervals["last_seen"].map(lambda t: int(pd.Timestamp(t).timestamp()) // rollups.DAY)
-    for gpu, lo, hi in zip(intervals["gpu"], first, last, strict=True):
-        days.setdefault(gpu, set()).update(range(lo, hi + 1))
-    return {gpu: len(d) for gpu, d in days.items()}
+def history_days(first_day: int, at: pd.Timestamp) -> int:
+    """UTC calendar days from the day of the first observation (a day bucket's start, epoch
+    seconds) to the day of ``at``, both counted."""
+    return (rollups.floor(int(at.timestamp()), rollups.DAY) - first_day) // rollups.DAY + 1
 
 
 def volatility(daily_low: pd.Series) -> float | None:
@@ -115,7 +110,10 @@ def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None
         return pd.DataFrame(columns=TREND_COLUMNS)
     now = market_at(intervals, at).set_index("gpu")
     past = {p: market_at(intervals, at - span).set_index("gpu")["min"] for p, span in PERIODS.items()}
-    lows = all_time_lows(intervals.assign(last_seen=intervals["last_seen"].clip(upper=at))).set_index("gpu")
+    first = intervals.groupby("gpu")["first_seen"].min()
+    lows = all_time_lows(intervals).set_index("gpu")
+    lows["history_days"] = [history_days(rollups.floor(int(pd.Timestamp(first[g]).timestamp()), rollups.DAY), at)
+                            for g in lows.index]
     start = at - VOLATILITY_WINDOW
     daily, _ = aggregate(intervals, Resolution.day, start, at)
 
@@ -217,7 +215,7 @@ def _lows_from_rollups(session: Session, f: Filters, at: pd.Timestamp, tolerance
         if found is None:  # raw intervals pruned: the day is what the roll-ups know
             found = (pd.Timestamp(first_day, unit="s", tz="UTC"), None)
         rows.append({"gpu": gpu, "all_time_low": low, "all_time_low_at": found[0], "all_time_low_provider": found[1],
-                     "history_days": int(per["bucket"].nunique())})
+                     "history_days": history_days(int(per["bucket"].min()), at)})
     return pd.DataFrame(rows)
 
 

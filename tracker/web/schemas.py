@@ -150,7 +150,7 @@ class TrendOut(_Out):
     all_time_low_at: datetime | None
     all_time_low_provider: str | None
     good_deal: bool = Field(description="Within 5% of the all-time low, with at least 7 days of observations.")
-    history_days: int = Field(description="UTC days with an observed price, up to as_of (good_deal needs 7).")
+    history_days: int = Field(description="UTC calendar days from the first observation to as_of, both counted (good_deal needs 7).")
     volatility_30d_pct: float | None
 
 
