@@ -83,7 +83,7 @@ def _read_rollups(conn: Connection, step: int, gpu_ids: list[int], provider_ids:
         sql += " AND kind_id IN :kinds"
         params["kinds"] = kind_ids or [-1]
         binds.append(bindparam("kinds", expanding=True))
-    rows = conn.execute(text(sql + " GROUP BY gpu_id, bucket, provider_id").bindparams(*binds), params).all()
+    rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket, provider_id").bindparams(*binds), params)
     df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "provider_id", "value", "offers"])
     if df.empty:
         return pd.DataFrame(columns=BUCKET_COLUMNS)

@@ -234,12 +234,17 @@ def load_intervals(
         if until is not None:
             sql += " AND i.first_seen <= :until"
             params["until"] = epoch(until)
-        if since is not None:
-            # generous bound in SQL (collection intervals are at most a week); exact filter below
-            sql += " AND i.last_seen >= :since"
-            params["since"] = epoch(since) - 7 * 86_400
-        rows = conn.execute(text(sql).bindparams(*binds), params).all()
         stored = rollups.provider_intervals(conn)
+        if since is not None:
+            # a price holds at most one collection interval past last_seen: the longest one
+            # bounds the index range (exact filter below)
+            longest = max([*stored.values(), rollups.DEFAULT_INTERVAL_S])
+            if tolerance is not None:
+                tol = tolerance_lookup(tolerance)
+                longest = max([longest, *(int(tol(n).total_seconds()) for n in labels.names(conn, "provider").values())])
+            sql += " AND i.last_seen >= :since"
+            params["since"] = epoch(since) - longest
+        rows = rollups.fetch_tuples(conn, text(sql).bindparams(*binds), params)
     finally:
         if owned:
             session.close()

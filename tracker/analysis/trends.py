@@ -173,7 +173,7 @@ def _rollup_lows(conn: Connection, f: Filters, before: int) -> pd.DataFrame:
         sql += " AND kind_id IN :kinds"
         params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
         binds.append(bindparam("kinds", expanding=True))
-    rows = conn.execute(text(sql + " GROUP BY gpu_id, bucket").bindparams(*binds), params).all()
+    rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket").bindparams(*binds), params)
     df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "low"])
     names = labels.names(conn, "gpu")
     df["gpu"] = df["gpu_id"].map(names)

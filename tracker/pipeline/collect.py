@@ -145,10 +145,10 @@ def _store(
         }
 
 
-def _start_run(engine: Engine, scraper: Scraper, replay: bool) -> tuple[int, datetime]:
+def _start_run(engine: Engine, scraper: Scraper, replay: bool, started_at: datetime | None = None) -> tuple[int, datetime]:
     with _store_lock, session_scope(engine) as session:
         queries.ensure_provider(session, scraper.name, scraper.display_name)
-        run = ScrapeRun(provider=scraper.name, started_at=utcnow(), replay=replay)
+        run = ScrapeRun(provider=scraper.name, started_at=started_at or utcnow(), replay=replay)
         session.add(run)
         session.flush()
         assert run.id is not None
@@ -186,7 +186,9 @@ async def collect_one(
     ``recording``: what a replay replays (its prices are stored at its recording date, marked).
     """
     notify = on_progress or (lambda _p, _s: None)
-    run_id, started = await asyncio.to_thread(_start_run, engine, scraper, scraper.replay)
+    # the run row is written while the fetch goes on: writes are serialised, and a cycle's
+    # last provider must not wait for every other provider's row before sending its request
+    starting = asyncio.ensure_future(asyncio.to_thread(_start_run, engine, scraper, scraper.replay, utcnow()))
     t0 = time.monotonic()
     try:
         scraper.check_credentials()
@@ -208,9 +210,11 @@ async def collect_one(
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         notify(scraper.name, "storing")
+        run_id, started = await starting
         counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings, recording)
     except ProviderSkipped as exc:
         message = error_text(str(exc), scraper.secrets())
+        run_id, started = await starting
         await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
         log.info("scrape provider=%s status=skipped reason=%s", scraper.name, message)
         return RunResult(scraper.name, "skipped", started, time.monotonic() - t0, error_class=type(exc).__name__,
@@ -220,6 +224,7 @@ async def collect_one(
         if not isinstance(exc, ScraperError) and log.isEnabledFor(logging.DEBUG):
             trace = "".join(traceback.format_exception(exc))
             log.debug("unexpected error in %s:\n%s", scraper.name, scrub(trace, scraper.secrets()))
+        run_id, started = await starting  # re-raises when the run row itself could not be written
         await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "failed", exc, message)
         duration = time.monotonic() - t0
         log.warning("scrape provider=%s status=failed duration=%.2fs error=%s: %s",

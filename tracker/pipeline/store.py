@@ -155,6 +155,7 @@ def store_observation(
     new_offers = len(fresh)
     changed = returned = unchanged = unpriced = 0
     extend: list[int] = []
+    extend_offers: list[int] = []
     opened: list[dict[str, object]] = []
     for ident, o in unique.items():
         if o.price_per_hour is None or o.price_per_gpu_hour is None:
@@ -170,6 +171,7 @@ def store_observation(
             and cur.available == o.available and cur.gpu_id == gpu_id
         ):
             extend.append(cur.id)
+            extend_offers.append(oid)
             unchanged += 1
             continue
         if cur is not None and ident not in fresh_ids:
@@ -199,9 +201,9 @@ def store_observation(
             .values(last_seen=t, observations=interval_table.c.observations + 1),
             [{"b_id": i} for i in extend],
         )
-        conn.execute(
-            state_table.update().where(state_table.c.interval_id == bindparam("b_id")).values(last_seen=t),
-            [{"b_id": i} for i in extend],
+        conn.execute(  # by primary key (offer_id): the interval id is not indexed
+            state_table.update().where(state_table.c.offer_id == bindparam("b_id")).values(last_seen=t),
+            [{"b_id": o} for o in extend_offers],
         )
     if opened:
         before = conn.execute(select(func.coalesce(func.max(interval_table.c.id), 0))).scalar_one()
