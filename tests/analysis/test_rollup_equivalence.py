@@ -7,7 +7,9 @@ intervals for the partial ones; ``aggregate(load_intervals(...))`` is the all-ra
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +20,7 @@ from sqlalchemy.engine import Engine
 
 from db import queries
 from db.engine import session_scope
+from tests.conftest import recordings_recorded_now
 from tracker.analysis import buckets
 from tracker.analysis.frames import Filters, Resolution, load_intervals
 from tracker.analysis.history import aggregate, price_history
@@ -140,20 +143,24 @@ def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:
     assert list(got[0]["min"].dropna()) == [2.0, 1.5]
 
 
-def test_rollup_answers_equal_raw_answers_on_the_bundled_recordings(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every bundled recording replayed through the real pipeline twice, a day and an hour apart; history of every GPU at hour and day resolution, both ways."""
-    times = iter([T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)])
+def test_rollup_answers_equal_raw_answers_on_the_bundled_recordings(engine: Engine, monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    """Every bundled recording replayed through the real pipeline twice, a day and an hour apart
+    (a copy whose manifests say they were recorded then); history of every GPU at hour and day
+    resolution, both ways."""
+    recordings = recordings_recorded_now(tmp_path)
     clock = {"now": T0}
-
-    def now() -> datetime:
-        return clock["now"]
-
-    monkeypatch.setattr(collect_mod, "utcnow", now)
+    monkeypatch.setattr(collect_mod, "utcnow", lambda: clock["now"])
     url = engine.url.render_as_string(hide_password=False)
     cfg = Settings(database=url)
-    for at in times:
+    for at in (T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)):
         clock["now"] = at
-        results = collect_mod.collect(engine, cfg, replay=True)
+        for manifest in recordings.glob("*/manifest.json"):
+            data = json.loads(manifest.read_text())
+            if data.get("recorded") is not None:
+                data["recorded"] = at.isoformat()
+            manifest.write_text(json.dumps(data))
+        results = collect_mod.collect(engine, cfg, replay=True, replay_dir=recordings)
         assert sum(r.ok for r in results) >= 20, [(r.provider, r.error_message) for r in results if not r.ok]
     start = pd.Timestamp(T0)
     for res, since, until in [
