@@ -28,7 +28,8 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds", "mcp_cmds", "export_cmds", "db_cmds", "store_cmds")
+COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds", "mcp_cmds",
+                   "export_cmds", "db_cmds", "store_cmds", "import_cmds")
 
 
 @app.callback()

@@ -1,4 +1,4 @@
-"""Analysis commands: history, trends, tco, recommend, plot, import. Presentation only: the
+"""Analysis commands: history, trends, tco, recommend, plot (import: ``import_cmds``). Presentation only: the
 numbers come from ``tracker.analysis``, imported inside each command (it brings pandas)."""
 
 from __future__ import annotations
@@ -364,34 +364,3 @@ def plot(
                     basis, cat)
     path = write_plot(h, output, lows)
     console.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)
-
-
-@app.command("import")
-def import_cmd(
-    ctx: typer.Context,
-    file: Annotated[Path, typer.Argument(help="CSV: `prices`/`history --format csv` output, or a SkyPilot vms.csv.", exists=True, dir_okay=False)],
-    provider: Annotated[str | None, typer.Option("--provider", "-p", help="Provider name for a SkyPilot vms.csv (e.g. aws, lambda).")] = None,
-    observed_at: Annotated[str | None, typer.Option("--observed-at", help="When a SkyPilot file's prices were current (ISO date-time, UTC).")] = None,
-    strict: Annotated[bool, typer.Option("--strict", help="Refuse the whole file if any row is bad (default: skip bad rows).")] = False,
-    fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
-) -> None:
-    """Import price history you already have, in one transaction.
-
-    Each observation goes through the same normalise/validate/store path as a scrape;
-    bad rows are reported with their line number and skipped; re-importing a file changes
-    nothing.
-    """
-    from tracker.analysis.frames import parse_when
-    from tracker.analysis.importer import import_file
-
-    st = state(ctx)
-    result = import_file(st.engine, file, provider=provider, observed_at=parse_when(observed_at) if observed_at else None,
-                         currency_rates=st.settings.currency_rates, catalog=_catalog(st), strict=strict)
-    for bad in result.bad_rows:
-        err_console.print(f"[yellow]skipped[/yellow] {file.name} {bad}", highlight=False, soft_wrap=True)
-    summary = result.summary()
-    if fmt is Format.table:
-        emit([{"key": k, "value": v} for k, v in summary.items()], fmt, title=f"import {file.name}")
-    else:
-        emit([summary], fmt)
-

@@ -191,16 +191,20 @@ def providers(
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
-    """Every registered scraper: credentials, last run and status, failures in a row, data age."""
+    """Every registered scraper: credentials, last run and status, failures in a row, data age.
+
+    Providers known only from imported history (no scraper) follow, marked external."""
     from sqlmodel import Session
 
     from db import queries
     from scrapers.registry import all_scrapers
+    from tracker.analysis.imports.snapshots import external_providers
 
     st = state(ctx)
     with Session(st.engine) as session:
         stored = queries.provider_rows(session)
         runs = queries.last_runs(session)
+        external = external_providers(session)
     rows = []
     for name, cls in all_scrapers().items():
         env = st.settings.provider_env(name)
@@ -222,7 +226,15 @@ def providers(
             "consecutive_failures": p.consecutive_failures if p else 0,
             "last_success": p.last_success_at if p else None,
             "data_age": _age(p.last_success_at) if p else None,
+            "external": False,
             "note": note,
+        })
+    for name, p in sorted(external.items()):
+        rows.append({
+            "provider": name, "display_name": p.display_name or name, "enabled": False, "credentials": None,
+            "credentials_missing": False, "kinds": None, "last_run": p.last_run_at, "status": "external",
+            "consecutive_failures": 0, "last_success": p.last_success_at, "data_age": _age(p.last_success_at),
+            "external": True, "note": "external: known from imported history only (no scraper)",
         })
     emit(rows, fmt, title="providers", wide=wide, only=columns, columns=[
         ("provider", "provider"), ("status", "status"), ("data_age", "data age"), ("consecutive_failures", "failures"),

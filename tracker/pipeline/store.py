@@ -19,7 +19,7 @@ a fresh database, an old one needing migration and a changed user catalog are ha
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, func, select, text
@@ -51,6 +51,8 @@ def store_observation(
     max_gap: timedelta | None = None,
     interval_s: float | None = None,
     complete: bool = True,
+    scope: Collection[tuple[str, str, str, int]] = (),
+    refresh_rollups: bool = True,
 ) -> StoreStats:
     """Store one successful collection of ``provider`` at ``observed_at`` (set-based).
 
@@ -62,11 +64,14 @@ def store_observation(
     observation starts a new interval even at the same price. Every interval of the
     provider still open and not extended is closed at ``observed_at`` (its ``ends_at``).
     ``complete=False`` says ``offers`` is only part of what was seen at ``observed_at`` (an
-    import split by offer): then only the intervals of the given offers are closed.
+    import split by offer): then only the intervals of the given offers are closed, plus those
+    of the identities in ``scope`` (the offers such a partial observation speaks for, e.g. one
+    archive series: one of them missing from it is no longer listed).
 
     ``interval_s``: the provider's collection interval, remembered on ``provider`` for the
     bucket semantics (``db.rollups``). The provider's hourly and daily roll-ups around the
-    collection are refreshed in the same transaction. The work is a few statements whose
+    collection are refreshed in the same transaction (``refresh_rollups=False``: the caller
+    refreshes them once for a whole batch of collections, as an import does). The work is a few statements whose
     size is the collection's, whatever the length of the stored history.
 
     Counts: ``new_offers`` (never seen before), ``prices_changed`` (seen by the previous
@@ -188,6 +193,7 @@ def store_observation(
     # 3. close what is open and not extended (changed or no longer listed), extend the rest
     extend_set = set(extend)
     superseded = {int(o["offer_id"]) for o in opened}  # type: ignore[call-overload]
+    superseded |= {existing[i].id for i in scope if i in existing}
     closing = [r.id for r in current.values() if r.ends_at is None and r.id not in extend_set
                and (complete or r.offer_id in superseded) and r.last_seen <= t]
     if closing:
@@ -221,8 +227,9 @@ def store_observation(
         )
 
     # 4. the provider's roll-ups around this collection
-    rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
-                    t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S))
+    if refresh_rollups:
+        rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
+                        t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S))
     return StoreStats(len(offers), new_offers, changed, unchanged, unpriced, returned)
 
 

@@ -34,6 +34,7 @@ from tracker.analysis.frames import (
     since_time,
 )
 from tracker.analysis.history import History
+from tracker.analysis.imports.snapshots import external_providers
 from tracker.analysis.history import history as analysis_history
 from tracker.analysis.specs import flagship
 from tracker.analysis.tco import tco_for_gpu
@@ -352,6 +353,7 @@ def providers(ctx: WebContext) -> list[dict[str, Any]]:
         stored = queries.provider_rows(s)
         runs = queries.latest_run_per_provider(s)
         counts = queries.current_offer_counts(s)
+        external = external_providers(s)
     out = []
     for name, cls in all_scrapers().items():
         env = ctx.settings.provider_env(name)
@@ -390,7 +392,21 @@ def providers(ctx: WebContext) -> list[dict[str, Any]]:
             "offers": counts.get(name, 0),
             "last_error_class": error_class,
             "last_error_message": error_message,
+            "external": False,
             "note": note,
+        })
+    for name, p in sorted(external.items()):
+        last_success = p.last_success_at
+        out.append({
+            "provider": name, "display_name": p.display_name or name, "homepage": "", "endpoint": "", "kinds": [],
+            "caveats": "known from imported history only", "enabled": False, "credentials": [],
+            "optional_credentials": [], "credentials_missing": [], "interval_s": float(p.interval_s or 3600),
+            "health": "external", "last_run_at": p.last_run_at, "status": p.last_status,
+            "last_success_at": last_success, "consecutive_failures": 0,
+            "data_age_s": round((now - last_success).total_seconds(), 1) if last_success else None,
+            "data_age": age(last_success, now), "offers": counts.get(name, 0), "last_error_class": None,
+            "last_error_message": None, "external": True,
+            "note": "external: known from imported history only (no scraper)",
         })
     return out
 

@@ -168,7 +168,7 @@ class ProviderOut(_Out):
     optional_credentials: list[str]
     credentials_missing: list[str] = Field(description="Required variables that are not set.")
     interval_s: float
-    health: str = Field(description="ok, stale, failing, skipped, disabled or never_run.")
+    health: str = Field(description="ok, stale, failing, skipped, disabled, never_run, or external (imported history only, no scraper).")
     last_run_at: datetime | None
     status: str | None
     last_success_at: datetime | None
@@ -178,6 +178,7 @@ class ProviderOut(_Out):
     offers: int = Field(description="Priced offers listed by the latest successful scrape.")
     last_error_class: str | None
     last_error_message: str | None
+    external: bool = Field(default=False, description="Known from imported history only: no scraper collects it.")
     note: str | None
 
 

@@ -21,7 +21,7 @@ from tests.analysis.test_history import store_day_one
 from tests.conftest import fixture_path
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.importer import import_file
+from tracker.analysis.imports.own_csv import import_file
 from tracker.cli.common import Format, emit
 from tracker.errors import ConfigError, ValidationError
 from tracker.pipeline import store as store_stage
@@ -250,7 +250,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     from db import queries
     from db.types import utcnow
     from tests.fakes import make_fake, offers_payload, routing_transport
-    from tracker.analysis.importer import import_file
+    from tracker.analysis.imports.own_csv import import_file
     from tracker.config.settings import Settings
     from tracker.pipeline.collect import collect
 
@@ -273,7 +273,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
 def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import pytest
 
-    from tracker.analysis.importer import import_file
+    from tracker.analysis.imports.own_csv import import_file
     from tracker.errors import ConfigError
 
     csv_file = tmp_path / "future.csv"

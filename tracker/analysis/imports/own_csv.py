@@ -40,7 +40,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,12 @@ from db.types import utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.frames import parse_when
 from tracker.analysis.history import EXPORT_COLUMNS
+from tracker.analysis.imports.base import (
+    FUTURE_TOLERANCE,
+    BadRow,
+    ImportResult,
+    missing_columns,
+)
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import load_catalog
 from tracker.errors import ConfigError, TrackerError, ValidationError
@@ -69,39 +75,6 @@ _FORM_TOKENS = {"pcie": "PCIe", "sxm": "SXM", "sxm4": "SXM4", "sxm5": "SXM5", "n
 _MIB = re.compile(r"SizeInMiB'?\"?\s*:\s*(\d+)")
 
 
-@dataclass(frozen=True, slots=True)
-class BadRow:
-    line: int
-    reason: str
-
-    def __str__(self) -> str:
-        return f"line {self.line}: {self.reason}"
-
-
-@dataclass
-class ImportResult:
-    file: str
-    format: str
-    rows: int = 0
-    observations: int = 0
-    stored: int = 0
-    new_offers: int = 0
-    prices_changed: int = 0
-    quarantined: int = 0
-    not_gpu: int = 0
-    already_stored: int = 0
-    providers: list[str] = field(default_factory=list)
-    bad_rows: list[BadRow] = field(default_factory=list)
-
-    def summary(self) -> dict[str, Any]:
-        return {
-            "file": self.file, "format": self.format, "rows": self.rows, "observations": self.observations,
-            "stored": self.stored, "new_offers": self.new_offers, "prices_changed": self.prices_changed,
-            "quarantined": self.quarantined, "not_gpu": self.not_gpu, "already_stored": self.already_stored,
-            "bad_rows": len(self.bad_rows), "providers": ", ".join(self.providers),
-        }
-
-
 @dataclass
 class _Batch:
     """Offers of one provider observed at one time (one simulated scrape)."""
@@ -113,14 +86,30 @@ class _Batch:
     snapshot: bool = False
 
 
-def detect_format(header: list[str]) -> str:
+#: Columns that tell each format apart even in an export of an empty store (its header is the
+#: table's columns only); the full ``*_REQUIRED`` set is checked once the file has rows.
+_MARKERS = {
+    "skypilot": {"InstanceType", "AcceleratorName"},
+    "history": {"time", "gpu", "min", "median"},
+    "prices": {"provider", "gpu_raw", "price_per_hour", "observed_at"},
+}
+_REQUIRED = {"skypilot": SKYPILOT_REQUIRED, "history": HISTORY_REQUIRED, "prices": PRICES_REQUIRED}
+
+
+def detect_format(header: list[str], *, has_rows: bool = True) -> str:
+    """The format a CSV header is written in. A header that is close to one (shares its
+    telling columns) but lacks a column the rows need names the missing column."""
     cols = set(header)
-    if SKYPILOT_REQUIRED <= cols:
-        return "skypilot"
-    if HISTORY_REQUIRED <= cols:
-        return "history"
-    if PRICES_REQUIRED <= cols:
-        return "prices"
+    for fmt, marker in _MARKERS.items():
+        if marker <= cols:
+            if has_rows:
+                missing_columns(header, sorted(_REQUIRED[fmt] - cols), f"`{fmt}` export" if fmt != "skypilot"
+                                else "SkyPilot vms.csv")
+            return fmt
+    best = max(_MARKERS, key=lambda f: len(_MARKERS[f] & cols))
+    if _MARKERS[best] & cols:
+        missing_columns(header, sorted(_MARKERS[best] - cols), f"`{best}` export" if best != "skypilot"
+                        else "SkyPilot vms.csv")
     raise ConfigError(
         "import: unrecognised CSV header; expected `gpu-tracker prices --format csv`, "
         "`gpu-tracker history --format csv` or a SkyPilot vms.csv "
@@ -257,9 +246,8 @@ def _skypilot_gpu_name(accelerator: str, instance_type: str) -> str:
     return accelerator
 
 
-def _read_skypilot(
-    reader: csv.DictReader[str], result: ImportResult, provider: str, observed_at: datetime
-) -> list[_Batch]:
+def read_skypilot_rows(reader: csv.DictReader[str], result: ImportResult, provider: str, file: str = "") -> list[ScrapedOffer]:
+    """The offers of one SkyPilot ``vms.csv`` (CPU rows and TPUs skipped, zones merged into the cheapest)."""
     best: dict[tuple[str, str, str], tuple[float, ScrapedOffer]] = {}
     for line, row in _rows(reader):
         result.rows += 1
@@ -295,8 +283,14 @@ def _read_skypilot(
                 if key not in best or value < best[key][0]:
                     best[key] = (value, offer)
         except (ValueError, TrackerError) as exc:
-            result.bad_rows.append(BadRow(line, str(exc)))
-    batch = _Batch(provider, observed_at, None, [o for _, o in best.values()], snapshot=True)
+            result.bad_rows.append(BadRow(line, str(exc).splitlines()[0], file))
+    return [o for _, o in best.values()]
+
+
+def _read_skypilot(
+    reader: csv.DictReader[str], result: ImportResult, provider: str, observed_at: datetime
+) -> list[_Batch]:
+    batch = _Batch(provider, observed_at, None, read_skypilot_rows(reader, result, provider), snapshot=True)
     return [batch] if batch.offers else []
 
 
@@ -374,10 +368,6 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
         result.quarantined += counts["quarantined"]
 
 
-#: Clock skew allowed before an observation time counts as "in the future".
-FUTURE_TOLERANCE = timedelta(minutes=10)
-
-
 def import_file(
     engine: Engine,
     path: str | Path,
@@ -397,7 +387,12 @@ def import_file(
         reader = csv.DictReader(fh)
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
-        fmt = detect_format(header)
+        rest = fh.read()
+        fh.seek(0)
+        reader = csv.DictReader(fh)
+        reader.fieldnames = header
+        next(reader.reader, None)  # the header line
+        fmt = detect_format(header, has_rows=bool(rest.strip()))
         result = ImportResult(str(path), fmt)
         if fmt == "skypilot":
             if not provider or observed_at is None:

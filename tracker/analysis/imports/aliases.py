@@ -1,0 +1,65 @@
+"""The one table that maps other trackers' provider names onto this project's.
+
+An archive names providers its own way (the tugot17 aggregator writes ``lambdalabs``,
+ewyluda writes ``vast`` and splits RunPod into two clouds). A name listed here is stored
+under the project's provider, so imported history and live scrapes meet; a name that is
+neither listed nor a registered scraper is stored under its own (lower-cased) name as an
+*external* provider: `gpu-tracker providers` and ``/api/providers`` list it as such.
+
+| archive name | stored as | why |
+|---|---|---|
+| ``lambdalabs`` | ``lambda`` | Lambda's old domain and API name |
+| ``lambda labs``, ``lambda cloud`` | ``lambda`` | display spellings |
+| ``vast``, ``vast.ai`` | ``vastai`` | Vast.ai |
+| ``runpod secure cloud``, ``runpod community cloud`` | ``runpod`` | one provider, two clouds (the kind tells them apart) |
+| ``coreweave cloud`` | ``coreweave`` | display spelling |
+| ``google``, ``google cloud``, ``gcp compute`` | ``gcp`` | Google Cloud |
+| ``amazon``, ``amazon web services``, ``ec2`` | ``aws`` | AWS |
+| ``microsoft azure`` | ``azure`` | Azure |
+| ``oracle``, ``oracle cloud`` | ``oci`` | Oracle Cloud |
+| ``datacrunch.io`` | ``datacrunch`` | DataCrunch pricing page |
+| ``paperspace by digitalocean`` | ``paperspace`` | Paperspace |
+| ``akamai``, ``akamai cloud`` | ``linode`` | Akamai Cloud (Linode) |
+| ``voltage park``, ``voltage-park`` | ``voltagepark`` | Voltage Park |
+| ``jarvis labs`` | ``jarvislabs`` | JarvisLabs |
+| ``cudo compute`` | ``cudo`` | Cudo Compute |
+"""
+
+from __future__ import annotations
+
+from functools import cache
+
+ALIASES: dict[str, str] = {
+    "lambdalabs": "lambda", "lambda labs": "lambda", "lambda cloud": "lambda",
+    "vast": "vastai", "vast.ai": "vastai",
+    "runpod secure cloud": "runpod", "runpod community cloud": "runpod",
+    "coreweave cloud": "coreweave",
+    "google": "gcp", "google cloud": "gcp", "gcp compute": "gcp",
+    "amazon": "aws", "amazon web services": "aws", "ec2": "aws",
+    "microsoft azure": "azure",
+    "oracle": "oci", "oracle cloud": "oci",
+    "datacrunch.io": "datacrunch",
+    "paperspace by digitalocean": "paperspace",
+    "akamai": "linode", "akamai cloud": "linode",
+    "voltage park": "voltagepark", "voltage-park": "voltagepark",
+    "jarvis labs": "jarvislabs",
+    "cudo compute": "cudo",
+}
+
+
+@cache
+def _registered() -> frozenset[str]:
+    from scrapers.registry import all_scrapers
+
+    return frozenset(all_scrapers())
+
+
+def provider_name(raw: str) -> str:
+    """The project's name for an archive's provider name (the table above, else the name itself)."""
+    key = " ".join(raw.strip().lower().split())
+    return ALIASES.get(key, key)
+
+
+def is_external(name: str) -> bool:
+    """A provider the project has no scraper for (known from imports only)."""
+    return name not in _registered()
