@@ -23,7 +23,8 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
 * ``trends``     -- change over 24 h/7 d/30 d/90 d, all-time low, good-deal flag, volatility
 * ``tco``        -- electricity, ownership cost, break-even, market rent
 * ``recommend``  -- VRAM estimate, GPUs that fit at market prices, rent-vs-buy advice
-* ``importer``   -- our own CSV exports and SkyPilot ``vms.csv`` into the store
+* ``imports``    -- history on day one: our own CSV exports, SkyPilot (a vms.csv or a catalog clone's git
+  history), tugot17 and ewyluda archives into the store (one module per format, a registry)
 * ``plot``       -- PNG (matplotlib) and self-contained HTML (plotly) charts
 """
 

@@ -256,3 +256,70 @@ def remove_cmd(
     if names.get(name) == "config":
         raise ConfigError(f"alert rule {name!r} is defined in the config file; remove it there")
     raise ConfigError(f"no alert rule named {name!r} was added with `alerts add`")
+
+
+@alerts_app.command("backtest")
+def backtest_cmd(
+    ctx: typer.Context,
+    name: Annotated[str | None, typer.Argument(help="A rule (config file or `alerts add`); or a name for the inline rule given by the options.")] = None,
+    since: Annotated[str, typer.Option("--since", help="Start of the range: 30d, 12w, 1y, or an ISO date.")] = "30d",
+    until: Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")] = None,
+    gpu: Annotated[list[str] | None, typer.Option("--gpu", "-g", help="Inline rule: GPU id, family or prefix; repeatable.")] = None,
+    below: Annotated[float | None, typer.Option("--below", help="Inline rule: fire when the value goes below this.")] = None,
+    above: Annotated[float | None, typer.Option("--above", help="Inline rule: fire when the value goes above this.")] = None,
+    drop_pct: Annotated[float | None, typer.Option("--drop-pct", help="Inline rule: fire when the value fell by this percentage over --window.")] = None,
+    window: Annotated[str | None, typer.Option("--window", help="Window for --drop-pct, e.g. 24h or 7d.")] = None,
+    new_low: Annotated[bool, typer.Option("--new-low", help="Inline rule: fire on a new all-time low.")] = False,
+    available_again: Annotated[bool, typer.Option("--available-again", help="Inline rule: fire when an offer is listed as available after none was.")] = False,
+    provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
+    region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Only these provider region codes (repeatable).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community).")] = None,
+    min_gpu_count: Annotated[float | None, typer.Option("--min-gpu-count", help="Only offers with at least this many GPUs.")] = None,
+    metric: Annotated[str | None, typer.Option("--metric", help="price (per GPU-hour, default), cost_per_tflop or breakeven_months.")] = None,
+    basis: Annotated[str | None, typer.Option("--basis", help="TFLOPS basis for cost_per_tflop.")] = None,
+    aggregate: Annotated[str | None, typer.Option("--aggregate", help="min, median or max across matching offers.")] = None,
+    for_count: Annotated[int | None, typer.Option("--for", help="The condition must hold for N consecutive evaluations.")] = None,
+    rearm: Annotated[str | None, typer.Option("--rearm", help="Re-arm margin: a number in the metric's unit or a percentage like 5%.")] = None,
+    resolved: Annotated[bool, typer.Option("--resolved", help="Inline rule: also report when the condition stops holding.")] = False,
+    fmt: FMT = Format.table,
+) -> None:
+    """Run a rule over stored history: every firing and resolution, with time, value and provider.
+
+    The scheduler's own evaluation code runs at every observation time in the range, from an
+    armed state. Nothing is delivered and no alert state changes. A rule is named (config file
+    or `alerts add`) or given inline with the same options as `alerts add`.
+    """
+    from db.types import utcnow
+    from tracker.alerts.backtest import backtest, resolve_rule
+    from tracker.analysis.frames import parse_when, since_time
+
+    st = state(ctx)
+    options = {"gpu": gpu, "below": below, "above": above, "drop_pct": drop_pct, "window": window,
+               "new_low": new_low, "available_again": available_again, "providers": provider, "regions": region,
+               "kinds": kind, "min_gpu_count": min_gpu_count, "metric": metric, "basis": basis,
+               "aggregate": aggregate, "for": for_count, "rearm": rearm, "resolved": resolved}
+    end = parse_when(until) if until else utcnow()
+    start = since_time(since, end, f"--since: {since!r} is neither a span (30d, 12w, 1y) nor an ISO date")
+    with Session(st.engine) as session:
+        rule = resolve_rule(st.settings, session, name, options)
+    result = backtest(st.engine, st.settings, rule, since=start, until=end)
+    data = result.as_dict()
+    if fmt is Format.json:
+        import json
+        import sys
+        from datetime import datetime
+
+        sys.stdout.write(json.dumps(data, indent=2, default=lambda v: v.isoformat() if isinstance(v, datetime) else str(v))
+                         + "\n")
+        return
+    if fmt is Format.csv:
+        emit([e.as_dict() for e in result.events], fmt)
+        return
+    emit([e.as_dict() for e in result.events], fmt,
+         title=f"backtest {rule.name}: {result.description}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC",
+         columns=[("time", "time"), ("event", "event"), ("value", "value"), ("threshold", "threshold"),
+                  ("provider", "provider"), ("region", "region"), ("kind", "kind"), ("offers", "offers")])
+    hours = result.firing_s / 3600
+    console.print(f"{result.evaluations} evaluations, fired {result.fired}, resolved {result.resolved}, "
+                  f"firing for {hours:.1f} h{' (still firing at the end)' if result.firing_at_end else ''}; "
+                  "nothing was sent or stored", highlight=False)

@@ -19,6 +19,7 @@ from tracker.web.data import WebContext
 from tracker.web.schemas import (
     AlertEventOut,
     AlertRuleOut,
+    BacktestOut,
     DeliveriesOut,
     ErrorOut,
     GpuOut,
@@ -189,3 +190,38 @@ def api_alert_deliveries(
     """Newest first: where each message went (redacted), its status, attempts, next attempt and
     the reason of the last failure; with the count of rows per status."""
     return data.alert_deliveries(ctx, statuses=status, rule=rule, limit=limit)
+    return alerts.history(ctx.engine, rule=rule, limit=limit)
+
+
+@router.get("/alerts/backtest", response_model=BacktestOut, summary="Run a rule over stored history")
+def api_alert_backtest(
+    ctx: Ctx,
+    rule: Annotated[str | None, Query(description="A rule by name; or give one inline with gpu and a condition.")] = None,
+    since: Annotated[str, Query(description="Start: a span back from now (30d, 12w, 1y) or an ISO date.")] = "30d",
+    until: Annotated[str | None, Query(description="End (ISO date-time, UTC); default now.")] = None,
+    gpu: Annotated[list[str] | None, Query(description="Inline rule: GPU id, family or prefix.")] = None,
+    below: float | None = None,
+    above: float | None = None,
+    drop_pct: float | None = None,
+    window: str | None = None,
+    new_low: bool = False,
+    available_again: bool = False,
+    provider: ProviderQ = None,
+    region: RegionQ = None,
+    kind: KindQ = None,
+    min_gpu_count: float | None = None,
+    metric: str | None = None,
+    basis: str | None = None,
+    aggregate: str | None = None,
+    for_: Annotated[int | None, Query(alias="for", ge=1, le=1000, description="Consecutive evaluations needed.")] = None,
+    rearm: Annotated[str | None, Query(description="Re-arm margin: a number or a percentage like 5%.")] = None,
+    resolved: bool = False,
+) -> dict[str, Any]:
+    """Every firing and resolution of the rule at every observation time in the range, through the
+    scheduler's evaluation code; nothing is delivered and no alert state changes."""
+    return data.backtest(ctx, rule, since=since, until=until, options={
+        "gpu": gpu, "below": below, "above": above, "drop_pct": drop_pct, "window": window, "new_low": new_low,
+        "available_again": available_again, "providers": data.split_list(provider), "regions": data.split_list(region),
+        "kinds": data.split_list(kind), "min_gpu_count": min_gpu_count, "metric": metric, "basis": basis,
+        "aggregate": aggregate, "for": for_, "rearm": rearm, "resolved": resolved,
+    })

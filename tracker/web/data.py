@@ -456,3 +456,22 @@ def alert_deliveries(ctx: WebContext, *, statuses: Sequence[str] | None = None, 
 
     return {"counts": alerts.delivery_counts(ctx.engine),
             "deliveries": alerts.deliveries(ctx.engine, statuses=_split(statuses), rule=rule, limit=limit)}
+
+
+def split_list(values: Sequence[str] | None) -> list[str] | None:
+    """Repeated or comma-separated query values as one list."""
+    return _split(values)
+
+
+def backtest(ctx: WebContext, rule: str | None, *, since: str, until: str | None,
+             options: dict[str, Any]) -> dict[str, Any]:
+    """``tracker.alerts.backtest`` for the API (read-only; bounded by its evaluation limit)."""
+    from tracker.alerts.backtest import backtest as run_backtest
+    from tracker.alerts.backtest import resolve_rule
+    from tracker.analysis.frames import parse_when
+
+    end = parse_when(until) if until else utcnow()
+    start = since_time(since, end, f"since: {since!r} is not a span like 30d, 12w, 1y or an ISO date")
+    with ctx.session() as s:
+        chosen = resolve_rule(ctx.settings, s, rule, options)
+    return run_backtest(ctx.engine, ctx.settings, chosen, since=start, until=end).as_dict()

@@ -276,3 +276,29 @@ class OutboxRowOut(AlertDeliveryOut):
 class DeliveriesOut(_Out):
     counts: dict[str, int] = Field(description="Outbox rows per status, over the whole outbox.")
     deliveries: list[OutboxRowOut]
+
+
+class BacktestEventOut(_Out):
+    time: datetime
+    event: str = Field(description="fired or resolved.")
+    value: float | None
+    threshold: float | None
+    provider: str | None = Field(description="The offer with the best value then.")
+    region: str | None
+    kind: str | None
+    offers: int = Field(description="Matching offers in effect then.")
+
+
+class BacktestOut(_Out):
+    """What a rule would have done over stored history (nothing was stored or sent)."""
+
+    rule: str
+    description: str
+    since: datetime
+    until: datetime
+    evaluations: int = Field(description="Observation times the rule was evaluated at.")
+    fired: int
+    resolved: int
+    firing_s: float = Field(description="Seconds spent firing within the range.")
+    firing_at_end: bool
+    events: list[BacktestEventOut]

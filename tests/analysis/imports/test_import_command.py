@@ -70,7 +70,7 @@ def test_external_providers_are_listed(sqlite_engine: Engine) -> None:
     from tracker.web import create_app
 
     url = sqlite_engine.url.render_as_string(hide_password=False)
-    with TestClient(create_app(Settings(database=url), sqlite_engine)) as client:
+    with TestClient(create_app(Settings(database=url), sqlite_engine), base_url="http://127.0.0.1") as client:
         api = {r["provider"]: r for r in client.get("/api/providers").json()}
     assert api["dc_roan"]["external"] is True and api["dc_roan"]["health"] == "external"
     assert api["lambda"]["external"] is False

@@ -1,0 +1,271 @@
+"""Backtests: what a rule would have done over stored history, without changing anything.
+
+The rule runs through the scheduler's own evaluation code -- ``tracker.alerts.data.make_view``
+builds the view, ``tracker.alerts.evaluate.step`` advances the edge-triggered state machine
+(``for``, ``rearm``, ``new_low`` baselines, ``available_again``) -- at every observation time
+in the range, in order, from an armed state. Only the source of the observation differs: the
+offers in effect at that time (the analysis' "price at t" rule, ``db.rollups.hold_end``: a
+price holds from its first observation until the provider's next collection attempt, at most
+one collection interval after its last) instead of the current ones, and every provider with a
+price in effect counts as fresh.
+
+Observation times are every recorded collection attempt of the rule's providers in the range
+(``scrape_run``) plus every interval's first and last observation and its next attempt: an
+imported archive keeps no row per collection, so there the times are those where the stored
+history changes, and a ``for = N`` rule counts those.
+
+Nothing is written: no state, event or outbox row, nothing is delivered. Cost is bounded by
+``MAX_EVALUATIONS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, col, select
+
+from db import labels, rollups
+from db.models import ScrapeRun
+from db.types import epoch, utcnow
+from tracker.alerts.data import Observation, View, gpu_specs, make_view, metric_value, value_at
+from tracker.alerts.evaluate import StateData, step
+from tracker.alerts.rules import Rule
+from tracker.config.settings import Settings
+from tracker.errors import ConfigError
+
+#: Most evaluations one backtest may run (a year of 15-minute collections is 35,040).
+MAX_EVALUATIONS = 100_000
+
+
+@dataclass(frozen=True, slots=True)
+class BacktestEvent:
+    time: datetime
+    event: str  # fired | resolved
+    value: float | None
+    threshold: float | None
+    provider: str | None
+    region: str | None
+    kind: str | None
+    offers: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"time": self.time, "event": self.event, "value": self.value, "threshold": self.threshold,
+                "provider": self.provider, "region": self.region, "kind": self.kind, "offers": self.offers}
+
+
+@dataclass
+class Backtest:
+    rule: str
+    description: str
+    since: datetime
+    until: datetime
+    evaluations: int = 0
+    events: list[BacktestEvent] = field(default_factory=list)
+    #: seconds the rule spent firing in the range (a firing still open at ``until`` counts until then)
+    firing_s: float = 0.0
+    firing_at_end: bool = False
+
+    @property
+    def fired(self) -> int:
+        return sum(1 for e in self.events if e.event == "fired")
+
+    @property
+    def resolved(self) -> int:
+        return sum(1 for e in self.events if e.event == "resolved")
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rule": self.rule, "description": self.description, "since": self.since, "until": self.until,
+                "evaluations": self.evaluations, "fired": self.fired, "resolved": self.resolved,
+                "firing_s": round(self.firing_s, 1), "firing_at_end": self.firing_at_end,
+                "events": [e.as_dict() for e in self.events]}
+
+
+_COLUMNS = ["offer_id", "provider", "gpu", "gpu_count", "kind", "region", "sku", "price", "price_per_hour",
+            "available", "first_seen_s", "last_seen_s", "ends_at", "provider_id"]
+
+
+def load_intervals(session: Session, rule: Rule, *, since: datetime | None = None,
+                   until: datetime | None = None) -> pd.DataFrame:
+    """The stored USD intervals the rule watches that may be in effect in ``[since, until]``, with
+    ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.rollups.hold_end``)."""
+    conn = session.connection()
+    sql = ("SELECT i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, i.price_per_gpu_hour, "
+           "i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.provider_id "
+           "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
+           "WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
+    usd = labels.lookup(conn, "currency", ["USD"])
+    params: dict[str, Any] = {"gpus": labels.lookup(conn, "gpu", rule.gpus) or [-1],
+                              "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": usd[0] if usd else -1}
+    binds = [bindparam("gpus", expanding=True), bindparam("kinds", expanding=True)]
+    if rule.providers:
+        sql += " AND i.provider_id IN :providers"
+        params["providers"] = labels.lookup(conn, "provider", rule.providers) or [-1]
+        binds.append(bindparam("providers", expanding=True))
+    if rule.regions:
+        sql += " AND o.region IN :regions"
+        params["regions"] = list(rule.regions)
+        binds.append(bindparam("regions", expanding=True))
+    if rule.min_gpu_count is not None:
+        sql += " AND o.gpu_count >= :min_count"
+        params["min_count"] = rule.min_gpu_count
+    if until is not None:
+        sql += " AND i.first_seen <= :until"
+        params["until"] = epoch(until)
+    if since is not None:
+        sql += " AND i.last_seen >= :since"  # collection intervals are at most a week
+        params["since"] = epoch(since) - 7 * 86_400
+    df = pd.DataFrame(conn.execute(text(sql).bindparams(*binds), params).all(), columns=_COLUMNS)
+    df["ends_at"] = df["ends_at"].astype(float)
+    df["price"] = df["price"].astype(float)
+    intervals = rollups.provider_intervals(conn)
+    interval_s = df["provider_id"].map(lambda p: intervals.get(p, rollups.DEFAULT_INTERVAL_S)).to_numpy(dtype=np.int64)
+    end = rollups.hold_end(df["last_seen_s"].to_numpy(dtype=np.int64), df["ends_at"].to_numpy(dtype=float), interval_s)
+    df["first_seen"] = pd.to_datetime(df["first_seen_s"].astype(np.int64), unit="s", utc=True)
+    df["last_seen"] = pd.to_datetime(df["last_seen_s"].astype(np.int64), unit="s", utc=True)
+    df["end"] = pd.to_datetime(end, unit="s", utc=True)
+    df["available"] = df["available"].map(lambda v: None if v is None or pd.isna(v) else bool(v)).astype(object)
+    if since is not None:
+        df = df[df["end"] > pd.Timestamp(since)]
+    return df.reset_index(drop=True)
+
+
+def _rows_at(live: pd.DataFrame) -> list[dict[str, Any]]:
+    """Offers in effect as the rows ``make_view`` reads (the shape of ``latest_prices``)."""
+    return [
+        {"provider": r.provider, "gpu": r.gpu, "gpu_count": r.gpu_count, "kind": r.kind, "region": r.region,
+         "sku": r.sku, "price_per_gpu_hour": float(r.price), "price_per_hour": float(r.price_per_hour),
+         "currency": "USD", "available": None if r.available is None else bool(r.available)}
+        for r in live.itertuples(index=False)
+    ]
+
+
+def observation_times(session: Session, rule: Rule, intervals: pd.DataFrame, since: datetime,
+                      until: datetime) -> list[datetime]:
+    """Every time in ``[since, until]`` at which something about the rule's offers was observed."""
+    lo, hi = pd.Timestamp(since), pd.Timestamp(until)
+    times: set[pd.Timestamp] = set()
+    if not intervals.empty:
+        times.update(intervals["first_seen"])
+        times.update(intervals["last_seen"])
+        ends = pd.to_datetime(intervals["ends_at"].dropna().astype(np.int64), unit="s", utc=True)
+        times.update(ends)
+    runs = select(ScrapeRun.started_at).where(ScrapeRun.status == "ok", col(ScrapeRun.started_at) >= since,
+                                              col(ScrapeRun.started_at) <= until)
+    if rule.providers:
+        runs = runs.where(col(ScrapeRun.provider).in_(rule.providers))
+    times.update(pd.Timestamp(t) for t in session.exec(runs).all())
+    return [t.to_pydatetime() for t in sorted(t for t in times if lo <= t <= hi)]
+
+
+def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime, until: datetime | None = None,
+             specs: Mapping[str, Any] | None = None) -> Backtest:
+    """Run ``rule`` over ``[since, until]`` (see the module docstring). Read-only."""
+    until = until or utcnow()
+    if since >= until:
+        raise ConfigError(f"alerts backtest: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
+    specs = specs if specs is not None else (gpu_specs(settings) if rule.metric != "price" else {})
+    result = Backtest(rule.name, rule.describe(), since, until)
+    with Session(engine) as session:
+        intervals = load_intervals(session, rule, since=since, until=until)
+        times = observation_times(session, rule, intervals, since, until)
+        if len(times) > MAX_EVALUATIONS:
+            raise ConfigError(f"alerts backtest: {len(times):,} observation times is more than {MAX_EVALUATIONS:,}; "
+                              "use a shorter range (--since/--until)")
+        st = StateData(fingerprint=rule.fingerprint())
+        low = history_low_before(session, rule, settings, since, specs) if rule.condition == "new_low" else None
+        fired_at: datetime | None = None
+        for t in times:
+            ts = pd.Timestamp(t)
+            live = intervals[(intervals["first_seen"] <= ts) & (intervals["end"] > ts)]
+            live = live.sort_values("first_seen").drop_duplicates("offer_id", keep="last")
+            rows = _rows_at(live)
+            view: View = make_view(rule, rows, specs)
+            reference = None
+            if rule.condition == "drop_pct" and rule.window_s:
+                reference = value_at(session, rule, settings, t - timedelta(seconds=rule.window_s), specs)
+            status = {r["provider"]: "fresh" for r in rows}
+            obs = Observation(t, view, view, status, t.isoformat(), reference,
+                              low if st.all_time_low is None else None)
+            before = st.all_time_low
+            events = step(rule, st, obs)
+            result.evaluations += 1
+            best = view.best or {}
+            for kind in events:
+                result.events.append(BacktestEvent(
+                    t, kind, view.value, before if rule.condition == "new_low" else rule.threshold,
+                    best.get("provider"), best.get("region"), best.get("kind"), len(view.rows)))
+                if kind == "fired":
+                    if rule.condition in ("new_low",):
+                        continue  # an event, not a lasting condition: no time spent firing
+                    fired_at = t
+                elif kind == "resolved" and fired_at is not None:
+                    result.firing_s += (t - fired_at).total_seconds()
+                    fired_at = None
+            if fired_at is not None and st.state != "firing":
+                result.firing_s += (t - fired_at).total_seconds()  # re-armed without a resolved message
+                fired_at = None
+        if fired_at is not None:
+            result.firing_s += (until - fired_at).total_seconds()
+            result.firing_at_end = True
+    return result
+
+
+def history_low_before(session: Session, rule: Rule, settings: Settings, since: datetime,
+                       specs: Mapping[str, Any]) -> float | None:
+    """The ``new_low`` baseline of a backtest: the lowest value stored before the range (the live
+    rule's baseline is what was stored before the latest scrape; here "now" is the range's start)."""
+    if rule.aggregate != "min":
+        return None
+    earlier = load_intervals(session, rule, until=since - timedelta(seconds=1))
+    earlier = earlier[earlier["first_seen"] < pd.Timestamp(since)]
+    if earlier.empty:
+        return None
+    values = [m for r in earlier.itertuples(index=False)
+              if (m := metric_value(rule, r.gpu, float(r.price), specs)) is not None]
+    return min(values) if values else None
+
+
+def rules_by_name(rules: Sequence[Rule], name: str) -> Rule:
+    for r in rules:
+        if r.name == name:
+            return r
+    known = ", ".join(r.name for r in rules) or "none"
+    raise ConfigError(f"alerts backtest: no rule named {name!r} (rules: {known}); or give one inline with --gpu and a condition")
+
+
+def inline_table(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
+    """A rule table from the same options as ``alerts add`` (``None`` left out); ``rearm`` may be a percentage."""
+    table = {"name": name, **{k: v for k, v in options.items() if v not in (None, False, [], ())}}
+    gpu = table.get("gpu")
+    if isinstance(gpu, (list, tuple)) and len(gpu) == 1:
+        table["gpu"] = gpu[0]
+    rearm = table.get("rearm")
+    if isinstance(rearm, str):
+        try:
+            table["rearm"] = float(rearm)
+        except ValueError:
+            pass
+    return table
+
+
+def resolve_rule(settings: Settings, session: Session, name: str | None, options: Mapping[str, Any]) -> Rule:
+    """The rule to backtest: a stored or configured one by ``name``, or one given inline (``options``
+    with ``gpu`` and a condition, as for ``alerts add``)."""
+    from tracker.alerts.rules import parse_rule
+    from tracker.alerts.store import load_rules
+
+    inline = {k: v for k, v in options.items() if v not in (None, False, [], ())}
+    if inline:
+        return parse_rule(inline_table(name or "backtest", options), where="alerts backtest", source="added",
+                          catalog_file=settings.catalog_file)
+    if not name:
+        raise ConfigError("alerts backtest: name a rule, or give one inline with --gpu and a condition (--below 2.0 ...)")
+    return rules_by_name(load_rules(settings, session), name)
