@@ -234,7 +234,8 @@ def test_healthz_and_openapi(client: TestClient) -> None:
 
 
 def test_secrets_never_appear_in_any_response(client: TestClient) -> None:
-    required = {"/api/tco": "/api/tco?gpu=H100"}  # endpoints with a required parameter
+    required = {"/api/tco": "/api/tco?gpu=H100",  # endpoints with a required parameter
+                "/api/alerts/backtest": "/api/alerts/backtest?rule=h100-cheap&since=2000-01-01"}
     urls = [required.get(p, p) for p, ops in get_json(client, "/openapi.json")["paths"].items() if "get" in ops and "{" not in p]
     assert {"/api/providers", "/api/runs", "/api/alerts", "/api/alerts/deliveries", "/metrics", "/healthz"} <= set(urls)
     urls += ["/", "/gpu/H100", "/gpu/H100-SXM?kind=all", "/providers", "/alerts", "/api/history?gpu=H100", "/api/runs?limit=1000",

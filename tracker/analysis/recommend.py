@@ -56,6 +56,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 import pandas as pd
@@ -64,6 +65,7 @@ from sqlmodel import Session
 
 from db import queries
 from tracker.analysis import specs
+from tracker.analysis.asof import current_prices
 from tracker.analysis.frames import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError
@@ -147,6 +149,7 @@ def gpu_options(
     regions: Sequence[str] | None = None,
     basis: str | None = None,
     catalog: specs.Catalog | None = None,
+    at: datetime | None = None,
 ) -> pd.DataFrame:
     """Every catalog GPU that holds the model on 1..``max_gpus`` cards, each with its
     cheapest current offer of at least that many GPUs (whole-instance price), cheapest first.
@@ -165,7 +168,7 @@ def gpu_options(
         return pd.DataFrame(columns=OPTION_COLUMNS)
     session = source if isinstance(source, Session) else Session(source)
     try:
-        offers = queries.latest_prices(session, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions)
+        offers = current_prices(session, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions)
         fields = per_gpu_limit_fields()
         limits = queries.offer_extra_field(session, sorted({o["provider"] for o in offers} & set(fields)), fields,
                                            list(fitting))
@@ -320,12 +323,13 @@ def recommend(
     basis: str | None = None,
     usd_per_kwh: float = 0.10,
     catalog: specs.Catalog | None = None,
+    at: datetime | None = None,
 ) -> Recommendation:
     """VRAM estimate, fitting GPUs at market prices, and (with ``hours_per_month``) advice
     for the cheapest priced option that has a purchase price."""
     est = estimate_vram(parse_params(params), workload, precision)
     options = gpu_options(source, est, max_gpus=max_gpus, kinds=kinds, providers=providers, regions=regions,
-                          basis=basis, catalog=catalog)
+                          basis=basis, catalog=catalog, at=at)
     notes: list[str] = []
     if options.empty:
         notes.append(f"needs {est.total_gb:.0f} GB: more than {max_gpus} of any GPU in the catalog hold; "

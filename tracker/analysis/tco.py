@@ -33,7 +33,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import queries
+from tracker.analysis.asof import current_prices
 from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
@@ -106,14 +106,15 @@ def market_rent(
     kinds: Sequence[str] | None = DEFAULT_KINDS,
     providers: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
+    at: datetime | None = None,
 ) -> RentQuote | None:
     """The current USD per GPU-hour for ``gpu`` from the latest successful scrapes
-    (what ``gpu-tracker prices`` shows): the cheapest provider or the median provider."""
+    (what ``gpu-tracker prices`` shows), or as of ``at``: the cheapest provider or the median provider."""
     if basis not in RENT_BASES:
         raise ConfigError(f"--rent-basis: {basis!r} is not one of {', '.join(RENT_BASES)}")
     session = source if isinstance(source, Session) else Session(source)
     try:
-        rows = queries.latest_prices(session, gpus=[gpu], providers=providers, kinds=kinds, regions=regions)
+        rows = current_prices(session, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions)
     finally:
         if session is not source:
             session.close()
@@ -239,6 +240,7 @@ def tco_for_gpu(
     kinds: Sequence[str] | None = DEFAULT_KINDS,
     providers: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
+    at: datetime | None = None,
     **model: Any,
 ) -> TcoResult:
     """``tco`` with the gaps filled the way users expect, shared by the CLI and the API: the
@@ -257,9 +259,12 @@ def tco_for_gpu(
     if rent is None:
         if gpu is None:
             raise ConfigError("tco: pass --gpu (for the market rent) or --rent")
-        quote = market_rent(engine, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions)
+        quote = market_rent(engine, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions, at=at)
         if quote is None:
-            raise ConfigError(f"tco: no current {gpu} price in the store; run `gpu-tracker scrape` or pass --rent")
+            if at is not None:
+                raise ConfigError(f"tco: no {gpu} price in effect at {at:%Y-%m-%d %H:%M} UTC; pass --rent or another --at")
+            raise ConfigError(f"tco: no current {gpu} price in the store; run `gpu-tracker scrape`, pass --rent, "
+                              "or ask about a past moment with --at")
         rent, rent_source, rent_at = quote.rate, quote.source, quote.observed_at
     return tco(purchase=purchase, rent=rent, tdp_w=tdp_w if tdp_w is not None else getattr(spec, "tdp_w", None),
                gpu=gpu, purchase_source=purchase_source, rent_source=rent_source, rent_observed_at=rent_at, **model)

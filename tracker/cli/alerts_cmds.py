@@ -46,11 +46,15 @@ def check_cmd(
 
     Only fresh data counts: offers of providers whose latest scrape failed or is stale, and
     quarantined prices, never trigger a rule. Running it again without new data changes nothing.
+    When the newest data is older than the staleness limit, a note names its date; `alerts
+    backtest` runs rules over such history.
     """
     from tracker.alerts import check
+    from tracker.cli.timetravel import warn_if_stale
 
     st = state(ctx)
     cycle = check(st.engine, st.settings, dry_run=dry_run)
+    warn_if_stale(st, hint="; `gpu-tracker alerts backtest NAME --since DATE` runs a rule over that history")
     rows: list[dict[str, Any]] = [
         {"rule": e.rule, "before": e.before, "after": e.after, "value": e.value,
          "events": ", ".join(e.events) or None, "note": e.note}

@@ -27,6 +27,7 @@ from tracker.cli.options import (
     chosen_kinds,
 )
 from tracker.cli.render import ESSENTIAL
+from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -227,6 +228,7 @@ def tco(
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Market rent from these regions only.")] = None,
     table: Annotated[bool, typer.Option("--electricity-table", help="Also print electricity per year for common TDPs, uses and prices.")] = False,
     fmt: FormatOption = Format.table,
+    at: AtOption = None,
 ) -> None:
     """Buy or rent: electricity, ownership cost per hour and break-even.
 
@@ -234,7 +236,7 @@ def tco(
     cost per hour = purchase / (years x 8,760) + electricity + cooling + maintenance;
     break-even hours = purchase / rent (and the full version, purchase / (rent - running
     costs)), in months at 24/7 and at --utilization. The rent defaults to today's market
-    price from the store, and rent_source says which price on which date.
+    price from the store (--at: the market price then), and rent_source says which price on which date.
     """
     from tracker.analysis.frames import records
     from tracker.analysis.tco import electricity_table, tco_for_gpu
@@ -243,8 +245,11 @@ def tco(
     check_providers(st.engine, provider)
     cat = _catalog(st)
     gid = _gpu_for_tco(gpu, cat)
+    when = parse_at(at)
+    if when is None and rent is None:
+        warn_if_stale(st, provider)
     result = tco_for_gpu(st.engine, cat, gid, purchase=purchase, rent=rent, rent_basis=rent_basis, tdp_w=tdp,
-                         kinds=_kinds(kind), providers=provider, regions=region, utilization=utilization,
+                         kinds=_kinds(kind), providers=provider, regions=region, at=when, utilization=utilization,
                          usd_per_kwh=kwh, years=years, cooling_per_hour=cooling, maintenance_per_hour=maintenance)
     data = result.as_dict()
     if fmt is Format.json:
@@ -284,22 +289,26 @@ def recommend(
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,
+    at: AtOption = None,
 ) -> None:
     """Which GPU for a model and workload, and whether to rent or buy.
 
     Estimates the VRAM (params x bytes per parameter x 1.2 + 1.5 GB; see
     tracker/analysis/recommend.py for the rules and sources), lists the GPUs that hold it
     on 1-8 cards at the latest market prices, cheapest first, with cost per TFLOP, and
-    with --hours-per-month gives rent-vs-buy advice.
+    with --hours-per-month gives rent-vs-buy advice. --at uses the market prices in effect then.
     """
     from tracker.analysis.frames import records
     from tracker.analysis.recommend import recommend as run_recommend
 
     st = state(ctx)
     check_providers(st.engine, provider)
+    when = parse_at(at)
+    if when is None:
+        warn_if_stale(st, provider)
     rec = run_recommend(st.engine, params, workload, precision=precision, hours_per_month=hours_per_month,
                         months=months, max_gpus=max_gpus, kinds=_kinds(kind), providers=provider, regions=region,
-                        basis=basis, catalog=_catalog(st))
+                        basis=basis, catalog=_catalog(st), at=when)
     options = records(rec.options)
     if fmt is Format.json:
         _print_json({**rec.estimate.as_dict(), "vram_needed_gb": rec.estimate.total_gb, "options": options,
@@ -346,7 +355,12 @@ def plot(
     if metric not in ("price", "cost-per-tflop"):
         raise ConfigError(f"--metric: {metric!r} is not one of price, cost-per-tflop")
     from db.types import utcnow
-    from tracker.analysis.frames import Resolution, load_intervals, parse_when, scrape_intervals
+    from tracker.analysis.frames import (
+        Resolution,
+        load_intervals,
+        parse_when,
+        scrape_intervals,
+    )
     from tracker.analysis.history import history as run_history
     from tracker.analysis.plot import lows_for
     from tracker.analysis.plot import plot as write_plot

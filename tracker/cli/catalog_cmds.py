@@ -17,8 +17,16 @@ from tracker.catalog.value import (
 from tracker.cli import app
 from tracker.cli.collect_cmds import resolve_gpu_query
 from tracker.cli.common import Format, emit, finite, state
-from tracker.cli.options import KIND_HELP, ColumnsOption, WideOption, check_providers, chosen_kinds, kinds_text
+from tracker.cli.options import (
+    KIND_HELP,
+    ColumnsOption,
+    WideOption,
+    check_providers,
+    chosen_kinds,
+    kinds_text,
+)
 from tracker.cli.render import ESSENTIAL, WIDE
+from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 
 catalog_app = typer.Typer(help="The GPU spec catalog: specs, purchase prices and sources; name resolution.")
@@ -96,15 +104,17 @@ def value(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,
+    at: AtOption = None,
 ) -> None:
     """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers).
 
     Like the API and the dashboard, it considers on-demand and community prices unless
     --kind says otherwise (--kind spot, --kind all); the title and every row say which.
+
+    --at ranks the prices in effect then; a note says when the newest data is too old to be current.
     """
     from sqlmodel import Session
 
-    from db import queries
     from tracker.catalog.specs import load_catalog
 
     st = state(ctx)
@@ -121,10 +131,15 @@ def value(
     else:
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
+        from tracker.analysis.asof import current_prices
+
+        when = parse_at(at)
         with Session(st.engine) as session:
             check_providers(st.engine, provider)
-            offers = queries.latest_prices(session, gpus=ids, providers=provider, kinds=kinds,
-                                           include_unmapped=False)
+            offers = current_prices(session, when, gpus=ids, providers=provider, kinds=kinds,
+                                    include_unmapped=False)
+        if when is None:
+            warn_if_stale(st, provider)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
         by_gpu: dict[str, list[float]] = {}
         cheapest: dict[str, dict[str, Any]] = {}

@@ -18,6 +18,7 @@ from tracker.cli.options import (
     check_providers,
     resolve_gpu_query,  # re-exported: other command modules import it from here
 )
+from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 from tracker.kinds import (
     normalise_kinds,  # re-exported: catalog_cmds and analysis_cmds import it from here
@@ -145,26 +146,33 @@ def prices(
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,
+    at: AtOption = None,
 ) -> None:
-    """The latest price of every offer on sale, cheapest per GPU-hour first.
+    """The latest price of every offer on sale, cheapest per GPU-hour first (--at: as of then).
+
+    When the newest data is older than the staleness limit, a note names its date and --at.
 
     A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
     columns as fit; --wide shows them all, --columns picks them.
     """
     from sqlmodel import Session
 
-    from db import queries
+    from tracker.analysis.asof import current_prices
 
     st = state(ctx)
     gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
     check_providers(st.engine, provider)
+    when = parse_at(at)
     with Session(st.engine) as session:
-        rows = queries.latest_prices(session, gpus=gpus, providers=provider, kinds=kinds, regions=region)
+        rows = current_prices(session, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
+    if when is None:
+        warn_if_stale(st, provider)
     if limit is not None:
         rows = rows[:limit]
     if fmt in (Format.table, Format.tsv):  # JSON and CSV carry replay, recorded and fixture as fields
         rows = [{**r, "source": price_source(r)} for r in rows]
-    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"latest prices{f' for {gpu}' if gpu else ''}", wide=wide,
+    title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
+    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}", wide=wide,
          only=columns)
 
 

@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
-from tracker.cli.render import ColumnSpec, as_columns, cell, pick_columns, plain_value, print_table, tsv
+from tracker.cli.render import (
+    ColumnSpec,
+    as_columns,
+    cell,
+    pick_columns,
+    plain_value,
+    print_table,
+    tsv,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine

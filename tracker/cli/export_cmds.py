@@ -13,7 +13,13 @@ import typer
 
 from tracker.cli import app
 from tracker.cli.common import err_console, state
-from tracker.cli.options import GPU_HELP, ProvidersOption, RegionsOption, check_providers, resolve_gpu_query
+from tracker.cli.options import (
+    GPU_HELP,
+    ProvidersOption,
+    RegionsOption,
+    check_providers,
+    resolve_gpu_query,
+)
 from tracker.errors import ConfigError
 
 

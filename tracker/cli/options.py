@@ -75,7 +75,9 @@ def check_providers(engine: Engine, names: Sequence[str] | None, option: str = "
         known = set(queries.provider_rows(session))
     unknown = [n for n in names if n not in known]
     if unknown:
-        from scrapers.registry import all_scrapers  # imports every scraper: only when a name is not in the store
+        from scrapers.registry import (
+            all_scrapers,  # imports every scraper: only when a name is not in the store
+        )
 
         known |= set(all_scrapers())
         for name in unknown:

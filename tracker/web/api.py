@@ -190,7 +190,6 @@ def api_alert_deliveries(
     """Newest first: where each message went (redacted), its status, attempts, next attempt and
     the reason of the last failure; with the count of rows per status."""
     return data.alert_deliveries(ctx, statuses=status, rule=rule, limit=limit)
-    return alerts.history(ctx.engine, rule=rule, limit=limit)
 
 
 @router.get("/alerts/backtest", response_model=BacktestOut, summary="Run a rule over stored history")

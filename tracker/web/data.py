@@ -34,8 +34,8 @@ from tracker.analysis.frames import (
     since_time,
 )
 from tracker.analysis.history import History
-from tracker.analysis.imports.snapshots import external_providers
 from tracker.analysis.history import history as analysis_history
+from tracker.analysis.imports.snapshots import external_providers
 from tracker.analysis.specs import flagship
 from tracker.analysis.tco import tco_for_gpu
 from tracker.analysis.trends import trends as analysis_trends

@@ -20,7 +20,7 @@ from db.models import Provider, ScrapeRun
 from tests.conftest import fixture_path
 from tracker.analysis.frames import Filters, load_intervals
 from tracker.analysis.history import price_history
-from tracker.analysis.imports import import_files
+from tracker.analysis.imports import ImportResult, import_files
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.trends import all_time_lows
 from tracker.errors import ConfigError
@@ -52,8 +52,7 @@ def stored_intervals(engine: Engine) -> list[tuple[object, ...]]:
     return sorted(tuple(r) for r in rows)
 
 
-def test_a_days_minimum_is_the_minimum_observed_that_day(engine: Engine) -> None:
-    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+def check_a_days_minimum_is_the_minimum_observed_that_day(engine: Engine) -> None:
     expected: dict[date, float] = {}
     for at, prices in snapshots(H100_FILE):
         day = at.date()
@@ -84,8 +83,7 @@ def test_a_late_price_does_not_land_in_the_next_day(engine: Engine, tmp_path: Pa
         assert by_time[datetime(2025, 11, 11, tzinfo=UTC)] == pytest.approx(1.00), every
 
 
-def test_an_all_time_low_with_its_provider_and_time(engine: Engine) -> None:
-    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+def check_an_all_time_low_with_its_provider_and_time(engine: Engine) -> None:
     rows = [(price, at, provider) for at, prices in snapshots(H100_FILE) for provider, price in prices.items()]
     low = min(p for p, _, _ in rows)
     first_at, first_provider = min((at, prov) for p, at, prov in rows if p == low)
@@ -111,9 +109,7 @@ def real_changes(snaps: list[tuple[datetime, dict[str, float]]], provider: str, 
     return changes, returns
 
 
-@pytest.mark.parametrize("provider", ["lambda", "dc_roan", "runpod"])
-def test_a_providers_real_price_changes_and_returns(engine: Engine, provider: str) -> None:
-    result = import_files(engine, [H100_FILE], max_gap=H100_GAP)
+def check_a_providers_real_price_changes_and_returns(engine: Engine, result: ImportResult, provider: str) -> None:
     changes, returns = real_changes(snapshots(H100_FILE), provider, H100_GAP)
     with Session(engine) as s:
         run = s.exec(select(ScrapeRun).where(ScrapeRun.provider == provider)).one()
@@ -123,8 +119,7 @@ def test_a_providers_real_price_changes_and_returns(engine: Engine, provider: st
     assert result.returned == sum(r for _, r in total)
 
 
-def test_no_interval_spans_a_gap_in_the_snapshots(engine: Engine) -> None:
-    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+def check_no_interval_spans_a_gap_in_the_snapshots(engine: Engine) -> None:
     times = [at for at, _ in snapshots(H100_FILE)]
     gaps = [(a, b) for a, b in pairwise(times) if b - a > H100_GAP]
     assert gaps, "the sample has gaps longer than its cadence"
@@ -133,9 +128,8 @@ def test_no_interval_spans_a_gap_in_the_snapshots(engine: Engine) -> None:
             assert not (first <= a.timestamp() and b.timestamp() <= last), (provider, a, b)
 
 
-def test_the_market_minimum_after_a_gap_counts_every_provider(engine: Engine) -> None:
+def check_the_market_minimum_after_a_gap_counts_every_provider(engine: Engine) -> None:
     """Across a gap no price is carried: the hour after the gap shows what was observed then."""
-    import_files(engine, [H100_FILE], max_gap=H100_GAP)
     snaps = snapshots(H100_FILE)
     (before, _), (after, prices) = max(pairwise(snaps), key=lambda pair: pair[1][0] - pair[0][0])
     assert after - before > H100_GAP
@@ -175,8 +169,7 @@ def test_consecutive_imports_of_a_split_archive_equal_one_import(engine: Engine,
     assert stored_intervals(sqlite_engine) == stored_intervals(engine)
 
 
-def test_aliases_and_external_providers(engine: Engine) -> None:
-    result = import_files(engine, [H100_FILE], max_gap=H100_GAP)
+def check_aliases_and_external_providers(engine: Engine, result: ImportResult) -> None:
     assert "lambda" in result.providers and "lambdalabs" not in result.providers
     assert result.external_providers == ["dc_roan", "primecompute"]
     with Session(engine) as s:
@@ -237,9 +230,8 @@ def test_unresolvable_gpu_names_are_kept_raw_and_reported(engine: Engine, tmp_pa
     assert [tuple(r) for r in raw] == [(None, "Mystery-9000")]
 
 
-def test_history_counts_by_provider_match_the_file(engine: Engine) -> None:
+def check_history_counts_by_provider_match_the_file(engine: Engine) -> None:
     """Each provider's stored observations equal the lines that list it."""
-    import_files(engine, [H100_FILE], max_gap=H100_GAP)
     expected: dict[str, int] = defaultdict(int)
     for _at, prices in snapshots(H100_FILE):
         for p in prices:
@@ -248,3 +240,16 @@ def test_history_counts_by_provider_match_the_file(engine: Engine) -> None:
     for provider, *_rest, n in stored_intervals(engine):
         got[str(provider)] += int(n)  # type: ignore[call-overload]
     assert got == expected
+
+
+def test_the_h100_archive(engine: Engine) -> None:
+    """One import of the real H100 sample, every check above against the file's own arithmetic."""
+    result = import_files(engine, [H100_FILE], max_gap=H100_GAP)
+    check_a_days_minimum_is_the_minimum_observed_that_day(engine)
+    check_an_all_time_low_with_its_provider_and_time(engine)
+    for provider in ("lambda", "dc_roan", "runpod", "primecompute"):
+        check_a_providers_real_price_changes_and_returns(engine, result, provider)
+    check_no_interval_spans_a_gap_in_the_snapshots(engine)
+    check_the_market_minimum_after_a_gap_counts_every_provider(engine)
+    check_aliases_and_external_providers(engine, result)
+    check_history_counts_by_provider_match_the_file(engine)

@@ -1,0 +1,37 @@
+"""``--at TIME`` for the commands that answer "now" (prices, value, tco, recommend), and the note
+they and ``alerts check`` print when the newest data is older than the staleness limit."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Annotated
+
+import typer
+
+from tracker.cli.common import State, err_console
+
+AtOption = Annotated[str | None, typer.Option(
+    "--at", help="Answer as of this moment (ISO date-time, UTC): the prices in effect then.")]
+
+
+def parse_at(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    from tracker.analysis.frames import parse_when  # late: pandas
+
+    return parse_when(text)
+
+
+def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: str = "") -> str | None:
+    """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
+    from sqlmodel import Session
+
+    from tracker.analysis.asof import stale_note  # late: pandas
+
+    with Session(st.engine) as session:
+        note = stale_note(session, lambda p: st.settings.provider(p).interval, providers=providers)
+    if note:
+        note += hint
+        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+    return note
