@@ -293,6 +293,8 @@ def backtest_cmd(
     armed state. Nothing is delivered and no alert state changes. A rule is named (config file
     or `alerts add`) or given inline with the same options as `alerts add`.
     """
+    from sqlmodel import Session
+
     from db.types import utcnow
     from tracker.alerts.backtest import backtest, resolve_rule
     from tracker.analysis.frames import parse_when, since_time
