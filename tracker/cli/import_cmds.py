@@ -8,23 +8,15 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
 
-from tracker.analysis.frames import parse_span, parse_when
-from tracker.analysis.imports import FORMATS, import_files
-from tracker.catalog.specs import load_catalog
 from tracker.cli import app
 from tracker.cli.common import Format, emit, err_console, state
 from tracker.errors import ConfigError
 
 #: Skipped rows printed one by one; the rest are counted.
 SHOW_BAD_ROWS = 25
+#: ``tracker.analysis.imports.FORMATS`` (that module brings pandas; a test keeps the two equal).
+FORMAT_NAMES = ("csv", "tugot17", "ewyluda", "skypilot-git")
 
 
 def _max_gap(text: str | None) -> timedelta | None | str:
@@ -32,6 +24,8 @@ def _max_gap(text: str | None) -> timedelta | None | str:
         return "default"
     if text.strip().lower() in ("none", "off", "0"):
         return None
+    from tracker.analysis.frames import parse_span
+
     try:
         return parse_span(text)
     except ConfigError:
@@ -46,7 +40,7 @@ def _split(values: list[str] | None) -> list[str]:
 def import_cmd(
     ctx: typer.Context,
     sources: Annotated[list[str], typer.Argument(
-        help=f"[FORMAT] PATH ...: files to import (format detected), or a format name first ({', '.join(FORMATS)}).",
+        help=f"[FORMAT] PATH ...: files to import (format detected), or a format name first ({', '.join(FORMAT_NAMES)}).",
         metavar="[FORMAT] PATH...")],
     provider: Annotated[str | None, typer.Option("--provider", "-p", help="Provider name for a single SkyPilot vms.csv (e.g. aws, lambda).")] = None,
     observed_at: Annotated[str | None, typer.Option("--observed-at", help="When a single SkyPilot file's prices were current (ISO date-time, UTC).")] = None,
@@ -66,10 +60,16 @@ def import_cmd(
     cannot resolve are stored raw and listed. Other trackers' provider names map through one
     alias table (lambdalabs -> lambda); providers without a scraper are stored as external.
     """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from tracker.analysis.frames import parse_when
+    from tracker.analysis.imports import import_files
+    from tracker.catalog.specs import load_catalog
+
     st = state(ctx)
     words = list(sources)
     data_format = None
-    if words and words[0] in FORMATS and not Path(words[0]).exists():
+    if words and words[0] in FORMAT_NAMES and not Path(words[0]).exists():
         data_format = words.pop(0)
     if not words:
         raise ConfigError("import: name at least one file (or, for skypilot-git, the clone's folder)")

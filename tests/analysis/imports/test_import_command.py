@@ -74,3 +74,10 @@ def test_external_providers_are_listed(sqlite_engine: Engine) -> None:
         api = {r["provider"]: r for r in client.get("/api/providers").json()}
     assert api["dc_roan"]["external"] is True and api["dc_roan"]["health"] == "external"
     assert api["lambda"]["external"] is False
+
+
+def test_the_command_knows_every_format() -> None:
+    from tracker.analysis.imports import FORMATS
+    from tracker.cli.import_cmds import FORMAT_NAMES
+
+    assert tuple(FORMATS) == FORMAT_NAMES
