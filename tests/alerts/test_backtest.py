@@ -71,7 +71,7 @@ def test_rearm_margin_holds_the_rule_until_the_price_is_clear(engine: Engine) ->
     with_margin = run(engine, t, below=2.0, rearm=0.1)
     assert fired_at(with_margin) == [t[1], t[5]]
     assert with_margin.firing_at_end  # fired at t5 and still below at the end of the range
-    assert with_margin.firing_s == (3 + 1) * 3600  # t1 to the re-arm at t4, then t5 to the end
+    assert with_margin.firing_s == 3 * 3600  # t1 to the re-arm at t4; from t5 on, nothing is known past t5
 
 
 def test_for_counts_every_collection_even_at_an_unchanged_price(engine: Engine) -> None:
@@ -157,3 +157,25 @@ def test_the_api_answers_as_the_command(sqlite_engine: Engine) -> None:
         ("fired", t[2].isoformat()[:16]), ("resolved", t[3].isoformat()[:16])]
     assert body["evaluations"] == 6 and body["firing_s"] == 3600
     assert bad.status_code == 400 and "nosuchrule" in bad.json()["detail"]
+
+
+def test_a_failed_collection_neither_resolves_nor_fires(engine: Engine) -> None:
+    """alpha (cheap) fails one collection while beta goes on: as in the scheduler, alpha is held,
+    so its absence does not resolve the rule, and its return does not fire it again."""
+    times = [T0 + i * HOUR for i in range(5)]
+    for i, at in enumerate(times):
+        with session_scope(engine) as s:
+            for provider, price in (("alpha", 1.8), ("beta", 2.5)):
+                prov = queries.ensure_provider(s, provider)
+                if provider == "alpha" and i == 2:
+                    store_stage.record_failed_attempt(s, provider, at)
+                    prov.last_attempt_at, prov.last_status = at, "failed"
+                    s.add(ScrapeRun(provider=provider, started_at=at, finished_at=at, status="failed"))
+                    continue
+                store_stage.store_observation(s, provider, [offer(provider, "x", price)], at, prov.last_attempt_at)
+                prov.last_attempt_at = prov.last_success_at = at
+                prov.last_status = "ok"
+                s.add(ScrapeRun(provider=provider, started_at=at, finished_at=at, status="ok"))
+    result = backtest(engine, SETTINGS, rule(below=2.0, resolved=True), since=times[0], until=times[-1] + HOUR)
+    assert [(e.event, e.time) for e in result.events] == [("fired", times[0])]
+    assert result.firing_at_end and result.firing_s == 4 * 3600

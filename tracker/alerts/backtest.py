@@ -6,8 +6,11 @@ builds the view, ``tracker.alerts.evaluate.step`` advances the edge-triggered st
 in the range, in order, from an armed state. Only the source of the observation differs: the
 offers in effect at that time (the analysis' "price at t" rule, ``db.rollups.hold_end``: a
 price holds from its first observation until the provider's next collection attempt, at most
-one collection interval after its last) instead of the current ones, and every provider with a
-price in effect counts as fresh.
+one collection interval after its last) instead of the current ones. A provider with a price in
+effect is *fresh*; one whose prices stopped holding without a later collection saying they
+were gone (a failed or missing collection), and last seen within the staleness limit, is
+*held*: its last prices are in the combined view only, so, as in the scheduler, a gap can
+neither fire nor resolve a rule.
 
 Observation times are every recorded collection attempt of the rule's providers in the range
 (``scrape_run``) plus every interval's first and last observation and its next attempt: an
@@ -34,7 +37,7 @@ from sqlmodel import Session, col, select
 from db import labels, rollups
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
-from tracker.alerts.data import Observation, View, gpu_specs, make_view, metric_value, value_at
+from tracker.alerts.data import STALE_AFTER_INTERVALS, Observation, View, gpu_specs, make_view, metric_value, value_at
 from tracker.alerts.evaluate import StateData, step
 from tracker.alerts.rules import Rule
 from tracker.config.settings import Settings
@@ -68,7 +71,8 @@ class Backtest:
     until: datetime
     evaluations: int = 0
     events: list[BacktestEvent] = field(default_factory=list)
-    #: seconds the rule spent firing in the range (a firing still open at ``until`` counts until then)
+    #: seconds the rule spent firing in the range (a firing still open at the end counts until the
+    #: last observation: what came after is not known)
     firing_s: float = 0.0
     firing_at_end: bool = False
 
@@ -131,6 +135,7 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     df["first_seen"] = pd.to_datetime(df["first_seen_s"].astype(np.int64), unit="s", utc=True)
     df["last_seen"] = pd.to_datetime(df["last_seen_s"].astype(np.int64), unit="s", utc=True)
     df["end"] = pd.to_datetime(end, unit="s", utc=True)
+    df["interval_s"] = interval_s
     df["available"] = df["available"].map(lambda v: None if v is None or pd.isna(v) else bool(v)).astype(object)
     if since is not None:
         df = df[df["end"] > pd.Timestamp(since)]
@@ -145,6 +150,21 @@ def _rows_at(live: pd.DataFrame) -> list[dict[str, Any]]:
          "currency": "USD", "available": None if r.available is None else bool(r.available)}
         for r in live.itertuples(index=False)
     ]
+
+
+def _in_effect(intervals: pd.DataFrame, t: datetime) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(fresh, held) intervals at ``t``, one per offer: in effect; or, for a provider with nothing
+    in effect, its last prices when no successful collection since said they were gone (the next
+    attempt failed or has not happened), within the staleness limit."""
+    ts = pd.Timestamp(t)
+    started = intervals[intervals["first_seen"] <= ts]
+    live = started[started["end"] > ts].sort_values("first_seen").drop_duplicates("offer_id", keep="last")
+    next_attempt = pd.to_datetime(started["ends_at"].fillna(4e9).clip(upper=4e9), unit="s", utc=True)
+    limit = started["last_seen"] + pd.to_timedelta(STALE_AFTER_INTERVALS * started["interval_s"], unit="s")
+    held = started[(started["end"] <= ts) & ((next_attempt > ts) | started["ended_by_failure"]) & (limit >= ts)
+                   & ~started["provider"].isin(set(live["provider"]))]
+    held = held.sort_values("first_seen").drop_duplicates("offer_id", keep="last")
+    return live, held
 
 
 def observation_times(session: Session, rule: Rule, intervals: pd.DataFrame, since: datetime,
@@ -175,6 +195,14 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
     result = Backtest(rule.name, rule.describe(), since, until)
     with Session(engine) as session:
         intervals = load_intervals(session, rule, since=since, until=until)
+        failed = {(p, epoch(at)) for p, at in session.exec(
+            select(ScrapeRun.provider, ScrapeRun.started_at).where(col(ScrapeRun.status).in_(("failed", "skipped")),
+                                                                   col(ScrapeRun.started_at) <= until)
+        ).all()}
+        intervals["ended_by_failure"] = [
+            (p, int(e)) in failed if e == e else False
+            for p, e in zip(intervals["provider"], intervals["ends_at"], strict=True)
+        ]
         times = observation_times(session, rule, intervals, since, until)
         if len(times) > MAX_EVALUATIONS:
             raise ConfigError(f"alerts backtest: {len(times):,} observation times is more than {MAX_EVALUATIONS:,}; "
@@ -183,16 +211,15 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
         low = history_low_before(session, rule, settings, since, specs) if rule.condition == "new_low" else None
         fired_at: datetime | None = None
         for t in times:
-            ts = pd.Timestamp(t)
-            live = intervals[(intervals["first_seen"] <= ts) & (intervals["end"] > ts)]
-            live = live.sort_values("first_seen").drop_duplicates("offer_id", keep="last")
-            rows = _rows_at(live)
+            live, held = _in_effect(intervals, t)
+            rows, held_rows = _rows_at(live), _rows_at(held)
             view: View = make_view(rule, rows, specs)
+            combined: View = make_view(rule, rows + held_rows, specs) if held_rows else view
             reference = None
             if rule.condition == "drop_pct" and rule.window_s:
                 reference = value_at(session, rule, settings, t - timedelta(seconds=rule.window_s), specs)
-            status = {r["provider"]: "fresh" for r in rows}
-            obs = Observation(t, view, view, status, t.isoformat(), reference,
+            status = {**{r["provider"]: "held" for r in held_rows}, **{r["provider"]: "fresh" for r in rows}}
+            obs = Observation(t, view, combined, status, t.isoformat(), reference,
                               low if st.all_time_low is None else None)
             before = st.all_time_low
             events = step(rule, st, obs)
@@ -213,7 +240,8 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
                 result.firing_s += (t - fired_at).total_seconds()  # re-armed without a resolved message
                 fired_at = None
         if fired_at is not None:
-            result.firing_s += (until - fired_at).total_seconds()
+            # known to be firing until the last observation; after it the history says nothing
+            result.firing_s += (times[-1] - fired_at).total_seconds()
             result.firing_at_end = True
     return result
 
