@@ -30,14 +30,22 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import labels, rollups
+from db import rollups
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
-from tracker.alerts.data import STALE_AFTER_INTERVALS, Observation, View, gpu_specs, make_view, metric_value, value_at
+from tracker.alerts.data import (
+    STALE_AFTER_INTERVALS,
+    Observation,
+    View,
+    gpu_specs,
+    make_view,
+    metric_value,
+    rule_intervals,
+    value_at,
+)
 from tracker.alerts.evaluate import StateData, step
 from tracker.alerts.rules import Rule
 from tracker.config.settings import Settings
@@ -100,33 +108,11 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     """The stored USD intervals the rule watches that may be in effect in ``[since, until]``, with
     ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.rollups.hold_end``)."""
     conn = session.connection()
-    sql = ("SELECT i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, i.price_per_gpu_hour, "
-           "i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.provider_id "
-           "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
-           "WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
-    usd = labels.lookup(conn, "currency", ["USD"])
-    params: dict[str, Any] = {"gpus": labels.lookup(conn, "gpu", rule.gpus) or [-1],
-                              "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": usd[0] if usd else -1}
-    binds = [bindparam("gpus", expanding=True), bindparam("kinds", expanding=True)]
-    if rule.providers:
-        sql += " AND i.provider_id IN :providers"
-        params["providers"] = labels.lookup(conn, "provider", rule.providers) or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if rule.regions:
-        sql += " AND o.region IN :regions"
-        params["regions"] = list(rule.regions)
-        binds.append(bindparam("regions", expanding=True))
-    if rule.min_gpu_count is not None:
-        sql += " AND o.gpu_count >= :min_count"
-        params["min_count"] = rule.min_gpu_count
-    if until is not None:
-        sql += " AND i.first_seen <= :until"
-        params["until"] = epoch(until)
-    if since is not None:
-        sql += " AND i.last_seen >= :since"  # collection intervals are at most a week
-        params["since"] = epoch(since) - 7 * 86_400
-    df = pd.DataFrame(conn.execute(text(sql).bindparams(*binds), params).all(), columns=_COLUMNS)
+    rows = rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
+                          "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
+                          "i.provider_id", until=until,
+                          since_s=epoch(since) - 7 * 86_400 if since is not None else None)  # holds: at most a week
+    df = pd.DataFrame(rows, columns=_COLUMNS)
     df["ends_at"] = df["ends_at"].astype(float)
     df["price"] = df["price"].astype(float)
     intervals = rollups.provider_intervals(conn)

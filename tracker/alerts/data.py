@@ -161,13 +161,16 @@ def observe(session: Session, rule: Rule, settings: Settings, now: datetime, spe
     return Observation(now, fresh, combined, status, stamp, reference, low)
 
 
-def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> list[tuple[Any, ...]]:
-    """(offer_id, provider, gpu, price_per_gpu_hour, first_seen, last_seen, ends_at) of the
-    stored USD intervals the rule watches (times in epoch seconds)."""
+def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetime | None = None,
+                   since_s: int | None = None) -> list[tuple[Any, ...]]:
+    """``columns`` (SQL over ``price_interval i``, ``offer o``, labels ``lp`` provider, ``lg`` gpu,
+    ``lk`` kind) of the stored USD intervals the rule watches, first seen by ``until`` and last seen
+    from ``since_s`` (epoch seconds) on."""
     conn = session.connection()
-    sql = ("SELECT i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, i.last_seen, i.ends_at "
+    sql = (f"SELECT {columns} "
            "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-           "JOIN label lg ON lg.id = i.gpu_id WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
+           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
+           "WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
     usd = labels.lookup(conn, "currency", ["USD"])
     params: dict[str, Any] = {"gpus": labels.lookup(conn, "gpu", rule.gpus) or [-1],
                               "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": usd[0] if usd else -1}
@@ -186,7 +189,17 @@ def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> l
     if until is not None:
         sql += " AND i.first_seen <= :until"
         params["until"] = epoch(until)
+    if since_s is not None:
+        sql += " AND i.last_seen >= :since"
+        params["since"] = since_s
     return list(conn.execute(text(sql).bindparams(*binds), params).all())
+
+
+def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> list[tuple[Any, ...]]:
+    """(offer_id, provider, gpu, price_per_gpu_hour, first_seen, last_seen, ends_at) of the
+    stored USD intervals the rule watches (times in epoch seconds)."""
+    return rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, "
+                          "i.last_seen, i.ends_at", until=until)
 
 
 def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:

@@ -52,14 +52,10 @@ from db.engine import session_scope
 from db.models import Offer, ScrapeRun
 from db.types import utcnow
 from scrapers.base import KINDS, ScrapedOffer
-from tracker.analysis.frames import parse_when
 from tracker.analysis.history import EXPORT_COLUMNS
-from tracker.analysis.imports.base import (
-    FUTURE_TOLERANCE,
-    BadRow,
-    ImportResult,
-    missing_columns,
-)
+from tracker.analysis.imports.base import FUTURE_TOLERANCE, BadRow, ImportResult, missing_columns
+from tracker.analysis.imports.base import number as _float
+from tracker.analysis.imports.base import when as _time
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import load_catalog
 from tracker.errors import ConfigError, TrackerError, ValidationError
@@ -117,18 +113,6 @@ def detect_format(header: list[str], *, has_rows: bool = True) -> str:
     )
 
 
-def _float(row: Mapping[str, str], key: str, *, required: bool = True) -> float | None:
-    raw = (row.get(key) or "").strip()
-    if not raw:
-        if required:
-            raise ValueError(f"{key} is empty")
-        return None
-    try:
-        return float(raw)
-    except ValueError:
-        raise ValueError(f"{key} {raw!r} is not a number") from None
-
-
 def _bool(raw: str | None) -> bool | None:
     text = (raw or "").strip().lower()
     if text in ("", "none", "null"):
@@ -138,16 +122,6 @@ def _bool(raw: str | None) -> bool | None:
     if text in ("false", "0", "no"):
         return False
     raise ValueError(f"available {raw!r} is not true/false")
-
-
-def _time(row: Mapping[str, str], key: str) -> datetime:
-    raw = (row.get(key) or "").strip()
-    if not raw:
-        raise ValueError(f"{key} is empty")
-    try:
-        return parse_when(raw)
-    except ConfigError:
-        raise ValueError(f"{key} {raw!r} is not an ISO date-time") from None
 
 
 def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
