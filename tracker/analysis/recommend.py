@@ -64,8 +64,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from db import queries
+from db.asof import current_prices
 from tracker.analysis import specs
-from tracker.analysis.asof import current_prices
 from tracker.analysis.frames import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError

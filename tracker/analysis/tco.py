@@ -33,7 +33,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from tracker.analysis.asof import current_prices
+from db.asof import current_prices
 from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 

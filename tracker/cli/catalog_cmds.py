@@ -131,7 +131,7 @@ def value(
     else:
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
-        from tracker.analysis.asof import current_prices
+        from db.asof import current_prices
 
         when = parse_at(at)
         with Session(st.engine) as session:

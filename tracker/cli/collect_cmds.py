@@ -157,7 +157,7 @@ def prices(
     """
     from sqlmodel import Session
 
-    from tracker.analysis.asof import current_prices
+    from db.asof import current_prices
 
     st = state(ctx)
     gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)

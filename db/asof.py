@@ -1,4 +1,4 @@
-"""Time travel: the offers on sale as of a moment, and the word to say when the data is old.
+"""Time travel: the offers on sale as of a moment, and how old the newest data is.
 
 ``prices_at(session, at)`` answers what ``db.queries.latest_prices`` answers for now, as of
 ``at``, with the analysis' "price at t" rule (``db.rollups.hold_end``): an interval is in
@@ -11,6 +11,8 @@ collection interval after its last observation. Rows have ``latest_prices``' key
 ``STALE_AFTER_INTERVALS`` collection intervals of its provider), a one-line note naming the
 newest data's date and the ``--at`` option, so an imported archive's last year is not
 silently "nothing on sale".
+
+No pandas here (``db.rollups`` brings it): ``prices`` and ``value`` start fast.
 """
 
 from __future__ import annotations
@@ -19,11 +21,10 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
 from sqlalchemy import bindparam, text
 from sqlmodel import Session, select
 
-from db import queries, rollups
+from db import queries
 from db.models import Provider
 from db.types import epoch, from_epoch, utcnow
 
@@ -31,6 +32,16 @@ from db.types import epoch, from_epoch, utcnow
 STALE_AFTER_INTERVALS = 3
 #: Collection intervals are at most a week: the SQL bound before the exact filter.
 _MAX_HOLD_S = 7 * 86_400
+#: ``db.rollups.DEFAULT_INTERVAL_S`` (a test keeps them equal).
+DEFAULT_INTERVAL_S = 3600
+
+
+def provider_intervals(session: Session) -> dict[int, int]:
+    """Collection interval in seconds by provider label id (``db.rollups.provider_intervals``)."""
+    rows = session.connection().execute(text(
+        "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
+    )).all()
+    return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 
 
 def prices_at(
@@ -63,12 +74,13 @@ def prices_at(
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
     rows = conn.execute(text(sql).bindparams(*binds), params).all()
-    intervals = rollups.provider_intervals(conn)
+    intervals = provider_intervals(session)
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
         last_seen, ends_at, pid, offer_id = int(r[14]), r[16], int(r[17]), int(r[18])
-        end = rollups.hold_end(np.array([last_seen]), np.array([np.nan if ends_at is None else float(ends_at)]),
-                               np.array([intervals.get(pid, rollups.DEFAULT_INTERVAL_S)]))[0]
+        end = last_seen + intervals.get(pid, DEFAULT_INTERVAL_S)  # db.rollups.hold_end, one row
+        if ends_at is not None:
+            end = min(end, int(ends_at))
         if t >= end:
             continue
         have = newest.get(offer_id)

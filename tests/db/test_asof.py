@@ -10,10 +10,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
+from db.asof import prices_at, stale_note
 from db.engine import session_scope
 from db.models import Provider
 from tests.analysis.seq import HOUR, T0, offer, scrape
-from tracker.analysis.asof import prices_at, stale_note
 from tracker.cli import app
 
 
@@ -87,3 +87,11 @@ def test_fresh_data_gets_no_note(engine: Engine) -> None:
     with session_scope(engine) as s:
         assert s.get(Provider, "alpha") is not None
         assert stale_note(s, lambda _p: 3600) is None
+
+
+def test_constants_match_their_sources() -> None:
+    from db import asof, rollups
+    from tracker.alerts import data
+
+    assert asof.DEFAULT_INTERVAL_S == rollups.DEFAULT_INTERVAL_S
+    assert asof.STALE_AFTER_INTERVALS == data.STALE_AFTER_INTERVALS
