@@ -27,7 +27,7 @@ def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: st
     """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
     from sqlmodel import Session
 
-    from tracker.analysis.asof import stale_note  # late: pandas
+    from db.asof import stale_note
 
     with Session(st.engine) as session:
         note = stale_note(session, lambda p: st.settings.provider(p).interval, providers=providers)
