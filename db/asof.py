@@ -60,7 +60,7 @@ def prices_at(
     sql = (
         "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
         "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
-        "i.ends_at, i.provider_id, i.offer_id FROM price_interval i JOIN offer o ON o.id = i.offer_id "
+        "i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i JOIN offer o ON o.id = i.offer_id "
         "JOIN label c ON c.id = i.currency_id WHERE i.first_seen <= :t AND i.last_seen >= :lo"
     )
     params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
@@ -94,6 +94,9 @@ def prices_at(
         d["available"] = None if d["available"] is None else bool(d["available"])
         d["observed_at"] = from_epoch(min(int(d["observed_at"]), t))
         d["price_since"] = from_epoch(int(d["price_since"]))
+        mark = queries.replay_mark(r[19])
+        d["replay"] = mark is not None
+        d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
         out.append(d)
     out.sort(key=lambda d: (d["price_per_gpu_hour"] is None, d["price_per_gpu_hour"] or 0.0, d["provider"], d["sku"]))
     return out

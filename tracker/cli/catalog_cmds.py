@@ -138,8 +138,6 @@ def value(
             check_providers(st.engine, provider)
             offers = current_prices(session, when, gpus=ids, providers=provider, kinds=kinds,
                                     include_unmapped=False)
-        if when is None:
-            warn_if_stale(st, provider)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
         by_gpu: dict[str, list[float]] = {}
         cheapest: dict[str, dict[str, Any]] = {}
@@ -158,3 +156,5 @@ def value(
         ("median_cost_per_tflop_hour", "median " + column_header(basis)), ("vram_gb", "VRAM GB"),
         ("usd_per_gb_vram_hour", "$/GB-VRAM-h"), ("offers", "offers"), ("cheapest_region", "region", WIDE),
     ])
+    if price is None and parse_at(at) is None:
+        warn_if_stale(st, provider)

@@ -165,8 +165,6 @@ def prices(
     when = parse_at(at)
     with Session(st.engine) as session:
         rows = current_prices(session, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
-    if when is None:
-        warn_if_stale(st, provider)
     if limit is not None:
         rows = rows[:limit]
     if fmt in (Format.table, Format.tsv):  # JSON and CSV carry replay, recorded and fixture as fields
@@ -174,6 +172,8 @@ def prices(
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
     emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}", wide=wide,
          only=columns)
+    if when is None:
+        warn_if_stale(st, provider)
 
 
 def duration_text(seconds: float) -> str:
