@@ -23,7 +23,7 @@ from tracker.pipeline.collect import collect
 
 pytestmark = pytest.mark.slow
 
-TOOLS = {"prices", "history", "trends", "value", "tco", "recommend", "provider_health"}
+TOOLS = {"prices", "history", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health"}
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
     "prices_all": ("prices", {"gpu": "H100", "limit": 1000}),
@@ -38,6 +38,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "tco": ("tco", {"gpu": "H100", "utilization": 0.6}),
     "recommend": ("recommend", {"params": "13B", "workload": "qlora", "hours_per_month": 200}),
     "health": ("provider_health", {}),
+    "backtest": ("alert_backtest", {"gpu": ["H100"], "below": 100.0, "since": "90d"}),
+    "backtest_bad": ("alert_backtest", {"rule": "no-such-rule"}),
 }
 
 
@@ -158,6 +160,16 @@ def test_recommend_is_the_cli_recommendation(results: dict[str, Any], store: Sto
         assert mine["price_per_hour"] == pytest.approx(theirs["price_per_hour"], abs=1e-6)
     priced = [o["price_per_hour"] for o in out["options"] if o["price_per_hour"] is not None]
     assert priced == sorted(priced) and all(o["total_vram_gb"] >= out["vram_needed_gb"] for o in out["options"])
+
+
+def test_alert_backtest_is_the_api_backtest(results: dict[str, Any], client: TestClient) -> None:
+    out = ok(results, "backtest")
+    web = get_json(client, "/api/alerts/backtest?gpu=H100&below=100&since=90d")
+    for key in ("rule", "description", "evaluations", "fired", "resolved", "firing_at_end"):
+        assert out[key] == web[key], key
+    assert out["fired"] >= 1 and [e["event"] for e in out["events"]] == [e["event"] for e in web["events"]]
+    assert [e["value"] for e in out["events"]] == [e["value"] for e in web["events"]]
+    assert results["backtest_bad"].is_error and "no-such-rule" in results["backtest_bad"].content[0].text
 
 
 def test_provider_health(results: dict[str, Any], client: TestClient) -> None:

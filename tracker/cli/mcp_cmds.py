@@ -13,7 +13,7 @@ from tracker.cli.common import state
 def mcp(ctx: typer.Context) -> None:
     """Serve the store to an AI assistant over the Model Context Protocol (stdio), read-only.
 
-    Tools: prices, history, trends, value, tco, recommend, provider_health. The database is opened
+    Tools: prices, history, trends, value, tco, recommend, alert_backtest, provider_health. The database is opened
     so that it refuses writes; nothing is scraped. Point your MCP client at
     `gpu-tracker --db URL mcp`.
     """

@@ -32,7 +32,7 @@ from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError
 from tracker.service.status import scheduler_state
 from tracker.web import data
-from tracker.web.schemas import HistoryOut, PriceOut, ProviderOut, TrendOut, ValueOut
+from tracker.web.schemas import BacktestOut, HistoryOut, PriceOut, ProviderOut, TrendOut, ValueOut
 
 INSTRUCTIONS = (
     "GPU cloud prices collected by gpu-price-tracker, read-only. Prices are USD (or the provider's "
@@ -238,6 +238,31 @@ def build_server(ctx: data.WebContext) -> MCPServer:
             weights_gb=e.weights_gb, vram_needed_gb=e.total_gb, rule=e.rule,
             options=[RecommendOption.model_validate(o) for o in records(rec.options)[:limit]],
             advice=Advice.model_validate(rec.advice.as_dict()) if rec.advice else None, notes=rec.notes)
+
+    @server.tool(title="Alert backtest", annotations=READ_ONLY)
+    def alert_backtest(
+        rule: Annotated[str | None, Field(description="A configured rule by name; or give one inline with gpu and a condition.")] = None,
+        since: Annotated[str, Field(description="Start: a span back from now (30d, 12w, 1y) or an ISO date.")] = "30d",
+        until: Annotated[str | None, Field(description="End (ISO date-time, UTC); default now.")] = None,
+        gpu: Annotated[list[str] | None, Field(description="Inline rule: GPU ids, families or prefixes.")] = None,
+        below: Annotated[float | None, Field(description="Inline rule: fire when the value drops below this.")] = None,
+        above: Annotated[float | None, Field(description="Inline rule: fire when the value rises above this.")] = None,
+        drop_pct: Annotated[float | None, Field(gt=0, lt=100, description="Inline rule: fire on a drop of this percentage over `window`.")] = None,
+        window: Annotated[str | None, Field(description="Window for drop_pct (24h, 7d).")] = None,
+        new_low: Annotated[bool, Field(description="Inline rule: fire on a new all-time low.")] = False,
+        available_again: Annotated[bool, Field(description="Inline rule: fire when an offer is available again.")] = False,
+        provider: Providers = None, kind: Kinds = None, region: Regions = None,
+        metric: Annotated[str | None, Field(description="price (default), cost-per-tflop or breakeven-months.")] = None,
+        for_evaluations: Annotated[int | None, Field(ge=1, le=1000, description="Consecutive evaluations needed to fire (the rule option `for`).")] = None,
+    ) -> BacktestOut:
+        """What a rule would have done over stored history: every firing and resolution at every observation
+        time, through the scheduler's own evaluation code; nothing is stored or sent (= /api/alerts/backtest)."""
+        options = {"gpu": gpu, "below": below, "above": above, "drop_pct": drop_pct, "window": window,
+                   "new_low": new_low, "available_again": available_again, "providers": provider, "regions": region,
+                   "kinds": kind, "min_gpu_count": None, "metric": metric, "basis": None, "aggregate": None,
+                   "for": for_evaluations, "rearm": None, "resolved": False}
+        return BacktestOut.model_validate(_answer(lambda: data.backtest(ctx, rule, since=since, until=until,
+                                                                        options=options)))
 
     @server.tool(title="Provider health", annotations=READ_ONLY)
     def provider_health() -> HealthOut:
