@@ -102,17 +102,19 @@ def recordings_recorded_now(directory: Path, providers: list[str] | None = None)
     return out
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A database URL filled once per test module (and backend) by a replay of
-    ``REPLAY_STORE_PROVIDERS``' real recordings; tests must only read it."""
+def _replayed_store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, *, recorded_now: bool
+) -> Iterator[str]:
+    """A database URL filled by a replay of ``REPLAY_STORE_PROVIDERS``' real recordings, at their
+    recording dates or (``recorded_now``) as if recorded now."""
     from tracker.config.settings import load_settings
     from tracker.pipeline.collect import collect
     from tracker.pipeline.store import open_store
 
     drop: Callable[[], None] | None = None
+    tmp = tmp_path_factory.mktemp("replay")
     if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path_factory.mktemp('replay') / 'tracker.db'}"
+        url = f"sqlite:///{tmp / 'tracker.db'}"
     else:
         server = postgres_url()
         if not server:
@@ -120,8 +122,10 @@ def replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         url, drop = _fresh_postgres_schema(server)
     settings = load_settings(None, database=url)
     eng = open_store(settings, url)
+    names = list(REPLAY_STORE_PROVIDERS)
+    replay_dir = recordings_recorded_now(tmp, names) if recorded_now else None
     try:
-        results = collect(eng, settings, list(REPLAY_STORE_PROVIDERS), replay=True)
+        results = collect(eng, settings, names, replay=True, replay_dir=replay_dir)
         assert {r.status for r in results} == {"ok"}, [(r.provider, r.error_message) for r in results]
     finally:
         eng.dispose()
@@ -130,6 +134,19 @@ def replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     finally:
         if drop is not None:
             drop()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A store filled once per test module (and backend) by a replay of the real recordings at
+    their recording dates; tests must only read it."""
+    yield from _replayed_store(request, tmp_path_factory, recorded_now=False)
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def fresh_replay_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Like ``replay_store``, but the recordings say they were recorded now: one fresh day of history."""
+    yield from _replayed_store(request, tmp_path_factory, recorded_now=True)
 
 
 @pytest.fixture
