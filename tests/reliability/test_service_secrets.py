@@ -22,6 +22,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine, make_url
 
 from tests.alerts.helpers import Receiver, start_receiver
+from tests.conftest import recordings_recorded_now
 from tests.reliability.service_procs import cli, serve
 from tracker.web.security import API_TOKEN_ENV
 
@@ -84,8 +85,10 @@ def test_no_configured_secret_appears_anywhere(engine: Engine, db_url: str, tmp_
         texts[" ".join(args)] = done.stdout + done.stderr
         return done.stdout
 
-    run("-v", "scrape", "--replay", "--provider", "lambda", "--provider", "runpod", "--provider", "gcp")
-    run("run", "--once", "--replay", "--provider", "runpod", "--log-format", "json")
+    # recordings dated now, so the prices are current and the alert rules really fire and deliver
+    recordings = str(recordings_recorded_now(tmp_path, ["lambda", "runpod", "gcp"]))
+    run("-v", "scrape", "--replay-dir", recordings, "--provider", "lambda", "--provider", "runpod", "--provider", "gcp")
+    run("run", "--once", "--replay-dir", recordings, "--provider", "runpod", "--log-format", "json")
     run("--debug", "alerts", "check")
     run("alerts", "add", "leaky", "--gpu", "H100", "--below", "1", "--notify", f"slack://T1/B2/{CONFIG_TOKEN}")
     for command in (("info",), ("config", "show"), ("config", "check"), ("providers",), ("status", "--format", "json"),
