@@ -205,12 +205,14 @@ async def collect_one(
                 raise FetchError(
                     f"{scraper.name}: fetch took longer than {settings.http.provider_timeout_s:g}s (http.provider_timeout_s)"
                 ) from None
+        # the run row is in the store before any parsing: a process killed from here on leaves
+        # a `running` row the next leader marks abandoned
+        run_id, started = await starting
         notify(scraper.name, "parsing")
         offers = await asyncio.to_thread(scraper.parse_payload, raw)
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         notify(scraper.name, "storing")
-        run_id, started = await starting
         counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings, recording)
     except ProviderSkipped as exc:
         message = error_text(str(exc), scraper.secrets())
