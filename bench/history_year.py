@@ -31,11 +31,10 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-from sqlalchemy import text
 
 from _results import record
 from db.engine import make_engine
-from synthetic_year import END, Shape, build, sqlite_copy
+from synthetic_year import END, Shape, build, fresh_postgres, sqlite_copy
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import history
 from tracker.analysis.trends import trends
@@ -155,11 +154,7 @@ def main() -> None:
     }
     pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
     if pg:
-        engine = make_engine(pg)
-        with engine.begin() as conn:
-            conn.execute(text("DROP SCHEMA public CASCADE"))
-            conn.execute(text("CREATE SCHEMA public"))
-        engine.dispose()
+        fresh_postgres(pg)
         build(pg, Shape())
         pg_ours = in_process(pg)
         print(f"PostgreSQL: history {pg_ours['history'] * 1e3:.1f} ms (ratio to DuckDB {pg_ours['history'] / duck_s:.2f}), "

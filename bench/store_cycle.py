@@ -33,7 +33,7 @@ from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from scrapers.base import ScrapedOffer, Scraper
 from scrapers.http import Http
-from synthetic_year import END, Shape, sqlite_copy
+from synthetic_year import END, Shape, fresh_postgres, sqlite_copy
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
 from tracker.pipeline import store as store_stage
@@ -202,11 +202,7 @@ def main() -> None:
     }
     pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
     if pg:
-        engine = make_engine(pg)
-        with engine.begin() as conn:
-            conn.execute(text("DROP SCHEMA public CASCADE"))
-            conn.execute(text("CREATE SCHEMA public"))
-        engine.dispose()
+        fresh_postgres(pg)
         p1, q1, p2, q2 = ingest(pg, psycopg_raw(pg))
         print(f"PostgreSQL ingest: first {p1:.2f} s (psycopg executemany {q1:.2f} s, ratio {q1 / p1:.2f}); "
               f"steady {p2:.2f} s (raw {q2:.2f} s, ratio {q2 / p2:.2f})")

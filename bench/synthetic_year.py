@@ -197,6 +197,15 @@ def sqlite_copy(dest: Path, shape: Shape = Shape()) -> Path:
     return dest
 
 
+def fresh_postgres(url: str) -> None:
+    """Empty the bench's PostgreSQL database (its public schema) before a PostgreSQL run."""
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text("DROP SCHEMA public CASCADE"))
+        conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--days", type=int, default=365)
