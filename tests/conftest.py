@@ -33,6 +33,26 @@ def load_text(relative: str) -> str:
     return fixture_path(relative).read_text()
 
 
+def run_main(capsys: Any, *args: str) -> tuple[int, str, str]:
+    """``gpu-tracker ARGS`` in this process through the real entry point (its error handling
+    included): (exit code, stdout, stderr)."""
+    import sys
+
+    from tracker.cli import main
+
+    old = sys.argv
+    sys.argv = ["gpu-tracker", *args]
+    code = 0
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    finally:
+        sys.argv = old
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
 def postgres_url() -> str | None:
     return os.environ.get(PG_ENV) or None
 

@@ -3,7 +3,6 @@ are one clear line (CLI exit 2), never minutes of work or a traceback."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
 from typing import Any
 
@@ -11,23 +10,10 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.test_history import store_day_one
+from tests.conftest import run_main
 from tracker.analysis.frames import MAX_BUCKETS, Filters, Resolution, check_range
 from tracker.analysis.history import price_history
 from tracker.errors import ConfigError, QueryTooLarge
-
-
-def run_main(capsys: Any, *args: str) -> tuple[int, str]:
-    from tracker.cli import main
-
-    old, sys.argv = sys.argv, ["gpu-tracker", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = old
-    return code, capsys.readouterr().err
 
 
 def test_the_bucket_bound_is_checked_before_any_work(engine: Engine) -> None:
@@ -50,6 +36,6 @@ def test_cli_answers_a_too_large_grid_and_bad_dates_in_one_line(engine: Engine, 
         (["--since", "99999999999d"], "--since"),
         (["--since", "30d", "--until", "9999-01-01"], "2199-12-31"),
     ]:
-        code, err = run_main(capsys, "--db", url, "history", "--gpu", "H100", *args)
+        code, _, err = run_main(capsys, "--db", url, "history", "--gpu", "H100", *args)
         assert code == 2, (args, err)
         assert words in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err

@@ -4,7 +4,6 @@ rebuild`` restores roll-ups from raw intervals and keeps those before the horizo
 
 from __future__ import annotations
 
-import sys
 from datetime import timedelta
 from typing import Any
 
@@ -13,6 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
+from tests.conftest import run_main
 from tracker.analysis.frames import Filters, Resolution
 from tracker.analysis.history import price_history
 from tracker.analysis.trends import trends
@@ -42,20 +42,6 @@ def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     return out
 
 
-def run_cli(capsys: Any, *args: str) -> tuple[int, str]:
-    from tracker.cli import main
-
-    old, sys.argv = sys.argv, ["gpu-tracker", *args]
-    try:
-        main()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = old
-    return code, capsys.readouterr().out
-
-
 def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: Engine, capsys: Any) -> None:
     end = record(engine, HISTORY)
     before, hour_rows, day_rows = answers(engine), rows(engine, "rollup_hour"), rows(engine, "rollup_day")
@@ -69,10 +55,10 @@ def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: 
         assert_same(got, want)
     assert trends(engine, Filters(), as_of=end)["all_time_low"].tolist() == [2.0]
     url = engine.url.render_as_string(hide_password=False)
-    code, out = run_cli(capsys, "--db", url, "rollups", "rebuild")
+    code, out, _ = run_main(capsys, "--db", url, "rollups", "rebuild")
     assert code == 0 and "rebuilt" in out
     assert rows(engine, "rollup_hour") == hour_rows and rows(engine, "rollup_day") == day_rows
-    code, out = run_cli(capsys, "--db", url, "rollups", "prune", "--raw-days", "2")
+    code, out, _ = run_main(capsys, "--db", url, "rollups", "prune", "--raw-days", "2")
     assert code == 0 and "deleted" in out
     for got, want in zip(answers(engine), before, strict=True):
         assert_same(got, want)

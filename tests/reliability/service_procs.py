@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 
+from tests.conftest import run_main
 from tests.tracker.test_run_process import ROOT, Proc, wait_for
 
 __all__ = ["ROOT", "Proc", "cli", "cli_env", "free_port", "run_main", "serve", "start_cli", "wait_for"]
@@ -75,24 +76,6 @@ def serve(tmp_path: Path, db_url: str, *args: str, env: Mapping[str, str] | None
             except subprocess.TimeoutExpired:
                 pass
         proc.close()
-
-
-def run_main(capsys: Any, *args: str) -> tuple[int, str, str]:
-    """``gpu-tracker ARGS`` in this process through the real entry point (its error handling
-    included): (exit code, stdout, stderr)."""
-    from tracker.cli import main
-
-    old = sys.argv
-    sys.argv = ["gpu-tracker", *args]
-    code = 0
-    try:
-        main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    finally:
-        sys.argv = old
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def isolate_config(monkeypatch: Any, tmp_path: Path) -> None:
