@@ -219,14 +219,7 @@ def load_intervals(
         usd = labels.lookup(conn, "currency", ["USD"])
         params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
         binds = [bindparam("gpus", expanding=True)]
-        if f.providers:
-            sql += " AND i.provider_id IN :providers"
-            params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
-            binds.append(bindparam("providers", expanding=True))
-        if f.kinds:
-            sql += " AND i.kind_id IN :kinds"
-            params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
-            binds.append(bindparam("kinds", expanding=True))
+        sql += label_terms(conn, f, "i", params, binds)
         if f.regions:
             sql += " AND o.region IN :regions"
             params["regions"] = list(f.regions)
@@ -272,13 +265,10 @@ def load_intervals(
     return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
 
 
-def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
-    """``WHERE`` terms (after ``gpu_id IN :gpus``) for ``f`` on a ``price_interval`` alias."""
-    gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
-    usd = labels.lookup(conn, "currency", ["USD"])
-    sql = f"{alias}.gpu_id IN :gpus AND {alias}.currency_id = :usd"
-    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
-    binds = [bindparam("gpus", expanding=True)]
+def label_terms(conn: Any, f: Filters, alias: str, params: dict[str, Any], binds: list[Any]) -> str:
+    """``AND`` terms for ``f``'s providers and kinds on a table ``alias`` with ``provider_id`` and
+    ``kind_id`` columns (intervals and roll-ups alike); adds their ids to ``params`` and ``binds``."""
+    sql = ""
     if f.providers:
         sql += f" AND {alias}.provider_id IN :providers"
         params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
@@ -287,6 +277,17 @@ def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, 
         sql += f" AND {alias}.kind_id IN :kinds"
         params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
         binds.append(bindparam("kinds", expanding=True))
+    return sql
+
+
+def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
+    """``WHERE`` terms (after ``gpu_id IN :gpus``) for ``f`` on a ``price_interval`` alias."""
+    gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
+    usd = labels.lookup(conn, "currency", ["USD"])
+    sql = f"{alias}.gpu_id IN :gpus AND {alias}.currency_id = :usd"
+    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
+    binds = [bindparam("gpus", expanding=True)]
+    sql += label_terms(conn, f, alias, params, binds)
     if f.regions:
         sql += f" AND {alias}.offer_id IN (SELECT id FROM offer WHERE region IN :regions)"
         params["regions"] = list(f.regions)

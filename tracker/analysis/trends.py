@@ -41,6 +41,7 @@ from tracker.analysis.frames import (
     Tolerance,
     filter_sql,
     grid,
+    label_terms,
     load_intervals,
     market_at,
     records,
@@ -162,18 +163,11 @@ def _current_at(conn: Connection, f: Filters) -> pd.Timestamp | None:
 def _rollup_lows(conn: Connection, f: Filters, before: int) -> pd.DataFrame:
     """Per (gpu, day) before ``before``: the day roll-ups' lowest price (columns gpu_id, bucket, low)."""
     gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
-    sql = "SELECT gpu_id, bucket, MIN(min) FROM rollup_day WHERE gpu_id IN :gpus AND bucket < :before"
+    sql = "SELECT r.gpu_id, r.bucket, MIN(r.min) FROM rollup_day r WHERE r.gpu_id IN :gpus AND r.bucket < :before"
     params: dict[str, Any] = {"gpus": gpu_ids or [-1], "before": before}
     binds = [bindparam("gpus", expanding=True)]
-    if f.providers:
-        sql += " AND provider_id IN :providers"
-        params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if f.kinds:
-        sql += " AND kind_id IN :kinds"
-        params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
-        binds.append(bindparam("kinds", expanding=True))
-    rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket").bindparams(*binds), params)
+    sql += label_terms(conn, f, "r", params, binds)
+    rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY r.gpu_id, r.bucket").bindparams(*binds), params)
     df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "low"])
     names = labels.names(conn, "gpu")
     df["gpu"] = df["gpu_id"].map(names)
