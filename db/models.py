@@ -22,6 +22,11 @@ Storage model (why it is shaped this way):
   ``retention.raw_days``.
 * ``scrape_run`` records every attempt per provider, whatever happened; ``provider``
   remembers the last attempt, so the store can tell a continuous run from a gap.
+* ``snapshot_time`` holds every snapshot time of an imported archive series (a collection
+  of the part of a provider's list the archive speaks for): an interval stores only its
+  first and last observation and their count, and these times say which observations lie
+  between, so an import that arrives out of order can re-cut the intervals exactly, and a
+  backtest evaluates at every snapshot, not only where a price changed (``db.series``).
 * ``quarantine`` keeps rejected or implausible observations with their reason, out of the
   price history, so they can be inspected but never alerted on.
 """
@@ -185,6 +190,16 @@ class StoreMeta(SQLModel, table=True):
 
     key: str = Field(primary_key=True, max_length=64)
     value: str = Field(max_length=255)
+
+
+class SnapshotTime(SQLModel, table=True):
+    """One snapshot (collection) of an imported archive series, at ``at`` (epoch seconds)."""
+
+    __tablename__ = "snapshot_time"
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    series: str = Field(primary_key=True, max_length=128)
+    at: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
 
 
 class ScrapeRun(SQLModel, table=True):

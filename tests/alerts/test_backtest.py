@@ -4,7 +4,7 @@ through the scheduler's own evaluation code; nothing stored, nothing sent."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from db import queries
 from db.engine import session_scope
-from db.models import AlertEvent, AlertRule, AlertState, Outbox, ScrapeRun
+from db.models import AlertEvent, AlertRule, AlertState, Outbox, PriceInterval, ScrapeRun
 from tests.analysis.seq import HOUR, T0, offer
 from tracker.alerts.backtest import backtest
 from tracker.alerts.rules import parse_rule
@@ -179,3 +179,50 @@ def test_a_failed_collection_neither_resolves_nor_fires(engine: Engine) -> None:
     result = backtest(engine, SETTINGS, rule(below=2.0, resolved=True), since=times[0], until=times[-1] + HOUR)
     assert [(e.event, e.time) for e in result.events] == [("fired", times[0])]
     assert result.firing_at_end and result.firing_s == 4 * 3600
+
+
+def simulate(prices: list[float], threshold: float, for_n: int, rearm: float) -> list[int]:
+    """Indexes at which a ``below`` rule fires, by the state machine's own definition: the
+    condition must hold at ``for_n`` consecutive observations; after firing, the rule re-arms
+    once the price is at least ``threshold + rearm``."""
+    fired, count, firing = [], 0, False
+    for i, p in enumerate(prices):
+        if firing:
+            firing = p < threshold + rearm
+        elif p < threshold:
+            count += 1
+            if count >= for_n:
+                fired.append(i)
+                firing, count = True, 0
+        else:
+            count = 0
+    return fired
+
+
+def test_for_and_rearm_count_every_imported_snapshot(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """An imported archive stores one interval per plateau; ``for`` still counts each snapshot."""
+    from tracker.analysis.imports import import_files
+
+    prices = [3.0, 1.9, 1.9, 1.9, 2.05, 1.95, 1.95, 2.3, 1.8, 1.8, 1.8, 1.8, 2.6, 1.7, 1.7, 1.7]
+    start = datetime(2025, 6, 1, 8, 0, 7, tzinfo=UTC)
+    times = [start + i * timedelta(minutes=30) for i in range(len(prices))]
+    lines = [{"timestamp": at.isoformat(), "gpu_type": "H100_80GB", "socket_type": "SXM5",
+              "by_provider": {"primecompute": {"count": 1, "min": p, "avg": p}, "runpod": {"count": 1, "min": 9.0, "avg": 9.0}}}
+             for at, p in zip(times, prices, strict=True)]
+    path = tmp_path / "plateaus.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    import_files(engine, [path])
+    with Session(engine) as s:
+        stored = s.exec(select(func.count()).select_from(PriceInterval)
+                        .where(PriceInterval.observations > 1)).one()
+    assert stored >= 4  # plateaus are single intervals: the snapshots inside them are not interval boundaries
+    cases = {(2, 0.0): [2, 6, 9, 14], (2, 0.25): [2, 9, 14], (3, 0.0): [3, 10, 15], (3, 0.25): [3, 10, 15]}
+    for (for_n, rearm), expected in cases.items():
+        assert simulate(prices, 2.0, for_n, rearm) == expected
+        table: dict[str, object] = {"below": 2.0, "for": for_n, "providers": ["primecompute"]}
+        if rearm:
+            table["rearm"] = rearm
+        result = backtest(engine, SETTINGS, rule(**table), since=times[0], until=times[-1] + timedelta(minutes=30))
+        assert result.evaluations == len(times), (for_n, rearm)
+        assert fired_at(result) == [times[i] for i in expected], (for_n, rearm)
+        assert all(e.value == pytest.approx(prices[times.index(e.time)]) for e in result.events)

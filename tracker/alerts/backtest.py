@@ -12,10 +12,11 @@ were gone (a failed or missing collection), and last seen within the staleness l
 *held*: its last prices are in the combined view only, so, as in the scheduler, a gap can
 neither fire nor resolve a rule.
 
-Observation times are every recorded collection attempt of the rule's providers in the range
-(``scrape_run``) plus every interval's first and last observation and its next attempt: an
-imported archive keeps no row per collection, so there the times are those where the stored
-history changes, and a ``for = N`` rule counts those.
+Observation times are every successful collection of the rule's providers in the range
+(``scrape_run``), every snapshot of the imported archive series its offers belong to
+(``db.series``), and every interval's first and last observation and its next attempt. So a
+``for = N`` rule counts observations, collected or imported, not only the times a price
+changed: three snapshots in a row at the same price below the threshold are three.
 
 Nothing is written: no state, event or outbox row, nothing is delivered. Cost is bounded by
 ``MAX_EVALUATIONS``.
@@ -33,7 +34,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import rollups
+from db import rollups, series
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
@@ -163,8 +164,12 @@ def observation_times(session: Session, rule: Rule, intervals: pd.DataFrame, sin
         times.update(intervals["last_seen"])
         ends = pd.to_datetime(intervals["ends_at"].dropna().astype(np.int64), unit="s", utc=True)
         times.update(ends)
-    runs = select(ScrapeRun.started_at).where(ScrapeRun.status == "ok", col(ScrapeRun.started_at) >= since,
-                                              col(ScrapeRun.started_at) <= until)
+        offers = series.of_offers(session.connection(), intervals["offer_id"].astype(int).tolist())
+        times.update(pd.Timestamp(t, unit="s", tz="UTC")
+                     for t in series.times_between(session.connection(), offers.values(), epoch(since), epoch(until)))
+    # live collections (an import's own run row carries a note and the time of the import)
+    runs = select(ScrapeRun.started_at).where(ScrapeRun.status == "ok", col(ScrapeRun.error_message).is_(None),
+                                              col(ScrapeRun.started_at) >= since, col(ScrapeRun.started_at) <= until)
     if rule.providers:
         runs = runs.where(col(ScrapeRun.provider).in_(rule.providers))
     times.update(pd.Timestamp(t) for t in session.exec(runs).all())

@@ -32,7 +32,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import labels, queries, rollups
+from db import labels, queries, rollups, series as series_times_db
 from db.engine import session_scope
 from db.models import Offer, Provider, ScrapeRun
 from db.types import epoch, from_epoch, utcnow
@@ -44,7 +44,7 @@ from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import HELD, validate
 
 Identity = tuple[str, str, str, int]
-SERIES_KEY = "import_series"
+SERIES_KEY = series_times_db.SERIES_KEY
 
 
 def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[datetime]], dict[tuple[str, str], dict[datetime, list[ScrapedOffer]]]]:
@@ -127,6 +127,7 @@ def store_snapshots(
         runs: dict[str, ScrapeRun] = {}
         latest: dict[str, datetime] = {}
         touched: dict[str, list[int]] = {}  # provider -> [first, last] epoch second stored
+        collected: dict[str, set[int]] = defaultdict(set)  # series -> snapshot times stored
         for (provider, series), by_time in series_map.items():
             prov = queries.ensure_provider(session, provider)
             if provider not in runs:
@@ -148,6 +149,7 @@ def store_snapshots(
                     result.already_stored += len(normalised)
                     continue
                 latest[provider] = max(latest.get(provider, at), at)  # a collection of the series
+                collected[series].add(epoch(at))
                 if not normalised and not listed:
                     previous = at
                     continue  # nothing open to close: an attempt that changes nothing stored
@@ -191,6 +193,8 @@ def store_snapshots(
                 prov.last_status = "ok"
                 if prov.last_attempt_at is None or at > prov.last_attempt_at:
                     prov.last_attempt_at = at
+        for name, stored in collected.items():
+            series_times_db.add(session.connection(), name, stored)
         _refresh_rollups(session, touched)
         finished = utcnow()
         for run in runs.values():
