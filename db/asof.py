@@ -1,32 +1,39 @@
-"""Time travel: the offers on sale as of a moment, and how old the newest data is.
+"""The offers on sale now or as of a moment, and how old the newest data is: the read path of
+``gpu-tracker prices``, written in SQLAlchemy Core.
 
-``prices_at(session, at)`` answers what ``db.queries.latest_prices`` answers for now, as of
+``latest_prices(conn, ...)``: every offer listed by its provider's latest successful
+collection, cheapest per GPU-hour first. ``prices_at(conn, at)`` answers the same as of
 ``at``, with the analysis' "price at t" rule (``db.rollups.hold_end``): an interval is in
 effect from its first observation until its provider's next collection attempt, at most one
-collection interval after its last observation. Rows have ``latest_prices``' keys;
-``observed_at`` is the last observation at or before ``at`` that the interval vouches for.
-``current_prices(session, at=None, ...)`` is one or the other, for commands with ``--at``.
+collection interval after its last observation; ``observed_at`` is then the last observation
+at or before ``at`` that the interval vouches for. ``current_prices(conn, at=None, ...)`` is
+one or the other, for commands with ``--at``.
 
 ``stale_note(...)``: when the newest data is older than the staleness limit (the alerts'
 ``STALE_AFTER_INTERVALS`` collection intervals of its provider), a one-line note naming the
 newest data's date and the ``--at`` option, so an imported archive's last year is not
 silently "nothing on sale".
 
-No pandas here (``db.rollups`` brings it): ``prices`` and ``value`` start fast.
+Every function takes a Core ``Connection`` or an ORM ``Session`` (its connection is used).
+Neither the ORM, ``db.models`` nor pandas is imported here: building the ORM's tables is
+most of what a command pays to start, and ``prices`` and ``value`` need none of it.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from sqlalchemy import bindparam, text
-from sqlmodel import Session, select
+from sqlalchemy.engine import Connection
 
-from db import queries
-from db.models import Provider
-from db.types import epoch, from_epoch, utcnow
+from db import labels
+from db.types import UTCDateTime, epoch, from_epoch, utcnow
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 #: The alerts' staleness limit, in collection intervals of a provider (``tracker.alerts.data``).
 STALE_AFTER_INTERVALS = 3
@@ -34,18 +41,131 @@ STALE_AFTER_INTERVALS = 3
 _MAX_HOLD_S = 7 * 86_400
 #: ``db.rollups.DEFAULT_INTERVAL_S`` (a test keeps them equal).
 DEFAULT_INTERVAL_S = 3600
+#: The columns of a price row, in the order both queries select them.
+PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
+              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
+_PRICE_SELECT = (
+    "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
+    "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
+)
+
+class ProviderState(NamedTuple):
+    """What the read path needs of a ``provider`` row."""
+
+    name: str
+    last_status: str | None
+    last_success_at: datetime | None
 
 
-def provider_intervals(session: Session) -> dict[int, int]:
+def connection(source: Connection | Session) -> Connection:
+    """The Core connection of ``source`` (a ``Session``'s own, inside its transaction)."""
+    return source if isinstance(source, Connection) else source.connection()
+
+
+def provider_states(source: Connection | Session) -> list[ProviderState]:
+    """Every stored provider's name, last status and last successful collection."""
+    stmt = text("SELECT name, last_status, last_success_at FROM provider ORDER BY name").columns(
+        last_success_at=UTCDateTime())
+    return [ProviderState(*row) for row in connection(source).execute(stmt).all()]
+
+
+def provider_intervals(source: Connection | Session) -> dict[int, int]:
     """Collection interval in seconds by provider label id (``db.rollups.provider_intervals``)."""
-    rows = session.connection().execute(text(
+    rows = connection(source).execute(text(
         "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
     )).all()
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 
 
+def replay_mark(extra: Any) -> dict[str, Any] | None:
+    """``{"recorded": ..., "fixture": ...}`` when the offer's price came from a replayed recording, else ``None``.
+
+    Replay stores it in the offer's ``extra["replay"]`` (``tracker.pipeline.replay``); a later live
+    collection of the same offer rewrites ``extra`` without it.
+    """
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    mark = extra.get("replay") if isinstance(extra, dict) else None
+    return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
+
+
+def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
+    d = dict(zip(PRICE_KEYS, values, strict=True))
+    d["available"] = None if d["available"] is None else bool(d["available"])
+    d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
+    mark = replay_mark(extra)
+    d["replay"] = mark is not None
+    d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
+    return d
+
+
+def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, regions: Sequence[str] | None,
+                 params: dict[str, Any], binds: list[Any], providers: Sequence[str] | None = None) -> str:
+    """``AND`` terms on the ``offer`` alias ``o`` (an empty ``gpus`` list matches nothing)."""
+    sql = ""
+    for column, values, name in (("o.gpu", gpus, "gpus"), ("o.provider", providers, "providers"),
+                                 ("o.kind", kinds, "kinds"), ("o.region", regions, "regions")):
+        if values is not None and (values or name == "gpus"):
+            sql += f" AND {column} IN :{name}"
+            params[name] = list(values) or [""]
+            binds.append(bindparam(name, expanding=True))
+    return sql
+
+
+def current_condition(source: Connection | Session, providers: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:
+    """SQL matching ``offer_state`` rows listed by their provider's latest successful collection."""
+    conn = connection(source)
+    ids = {n: i for i, n in labels.names(conn, "provider").items()}
+    parts, params = [], {}
+    for k, p in enumerate(provider_states(conn)):
+        if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
+            continue
+        # after a successful collection, what it listed is open; after a failed one, the
+        # last good list was closed by the failure and is still shown (held)
+        still_open = "" if p.last_status in ("failed", "skipped") else " AND i.ends_at IS NULL"
+        parts.append(f"(s.provider_id = :p{k} AND s.last_seen = :t{k}{still_open})")
+        params[f"p{k}"], params[f"t{k}"] = ids[p.name], epoch(p.last_success_at)
+    return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
+
+
+def latest_prices(
+    source: Connection | Session,
+    *,
+    gpus: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    include_unmapped: bool = True,
+) -> list[dict[str, Any]]:
+    """Current price of every offer listed by its provider's latest successful scrape,
+    cheapest per GPU-hour first.
+
+    ``replay`` says the price came from a replayed recording; ``recorded`` is then that
+    recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
+    what it is (recording, handmade, api-reference).
+
+    "Current" means the offer's newest interval (``offer_state``) was seen by the provider's
+    latest successful collection (``last_success_at``): an offer missing from it is no
+    longer on sale and is not shown.
+    """
+    conn = connection(source)
+    where, params = current_condition(conn, providers)
+    sql = (f"{_PRICE_SELECT}o.extra FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
+           f"JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
+    binds: list[Any] = []
+    sql += _offer_terms(gpus, kinds, regions, params, binds)
+    if gpus is None and not include_unmapped:
+        sql += " AND o.gpu IS NOT NULL"
+    sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
+    rows = conn.execute(text(sql).bindparams(*binds), params).all()
+    return [_price_row(row[:16], row[16]) for row in rows]
+
+
 def prices_at(
-    session: Session,
+    source: Connection | Session,
     at: datetime,
     *,
     gpus: Sequence[str] | None = None,
@@ -56,25 +176,17 @@ def prices_at(
 ) -> list[dict[str, Any]]:
     """Every offer's price in effect at ``at``, cheapest per GPU-hour first (see the module docstring)."""
     t = epoch(at)
-    conn = session.connection()
-    sql = (
-        "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
-        "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
-        "i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i JOIN offer o ON o.id = i.offer_id "
-        "JOIN label c ON c.id = i.currency_id WHERE i.first_seen <= :t AND i.last_seen >= :lo"
-    )
+    conn = connection(source)
+    sql = (f"{_PRICE_SELECT}i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i "
+           "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id "
+           "WHERE i.first_seen <= :t AND i.last_seen >= :lo")
     params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
-    binds = []
-    for column, values, name in (("o.gpu", gpus, "gpus"), ("o.provider", providers, "providers"),
-                                 ("o.kind", kinds, "kinds"), ("o.region", regions, "regions")):
-        if values is not None and (values or name == "gpus"):
-            sql += f" AND {column} IN :{name}"
-            params[name] = list(values) or [""]
-            binds.append(bindparam(name, expanding=True))
+    binds: list[Any] = []
+    sql += _offer_terms(gpus, kinds, regions, params, binds, providers)
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
     rows = conn.execute(text(sql).bindparams(*binds), params).all()
-    intervals = provider_intervals(session)
+    intervals = provider_intervals(conn)
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
         last_seen, ends_at, pid, offer_id = int(r[14]), r[16], int(r[17]), int(r[18])
@@ -86,43 +198,32 @@ def prices_at(
         have = newest.get(offer_id)
         if have is None or int(r[15]) > int(have[15]):
             newest[offer_id] = tuple(r)
-    keys = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-            "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
-    out = []
-    for r in newest.values():
-        d = dict(zip(keys, r[:16], strict=True))
-        d["available"] = None if d["available"] is None else bool(d["available"])
-        d["observed_at"] = from_epoch(min(int(d["observed_at"]), t))
-        d["price_since"] = from_epoch(int(d["price_since"]))
-        mark = queries.replay_mark(r[19])
-        d["replay"] = mark is not None
-        d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
-        out.append(d)
+    out = [_price_row((*r[:14], min(int(r[14]), t), r[15]), r[19]) for r in newest.values()]
     out.sort(key=lambda d: (d["price_per_gpu_hour"] is None, d["price_per_gpu_hour"] or 0.0, d["provider"], d["sku"]))
     return out
 
 
-def current_prices(session: Session, at: datetime | None = None, **filters: Any) -> list[dict[str, Any]]:
+def current_prices(source: Connection | Session, at: datetime | None = None, **filters: Any) -> list[dict[str, Any]]:
     """``latest_prices`` now, or ``prices_at`` as of ``at``."""
     if at is None:
-        return queries.latest_prices(session, **filters)
-    return prices_at(session, at, **filters)
+        return latest_prices(source, **filters)
+    return prices_at(source, at, **filters)
 
 
-def newest_data(session: Session, providers: Sequence[str] | None = None) -> Provider | None:
+def newest_data(source: Connection | Session, providers: Sequence[str] | None = None) -> ProviderState | None:
     """The provider whose last successful collection is the newest (of ``providers``, or all)."""
-    rows = [p for p in session.exec(select(Provider)).all()
+    rows = [p for p in provider_states(source)
             if p.last_success_at is not None and (not providers or p.name in providers)]
     return max(rows, key=lambda p: p.last_success_at) if rows else None  # type: ignore[arg-type,return-value]
 
 
-def stale_note(session: Session, interval_of: Any, *, providers: Sequence[str] | None = None,
+def stale_note(source: Connection | Session, interval_of: Any, *, providers: Sequence[str] | None = None,
                now: datetime | None = None) -> str | None:
     """A note when the newest stored data is older than the staleness limit, else ``None``.
 
     ``interval_of(provider) -> seconds``: the provider's collection interval (from the settings)."""
     now = now or utcnow()
-    p = newest_data(session, providers)
+    p = newest_data(source, providers)
     if p is None or p.last_success_at is None:
         return None
     limit = timedelta(seconds=STALE_AFTER_INTERVALS * float(interval_of(p.name)))

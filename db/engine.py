@@ -1,4 +1,6 @@
-"""Engine and session set-up: SQLite by default (WAL, busy timeout), PostgreSQL by URL."""
+"""Engine and session set-up: SQLite by default (WAL, busy timeout), PostgreSQL by URL.
+
+Core only at import (no ORM, no ``db.models``): opening the store is on every command's start-up path."""
 
 from __future__ import annotations
 
@@ -8,16 +10,18 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import platformdirs
-from sqlalchemy import event, inspect
+from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
-from sqlmodel import Session, create_engine
 
 from tracker.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sqlmodel import Session
 
 APP_NAME = "gpu-price-tracker"
 DB_ENV = "GPU_TRACKER_DB"
@@ -179,7 +183,12 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
 
 @contextmanager
 def session_scope(engine: Engine) -> Iterator[Session]:
-    """One transaction: commit on success, roll back on any error."""
+    """One transaction: commit on success, roll back on any error.
+
+    The ORM is imported here, not with the module: commands that only read through Core
+    (``db.asof``) start without it."""
+    from sqlmodel import Session
+
     with Session(engine, expire_on_commit=False) as session:
         try:
             yield session

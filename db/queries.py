@@ -1,4 +1,7 @@
-"""Query functions: every read and write the application makes, in one place.
+"""Query functions: the reads and writes the application makes through the ORM.
+
+The current prices (``latest_prices``) are read in Core by ``db.asof`` and re-exported here,
+so the commands that only read them start without the ORM.
 
 Writers take an open ``Session`` and never commit: the caller owns the transaction, so one
 provider's batch is all-or-nothing.
@@ -6,8 +9,7 @@ provider's batch is all-or-nothing.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -17,8 +19,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from db import labels
+from db.asof import current_condition, latest_prices, replay_mark  # noqa: F401  (re-exported: the read path lives there)
 from db.models import GpuModel, Offer, PriceInterval, Provider, Quarantine, ScrapeRun
-from db.types import epoch, from_epoch
+from db.types import from_epoch
 
 Identity = tuple[str, str, str, int]
 PRICE_EPSILON = 1e-9
@@ -97,79 +100,6 @@ def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
 # --- reads ---------------------------------------------------------------------------------
 
 
-def _current_condition(session: Session, providers: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:
-    """SQL matching ``offer_state`` rows listed by their provider's latest successful collection."""
-    conn = session.connection()
-    ids = {n: i for i, n in labels.names(conn, "provider").items()}
-    parts, params = [], {}
-    for k, p in enumerate(session.exec(select(Provider)).all()):
-        if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
-            continue
-        # after a successful collection, what it listed is open; after a failed one, the
-        # last good list was closed by the failure and is still shown (held)
-        still_open = "" if p.last_status in ("failed", "skipped") else " AND i.ends_at IS NULL"
-        parts.append(f"(s.provider_id = :p{k} AND s.last_seen = :t{k}{still_open})")
-        params[f"p{k}"], params[f"t{k}"] = ids[p.name], epoch(p.last_success_at)
-    return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
-
-
-def latest_prices(
-    session: Session,
-    *,
-    gpus: Sequence[str] | None = None,
-    providers: Sequence[str] | None = None,
-    kinds: Sequence[str] | None = None,
-    regions: Sequence[str] | None = None,
-    include_unmapped: bool = True,
-) -> list[dict[str, Any]]:
-    """Current price of every offer listed by its provider's latest successful scrape,
-    cheapest per GPU-hour first.
-
-    ``replay`` says the price came from a replayed recording; ``recorded`` is then that
-    recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
-    what it is (recording, handmade, api-reference).
-
-    "Current" means the offer's newest interval (``offer_state``) was seen by the provider's
-    latest successful collection (``last_success_at``): an offer missing from it is no
-    longer on sale and is not shown.
-    """
-    where, params = _current_condition(session, providers)
-    sql = (
-        "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
-        "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
-        "o.extra FROM offer_state s JOIN price_interval i ON i.id = s.interval_id JOIN offer o ON o.id = s.offer_id "
-        f"JOIN label c ON c.id = i.currency_id WHERE {where}"
-    )
-    binds = []
-    if gpus is not None:
-        sql += " AND o.gpu IN :gpus"
-        params["gpus"] = list(gpus) or [""]
-        binds.append(bindparam("gpus", expanding=True))
-    elif not include_unmapped:
-        sql += " AND o.gpu IS NOT NULL"
-    if kinds:
-        sql += " AND o.kind IN :kinds"
-        params["kinds"] = list(kinds)
-        binds.append(bindparam("kinds", expanding=True))
-    if regions:
-        sql += " AND o.region IN :regions"
-        params["regions"] = list(regions)
-        binds.append(bindparam("regions", expanding=True))
-    sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
-    keys = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-            "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since", "extra")
-    out = []
-    for row in session.connection().execute(text(sql).bindparams(*binds), params).all():
-        d = dict(zip(keys, row, strict=True))
-        d["available"] = None if d["available"] is None else bool(d["available"])
-        d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
-        mark = replay_mark(d.pop("extra"))
-        d["replay"] = mark is not None
-        d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
-        out.append(d)
-    return out
-
-
 def offer_extra_field(session: Session, providers: Sequence[str], field: Mapping[str, str],
                       gpus: Sequence[str] | None = None) -> dict[tuple[str, str, str, str, int], Any]:
     """``field[provider]`` of each offer's ``extra``, keyed like a ``latest_prices`` row
@@ -186,21 +116,6 @@ def offer_extra_field(session: Session, providers: Sequence[str], field: Mapping
         if value is not None:
             out[(provider, sku, region, kind, term)] = value
     return out
-
-
-def replay_mark(extra: Any) -> dict[str, Any] | None:
-    """``{"recorded": ..., "fixture": ...}`` when the offer's price came from a replayed recording, else ``None``.
-
-    Replay stores it in the offer's ``extra["replay"]`` (``tracker.pipeline.replay``); a later live
-    collection of the same offer rewrites ``extra`` without it.
-    """
-    if isinstance(extra, str):
-        try:
-            extra = json.loads(extra)
-        except ValueError:
-            return None
-    mark = extra.get("replay") if isinstance(extra, dict) else None
-    return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
 
 
 def provider_rows(session: Session) -> dict[str, Provider]:
@@ -235,24 +150,6 @@ def offer_mapping_counts(session: Session) -> tuple[int, int]:
     return int(unmapped), int(total)
 
 
-def sync_gpu_models(session: Session, rows: Iterable[dict[str, Any]]) -> int:
-    """Make the ``gpu_model`` table equal to the catalog rows (insert, update, delete)."""
-    wanted = {r["id"]: r for r in rows}
-    existing = {m.id: m for m in session.exec(select(GpuModel)).all()}
-    for gpu_id, model in existing.items():
-        if gpu_id not in wanted:
-            session.delete(model)
-    for gpu_id, row in wanted.items():
-        model = existing.get(gpu_id)
-        if model is None:
-            session.add(GpuModel(**row))
-        else:
-            for key, value in row.items():
-                if getattr(model, key) != value:
-                    setattr(model, key, value)
-    return len(wanted)
-
-
 def row_counts(engine: Engine) -> dict[str, int]:
     with Session(engine) as session:
         return {
@@ -281,7 +178,7 @@ def latest_run_per_provider(session: Session) -> dict[str, ScrapeRun]:
 
 def current_offer_counts(session: Session) -> dict[str, int]:
     """Per provider: priced offers listed by its latest successful scrape (what ``latest_prices`` shows)."""
-    where, params = _current_condition(session)
+    where, params = current_condition(session)
     rows = session.connection().execute(
         text("SELECT l.name, COUNT(*) FROM offer_state s JOIN label l ON l.id = s.provider_id "
              f"JOIN price_interval i ON i.id = s.interval_id WHERE {where} GROUP BY l.name"),

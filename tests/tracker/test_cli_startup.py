@@ -12,11 +12,17 @@ HEAVY = ("pandas", "numpy", "plotly", "matplotlib", "fastapi", "uvicorn", "appri
          "sqlmodel", "alembic", "httpx", "pydantic")
 
 
-def loaded_after(code: str) -> set[str]:
+def modules_after(code: str) -> set[str]:
+    """Every module a fresh interpreter has loaded after running ``code``."""
     probe = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))"
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    return {m.split(".")[0] for m in json.loads(proc.stdout.splitlines()[-1])}
+    return set(json.loads(proc.stdout.splitlines()[-1]))
+
+
+def loaded_after(code: str) -> set[str]:
+    """The top-level packages of ``modules_after``."""
+    return {m.split(".")[0] for m in modules_after(code)}
 
 
 def test_importing_the_cli_loads_no_heavy_library() -> None:
@@ -33,12 +39,15 @@ def test_help_loads_no_heavy_library() -> None:
     assert loaded_after(code) & set(HEAVY) - {"pydantic"} == set()
 
 
-def test_prices_loads_neither_pandas_nor_alembic(replay_store: str) -> None:
-    """A read of the current prices on an up-to-date store needs no analysis, migration or HTTP library."""
-    code = ("import contextlib, io\nfrom tracker.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    main(['--db', {replay_store!r}, 'prices', '--gpu', 'H100', '--limit', '5'])")
-    loaded = loaded_after(code)
-    assert {"sqlalchemy", "sqlmodel"} <= loaded, "the probe did run the command"
-    assert loaded & {"pandas", "numpy", "alembic", "httpx", "plotly", "matplotlib", "fastapi", "apprise",
-                     "apscheduler"} == set()
+def test_prices_reads_through_core_without_orm_pandas_or_alembic(replay_store: str) -> None:
+    """A read of the current prices on an up-to-date store goes through SQLAlchemy Core: no ORM
+    (SQLModel, ``db.models``), no analysis, migration or HTTP library."""
+    code = ("import contextlib, io\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--db', {replay_store!r}, 'prices', '--gpu', 'H100', '--limit', '5', '--format', 'json'])\n"
+            "assert len(__import__('json').loads(out.getvalue())) == 5, out.getvalue()")
+    modules = modules_after(code)
+    assert "sqlalchemy.engine" in modules, "the probe did run the command"
+    assert modules & {"sqlmodel", "sqlalchemy.orm", "db.models", "db.queries"} == set()
+    assert {m.split(".")[0] for m in modules} & {"pandas", "numpy", "alembic", "httpx", "plotly", "matplotlib",
+                                                 "fastapi", "apprise", "apscheduler"} == set()

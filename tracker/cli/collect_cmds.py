@@ -155,16 +155,14 @@ def prices(
     A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
     columns as fit; --wide shows them all, --columns picks them.
     """
-    from sqlmodel import Session
-
     from db.asof import current_prices
 
     st = state(ctx)
     gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
     check_providers(st.engine, provider)
     when = parse_at(at)
-    with Session(st.engine) as session:
-        rows = current_prices(session, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
+    with st.engine.connect() as conn:
+        rows = current_prices(conn, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
     if limit is not None:
         rows = rows[:limit]
     if fmt in (Format.table, Format.tsv):  # JSON and CSV carry replay, recorded and fixture as fields

@@ -67,12 +67,10 @@ def check_providers(engine: Engine, names: Sequence[str] | None, option: str = "
     otherwise a ``ConfigError`` (exit 2) naming the closest one, so a typo is not "no rows"."""
     if not names:
         return None
-    from sqlmodel import Session
+    from db.asof import provider_states
 
-    from db import queries
-
-    with Session(engine) as session:
-        known = set(queries.provider_rows(session))
+    with engine.connect() as conn:
+        known = {p.name for p in provider_states(conn)}
     unknown = [n for n in names if n not in known]
     if unknown:
         from scrapers.registry import (

@@ -25,12 +25,10 @@ def parse_at(text: str | None) -> datetime | None:
 
 def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: str = "") -> str | None:
     """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
-    from sqlmodel import Session
-
     from db.asof import stale_note
 
-    with Session(st.engine) as session:
-        note = stale_note(session, lambda p: st.settings.provider(p).interval, providers=providers)
+    with st.engine.connect() as conn:
+        note = stale_note(conn, lambda p: st.settings.provider(p).interval, providers=providers)
     if note:
         note += hint
         err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)

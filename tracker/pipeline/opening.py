@@ -2,15 +2,17 @@
 GPU catalog loaded into ``gpu_model``.
 
 Apart from ``store`` (the write path, which brings the roll-ups and so pandas) so that a
-command that only reads, such as ``gpu-tracker prices``, starts without them.
+command that only reads, such as ``gpu-tracker prices``, starts without them; and in Core
+only (no ORM, no ``db.models``; migrations are imported only when the schema is behind,
+``db.migrate.init_db``).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from db import queries
-from db.engine import default_database_url, is_read_only, make_engine, session_scope
+from db.engine import default_database_url, is_read_only, make_engine
+from db.gpu_models import sync_gpu_models
 from db.migrate import init_db
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
 
@@ -27,8 +29,8 @@ def database_url(settings: Settings) -> str:
 def sync_catalog(engine: Engine, settings: Settings) -> int:
     """Load the shipped catalog plus the user's ``catalog_file`` into ``gpu_model``."""
     rows = catalog_rows_for_db(load_catalog(settings.catalog_file))
-    with session_scope(engine) as session:
-        return queries.sync_gpu_models(session, rows)
+    with engine.begin() as conn:
+        return sync_gpu_models(conn, rows)
 
 
 def open_store(settings: Settings, url: str | None = None) -> Engine:
