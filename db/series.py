@@ -63,3 +63,66 @@ def times_between(conn: Connection, series: Iterable[str], lo: int, hi: int) -> 
                              "ORDER BY at").bindparams(bindparam("s", expanding=True)),
                         {"s": names, "lo": lo, "hi": hi}).all()
     return [int(t) for (t,) in rows]
+
+
+#: ``price_interval`` columns an import re-cuts (everything but ``id``).
+INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
+                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")
+
+
+def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
+    """Intervals (``id`` plus ``INTERVAL_COLUMNS``) of the given offers observed during ``[lo, hi]``."""
+    ids = sorted(set(offer_ids))
+    if not ids:
+        return []
+    rows = conn.execute(text(f"SELECT id, {', '.join(INTERVAL_COLUMNS)} FROM price_interval WHERE offer_id IN :ids "
+                             "AND last_seen >= :lo AND first_seen <= :hi").bindparams(bindparam("ids", expanding=True)),
+                        {"ids": ids, "lo": lo, "hi": hi}).mappings().all()
+    return [{**r, "available": None if r["available"] is None else bool(r["available"])} for r in rows]
+
+
+def prices_before(conn: Connection, offer_ids: Iterable[int], t: int) -> dict[int, float]:
+    """Each offer's whole-instance price in its newest interval last seen before ``t``."""
+    ids = sorted(set(offer_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(text(
+        "SELECT i.offer_id, i.price_per_hour, i.first_seen FROM price_interval i JOIN ("
+        "SELECT offer_id, MAX(last_seen) AS m FROM price_interval WHERE offer_id IN :ids AND last_seen < :t "
+        "GROUP BY offer_id) x ON x.offer_id = i.offer_id AND x.m = i.last_seen ORDER BY i.first_seen"
+    ).bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).all()
+    return {int(o): float(p) for o, p, _f in rows}
+
+
+def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], rows: list[dict[str, Any]],
+                      offer_ids: Iterable[int], lo: int, hi: int) -> None:
+    """Delete the intervals ``drop``, insert ``rows`` (``INTERVAL_COLUMNS``), then point each of
+    ``offer_ids``' ``offer_state`` at its newest interval: one first seen in ``[lo, hi]``, unless
+    the state already names a later one."""
+    dropped = sorted(set(drop))
+    if dropped:
+        conn.execute(text("DELETE FROM price_interval WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
+                     {"ids": dropped})
+    if rows:
+        conn.execute(text(f"INSERT INTO price_interval ({', '.join(INTERVAL_COLUMNS)}) "
+                          f"VALUES ({', '.join(':' + c for c in INTERVAL_COLUMNS)})"), rows)
+    ids = sorted(set(offer_ids))
+    if not ids:
+        return
+    expanding = bindparam("ids", expanding=True)
+    newest: dict[int, tuple[int, int, int]] = {}
+    for iid, oid, first, last in conn.execute(text(
+        "SELECT id, offer_id, first_seen, last_seen FROM price_interval WHERE offer_id IN :ids "
+        "AND first_seen >= :lo AND first_seen <= :hi").bindparams(expanding), {"ids": ids, "lo": lo, "hi": hi}).all():
+        if oid not in newest or first > newest[oid][1]:
+            newest[oid] = (iid, first, last)
+    later = {int(oid) for (oid,) in conn.execute(text(
+        "SELECT s.offer_id FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
+        "WHERE s.offer_id IN :ids AND i.first_seen > :hi").bindparams(expanding), {"ids": ids, "hi": hi}).all()}
+    state = [{"offer_id": oid, "interval_id": iid, "provider_id": provider_id, "last_seen": last}
+             for oid, (iid, _first, last) in sorted(newest.items()) if oid not in later]
+    if state:
+        conn.execute(text("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
+                          "VALUES (:offer_id, :interval_id, :provider_id, :last_seen) "
+                          "ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
+                          "provider_id = excluded.provider_id, last_seen = excluded.last_seen"), state)

@@ -52,8 +52,8 @@ def import_cmd(
 ) -> None:
     """Import price history in one transaction: own CSV exports, tugot17 JSONL, ewyluda CSVs, a SkyPilot catalog clone.
 
-    Every observation goes through the same normalise/validate/store path as a scrape. Files
-    of one import are merged first, so one file or many, in any order, give the same history;
+    Every observation goes through the same normalise/validate path as a scrape. One file or
+    many, in one command or several, in any order (newest first too), give the same history;
     importing again changes nothing. Snapshots further apart than the archive's cadence allows
     (--max-gap) have a gap between them, never an interval across it. Bad rows are reported by
     file and line number and skipped; future timestamps are refused; GPU names the catalog

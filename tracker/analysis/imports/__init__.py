@@ -11,7 +11,7 @@ format             module
 =================  ===========================================================================
 
 The archive formats (everything but ``csv``) produce ``Snapshot`` records and share one store
-path (``snapshots.store_snapshots``) whose rules -- cadence and gaps, absence, idempotency,
+path (``snapshots.store_snapshots``) whose rules -- cadence and gaps, absence, order and repetition,
 provider aliases and external providers -- are in its docstring. Every format refuses
 timestamps in the future, keeps GPU names the catalog cannot resolve raw and reports them,
 and reports skipped rows with their file and line number.

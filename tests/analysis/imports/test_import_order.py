@@ -1,0 +1,162 @@
+"""The same observations give the same stored history whatever the split into files and the
+order of the import commands: every order of separate imports (newest first, interleaved, a
+file twice) of the real archive samples stores exactly the intervals one import of the whole
+stores, and the roll-ups read back the same history; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from itertools import permutations
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+from sqlalchemy.engine import Engine
+
+from tests.analysis.imports.test_archives import EWYLUDA, GH200_FILE, H100_FILE, H100_GAP
+from tracker.analysis.frames import Filters
+from tracker.analysis.history import price_history
+from tracker.analysis.imports import import_files
+
+TABLES = ("offer_state", "price_interval", "quarantine", "rollup_hour", "rollup_day", "offer", "snapshot_time",
+          "scrape_run", "provider", "label")
+
+
+def clear(engine: Engine) -> None:
+    with engine.begin() as conn:
+        for t in TABLES:
+            conn.execute(text(f"DELETE FROM {t}"))
+
+
+def intervals(engine: Engine) -> list[tuple[object, ...]]:
+    """Every stored interval, every column (label ids and offer ids as the names they stand for),
+    and whether it is its offer's current one."""
+    with engine.connect() as conn:
+        rows = conn.execute(text(
+            "SELECT o.provider, o.sku, o.region, o.kind, o.term_months, lg.name, lk.name, lc.name, lp.name, "
+            "i.price_per_hour, i.price_per_gpu_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.observations, "
+            "s.offer_id IS NOT NULL "
+            "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+            "LEFT JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
+            "JOIN label lc ON lc.id = i.currency_id LEFT JOIN offer_state s ON s.interval_id = i.id"
+        )).all()
+    return sorted((tuple(None if v is None else bool(v) if k == 11 else v for k, v in enumerate(r)) for r in rows),
+                  key=repr)
+
+
+def history(engine: Engine, gpu: str, since: datetime, until: datetime) -> list[pd.DataFrame]:
+    """The stored history as the analysis reads it back (roll-ups for whole buckets)."""
+    return [price_history(engine, Filters.of(gpus=[gpu], kinds=None), since=since, until=until, resolution=r).wide()
+            for r in ("hour", "day")]
+
+
+def parts(lines: list[str], tmp_path: Path, n: int, *, interleaved: bool = False) -> list[Path]:
+    """``lines`` in ``n`` files: consecutive runs (oldest file first), or every n-th line."""
+    size = -(-len(lines) // n)
+    chunks = [lines[i::n] for i in range(n)] if interleaved else [lines[i * size:(i + 1) * size] for i in range(n)]
+    out = []
+    for i, chunk in enumerate(chunks):
+        path = tmp_path / f"{'every' if interleaved else 'part'}{n}_{i}.jsonl"
+        path.write_text("".join(chunk))
+        out.append(path)
+    return out
+
+
+def span(path: Path) -> tuple[datetime, datetime]:
+    times = [datetime.fromisoformat(json.loads(x)["timestamp"]).astimezone(UTC) for x in path.read_text().splitlines()]
+    return min(times) - timedelta(hours=2), max(times) + timedelta(hours=2)
+
+
+def test_every_order_of_separate_imports_of_the_h100_archive(engine: Engine, tmp_path: Path) -> None:
+    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+    once, read_back = intervals(engine), history(engine, "H100-SXM", *span(H100_FILE))
+    assert len(once) > 40
+    lines = H100_FILE.read_text().splitlines(keepends=True)
+    runs, every = parts(lines, tmp_path, 3), parts(lines, tmp_path, 3, interleaved=True)
+    orders = [list(p) for p in permutations(runs)]  # every order, newest first among them
+    orders += [[runs[2], runs[0], runs[2], runs[1]], [every[1], every[0], every[2]], [runs[1], every[0], H100_FILE]]
+    for order in orders:
+        clear(engine)
+        for path in order:
+            import_files(engine, [path], max_gap=H100_GAP)
+        names = [p.name for p in order]
+        assert intervals(engine) == once, names
+        for got, want in zip(history(engine, "H100-SXM", *span(H100_FILE)), read_back, strict=True):
+            pd.testing.assert_frame_equal(got, want, obj=str(names))
+    again = import_files(engine, [runs[1]], max_gap=H100_GAP)
+    assert again.stored == 0 and again.already_stored == again.observations > 0
+
+
+def test_newest_first_for_the_gh200_and_ewyluda_samples(engine: Engine, tmp_path: Path) -> None:
+    lines = GH200_FILE.read_text().splitlines(keepends=True)
+    for files, gpu in ((parts(lines, tmp_path, 4), "GH200"), (EWYLUDA, "H100-SXM")):
+        clear(engine)
+        import_files(engine, list(files))
+        once = intervals(engine)
+        for order in (list(reversed(files)), [files[-1], *files]):
+            clear(engine)
+            for path in order:
+                import_files(engine, [path])
+            assert intervals(engine) == once, [p.name for p in order]
+
+
+H100_LINES = H100_FILE.read_text().splitlines(keepends=True)
+
+# a split of the archive: each line goes to one to three of four files; the files are imported
+# in a drawn order, some of them twice
+splits = st.tuples(
+    st.lists(st.sets(st.integers(0, 3), min_size=1, max_size=3), min_size=len(H100_LINES), max_size=len(H100_LINES)),
+    st.permutations(range(4)),
+    st.lists(st.integers(0, 3), max_size=2),
+)
+
+
+@pytest.fixture
+def h100_once(engine: Engine) -> list[tuple[object, ...]]:
+    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+    return intervals(engine)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(split=splits)
+def test_any_split_in_any_order(engine: Engine, h100_once: list[tuple[object, ...]], tmp_path: Path,
+                                split: tuple[list[set[int]], list[int], list[int]]) -> None:
+    owners, order, twice = split
+    files = []
+    for f in range(4):
+        path = tmp_path / f"split{f}.jsonl"
+        path.write_text("".join(line for line, to in zip(H100_LINES, owners, strict=True) if f in to))
+        files.append(path)
+    clear(engine)
+    for f in [*order, *twice]:
+        if files[f].stat().st_size:
+            import_files(engine, [files[f]], max_gap=H100_GAP)
+    assert intervals(engine) == h100_once
+
+
+def test_an_import_stored_before_snapshot_times_were_kept(engine: Engine) -> None:
+    """The migration keeps the snapshot times the stored intervals name; importing the archive
+    again fills in the rest and gives back exactly the history of one import."""
+    from db.migrate import current_revision, head_revision, upgrade
+
+    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+    once = intervals(engine)
+    with engine.begin() as conn:
+        named = {int(t) for row in conn.execute(text("SELECT first_seen, last_seen, ends_at FROM price_interval")).all()
+                 for t in row if t is not None}
+        every = {int(t) for (t,) in conn.execute(text("SELECT at FROM snapshot_time")).all()}
+        conn.execute(text("DROP TABLE snapshot_time"))
+        conn.execute(text("UPDATE alembic_version SET version_num = '0004'"))
+    assert named < every  # intervals name some snapshots, not those inside a run
+    upgrade(engine)
+    assert current_revision(engine) == head_revision()
+    with engine.connect() as conn:
+        kept = {int(t) for (t,) in conn.execute(text("SELECT at FROM snapshot_time")).all()}
+    assert kept == named
+    assert intervals(engine) == once
+    import_files(engine, [H100_FILE], max_gap=H100_GAP)
+    assert intervals(engine) == once
