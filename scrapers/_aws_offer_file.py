@@ -134,18 +134,18 @@ def parse_offer_files(raw: Any, provider: str = "aws") -> list[ScrapedOffer]:
 
 
 def _describe(path: Path, origin: Mapping[Path, tuple[str, str]], provider: str) -> str:
-    """``aws: offer file for us-east-1 (<url>)`` for a download, the file name for a local path."""
+    """``aws: offer file for us-east-1 (<url>)`` for a download, the payload's file name for a local path."""
     if path in origin:
         region, url = origin[path]
         return f"{provider}: offer file for {region} ({url})"
-    return f"{provider}: offer file {path.name}"
+    return f"{provider}: offer file {path.name!r} named by the payload"
 
 
 def _paths(raw: Any, provider: str) -> list[Path]:
     if isinstance(raw, (str, Path)):
         raw = [raw]
     if not isinstance(raw, list) or not raw or not all(isinstance(p, (str, Path)) for p in raw):
-        raise ParseError(f"{provider}: expected an offer file path or a non-empty list of paths, got {type(raw).__name__}")
+        raise ParseError(f"{provider}: payload should be an offer file path or a non-empty list of paths, got {type(raw).__name__}")
     return [Path(p) for p in raw]
 
 

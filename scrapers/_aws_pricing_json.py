@@ -59,7 +59,7 @@ def pricing_url(location: str) -> str:
 
 def parse_documents(documents: Any, provider: str = "aws") -> list[ScrapedOffer]:
     if not isinstance(documents, Mapping) or not documents:
-        raise ParseError(f"{provider}: expected pricing JSON documents by location, got {type(documents).__name__}")
+        raise ParseError(f"{provider}: payload should be pricing JSON documents by location, got {type(documents).__name__}")
     offers: list[ScrapedOffer] = []
     unknown_gpu_types: set[str] = set()
     for location, document in documents.items():
@@ -78,7 +78,7 @@ def parse_documents(documents: Any, provider: str = "aws") -> list[ScrapedOffer]
 
 
 def _parse_document(document: Any, region: Region, provider: str, unknown_gpu_types: set[str]) -> list[ScrapedOffer]:
-    where = f"{provider}: pricing JSON for {region.code} ({pricing_url(region.location)})"
+    where = f"{provider}: pricing JSON for {region.code} ({region.location}, {pricing_url(region.location)})"
     if not isinstance(document, Mapping):
         raise ParseError(f"{where} should be an object, got {type(document).__name__}")
     manifest = document.get("manifest")

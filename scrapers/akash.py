@@ -32,11 +32,10 @@ and ``price`` (null or an object with ``currency`` "USD" and a numeric ``med``).
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, require, shown
 
 URL = "https://console-api.akash.network/v1/gpu-prices"
 #: The price statistics the summary gives, with the ``extra`` key each is kept under.
@@ -140,9 +139,10 @@ class AkashScraper(Scraper):
         value = price.get(key)
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise ParseError(f"{self.name}: model {label!r} price.{key} should be a number, got {value!r}")
-        return float(value)
+        result = number(value)
+        if result is None:
+            raise ParseError(f"{self.name}: model {label!r} price.{key} should be a number, got {shown(value)}")
+        return result
 
 
 def _memory_gb(ram: str) -> float | None:

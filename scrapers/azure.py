@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require, require_number
 from tracker.catalog.instance_types import instance_gpu
 
 PRICES_URL: Final = "https://prices.azure.com/api/retail/prices"
@@ -128,7 +128,10 @@ class AzureScraper(Scraper):
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         pages = [raw] if isinstance(raw, dict) else raw
         if not isinstance(pages, list) or not pages:
-            raise ParseError(f"azure: expected a list of price pages, got {type(raw).__name__}")
+            raise ParseError((
+                f"azure: payload should be a price page {{'Items': [...]}} or a non-empty list of them, "
+                f"got {type(raw).__name__}"
+            ))
         chosen: dict[tuple[str, str, str], tuple[Mapping[str, Any], float, str]] = {}
         alternatives: dict[tuple[str, str, str], list[float]] = {}
         seen_items = 0
@@ -171,18 +174,16 @@ class AzureScraper(Scraper):
             raise ParseError(f"azure: item for {arm_sku} has an empty armRegionName")
         if not (item.get("meterName") or item.get("skuName")):
             raise ParseError(f"azure: item for {arm_sku} in {region} has neither meterName nor skuName")
-        price = require(item, "retailPrice", provider=self.name, kind=(int, float))
-        if isinstance(price, bool):
-            raise ParseError(f"azure: retailPrice of {arm_sku} in {region} is not a number")
+        price = require_number(item, "retailPrice", provider=self.name)
         unit = require(item, "unitOfMeasure", provider=self.name, kind=str)
         hours = _HOURS.match(unit)
-        if not hours:
+        if not hours or not float(hours.group(1)):
             raise ParseError(f"azure: unitOfMeasure {unit!r} of {arm_sku} in {region} is not hourly")
         if price == 0:
             return None  # a zero meter means "not sold here", not a free GPU
         currency = item.get("currencyCode") or billing or "USD"
         tier = _tier(item)
-        return (arm_sku, region, tier), float(price) / float(hours.group(1)), str(currency)
+        return (arm_sku, region, tier), price / float(hours.group(1)), str(currency)
 
     @staticmethod
     def _prefer(new: Mapping[str, Any], new_price: float, old: Mapping[str, Any], old_price: float) -> bool:

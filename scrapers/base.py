@@ -42,11 +42,15 @@ __all__ = [
     "UNREADABLE_PRICE",
     "as_list",
     "dig",
+    "field_path",
     "is_one_of",
     "number",
+    "positive",
     "read_price",
     "require",
+    "require_number",
     "shape_error",
+    "shown",
 ]
 
 
@@ -122,24 +126,62 @@ class ScrapedOffer:
         return self.price_per_hour / self.gpu_count
 
 
-def require(payload: Any, *path: str | int, provider: str, kind: type | tuple[type, ...] | None = None) -> Any:
+def field_path(*steps: str | int) -> str:
+    """``("data", 3, "price", "hourly")`` -> ``"data[3].price.hourly"``: how messages name a field."""
+    out = ""
+    for step in steps:
+        if isinstance(step, int):
+            out += f"[{step}]"
+        elif step:
+            out += f".{step}" if out else step
+    return out
+
+
+def shown(value: Any, limit: int = 40) -> str:
+    """A payload value for a one-line message: its ``repr``, cut to ``limit`` characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def require(
+    payload: Any, *path: str | int, provider: str, kind: type | tuple[type, ...] | None = None, at: str = ""
+) -> Any:
     """Walk ``payload`` along ``path`` or raise ``ParseError`` naming the provider and the missing piece.
 
     Parsers use it for every key they depend on, so a changed shape reports *what* is gone
-    instead of a bare ``KeyError``.
+    instead of a bare ``KeyError``. ``at`` is where ``payload`` sits in the whole answer
+    (``"data[3]"``), so the message gives the full path (``data[3].price``).
     """
     node = payload
-    walked: list[str] = []
+    walked: list[str | int] = [at] if at else []
     for step in path:
-        walked.append(str(step))
+        walked.append(step)
         try:
             node = node[step]
         except (KeyError, IndexError, TypeError):
-            raise ParseError(f"{provider}: payload has no {'.'.join(walked)!r}") from None
+            raise ParseError(f"{provider}: payload has no {field_path(*walked)!r}") from None
     if kind is not None and not isinstance(node, kind):
         names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-        raise ParseError(f"{provider}: {'.'.join(walked) or 'payload'} should be {names}, got {type(node).__name__}")
+        raise ParseError(f"{provider}: {field_path(*walked) or 'payload'} should be {names}, got {type(node).__name__}")
     return node
+
+
+def require_number(payload: Any, *path: str | int, provider: str, at: str = "", strings: bool = False) -> float:
+    """``require`` for a number the parser cannot do without: the finite float at ``path``, or a
+    ``ParseError`` naming the provider and the field (booleans, NaN, infinities, ints too big
+    for a float and, unless ``strings``, numeric strings are refused)."""
+    value = require(payload, *path, provider=provider, at=at)
+    result = number(value, strings=strings)
+    if result is None:
+        raise ParseError(f"{provider}: {field_path(at, *path)} should be a finite number, got {shown(value)}")
+    return result
+
+
+def positive(value: Any, *, strings: bool = False) -> float | None:
+    """A finite number above zero, or ``None``: for optional sizes (vCPUs, RAM, GPU memory, a
+    GPU count) where 0, a negative number or anything that is not a number means "not stated"."""
+    result = number(value, strings=strings)
+    return result if result is not None and result > 0 else None
 
 
 def number(value: Any, *, strings: bool = False) -> float | None:
@@ -180,8 +222,7 @@ def read_price(value: Any) -> tuple[float | None, dict[str, str]]:
         return None, {}
     price = number(value, strings=True)
     if price is None:
-        shown = repr(value)
-        return None, {UNREADABLE_PRICE: shown if len(shown) <= 40 else shown[:37] + "..."}
+        return None, {UNREADABLE_PRICE: shown(value)}
     return price, {}
 
 

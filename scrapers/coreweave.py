@@ -77,7 +77,7 @@ class CoreweaveScraper(Scraper):
             raise layout_changed(self.name, "no table body after the 'GPU Component Cost Per Hour' header")
         rows = [r for r in body.find_all("div") if _has_class(r, "table-body-row")]
         if not rows:
-            raise layout_changed(self.name, "the GPU price table has no rows")
+            raise layout_changed(self.name, "the 'GPU Component Cost Per Hour' table has no rows")
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
         for row in rows:

@@ -131,5 +131,5 @@ class DatacrunchScraper(Scraper):
                         extra = {**extra, "p2p": p2p}
                     offers[(sku, kind)] = self.offer(sku=sku, kind=kind, price_per_hour=price, extra=extra, **common)
         if not offers:
-            raise layout_changed(self.name, "the price table has no priced instance rows")
+            raise layout_changed(self.name, "the 'Instance name' price table has no priced instance rows")
         return list(offers.values())

@@ -24,7 +24,11 @@ from scrapers.base import (
     ParseError,
     ScrapedOffer,
     Scraper,
+    number,
+    positive,
     require,
+    require_number,
+    shown,
 )
 
 SIZES_URL = "https://api.digitalocean.com/v2/sizes"
@@ -94,17 +98,16 @@ class DigitaloceanScraper(Scraper):
         if not isinstance(gpu_info, dict):
             raise ParseError(f"{self.name}: size {slug} gpu_info should be an object")
         model = require(gpu_info, "model", provider=self.name, kind=str)
-        count = require(gpu_info, "count", provider=self.name, kind=(int, float))
+        count = require_number(gpu_info, "count", provider=self.name, at="gpu_info")
         if "price_hourly" not in size:
             raise ParseError(f"{self.name}: size {slug} has no 'price_hourly'")
-        price = size["price_hourly"]
-        if price is not None and (isinstance(price, bool) or not isinstance(price, (int, float))):
-            raise ParseError(f"{self.name}: size {slug} price_hourly should be a number, got {price!r}")
+        price = number(size["price_hourly"])
+        if price is None and size["price_hourly"] is not None:
+            raise ParseError(f"{self.name}: size {slug} price_hourly should be a number, got {shown(size['price_hourly'])}")
         regions = require(size, "regions", provider=self.name, kind=list)
         if not price or not regions:
             return []  # not sold (no price) or not creatable anywhere
-        vcpus = size.get("vcpus")
-        memory_mb = size.get("memory")
+        memory_mb = positive(size.get("memory"))
         available = size.get("available")
         extra: dict[str, Any] = {"description": size.get("description"), "price_monthly": size.get("price_monthly")}
         return [
@@ -114,9 +117,9 @@ class DigitaloceanScraper(Scraper):
                 gpu_raw=model,
                 gpu_count=count,
                 gpu_memory_gb=_per_gpu_memory(gpu_info.get("vram"), count),
-                vcpus=float(vcpus) if isinstance(vcpus, (int, float)) and vcpus > 0 else None,
-                ram_gb=round(memory_mb / 1024, 2) if isinstance(memory_mb, (int, float)) and memory_mb > 0 else None,
-                price_per_hour=float(price),
+                vcpus=positive(size.get("vcpus")),
+                ram_gb=round(memory_mb / 1024, 2) if memory_mb else None,
+                price_per_hour=price,
                 currency="USD",
                 available=available if isinstance(available, bool) else None,
                 extra=extra,
@@ -129,9 +132,9 @@ def _per_gpu_memory(vram: Any, count: float) -> float | None:
     """``{"amount": 640, "unit": "gib"}`` for 8 GPUs -> 80."""
     if not isinstance(vram, dict) or not count:
         return None
-    amount = vram.get("amount")
+    amount = positive(vram.get("amount"))
     factor = _UNIT_TO_GB.get(str(vram.get("unit", "gib")).lower())
-    if not isinstance(amount, (int, float)) or amount <= 0 or factor is None:
+    if amount is None or factor is None:
         return None
     return round(amount * factor / count, 2)
 

@@ -52,6 +52,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     require,
+    shown,
 )
 
 SERVICE = "services/6F81-5844-456A"
@@ -232,7 +233,7 @@ class GcpScraper(Scraper):
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         pages = raw if isinstance(raw, list) else [raw]
         if not pages:
-            raise ParseError(f"{self.name}: no pages of SKUs")
+            raise ParseError(f"{self.name}: payload has no pages of skus")
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
         total = 0
@@ -319,6 +320,6 @@ def _money(unit_price: dict[str, Any], provider: str, where: str) -> float:
     try:
         units = int(unit_price.get("units") or 0)
         nanos = int(unit_price.get("nanos") or 0)
-    except (TypeError, ValueError):
-        raise ParseError(f"{provider}: {where} unitPrice is not units/nanos: {unit_price!r}") from None
-    return round(units + nanos / 1e9, 9)
+        return round(units + nanos / 1e9, 9)
+    except (TypeError, ValueError, OverflowError):
+        raise ParseError(f"{provider}: {where} unitPrice is not units/nanos: {shown(unit_price, 80)}") from None

@@ -55,6 +55,7 @@ Errors
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -174,9 +175,10 @@ def _to_float(raw: str) -> float | None:
     elif s.count(".") > 1:
         s = s.replace(".", "")
     try:
-        return float(s)
+        value = float(s)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def _clean(text: str) -> str:

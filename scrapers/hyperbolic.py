@@ -23,10 +23,9 @@ with the same sku and region (which would be two prices for one thing) raise ``P
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, positive, shown
 
 URL = "https://api.hyperbolic.ai/v2/alpha/on-demand/rental-options"
 _KNOWN_CENT_KEYS = frozenset({"costPerHourCents", "providerCostPerHourCents"})
@@ -47,9 +46,9 @@ class HyperbolicScraper(Scraper):
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, list):
-            raise ParseError(f"{self.name}: rental-options should be a list, got {type(raw).__name__}")
+            raise ParseError(f"{self.name}: payload (the rental options) should be a list, got {type(raw).__name__}")
         if not raw:
-            raise ParseError(f"{self.name}: rental-options lists no option")
+            raise ParseError(f"{self.name}: payload (the rental options) lists no option")
         offers: list[ScrapedOffer] = []
         seen: set[tuple[str, str]] = set()
         for index, option in enumerate(raw):
@@ -80,7 +79,7 @@ class HyperbolicScraper(Scraper):
 
     def _offer(self, option: Any, index: int) -> ScrapedOffer | None:
         if not isinstance(option, dict):
-            raise ParseError(f"{self.name}: option {index} should be an object, got {type(option).__name__}")
+            raise ParseError(f"{self.name}: option {index} (payload[{index}]) should be an object, got {type(option).__name__}")
         unknown = sorted(k for k in option if k.endswith("PerHourCents") and k not in _KNOWN_CENT_KEYS)
         if unknown:
             raise ParseError(f"{self.name}: option {index} has unknown price field(s) {unknown}")
@@ -94,9 +93,9 @@ class HyperbolicScraper(Scraper):
         count = self._need(option, "gpuCount", index, int)
         if isinstance(count, bool) or count < 1:
             raise ParseError(f"{self.name}: option {index} gpuCount should be a whole number >= 1, got {count!r}")
-        cents = self._need(option, "costPerHourCents", index, (int, float))
-        if isinstance(cents, bool) or not math.isfinite(cents):
-            raise ParseError(f"{self.name}: option {index} costPerHourCents should be a number, got {cents!r}")
+        cents = number(self._need(option, "costPerHourCents", index, (int, float)))
+        if cents is None:
+            raise ParseError(f"{self.name}: option {index} costPerHourCents should be a finite number, got {shown(option['costPerHourCents'])}")
         if not enabled:
             return None
         sku = f"{gpu_type}-{form}-{count}x-{machine}-{connection}"
@@ -115,8 +114,8 @@ class HyperbolicScraper(Scraper):
             price_per_hour=round(cents / 100, 4),
             kind="on_demand",
             region=region,
-            vcpus=float(vcpus) if isinstance(vcpus, (int, float)) and not isinstance(vcpus, bool) and vcpus > 0 else None,
-            ram_gb=float(ram) if isinstance(ram, (int, float)) and not isinstance(ram, bool) and ram > 0 else None,
+            vcpus=positive(vcpus),
+            ram_gb=positive(ram),
             currency="USD",
             available=None if free is None else free > 0,
             extra={

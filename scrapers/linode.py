@@ -30,7 +30,19 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar, Final
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import (
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    number,
+    positive,
+    require,
+    require_number,
+    shown,
+)
 
 TYPES_URL: Final = "https://api.linode.com/v4/linode/types"
 PAGE_SIZE: Final = 500
@@ -88,33 +100,35 @@ class LinodeScraper(Scraper):
     # -- parse --------------------------------------------------------------------------------
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         pages = raw if isinstance(raw, list) else [raw]
-        plans: list[Any] = []
-        for body in pages:
-            plans.extend(require(body, "data", provider=self.name, kind=list))
+        plans: list[tuple[str, Any]] = []
+        for p, body in enumerate(pages):
+            at = field_path("payload", p) if isinstance(raw, list) else ""
+            data = require(body, "data", provider=self.name, kind=list, at=at)
+            plans.extend((field_path(at, "data", i), plan) for i, plan in enumerate(data))
         offers: list[ScrapedOffer] = []
-        for plan in plans:
-            offers.extend(self._plan_offers(plan))
+        for where, plan in plans:
+            offers.extend(self._plan_offers(plan, where))
         if not offers:
-            raise ParseError(f"{self.name}: no GPU plan among {len(plans)} plan types")
+            raise ParseError(f"{self.name}: no GPU plan (gpus > 0) among {len(plans)} entries of data")
         return offers
 
-    def _plan_offers(self, plan: Any) -> list[ScrapedOffer]:
+    def _plan_offers(self, plan: Any, where: str) -> list[ScrapedOffer]:
         if not isinstance(plan, dict):
-            raise ParseError(f"{self.name}: a plan should be an object, got {type(plan).__name__}")
-        plan_id = require(plan, "id", provider=self.name, kind=str)
-        gpus = require(plan, "gpus", provider=self.name, kind=(int, float))
+            raise ParseError(f"{self.name}: {where} should be an object, got {type(plan).__name__}")
+        plan_id = require(plan, "id", provider=self.name, kind=str, at=where)
+        gpus = require_number(plan, "gpus", provider=self.name, at=where)
         if not gpus:
             return []
         hourly = _price(require(plan, "price", provider=self.name, kind=dict).get("hourly"), self.name, plan_id)
         if hourly is None:
             raise ParseError(f"{self.name}: GPU plan {plan_id} has no price.hourly")
-        memory_mb, vcpus = plan.get("memory"), plan.get("vcpus")
+        memory_mb = positive(plan.get("memory"))
         common: dict[str, Any] = {
             "sku": plan_id,
             "gpu_raw": gpu_name(plan_id),
-            "gpu_count": float(gpus),
-            "vcpus": float(vcpus) if isinstance(vcpus, (int, float)) and vcpus > 0 else None,
-            "ram_gb": round(memory_mb / 1024, 2) if isinstance(memory_mb, (int, float)) and memory_mb > 0 else None,
+            "gpu_count": gpus,
+            "vcpus": positive(plan.get("vcpus")),
+            "ram_gb": round(memory_mb / 1024, 2) if memory_mb else None,
         }
         extra = {"label": plan.get("label"), "class": plan.get("class"), "monthly_price": plan["price"].get("monthly")}
         offers = [self.offer(price_per_hour=hourly, extra=extra, **common)]
@@ -131,6 +145,7 @@ class LinodeScraper(Scraper):
 def _price(value: Any, provider: str, plan_id: str) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ParseError(f"{provider}: plan {plan_id} hourly price should be a number, got {value!r}")
-    return float(value)
+    price = number(value)
+    if price is None:
+        raise ParseError(f"{provider}: plan {plan_id} hourly price should be a number, got {shown(value)}")
+    return price

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, is_one_of, number, positive, require, shown
 from tracker.catalog.instance_types import instance_gpu
 
 PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/"
@@ -139,35 +139,37 @@ class OciScraper(Scraper):
             metric = require(item, "metricName", provider=self.name)
             if not isinstance(metric, str) or metric.strip().lower() != GPU_METRIC or not _is_public(item):
                 continue
-            number = require(item, "partNumber", provider=self.name, kind=str)
-            price, currency = self._price(item, number)
-            parts[number] = GpuPart(number, item, price, currency)
+            part_no = require(item, "partNumber", provider=self.name, kind=str)
+            price, currency = self._price(item, part_no)
+            parts[part_no] = GpuPart(part_no, item, price, currency)
         return parts
 
     def _all_prices(self, items: list[Any]) -> dict[str, float | None]:
         out: dict[str, float | None] = {}
         for item in items:
-            number = item.get("partNumber") if isinstance(item, dict) else None
-            if isinstance(number, str):
+            part_no = item.get("partNumber") if isinstance(item, dict) else None
+            if isinstance(part_no, str):
                 try:
-                    out[number] = self._price(item, number)[0]
+                    out[part_no] = self._price(item, part_no)[0]
                 except ParseError:
-                    out[number] = None
+                    out[part_no] = None
         return out
 
-    def _price(self, item: dict[str, Any], number: str) -> tuple[float | None, str]:
+    def _price(self, item: dict[str, Any], part_no: str) -> tuple[float | None, str]:
         """First PAY_AS_YOU_GO price in USD (else the first currency listed); 0 -> not offered (None)."""
         locs = require(item, "currencyCodeLocalizations", provider=self.name, kind=list)
         if not locs:
-            raise ParseError(f"{self.name}: part {number} has no currencyCodeLocalizations")
+            raise ParseError(f"{self.name}: part {part_no} has no currencyCodeLocalizations")
         loc = next((x for x in locs if isinstance(x, dict) and x.get("currencyCode") == "USD"), locs[0])
         currency = require(loc, "currencyCode", provider=self.name, kind=str)
         for entry in require(loc, "prices", provider=self.name, kind=list):
             if isinstance(entry, dict) and entry.get("model") == "PAY_AS_YOU_GO":
-                value = entry.get("value")
-                if not isinstance(value, (int, float)) or isinstance(value, bool):
-                    raise ParseError(f"{self.name}: part {number} price value should be a number, got {value!r}")
-                return (float(value) or None), currency
+                value = number(entry.get("value"))
+                if value is None:
+                    raise ParseError(
+                        f"{self.name}: part {part_no} prices.value should be a finite number, got {shown(entry.get('value'))}"
+                    )
+                return (value or None), currency
         return None, currency
 
     def _shape_offer(
@@ -177,15 +179,15 @@ class OciScraper(Scraper):
         if shape.get("hidden") or shape.get("status", "ACTIVE") != "ACTIVE":
             return None
         products = require(shape, "products", provider=self.name, kind=list)
-        gpu_products = [p for p in products if isinstance(p, dict) and p.get("partNumber") in parts]
+        gpu_products = [p for p in products if isinstance(p, dict) and is_one_of(p.get("partNumber"), parts)]
         if not gpu_products:
             return None
         gpu_product = gpu_products[0]
         part = parts[gpu_product["partNumber"]]
-        count = shape.get("gpuQty")
-        if not isinstance(count, (int, float)) or count <= 0:
-            count = gpu_product.get("qty") if _ptype(gpu_product) == "gpu" else None
-        if not isinstance(count, (int, float)) or count <= 0 or part.price is None:
+        count = positive(shape.get("gpuQty"))
+        if count is None:
+            count = positive(gpu_product.get("qty")) if _ptype(gpu_product) == "gpu" else None
+        if count is None or part.price is None:
             return None  # the part is then offered on its own, per GPU
         price = part.price * count
         unpriced: list[str] = []
@@ -193,23 +195,23 @@ class OciScraper(Scraper):
         for product in products:
             if product is gpu_product or not isinstance(product, dict):
                 continue
-            number = product.get("partNumber")
-            qty = product.get("qty")
-            if _ptype(product) == "ocpu" and isinstance(qty, (int, float)):
-                ocpus = float(qty)
-            if number in parts:
+            part_no = product.get("partNumber")
+            qty = number(product.get("qty"))
+            if _ptype(product) == "ocpu" and qty is not None:
+                ocpus = qty
+            if is_one_of(part_no, parts):
                 continue
-            unit = prices.get(number) if isinstance(number, str) else None
-            if unit is None or not isinstance(qty, (int, float)):
-                unpriced.append(str(number))
+            unit = prices.get(part_no) if isinstance(part_no, str) else None
+            if unit is None or qty is None:
+                unpriced.append(str(part_no))
                 continue
             price += unit * qty
-        if _ptype(gpu_product) == "ocpu" and isinstance(gpu_product.get("qty"), (int, float)):
-            ocpus = float(gpu_product["qty"])
+        if _ptype(gpu_product) == "ocpu" and (own := number(gpu_product.get("qty"))) is not None:
+            ocpus = own
         processor = (shape.get("processorType") or {}).get("value") if isinstance(shape.get("processorType"), dict) else None
         vcpus = ocpus * 2 if ocpus is not None and processor in ("intel", "amd") else None
-        memory_total = shape.get("gpuMemoryQty")
-        memory_gb = memory_total / count if isinstance(memory_total, (int, float)) and memory_total > 0 else None
+        memory_total = positive(shape.get("gpuMemoryQty"))
+        memory_gb = memory_total / count if memory_total is not None else None
         ram = shape.get("bundleMemoryQty")
         hint = instance_gpu(name, self.name)
         extra: dict[str, Any] = {
@@ -226,7 +228,7 @@ class OciScraper(Scraper):
             gpu_count=count,
             gpu_memory_gb=memory_gb,
             vcpus=vcpus,
-            ram_gb=float(ram) if isinstance(ram, (int, float)) and ram > 0 else None,
+            ram_gb=positive(ram),
             price_per_hour=round(price, 6),
             currency=part.currency,
             gpu=hint[0] if hint else None,

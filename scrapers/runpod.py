@@ -41,7 +41,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, read_price, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, positive, read_price, require
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 GPU_TYPES_QUERY = (
@@ -127,7 +127,7 @@ class RunpodScraper(Scraper):
             common: dict[str, Any] = {
                 "gpu_raw": gpu_id,
                 "gpu_count": 1,
-                "gpu_memory_gb": float(memory) if isinstance(memory, (int, float)) and memory > 0 else None,
+                "gpu_memory_gb": positive(memory),
             }
             for cloud, flag, on_demand_kind, price, spot_key in (
                 ("secure", "secureCloud", "on_demand", secure_price, "secureSpotPrice"),

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Final
 
 import httpx
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, number, positive, require, require_number, shown
 from tracker.errors import ConfigError
 
 API: Final = "https://api.scaleway.com/instance/v1/zones"
@@ -106,7 +106,7 @@ class ScalewayScraper(Scraper):
     # -- parse --------------------------------------------------------------------------------
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, dict) or not raw:
-            raise ParseError(f"{self.name}: expected {{zone: [page, ...]}}, got {type(raw).__name__}")
+            raise ParseError(f"{self.name}: payload should be {{zone: [page, ...]}}, got {type(raw).__name__}")
         offers: list[ScrapedOffer] = []
         types_seen = 0
         for zone, pages in raw.items():
@@ -125,24 +125,23 @@ class ScalewayScraper(Scraper):
         where = f"{self.name}: {zone} type {commercial_type}"
         if not isinstance(spec, dict):
             raise ParseError(f"{where} should be an object, got {type(spec).__name__}")
-        gpus = require(spec, "gpu", provider=self.name, kind=(int, float))
+        gpus = require_number(spec, "gpu", provider=self.name, at=f"{zone} servers.{commercial_type}")
         if not gpus:
             return None
         if "hourly_price" not in spec:
             raise ParseError(f"{where} has no 'hourly_price'")
-        price = spec["hourly_price"]
-        if isinstance(price, bool) or not isinstance(price, (int, float)):
-            raise ParseError(f"{where} hourly_price should be a number, got {price!r}")
+        price = number(spec["hourly_price"])
+        if price is None:
+            raise ParseError(f"{where} hourly_price should be a number, got {shown(spec['hourly_price'])}")
         info = spec.get("gpu_info")
         memory: float | None = None
         if isinstance(info, dict) and info.get("gpu_name"):
             gpu_raw = " ".join(str(p) for p in (info.get("gpu_manufacturer"), info["gpu_name"]) if p)
-            if isinstance(info.get("gpu_memory"), (int, float)) and info["gpu_memory"] > 0:
-                memory = round(info["gpu_memory"] / GIB, 2)
+            if gpu_memory := positive(info.get("gpu_memory")):
+                memory = round(gpu_memory / GIB, 2)
         else:
             gpu_raw = commercial_type
-        ram = spec.get("ram")
-        ncpus = spec.get("ncpus")
+        ram = positive(spec.get("ram"))
         extra: dict[str, Any] = {"monthly_price": spec.get("monthly_price"), "price_basis": "per instance-hour"}
         if spec.get("end_of_service"):
             extra["end_of_service"] = True
@@ -151,13 +150,13 @@ class ScalewayScraper(Scraper):
         return self.offer(
             sku=commercial_type,
             gpu_raw=gpu_raw,
-            gpu_count=float(gpus),
-            price_per_hour=float(price),
+            gpu_count=gpus,
+            price_per_hour=price,
             currency="EUR",
             region=zone,
             country=zone[:2].upper(),
             gpu_memory_gb=memory,
-            vcpus=float(ncpus) if isinstance(ncpus, (int, float)) and ncpus > 0 else None,
-            ram_gb=round(ram / GIB, 2) if isinstance(ram, (int, float)) and ram > 0 else None,
+            vcpus=positive(spec.get("ncpus")),
+            ram_gb=round(ram / GIB, 2) if ram else None,
             extra=extra,
         )

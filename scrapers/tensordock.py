@@ -117,5 +117,5 @@ class TensordockScraper(Scraper):
                     )
                 )
         if not offers:
-            raise ParseError(f"{self.name}: no host node lists a priced GPU")
+            raise ParseError(f"{self.name}: no entry of hostnodes lists a priced GPU")
         return offers

@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, dig, number, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, dig, number, positive, require, require_number, shown
 
 API = "https://api.verda.com/v1"
 TOKEN_URL = f"{API}/oauth2/token"
@@ -87,12 +87,9 @@ class VerdaScraper(Scraper):
         """Decimal string/number -> float; ``None`` for null, "" or zero (not offered)."""
         if value is None or value == "":
             return None
-        if isinstance(value, bool):
-            raise ParseError(f"{self.name}: {where} is not a price: {value!r}")
-        try:
-            price = float(value)
-        except (TypeError, ValueError):
-            raise ParseError(f"{self.name}: {where} is not a price: {value!r}") from None
+        price = number(value, strings=True)
+        if price is None:
+            raise ParseError(f"{self.name}: {where} is not a price: {shown(value)}")
         return price if price > 0 else None
 
     def _availability(self, raw: Any, kind: str) -> dict[str, set[str]]:
@@ -121,12 +118,12 @@ class VerdaScraper(Scraper):
         for i, item in enumerate(types):
             where = f"instance_types[{i}]"
             itype = require(item, "instance_type", provider=self.name, kind=str)
-            gpus = require(item, "gpu", "number_of_gpus", provider=self.name, kind=(int, float))
+            gpus = require_number(item, "gpu", "number_of_gpus", provider=self.name, at=where)
             if not gpus:
                 continue  # CPU node
             description = require(item, "gpu", "description", provider=self.name, kind=str)
             gpu_raw = _COUNT_PREFIX.sub("", description).strip() or str(item.get("name") or itype)
-            total_vram = number(dig(item, "gpu_memory", "size_in_gigabytes"))
+            total_vram = positive(dig(item, "gpu_memory", "size_in_gigabytes"))
             currency = str(item.get("currency") or "usd").upper()
             prices = {
                 "on_demand": self._price(require(item, "price_per_hour", provider=self.name), f"{where}.price_per_hour"),
@@ -143,7 +140,7 @@ class VerdaScraper(Scraper):
                             sku=itype,
                             gpu_raw=gpu_raw,
                             gpu_count=gpus,
-                            gpu_memory_gb=(total_vram / gpus) if isinstance(total_vram, (int, float)) and total_vram else None,
+                            gpu_memory_gb=total_vram / gpus if total_vram else None,
                             vcpus=number(dig(item, "cpu", "number_of_cores")),
                             ram_gb=number(dig(item, "memory", "size_in_gigabytes")),
                             kind=kind,

@@ -25,10 +25,9 @@ otherwise be dropped silently.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, number, require, shown
 
 URL = "https://cloud-api.voltagepark.com/api/v1/bare-metal/locations"
 #: (price key, free-GPU count key, network label used in the sku)
@@ -126,12 +125,7 @@ def _price(value: Any, provider: str, location: str, key: str) -> float | None:
     """A decimal string or number; ``None`` (not offered) for null; ParseError otherwise."""
     if value is None:
         return None
-    if isinstance(value, bool):
-        raise ParseError(f"{provider}: location {location} {key} should be a price, got {value!r}")
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ParseError(f"{provider}: location {location} {key} should be a price, got {value!r}") from None
-    if not math.isfinite(number):
-        raise ParseError(f"{provider}: location {location} {key} should be a finite price, got {value!r}")
-    return number
+    price = number(value, strings=True)
+    if price is None:
+        raise ParseError(f"{provider}: location {location} {key} should be a finite price, got {shown(value)}")
+    return price

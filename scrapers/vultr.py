@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, number, require
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, field_path, number, positive, require, shown
 
 API = "https://api.vultr.com/v2"
 PLANS_URL = f"{API}/plans"
@@ -67,20 +67,10 @@ def model_token(name: str) -> str:
 
 def _count_value(value: Any) -> float | None:
     """``gpu_count`` as the API may give it: 2, 0.5 or "1/20"."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value) if value > 0 else None
-    if isinstance(value, str):
-        if m := re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", value):
-            num, den = int(m[1]), int(m[2])
-            return round(num / den, 4) if num and den else None
-        try:
-            number = float(value)
-        except ValueError:
-            return None
-        return number if number > 0 else None
-    return None
+    if isinstance(value, str) and (m := re.fullmatch(r"\s*(\d{1,9})\s*/\s*(\d{1,9})\s*", value)):
+        num, den = int(m[1]), int(m[2])
+        return round(num / den, 4) if num and den else None
+    return positive(value, strings=True)
 
 
 class VultrScraper(Scraper):
@@ -127,29 +117,32 @@ class VultrScraper(Scraper):
             raise ParseError(f"{self.name}: both plans and plans_metal are empty")
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
-        for plan in plans:
-            offers.extend(self._plan_offers(plan, metal=False, seen=seen))
-        for plan in metal:
-            offers.extend(self._plan_offers(plan, metal=True, seen=seen))
+        for where, plan in plans:
+            offers.extend(self._plan_offers(plan, where, metal=False, seen=seen))
+        for where, plan in metal:
+            offers.extend(self._plan_offers(plan, where, metal=True, seen=seen))
         if not offers:
             raise ParseError(
                 f"{self.name}: no GPU plan with a location among {len(plans)} plans and {len(metal)} metal plans"
             )
         return offers
 
-    def _items(self, raw: Any, key: str) -> list[Any]:
+    def _items(self, raw: Any, key: str) -> list[tuple[str, Any]]:
+        """(where, item) of every item of every page under ``key``, ``where`` its path in ``raw``."""
         pages = require(raw, key, provider=self.name)
-        pages = pages if isinstance(pages, list) else [pages]
-        items: list[Any] = []
-        for page in pages:
-            items.extend(require(page, key, provider=self.name, kind=list))
+        paged = isinstance(pages, list)
+        items: list[tuple[str, Any]] = []
+        for p, page in enumerate(pages if paged else [pages]):
+            at = field_path(key, p) if paged else key
+            listed = require(page, key, provider=self.name, kind=list, at=at)
+            items.extend((field_path(at, key, i), item) for i, item in enumerate(listed))
         return items
 
     def _gpu(self, plan: dict[str, Any], plan_id: str, metal: bool) -> tuple[str, float, float | None, bool] | None:
         """(gpu_raw, gpu_count, per-GPU memory, count_assumed) or ``None`` for a CPU plan."""
         gpu_type = plan.get("gpu_type")
         vram = plan.get("gpu_vram_gb")
-        vram = float(vram) if isinstance(vram, (int, float)) and not isinstance(vram, bool) and vram > 0 else None
+        vram = positive(vram)
         api_count = _count_value(plan.get("gpu_count"))
         from_id: re.Match[str] | None = None
         if metal:
@@ -175,10 +168,10 @@ class VultrScraper(Scraper):
         memory = full if full else (round(vram / count, 2) if vram is not None and not assumed else None)
         return raw, count, memory, assumed
 
-    def _plan_offers(self, plan: Any, *, metal: bool, seen: set[str]) -> list[ScrapedOffer]:
+    def _plan_offers(self, plan: Any, where: str, *, metal: bool, seen: set[str]) -> list[ScrapedOffer]:
         if not isinstance(plan, dict):
-            raise ParseError(f"{self.name}: a plan should be an object, got {type(plan).__name__}")
-        plan_id = require(plan, "id", provider=self.name, kind=str)
+            raise ParseError(f"{self.name}: {where} should be an object, got {type(plan).__name__}")
+        plan_id = require(plan, "id", provider=self.name, kind=str, at=where)
         gpu = self._gpu(plan, plan_id, metal)
         if gpu is None or plan_id in seen:
             return []
@@ -201,8 +194,8 @@ class VultrScraper(Scraper):
             "gpu_raw": gpu_raw,
             "gpu_count": count,
             "gpu_memory_gb": memory,
-            "vcpus": vcpus if (vcpus := number(vcpus)) and vcpus > 0 else None,
-            "ram_gb": round(ram_mb / 1024, 2) if (ram_mb := number(ram_mb)) and ram_mb > 0 else None,
+            "vcpus": positive(vcpus),
+            "ram_gb": round(ram_mb / 1024, 2) if (ram_mb := positive(ram_mb)) else None,
             "currency": "USD",
             "extra": extra,
         }
@@ -219,12 +212,7 @@ def _price(value: Any, provider: str, plan_id: str, key: str) -> float | None:
     """A price field: a number (0 or null = not offered -> ``None``)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            raise ParseError(f"{provider}: plan {plan_id} {key} should be a number, got {value!r}") from None
-    price = number(value)
+    price = number(value, strings=True)
     if price is None:
-        raise ParseError(f"{provider}: plan {plan_id} {key} is not a finite number")
+        raise ParseError(f"{provider}: plan {plan_id} {key} should be a finite number, got {shown(value)}")
     return price if price > 0 else None

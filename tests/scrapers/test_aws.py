@@ -216,7 +216,7 @@ class TestAwsPricingJson(ProviderContract):
         with pytest.raises(ParseError) as err:
             parse(virginia_only(price="call us"))
         message = str(err.value)
-        assert message.startswith(f"aws: pricing JSON for us-east-1 ({VIRGINIA_URL})")
+        assert message.startswith(f"aws: pricing JSON for us-east-1 ({VIRGINIA}, {VIRGINIA_URL})")
         assert message.endswith(f"regions.{VIRGINIA!r}.{P5_KEY!r}['price'] is not a number: 'call us'")
         assert "\n" not in message
 

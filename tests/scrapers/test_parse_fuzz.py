@@ -4,25 +4,43 @@ The raw payload is what the real ``fetch`` returns over the replay transport. Hy
 changes one to three places in it: deletes a key or list item, swaps a value for another type
 (None, a string, a string holding a number, a list, an object, a boolean), a huge or negative
 number, NaN, an empty or cut string, or cuts a list short. HTML and other text payloads are cut,
-lose a slice, or have numbers replaced. Whatever comes out must be a list of ``ScrapedOffer`` or
-the project's ``ParseError`` naming the provider: never a ``TypeError``, ``OverflowError`` and the
-like. Examples per provider are bounded so the whole module runs in seconds.
+lose a slice, or have numbers replaced. A second, exhaustive pass sets every field of each JSON
+recording (the first place of each key path, list positions aside) to each value of ``BAD`` or
+deletes it. Whatever comes out must be a list of ``ScrapedOffer`` or the project's
+``ParseError`` naming the provider and a field: never a ``TypeError``, ``OverflowError`` and the
+like, nor a message that leaves the user guessing which field changed.
+
+What "names a field" means here (``names_a_field``), after the ``<provider>: `` prefix:
+
+* JSON payloads: the message holds, as a whole word, a key that occurs in the provider's
+  recording or that its parser module reads (``["key"]``, ``.get("key")``, the path of a
+  ``require``: ``gpuPriceHr``, ``data.gpuTypes``, ``models[0]``...), ``payload`` (the root, as in
+  ``payload[3]``) or a ``ScrapedOffer`` field (the record's own checks, e.g. ``gpu_memory_gb``). A message from ``parse_payload``'s generic
+  wrapper counts only through its ``at field <name>`` part, never through its fixed wording.
+* Text payloads (HTML pages, the AWS spot document): the message quotes what it looked for or
+  found (a column header, a row's name or cells, a cell's text, even when that text is empty),
+  names a dotted key path or a ``ScrapedOffer`` field, or says the whole page is empty.
+
+Examples per provider are bounded (``TRACKER_FUZZ_EXAMPLES``, 30 by default) so the whole module
+runs in seconds.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapers.base import ParseError, ScrapedOffer, Scraper
+from scrapers.base import ParseError, ScrapedOffer, Scraper, field_path, positive, require_number
 from scrapers.registry import all_scrapers
 from tests.scrapers.contract import replayed_payload
 
@@ -37,6 +55,50 @@ REPLACEMENTS: tuple[Any, ...] = (
 
 
 recorded = replayed_payload
+
+#: Values the exhaustive pass puts in every field: too big for a float, not finite, of the wrong
+#: type, negative, zero, text where a number was.
+BAD: tuple[Any, ...] = (10**400, math.nan, math.inf, -1e308, "abc", "1e999", None, [], {}, True, -1, 0)
+OFFER_FIELDS = frozenset(f.name for f in dataclasses.fields(ScrapedOffer))
+_WRAPPED = re.compile(r"^unexpected payload(?: at field (?P<field>[^:]+))?: ")
+_QUOTED = re.compile(r"""'[^']*'|"[^"]*"|\[[^\]]*\]""")
+
+
+@functools.cache
+def payload_keys(name: str) -> frozenset[str]:
+    """Every dict key of the provider's recording and every key its parser module reads (two
+    characters or more)."""
+    found: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            found.update(k for k in node if isinstance(k, str) and len(k) >= 2)
+            for child in node.values():
+                walk(child)
+        elif isinstance(node, list):
+            for child in node:
+                walk(child)
+
+    walk(recorded(name))
+    source = inspect.getsource(inspect.getmodule(all_scrapers()[name]))  # type: ignore[arg-type]
+    for subscript, got in re.findall(r"""\[\s*["'](\w[\w-]+)["']\s*\]|\.get\(\s*["'](\w[\w-]+)["']""", source):
+        found.add(subscript or got)
+    for call in re.findall(r"require(?:_number)?\(([^()]*?)provider=", source):
+        found.update(re.findall(r"""["'](\w[\w-]+)["']""", call))
+    return frozenset(found)
+
+
+def names_a_field(name: str, message: str) -> bool:
+    """Whether a ParseError message of provider ``name`` names a field (see the module docstring)."""
+    body = message.removeprefix(f"{name}: ")
+    if wrapped := _WRAPPED.match(body):
+        body = wrapped["field"] or ""
+    words = OFFER_FIELDS if isinstance(recorded(name), str) else OFFER_FIELDS | payload_keys(name) | {"payload"}
+    if any(re.search(rf"(?<![\w]){re.escape(word)}(?![\w])", body) for word in words):
+        return True
+    if isinstance(recorded(name), str):
+        return bool(_QUOTED.search(body) or re.search(r"\w\.\w", body) or body.endswith("the page is empty"))
+    return False
 
 
 @functools.cache
@@ -124,6 +186,7 @@ def check(scraper: Scraper, raw: Any) -> None:
     except ParseError as exc:
         assert str(exc).startswith(f"{scraper.name}: "), str(exc)
         assert "Error" not in str(exc).split(":", 1)[1], f"a Python exception name reached the message: {exc}"
+        assert names_a_field(scraper.name, str(exc)), f"the message names no field: {exc}"
         return
     assert isinstance(offers, list) and all(isinstance(o, ScrapedOffer) for o in offers)
 
@@ -163,9 +226,64 @@ def test_mutated_text_gives_offers_or_a_parse_error(name: str) -> None:
     run()
 
 
+def first_places(name: str) -> Iterator[Path_]:
+    """The first place of each key path of the recording, list positions aside (``data[*].price``
+    is tried once, at ``data[0].price``)."""
+    seen: set[Path_] = set()
+    for path in paths(name):
+        shape = tuple("*" if isinstance(step, int) else step for step in path)
+        if shape not in seen:
+            seen.add(shape)
+            yield path
+
+
+@pytest.mark.parametrize("name", scraper_names((dict, list)))
+def test_every_field_set_to_a_bad_value_gives_offers_or_a_parse_error_naming_it(name: str) -> None:
+    scraper = all_scrapers()[name](env={}, replay=True)
+    raw = recorded(name)
+    tried = 0
+    for path in first_places(name):
+        check(scraper, replace_in(raw, path, None, delete=True))
+        for bad in BAD:
+            check(scraper, replace_in(raw, path, bad))
+        tried += 1
+    assert tried == len({tuple("*" if isinstance(s, int) else s for s in p) for p in paths(name)}) > 0
+
+
+def test_names_a_field_tells_a_field_from_the_wrappers_wording() -> None:
+    assert names_a_field("cudo", "cudo: machineTypes[0] (x in y) has no 'gpuPriceHr'")
+    assert names_a_field("cudo", "cudo: unexpected payload at field gpuPriceHr: a value has the wrong type")
+    assert not names_a_field("cudo", "cudo: unexpected payload: a value has the wrong type")
+    assert not names_a_field("cudo", "cudo: unexpected payload: a number is out of range")
+    assert not names_a_field("cudo", "cudo: something went wrong")
+    assert names_a_field("coreweave", "coreweave: layout changed: no 'GPU Component Cost Per Hour' price column")
+    assert not names_a_field("coreweave", "coreweave: layout changed: the table has no rows")
+
+
 @pytest.mark.parametrize("name", scraper_names((dict, list)))
 @pytest.mark.parametrize("shape", [None, 0, "", "x", [], {}, [None], [{}], {"": None}])
 def test_a_payload_of_the_wrong_shape_gives_a_parse_error(name: str, shape: Any) -> None:
     scraper = all_scrapers()[name](env={}, replay=True)
-    with pytest.raises(ParseError, match=f"^{name}: "):
+    with pytest.raises(ParseError, match=f"^{name}: ") as caught:
         scraper.parse_payload(shape)
+    assert names_a_field(name, str(caught.value)), str(caught.value)
+
+
+def test_require_number_names_the_provider_and_the_whole_path() -> None:
+    payload = {"data": [{"price": {"hourly": 1.5}}, {"price": {"hourly": 10**400}}]}
+    assert require_number(payload, "data", 0, "price", "hourly", provider="p") == 1.5
+    assert require_number({"n": "2.5"}, "n", provider="p", strings=True) == 2.5
+    for bad, shown_as in ((10**400, "1000000000"), (math.nan, "nan"), (True, "True"), ("2.5", "'2.5'"), ([1], "[1]")):
+        with pytest.raises(ParseError, match=r"^p: data\[1\]\.price\.hourly should be a finite number, got ") as caught:
+            require_number({"data": [{}, {"price": {"hourly": bad}}]}, "data", 1, "price", "hourly", provider="p")
+        assert shown_as in str(caught.value)
+    with pytest.raises(ParseError, match=r"^p: payload has no 'plans\[2\]\.gpus'$"):
+        require_number({}, "gpus", provider="p", at="plans[2]")
+
+
+def test_positive_reads_an_optional_size_without_crashing() -> None:
+    assert positive(8) == 8.0 and positive("24", strings=True) == 24.0
+    for absent in (0, -1, None, True, math.inf, math.nan, 10**400, "8", [], {}):
+        assert positive(absent) is None
+    assert field_path("data", 3, "price", "hourly") == "data[3].price.hourly"
+    assert field_path("", "x", 0) == "x[0]"
