@@ -37,7 +37,7 @@ from typing import Any, BinaryIO, Final
 import ijson
 
 from scrapers._aws_common import country_of, gpu_of, is_not_gpu
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import ParseError, ScrapedOffer, positive
 
 OFFER_URL: Final = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
 _MEMORY = re.compile(r"^\s*([\d.,]+)\s*(GiB|GB)\s*$", re.IGNORECASE)
@@ -97,11 +97,8 @@ class OfferFiles(list[Path]):
 
 
 def _count(value: Any) -> float | None:
-    try:
-        n = float(str(value).replace(",", ""))
-    except (TypeError, ValueError):
-        return None
-    return n if n > 0 else None
+    """An attribute such as ``"8"`` or ``"1,024"`` as a positive number, else ``None``."""
+    return positive(str(value), strings=True)
 
 
 def _memory_gb(value: Any) -> float | None:

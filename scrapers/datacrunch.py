@@ -67,7 +67,9 @@ class DatacrunchScraper(Scraper):
         """(listed, price per hour for the instance) from one price cell."""
         money = parse_money(cell)
         if money is None:
-            return False, None
+            if cell.strip(" -–—"):
+                raise ParseError(f"{self.name}: {where}: unreadable price {cell!r}")
+            return False, None  # "–" or empty: not offered
         if money.amount is None:
             return True, None  # "Contact sales"
         try:

@@ -55,7 +55,6 @@ Errors
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -175,10 +174,9 @@ def _to_float(raw: str) -> float | None:
     elif s.count(".") > 1:
         s = s.replace(".", "")
     try:
-        value = float(s)
+        return float(s)
     except ValueError:
         return None
-    return value if math.isfinite(value) else None
 
 
 def _clean(text: str) -> str:

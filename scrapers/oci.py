@@ -22,6 +22,9 @@ GPU-hour, and it includes the shape's CPU, memory and local NVMe (OCI sells GPU 
   the shape x their ``qty``).
 * A GPU part no shape references becomes one offer of ``gpu_count`` 1 (``sku`` = part number):
   the price list alone does not say how many GPUs a shape has.
+* A listed price that is no number (text, an object) leaves the offers using that part unpriced,
+  with ``extra[UNREADABLE_PRICE]`` naming the value and the part, so the validate stage quarantines
+  them instead of pricing a shape without one of its parts.
 * Parts that are not public cloud on-demand prices are skipped even though they are metered "GPU
   Per Hour": Compute Cloud@Customer parts (Oracle's racks in the customer's data centre, sold with
   an infrastructure subscription) and "Resource Commit" parts (a committed-use rate; the 2026 list
@@ -38,7 +41,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, is_one_of, number, positive, require, shown
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    is_one_of,
+    number,
+    positive,
+    read_price,
+    require,
+)
 from tracker.catalog.instance_types import instance_gpu
 
 PRODUCTS_URL = "https://apexapps.oracle.com/pls/apex/cetools/api/v1/products/"
@@ -50,13 +65,22 @@ MAX_PAGES = 20
 
 
 class GpuPart:
-    __slots__ = ("currency", "item", "number", "price")
+    """A GPU part of the price list; ``bad`` is ``{UNREADABLE_PRICE: ...}`` when its listed price is
+    no number (its offers are then quarantined with it)."""
 
-    def __init__(self, number: str, item: dict[str, Any], price: float | None, currency: str) -> None:
+    __slots__ = ("bad", "currency", "item", "number", "price")
+
+    def __init__(self, number: str, item: dict[str, Any], price: float | None, currency: str, bad: dict[str, str]) -> None:
         self.number = number
         self.item = item
         self.price = price
         self.currency = currency
+        self.bad = bad
+
+    @property
+    def sold(self) -> bool:
+        """Priced, or listed with a price that must be quarantined (not a part without a price)."""
+        return self.price is not None or bool(self.bad)
 
 
 class OciScraper(Scraper):
@@ -103,21 +127,21 @@ class OciScraper(Scraper):
         parts = self._gpu_parts(items)
         if not parts:
             raise ParseError(f"{self.name}: no 'GPU Per Hour' part among {len(items)} price-list items")
-        prices = self._all_prices(items)
+        prices, unreadable = self._all_prices(items)
         shapes = require(raw, "shapes", "items", provider=self.name, kind=list)
 
         offers: list[ScrapedOffer] = []
         used: set[str] = set()
         seen: set[str] = set()
         for shape in shapes:
-            offer = self._shape_offer(shape, parts, prices)
+            offer = self._shape_offer(shape, parts, prices, unreadable)
             if offer is None or offer.sku in seen:
                 continue
             seen.add(offer.sku)
             used.add(offer.extra["part_number"])
             offers.append(offer)
         for part in parts.values():
-            if part.number in used or part.price is None:
+            if part.number in used or not part.sold:
                 continue
             offers.append(
                 self.offer(
@@ -126,7 +150,7 @@ class OciScraper(Scraper):
                     gpu_count=1,
                     price_per_hour=part.price,
                     currency=part.currency,
-                    extra={"part_number": part.number, "per": "GPU", "metric": part.item.get("metricName")},
+                    extra={"part_number": part.number, "per": "GPU", "metric": part.item.get("metricName"), **part.bad},
                 )
             )
         if not offers:
@@ -140,23 +164,30 @@ class OciScraper(Scraper):
             if not isinstance(metric, str) or metric.strip().lower() != GPU_METRIC or not _is_public(item):
                 continue
             part_no = require(item, "partNumber", provider=self.name, kind=str)
-            price, currency = self._price(item, part_no)
-            parts[part_no] = GpuPart(part_no, item, price, currency)
+            parts[part_no] = GpuPart(part_no, item, *self._price(item, part_no))
         return parts
 
-    def _all_prices(self, items: list[Any]) -> dict[str, float | None]:
+    def _all_prices(self, items: list[Any]) -> tuple[dict[str, float | None], dict[str, dict[str, str]]]:
+        """Every part's price (``None``: not listed in a usable form) and, apart, the parts whose
+        listed price is no number (a shape using one is quarantined, not priced without it)."""
         out: dict[str, float | None] = {}
+        unreadable: dict[str, dict[str, str]] = {}
         for item in items:
             part_no = item.get("partNumber") if isinstance(item, dict) else None
             if isinstance(part_no, str):
                 try:
-                    out[part_no] = self._price(item, part_no)[0]
+                    out[part_no], _, bad = self._price(item, part_no)
                 except ParseError:
                     out[part_no] = None
-        return out
+                else:
+                    if bad:
+                        unreadable[part_no] = bad
+        return out, unreadable
 
-    def _price(self, item: dict[str, Any], part_no: str) -> tuple[float | None, str]:
-        """First PAY_AS_YOU_GO price in USD (else the first currency listed); 0 -> not offered (None)."""
+    def _price(self, item: dict[str, Any], part_no: str) -> tuple[float | None, str, dict[str, str]]:
+        """(price, currency, bad) of the first PAY_AS_YOU_GO price in USD (else the first currency
+        listed); 0 or null -> not offered (None); a value that is no number -> (None, currency,
+        ``{UNREADABLE_PRICE: ...}``) naming the part."""
         locs = require(item, "currencyCodeLocalizations", provider=self.name, kind=list)
         if not locs:
             raise ParseError(f"{self.name}: part {part_no} has no currencyCodeLocalizations")
@@ -164,16 +195,14 @@ class OciScraper(Scraper):
         currency = require(loc, "currencyCode", provider=self.name, kind=str)
         for entry in require(loc, "prices", provider=self.name, kind=list):
             if isinstance(entry, dict) and entry.get("model") == "PAY_AS_YOU_GO":
-                value = number(entry.get("value"))
-                if value is None:
-                    raise ParseError(
-                        f"{self.name}: part {part_no} prices.value should be a finite number, got {shown(entry.get('value'))}"
-                    )
-                return (value or None), currency
-        return None, currency
+                value, bad = read_price(entry.get("value"))
+                if bad:
+                    return None, currency, {UNREADABLE_PRICE: f"{bad[UNREADABLE_PRICE]} (part {part_no} prices.value)"}
+                return (value or None), currency, {}
+        return None, currency, {}
 
     def _shape_offer(
-        self, shape: Any, parts: dict[str, GpuPart], prices: dict[str, float | None]
+        self, shape: Any, parts: dict[str, GpuPart], prices: dict[str, float | None], unreadable: dict[str, dict[str, str]]
     ) -> ScrapedOffer | None:
         name = require(shape, "name", provider=self.name, kind=str)
         if shape.get("hidden") or shape.get("status", "ACTIVE") != "ACTIVE":
@@ -187,9 +216,10 @@ class OciScraper(Scraper):
         count = positive(shape.get("gpuQty"))
         if count is None:
             count = positive(gpu_product.get("qty")) if _ptype(gpu_product) == "gpu" else None
-        if count is None or part.price is None:
+        if count is None or not part.sold:
             return None  # the part is then offered on its own, per GPU
-        price = part.price * count
+        price = part.price * count if part.price is not None else None
+        bad = dict(part.bad)
         unpriced: list[str] = []
         ocpus: float | None = None
         for product in products:
@@ -201,11 +231,14 @@ class OciScraper(Scraper):
                 ocpus = qty
             if is_one_of(part_no, parts):
                 continue
+            if isinstance(part_no, str) and part_no in unreadable:
+                bad = bad or unreadable[part_no]
+                continue
             unit = prices.get(part_no) if isinstance(part_no, str) else None
             if unit is None or qty is None:
                 unpriced.append(str(part_no))
                 continue
-            price += unit * qty
+            price = None if price is None else price + unit * qty
         if _ptype(gpu_product) == "ocpu" and (own := number(gpu_product.get("qty"))) is not None:
             ocpus = own
         processor = (shape.get("processorType") or {}).get("value") if isinstance(shape.get("processorType"), dict) else None
@@ -222,6 +255,9 @@ class OciScraper(Scraper):
             extra["ocpus"] = ocpus
         if unpriced:
             extra["unpriced_parts"] = unpriced
+        if bad:
+            extra.update(bad)
+            price = None  # quarantined with the unreadable value, not priced without it
         return self.offer(
             sku=name,
             gpu_raw=require(part.item, "displayName", provider=self.name, kind=str),
@@ -229,7 +265,7 @@ class OciScraper(Scraper):
             gpu_memory_gb=memory_gb,
             vcpus=vcpus,
             ram_gb=positive(ram),
-            price_per_hour=round(price, 6),
+            price_per_hour=None if price is None else round(price, 6),
             currency=part.currency,
             gpu=hint[0] if hint else None,
             extra=extra,

@@ -84,13 +84,14 @@ class VerdaScraper(Scraper):
     # --- parse -------------------------------------------------------------------------
 
     def _price(self, value: Any, where: str) -> float | None:
-        """Decimal string/number -> float; ``None`` for null, "" or zero (not offered)."""
+        """Decimal string/number -> float; ``None`` for null, "" or zero (not offered); a negative
+        price is kept for the validate stage to quarantine."""
         if value is None or value == "":
             return None
         price = number(value, strings=True)
         if price is None:
             raise ParseError(f"{self.name}: {where} is not a price: {shown(value)}")
-        return price if price > 0 else None
+        return price or None
 
     def _availability(self, raw: Any, kind: str) -> dict[str, set[str]]:
         entries = require(raw, "availability", kind, provider=self.name, kind=list)

@@ -209,10 +209,11 @@ class VultrScraper(Scraper):
 
 
 def _price(value: Any, provider: str, plan_id: str, key: str) -> float | None:
-    """A price field: a number (0 or null = not offered -> ``None``)."""
+    """A price field: a number (0 or null = not offered -> ``None``; a negative one is kept for the
+    validate stage to quarantine)."""
     if value is None:
         return None
     price = number(value, strings=True)
     if price is None:
         raise ParseError(f"{provider}: plan {plan_id} {key} should be a finite number, got {shown(value)}")
-    return price if price > 0 else None
+    return price or None

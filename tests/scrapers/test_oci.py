@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import FetchError
+from scrapers.base import UNREADABLE_PRICE, FetchError
 from scrapers.oci import PRODUCTS_URL, SHAPES_URL, OciScraper
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
@@ -56,9 +56,6 @@ class TestOci(ProviderContract):
         no_price = copy.deepcopy(products)
         for item in no_price["items"]:
             item.pop("currencyCodeLocalizations")
-        text_price = copy.deepcopy(products)
-        for item in text_price["items"]:
-            item["currencyCodeLocalizations"][0]["prices"][0]["value"] = "10"
         no_metric = copy.deepcopy(products)
         no_metric["items"][0].pop("metricName")
         return [
@@ -67,7 +64,6 @@ class TestOci(ProviderContract):
             {"products": [{"data": products["items"]}], "shapes": load_json(SHAPES)},
             {"products": [no_gpu], "shapes": load_json(SHAPES)},
             {"products": [no_price], "shapes": load_json(SHAPES)},
-            {"products": [text_price], "shapes": load_json(SHAPES)},
             {"products": [no_metric], "shapes": load_json(SHAPES)},
             {"products": [products]},  # shapes missing
             {"products": [products], "shapes": {"shapes": []}},
@@ -126,6 +122,22 @@ class TestShapeJoin:
         offer = next(o for o in OciScraper(env={}).parse(raw(shapes)) if o.sku == "BM.GPU.TEST.2")
         assert offer.price_per_hour == pytest.approx(2 * 2 + 2 * 0.0612)
         assert offer.extra["unpriced_parts"] == ["NOT-LISTED"]
+
+    def test_an_unreadable_price_quarantines_the_offers_that_use_it_instead_of_pricing_them_without_it(self) -> None:
+        products = load_json(PRODUCTS)
+        for item in products["items"]:
+            if item["partNumber"] in ("B98204", "B88517"):
+                item["currencyCodeLocalizations"][0]["prices"][0]["value"] = "call us"
+        shapes = load_json(SHAPES)
+        shape = gpu_shape("BM.GPU.TEST.2", "B95909", gpus=2, ocpus=30)
+        shape["products"].append({"partNumber": "B98204", "qty": 2, "type": {"value": "disk"}})
+        shapes["items"].append(shape)
+        offers = {o.sku: o for o in OciScraper(env={}).parse({"products": [products], "shapes": shapes})}
+        for sku, part in (("BM.GPU.TEST.2", "B98204"), ("B88517", "B88517")):  # a component, a GPU part
+            assert offers[sku].price_per_hour is None
+            assert offers[sku].extra[UNREADABLE_PRICE] == f"'call us' (part {part} prices.value)"
+        others = [o for sku, o in offers.items() if sku not in ("BM.GPU.TEST.2", "B88517")]
+        assert others and all(o.price_per_hour and UNREADABLE_PRICE not in o.extra for o in others)
 
     def test_hidden_shapes_and_shapes_without_gpu_count_fall_back_to_the_part(self) -> None:
         shapes = load_json(SHAPES)

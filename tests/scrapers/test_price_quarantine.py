@@ -37,8 +37,17 @@ def _vastai(raw: Any, bad: Any) -> None:
     raw[0]["dph_base"] = bad
 
 
+def _oci(raw: Any, bad: Any) -> None:
+    """The price of a GPU part that is offered on its own (no shape uses it)."""
+    alone = next(o.sku for o in all_scrapers()["oci"](env={}).parse(raw) if o.extra.get("per") == "GPU")
+    for page in raw["products"]:
+        for item in page["items"]:
+            if item.get("partNumber") == alone:
+                item["currencyCodeLocalizations"][0]["prices"][0]["value"] = bad
+
+
 CORRUPT: dict[str, Callable[[Any, Any], None]] = {
-    "jarvislabs": _jarvislabs, "runpod": _runpod, "cudo": _cudo, "vastai": _vastai,
+    "jarvislabs": _jarvislabs, "runpod": _runpod, "cudo": _cudo, "vastai": _vastai, "oci": _oci,
 }
 
 
