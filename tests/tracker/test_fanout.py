@@ -1,18 +1,25 @@
 """Fan-out: every provider of a cycle runs at once by default, and all their clients share one
-TLS context built once (not one per provider on the event loop)."""
+TLS context built once (not one per provider on the event loop); the cycle's writes run on one
+thread, the run rows together and each provider's collection in a transaction of its own."""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 import httpx
 import pytest
+from sqlalchemy import event
 from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
+
+from db import queries
+from db.models import ScrapeRun
 
 from scrapers.http import shared_ssl_context
 from scrapers.registry import all_scrapers
-from tests.fakes import make_fake, offers_payload
+from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
 
@@ -48,3 +55,58 @@ def test_every_client_of_a_cycle_shares_one_tls_context(sqlite_engine: Engine, m
     assert all(r.ok for r in results), [(r.provider, r.error_message) for r in results]
     assert len(seen) == 3 and all(v is shared_ssl_context() for v in seen)
     assert in_flight["most"] == 3  # the three providers waited at the same time
+
+
+def test_run_rows_go_in_together_and_each_collection_commits_alone(engine: Engine,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    commits: list[str] = []
+    event.listen(engine, "commit", lambda _conn: commits.append(threading.current_thread().name))
+    real_store = collect_mod.store_stage.store_observation
+
+    def store(session: Any, provider: str, *args: Any, **kwargs: Any) -> Any:
+        if provider == "w_store":
+            raise RuntimeError("disk full while storing w_store")
+        return real_store(session, provider, *args, **kwargs)
+
+    monkeypatch.setattr(collect_mod.store_stage, "store_observation", store)
+    names = ["w_ok1", "w_ok2", "w_store", "w_http"]
+    routes: dict[str, Any] = {n: offers_payload({**H100, "sku": n}) for n in names}
+    routes["w_http"] = lambda _req: httpx.Response(500, text="down")
+    results = collect_mod.collect(engine, Settings(http={"retries": 0}), classes=[make_fake(n) for n in names],
+                                  transport_factory=routing_transport(routes))
+    by = {r.provider: r for r in results}
+    assert {p: r.status for p, r in by.items()} == {"w_ok1": "ok", "w_ok2": "ok", "w_store": "failed", "w_http": "failed"}
+    assert by["w_store"].error_class == "RuntimeError" and "disk full" in (by["w_store"].error_message or "")
+    # one transaction for the four run rows, then one per provider, all on the cycle's writer thread
+    assert len(commits) == 1 + len(names)
+    assert all(name.startswith("collect-writer") for name in commits), commits
+    with Session(engine) as s:
+        stored = {r.provider: r.status for r in s.exec(select(ScrapeRun)).all()}
+        priced = {r["provider"] for r in queries.latest_prices(s)}
+    assert stored == {p: r.status for p, r in by.items()}
+    assert priced == {"w_ok1", "w_ok2"}  # the failed store left nothing behind
+
+
+def test_the_market_is_asked_only_when_a_collection_lists_a_new_offer(engine: Engine,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    asked: list[int] = []
+    real = queries.market_medians
+
+    def spy(*args: Any, **kwargs: Any) -> dict[str, float]:
+        asked.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(queries, "market_medians", spy)
+    fake = make_fake("steady")
+
+    def scrape(*rows: dict[str, Any]) -> None:
+        [result] = collect_mod.collect(engine, Settings(http={"retries": 0}), classes=[fake],
+                                       transport_factory=routing_transport({"steady": offers_payload(*rows)}))
+        assert result.ok, result.error_message
+
+    scrape(H100)
+    assert len(asked) == 1  # a first collection: every offer is new
+    scrape({**H100, "price": 2.6})
+    assert len(asked) == 1  # the same offer at another price: judged against its own last price
+    scrape({**H100, "price": 2.6}, {**H100, "sku": "h100x1-b"})
+    assert len(asked) == 2

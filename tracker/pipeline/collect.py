@@ -4,6 +4,8 @@ Each provider is isolated: its own HTTP client, its own transaction, its own ``s
 row whatever happens. A provider that times out, answers 500 or changed its format is
 recorded as ``failed`` with the error class and message and writes no price; the others
 carry on. A provider without its credentials is ``skipped`` with "set ENV to enable".
+A cycle's writes run on one thread (``CycleWriter``), each provider's as soon as its payload
+is parsed, while the other providers' requests are still in flight.
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import quote, quote_plus
 
 import httpx
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from db import queries
@@ -39,6 +43,8 @@ from tracker.pipeline.replay import RecordingInfo, ReplayTransport, recording_in
 from tracker.pipeline.validate import HELD, MARKET_MIN_OFFERS, validate
 
 log = logging.getLogger("tracker.pipeline.collect")
+
+_runs = ScrapeRun.__table__  # type: ignore[attr-defined]
 
 TransportFactory = Callable[[str], httpx.AsyncBaseTransport | None]
 ProgressCallback = Callable[[str, str], None]
@@ -93,66 +99,126 @@ def error_text(message: str, secrets: Iterable[str]) -> str:
     return clean if len(clean) <= MAX_ERROR_CHARS else clean[: MAX_ERROR_CHARS - 3] + "..."
 
 
-# SQLite allows one writer at a time; serialising our own writers avoids busy waits.
+# SQLite allows one writer at a time; serialising this process's writers (cycles running at
+# once, as the scheduler's jobs do) avoids busy waits, and an exiting scheduler takes it for good.
 _store_lock = threading.Lock()
 
 
 def _store(
     engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], settings: Settings,
-    recording: RecordingInfo | None = None,
+    recording: RecordingInfo | None = None, started_at: datetime | None = None,
 ) -> dict[str, int]:
-    """Normalise, validate and store one collection.
+    """Normalise, validate and store one collection, and close its run row, in one transaction.
 
     A replay is observed when its recording was made (``recording.observed_at``), not now, and
     each offer is marked ``extra["replay"]``; the run itself (``scrape_run``) keeps its real times.
+    ``started_at``: the run row's start, when the caller has it (saves reading the row back).
     """
     with _store_lock, session_scope(engine) as session:
-        run = session.get(ScrapeRun, run_id)
-        assert run is not None
-        observed_at = (recording.observed_at if recording is not None else None) or run.started_at
+        if started_at is None:
+            started_at = session.connection().execute(select(_runs.c.started_at).where(_runs.c.id == run_id)).scalar_one()
+        observed_at = (recording.observed_at if recording is not None else None) or started_at
         normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
-        accepted, rejected = validate(
-            normalised,
-            queries.previous_prices(session, scraper.name),
-            queries.pending_jumps(session, scraper.name, HELD),
-            queries.market_medians(session, MARKET_MIN_OFFERS),
-        )
+        previous = queries.previous_prices(session, scraper.name)
+        # the market judges new offers only: a collection of known offers skips its query
+        market = (queries.market_medians(session, MARKET_MIN_OFFERS)
+                  if any(o.identity not in previous for o in normalised) else {})
+        accepted, rejected = validate(normalised, previous, queries.pending_jumps(session, scraper.name, HELD), market)
         declared = type(scraper).default_interval_s
         interval = settings.interval_for(scraper.name, declared if declared != Scraper.default_interval_s else None)
         stats = store_stage.store_observation(session, scraper.name, accepted, observed_at,
                                               provider.last_attempt_at, interval_s=interval)
         quarantined = store_stage.store_quarantine(session, run_id, rejected, observed_at)
-        unmapped = sum(1 for o in normalised if o.gpu is None)
-        finished = utcnow()
-        run.status, run.finished_at = "ok", finished
-        run.duration_s = (finished - run.started_at).total_seconds()
-        run.offers_seen, run.new_offers, run.prices_changed = len(normalised), stats.new_offers, stats.prices_changed
-        run.returned_offers = stats.returned
-        run.quarantined, run.unmapped = quarantined, unmapped
-        provider.last_run_at, provider.last_status = finished, "ok"
-        provider.last_attempt_at = observed_at
-        provider.last_success_at, provider.consecutive_failures = observed_at, 0
-        return {
+        counts = {
             "offers_seen": len(normalised),
             "new_offers": stats.new_offers,
             "prices_changed": stats.prices_changed,
             "returned_offers": stats.returned,
             "quarantined": quarantined,
-            "unmapped": unmapped,
+            "unmapped": sum(1 for o in normalised if o.gpu is None),
         }
+        finished = utcnow()
+        session.connection().execute(
+            _runs.update().where(_runs.c.id == run_id).values(
+                status="ok", finished_at=finished, duration_s=(finished - started_at).total_seconds(), **counts)
+        )
+        provider.last_run_at, provider.last_status = finished, "ok"
+        provider.last_attempt_at = observed_at
+        provider.last_success_at, provider.consecutive_failures = observed_at, 0
+        return counts
+
+
+def _start_runs(engine: Engine, starts: Sequence[tuple[Scraper, bool, datetime]]) -> list[tuple[int, datetime]]:
+    """Write the ``running`` rows of collections starting now (scraper, replay, started_at), in one
+    transaction; returns each one's (run id, started_at) in the same order."""
+    with _store_lock, session_scope(engine) as session:
+        for scraper, _replay, _at in starts:
+            queries.ensure_provider(session, scraper.name, scraper.display_name)
+        runs = [ScrapeRun(provider=scraper.name, started_at=at, replay=replay) for scraper, replay, at in starts]
+        session.add_all(runs)
+        session.flush()
+        assert all(run.id is not None for run in runs)
+        return [(run.id, run.started_at) for run in runs]  # type: ignore[misc]
 
 
 def _start_run(engine: Engine, scraper: Scraper, replay: bool, started_at: datetime | None = None) -> tuple[int, datetime]:
-    with _store_lock, session_scope(engine) as session:
-        queries.ensure_provider(session, scraper.name, scraper.display_name)
-        run = ScrapeRun(provider=scraper.name, started_at=started_at or utcnow(), replay=replay)
-        session.add(run)
-        session.flush()
-        assert run.id is not None
-        return run.id, run.started_at
+    """``_start_runs`` of one collection."""
+    return _start_runs(engine, [(scraper, replay, started_at or utcnow())])[0]
+
+
+T = TypeVar("T")
+
+
+class CycleWriter:
+    """A cycle's writes to the store, run one at a time on one thread in the order asked.
+
+    SQLite takes one writer at a time. Queued on one thread, the cycle's writes run back to back
+    on one connection, each provider's collection as soon as it is parsed, while parsing and the
+    event loop never wait behind a lock in the shared thread pool. Each write is its own
+    transaction, so a failing provider fails alone. The ``running`` rows asked for in one turn
+    of the event loop (every provider a cycle starts at once) are written in one transaction.
+    """
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="collect-writer")
+        self._starts: list[tuple[Scraper, bool, datetime, asyncio.Future[tuple[int, datetime]]]] = []
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, fn, *args)
+
+    def start(self, scraper: Scraper, replay: bool, started_at: datetime) -> asyncio.Future[tuple[int, datetime]]:
+        """The run row of a collection starting now: (run id, started_at), once written."""
+        loop = asyncio.get_running_loop()
+        row: asyncio.Future[tuple[int, datetime]] = loop.create_future()
+        self._starts.append((scraper, replay, started_at, row))
+        if len(self._starts) == 1:
+            loop.call_soon(self._write_starts)
+        return row
+
+    def _write_starts(self) -> None:
+        batch, self._starts = self._starts, []
+        job = asyncio.ensure_future(self.run(_start_runs, self.engine, [(s, r, at) for s, r, at, _ in batch]))
+
+        def settle(done: asyncio.Future[list[tuple[int, datetime]]]) -> None:
+            for k, (*_, row) in enumerate(batch):
+                if row.done():
+                    continue
+                if done.cancelled():
+                    row.cancel()
+                elif done.exception() is not None:
+                    row.set_exception(done.exception())  # type: ignore[arg-type]
+                else:
+                    row.set_result(done.result()[k])
+
+        job.add_done_callback(settle)
+
+    def close(self) -> None:
+        """Wait for the write in progress; drop any still queued (the cycle was cancelled)."""
+        self._thread.shutdown(wait=True, cancel_futures=True)
 
 
 def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseException, message: str) -> None:
@@ -180,15 +246,23 @@ async def collect_one(
     transport: httpx.AsyncBaseTransport | None = None,
     on_progress: ProgressCallback | None = None,
     recording: RecordingInfo | None = None,
+    writer: CycleWriter | None = None,
 ) -> RunResult:
     """Collect one provider end to end; never raises for provider trouble.
 
     ``recording``: what a replay replays (its prices are stored at its recording date, marked).
+    ``writer``: the cycle's (``collect_async``); without it the collection has one of its own.
     """
+    if writer is None:
+        own = CycleWriter(engine)
+        try:
+            return await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress,
+                                     recording=recording, writer=own)
+        finally:
+            own.close()
     notify = on_progress or (lambda _p, _s: None)
-    # the run row is written while the fetch goes on: writes are serialised, and a cycle's
-    # last provider must not wait for every other provider's row before sending its request
-    starting = asyncio.ensure_future(asyncio.to_thread(_start_run, engine, scraper, scraper.replay, utcnow()))
+    # the run row is written while the fetch goes on: a provider's request never waits for it
+    starting = writer.start(scraper, scraper.replay, utcnow())
     t0 = time.monotonic()
     try:
         scraper.check_credentials()
@@ -213,11 +287,11 @@ async def collect_one(
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         notify(scraper.name, "storing")
-        counts = await asyncio.to_thread(_store, engine, run_id, scraper, offers, settings, recording)
+        counts = await writer.run(_store, engine, run_id, scraper, offers, settings, recording, started)
     except ProviderSkipped as exc:
         message = error_text(str(exc), scraper.secrets())
         run_id, started = await starting
-        await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
+        await writer.run(_finish_unsuccessful, engine, run_id, "skipped", exc, message)
         log.info("scrape provider=%s status=skipped reason=%s", scraper.name, message)
         return RunResult(scraper.name, "skipped", started, time.monotonic() - t0, error_class=type(exc).__name__,
                          error_message=message, run_id=run_id)
@@ -227,7 +301,7 @@ async def collect_one(
             trace = "".join(traceback.format_exception(exc))
             log.debug("unexpected error in %s:\n%s", scraper.name, scrub(trace, scraper.secrets()))
         run_id, started = await starting  # re-raises when the run row itself could not be written
-        await asyncio.to_thread(_finish_unsuccessful, engine, run_id, "failed", exc, message)
+        await writer.run(_finish_unsuccessful, engine, run_id, "failed", exc, message)
         duration = time.monotonic() - t0
         log.warning("scrape provider=%s status=failed duration=%.2fs error=%s: %s",
                     scraper.name, duration, type(exc).__name__, message)
@@ -268,6 +342,7 @@ async def collect_async(
     classes = list(classes) if classes is not None else selected_scrapers(settings, names)
     limit = asyncio.Semaphore(settings.http.concurrency)
     await asyncio.to_thread(shared_ssl_context)  # built once, off the event loop
+    writer = CycleWriter(engine)
 
     async def one(cls: type[Scraper]) -> RunResult:
         env = settings.provider_env(cls.name, dict(environ) if environ is not None else None)
@@ -280,9 +355,12 @@ async def collect_async(
             transport = transport_factory(cls.name) if transport_factory else None
         async with limit:
             return await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress,
-                                     recording=recording)
+                                     recording=recording, writer=writer)
 
-    return list(await asyncio.gather(*(one(c) for c in classes)))
+    try:
+        return list(await asyncio.gather(*(one(c) for c in classes)))
+    finally:
+        writer.close()
 
 
 def collect(engine: Engine, settings: Settings, names: Sequence[str] | None = None, **kwargs: Any) -> list[RunResult]:
