@@ -4,13 +4,18 @@ A small HTTP server on 127.0.0.1 answers every request after one second with one
 offer; 20 synthetic scrapers each fetch their own path through the real collector (client,
 retries, normalise, validate, store) at the default settings. Writes ``fanout_wall_s`` (the
 cycle's wall time) and ``fanout_one_provider_s`` (the same with one provider: the baseline a
-cycle cannot beat) to ``bench/results.json``.
+cycle cannot beat) to ``bench/results.json``. Each cycle starts from an empty store, so every
+provider, offer and label is new (a first collection: the most a cycle writes).
+
+With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the same cycles run there too (each on an
+emptied database): ``fanout_wall_s_postgres`` and ``fanout_one_provider_s_postgres``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import tempfile
 import threading
 import time
@@ -20,6 +25,7 @@ from typing import Any
 from _results import record
 from db.engine import make_engine
 from db.migrate import init_db
+from synthetic_year import fresh_postgres
 from scrapers.base import ScrapedOffer, Scraper
 from scrapers.http import Http
 from tracker.config.settings import Settings
@@ -65,8 +71,8 @@ def scraper_class(k: int, port: int) -> type[Scraper]:
                                           "parse": parse})
 
 
-def cycle(classes: list[type[Scraper]], tmp: Path, label: str) -> float:
-    url = f"sqlite:///{tmp / f'{label}.db'}"
+def cycle(classes: list[type[Scraper]], url: str) -> float:
+    """Wall time of one collection cycle of ``classes`` into the empty store at ``url``."""
     engine = make_engine(url)
     init_db(engine)
     t0 = time.perf_counter()
@@ -93,13 +99,24 @@ def main() -> None:
     port = port_box[0]
     tmp = Path(tempfile.mkdtemp(prefix="bench-fanout-"))
     classes = [scraper_class(k, port) for k in range(PROVIDERS)]
-    one = min(cycle(classes[:1], tmp, f"one{i}") for i in range(2))
-    wall = min(cycle(classes, tmp, f"all{i}") for i in range(2))
-    loop.call_soon_threadsafe(stop_box[0].set)
-    thread.join(5)
+    one = min(cycle(classes[:1], f"sqlite:///{tmp / f'one{i}.db'}") for i in range(2))
+    wall = min(cycle(classes, f"sqlite:///{tmp / f'all{i}.db'}") for i in range(2))
     print(f"SYNTHETIC providers: one collection cycle of {PROVIDERS} providers answering after {DELAY_S:g} s: "
           f"{wall:.2f} s at the default concurrency ({Settings().http.concurrency}); one provider alone: {one:.2f} s")
-    record({"fanout_wall_s": round(wall, 3), "fanout_one_provider_s": round(one, 3)})
+    figures = {"fanout_wall_s": round(wall, 3), "fanout_one_provider_s": round(one, 3)}
+    pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
+    if pg:
+        def on_postgres(some: list[type[Scraper]]) -> float:
+            fresh_postgres(pg)
+            return cycle(some, pg)
+
+        pg_one = min(on_postgres(classes[:1]) for _ in range(2))
+        pg_wall = min(on_postgres(classes) for _ in range(2))
+        print(f"PostgreSQL: {pg_wall:.2f} s; one provider alone: {pg_one:.2f} s")
+        figures |= {"fanout_wall_s_postgres": round(pg_wall, 3), "fanout_one_provider_s_postgres": round(pg_one, 3)}
+    loop.call_soon_threadsafe(stop_box[0].set)
+    thread.join(5)
+    record(figures)
 
 
 if __name__ == "__main__":
