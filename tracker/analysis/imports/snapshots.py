@@ -121,7 +121,7 @@ def _tagged(o: NormalisedOffer, series: str) -> NormalisedOffer:
     return replace(o, extra={**dict(o.extra), SERIES_KEY: series})
 
 
-def _held_before(session: Session, provider: str, lo: int, hi: int) -> dict[int, dict[Identity, float]]:
+def _held(session: Session, provider: str, lo: int, hi: int) -> dict[int, dict[Identity, float]]:
     """Prices of ``provider`` held for confirmation at each stored snapshot time in ``[lo, hi]``."""
     rows = session.exec(select(Quarantine).where(
         Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
@@ -135,7 +135,7 @@ def _held_before(session: Session, provider: str, lo: int, hi: int) -> dict[int,
 
 @dataclass
 class _Series:
-    """One series of one import: every snapshot time (stored and new) and the new ones' offers."""
+    """One series of one import: every snapshot time (stored and new), which are new, and the gap rule."""
 
     name: str
     times: list[int]  # stored and new, oldest first
@@ -176,7 +176,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
             seen[r["offer_id"]][t] = s
     # validation in time order, as the collections would have gone: against each offer's price
     # at its latest observation before, and the prices held at the snapshot before
-    held = _held_before(session, provider, lo, hi)
+    held = _held(session, provider, lo, hi)
     previous = {by_id[o]: p for o, p in series_db.prices_before(conn, by_id, lo).items()}
     starts: dict[int, list[dict[str, Any]]] = defaultdict(list)
     for r in series_db.intervals_between(conn, by_id, lo, hi):
