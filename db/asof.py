@@ -30,6 +30,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
 from db import labels
+from db.engine import connection
 from db.types import UTCDateTime, epoch, from_epoch, utcnow
 
 if TYPE_CHECKING:
@@ -55,11 +56,6 @@ class ProviderState(NamedTuple):
     name: str
     last_status: str | None
     last_success_at: datetime | None
-
-
-def connection(source: Connection | Session) -> Connection:
-    """The Core connection of ``source`` (a ``Session``'s own, inside its transaction)."""
-    return source if isinstance(source, Connection) else source.connection()
 
 
 def provider_states(source: Connection | Session) -> list[ProviderState]:

@@ -15,7 +15,7 @@ from urllib.parse import quote
 
 import platformdirs
 from sqlalchemy import create_engine, event, inspect
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
 from tracker.errors import ConfigError
@@ -196,6 +196,22 @@ def session_scope(engine: Engine) -> Iterator[Session]:
         except BaseException:
             session.rollback()
             raise
+
+
+def connection(source: Connection | Session) -> Connection:
+    """The Core connection of ``source``: a ``Session``'s own (inside its transaction), or itself."""
+    return source if isinstance(source, Connection) else source.connection()
+
+
+@contextmanager
+def connected(source: Engine | Connection | Session) -> Iterator[Connection]:
+    """A Core connection to read through: a new one from an engine (closed afterwards), else
+    ``connection(source)`` (its owner closes it). Readers that accept all three stay off the ORM."""
+    if isinstance(source, Engine):
+        with source.connect() as conn:
+            yield conn
+    else:
+        yield connection(source)
 
 
 def table_names(engine: Engine) -> list[str]:

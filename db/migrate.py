@@ -19,7 +19,6 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from filelock import FileLock, Timeout
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import OperationalError, ProgrammingError
@@ -96,6 +95,8 @@ def _migration_guard(engine: Engine) -> Iterator[None]:
     """Serialise migrations: threads of this process, and (SQLite, whose DDL commits
     statement by statement) other processes through a lock file next to the database.
     PostgreSQL's other processes are serialised by an advisory lock inside the transaction."""
+    from filelock import FileLock
+
     path = sqlite_path(engine.url.render_as_string(hide_password=False))
     lock = FileLock(f"{path}.migrate.lock", timeout=MIGRATION_LOCK_TIMEOUT_S) if path is not None else nullcontext()
     with _IN_PROCESS, lock:
@@ -166,9 +167,11 @@ def init_db(engine: Engine) -> None:
     store that needs migrating is a one-line ``ConfigError`` naming the masked URL (a store that
     cannot be opened at all raises the driver's error, which the CLI describes in one line)."""
     where = mask_url(engine.url.render_as_string(hide_password=False))
+    if is_current(engine):
+        return
+    from filelock import Timeout  # migrating only: a current store never locks
+
     try:
-        if is_current(engine):
-            return
         if is_read_only(engine):
             raise ConfigError(f"database {where} is read-only and its schema is not current: open it once with "
                               "write access to migrate it")

@@ -6,21 +6,30 @@ A third-party package adds a provider by declaring, in its own pyproject::
     myprovider = "my_package.module:MyScraper"
 
 Built-ins need no list to maintain: every public module in ``scrapers/`` that defines a
-``Scraper`` subclass is one provider. Two scrapers with the same ``name`` are an error,
-because the name keys the database rows and the config.
+``Scraper`` subclass is one provider, and the module is named after it (``lambda_`` for
+``lambda``, a Python keyword; a test keeps it so). Two scrapers with the same ``name`` are an
+error, because the name keys the database rows and the config.
+
+``find(name)`` answers ``all_scrapers().get(name)`` importing only the module that can hold
+it (and the plugins): readers that want one provider's declared collection interval, such
+as the CLI's ``history``, do not import every scraper and its HTTP and HTML libraries.
 """
 
 from __future__ import annotations
 
 import importlib
 import inspect
+import keyword
 import pkgutil
 from functools import cache
 from importlib.metadata import entry_points
+from typing import TYPE_CHECKING
 
 import scrapers
-from scrapers.base import Scraper
 from tracker.errors import ConfigError
+
+if TYPE_CHECKING:
+    from scrapers.base import Scraper
 
 ENTRY_POINT_GROUP = "gpu_tracker.scrapers"
 #: Modules of the package that are infrastructure, not providers.
@@ -37,6 +46,8 @@ def builtin_modules() -> list[str]:
 
 
 def _scraper_classes(module_name: str) -> list[type[Scraper]]:
+    from scrapers.base import Scraper
+
     module = importlib.import_module(f"scrapers.{module_name}")
     return [
         obj
@@ -60,12 +71,42 @@ def discover() -> dict[str, type[Scraper]]:
     for module_name in builtin_modules():
         for cls in _scraper_classes(module_name):
             _add(found, cls, f"scrapers.{module_name}")
+    for cls, origin in _plugins():
+        _add(found, cls, origin)
+    return dict(sorted(found.items()))
+
+
+def _plugins() -> list[tuple[type[Scraper], str]]:
+    """The entry-point scrapers with where each came from."""
+    out = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
+        from scrapers.base import Scraper
+
         cls = ep.load()
         if not (inspect.isclass(cls) and issubclass(cls, Scraper)):
             raise ConfigError(f"entry point {ep.name} = {ep.value} is not a Scraper subclass")
-        _add(found, cls, f"entry point {ep.name} ({ep.value})")
-    return dict(sorted(found.items()))
+        out.append((cls, f"entry point {ep.name} ({ep.value})"))
+    return out
+
+
+def module_name_of(name: str) -> str:
+    """The built-in module a provider named ``name`` lives in (a keyword gets a trailing ``_``)."""
+    return f"{name}_" if keyword.iskeyword(name) else name
+
+
+@cache
+def find(name: str) -> type[Scraper] | None:
+    """``all_scrapers().get(name)``, importing only the built-in module named after ``name`` and
+    the entry-point plugins (see the module docstring)."""
+    module_name = module_name_of(name)
+    if module_name in builtin_modules():
+        for cls in _scraper_classes(module_name):
+            if cls.name == name:
+                return cls
+    for cls, _origin in _plugins():
+        if getattr(cls, "name", None) == name:
+            return cls
+    return None
 
 
 @cache

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import subprocess
 import sys
 import textwrap
@@ -27,6 +28,21 @@ def test_every_builtin_module_defines_exactly_one_scraper() -> None:
         assert len(classes) == 1, f"scrapers/{name}.py defines {len(classes)} scrapers"
         # a module may end in "_" where the name is a Python keyword (lambda_.py -> "lambda")
         assert classes[0].name == name.rstrip("_"), f"scrapers/{name}.py: name {classes[0].name!r} should match its module"
+
+
+def test_find_agrees_with_the_whole_registry_and_imports_only_what_it_needs() -> None:
+    everything = registry.all_scrapers()
+    for name, cls in everything.items():
+        assert registry.find(name) is cls
+    assert registry.find("no-such-provider") is None
+    assert registry.find("base") is None and registry.find("http") is None  # infrastructure, not providers
+    code = ("import json, sys\nfrom scrapers.registry import find\nassert find('runpod').name == 'runpod'\n"
+            "assert find('synthetic-p00') is None\n"
+            "print(json.dumps([m for m in sys.modules if m.startswith('scrapers.')]))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    loaded = set(json.loads(out))
+    assert "scrapers.runpod" in loaded
+    assert loaded.isdisjoint({f"scrapers.{m}" for m in registry.builtin_modules() if m != "runpod"})
 
 
 @pytest.mark.parametrize("module", registry.builtin_modules())
@@ -107,11 +123,12 @@ def test_an_installed_plugin_package_is_registered(tmp_path: Path) -> None:
     )
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(target)!r})
-        from scrapers.registry import discover
+        from scrapers.registry import discover, find
         found = discover()
         cls = found["examplecloud"]
-        print(cls.display_name, len(found))
+        print(cls.display_name, len(found), find("examplecloud") is cls)
     """)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert out[0:2] == ["Example", "Cloud"]
     assert int(out[2]) == len(registry.discover()) + 1
+    assert out[3] == "True", "find() sees plugins too"

@@ -41,7 +41,8 @@ def test_help_loads_no_heavy_library() -> None:
 
 def test_prices_reads_through_core_without_orm_pandas_or_alembic(replay_store: str) -> None:
     """A read of the current prices on an up-to-date store goes through SQLAlchemy Core: no ORM
-    (SQLModel, ``db.models``), no analysis, migration or HTTP library."""
+    (SQLModel, ``db.models``), no analysis or HTTP library, and no migration machinery (Alembic, the
+    migration lock) since the schema is current."""
     code = ("import contextlib, io\nfrom tracker.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             f"    main(['--db', {replay_store!r}, 'prices', '--gpu', 'H100', '--limit', '5', '--format', 'json'])\n"
@@ -49,5 +50,20 @@ def test_prices_reads_through_core_without_orm_pandas_or_alembic(replay_store: s
     modules = modules_after(code)
     assert "sqlalchemy.engine" in modules, "the probe did run the command"
     assert modules & {"sqlmodel", "sqlalchemy.orm", "db.models", "db.queries"} == set()
-    assert {m.split(".")[0] for m in modules} & {"pandas", "numpy", "alembic", "httpx", "plotly", "matplotlib",
-                                                 "fastapi", "apprise", "apscheduler"} == set()
+    assert {m.split(".")[0] for m in modules} & {"pandas", "numpy", "alembic", "filelock", "httpx", "plotly",
+                                                 "matplotlib", "fastapi", "apprise", "apscheduler"} == set()
+
+
+def test_history_loads_no_orm_and_no_chart_library(replay_store: str) -> None:
+    """``history`` reads roll-ups and intervals through Core: the ORM, the migrations and the chart
+    libraries stay unloaded."""
+    code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--db', {replay_store!r}, 'history', '--gpu', 'H100', '--since', '2025-01-01', '--every', '1w',"
+            " '--format', 'json'])\n"
+            "assert any(r['min'] is not None for r in json.loads(out.getvalue())), out.getvalue()")
+    modules = modules_after(code)
+    assert "pandas" in modules, "the probe did run the command"
+    assert modules & {"sqlmodel", "sqlalchemy.orm", "db.models", "db.queries"} == set()
+    assert {m.split(".")[0] for m in modules} & {"alembic", "filelock", "plotly", "matplotlib", "fastapi", "apprise",
+                                                 "apscheduler"} == set()

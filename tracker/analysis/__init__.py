@@ -26,29 +26,8 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
 * ``imports``    -- history on day one: our own CSV exports, SkyPilot (a vms.csv or a catalog clone's git
   history), tugot17 and ewyluda archives into the store (one module per format, a registry)
 * ``plot``       -- PNG (matplotlib) and self-contained HTML (plotly) charts
+
+Import the module you need (``from tracker.analysis.history import history``): the package
+itself imports nothing, so a command that uses one of them (the CLI's ``history``) does not
+pay for the others' libraries.
 """
-
-from tracker.analysis.frames import (
-    DEFAULT_KINDS,
-    Filters,
-    Resolution,
-    load_intervals,
-    market_at,
-)
-from tracker.analysis.history import History, history, price_history
-from tracker.analysis.tco import market_rent, tco
-from tracker.analysis.trends import trends
-
-__all__ = [
-    "DEFAULT_KINDS",
-    "Filters",
-    "History",
-    "Resolution",
-    "history",
-    "load_intervals",
-    "market_at",
-    "market_rent",
-    "price_history",
-    "tco",
-    "trends",
-]

@@ -23,13 +23,18 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from typing import TYPE_CHECKING
+
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
-from sqlmodel import Session
 
 from db import labels, rollups
+from db.engine import connected
 from db.types import epoch
 from tracker.analysis.frames import Filters, Resolution, Tolerance, expand_to_grid, load_intervals, tolerance_lookup
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 BUCKET_COLUMNS = ["time", "gpu", "provider", "value", "offers"]
 _ROLLUP_STEPS = {Resolution.hour: rollups.HOUR, Resolution.day: rollups.DAY}
@@ -47,7 +52,7 @@ def from_intervals(intervals: pd.DataFrame, resolution: Resolution, since: pd.Ti
     )
 
 
-def _raw(source: Engine | Session, f: Filters, res: Resolution, lo: pd.Timestamp, hi: pd.Timestamp,
+def _raw(source: Engine | Connection | Session, f: Filters, res: Resolution, lo: pd.Timestamp, hi: pd.Timestamp,
          tolerance: Tolerance | None) -> pd.DataFrame:
     intervals = load_intervals(source, f, since=lo.to_pydatetime(), until=hi.to_pydatetime(), tolerance=tolerance)
     return from_intervals(intervals, res, lo, hi)
@@ -98,7 +103,7 @@ def _read_rollups(conn: Connection, step: int, gpu_ids: list[int], provider_ids:
 
 
 def provider_buckets(
-    source: Engine | Session,
+    source: Engine | Connection | Session,
     filters: Filters,
     resolution: Resolution,
     since: pd.Timestamp,
@@ -116,10 +121,7 @@ def provider_buckets(
     last_full = rollups.floor(hi + 1, step) - step  # the last bucket ending by ``until``
     if last_full < first_full:
         return _raw(source, filters, resolution, since, until, tolerance), "raw"
-    owned = not isinstance(source, Session)
-    session = Session(source) if owned else source
-    try:
-        conn = session.connection()
+    with connected(source) as conn:
         gpu_ids = labels.lookup(conn, "gpu", filters.gpus) if filters.gpus is not None else sorted(labels.names(conn, "gpu"))
         provider_ids = labels.lookup(conn, "provider", filters.providers) if filters.providers else None
         kind_ids = labels.lookup(conn, "kind", filters.kinds) if filters.kinds else None
@@ -127,7 +129,7 @@ def provider_buckets(
         if not gpu_ids:
             return pd.DataFrame(columns=BUCKET_COLUMNS), "rollups"
         if not _tolerance_agrees(conn, tolerance, step, in_scope):
-            return _raw(session, filters, resolution, since, until, tolerance), "raw"
+            return _raw(conn, filters, resolution, since, until, tolerance), "raw"
         horizon = rollups.raw_horizon(conn)
         if lo < horizon:  # raw intervals there were pruned: the whole first bucket is what is known
             first_full = rollups.floor(lo, step)
@@ -137,16 +139,13 @@ def provider_buckets(
         parts = [middle]
         used_raw = False
         if lo < first_full:
-            parts.insert(0, _raw(session, filters, resolution, since, pd.Timestamp(first_full - 1, unit="s", tz="UTC"),
+            parts.insert(0, _raw(conn, filters, resolution, since, pd.Timestamp(first_full - 1, unit="s", tz="UTC"),
                                  tolerance))
             used_raw = True
         if last_full + step <= hi:
-            parts.append(_raw(session, filters, resolution, pd.Timestamp(last_full + step, unit="s", tz="UTC"), until,
+            parts.append(_raw(conn, filters, resolution, pd.Timestamp(last_full + step, unit="s", tz="UTC"), until,
                               tolerance))
             used_raw = True
-    finally:
-        if owned:
-            session.close()
     parts = [p for p in parts if not p.empty]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=BUCKET_COLUMNS)
     return out, "rollups+raw" if used_raw else "rollups"

@@ -19,18 +19,21 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 from sqlalchemy import bindparam, text
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy.engine import Connection, Engine
 
 from db import labels, rollups
+from db.engine import connected
 from db.types import epoch
 from tracker.errors import ConfigError, QueryTooLarge
 from tracker.kinds import DEFAULT_KINDS
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 # DEFAULT_KINDS (from tracker.kinds, and importable from here): kinds analysed unless asked
 # otherwise. Spot (a bid floor that can be taken away) and reserved (a commitment) are
@@ -166,14 +169,12 @@ def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
 def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
     """Each provider's scrape interval from the settings (its own ``interval``, else the
     scraper's default, else ``default_interval``): the tolerance for "price at t"."""
-    from scrapers.registry import all_scrapers
-
-    classes = all_scrapers()
+    from scrapers.registry import find  # one provider's module, not every scraper
 
     def lookup(provider: str) -> timedelta:
         if provider in settings.providers:
             return timedelta(seconds=settings.providers[provider].interval)
-        cls = classes.get(provider)
+        cls = find(provider)
         if cls is not None:
             return timedelta(seconds=getattr(cls, "default_interval_s", settings.default_interval))
         return timedelta(seconds=settings.default_interval)
@@ -181,14 +182,8 @@ def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
     return lookup
 
 
-def _session(source: Engine | Session) -> tuple[Session, bool]:
-    if isinstance(source, Session):
-        return source, False
-    return Session(source), True
-
-
 def load_intervals(
-    source: Engine | Session,
+    source: Engine | Connection | Session,
     filters: Filters | None = None,
     *,
     since: datetime | None = None,
@@ -205,9 +200,7 @@ def load_intervals(
     point of that range are returned.
     """
     f = filters or Filters()
-    session, owned = _session(source)
-    try:
-        conn = session.connection()
+    with connected(source) as conn:
         gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
         sql = (
             "SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
@@ -238,9 +231,6 @@ def load_intervals(
             sql += " AND i.last_seen >= :since"
             params["since"] = epoch(since) - longest
         rows = rollups.fetch_tuples(conn, text(sql).bindparams(*binds), params)
-    finally:
-        if owned:
-            session.close()
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
     df["first_seen_s"] = df["first_seen"].astype(np.int64)
     df["last_seen_s"] = df["last_seen"].astype(np.int64)
@@ -295,21 +285,16 @@ def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, 
     return sql, params, binds
 
 
-def first_price(source: Engine | Session, filters: Filters | None = None, until: datetime | pd.Timestamp | None = None) -> pd.Timestamp | None:
+def first_price(source: Engine | Connection | Session, filters: Filters | None = None, until: datetime | pd.Timestamp | None = None) -> pd.Timestamp | None:
     """When the first stored USD price matching ``filters`` (and starting by ``until``) was first seen."""
     f = filters or Filters()
-    session, owned = _session(source)
-    try:
-        conn = session.connection()
+    with connected(source) as conn:
         where, params, binds = filter_sql(conn, f)
         if until is not None:
             where += " AND i.first_seen <= :until"
             params["until"] = epoch(pd.Timestamp(until).to_pydatetime())
         value = conn.execute(text(f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {where}").bindparams(*binds),
                              params).scalar()
-    finally:
-        if owned:
-            session.close()
     return None if value is None else pd.Timestamp(int(value), unit="s", tz="UTC")
 
 

@@ -27,12 +27,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlalchemy.engine import Connection, Engine
 
 from db.types import utcnow
 from tracker.analysis import buckets, specs
@@ -49,6 +48,9 @@ from tracker.analysis.frames import (
     utc,
 )
 from tracker.errors import ConfigError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 METRICS = ("price", "cost-per-tflop", "breakeven-months")
 MARKET_COLUMNS = ["time", "gpu", "min", "p25", "median", "providers", "offers"]
@@ -144,7 +146,7 @@ def aggregate(
 
 
 def price_history(
-    source: Engine | Session,
+    source: Engine | Connection | Session,
     filters: Filters | None = None,
     *,
     since: datetime | None = None,
@@ -254,7 +256,7 @@ def convert_price(
 
 
 def history(
-    source: Engine | Session,
+    source: Engine | Connection | Session,
     filters: Filters | None = None,
     *,
     metric: str = "price",
