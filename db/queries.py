@@ -87,13 +87,18 @@ def pending_jumps(session: Session, provider: str, marker: str = "held until a s
 
 def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
     """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers
-    (from the current state, not from history)."""
+    (from the current state, not from history: the offers ``latest_prices`` shows, read as
+    two columns, since every provider's validation asks for it)."""
     import statistics
 
+    where, params = current_condition(session)
+    rows = session.connection().execute(text(
+        "SELECT o.gpu, i.price_per_gpu_hour FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
+        f"JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where} "
+        "AND o.gpu IS NOT NULL AND c.name = 'USD'"), params).all()
     by_gpu: dict[str, list[float]] = {}
-    for row in latest_prices(session, include_unmapped=False):
-        if row["currency"] == "USD" and row["gpu"]:
-            by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
+    for gpu, price in rows:
+        by_gpu.setdefault(gpu, []).append(price)
     return {gpu: statistics.median(ps) for gpu, ps in by_gpu.items() if len(ps) >= min_offers}
 
 

@@ -89,3 +89,37 @@ def test_previous_prices_and_current_list_come_from_the_current_state(engine: En
     p.failed(T0 + 2 * HOUR)
     with Session(engine) as s:  # held: the last good list still shows while the provider fails
         assert [(r["sku"], r["price_per_hour"]) for r in queries.latest_prices(s)] == [("a", 2.5)]
+
+
+def test_market_medians_are_the_current_usd_prices_per_gpu(engine: Engine) -> None:
+    p = Provider(engine)
+    p.ok(T0, offer("a", 1.0), offer("b", 2.0), offer("c", 9.0), offer("gone", 50.0))
+    p.ok(T0 + HOUR, offer("a", 1.0), offer("b", 3.0), offer("c", 9.0))  # "gone" is no longer listed
+    with Session(engine) as s:
+        assert queries.market_medians(s, 3) == {"H100-SXM": 3.0}
+        assert queries.market_medians(s, 4) == {}
+        current = [r["price_per_gpu_hour"] for r in queries.latest_prices(s, include_unmapped=False)]
+        assert sorted(current) == [1.0, 3.0, 9.0]
+
+
+def test_offer_rows_written_in_bulk_read_back_like_orm_rows(engine: Engine) -> None:
+    """The store writes offers with driver-level statements; times and ``extra`` must read back
+    as the ORM writes them, and a changed attribute or ``extra`` is updated in place."""
+    p = Provider(engine)
+    tagged = NormalisedOffer(**{**{f: getattr(offer("a"), f) for f in NormalisedOffer.__dataclass_fields__},
+                                "extra": {"note": "x", "n": [1, 2]}})
+    p.ok(T0, tagged, offer("b"))
+    with Session(engine) as s:
+        rows = queries.offers_by_identity(s, "p")
+        a, b = rows[("a", "r", "on_demand", 0)], rows[("b", "r", "on_demand", 0)]
+        assert (a.first_seen, a.last_seen, a.extra, b.extra) == (T0, T0, {"note": "x", "n": [1, 2]}, {})
+    moved = NormalisedOffer(**{**{f: getattr(offer("a"), f) for f in NormalisedOffer.__dataclass_fields__},
+                               "gpu_raw": "H100 SXM5 80GB", "vcpus": 26.0})
+    stats = p.ok(T0 + HOUR, moved, offer("b"))
+    assert stats.unchanged == 2  # attributes are not part of the price: the intervals continue
+    with Session(engine) as s:
+        rows = queries.offers_by_identity(s, "p")
+        a = rows[("a", "r", "on_demand", 0)]
+        assert (a.gpu_raw, a.vcpus, a.extra, a.first_seen, a.last_seen) == ("H100 SXM5 80GB", 26.0, {}, T0, T0 + HOUR)
+        assert rows[("b", "r", "on_demand", 0)].last_seen == T0 + HOUR
+        assert [r[1:] for r in p.intervals("a")] == [(T0, T0 + HOUR, None)]

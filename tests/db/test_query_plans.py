@@ -1,13 +1,22 @@
 """The hot questions are answered through indexes, not table scans (the engines' own plans):
-a GPU's intervals over a range, a GPU's roll-ups over a range, a provider's current state."""
+a GPU's intervals over a range, a GPU's roll-ups over a range, a provider's current state, and
+every statement one collection runs."""
 
 from __future__ import annotations
 
-import pytest
-from sqlalchemy import text
-from sqlalchemy.engine import Engine
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
+import pytest
+from sqlalchemy import event, text
+from sqlalchemy.engine import Connection, Engine
+
+from db import queries
+from db.engine import session_scope
 from db.migrate import init_db
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer
 
 HOT = {
     "intervals of a GPU in effect during a range":
@@ -40,3 +49,59 @@ def test_hot_questions_use_an_index(engine: Engine, question: str) -> None:
         assert not found.startswith("SCAN"), found
     else:
         assert "Index" in found and "Seq Scan" not in found, found
+
+
+#: The big tables and the aliases the store's SQL gives them (SQLite's plans name the alias).
+BIG_TABLES = {"price_interval", "offer", "offer_state", "rollup_hour", "rollup_day", "i", "o", "s"}
+
+
+def _full_scans(engine: Engine, conn: Connection, statement: str, params: Any) -> list[str]:
+    """Plan lines of ``statement`` that read a whole big table."""
+    if engine.dialect.name == "sqlite":
+        rows = conn.exec_driver_sql("EXPLAIN QUERY PLAN " + statement, params).all()
+        return [str(r[-1]) for r in rows if re.match(r"SCAN (\w+)", str(r[-1]))
+                and re.match(r"SCAN (\w+)", str(r[-1])).group(1) in BIG_TABLES]  # type: ignore[union-attr]
+    rows = conn.exec_driver_sql("EXPLAIN " + statement, params).all()
+    return [str(r[0]) for r in rows if re.search(r"Seq Scan on (\w+)", str(r[0]))
+            and re.search(r"Seq Scan on (\w+)", str(r[0])).group(1) in BIG_TABLES]  # type: ignore[union-attr]
+
+
+def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
+    """Every statement one collection runs (the validate stage's reads, the store's reads and
+    writes; the roll-up refresh has its own tests) finds its rows through a key or an index,
+    so its cost follows the collection's size, not the history's length."""
+    init_db(engine)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def offer(sku: str, price: float) -> NormalisedOffer:
+        return NormalisedOffer(provider="p", sku=sku, region="r", kind="on_demand", term_months=0, gpu="H100-SXM",
+                               gpu_raw="H100", gpu_count=1, price_per_hour=price, price_per_gpu_hour=price, currency="USD")
+
+    def collect(at: datetime, offers: list[NormalisedOffer]) -> None:
+        with session_scope(engine) as s:
+            prov = queries.ensure_provider(s, "p")
+            queries.previous_prices(s, "p")
+            queries.pending_jumps(s, "p")
+            queries.market_medians(s)
+            store_stage.store_observation(s, "p", offers, at, prov.last_attempt_at, refresh_rollups=False)
+            prov.last_attempt_at = prov.last_success_at = at
+            prov.last_status = "ok"
+
+    collect(t0, [offer(f"o{k}", 1.0 + k) for k in range(20)])
+    ran: list[tuple[str, Any]] = []
+
+    def remember(_conn: Any, _cursor: Any, statement: str, params: Any, _context: Any, executemany: bool) -> None:
+        if not executemany and statement.lstrip().upper().startswith(("SELECT", "UPDATE", "INSERT INTO OFFER_STATE")):
+            ran.append((statement, params))
+
+    event.listen(engine, "before_cursor_execute", remember)
+    try:  # a steady collection: one price changed, one offer gone, one new
+        collect(t0 + timedelta(hours=1), [offer(f"o{k}", 1.0 + k + (k == 3)) for k in range(1, 21)])
+    finally:
+        event.remove(engine, "before_cursor_execute", remember)
+    assert any("offer_state" in sql and sql.lstrip().startswith("UPDATE") for sql, _ in ran)  # the store's were seen
+    with engine.connect() as conn:
+        if engine.dialect.name != "sqlite":
+            conn.exec_driver_sql("SET enable_seqscan = off")  # small tables: ask whether an index can serve it
+        scans = {sql: found for sql, params in ran if (found := _full_scans(engine, conn, sql, params))}
+    assert not scans, scans

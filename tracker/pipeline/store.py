@@ -19,14 +19,16 @@ a fresh database, an old one needing migration and a changed user catalog are ha
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import datetime, timedelta
+from typing import Any
 
-from sqlalchemy import bindparam, func, select, text
+from sqlalchemy import bindparam, text
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import labels, queries, rollups
-from db.models import Offer, OfferState, PriceInterval, Quarantine
+from db import bulk, labels, queries, rollups
+from db.models import Offer, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
 from tracker.pipeline.normalise import NormalisedOffer
@@ -39,6 +41,53 @@ __all__ = ["database_url", "open_store", "record_failed_attempt", "store_observa
 
 #: Offer columns copied from each observation (besides the identity).
 _OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
+_OFFER_INSERT = ("provider", "sku", "region", "kind", "term_months", *_OFFER_FIELDS, "extra", "first_seen", "last_seen")
+_INTERVAL_INSERT = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour", "price_per_gpu_hour",
+                    "available", "first_seen", "last_seen", "ends_at", "observations")
+#: A provider's offers with their newest interval, one tuple each (see ``_provider_state``).
+_STATE_SQL = (
+    f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in _OFFER_FIELDS)}, "
+    "CAST(o.extra AS TEXT), "
+    "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, i.last_seen, i.ends_at FROM offer o "
+    "LEFT JOIN offer_state s ON s.offer_id = o.id LEFT JOIN price_interval i ON i.id = s.interval_id WHERE o.provider = :p"
+)
+#: Positions in a ``_STATE_SQL`` row: the offer's id, fields and extra, then its newest interval.
+_ID, _ATTRS, _EXTRA = 4, slice(5, 12), 12
+_IV, _IV_GPU, _IV_CURRENCY, _IV_PRICE, _IV_AVAILABLE, _IV_LAST, _IV_ENDS = range(13, 20)
+#: What follows the identity and id in the row of a new offer (no stored fields, no interval).
+_NO_STATE: tuple[None, ...] = (None,) * 15
+
+State = tuple[Any, ...]
+
+
+def _provider_state(conn: Connection, provider: str) -> dict[tuple[str, str, str, int], State]:
+    """``{identity: row}`` (a ``_STATE_SQL`` row) of every offer of ``provider``, interval part NULL
+    when it has none: one indexed read of the provider's offers and current state, as driver tuples."""
+    rows = rollups.fetch_tuples(conn, text(_STATE_SQL), {"p": provider})
+    return {(r[0], r[1], r[2], r[3]): r for r in rows}
+
+
+def _stamp(conn: Connection, at: datetime) -> Any:
+    """``at`` as the driver takes it for an offer's ``first_seen``/``last_seen`` column."""
+    column_type = Offer.__table__.c.first_seen.type  # type: ignore[attr-defined]
+    process = column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect)
+    return process(at) if process else at
+
+
+def _json_binder(conn: Connection) -> Callable[[dict[str, Any]], Any]:
+    """How the driver takes a value of the offer's JSON ``extra`` column: the dialect's own
+    serialiser, so a row written here reads back (and compares as text) like one the ORM wrote."""
+    column_type = Offer.__table__.c.extra.type  # type: ignore[attr-defined]
+    process = column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect)
+    return process if process is not None else json.dumps
+
+
+def _same_extra(stored: str, new: Mapping[str, Any]) -> bool:
+    """Whether a stored ``extra`` (its JSON text: decoding every offer's would cost more than
+    the rest of the comparison) equals ``new``."""
+    if stored == "{}":
+        return not new
+    return bool(json.loads(stored) == dict(new))
 
 
 def store_observation(
@@ -88,143 +137,107 @@ def store_observation(
     if interval_s:
         prov.interval_s = int(interval_s)
     session.flush()
-    ids = labels.ensure(conn, [("provider", provider)]
-                        + [(sp, v) for o in offers for sp, v in (("kind", o.kind), ("currency", o.currency))]
-                        + [("gpu", o.gpu) for o in offers if o.gpu is not None])
-    pid = ids[("provider", provider)]
-    offer_table, interval_table, state_table = (
-        m.__table__ for m in (Offer, PriceInterval, OfferState)  # type: ignore[attr-defined]
-    )
-
-    # 1. offers: insert the new ones, update the ones whose attributes changed, move last_seen
-    existing = {
-        (r.sku, r.region, r.kind, r.term_months): r
-        for r in conn.execute(
-            select(offer_table.c.id, offer_table.c.sku, offer_table.c.region, offer_table.c.kind,
-                   offer_table.c.term_months, *(offer_table.c[f] for f in _OFFER_FIELDS), offer_table.c.extra)
-            .where(offer_table.c.provider == provider)
-        ).all()
-    }
     unique: dict[tuple[str, str, str, int], NormalisedOffer] = {}
     for o in offers:
         unique[o.identity] = o  # a listing that repeats an offer: the last one wins
-    fresh = [o for ident, o in unique.items() if ident not in existing]
+    listed = unique.values()
+    ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed}
+                        | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
+    pid = ids[("provider", provider)]
+
+    # 1. offers: insert the new ones (their state is empty)
+    known = _provider_state(conn, provider)
+    seen_at = _stamp(conn, observed_at)
+    to_json = _json_binder(conn)
+    empty_json = to_json({})
+    fresh = [o for ident, o in unique.items() if ident not in known]
+    fresh_ids = {o.identity for o in fresh}
     if fresh:
-        conn.execute(offer_table.insert(), [
-            {"provider": provider, "sku": o.sku, "region": o.region, "kind": o.kind, "term_months": o.term_months,
-             **{f: getattr(o, f) for f in _OFFER_FIELDS}, "extra": dict(o.extra),
-             "first_seen": observed_at, "last_seen": observed_at}
+        bulk.insert_many(conn, "offer", _OFFER_INSERT, [
+            (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
+             o.vcpus, o.ram_gb, o.country, to_json(dict(o.extra)) if o.extra else empty_json, seen_at, seen_at)
             for o in fresh
         ])
-        existing.update({
-            (r.sku, r.region, r.kind, r.term_months): r
-            for r in conn.execute(
-                select(offer_table.c.id, offer_table.c.sku, offer_table.c.region, offer_table.c.kind,
-                       offer_table.c.term_months, *(offer_table.c[f] for f in _OFFER_FIELDS), offer_table.c.extra)
-                .where(offer_table.c.provider == provider, offer_table.c.first_seen == observed_at)
-            ).all()
-        })
-    fresh_ids = {o.identity for o in fresh}
-    changed_attrs = []
-    for ident, o in unique.items():
-        if ident in fresh_ids:
-            continue
-        row = existing[ident]
-        extra = row.extra if not isinstance(row.extra, str) else json.loads(row.extra)
-        if any(getattr(row, f) != getattr(o, f) for f in _OFFER_FIELDS) or extra != dict(o.extra):
-            changed_attrs.append({"b_id": row.id, **{f: getattr(o, f) for f in _OFFER_FIELDS}, "extra": dict(o.extra)})
-    if changed_attrs:
-        conn.execute(
-            offer_table.update().where(offer_table.c.id == bindparam("b_id"))
-            .values(**{f: bindparam(f) for f in (*_OFFER_FIELDS, "extra")}),
-            changed_attrs,
-        )
-    seen_ids = [existing[ident].id for ident in unique]
-    if seen_ids:
-        conn.execute(
-            offer_table.update().where(offer_table.c.id == bindparam("b_id")).values(last_seen=observed_at),
-            [{"b_id": i} for i in seen_ids],
-        )
+        for sku, region, kind, term, oid in rollups.fetch_tuples(
+            conn, text("SELECT sku, region, kind, term_months, id FROM offer WHERE provider = :p AND first_seen = :t")
+            .bindparams(bindparam("t", type_=Offer.__table__.c.first_seen.type)),  # type: ignore[attr-defined]
+            {"p": provider, "t": observed_at},
+        ):
+            known.setdefault((sku, region, kind, term), (sku, region, kind, term, oid) + _NO_STATE)
 
-    # 2. the provider's current state: each offer's newest interval
-    current = {
-        r.offer_id: r
-        for r in conn.execute(
-            select(interval_table.c.id, interval_table.c.offer_id, interval_table.c.gpu_id, interval_table.c.currency_id,
-                   interval_table.c.price_per_hour, interval_table.c.available, interval_table.c.last_seen,
-                   interval_table.c.ends_at)
-            .join(state_table, state_table.c.interval_id == interval_table.c.id)
-            .where(state_table.c.provider_id == pid)
-        ).all()
-    }
+    # 2. compare each listed offer with what is stored: its attributes, its newest interval
     new_offers = len(fresh)
     changed = returned = unchanged = unpriced = 0
+    seen: list[int] = []  # offers stored before: last_seen moves
+    changed_attrs: list[tuple[object, ...]] = []
     extend: list[int] = []
     extend_offers: list[int] = []
-    opened: list[dict[str, object]] = []
+    opened: list[tuple[object, ...]] = []
+    currency_ids = {c: i for (space, c), i in ids.items() if space == "currency"}
+    kind_ids = {k: i for (space, k), i in ids.items() if space == "kind"}
+    gpu_ids = {g: i for (space, g), i in ids.items() if space == "gpu"}
     for ident, o in unique.items():
+        row = known[ident]
+        oid, cur_id = row[_ID], row[_IV]
+        if ident not in fresh_ids:
+            seen.append(oid)
+            attrs = (o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.vcpus, o.ram_gb, o.country)
+            if row[_ATTRS] != attrs or not _same_extra(row[_EXTRA], o.extra):
+                changed_attrs.append((*attrs, to_json(dict(o.extra)), oid))
         if o.price_per_hour is None or o.price_per_gpu_hour is None:
             unpriced += 1
             continue
-        oid = existing[ident].id
-        cur = current.get(oid)
-        gpu_id = ids[("gpu", o.gpu)] if o.gpu is not None else None
-        cur_id = ids[("currency", o.currency)]
-        continuous = cur is not None and cur.ends_at is None and prev is not None and cur.last_seen >= prev
-        if continuous and cur is not None and (
-            abs(cur.price_per_hour - o.price_per_hour) < PRICE_EPSILON and cur.currency_id == cur_id
-            and cur.available == o.available and cur.gpu_id == gpu_id
+        gpu_id = gpu_ids[o.gpu] if o.gpu is not None else None
+        currency_id = currency_ids[o.currency]
+        continuous = cur_id is not None and row[_IV_ENDS] is None and prev is not None and row[_IV_LAST] >= prev
+        if continuous and (
+            abs(row[_IV_PRICE] - o.price_per_hour) < PRICE_EPSILON and row[_IV_CURRENCY] == currency_id
+            and row[_IV_AVAILABLE] == o.available and row[_IV_GPU] == gpu_id
         ):
-            extend.append(cur.id)
+            extend.append(cur_id)
             extend_offers.append(oid)
             unchanged += 1
             continue
-        if cur is not None and ident not in fresh_ids:
+        if cur_id is not None and ident not in fresh_ids:
             if continuous:
                 changed += 1
             else:
                 returned += 1
-        opened.append({
-            "offer_id": oid, "provider_id": pid, "gpu_id": gpu_id, "kind_id": ids[("kind", o.kind)],
-            "currency_id": cur_id, "price_per_hour": o.price_per_hour, "price_per_gpu_hour": o.price_per_gpu_hour,
-            "available": o.available, "first_seen": t, "last_seen": t, "ends_at": None, "observations": 1,
-        })
+        opened.append((oid, pid, gpu_id, kind_ids[o.kind], currency_id, o.price_per_hour, o.price_per_gpu_hour,
+                       o.available, t, t, None, 1))
+    m = bulk.mark(conn)
+    if changed_attrs:
+        conn.exec_driver_sql(
+            f"UPDATE offer SET {', '.join(f'{f} = {m}' for f in (*_OFFER_FIELDS, 'extra'))} WHERE id = {m}", changed_attrs)
+    if seen:
+        conn.exec_driver_sql(f"UPDATE offer SET last_seen = {m} WHERE {bulk.in_ids(conn, 'id')}",
+                             (seen_at, bulk.id_param(conn, seen)))
 
     # 3. close what is open and not extended (changed or no longer listed), extend the rest
     extend_set = set(extend)
-    superseded = {int(o["offer_id"]) for o in opened}  # type: ignore[call-overload]
-    superseded |= {existing[i].id for i in scope if i in existing}
-    closing = [r.id for r in current.values() if r.ends_at is None and r.id not in extend_set
-               and (complete or r.offer_id in superseded) and r.last_seen <= t]
+    superseded = {r[0] for r in opened}
+    superseded |= {known[i][_ID] for i in scope if i in known}
+    closing = [r[_IV] for r in known.values() if r[_IV] is not None and r[_IV_ENDS] is None and r[_IV] not in extend_set
+               and (complete or r[_ID] in superseded) and r[_IV_LAST] <= t]
     if closing:
-        conn.execute(
-            interval_table.update().where(interval_table.c.id == bindparam("b_id")).values(ends_at=t),
-            [{"b_id": i} for i in closing],
-        )
+        conn.exec_driver_sql(f"UPDATE price_interval SET ends_at = {m} WHERE {bulk.in_ids(conn, 'id')}",
+                             (t, bulk.id_param(conn, closing)))
     if extend:
-        conn.execute(
-            interval_table.update().where(interval_table.c.id == bindparam("b_id"))
-            .values(last_seen=t, observations=interval_table.c.observations + 1),
-            [{"b_id": i} for i in extend],
-        )
-        conn.execute(  # by primary key (offer_id): the interval id is not indexed
-            state_table.update().where(state_table.c.offer_id == bindparam("b_id")).values(last_seen=t),
-            [{"b_id": o} for o in extend_offers],
-        )
+        conn.exec_driver_sql(
+            f"UPDATE price_interval SET last_seen = {m}, observations = observations + 1 WHERE {bulk.in_ids(conn, 'id')}",
+            (t, bulk.id_param(conn, extend)))
+        conn.exec_driver_sql(  # by primary key (offer_id): the interval id is not indexed
+            f"UPDATE offer_state SET last_seen = {m} WHERE {bulk.in_ids(conn, 'offer_id')}",
+            (t, bulk.id_param(conn, extend_offers)))
     if opened:
-        before = conn.execute(select(func.coalesce(func.max(interval_table.c.id), 0))).scalar_one()
-        conn.execute(interval_table.insert(), opened)
-        new_rows = conn.execute(
-            select(interval_table.c.id, interval_table.c.offer_id)
-            .where(interval_table.c.id > before, interval_table.c.provider_id == pid, interval_table.c.first_seen == t)
-        ).all()
-        conn.execute(
-            text("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
-                 "VALUES (:offer_id, :interval_id, :provider_id, :last_seen) "
-                 "ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
-                 "provider_id = excluded.provider_id, last_seen = excluded.last_seen"),
-            [{"offer_id": oid, "interval_id": iid, "provider_id": pid, "last_seen": t} for iid, oid in new_rows],
-        )
+        before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM price_interval").scalar_one()
+        bulk.insert_many(conn, "price_interval", _INTERVAL_INSERT, opened)
+        conn.exec_driver_sql(  # the new intervals are the newest ids: a range of the primary key
+            "INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
+            f"SELECT offer_id, id, provider_id, last_seen FROM price_interval WHERE id > {m} AND provider_id = {m} "
+            f"AND first_seen = {m} ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
+            "provider_id = excluded.provider_id, last_seen = excluded.last_seen",
+            (before, pid, t))
 
     # 4. the provider's roll-ups around this collection
     if refresh_rollups:
@@ -251,7 +264,8 @@ def record_failed_attempt(session: Session, provider: str, attempted_at: datetim
     ).all()
     if not open_rows:
         return 0
-    conn.execute(text("UPDATE price_interval SET ends_at = :t WHERE id = :id"), [{"t": t, "id": i} for i, _ in open_rows])
+    conn.exec_driver_sql(f"UPDATE price_interval SET ends_at = {bulk.mark(conn)} WHERE {bulk.in_ids(conn, 'id')}",
+                         (t, bulk.id_param(conn, [i for i, _ in open_rows])))
     prov = queries.ensure_provider(session, provider)
     interval = prov.interval_s or rollups.DEFAULT_INTERVAL_S
     rollups.refresh(conn, pid, min(ls for _, ls in open_rows), t + interval)
