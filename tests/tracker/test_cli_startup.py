@@ -67,3 +67,20 @@ def test_history_loads_no_orm_and_no_chart_library(replay_store: str) -> None:
     assert modules & {"sqlmodel", "sqlalchemy.orm", "db.models", "db.queries"} == set()
     assert {m.split(".")[0] for m in modules} & {"alembic", "filelock", "plotly", "matplotlib", "fastapi", "apprise",
                                                  "apscheduler"} == set()
+
+
+def test_a_command_line_builds_only_the_command_it_runs() -> None:
+    """Typer builds the parameters of every registered command before running one; a line that
+    names a command gets an app holding only it, anything else the whole app."""
+    from tracker.cli import app, app_for, command_word
+
+    assert command_word(["--db", "sqlite:///x.db", "-v", "prices", "--gpu", "H100"]) == "prices"
+    assert command_word(["--config", "prices", "--help"]) is None  # the value of --config, not a command
+    assert command_word(["--debug", "-c", "f.toml", "history"]) == "history"
+    prices = app_for(["--db", "x", "prices", "--limit", "5"])
+    assert [c.callback.__name__ for c in prices.registered_commands] == ["prices"]
+    assert prices.registered_groups == []
+    alerts = app_for(["alerts", "list"])
+    assert [g.name for g in alerts.registered_groups] == ["alerts"] and alerts.registered_commands == []
+    assert app_for(["--help"]) is app and app_for(["pricse"]) is app  # listings and did-you-mean see everything
+    assert len(app.registered_commands) > 10 and len(app.registered_groups) >= 4, "the app itself is untouched"
