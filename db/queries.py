@@ -70,19 +70,15 @@ def previous_prices(session: Session, provider: str) -> dict[Identity, float]:
 
 
 def pending_jumps(session: Session, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:
-    """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good run."""
-    last_run = session.exec(
-        select(ScrapeRun.id)
-        .where(ScrapeRun.provider == provider, ScrapeRun.status == "ok")
-        .order_by(col(ScrapeRun.id).desc())
-        .limit(1)
-    ).first()
-    if last_run is None:
-        return {}
-    rows = session.exec(
-        select(Quarantine).where(Quarantine.run_id == last_run, col(Quarantine.reason).endswith(marker))
-    ).all()
-    return {(q.sku, q.region, q.kind, q.term_months): q.price_per_hour for q in rows if q.price_per_hour is not None}
+    """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good run.
+
+    One statement: it runs in every collection's write transaction."""
+    rows = session.connection().execute(text(
+        "SELECT sku, region, kind, term_months, price_per_hour, reason FROM quarantine WHERE run_id = "
+        "(SELECT max(id) FROM scrape_run WHERE provider = :p AND status = 'ok') AND price_per_hour IS NOT NULL"
+    ), {"p": provider})
+    return {(sku, region, kind, term): price for sku, region, kind, term, price, reason in rows
+            if (reason or "").endswith(marker)}
 
 
 def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
