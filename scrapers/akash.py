@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, require, shown
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, optional_number, require
 
 URL = "https://console-api.akash.network/v1/gpu-prices"
 #: The price statistics the summary gives, with the ``extra`` key each is kept under.
@@ -136,13 +136,7 @@ class AkashScraper(Scraper):
 
     def _number(self, price: dict[str, Any], key: str, label: str) -> float | None:
         """One price statistic: ``None`` when absent, ParseError when not a finite number."""
-        value = price.get(key)
-        if value is None:
-            return None
-        result = number(value)
-        if result is None:
-            raise ParseError(f"{self.name}: model {label!r} price.{key} should be a number, got {shown(value)}")
-        return result
+        return optional_number(price.get(key), f"model {label!r} price.{key}", provider=self.name)
 
 
 def _memory_gb(ram: str) -> float | None:

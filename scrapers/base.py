@@ -45,6 +45,7 @@ __all__ = [
     "field_path",
     "is_one_of",
     "number",
+    "optional_number",
     "positive",
     "read_price",
     "require",
@@ -175,6 +176,12 @@ def require_number(payload: Any, *path: str | int, provider: str, at: str = "", 
     if result is None:
         raise ParseError(f"{provider}: {field_path(at, *path)} should be a finite number, got {shown(value)}")
     return result
+
+
+def optional_number(value: Any, where: str, *, provider: str, strings: bool = False) -> float | None:
+    """An optional number field already read (``where`` is its path): ``None`` when null, else what
+    ``require_number`` accepts, or a ``ParseError`` naming the provider and ``where``."""
+    return None if value is None else require_number(value, provider=provider, at=where, strings=strings)
 
 
 def positive(value: Any, *, strings: bool = False) -> float | None:

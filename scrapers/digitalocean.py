@@ -24,11 +24,10 @@ from scrapers.base import (
     ParseError,
     ScrapedOffer,
     Scraper,
-    number,
+    optional_number,
     positive,
     require,
     require_number,
-    shown,
 )
 
 SIZES_URL = "https://api.digitalocean.com/v2/sizes"
@@ -101,9 +100,7 @@ class DigitaloceanScraper(Scraper):
         count = require_number(gpu_info, "count", provider=self.name, at="gpu_info")
         if "price_hourly" not in size:
             raise ParseError(f"{self.name}: size {slug} has no 'price_hourly'")
-        price = number(size["price_hourly"])
-        if price is None and size["price_hourly"] is not None:
-            raise ParseError(f"{self.name}: size {slug} price_hourly should be a number, got {shown(size['price_hourly'])}")
+        price = optional_number(size["price_hourly"], f"size {slug} price_hourly", provider=self.name)
         regions = require(size, "regions", provider=self.name, kind=list)
         if not price or not regions:
             return []  # not sold (no price) or not creatable anywhere

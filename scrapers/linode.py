@@ -37,11 +37,10 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
-    number,
+    optional_number,
     positive,
     require,
     require_number,
-    shown,
 )
 
 TYPES_URL: Final = "https://api.linode.com/v4/linode/types"
@@ -119,7 +118,8 @@ class LinodeScraper(Scraper):
         gpus = require_number(plan, "gpus", provider=self.name, at=where)
         if not gpus:
             return []
-        hourly = _price(require(plan, "price", provider=self.name, kind=dict).get("hourly"), self.name, plan_id)
+        prices = require(plan, "price", provider=self.name, kind=dict, at=where)
+        hourly = optional_number(prices.get("hourly"), field_path(where, "price", "hourly"), provider=self.name)
         if hourly is None:
             raise ParseError(f"{self.name}: GPU plan {plan_id} has no price.hourly")
         memory_mb = positive(plan.get("memory"))
@@ -132,20 +132,13 @@ class LinodeScraper(Scraper):
         }
         extra = {"label": plan.get("label"), "class": plan.get("class"), "monthly_price": plan["price"].get("monthly")}
         offers = [self.offer(price_per_hour=hourly, extra=extra, **common)]
-        for regional in plan.get("region_prices") or []:
-            region = require(regional, "id", provider=self.name, kind=str)
-            price = _price(regional.get("hourly"), self.name, plan_id)
+        for i, regional in enumerate(plan.get("region_prices") or []):
+            at = field_path(where, "region_prices", i)
+            region = require(regional, "id", provider=self.name, kind=str, at=at)
+            price = optional_number(regional.get("hourly"), field_path(at, "hourly"), provider=self.name)
             if price is not None:
                 offers.append(
                     self.offer(region=region, price_per_hour=price, extra={**extra, "monthly_price": regional.get("monthly")}, **common)
                 )
         return offers
 
-
-def _price(value: Any, provider: str, plan_id: str) -> float | None:
-    if value is None:
-        return None
-    price = number(value)
-    if price is None:
-        raise ParseError(f"{provider}: plan {plan_id} hourly price should be a number, got {shown(value)}")
-    return price

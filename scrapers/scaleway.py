@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Final
 
 import httpx
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, number, positive, require, require_number, shown
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, positive, require, require_number
 from tracker.errors import ConfigError
 
 API: Final = "https://api.scaleway.com/instance/v1/zones"
@@ -122,17 +122,13 @@ class ScalewayScraper(Scraper):
         return offers
 
     def _offer(self, zone: str, commercial_type: str, spec: Any) -> ScrapedOffer | None:
-        where = f"{self.name}: {zone} type {commercial_type}"
         if not isinstance(spec, dict):
-            raise ParseError(f"{where} should be an object, got {type(spec).__name__}")
-        gpus = require_number(spec, "gpu", provider=self.name, at=f"{zone} servers.{commercial_type}")
+            raise ParseError(f"{self.name}: {zone} type {commercial_type} should be an object, got {type(spec).__name__}")
+        at = f"{zone} servers.{commercial_type}"
+        gpus = require_number(spec, "gpu", provider=self.name, at=at)
         if not gpus:
             return None
-        if "hourly_price" not in spec:
-            raise ParseError(f"{where} has no 'hourly_price'")
-        price = number(spec["hourly_price"])
-        if price is None:
-            raise ParseError(f"{where} hourly_price should be a number, got {shown(spec['hourly_price'])}")
+        price = require_number(spec, "hourly_price", provider=self.name, at=at)
         info = spec.get("gpu_info")
         memory: float | None = None
         if isinstance(info, dict) and info.get("gpu_name"):

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, optional_number, require
 
 HOSTNODES_URL = "https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes"
 _ISO_COUNTRY = re.compile(r"^[A-Za-z]{2}$")
@@ -92,13 +92,9 @@ class TensordockScraper(Scraper):
                 where = f"hostnodes.{node_id}.specs.gpu.{gpu_key}"
                 if not isinstance(gpu, dict) or "price" not in gpu:
                     raise ParseError(f"{self.name}: {where} has no 'price'")
-                if gpu["price"] is None:
-                    continue
-                price = _number(gpu["price"])
-                if price is None:
-                    raise ParseError(f"{self.name}: {where}.price should be a number, got {gpu['price']!r}")
-                if price == 0:
-                    continue
+                price = optional_number(gpu["price"], f"{where}.price", provider=self.name)
+                if not price:
+                    continue  # null or 0: not offered
                 amount = _number(gpu.get("amount"))
                 vram = _number(gpu.get("vram"))
                 extra = {**node_extra, "gpus_free": int(amount) if amount is not None else None}

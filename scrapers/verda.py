@@ -33,7 +33,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, dig, number, positive, require, require_number, shown
+from scrapers.base import (
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    dig,
+    number,
+    optional_number,
+    positive,
+    require,
+    require_number,
+)
 
 API = "https://api.verda.com/v1"
 TOKEN_URL = f"{API}/oauth2/token"
@@ -86,12 +98,7 @@ class VerdaScraper(Scraper):
     def _price(self, value: Any, where: str) -> float | None:
         """Decimal string/number -> float; ``None`` for null, "" or zero (not offered); a negative
         price is kept for the validate stage to quarantine."""
-        if value is None or value == "":
-            return None
-        price = number(value, strings=True)
-        if price is None:
-            raise ParseError(f"{self.name}: {where} is not a price: {shown(value)}")
-        return price or None
+        return None if value == "" else optional_number(value, where, provider=self.name, strings=True) or None
 
     def _availability(self, raw: Any, kind: str) -> dict[str, set[str]]:
         entries = require(raw, "availability", kind, provider=self.name, kind=list)

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, number, require, shown
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, optional_number, require
 
 URL = "https://cloud-api.voltagepark.com/api/v1/bare-metal/locations"
 #: (price key, free-GPU count key, network label used in the sku)
@@ -102,7 +102,7 @@ class VoltageparkScraper(Scraper):
         for price_key, count_key, network in NETWORKS:
             if price_key not in row:
                 raise ParseError(f"{self.name}: location {location} has no {price_key!r}")
-            price = _price(row[price_key], self.name, location, price_key)
+            price = optional_number(row[price_key], f"location {location} {price_key}", provider=self.name, strings=True)
             free = row.get(count_key)
             free = free if isinstance(free, int) and not isinstance(free, bool) and free >= 0 else None
             offers.append(
@@ -120,12 +120,3 @@ class VoltageparkScraper(Scraper):
             )
         return offers
 
-
-def _price(value: Any, provider: str, location: str, key: str) -> float | None:
-    """A decimal string or number; ``None`` (not offered) for null; ParseError otherwise."""
-    if value is None:
-        return None
-    price = number(value, strings=True)
-    if price is None:
-        raise ParseError(f"{provider}: location {location} {key} should be a finite price, got {shown(value)}")
-    return price

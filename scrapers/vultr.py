@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, field_path, number, positive, require, shown
+from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, field_path, optional_number, positive, require
 
 API = "https://api.vultr.com/v2"
 PLANS_URL = f"{API}/plans"
@@ -179,8 +179,11 @@ class VultrScraper(Scraper):
         gpu_raw, count, memory, assumed = gpu
         if "hourly_cost" not in plan:
             raise ParseError(f"{self.name}: GPU plan {plan_id} has no 'hourly_cost'")
-        hourly = _price(plan.get("hourly_cost"), self.name, plan_id, "hourly_cost")
-        spot = _price(plan.get("hourly_cost_preemptible"), self.name, plan_id, "hourly_cost_preemptible")
+        # 0 or null: not offered; a negative price is kept for the validate stage to quarantine
+        hourly, spot = (
+            optional_number(plan.get(key), field_path(where, key), provider=self.name, strings=True) or None
+            for key in ("hourly_cost", "hourly_cost_preemptible")
+        )
         locations = require(plan, "locations", provider=self.name, kind=list)
         vcpus = plan.get("cpu_threads") if metal else plan.get("vcpu_count")
         ram_mb = plan.get("ram")
@@ -207,13 +210,3 @@ class VultrScraper(Scraper):
                 offers.append(self.offer(region=location, kind="spot", price_per_hour=spot, **common))
         return offers
 
-
-def _price(value: Any, provider: str, plan_id: str, key: str) -> float | None:
-    """A price field: a number (0 or null = not offered -> ``None``; a negative one is kept for the
-    validate stage to quarantine)."""
-    if value is None:
-        return None
-    price = number(value, strings=True)
-    if price is None:
-        raise ParseError(f"{provider}: plan {plan_id} {key} should be a finite number, got {shown(value)}")
-    return price or None

@@ -87,6 +87,11 @@ class TestDatacrunch(ProviderContract):
         assert ("1B200.30V", "spot") not in keys  # "–": not offered
         assert keys[("2B200.60V", "on_demand")].price_per_hour is None  # listed without a price
 
+    def test_a_price_cell_with_text_that_is_no_price_is_an_error_not_a_missing_offer(self) -> None:
+        html = page().replace("$0.80/h", "call us")
+        with pytest.raises(ParseError, match=r"^datacrunch: row '1B200.30V' 'Spot price': unreadable price 'call us'$"):
+            DatacrunchScraper(env={}).parse(html)
+
     def test_optional_columns_may_go(self) -> None:
         html = re.sub(r"<th[^>]*>Dynamic price</th>", "<th>Something else</th>", page())
         keys = by_key(DatacrunchScraper(env={}).parse(html))

@@ -40,7 +40,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapers.base import ParseError, ScrapedOffer, Scraper, field_path, positive, require_number
+from scrapers.base import ParseError, ScrapedOffer, Scraper, field_path, optional_number, positive, require_number
 from scrapers.registry import all_scrapers
 from tests.scrapers.contract import replayed_payload
 
@@ -279,6 +279,10 @@ def test_require_number_names_the_provider_and_the_whole_path() -> None:
         assert shown_as in str(caught.value)
     with pytest.raises(ParseError, match=r"^p: payload has no 'plans\[2\]\.gpus'$"):
         require_number({}, "gpus", provider="p", at="plans[2]")
+    assert optional_number(None, "plans[2].hourly", provider="p") is None
+    assert optional_number("0.5", "plans[2].hourly", provider="p", strings=True) == 0.5
+    with pytest.raises(ParseError, match=r"^p: plans\[2\]\.hourly should be a finite number, got 'call us'$"):
+        optional_number("call us", "plans[2].hourly", provider="p")
 
 
 def test_positive_reads_an_optional_size_without_crashing() -> None:

@@ -71,6 +71,28 @@ def test_one_unreadable_price_is_quarantined_and_the_rest_is_kept(name: str, bad
     assert len(rejected) == len(rejected_before) + 1
 
 
+def _vultr(raw: Any, bad: Any) -> None:
+    plan = next(p for page in raw["plans"] for p in page["plans"] if str(p.get("id", "")).startswith("vcg-"))
+    plan["hourly_cost"] = bad
+
+
+def _verda(raw: Any, bad: Any) -> None:
+    raw["instance_types"][next(i for i, t in enumerate(raw["instance_types"]) if t["gpu"]["number_of_gpus"])]["price_per_hour"] = bad
+
+
+@pytest.mark.parametrize("corrupt", [_vultr, _verda], ids=["vultr", "verda"])
+def test_a_negative_price_is_quarantined_not_dropped(corrupt: Callable[[Any, Any], None]) -> None:
+    name = corrupt.__name__.lstrip("_")
+    accepted_before, rejected_before = run_stages(name, replayed_payload(name))
+    raw = copy.deepcopy(replayed_payload(name))
+    corrupt(raw, -2.5)
+    accepted, rejected = run_stages(name, raw)
+    new = [r for r in rejected if r.offer.price_per_hour == -2.5]
+    assert [r.reason for r in new] == ["price -2.5 USD/h is not a positive number"]
+    assert len(accepted) < len(accepted_before)
+    assert len(accepted) + len(rejected) == len(accepted_before) + len(rejected_before)  # nothing vanished
+
+
 def test_read_price() -> None:
     assert read_price(2.5) == (2.5, {})
     assert read_price("1,234.5") == (1234.5, {})
