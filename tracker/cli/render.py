@@ -153,8 +153,11 @@ def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: s
 
 
 def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
-    """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut."""
-    widths = [_natural_width(c, rows) for c in columns]
+    """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut.
+
+    Each value is formatted once (a year of daily history is tens of thousands of cells)."""
+    texts = [[cell(r.get(c.key)).replace("\n", " ") for c in columns] for r in rows]
+    widths = [max([len(c.header), *(len(t[i]) for t in texts)]) for i, c in enumerate(columns)]
     right = [_numeric(c, rows) for c in columns]
 
     def line(cells: Sequence[str]) -> str:
@@ -162,7 +165,7 @@ def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) ->
         return _GAP.join(parts).rstrip()
 
     out = [line([c.header for c in columns]), line(["-" * w for w in widths])]
-    out += [line([cell(r.get(c.key)).replace("\n", " ") for c in columns]) for r in rows]
+    out += [line(t) for t in texts]
     return "\n".join(out) + "\n"
 
 
