@@ -24,7 +24,7 @@ from tests.conftest import recordings_recorded_now
 from tracker.analysis import buckets
 from tracker.analysis.frames import Filters, Resolution, load_intervals
 from tracker.analysis.history import aggregate, price_history
-from tracker.analysis.trends import trends, trends_from_intervals
+from tracker.analysis.trends import PERIODS, trends, trends_from_intervals
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
 from tracker.pipeline import store as store_stage
@@ -126,6 +126,35 @@ def assert_same_trends(engine: Engine, f: Filters, at: pd.Timestamp) -> None:
         assert got.empty and want.empty, (got, want)
         return
     pd.testing.assert_frame_equal(got, want, check_dtype=False)
+
+
+# collections minutes to months apart, so that the trends' look-backs (24 h, 7 d, 30 d, 90 d)
+# land on stored prices, on gaps and on prices held past their last observation
+months = st.lists(
+    st.tuples(st.sampled_from(sorted(PROVIDERS)), st.sampled_from((0, 20, 60, 1440, 10_080, 43_200, 129_600)),
+              st.booleans(), listing),
+    min_size=1, max_size=14,
+)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=months, picks=st.lists(st.tuples(st.integers(0, 13), st.sampled_from(("0h", "24h", "7d", "30d", "90d")),
+                                                st.sampled_from((0, 1, 30, 59, 61, 1439))), min_size=1, max_size=4),
+       which=st.sampled_from(sorted(FILTERS)))
+def test_trends_look_backs_equal_raw_answers_over_months(engine: Engine, history, picks, which) -> None:  # noqa: ANN001
+    """As of moments a look-back period (plus a few minutes) after a collection: the current
+    price, the prices 24 h / 7 d / 30 d / 90 d ago, the low and the volatility from the trends'
+    bounded reads equal those from every raw interval."""
+    clear(engine)
+    end = record(engine, history)
+    times, at = [], T0
+    for _provider, minutes, _ok, _listed in history:
+        at += minutes * MIN + MIN
+        times.append(at)
+    spans = {"0h": timedelta(0)} | PERIODS
+    for k, span, minutes in picks:
+        as_of = min(times[k % len(times)] + spans[span] + minutes * MIN, end + timedelta(days=1))
+        assert_same_trends(engine, FILTERS[which], pd.Timestamp(as_of))
 
 
 def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:

@@ -58,6 +58,79 @@ def _raw(source: Engine | Connection | Session, f: Filters, res: Resolution, lo:
     return from_intervals(intervals, res, lo, hi)
 
 
+def holds(conn: Connection, tolerance: Tolerance | None = None) -> tuple[dict[int, int], int]:
+    """How long a price may hold past its last observation: each provider's collection interval
+    in seconds by provider label id (the stored ones, or ``tolerance``'s), and the longest of
+    all, stored and given (the bound a read of "in effect from t" puts on ``last_seen``)."""
+    stored = rollups.provider_intervals(conn)
+    longest = max([*stored.values(), rollups.DEFAULT_INTERVAL_S])
+    if tolerance is None:
+        return stored, longest
+    tol = tolerance_lookup(tolerance)
+    given = {pid: int(tol(name).total_seconds()) for pid, name in labels.names(conn, "provider").items()}
+    return given, max([longest, *given.values()])
+
+
+def raw_intervals(conn: Connection, f: Filters, lo: int, hi: int, tolerance: Tolerance | None = None) -> pd.DataFrame:
+    """The intervals ``load_intervals(f, since=lo, until=hi)`` returns (in effect at some point
+    of ``[lo, hi]``, epoch seconds), as lean rows: ``db.rollups.load_raw``'s columns (label ids,
+    integer times, ``interval_s``, ``next_seen``) plus ``end`` (``db.rollups.hold_end``) and the
+    ``gpu`` and ``provider`` names. No offer columns, so no join: what partial buckets and
+    "price at t" need, at a fraction of the cost. ``f`` must not filter regions (not in these rows)."""
+    assert not f.regions, "region filters need load_intervals"
+    gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
+    provider_ids = labels.lookup(conn, "provider", f.providers) if f.providers else None
+    kind_ids = labels.lookup(conn, "kind", f.kinds) if f.kinds else None
+    per_provider, longest = holds(conn, tolerance)
+    df = rollups.load_raw(conn, gpu_ids=gpu_ids, since=lo, until=hi, provider_ids=provider_ids, kind_ids=kind_ids,
+                          slack=longest)
+    if df.empty:
+        return df.assign(end=pd.Series(dtype=np.int64), gpu=pd.Series(dtype=object), provider=pd.Series(dtype=object))
+    if tolerance is not None:
+        df["interval_s"] = df["provider_id"].map(per_provider).astype(np.int64)
+    end = rollups.hold_end(df["last_seen"].to_numpy(dtype=np.int64), df["ends_at"].to_numpy(dtype=float),
+                           df["interval_s"].to_numpy(dtype=np.int64))
+    df = df.assign(end=end)[end > lo]
+    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
+    return df.assign(gpu=df["gpu_id"].map(names), provider=df["provider_id"].map(names))
+
+
+def _bucket_frame(conn: Connection, bucket: np.ndarray, gpu_id: np.ndarray, provider_id: np.ndarray,
+                  value: np.ndarray, offers: np.ndarray) -> pd.DataFrame:
+    """``BUCKET_COLUMNS`` from arrays of bucket starts (epoch seconds), label ids and figures."""
+    if len(bucket) == 0:
+        return pd.DataFrame(columns=BUCKET_COLUMNS)
+    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
+    lookup = np.empty(max(names) + 1, dtype=object)
+    lookup[list(names)] = list(names.values())
+    return pd.DataFrame({
+        "time": pd.to_datetime(bucket.astype(np.int64), unit="s", utc=True),
+        "gpu": lookup[gpu_id.astype(np.int64)],
+        "provider": lookup[provider_id.astype(np.int64)],
+        "value": value.astype(float),
+        "offers": offers.astype(np.int64),
+    })
+
+
+def _raw_part(conn: Connection, f: Filters, step: int, lo: int, hi: int, tolerance: Tolerance | None) -> pd.DataFrame:
+    """Per-provider values (``BUCKET_COLUMNS``) of the buckets of ``step`` holding ``[lo, hi]``
+    (a partial bucket at one end of a range) from raw intervals: each provider's lowest price
+    and its number of distinct offers."""
+    expanded = rollups.expand(raw_intervals(conn, f, lo, hi, tolerance), step, lo, hi)
+    if expanded.empty:
+        return pd.DataFrame(columns=BUCKET_COLUMNS)
+    bucket, gpu, provider, offer = (expanded[c].to_numpy(dtype=np.int64)
+                                    for c in ("bucket", "gpu_id", "provider_id", "offer_id"))
+    price = expanded["price"].to_numpy(dtype=float)
+    order = np.lexsort((offer, provider, gpu, bucket))
+    bucket, gpu, provider, offer, price = bucket[order], gpu[order], provider[order], offer[order], price[order]
+    new_group = np.r_[True, (bucket[1:] != bucket[:-1]) | (gpu[1:] != gpu[:-1]) | (provider[1:] != provider[:-1])]
+    new_offer = new_group | np.r_[True, offer[1:] != offer[:-1]]
+    starts = np.flatnonzero(new_group)
+    return _bucket_frame(conn, bucket[starts], gpu[starts], provider[starts], np.minimum.reduceat(price, starts),
+                         np.add.reduceat(new_offer.astype(np.int64), starts))
+
+
 def _tolerance_agrees(conn: Connection, tolerance: Tolerance | None, step: int, provider_ids: list[int]) -> bool:
     """Whether the caller's collection intervals put every price in the same buckets as the
     stored ones the roll-ups were built with (equal, or both no longer than a bucket)."""
@@ -89,17 +162,10 @@ def _read_rollups(conn: Connection, step: int, gpu_ids: list[int], provider_ids:
         params["kinds"] = kind_ids or [-1]
         binds.append(bindparam("kinds", expanding=True))
     rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket, provider_id").bindparams(*binds), params)
-    df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "provider_id", "value", "offers"])
-    if df.empty:
+    if not rows:
         return pd.DataFrame(columns=BUCKET_COLUMNS)
-    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
-    return pd.DataFrame({
-        "time": pd.to_datetime(df["bucket"].astype(np.int64), unit="s", utc=True),
-        "gpu": df["gpu_id"].map(names),
-        "provider": df["provider_id"].map(names),
-        "value": df["value"].astype(float),
-        "offers": df["offers"].astype(np.int64),
-    })
+    gpu, bucket, provider, value, offers = (np.array(column) for column in zip(*rows, strict=True))
+    return _bucket_frame(conn, bucket, gpu, provider, value, offers)
 
 
 def provider_buckets(
@@ -139,12 +205,10 @@ def provider_buckets(
         parts = [middle]
         used_raw = False
         if lo < first_full:
-            parts.insert(0, _raw(conn, filters, resolution, since, pd.Timestamp(first_full - 1, unit="s", tz="UTC"),
-                                 tolerance))
+            parts.insert(0, _raw_part(conn, filters, step, lo, first_full - 1, tolerance))
             used_raw = True
         if last_full + step <= hi:
-            parts.append(_raw(conn, filters, resolution, pd.Timestamp(last_full + step, unit="s", tz="UTC"), until,
-                              tolerance))
+            parts.append(_raw_part(conn, filters, step, last_full + step, hi, tolerance))
             used_raw = True
     parts = [p for p in parts if not p.empty]
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=BUCKET_COLUMNS)

@@ -117,25 +117,66 @@ def _unit(metric: str, basis: str | None) -> str:
     return "months of 24/7 rent"
 
 
+def _quantile(v: np.ndarray, starts: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
+    """Linear-interpolation quantile ``q`` of each group ``v[starts[i]:starts[i] + n[i]]`` (sorted
+    ascending), computed as pandas' ``groupby().quantile`` does, so the numbers match to the bit."""
+    pos = q * (n - 1)
+    below = np.floor(pos).astype(np.int64)
+    frac = pos - below
+    a = v[starts + below]
+    b = v[np.minimum(starts + below + 1, starts + n - 1)]
+    return np.where(frac == 0, a, a + (b - a) * frac)
+
+
+def _median(v: np.ndarray, starts: np.ndarray, n: np.ndarray) -> np.ndarray:
+    """Median of each sorted group, as pandas' ``groupby().median`` computes it (the mean of the
+    two middle values of an even group)."""
+    a = v[starts + (n - 1) // 2]
+    b = v[starts + n // 2]
+    return np.where(n % 2 == 1, a, (a + b) / 2)
+
+
 def market_from_buckets(buckets: pd.DataFrame, times: pd.DatetimeIndex) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(market, by_provider) frames from per-provider bucket values (``buckets.BUCKET_COLUMNS``)
-    on the grid ``times``; see the module docstring."""
+    on the grid ``times``; see the module docstring.
+
+    Computed on arrays (one sort, no per-group Python): a year of daily buckets of a GPU family
+    is tens of thousands of provider values, and this runs on every history request."""
     if buckets.empty:
         return pd.DataFrame(columns=MARKET_COLUMNS), pd.DataFrame(columns=PROVIDER_COLUMNS)
-    by_provider = buckets.sort_values(["gpu", "provider", "time"]).reset_index(drop=True)
-    g = by_provider.groupby(["time", "gpu"])
-    v = g["value"]
-    stats = pd.DataFrame({"min": v.min(), "p25": v.quantile(0.25), "median": v.median(), "providers": v.count(),
-                          "offers": g["offers"].sum()})
-    frames = []
-    for gpu in sorted(by_provider["gpu"].unique()):
-        per = stats.xs(gpu, level="gpu").reindex(times)  # the full grid: gaps become NaN rows
-        per["providers"] = per["providers"].fillna(0).astype(int)
-        per["offers"] = per["offers"].fillna(0).astype(int)
-        per.insert(0, "gpu", gpu)
-        frames.append(per.reset_index())
-    market = pd.concat(frames, ignore_index=True)[MARKET_COLUMNS]
-    return market, by_provider[PROVIDER_COLUMNS]
+    gpu_codes, gpus = pd.factorize(buckets["gpu"], sort=True)
+    provider_codes, _ = pd.factorize(buckets["provider"], sort=True)
+    when = pd.DatetimeIndex(buckets["time"])
+    order = np.lexsort((when.asi8, provider_codes, gpu_codes))
+    by_provider = buckets.iloc[order].reset_index(drop=True)[PROVIDER_COLUMNS]
+
+    n_times = len(times)
+    at = times.get_indexer(when)  # -1: off the grid (left out of the market, as a reindex would)
+    value = buckets["value"].to_numpy(dtype=float)
+    on_grid = at >= 0
+    cell = gpu_codes * n_times + at
+    size = len(gpus) * n_times
+    offers = np.bincount(cell[on_grid], weights=buckets["offers"].to_numpy(dtype=float)[on_grid], minlength=size)
+    priced = on_grid & ~np.isnan(value)
+    cell, value = cell[priced], value[priced]
+    order = np.lexsort((value, cell))
+    cell, value = cell[order], value[order]
+    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if len(cell) else np.zeros(0, dtype=np.int64)
+    n = np.diff(np.r_[starts, len(cell)])
+    cells = cell[starts]
+    stats = {"min": value[starts] if len(cell) else value, "p25": _quantile(value, starts, n, 0.25),
+             "median": _median(value, starts, n)}
+    market = pd.DataFrame({"time": times[np.tile(np.arange(n_times), len(gpus))],
+                           "gpu": np.repeat(np.asarray(gpus, dtype=object), n_times)})
+    for name, figures in stats.items():
+        column = np.full(size, np.nan)
+        column[cells] = figures
+        market[name] = column
+    providers = np.zeros(size, dtype=np.int64)
+    providers[cells] = n
+    market["providers"] = providers
+    market["offers"] = offers.astype(np.int64)
+    return market[MARKET_COLUMNS], by_provider
 
 
 def aggregate(

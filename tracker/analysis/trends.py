@@ -24,16 +24,17 @@ Definitions (all in USD per GPU-hour, across the filtered kinds, providers and r
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
-from sqlmodel import Session
 
 from db import labels, rollups
+from db.engine import connected
+from db.types import epoch
 from tracker.analysis import buckets
 from tracker.analysis.frames import (
     Filters,
@@ -48,6 +49,9 @@ from tracker.analysis.frames import (
     utc,
 )
 from tracker.analysis.history import aggregate, market_from_buckets
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
 
 PERIODS: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
@@ -174,47 +178,120 @@ def _rollup_lows(conn: Connection, f: Filters, before: int) -> pd.DataFrame:
     return df
 
 
-def _first_at_low(conn: Connection, f: Filters, gpu: str, low: float, day: int, until: int) -> tuple[pd.Timestamp, str] | None:
-    """The earliest interval of ``gpu`` at ``low`` starting in ``[day, day + 1 day)`` (and by
-    ``until``): its ``first_seen`` and provider (``None`` if its raw intervals were pruned)."""
-    where, params, binds = filter_sql(conn, replace(f, gpus=(gpu,)))
-    params |= {"lo": day, "hi": min(day + rollups.DAY - 1, until), "low": low}
+def _first_at_lows(conn: Connection, f: Filters, lows: pd.DataFrame, until: int) -> dict[str, tuple[pd.Timestamp, str]]:
+    """Per GPU of ``lows`` (gpu, gpu_id, low, day): the earliest interval at ``low`` starting in
+    ``[day, day + 1 day)`` (and by ``until``): its ``first_seen`` and provider. One query for
+    every GPU; a GPU whose raw intervals there were pruned is absent."""
+    if lows.empty:
+        return {}
+    where, params, binds = filter_sql(conn, f)
+    terms = []
+    for k, (gpu_id, low, day) in enumerate(zip(lows["gpu_id"], lows["low"], lows["day"], strict=True)):
+        terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} AND i.first_seen <= :hi{k} "
+                     f"AND i.price_per_gpu_hour = :low{k})")
+        params |= {f"g{k}": int(gpu_id), f"lo{k}": int(day), f"hi{k}": min(int(day) + rollups.DAY - 1, until),
+                   f"low{k}": float(low)}
     rows = conn.execute(text(
-        "SELECT i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
-        f"WHERE {where} AND i.last_seen >= :lo AND i.first_seen >= :lo AND i.first_seen <= :hi "
-        "AND i.price_per_gpu_hour = :low ORDER BY i.first_seen, l.name").bindparams(*binds), params).first()
-    return None if rows is None else (pd.Timestamp(int(rows[0]), unit="s", tz="UTC"), rows[1])
+        "SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
+        f"WHERE {where} AND ({' OR '.join(terms)})").bindparams(*binds), params).all()
+    gpus = dict(zip(lows["gpu_id"].astype(int), lows["gpu"], strict=True))
+    first: dict[str, tuple[pd.Timestamp, str]] = {}
+    for gpu_id, first_seen, provider in sorted((int(g), int(t), str(n)) for g, t, n in rows):
+        first.setdefault(gpus[gpu_id], (pd.Timestamp(first_seen, unit="s", tz="UTC"), provider))
+    return first
 
 
-def _lows_from_rollups(session: Session, f: Filters, at: pd.Timestamp, tolerance: Tolerance | None) -> pd.DataFrame:
+def _lows_from_rollups(conn: Connection, f: Filters, at: pd.Timestamp, recent: pd.DataFrame) -> pd.DataFrame:
     """``all_time_lows`` of every interval started by ``at``: the day roll-ups before ``at``'s
-    day, raw intervals of that day; the time and provider from the earliest raw interval at the low."""
-    conn = session.connection()
-    at_s = int(at.timestamp())
+    day, the raw intervals ``recent`` (``buckets.raw_intervals`` from that day to ``at``) for
+    the day itself; the time and provider from the earliest raw interval at the low."""
+    at_s = epoch(at.to_pydatetime())
     day = rollups.floor(at_s, rollups.DAY)
     days = _rollup_lows(conn, f, day)
-    today = load_intervals(session, f, since=pd.Timestamp(day, unit="s", tz="UTC").to_pydatetime(),
-                           until=at.to_pydatetime(), tolerance=tolerance)
-    today = today[today["first_seen"] <= at]
+    today = recent[recent["first_seen"] <= at_s]
     if not today.empty:
-        days = pd.concat([days, pd.DataFrame({"gpu": today["gpu"], "bucket": day, "low": today["price"]})],
-                         ignore_index=True)
+        days = pd.concat([days, pd.DataFrame({"gpu_id": today["gpu_id"], "gpu": today["gpu"], "bucket": day,
+                                              "low": today["price"]})], ignore_index=True)
     if days.empty:
         return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider", "history_days"])
+    by_gpu = days.groupby("gpu")
+    out = pd.DataFrame({"gpu_id": by_gpu["gpu_id"].first(), "low": by_gpu["low"].min(), "start": by_gpu["bucket"].min()})
+    at_low = days[days["low"] == days["gpu"].map(out["low"])]
+    out["day"] = at_low.groupby("gpu")["bucket"].min()
+    out = out.reset_index()
+    found = _first_at_lows(conn, f, out, at_s)
     rows = []
-    for gpu, per in days.groupby("gpu"):
-        low = float(per["low"].min())
-        first_day = int(per.loc[per["low"] == low, "bucket"].min())
-        found = _first_at_low(conn, f, str(gpu), low, first_day, at_s)
-        if found is None:  # raw intervals pruned: the day is what the roll-ups know
-            found = (pd.Timestamp(first_day, unit="s", tz="UTC"), None)
-        rows.append({"gpu": gpu, "all_time_low": low, "all_time_low_at": found[0], "all_time_low_provider": found[1],
-                     "history_days": history_days(int(per["bucket"].min()), at)})
+    for gpu, low, start, first_day in zip(out["gpu"], out["low"], out["start"], out["day"], strict=True):
+        # raw intervals pruned: the day is what the roll-ups know
+        when, provider = found.get(gpu, (pd.Timestamp(int(first_day), unit="s", tz="UTC"), None))
+        rows.append({"gpu": gpu, "all_time_low": float(low), "all_time_low_at": when, "all_time_low_provider": provider,
+                     "history_days": history_days(int(start), at)})
     return pd.DataFrame(rows)
 
 
+def _rows_at(conn: Connection, f: Filters, times: list[int], tolerance: Tolerance | None) -> pd.DataFrame:
+    """The intervals matching ``f`` in effect at each of ``times`` (epoch seconds; ``t`` says
+    which), lean: label ids and names, price, ``first_seen`` and ``end`` (``db.rollups.hold_end``).
+
+    One statement, a branch per time: ``first_seen <= t`` and ``last_seen`` no earlier than the
+    longest hold before ``t``, the range the (gpu, last_seen, first_seen) index answers."""
+    cols = ["t", "gpu_id", "provider_id", "offer_id", "price", "first_seen", "last_seen", "ends_at"]
+    where, params, binds = filter_sql(conn, f)
+    per_provider, longest = buckets.holds(conn, tolerance)
+    branches = []
+    for k, t in enumerate(times):
+        branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
+                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
+                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
+        params |= {f"t{k}": int(t), f"from{k}": int(t) - longest}
+    rows = rollups.fetch_tuples(conn, text(" UNION ALL ".join(branches)).bindparams(*binds), params)
+    df = pd.DataFrame(rows, columns=cols)
+    ints = {c: df[c].to_numpy(dtype=np.int64) for c in ("t", "gpu_id", "provider_id", "offer_id", "first_seen", "last_seen")}
+    interval_s = np.array([per_provider.get(p, rollups.DEFAULT_INTERVAL_S) for p in ints["provider_id"].tolist()],
+                          dtype=np.int64)
+    end = rollups.hold_end(ints["last_seen"], df["ends_at"].to_numpy(dtype=float), interval_s)
+    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
+    return pd.DataFrame({**ints, "price": df["price"].to_numpy(dtype=float), "end": end,
+                         "gpu": [names[g] for g in ints["gpu_id"].tolist()],
+                         "provider": [names[p] for p in ints["provider_id"].tolist()]})
+
+
+def _markets_at(rows: pd.DataFrame) -> pd.DataFrame:
+    """``frames.market_at`` for lean rows with a time ``t`` each (``_rows_at``): per (t, gpu),
+    among the intervals in effect at ``t`` (``first_seen <= t < end``, the newest per offer),
+    the cheapest price, its provider (the first name on a tie), and how many providers and
+    offers list the GPU. Arrays, not a pandas group-by: this runs for five times per request."""
+    cols = ["t", "gpu", "min", "provider", "providers", "offers"]
+    t, first, end = (rows[c].to_numpy(dtype=np.int64) for c in ("t", "first_seen", "end"))
+    live = rows[(first <= t) & (end > t)]
+    if live.empty:
+        return pd.DataFrame(columns=cols)
+    gpu, gpus = pd.factorize(live["gpu"], sort=True)
+    provider, providers = pd.factorize(live["provider"], sort=True)
+    t, offer, first = (live[c].to_numpy(dtype=np.int64) for c in ("t", "offer_id", "first_seen"))
+    price = live["price"].to_numpy(dtype=float)
+    # a price change inside the hold: the newer interval wins for that offer
+    order = np.lexsort((first, offer, t))
+    newest = order[np.r_[(t[order][1:] != t[order][:-1]) | (offer[order][1:] != offer[order][:-1]), True]]
+    t, gpu, provider, price = t[newest], gpu[newest], provider[newest], price[newest]
+    order = np.lexsort((provider, price, gpu, t))
+    t, gpu, provider, price = t[order], gpu[order], provider[order], price[order]
+    group = np.r_[True, (t[1:] != t[:-1]) | (gpu[1:] != gpu[:-1])]
+    starts = np.flatnonzero(group)
+    by_provider = np.lexsort((provider, gpu, t))  # the same groups, providers together inside each
+    tp, gp, pp = t[by_provider], gpu[by_provider], provider[by_provider]
+    new_provider = np.r_[True, (tp[1:] != tp[:-1]) | (gp[1:] != gp[:-1]) | (pp[1:] != pp[:-1])]
+    group_of = (np.cumsum(group) - 1)[by_provider]
+    return pd.DataFrame({
+        "t": t[starts], "gpu": np.asarray(gpus, dtype=object)[gpu[starts]], "min": price[starts],
+        "provider": np.asarray(providers, dtype=object)[provider[starts]],
+        "providers": np.bincount(group_of, weights=new_provider, minlength=len(starts)).astype(np.int64),
+        "offers": np.diff(np.r_[starts, len(t)]),
+    })
+
+
 def trends(
-    source: Engine | Session,
+    source: Engine | Connection | Session,
     filters: Filters | None = None,
     *,
     as_of: datetime | None = None,
@@ -223,33 +300,29 @@ def trends(
     """The trend table for every GPU matching ``filters`` (see the module docstring).
 
     Point-in-time prices (now and 24 h / 7 d / 30 d / 90 d before) read the raw intervals in
-    effect then; the all-time low and the 30-day volatility read the daily roll-ups for whole
-    days (``buckets``). Region filters are not in the roll-ups: then every interval is loaded."""
+    effect then, and only those columns (``buckets.raw_intervals``: no offer join); the
+    all-time low and the 30-day volatility read the daily roll-ups for whole days
+    (``buckets``). Region filters are not in the roll-ups: then every interval is loaded."""
     f = filters or Filters()
     if f.regions:
         return trends_from_intervals(load_intervals(source, f, until=as_of, tolerance=tolerance), as_of)
-    owned = not isinstance(source, Session)
-    session = Session(source) if owned else source
-    try:
-        at = utc(as_of) if as_of is not None else _current_at(session.connection(), f)
+    with connected(source) as conn:
+        at = utc(as_of) if as_of is not None else _current_at(conn, f)
         if at is None:
             return pd.DataFrame(columns=TREND_COLUMNS)
-        lows = _lows_from_rollups(session, f, at, tolerance)
+        at_s = epoch(at.to_pydatetime())
+        # every interval in effect from the start of as_of's day: today's lows and the market now
+        recent = buckets.raw_intervals(conn, f, rollups.floor(at_s, rollups.DAY), at_s, tolerance)
+        lows = _lows_from_rollups(conn, f, at, recent)
         if lows.empty:
             return pd.DataFrame(columns=TREND_COLUMNS)
-
-        def market(t: pd.Timestamp) -> pd.DataFrame:
-            near = load_intervals(session, f, since=t.to_pydatetime(), until=t.to_pydatetime(), tolerance=tolerance)
-            return market_at(near, t).set_index("gpu")
-
-        now = market(at)
-        past = {p: market(at - span)["min"] for p, span in PERIODS.items()}
+        now = _markets_at(recent.assign(t=at_s)).set_index("gpu")
+        then = {p: epoch((at - span).to_pydatetime()) for p, span in PERIODS.items()}
+        markets = _markets_at(_rows_at(conn, f, list(then.values()), tolerance))
+        past = {p: markets.loc[markets["t"] == t].set_index("gpu")["min"] for p, t in then.items()}
         start = at - VOLATILITY_WINDOW
-        per_provider, _ = buckets.provider_buckets(session, f, Resolution.day, start, at, tolerance)
+        per_provider, _ = buckets.provider_buckets(conn, f, Resolution.day, start, at, tolerance)
         daily, _ = market_from_buckets(per_provider, grid(Resolution.day, start, at))
-    finally:
-        if owned:
-            session.close()
     return _table(at, now, past, lows.set_index("gpu"), daily)
 
 
