@@ -138,8 +138,8 @@ def store_observation(
         prov.interval_s = int(interval_s)
     session.flush()
     unique: dict[tuple[str, str, str, int], NormalisedOffer] = {}
-    for o in offers:
-        unique[o.identity] = o  # a listing that repeats an offer: the last one wins
+    for o in offers:  # a listing that repeats an offer: the last one wins
+        unique[(o.sku, o.region, o.kind, o.term_months)] = o  # ``identity``, without a call per offer
     listed = unique.values()
     ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed}
                         | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
@@ -150,8 +150,8 @@ def store_observation(
     seen_at = _stamp(conn, observed_at)
     to_json = _json_binder(conn)
     empty_json = to_json({})
-    fresh = [o for ident, o in unique.items() if ident not in known]
-    fresh_ids = {o.identity for o in fresh}
+    fresh = [o for ident, o in unique.items() if ident not in known]  # in listing order: ids follow it
+    fresh_ids = {ident for ident in unique if ident not in known}
     if fresh:
         bulk.insert_many(conn, "offer", _OFFER_INSERT, [
             (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
