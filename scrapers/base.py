@@ -44,6 +44,7 @@ __all__ = [
     "dig",
     "field_path",
     "is_one_of",
+    "names_in",
     "number",
     "optional_number",
     "positive",
@@ -182,6 +183,15 @@ def optional_number(value: Any, where: str, *, provider: str, strings: bool = Fa
     """An optional number field already read (``where`` is its path): ``None`` when null, else what
     ``require_number`` accepts, or a ``ParseError`` naming the provider and ``where``."""
     return None if value is None else require_number(value, provider=provider, at=where, strings=strings)
+
+
+def names_in(values: list[Any], where: str, *, provider: str) -> list[str]:
+    """A list of names (regions, locations) as its distinct non-empty strings in order, or a
+    ``ParseError`` naming ``where[i]`` for an entry that is not one (never ``str()`` of it)."""
+    for i, value in enumerate(values):
+        if not isinstance(value, str) or not value.strip():
+            raise ParseError(f"{provider}: {field_path(where, i)} should be a non-empty string, got {shown(value)}")
+    return list(dict.fromkeys(values))
 
 
 def positive(value: Any, *, strings: bool = False) -> float | None:

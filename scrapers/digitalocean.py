@@ -24,6 +24,7 @@ from scrapers.base import (
     ParseError,
     ScrapedOffer,
     Scraper,
+    names_in,
     optional_number,
     positive,
     require,
@@ -110,7 +111,7 @@ class DigitaloceanScraper(Scraper):
         return [
             self.offer(
                 sku=slug,
-                region=str(region),
+                region=region,
                 gpu_raw=model,
                 gpu_count=count,
                 gpu_memory_gb=_per_gpu_memory(gpu_info.get("vram"), count),
@@ -121,7 +122,7 @@ class DigitaloceanScraper(Scraper):
                 available=available if isinstance(available, bool) else None,
                 extra=extra,
             )
-            for region in dict.fromkeys(regions)
+            for region in names_in(regions, f"size {slug} regions", provider=self.name)
         ]
 
 

@@ -51,6 +51,7 @@ from scrapers.base import (
     ParseError,
     ScrapedOffer,
     Scraper,
+    names_in,
     require,
     shown,
 )
@@ -305,7 +306,8 @@ class GcpScraper(Scraper):
         if sku.get("serviceRegions") is not None:
             regions = require(sku, "serviceRegions", provider=self.name, kind=list)
             if regions:
-                return [(str(region), None, "serviceRegions") for region in regions]
+                names = names_in(regions, f"{where} serviceRegions", provider=self.name)
+                return [(region, None, "serviceRegions") for region in names]
         if not what.location.strip():
             raise ParseError(
                 f"{self.name}: {where} ({description!r}) has no serviceRegions and its description names no location"

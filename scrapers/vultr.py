@@ -27,7 +27,18 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, field_path, optional_number, positive, require
+from scrapers.base import (
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    names_in,
+    optional_number,
+    positive,
+    require,
+)
 
 API = "https://api.vultr.com/v2"
 PLANS_URL = f"{API}/plans"
@@ -203,7 +214,7 @@ class VultrScraper(Scraper):
             "extra": extra,
         }
         offers: list[ScrapedOffer] = []
-        for location in dict.fromkeys(str(loc) for loc in locations):
+        for location in names_in(locations, field_path(where, "locations"), provider=self.name):
             if hourly is not None:
                 offers.append(self.offer(region=location, kind="on_demand", price_per_hour=hourly, **common))
             if spot is not None:

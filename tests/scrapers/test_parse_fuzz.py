@@ -40,7 +40,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from scrapers.base import ParseError, ScrapedOffer, Scraper, field_path, optional_number, positive, require_number
+from scrapers.base import (
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    names_in,
+    optional_number,
+    positive,
+    require_number,
+)
 from scrapers.registry import all_scrapers
 from tests.scrapers.contract import replayed_payload
 
@@ -290,4 +299,11 @@ def test_positive_reads_an_optional_size_without_crashing() -> None:
     for absent in (0, -1, None, True, math.inf, math.nan, 10**400, "8", [], {}):
         assert positive(absent) is None
     assert field_path("data", 3, "price", "hourly") == "data[3].price.hourly"
+
+
+def test_names_in_refuses_what_is_not_a_name_instead_of_storing_its_text() -> None:
+    assert names_in(["ewr", "lax", "ewr"], "plans[0].locations", provider="p") == ["ewr", "lax"]
+    for bad in (None, "", 3, ["ewr"], {"id": "ewr"}):
+        with pytest.raises(ParseError, match=r"^p: plans\[0\]\.locations\[1\] should be a non-empty string, got "):
+            names_in(["ewr", bad], "plans[0].locations", provider="p")
     assert field_path("", "x", 0) == "x[0]"
