@@ -126,3 +126,13 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
                           "VALUES (:offer_id, :interval_id, :provider_id, :last_seen) "
                           "ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
                           "provider_id = excluded.provider_id, last_seen = excluded.last_seen"), state)
+
+
+def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int | None:
+    """The first observation after ``t`` that starts an interval of one of the offers, if any."""
+    ids = sorted(set(offer_ids))
+    if not ids:
+        return None
+    value = conn.execute(text("SELECT MIN(first_seen) FROM price_interval WHERE offer_id IN :ids AND first_seen > :t")
+                         .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).scalar()
+    return int(value) if value is not None else None

@@ -160,3 +160,40 @@ def test_an_import_stored_before_snapshot_times_were_kept(engine: Engine) -> Non
     assert intervals(engine) == once
     import_files(engine, [H100_FILE], max_gap=H100_GAP)
     assert intervals(engine) == once
+
+
+def held(engine: Engine) -> list[tuple[object, ...]]:
+    """Observations held for confirmation: (provider, sku, time, price)."""
+    with engine.connect() as conn:
+        rows = conn.execute(text("SELECT provider, sku, observed_at, price_per_hour FROM quarantine "
+                                 "WHERE reason LIKE '%held until%'")).all()
+    return sorted((p, s, str(t)[:19], float(v)) for p, s, t, v in rows)
+
+
+def test_price_jumps_are_judged_in_time_order_whatever_the_import_order(engine: Engine, tmp_path: Path) -> None:
+    """A jump is held until the next snapshot confirms it; which one is a jump depends on the
+    snapshot before in time, so a later import of older snapshots judges stored ones again."""
+    glitchy = [2.0, 2.0, 20.0, 2.0, 2.0, 2.1, 30.0, 30.0, 30.0, 2.5, 2.5, 0.3, 2.5, 2.5]
+    steady = [3.0, 3.0, 3.0, 0.5, 0.5, 3.0, 3.0, 3.0, 3.1, 3.1, 3.1, 3.1, 3.1, 3.1]
+    start = datetime(2025, 7, 1, 6, 0, 11, tzinfo=UTC)
+    lines = [json.dumps({"timestamp": (start + i * timedelta(minutes=30)).isoformat(), "gpu_type": "H100_80GB",
+                         "socket_type": "SXM5", "by_provider": {"primecompute": {"count": 1, "min": a, "avg": a},
+                                                                "dc_roan": {"count": 1, "min": b, "avg": b}}}) + "\n"
+             for i, (a, b) in enumerate(zip(glitchy, steady, strict=True))]
+    whole = tmp_path / "jumps.jsonl"
+    whole.write_text("".join(lines))
+    import_files(engine, [whole])
+    once, held_once = intervals(engine), held(engine)
+    # held in time order (a move of more than x5 waits for the next snapshot): dc_roan's 0.5 and its 3.0 back
+    # (each confirmed next); primecompute's 20.0 (then 2.0 again), 30.0 and 2.5 (confirmed next), 0.3
+    assert [(p, v) for p, _s, _t, v in held_once] == [("dc_roan", 0.5), ("dc_roan", 3.0), ("primecompute", 20.0),
+                                                     ("primecompute", 30.0), ("primecompute", 2.5), ("primecompute", 0.3)]
+    runs, every = parts(lines, tmp_path, 3), parts(lines, tmp_path, 4, interleaved=True)
+    orders = [list(p) for p in permutations(runs)] + [list(reversed(every)), [every[2], every[0], every[2], every[3], every[1]]]
+    for order in orders:
+        clear(engine)
+        for path in order:
+            import_files(engine, [path])
+        names = [p.name for p in order]
+        assert intervals(engine) == once, names
+        assert held(engine) == held_once, names

@@ -20,9 +20,10 @@ intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
   plus the new ones, replaces the intervals that differ, and refreshes that range's roll-ups.
   Snapshots already stored are skipped (``already_stored``), so a second import changes
   nothing. The gap rule is the importing command's ``max_gap``: import one archive with one
-  value. Each new snapshot is validated against the offer's price at its latest observation
-  before it (a jump is held until the next snapshot confirms it); stored observations are not
-  judged again.
+  value. Validation goes in time order too: an observation is judged against the offer's price
+  at its latest accepted observation before it (a jump is held until the next snapshot
+  confirms it), so from the oldest new snapshot on, stored observations are judged again, and
+  the range widens until every later judgement is the stored one.
 * **Providers.** An archive's provider names go through ``aliases.provider_name``. A
   provider with a scraper keeps what its live scrapes say is current; a provider known from
   imports alone (never scraped) takes the newest snapshot as its current list, and one with
@@ -35,7 +36,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -54,7 +55,7 @@ from tracker.analysis.imports.base import ImportResult, Progress, Snapshot
 from tracker.analysis.imports.runs import Seen, cut
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
-from tracker.pipeline.validate import HELD, validate
+from tracker.pipeline.validate import HELD, Rejected, validate
 
 Identity = tuple[str, str, str, int]
 SERIES_KEY = series_db.SERIES_KEY
@@ -121,15 +122,18 @@ def _tagged(o: NormalisedOffer, series: str) -> NormalisedOffer:
     return replace(o, extra={**dict(o.extra), SERIES_KEY: series})
 
 
-def _held(session: Session, provider: str, lo: int, hi: int) -> dict[int, dict[Identity, float]]:
-    """Prices of ``provider`` held for confirmation at each stored snapshot time in ``[lo, hi]``."""
-    rows = session.exec(select(Quarantine).where(
-        Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
-        col(Quarantine.observed_at) >= from_epoch(lo), col(Quarantine.observed_at) <= from_epoch(hi))).all()
-    out: dict[int, dict[Identity, float]] = defaultdict(dict)
-    for q in rows:
-        if q.price_per_hour is not None:
-            out[epoch(q.observed_at)][(q.sku, q.region, q.kind, q.term_months)] = q.price_per_hour
+def _held(session: Session, provider: str, offers: Mapping[Identity, Offer], lo: int,
+          hi: int | None = None) -> dict[int, dict[Identity, Quarantine]]:
+    """Observations of ``offers`` held for confirmation at each snapshot time in ``[lo, hi]``."""
+    query = select(Quarantine).where(Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
+                                     col(Quarantine.observed_at) >= from_epoch(lo))
+    if hi is not None:
+        query = query.where(col(Quarantine.observed_at) <= from_epoch(hi))
+    out: dict[int, dict[Identity, Quarantine]] = defaultdict(dict)
+    for q in session.exec(query).all():
+        ident = (q.sku, q.region, q.kind, q.term_months)
+        if q.price_per_hour is not None and ident in offers:
+            out[epoch(q.observed_at)][ident] = q
     return out
 
 
@@ -153,6 +157,123 @@ class _Series:
         return self.times[k] if k < len(self.times) else None
 
 
+def _seen(r: Mapping[str, Any]) -> Seen:
+    return Seen(r["gpu_id"], r["kind_id"], r["currency_id"], r["price_per_hour"], r["price_per_gpu_hour"], r["available"])
+
+
+@dataclass
+class _Plan:
+    """What one provider's part of a series becomes over ``[lo, hi]`` (before anything is written)."""
+
+    lo: int
+    hi: int
+    stored: list[dict[str, Any]]  # the stored intervals observed during [lo, hi]
+    seen: dict[int, dict[int, Seen]]  # offer id -> snapshot time -> the stored observation
+    accepted_at: dict[int, list[NormalisedOffer]] = field(default_factory=dict)  # new snapshots
+    rejected_at: dict[int, list[Rejected]] = field(default_factory=dict)  # new snapshots
+    now_held: dict[int, list[Rejected]] = field(default_factory=dict)  # stored observations held on a second look
+    now_accepted: list[Quarantine] = field(default_factory=list)  # held observations a second look accepts
+    synced: bool = True
+    #: when not synced: the next snapshot at which an offer judged differently has an observation
+    resume_at: int | None = None
+
+
+def _stored_offer(o: Offer, s: Seen, currency: str) -> NormalisedOffer:
+    return NormalisedOffer(o.provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count,
+                           s.price_per_hour, s.price_per_gpu_hour, currency, s.available, o.gpu_memory_gb, o.vcpus,
+                           o.ram_gb, o.country, o.extra)
+
+
+def _held_offer(q: Quarantine) -> NormalisedOffer:
+    return NormalisedOffer(q.provider, q.sku, q.region, q.kind, q.term_months, q.gpu, q.gpu_raw, q.gpu_count or 1.0,
+                           q.price_per_hour, q.price_per_gpu_hour, q.currency)
+
+
+def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
+          offers: Mapping[Identity, Offer], hi_at_least: int, currency_rates: Mapping[str, float] | None) -> _Plan | None:
+    """Judge ``provider``'s observations of the series in time order over the range the new
+    snapshots affect, as the collections would have gone: each against the offer's price at its
+    latest accepted observation before and the prices held at the snapshot before. From the
+    oldest new snapshot on, stored observations are judged again too (a jump that a newly
+    imported older price makes is held; a held price that it confirms is accepted). ``synced``
+    says whether every offer's judgement state after ``hi`` is the stored one, so that nothing
+    later changes; otherwise the caller widens the range."""
+    conn = session.connection()
+    by_id = {o.id: ident for ident, o in offers.items() if o.id is not None}
+    lo, hi = sr.bounds()
+    hi = max(hi, hi_at_least)
+    affected = series_db.intervals_between(conn, by_id, lo, hi)
+    if not affected and not any(by_time.get(t) for t in sr.new):
+        return None
+    lo = min([lo, *(r["first_seen"] for r in affected)])
+    hi = max([hi, *(r["last_seen"] for r in affected)])
+    stored = series_db.intervals_between(conn, by_id, lo, hi)
+    stored_times = [t for t in sr.times if t not in sr.new]
+    # every stored interval observed during the range takes part whole (it is cut again whole)
+    plan = _Plan(min([lo, *(r["first_seen"] for r in stored)]), max([hi, *(r["last_seen"] for r in stored)]),
+                 stored, defaultdict(dict))
+    for r in stored:
+        s = _seen(r)
+        for t in stored_times[bisect_left(stored_times, r["first_seen"]):bisect_right(stored_times, r["last_seen"])]:
+            plan.seen[r["offer_id"]][t] = s
+    held = _held(session, provider, offers, lo, hi)
+    currency = labels.names(conn, "currency")
+    first_new = min(sr.new)
+    previous = {by_id[o]: p for o, p in series_db.prices_before(conn, by_id, lo).items()}
+    as_stored = dict(previous)  # the judgement state the stored history implies
+    pending: dict[Identity, float] = {}
+    for t in (t for t in sr.times if lo <= t <= hi):
+        if t in sr.new:
+            candidates = [_tagged(normalise(o, currency_rates), sr.name) for o in by_time.get(t, [])]
+        else:
+            here = {by_id[o]: (offers[by_id[o]], by_t[t]) for o, by_t in plan.seen.items() if t in by_t}
+            as_stored.update({ident: s.price_per_hour for ident, (_o, s) in here.items()})
+            if t < first_new:  # nothing before the new snapshots changed
+                previous.update(as_stored)
+                pending = {ident: q.price_per_hour for ident, q in held.get(t, {}).items()}  # type: ignore[misc]
+                continue
+            candidates = [_stored_offer(o, s, currency[s.currency_id]) for o, s in here.values()]
+            candidates += [_held_offer(q) for q in held.get(t, {}).values()]
+        accepted, rejected = validate(candidates, previous, pending)
+        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
+                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
+        previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
+        if t in sr.new:
+            plan.accepted_at[t], plan.rejected_at[t] = accepted, rejected
+            continue
+        was_held = held.get(t, {})
+        plan.now_accepted += [was_held[o.identity] for o in accepted if o.identity in was_held]
+        plan.now_held[t] = [r for r in rejected if r.offer.identity not in was_held]
+        for r in plan.now_held[t]:
+            plan.seen[offers[r.offer.identity].id].pop(t, None)  # type: ignore[index]
+    if sr.next_after(hi) is not None:
+        # only offers observed (or held) after the range can be judged differently later
+        later = {ident for ident, o in offers.items() if epoch(o.last_seen) > hi}
+        later |= {ident for by_ident in _held(session, provider, offers, hi + 1).values() for ident in by_ident}
+        at_hi = {ident: q.price_per_hour for ident, q in held.get(hi, {}).items()}
+        behind = [i for i in later if previous.get(i) != as_stored.get(i) or pending.get(i) != at_hi.get(i)]
+        if behind:
+            plan.synced = False
+            plan.resume_at = _next_candidate(session, provider, sr, offers, behind, stored, hi)
+    return plan
+
+
+def _next_candidate(session: Session, provider: str, sr: _Series, offers: Mapping[Identity, Offer],
+                    idents: Iterable[Identity], stored: Iterable[Mapping[str, Any]], hi: int) -> int:
+    """The first snapshot after ``hi`` at which one of ``idents`` was observed or held (until
+    then its judgement cannot differ, so the range may widen to it in one step)."""
+    ids = {offers[i].id for i in idents}
+    nxt = sr.next_after(hi)
+    assert nxt is not None
+    if any(r["offer_id"] in ids and r["last_seen"] > hi for r in stored):
+        return nxt
+    wanted = set(idents)
+    times = [t for t, by_ident in _held(session, provider, offers, hi + 1).items() if wanted & set(by_ident)]
+    if (first := series_db.next_first_seen(session.connection(), ids, hi)) is not None:
+        times.append(first)
+    return max(nxt, min(times, default=nxt))
+
+
 def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
                     run: ScrapeRun, result: ImportResult, currency_rates: Mapping[str, float] | None) -> tuple[int, int] | None:
     """Re-cut ``provider``'s intervals of one series over the range the new snapshots affect,
@@ -160,73 +281,50 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     range of snapshot times changed, or ``None`` when nothing was."""
     conn = session.connection()
     offers = _series_offers(session, provider, sr.name)
-    by_id = {o.id: ident for ident, o in offers.items()}
-    lo, hi = sr.bounds()
-    affected = series_db.intervals_between(conn, by_id, lo, hi)
-    if not affected and not any(by_time.get(t) for t in sr.new):
+    hi_at_least = max(sr.new)
+    plan = _plan(session, provider, sr, by_time, offers, hi_at_least, currency_rates)
+    while plan is not None and not plan.synced:  # a judgement changed at the end: widen until none does
+        assert plan.resume_at is not None and plan.resume_at > hi_at_least
+        hi_at_least = plan.resume_at
+        plan = _plan(session, provider, sr, by_time, offers, hi_at_least, currency_rates)
+    if plan is None:
         return None
-    lo = min([lo, *(r["first_seen"] for r in affected)])
-    hi = max([hi, *(r["last_seen"] for r in affected)])
-    times = [t for t in sr.times if lo <= t <= hi]
-    stored_times = [t for t in times if t not in sr.new]
-    seen: dict[int, dict[int, Seen]] = defaultdict(dict)
-    for r in affected:
-        s = Seen(r["gpu_id"], r["kind_id"], r["currency_id"], r["price_per_hour"], r["price_per_gpu_hour"], r["available"])
-        for t in stored_times[bisect_left(stored_times, r["first_seen"]):bisect_right(stored_times, r["last_seen"])]:
-            seen[r["offer_id"]][t] = s
-    # validation in time order, as the collections would have gone: against each offer's price
-    # at its latest observation before, and the prices held at the snapshot before
-    held = _held(session, provider, lo, hi)
-    previous = {by_id[o]: p for o, p in series_db.prices_before(conn, by_id, lo).items()}
-    starts: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for r in series_db.intervals_between(conn, by_id, lo, hi):
-        if r["first_seen"] < lo:
-            previous[by_id[r["offer_id"]]] = r["price_per_hour"]
-        else:
-            starts[r["first_seen"]].append(r)
-    pending: dict[Identity, float] = {}
-    accepted_at: dict[int, list[NormalisedOffer]] = {}
-    for t in times:
-        if t not in sr.new:
-            previous.update({by_id[r["offer_id"]]: r["price_per_hour"] for r in starts.get(t, [])})
-            pending = held.get(t, {})
-            continue
-        normalised = [_tagged(normalise(o, currency_rates), sr.name) for o in by_time.get(t, [])]
-        accepted, rejected = validate(normalised, previous, pending)
-        accepted_at[t] = accepted
+    lo, hi, seen = plan.lo, plan.hi, plan.seen  # the whole of every interval taking part
+    for t, rejected in [*plan.rejected_at.items(), *plan.now_held.items()]:
         quarantined = store_stage.store_quarantine(session, run.id, rejected, from_epoch(t))
-        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
-        previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
-        result.observations += len(normalised)
-        result.stored += len(accepted)
         result.quarantined += quarantined
-        result.snapshots += 1
-        run.offers_seen += len(normalised)
         run.quarantined += quarantined
+    for q in plan.now_accepted:
+        session.delete(q)
+    for t, accepted in plan.accepted_at.items():
+        n = len(accepted) + len(plan.rejected_at[t])
+        result.observations += n
+        result.stored += len(accepted)
+        result.snapshots += 1
+        run.offers_seen += n
         for o in accepted:
             if o.gpu is None:
                 result.unmapped[o.gpu_raw] += 1
                 run.unmapped += 1
 
-    fresh = _upsert_offers(session, provider, offers, accepted_at)
+    fresh = _upsert_offers(session, provider, offers, plan.accepted_at)
     earlier = {o.id for o in offers.values() if o.id not in fresh and epoch(o.first_seen) < lo}
+    now = [(t, o) for t, acc in plan.accepted_at.items() for o in acc]
+    now += [(epoch(q.observed_at), _held_offer(q)) for q in plan.now_accepted]
     ids = labels.ensure(conn, [("provider", provider)]
-                        + [(sp, v) for acc in accepted_at.values() for o in acc
-                           for sp, v in (("kind", o.kind), ("currency", o.currency))]
-                        + [("gpu", o.gpu) for acc in accepted_at.values() for o in acc if o.gpu is not None])
+                        + [(sp, v) for _t, o in now for sp, v in (("kind", o.kind), ("currency", o.currency))]
+                        + [("gpu", o.gpu) for _t, o in now if o.gpu is not None])
     pid = ids[("provider", provider)]
-    for t, acc in accepted_at.items():
-        for o in acc:
-            if o.price_per_hour is None or o.price_per_gpu_hour is None:
-                continue  # listed without a price: an offer, no interval
-            seen[offers[o.identity].id][t] = Seen(  # type: ignore[index]
-                ids[("gpu", o.gpu)] if o.gpu is not None else None, ids[("kind", o.kind)], ids[("currency", o.currency)],
-                o.price_per_hour, o.price_per_gpu_hour, o.available)
+    for t, o in now:
+        if o.price_per_hour is None or o.price_per_gpu_hour is None:
+            continue  # listed without a price: an offer, no interval
+        seen[offers[o.identity].id][t] = Seen(  # type: ignore[index]
+            ids[("gpu", o.gpu)] if o.gpu is not None else None, ids[("kind", o.kind)], ids[("currency", o.currency)],
+            o.price_per_hour, o.price_per_gpu_hour, o.available)
 
-    ends = {(r["offer_id"], r["last_seen"]): r["ends_at"] for r in affected}
+    ends = {(r["offer_id"], r["last_seen"]): r["ends_at"] for r in plan.stored}
     rows = []
-    for r in cut(times, seen, sr.max_gap_s, earlier):
+    for r in cut([t for t in sr.times if lo <= t <= hi], seen, sr.max_gap_s, earlier):
         nxt = sr.next_after(r.last)
         rows.append({"offer_id": r.offer_id, "provider_id": pid, "gpu_id": r.seen.gpu_id, "kind_id": r.seen.kind_id,
                      "currency_id": r.seen.currency_id, "price_per_hour": r.seen.price_per_hour,
@@ -235,7 +333,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
                      "ends_at": nxt if nxt is not None else ends.get((r.offer_id, r.last)),
                      "observations": r.observations, "_start": r.start})
     key = series_db.INTERVAL_COLUMNS
-    before = {tuple(r[c] for c in key): r["id"] for r in affected}
+    before = {tuple(r[c] for c in key): r["id"] for r in plan.stored}
     after = {tuple(r[c] for c in key): r for r in rows}
     drop = [i for k, i in before.items() if k not in after]
     insert = [r for k, r in after.items() if k not in before]
@@ -247,7 +345,8 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
         run.returned_offers += start == "returned"
     result.new_offers += len(fresh)
     run.new_offers += len(fresh)
-    touched = {r["offer_id"] for r in affected if r["id"] in set(drop)} | {r["offer_id"] for r in insert}
+    dropped = set(drop)
+    touched = {r["offer_id"] for r in plan.stored if r["id"] in dropped} | {r["offer_id"] for r in insert}
     series_db.replace_intervals(conn, pid, drop, insert, touched, lo, hi)
     return lo, sr.next_after(hi) or hi
 
