@@ -14,6 +14,7 @@ rate) are left out rather than mixed in.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -385,12 +386,17 @@ def utc(ts: datetime | pd.Timestamp | None) -> pd.Timestamp | None:
 
 
 def py_value(v: Any) -> Any:
-    """A DataFrame cell as a plain Python value for JSON/CSV: NaN/NaT -> None, Timestamp -> datetime."""
-    if v is None:
-        return None
+    """A DataFrame cell as a plain Python value for JSON/CSV: NaN/NaT -> None, Timestamp -> datetime.
+
+    The common cases come first and cheaply (a year of history is tens of thousands of cells):
+    text is itself, a float (``np.float64`` is one) is checked with ``math.isnan``."""
+    if v is None or isinstance(v, str):
+        return v
     if isinstance(v, pd.Timestamp):
         return None if pd.isna(v) else v.to_pydatetime()
-    if isinstance(v, (np.floating, float)):
+    if isinstance(v, float):
+        return None if math.isnan(v) else float(v)
+    if isinstance(v, np.floating):
         return None if np.isnan(v) else float(v)
     if isinstance(v, np.integer):
         return int(v)
