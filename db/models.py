@@ -16,10 +16,13 @@ Storage model (why it is shaped this way):
 * ``offer_state`` is the current state: per offer, its newest interval. Previous prices,
   market medians and "what is on sale now" read it instead of scanning history, so the work
   of one collection does not grow with the length of the history.
-* ``rollup_hour`` / ``rollup_day`` hold min, median, max and offer count per (gpu, provider,
-  kind, bucket), maintained by the store as data arrives (``db.rollups``): long-range
-  history reads them instead of the raw intervals, which may be pruned after
-  ``retention.raw_days``.
+* ``rollup_day`` holds min, median, max and offer count per (gpu, provider, kind, day);
+  ``rollup_hour_run`` holds the same figures per hour as runs: one row per run of consecutive
+  hours with equal figures of one ``rollup_series`` (gpu, provider, kind). Hourly figures
+  rarely change from one hour to the next, so runs take a sixth of the rows one row per hour
+  would (and less than the raw intervals). Both are maintained by the store as data arrives
+  (``db.rollups``): long-range history reads them instead of the raw intervals, which may be
+  pruned after ``retention.raw_days``.
 * ``scrape_run`` records every attempt per provider, whatever happened; ``provider``
   remembers the last attempt, so the store can tell a continuous run from a gap.
 * ``snapshot_time`` holds every snapshot time of an imported archive series (a collection
@@ -160,8 +163,11 @@ class OfferState(SQLModel, table=True):
     last_seen: int = Field(sa_type=BigInteger)
 
 
-class _Rollup(SQLModel):
-    """Min, median, max and number of offers of one (gpu, provider, kind) over one bucket."""
+class RollupDay(SQLModel, table=True):
+    """Min, median, max and number of offers of one (gpu, provider, kind) over one day."""
+
+    __tablename__ = "rollup_day"
+    __table_args__ = {"sqlite_with_rowid": False}
 
     gpu_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
     bucket: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
@@ -173,14 +179,34 @@ class _Rollup(SQLModel):
     offers: int
 
 
-class RollupHour(_Rollup, table=True):
-    __tablename__ = "rollup_hour"
-    __table_args__ = {"sqlite_with_rowid": False}
+class RollupSeries(SQLModel, table=True):
+    """One (gpu, provider, kind) with hourly roll-ups: runs carry this small id instead of three."""
+
+    __tablename__ = "rollup_series"
+    __table_args__ = (UniqueConstraint("gpu_id", "provider_id", "kind_id", name="uq_rollup_series"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    gpu_id: int = Field(sa_type=SmallInteger)
+    provider_id: int = Field(sa_type=SmallInteger)
+    kind_id: int = Field(sa_type=SmallInteger)
 
 
-class RollupDay(_Rollup, table=True):
-    __tablename__ = "rollup_day"
+class RollupHourRun(SQLModel, table=True):
+    """Min, median, max and number of offers of one series, equal over ``hours`` consecutive
+    hours from hour ``start`` (hours since the epoch: three bytes in SQLite where seconds take
+    four). A run is at most ``db.rollups.MAX_RUN`` hours long, so the runs of a range are found
+    by a primary-key range starting that far before it."""
+
+    __tablename__ = "rollup_hour_run"
     __table_args__ = {"sqlite_with_rowid": False}
+
+    series_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    start: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    hours: int = Field(sa_type=SmallInteger)
+    min: float
+    median: float
+    max: float
+    offers: int
 
 
 class StoreMeta(SQLModel, table=True):

@@ -14,19 +14,22 @@ and by the raw-interval path of the analysis, so the two always agree:
 * Buckets at least as long as the collection interval see observations only, so a price last
   seen at 23:35 is not carried into the next day.
 
-Roll-ups: ``rollup_hour`` and ``rollup_day`` hold, per (gpu, provider, kind, bucket), the
-min, median and max USD price per GPU-hour over the intervals counting in the bucket and the
-number of distinct offers among them. They cover USD intervals of mapped GPUs (what the
-analysis reads). The store refreshes a provider's buckets around each collection
-(``refresh``), and ``rebuild`` recomputes everything (after an import or a migration).
-Because a roll-up row is one provider's, each provider's refresh is independent of the
-others and its cost depends on that collection's size, not on the history's length.
+Roll-ups hold, per (gpu, provider, kind, bucket), the min, median and max USD price per
+GPU-hour over the intervals counting in the bucket and the number of distinct offers among
+them: ``rollup_day`` one row per day, ``rollup_hour_run`` one row per run of consecutive hours
+with equal figures (``read`` expands runs into the same one-row-per-bucket frame; ``read_runs``
+hands them over as they are). They cover USD intervals of mapped GPUs (what the analysis
+reads). The store refreshes a provider's buckets around each collection (``refresh``), and
+``rebuild`` recomputes everything (after an import or a migration). Because a roll-up row is
+one provider's, each provider's refresh is independent of the others; it reads only the
+intervals of the days it touches and computes with numpy on arrays of that size, so its
+cost depends on a day of that provider's data, not on the length of the history.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -38,16 +41,24 @@ from db import labels
 HOUR = 3600
 DAY = 86_400
 WEEK = 7 * DAY
-#: Roll-up tables by bucket length.
-TABLES = {HOUR: "rollup_hour", DAY: "rollup_day"}
+#: The roll-up steps.
+STEPS = (HOUR, DAY)
+DAY_TABLE = "rollup_day"
+RUN_TABLE = "rollup_hour_run"
+#: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
+#: many hours before it (one byte in SQLite).
+MAX_RUN = 120
 #: Collection interval assumed for a provider that never recorded one.
 DEFAULT_INTERVAL_S = 3600
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
 _NEVER = np.iinfo(np.int64).max // 4
 
-RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "price",
-               "first_seen", "last_seen", "ends_at"]
+COLUMNS = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
+RUN_COLUMNS = ["gpu_id", "provider_id", "kind_id", "first", "last", "min", "median", "max", "offers"]
+
+#: One bucket's figures: (min, median, max, offers).
+Figures = tuple[float, float, float, int]
 
 
 def fetch_tuples(conn: Connection, statement: Any, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
@@ -78,26 +89,27 @@ def hold_end(last_seen: np.ndarray, ends_at: np.ndarray, interval_s: np.ndarray)
     return np.minimum(ends, last_seen + interval_s)
 
 
-def spans(df: pd.DataFrame, step: int, first_col: str = "first_seen", last_col: str = "last_seen") -> tuple[np.ndarray, np.ndarray]:
-    """First and last bucket index (bucket start = origin + index * step) each interval counts in.
-
-    ``df`` has integer ``first_seen``, ``last_seen``, ``interval_s`` and float ``ends_at``,
-    ``next_seen`` (the offer's next observation after this interval; NaN when none).
-    """
+def span_indices(first_seen: np.ndarray, last_seen: np.ndarray, ends_at: np.ndarray, interval_s: np.ndarray,
+                 next_seen: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """First and last bucket index (bucket start = origin + index * step) each interval counts
+    in, from integer ``first_seen``/``last_seen``/``interval_s`` and float ``ends_at``/``next_seen``
+    (NaN: none) arrays."""
     o = origin(step)
-    first_seen = df[first_col].to_numpy(dtype=np.int64)
-    last_seen = df[last_col].to_numpy(dtype=np.int64)
-    interval_s = df["interval_s"].to_numpy(dtype=np.int64)
     first = (first_seen - o) // step
     observed = (last_seen - o) // step
-    end = hold_end(last_seen, df["ends_at"].to_numpy(dtype=float), interval_s)
-    held = (end - 1 - o) // step
-    nxt = df["next_seen"].to_numpy(dtype=float)
-    next_bucket = np.where(np.isnan(nxt), _NEVER, (np.nan_to_num(nxt, nan=0).astype(np.int64) - o) // step)
+    held = (hold_end(last_seen, ends_at, interval_s) - 1 - o) // step
+    next_bucket = np.where(np.isnan(next_seen), _NEVER, (np.nan_to_num(next_seen, nan=0).astype(np.int64) - o) // step)
     held = np.where((held > observed) & (next_bucket == held), held - 1, held)
     fine = step < interval_s
-    last = np.where(fine, np.maximum(held, observed), observed)
-    return first, last
+    return first, np.where(fine, np.maximum(held, observed), observed)
+
+
+def spans(df: pd.DataFrame, step: int, first_col: str = "first_seen", last_col: str = "last_seen") -> tuple[np.ndarray, np.ndarray]:
+    """``span_indices`` of a frame with integer ``first_seen``, ``last_seen``, ``interval_s`` and
+    float ``ends_at``, ``next_seen`` (the offer's next observation after this interval; NaN when none)."""
+    return span_indices(df[first_col].to_numpy(dtype=np.int64), df[last_col].to_numpy(dtype=np.int64),
+                        df["ends_at"].to_numpy(dtype=float), df["interval_s"].to_numpy(dtype=np.int64),
+                        df["next_seen"].to_numpy(dtype=float), step)
 
 
 def with_next_seen(df: pd.DataFrame, first_col: str = "first_seen") -> pd.DataFrame:
@@ -134,17 +146,6 @@ def expand(df: pd.DataFrame, step: int, lo: int, hi: int, max_rows: int | None =
     return out
 
 
-def summarise(expanded: pd.DataFrame) -> pd.DataFrame:
-    """Roll-up rows (gpu_id, bucket, provider_id, kind_id, min, median, max, offers)."""
-    cols = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
-    if expanded.empty:
-        return pd.DataFrame(columns=cols)
-    g = expanded.groupby(["gpu_id", "bucket", "provider_id", "kind_id"], sort=True)
-    out = g["price"].agg(["min", "median", "max"])
-    out["offers"] = g["offer_id"].nunique()
-    return out.reset_index()[cols]
-
-
 def provider_intervals(conn: Connection) -> dict[int, int]:
     """Collection interval in seconds by provider label id (default one hour)."""
     rows = conn.execute(text(
@@ -157,57 +158,101 @@ def gpu_ids(conn: Connection) -> list[int]:
     return sorted(labels.names(conn, "gpu"))
 
 
-def load_raw(
-    conn: Connection,
-    *,
-    gpu_ids: Iterable[int],
-    since: int | None = None,
-    until: int | None = None,
-    provider_ids: Iterable[int] | None = None,
-    kind_ids: Iterable[int] | None = None,
-    usd_only: bool = True,
-    slack: int = 0,
-) -> pd.DataFrame:
-    """USD intervals of the given GPUs that may count in ``[since, until]``, with ``interval_s``
-    and ``next_seen``. ``slack`` widens the lower bound (holds reach past ``last_seen``)."""
-    gpus = list(gpu_ids)
-    if not gpus:
-        return pd.DataFrame(columns=[*RAW_COLUMNS, "interval_s", "next_seen"])
-    sql = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at "
-           "FROM price_interval WHERE gpu_id IN :gpus")
-    params: dict[str, object] = {"gpus": gpus}
-    binds = [bindparam("gpus", expanding=True)]
+class Intervals(NamedTuple):
+    """One provider's USD intervals of mapped GPUs as arrays (``next_seen``: NaN when none loaded)."""
+
+    offer: np.ndarray
+    gpu: np.ndarray
+    kind: np.ndarray
+    price: np.ndarray
+    first_seen: np.ndarray
+    last_seen: np.ndarray
+    ends_at: np.ndarray
+    next_seen: np.ndarray
+
+    def window(self, keep: np.ndarray) -> Intervals:
+        return Intervals(*(a[keep] for a in self))
+
+
+def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None) -> Intervals:
+    """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
+    widened by the hold), through the GPU index, as numpy arrays (no per-row objects)."""
+    sql = ("SELECT id, offer_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at FROM price_interval "
+           "WHERE gpu_id IN :gpus AND provider_id = :p AND currency_id = :usd")
+    usd = labels.lookup(conn, "currency", ["USD"])
+    params: dict[str, object] = {"gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1}
     if since is not None:
         sql += " AND last_seen >= :since"
-        params["since"] = since - slack
+        params["since"] = since
     if until is not None:
         sql += " AND first_seen <= :until"
         params["until"] = until
-    if provider_ids is not None:
-        sql += " AND provider_id IN :providers"
-        params["providers"] = list(provider_ids) or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if kind_ids is not None:
-        sql += " AND kind_id IN :kinds"
-        params["kinds"] = list(kind_ids) or [-1]
-        binds.append(bindparam("kinds", expanding=True))
-    if usd_only:
-        usd = labels.lookup(conn, "currency", ["USD"])
-        sql += " AND currency_id = :usd"
-        params["usd"] = usd[0] if usd else -1
-    rows = fetch_tuples(conn, text(sql).bindparams(*binds), params)
-    return _typed(conn, pd.DataFrame(rows, columns=RAW_COLUMNS))
+    rows = fetch_tuples(conn, text(sql).bindparams(bindparam("gpus", expanding=True)), params)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 8
+    ids, offer, gpu, kind = (np.array(c, dtype=np.int64) for c in cols[:4])
+    price = np.array(cols[4], dtype=float)
+    first_seen, last_seen = np.array(cols[5], dtype=np.int64), np.array(cols[6], dtype=np.int64)
+    ends_at = np.array([np.nan if e is None else e for e in cols[7]], dtype=float)
+    order = np.lexsort((ids, first_seen, offer))
+    offer, gpu, kind, price = offer[order], gpu[order], kind[order], price[order]
+    first_seen, last_seen, ends_at = first_seen[order], last_seen[order], ends_at[order]
+    next_seen = np.full(len(order), np.nan)
+    if len(order) > 1:
+        same = offer[1:] == offer[:-1]
+        next_seen[:-1] = np.where(same, first_seen[1:], np.nan)
+    return Intervals(offer, gpu, kind, price, first_seen, last_seen, ends_at, next_seen)
 
 
-def _typed(conn: Connection, df: pd.DataFrame) -> pd.DataFrame:
-    """Raw interval rows with numeric dtypes, ``interval_s`` and ``next_seen``."""
-    df["ends_at"] = df["ends_at"].astype(float)
-    df["price"] = df["price"].astype(float)
-    for c in ("first_seen", "last_seen", "interval_id", "offer_id", "provider_id", "gpu_id", "kind_id"):
-        df[c] = df[c].astype(np.int64)
-    intervals = provider_intervals(conn)
-    df["interval_s"] = df["provider_id"].map(lambda p: intervals.get(p, DEFAULT_INTERVAL_S)).astype(np.int64)
-    return with_next_seen(df)
+class Summary(NamedTuple):
+    """Figures per (gpu, kind, bucket index) of one provider, sorted by gpu, kind, bucket."""
+
+    gpu: np.ndarray
+    kind: np.ndarray
+    bucket: np.ndarray
+    min: np.ndarray
+    median: np.ndarray
+    max: np.ndarray
+    offers: np.ndarray
+
+
+def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -> Summary:
+    """Min, median, max and distinct offers per (gpu, kind, bucket) over the intervals counting
+    in buckets ``b_lo..b_hi`` (bucket indices of ``step``), with numpy sorts only."""
+    first, last = span_indices(iv.first_seen, iv.last_seen, iv.ends_at, np.full(len(iv.offer), interval_s),
+                               iv.next_seen, step)
+    first, last = np.maximum(first, b_lo), np.minimum(last, b_hi)
+    counts = np.where(last >= first, last - first + 1, 0)
+    total = int(counts.sum())
+    idx = np.repeat(np.arange(len(counts)), counts)
+    bucket = np.repeat(first, counts) + np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    gpu, kind, offer, price = iv.gpu[idx], iv.kind[idx], iv.offer[idx], iv.price[idx]
+    by_price = np.lexsort((price, bucket, kind, gpu))
+    g, k, b, p = gpu[by_price], kind[by_price], bucket[by_price], price[by_price]
+    new = np.ones(total, dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1]) | (b[1:] != b[:-1])
+    starts = np.flatnonzero(new)
+    n = np.diff(np.append(starts, total))
+    by_offer = np.lexsort((offer, bucket, kind, gpu))  # the same groups in the same order
+    o, ob = offer[by_offer], np.zeros(total, dtype=bool)
+    ob[:1] = True
+    ob[1:] = new[1:] | (o[1:] != o[:-1])
+    distinct = np.add.reduceat(ob.astype(np.int64), starts) if total else np.zeros(0, dtype=np.int64)
+    median = (p[starts + (n - 1) // 2] + p[starts + n // 2]) / 2
+    return Summary(g[starts], k[starts], b[starts], p[starts], median, p[starts + n - 1], distinct)
+
+
+def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Summary) -> int:
+    """Replace ``provider_id``'s day roll-ups of days ``b_lo..b_hi`` (indices) by ``s``."""
+    conn.execute(text(f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id = :p AND bucket >= :lo "
+                      "AND bucket <= :hi").bindparams(bindparam("gpus", expanding=True)),
+                 {"gpus": gpu_ids(conn) or [-1], "p": provider_id, "lo": b_lo * DAY, "hi": b_hi * DAY})
+    if not len(s.gpu):
+        return 0
+    values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), [provider_id] * len(s.gpu), s.kind.tolist(),
+                      s.min.tolist(), s.median.tolist(), s.max.tolist(), s.offers.tolist(), strict=True))
+    conn.exec_driver_sql(f"INSERT INTO {DAY_TABLE} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
+                         f"VALUES ({_placeholders(conn, 8)})", values)
+    return len(values)
 
 
 def _placeholders(conn: Connection, n: int) -> str:
@@ -215,46 +260,104 @@ def _placeholders(conn: Connection, n: int) -> str:
     return ", ".join([mark] * n)
 
 
-def _write(conn: Connection, table: str, rows: pd.DataFrame) -> int:
-    """Insert roll-up rows with one driver-level ``executemany`` (no per-row SQLAlchemy work)."""
-    if rows.empty:
-        return 0
-    values = list(zip(rows["gpu_id"].astype(int).tolist(), rows["bucket"].astype(int).tolist(),
-                      rows["provider_id"].astype(int).tolist(), rows["kind_id"].astype(int).tolist(),
-                      rows["min"].astype(float).tolist(), rows["median"].astype(float).tolist(),
-                      rows["max"].astype(float).tolist(), rows["offers"].astype(int).tolist(), strict=True))
-    conn.exec_driver_sql(
-        f"INSERT INTO {table} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
-        f"VALUES ({_placeholders(conn, 8)})", values)
+def series_ids(conn: Connection, provider_id: int | None = None, wanted: Iterable[tuple[int, int, int]] = ()) -> dict[tuple[int, int, int], int]:
+    """Ids of (gpu, provider, kind) series, creating the ``wanted`` ones that are missing;
+    returns ``provider_id``'s series (or every series) as ``{(gpu, provider, kind): id}``."""
+    def stored() -> dict[tuple[int, int, int], int]:
+        sql, params = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series", {}
+        if provider_id is not None:
+            sql, params = sql + " WHERE provider_id = :p", {"p": provider_id}
+        return {(g, p, k): i for i, g, p, k in conn.execute(text(sql), params).all()}
+
+    have = stored()
+    missing = sorted(set(wanted) - have.keys())
+    if missing:
+        conn.execute(text("INSERT INTO rollup_series (gpu_id, provider_id, kind_id) VALUES (:g, :p, :k) "
+                          "ON CONFLICT (gpu_id, provider_id, kind_id) DO NOTHING"),
+                     [{"g": g, "p": p, "k": k} for g, p, k in missing])
+        have = stored()
+    return have
+
+
+def encode(hours: Sequence[int], figures: Sequence[Figures]) -> list[tuple[int, int, Figures]]:
+    """Runs ``(start, hours, figures)`` of ascending hours with their figures: consecutive hours
+    with equal figures share a run of at most ``MAX_RUN`` hours."""
+    runs: list[tuple[int, int, Figures]] = []
+    for h, f in zip(hours, figures, strict=True):
+        if runs:
+            start, n, last = runs[-1]
+            if h == start + n and f == last and n < MAX_RUN:
+                runs[-1] = (start, n + 1, last)
+                continue
+        runs.append((h, 1, f))
+    return runs
+
+
+def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]]) -> int:
+    """Insert ``(series_id, start, hours, figures)`` runs with one driver-level ``executemany``."""
+    values = [(sid, start, n, *f) for sid, start, n, f in rows]
+    if values:
+        conn.exec_driver_sql(f"INSERT INTO {RUN_TABLE} (series_id, start, hours, min, median, max, offers) "
+                             f"VALUES ({_placeholders(conn, 7)})", values)
     return len(values)
 
 
-def _recompute(conn: Connection, raw: pd.DataFrame, provider_id: int, step: int, b_lo: int, b_hi: int) -> int:
-    """Replace ``provider_id``'s roll-ups of ``step`` for buckets ``[b_lo, b_hi]`` by what ``raw`` gives."""
-    rows = summarise(expand(raw, step, b_lo, b_hi))
-    conn.execute(text(f"DELETE FROM {TABLES[step]} WHERE provider_id = :p AND bucket >= :lo AND bucket <= :hi"),
-                 {"lo": b_lo, "hi": b_hi, "p": provider_id})
-    return _write(conn, TABLES[step], rows)
+def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Summary) -> int:
+    """Replace ``provider_id``'s hourly figures of hours ``h_lo..h_hi`` by ``s``, merging them with
+    the runs that overlap or touch that range; returns the number of runs written."""
+    sids = series_ids(conn, provider_id, {(g, provider_id, k) for g, k in zip(s.gpu.tolist(), s.kind.tolist(), strict=True)})
+    if not sids:
+        return 0
+    old = fetch_tuples(conn, text(
+        f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} WHERE series_id IN :sids "
+        "AND start >= :a AND start <= :b AND start + hours >= :lo").bindparams(bindparam("sids", expanding=True)),
+        {"sids": sorted(sids.values()), "a": h_lo - MAX_RUN, "b": h_hi + 1, "lo": h_lo})
+    values: dict[int, dict[int, Figures]] = {}
+    old_runs: dict[int, set[tuple[int, int, Figures]]] = {}
+    for sid, start, n, mn, md, mx, offers in old:
+        f: Figures = (float(mn), float(md), float(mx), int(offers))
+        old_runs.setdefault(sid, set()).add((start, n, f))
+        per = values.setdefault(sid, {})
+        for h in range(start, start + n):
+            if not h_lo <= h <= h_hi:
+                per[h] = f
+    for g, k, h, mn, md, mx, offers in zip(*(a.tolist() for a in s), strict=True):
+        values.setdefault(sids[(g, provider_id, k)], {})[h] = (mn, md, mx, offers)
+    gone: list[tuple[int, int]] = []
+    new: list[tuple[int, int, int, Figures]] = []
+    for sid, per in values.items():
+        hours = sorted(per)
+        runs = encode(hours, [per[h] for h in hours])
+        before = old_runs.get(sid, set())
+        if set(runs) == before:
+            continue
+        gone += [(sid, start) for start, _, _ in before]
+        new += [(sid, *run) for run in runs]
+    if gone:
+        conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {_placeholders(conn, 1)} "
+                             f"AND start = {_placeholders(conn, 1)}", gone)
+    return write_runs(conn, new)
+
+
+def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int) -> int:
+    d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
+    h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
+    written = _write_days(conn, provider_id, d_lo, d_hi, summarise(iv, DAY, interval_s, d_lo, d_hi))
+    return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise(iv, HOUR, interval_s, h_lo, h_hi))
 
 
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None) -> int:
     """Recompute ``provider_id``'s hourly and daily roll-ups for the buckets holding ``[lo, hi]``
     (never before the raw-retention horizon: those buckets are all that is left of them).
 
-    Returns the number of roll-up rows written."""
-    intervals = intervals if intervals is not None else provider_intervals(conn)
-    interval_s = intervals.get(provider_id, DEFAULT_INTERVAL_S)
+    Reads only the provider's intervals of the days holding ``[lo, hi]``. Returns the number of
+    roll-up rows written."""
+    interval_s = (intervals if intervals is not None else provider_intervals(conn)).get(provider_id, DEFAULT_INTERVAL_S)
     lo = max(lo, raw_horizon(conn))
-    gpus = gpu_ids(conn)
-    written = 0
-    for step in TABLES:
-        b_lo, b_hi = floor(lo, step), floor(hi, step)
-        if b_hi < b_lo:
-            continue
-        raw = load_raw(conn, gpu_ids=gpus, since=b_lo, until=b_hi + step - 1, provider_ids=[provider_id],
-                       slack=max(interval_s, step))
-        written += _recompute(conn, raw, provider_id, step, b_lo, b_hi)
-    return written
+    if hi < lo:
+        return 0
+    iv = load(conn, provider_id, since=floor(lo, DAY) - interval_s, until=floor(hi, DAY) + DAY - 1)
+    return _refresh_window(conn, iv, provider_id, interval_s, lo, hi)
 
 
 def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None) -> int:
@@ -263,7 +366,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     Roll-ups of buckets before the raw-retention horizon (``prune``) are kept as they are:
     only the range that raw data still covers whole is recomputed. Each provider's intervals
     are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
-    ``horizon`` overrides the stored one (a migration older than ``store_meta`` passes 0)."""
+    ``horizon`` overrides the stored one."""
     intervals = provider_intervals(conn)
     horizon = raw_horizon(conn) if horizon is None else horizon
     pids = list(provider_ids) if provider_ids is not None else sorted(
@@ -271,21 +374,17 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     )
     written = 0
     for pid in pids:
-        raw = load_raw(conn, gpu_ids=gpu_ids(conn), provider_ids=[pid])
-        if raw.empty:
+        iv = load(conn, pid)
+        if not len(iv.offer):
             continue
         interval_s = intervals.get(pid, DEFAULT_INTERVAL_S)
-        lo = max(int(raw["first_seen"].min()), horizon)
-        hi = int(raw["last_seen"].max()) + interval_s
+        lo = max(int(iv.first_seen.min()), horizon)
+        hi = int(iv.last_seen.max()) + interval_s
         start = floor(lo, DAY)
-        first_s, last_s = raw["first_seen"].to_numpy(), raw["last_seen"].to_numpy()
         while start <= hi:
             end = min(start + REBUILD_WINDOW - 1, hi)
-            for step in TABLES:
-                b_lo, b_hi = max(floor(start, step), floor(lo, step)), floor(end, step)
-                slack = max(interval_s, step)
-                window = raw[(last_s >= b_lo - slack) & (first_s <= b_hi + step - 1)]
-                written += _recompute(conn, window, pid, step, b_lo, b_hi)
+            near = (iv.last_seen >= start - interval_s) & (iv.first_seen <= end)
+            written += _refresh_window(conn, iv.window(near), pid, interval_s, max(start, lo), end)
             start += REBUILD_WINDOW
     return written
 
@@ -320,6 +419,57 @@ def prune(conn: Connection, before: int) -> int:
     return int(deleted or 0)
 
 
+def _label_terms(column: str, name: str, ids: Iterable[int] | None, params: dict[str, object],
+                 binds: list[Any]) -> str:
+    if ids is None:
+        return ""
+    params[name] = list(ids) or [-1]
+    binds.append(bindparam(name, expanding=True))
+    return f" AND {column} IN :{name}"
+
+
+def read_runs(
+    conn: Connection,
+    *,
+    gpu_ids: Iterable[int],
+    lo: int,
+    hi: int,
+    provider_ids: Iterable[int] | None = None,
+    kind_ids: Iterable[int] | None = None,
+) -> pd.DataFrame:
+    """Hourly roll-ups as runs (``RUN_COLUMNS``: ``first``/``last`` bucket starts, epoch
+    seconds), clipped to the hours starting in ``[lo, hi]``: one row per run of equal figures,
+    for callers that can use a price over a stretch of hours without one row per hour."""
+    gpus = list(gpu_ids)
+    if not gpus:
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    params: dict[str, object] = {"gpus": gpus}
+    binds: list[Any] = [bindparam("gpus", expanding=True)]
+    sql = ("SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
+           + _label_terms("provider_id", "providers", provider_ids, params, binds)
+           + _label_terms("kind_id", "kinds", kind_ids, params, binds))
+    series = {i: (g, p, k) for i, g, p, k in conn.execute(text(sql).bindparams(*binds), params).all()}
+    h_lo, h_hi = -(-lo // HOUR), hi // HOUR
+    if not series or h_hi < h_lo:
+        return pd.DataFrame(columns=RUN_COLUMNS)
+    rows = fetch_tuples(conn, text(
+        f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} WHERE series_id IN :sids "
+        "AND start >= :a AND start <= :b AND start + hours > :lo").bindparams(bindparam("sids", expanding=True)),
+        {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    runs = pd.DataFrame(rows, columns=["series_id", "start", "hours", "min", "median", "max", "offers"])
+    sid = runs["series_id"].to_numpy(dtype=np.int64)
+    start = runs["start"].to_numpy(dtype=np.int64)
+    keys = np.array([series[i] for i in sid.tolist()], dtype=np.int64).reshape(-1, 3)
+    out = pd.DataFrame({
+        "gpu_id": keys[:, 0], "provider_id": keys[:, 1], "kind_id": keys[:, 2],
+        "first": np.maximum(start, h_lo) * HOUR,
+        "last": np.minimum(start + runs["hours"].to_numpy(dtype=np.int64) - 1, h_hi) * HOUR,
+        "min": runs["min"].astype(float), "median": runs["median"].astype(float), "max": runs["max"].astype(float),
+        "offers": runs["offers"].astype(np.int64),
+    })
+    return out.sort_values(["gpu_id", "provider_id", "kind_id", "first"], ignore_index=True)
+
+
 def read(
     conn: Connection,
     step: int,
@@ -330,21 +480,57 @@ def read(
     provider_ids: Iterable[int] | None = None,
     kind_ids: Iterable[int] | None = None,
 ) -> pd.DataFrame:
-    """Roll-up rows of buckets starting in ``[lo, hi]`` (a primary-key range per GPU)."""
-    cols = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
+    """Roll-up rows (``COLUMNS``) of buckets starting in ``[lo, hi]``, one per (gpu, bucket,
+    provider, kind) in that order: day rows by a primary-key range per GPU, hours expanded from
+    their runs."""
     gpus = list(gpu_ids)
     if not gpus:
-        return pd.DataFrame(columns=cols)
-    sql = (f"SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers FROM {TABLES[step]} "
-           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
+        return pd.DataFrame(columns=COLUMNS)
+    if step == HOUR:
+        runs = read_runs(conn, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
+        counts = ((runs["last"] - runs["first"]) // HOUR + 1).to_numpy(dtype=np.int64)
+        idx = np.repeat(np.arange(len(runs)), counts)
+        out = runs.iloc[idx].reset_index(drop=True)
+        offsets = np.arange(len(idx)) - np.repeat(np.cumsum(counts) - counts, counts)
+        out["bucket"] = out["first"].to_numpy(dtype=np.int64) + offsets * HOUR
+        return out.sort_values(["gpu_id", "bucket", "provider_id", "kind_id"], ignore_index=True)[COLUMNS]
     params: dict[str, object] = {"gpus": gpus, "lo": lo, "hi": hi}
-    binds = [bindparam("gpus", expanding=True)]
-    if provider_ids is not None:
-        sql += " AND provider_id IN :providers"
-        params["providers"] = list(provider_ids) or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if kind_ids is not None:
-        sql += " AND kind_id IN :kinds"
-        params["kinds"] = list(kind_ids) or [-1]
-        binds.append(bindparam("kinds", expanding=True))
-    return pd.DataFrame(conn.execute(text(sql).bindparams(*binds), params).all(), columns=cols)
+    binds: list[Any] = [bindparam("gpus", expanding=True)]
+    sql = (f"SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers FROM {DAY_TABLE} "
+           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+           + _label_terms("provider_id", "providers", provider_ids, params, binds)
+           + _label_terms("kind_id", "kinds", kind_ids, params, binds))
+    return pd.DataFrame(fetch_tuples(conn, text(sql + " ORDER BY gpu_id, bucket, provider_id, kind_id").bindparams(*binds),
+                                     params), columns=COLUMNS)
+
+
+def provider_lows(
+    conn: Connection,
+    step: int,
+    *,
+    gpu_ids: Iterable[int],
+    lo: int,
+    hi: int,
+    provider_ids: Iterable[int] | None = None,
+    kind_ids: Iterable[int] | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per (gpu, bucket, provider) of buckets starting in ``[lo, hi]``, across the kinds asked
+    for: arrays of gpu id, bucket start, provider id, lowest price and number of offers, sorted
+    in that order (what a provider's bucket value is made of). Days are grouped by the engine."""
+    gpus = list(gpu_ids)
+    if step == HOUR:
+        rows = read(conn, step, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
+        g = rows.groupby(["gpu_id", "bucket", "provider_id"], sort=True).agg(value=("min", "min"), offers=("offers", "sum"))
+        g = g.reset_index()
+        return tuple(g[c].to_numpy() for c in ("gpu_id", "bucket", "provider_id", "value", "offers"))  # type: ignore[return-value]
+    params: dict[str, object] = {"gpus": gpus or [-1], "lo": lo, "hi": hi}
+    binds: list[Any] = [bindparam("gpus", expanding=True)]
+    sql = (f"SELECT gpu_id, bucket, provider_id, MIN(min), SUM(offers) FROM {DAY_TABLE} "
+           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+           + _label_terms("provider_id", "providers", provider_ids, params, binds)
+           + _label_terms("kind_id", "kinds", kind_ids, params, binds))
+    rows = fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket, provider_id ORDER BY gpu_id, bucket, provider_id")
+                        .bindparams(*binds), params)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * 5
+    return (np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64), np.array(cols[2], dtype=np.int64),
+            np.array(cols[3], dtype=float), np.array(cols[4], dtype=np.int64))

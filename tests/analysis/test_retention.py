@@ -11,6 +11,7 @@ import pandas as pd
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from db import rollups
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tests.conftest import run_main
 from tracker.analysis.frames import Filters, Resolution
@@ -26,9 +27,11 @@ HISTORY = [
 ]
 
 
-def rows(engine: Engine, table: str) -> list[tuple[Any, ...]]:
+def rows(engine: Engine, step: int) -> list[tuple[Any, ...]]:
+    """Every stored roll-up of ``step``, one row per bucket (hours expanded from their runs)."""
     with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY gpu_id, bucket, provider_id, kind_id"))]
+        got = rollups.read(conn, step, gpu_ids=rollups.gpu_ids(conn), lo=0, hi=2**31)
+    return [tuple(r) for r in got.itertuples(index=False)]
 
 
 def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
@@ -44,7 +47,7 @@ def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
 
 def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: Engine, capsys: Any) -> None:
     end = record(engine, HISTORY)
-    before, hour_rows, day_rows = answers(engine), rows(engine, "rollup_hour"), rows(engine, "rollup_day")
+    before, hour_rows, day_rows = answers(engine), rows(engine, rollups.HOUR), rows(engine, rollups.DAY)
     with engine.connect() as conn:
         raw_before = conn.execute(text("SELECT COUNT(*) FROM price_interval")).scalar_one()
     deleted, horizon = prune_raw(engine, raw_days=3, now=end)
@@ -57,7 +60,7 @@ def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: 
     url = engine.url.render_as_string(hide_password=False)
     code, out, _ = run_main(capsys, "--db", url, "rollups", "rebuild")
     assert code == 0 and "rebuilt" in out
-    assert rows(engine, "rollup_hour") == hour_rows and rows(engine, "rollup_day") == day_rows
+    assert rows(engine, rollups.HOUR) == hour_rows and rows(engine, rollups.DAY) == day_rows
     code, out, _ = run_main(capsys, "--db", url, "rollups", "prune", "--raw-days", "2")
     assert code == 0 and "deleted" in out
     for got, want in zip(answers(engine), before, strict=True):

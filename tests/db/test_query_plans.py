@@ -23,8 +23,9 @@ HOT = {
         "SELECT id, price_per_gpu_hour FROM price_interval WHERE gpu_id IN (1, 2) AND last_seen >= 100 AND first_seen <= 200",
     "a GPU's daily roll-ups over a range":
         "SELECT bucket, min FROM rollup_day WHERE gpu_id IN (1, 2) AND bucket >= 0 AND bucket <= 86400",
-    "a GPU's hourly roll-ups over a range":
-        "SELECT bucket, min FROM rollup_hour WHERE gpu_id = 1 AND bucket >= 0 AND bucket <= 86400",
+    "a GPU's hourly roll-up runs over a range":
+        "SELECT start, hours, min FROM rollup_hour_run WHERE series_id IN (1, 2) AND start >= -119 AND start <= 24 "
+        "AND start + hours > 0",
     "a provider's current offers":
         "SELECT offer_id, interval_id FROM offer_state WHERE provider_id = 3",
     "one offer's current state":

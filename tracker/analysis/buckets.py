@@ -25,7 +25,6 @@ import numpy as np
 import pandas as pd
 from typing import TYPE_CHECKING
 
-from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
 from db import labels, rollups
@@ -149,22 +148,8 @@ def _tolerance_agrees(conn: Connection, tolerance: Tolerance | None, step: int, 
 
 def _read_rollups(conn: Connection, step: int, gpu_ids: list[int], provider_ids: list[int] | None,
                   kind_ids: list[int] | None, lo: int, hi: int) -> pd.DataFrame:
-    sql = (f"SELECT gpu_id, bucket, provider_id, MIN(min), SUM(offers) FROM {rollups.TABLES[step]} "
-           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
-    params: dict[str, object] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
-    binds = [bindparam("gpus", expanding=True)]
-    if provider_ids is not None:
-        sql += " AND provider_id IN :providers"
-        params["providers"] = provider_ids or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if kind_ids is not None:
-        sql += " AND kind_id IN :kinds"
-        params["kinds"] = kind_ids or [-1]
-        binds.append(bindparam("kinds", expanding=True))
-    rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket, provider_id").bindparams(*binds), params)
-    if not rows:
-        return pd.DataFrame(columns=BUCKET_COLUMNS)
-    gpu, bucket, provider, value, offers = (np.array(column) for column in zip(*rows, strict=True))
+    gpu, bucket, provider, value, offers = rollups.provider_lows(conn, step, gpu_ids=gpu_ids, lo=lo, hi=hi,
+                                                                 provider_ids=provider_ids, kind_ids=kind_ids)
     return _bucket_frame(conn, bucket, gpu, provider, value, offers)
 
 
