@@ -1,4 +1,4 @@
-"""Migration 0005 moves hourly roll-ups between one row per hour and runs of equal hours,
+"""Migration 0006 moves hourly roll-ups between one row per hour and runs of equal hours,
 both ways, without changing an interval, a roll-up or a history answer (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ def test_hourly_rollups_survive_the_move_to_runs_and_back(engine: Engine) -> Non
         runs = conn.execute(text("SELECT COUNT(*) FROM rollup_hour_run")).scalar_one()
     assert 0 < runs < len(before_hours)  # equal hours share a run
 
-    downgrade(engine, "0004")  # a store as it was before runs: one row per hour
-    assert current_revision(engine) == "0004"
+    downgrade(engine, "0005")  # a store as it was before runs: one row per hour
+    assert current_revision(engine) == "0005"
     assert [(g, b, p, k, mn, md, mx, o) for g, b, p, k, mn, md, mx, o in old_hours(engine)] == before_hours
 
     upgrade(engine)
@@ -89,7 +89,7 @@ def test_a_store_without_rollups_gets_them_computed(engine: Engine) -> None:
     """Intervals moved from the layout before roll-ups existed: the migration computes them."""
     record(engine, HISTORY)
     want_hours, want_days, before = stored(engine, rollups.HOUR), stored(engine, rollups.DAY), answers(engine)
-    downgrade(engine, "0004")
+    downgrade(engine, "0005")
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM rollup_hour"))
         conn.execute(text("DELETE FROM rollup_day"))

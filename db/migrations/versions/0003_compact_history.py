@@ -133,7 +133,7 @@ def upgrade() -> None:
         op.execute("SELECT setval('price_interval_id_seq', COALESCE((SELECT MAX(id) FROM price_interval), 0) + 1, false)")
     with op.batch_alter_table('price_interval', schema=None) as batch_op:
         batch_op.create_index('ix_price_interval_gpu_last', ['gpu_id', 'last_seen'], unique=False)
-    # the roll-ups are computed from these intervals by 0005, in the layout the code writes
+    # the roll-ups are computed from these intervals by 0006, in the layout the code writes
 
 
 def downgrade() -> None:

@@ -5,8 +5,8 @@ Every hour's figures are carried over as they are (hours before the raw-retentio
 have no intervals left to recompute them from). A database whose intervals have no roll-ups
 yet (moved from the layout before 0003) gets them computed.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-12-02 01:30:00.000000
 
 """
@@ -16,8 +16,8 @@ from alembic import op
 import sqlalchemy as sa
 
 # revision identifiers, used by Alembic.
-revision: str = '0005'
-down_revision: Union[str, Sequence[str], None] = '0004'
+revision: str = '0006'
+down_revision: Union[str, Sequence[str], None] = '0005'
 branch_labels: Union[str, Sequence[str], None] = None
 depends_on: Union[str, Sequence[str], None] = None
 
