@@ -1,6 +1,6 @@
 """The hot questions are answered through indexes, not table scans (the engines' own plans):
 a GPU's intervals over a range, a GPU's roll-ups over a range, a provider's current state, and
-every statement one collection runs."""
+every statement one collection and one roll-up refresh run."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import queries
+from db import labels, queries, rollups
 from db.engine import session_scope
 from db.migrate import init_db
 from tracker.pipeline import store as store_stage
@@ -53,7 +53,7 @@ def test_hot_questions_use_an_index(engine: Engine, question: str) -> None:
 
 
 #: The big tables and the aliases the store's SQL gives them (SQLite's plans name the alias).
-BIG_TABLES = {"price_interval", "offer", "offer_state", "rollup_hour", "rollup_day", "i", "o", "s"}
+BIG_TABLES = {"price_interval", "offer", "offer_state", "rollup_hour_run", "rollup_day", "i", "o", "s"}
 
 
 def _full_scans(engine: Engine, conn: Connection, statement: str, params: Any) -> list[str]:
@@ -101,6 +101,42 @@ def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
     finally:
         event.remove(engine, "before_cursor_execute", remember)
     assert any("offer_state" in sql and sql.lstrip().startswith("UPDATE") for sql, _ in ran)  # the store's were seen
+    with engine.connect() as conn:
+        if engine.dialect.name != "sqlite":
+            conn.exec_driver_sql("SET enable_seqscan = off")  # small tables: ask whether an index can serve it
+        scans = {sql: found for sql, params in ran if (found := _full_scans(engine, conn, sql, params))}
+    assert not scans, scans
+
+
+def test_no_statement_of_a_rollup_refresh_scans_a_big_table(engine: Engine) -> None:
+    """Every statement a refresh runs (reading the day's intervals, replacing day rows and hour
+    runs) finds its rows through a key or an index: its cost follows the day's data of one
+    provider, not the history's length."""
+    init_db(engine)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    for h in range(3):
+        with session_scope(engine) as s:
+            prov = queries.ensure_provider(s, "p")
+            offers = [NormalisedOffer(provider="p", sku=f"o{k}", region="r", kind=("on_demand", "spot")[k % 2],
+                                      term_months=0, gpu=("H100-SXM", "L40S")[k % 3 == 0], gpu_raw="x", gpu_count=1,
+                                      price_per_hour=1.0 + k + h * (k == 2), price_per_gpu_hour=1.0 + k + h * (k == 2),
+                                      currency="USD") for k in range(8)]
+            store_stage.store_observation(s, "p", offers, t0 + timedelta(hours=h), prov.last_attempt_at)
+            prov.last_attempt_at = prov.last_success_at = t0 + timedelta(hours=h)
+    ran: list[tuple[str, Any]] = []
+
+    def remember(_conn: Any, _cursor: Any, statement: str, params: Any, _context: Any, executemany: bool) -> None:
+        ran.append((statement, params[0] if executemany else params))
+
+    t = int((t0 + timedelta(hours=2)).timestamp())
+    with engine.begin() as conn:
+        pid = labels.lookup(conn, "provider", ["p"])[0]
+        event.listen(engine, "before_cursor_execute", remember)
+        try:
+            written = rollups.refresh(conn, pid, t - 7200, t + 3600)
+        finally:
+            event.remove(engine, "before_cursor_execute", remember)
+    assert written > 0 and any("rollup_hour_run" in sql for sql, _ in ran)
     with engine.connect() as conn:
         if engine.dialect.name != "sqlite":
             conn.exec_driver_sql("SET enable_seqscan = off")  # small tables: ask whether an index can serve it
