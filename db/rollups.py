@@ -158,6 +158,61 @@ def gpu_ids(conn: Connection) -> list[int]:
     return sorted(labels.names(conn, "gpu"))
 
 
+RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "price",
+               "first_seen", "last_seen", "ends_at"]
+
+
+def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int | None,
+              provider_ids: Iterable[int] | None, kind_ids: Iterable[int] | None, usd_only: bool) -> list[tuple[Any, ...]]:
+    """``RAW_COLUMNS`` tuples of the intervals of ``gpus`` with ``last_seen >= since`` and
+    ``first_seen <= until``, through the GPU index."""
+    sql = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at "
+           "FROM price_interval WHERE gpu_id IN :gpus")
+    params: dict[str, object] = {"gpus": gpus or [-1]}
+    binds: list[Any] = [bindparam("gpus", expanding=True)]
+    if since is not None:
+        sql += " AND last_seen >= :since"
+        params["since"] = since
+    if until is not None:
+        sql += " AND first_seen <= :until"
+        params["until"] = until
+    sql += _label_terms("provider_id", "providers", provider_ids, params, binds)
+    sql += _label_terms("kind_id", "kinds", kind_ids, params, binds)
+    if usd_only:
+        usd = labels.lookup(conn, "currency", ["USD"])
+        sql += " AND currency_id = :usd"
+        params["usd"] = usd[0] if usd else -1
+    return fetch_tuples(conn, text(sql).bindparams(*binds), params)
+
+
+def load_raw(
+    conn: Connection,
+    *,
+    gpu_ids: Iterable[int],
+    since: int | None = None,
+    until: int | None = None,
+    provider_ids: Iterable[int] | None = None,
+    kind_ids: Iterable[int] | None = None,
+    usd_only: bool = True,
+    slack: int = 0,
+) -> pd.DataFrame:
+    """USD intervals of the given GPUs that may count in ``[since, until]``, with ``interval_s``
+    and ``next_seen``, as a frame for the analysis. ``slack`` widens the lower bound (holds
+    reach past ``last_seen``)."""
+    gpus = list(gpu_ids)
+    if not gpus:
+        return pd.DataFrame(columns=[*RAW_COLUMNS, "interval_s", "next_seen"])
+    rows = _raw_rows(conn, gpus, since - slack if since is not None else None, until, provider_ids, kind_ids, usd_only)
+    df = pd.DataFrame(rows, columns=RAW_COLUMNS)
+    df["ends_at"] = df["ends_at"].astype(float)
+    df["price"] = df["price"].astype(float)
+    for c in ("first_seen", "last_seen", "interval_id", "offer_id", "provider_id", "gpu_id", "kind_id"):
+        df[c] = df[c].astype(np.int64)
+    intervals = provider_intervals(conn)
+    df["interval_s"] = df["provider_id"].map(lambda p: intervals.get(p, DEFAULT_INTERVAL_S)).astype(np.int64)
+    return with_next_seen(df)
+
+
 class Intervals(NamedTuple):
     """One provider's USD intervals of mapped GPUs as arrays (``next_seen``: NaN when none loaded)."""
 
@@ -177,22 +232,12 @@ class Intervals(NamedTuple):
 def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None) -> Intervals:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
     widened by the hold), through the GPU index, as numpy arrays (no per-row objects)."""
-    sql = ("SELECT id, offer_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at FROM price_interval "
-           "WHERE gpu_id IN :gpus AND provider_id = :p AND currency_id = :usd")
-    usd = labels.lookup(conn, "currency", ["USD"])
-    params: dict[str, object] = {"gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1}
-    if since is not None:
-        sql += " AND last_seen >= :since"
-        params["since"] = since
-    if until is not None:
-        sql += " AND first_seen <= :until"
-        params["until"] = until
-    rows = fetch_tuples(conn, text(sql).bindparams(bindparam("gpus", expanding=True)), params)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 8
-    ids, offer, gpu, kind = (np.array(c, dtype=np.int64) for c in cols[:4])
-    price = np.array(cols[4], dtype=float)
-    first_seen, last_seen = np.array(cols[5], dtype=np.int64), np.array(cols[6], dtype=np.int64)
-    ends_at = np.array([np.nan if e is None else e for e in cols[7]], dtype=float)
+    rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
+    cols = list(zip(*rows, strict=True)) if rows else [()] * len(RAW_COLUMNS)
+    ids, offer, _, gpu, kind = (np.array(c, dtype=np.int64) for c in cols[:5])
+    price = np.array(cols[5], dtype=float)
+    first_seen, last_seen = np.array(cols[6], dtype=np.int64), np.array(cols[7], dtype=np.int64)
+    ends_at = np.array([np.nan if e is None else e for e in cols[8]], dtype=float)
     order = np.lexsort((ids, first_seen, offer))
     offer, gpu, kind, price = offer[order], gpu[order], kind[order], price[order]
     first_seen, last_seen, ends_at = first_seen[order], last_seen[order], ends_at[order]
