@@ -117,6 +117,8 @@ _CODES: Final = frozenset(
 # A number not glued to a word ("SXM6 180GB" is 180, not 6180); space/apostrophe thousands only in groups of 3.
 _NUMBER = r"(?<![A-Za-z\d.,])(?:\d{1,3}(?:[\u00a0\u202f' ]\d{3})+(?:[.,]\d+)?(?!\d)|\d[\d,.]*\d|\d)"
 _NUMBER_RE: Final = re.compile(_NUMBER)
+#: A number in exponent notation ("1e999", "2.5E+3"): no price page prints one.
+_EXPONENT_RE: Final = re.compile(r"(?<![A-Za-z\d.])\d+(?:\.\d+)?[eE][+-]?\d+\b")
 _SYMBOL_RE: Final = "|".join(re.escape(s) for s, _ in _SYMBOLS)
 _CODE_RE: Final = "|".join(sorted(_CODES))
 # A currency marker before or after the number, e.g. "$2.49", "2,49 €", "USD 1.20", "1.20 USD".
@@ -231,6 +233,9 @@ def parse_money(text: str | None, default_currency: str = "USD") -> Money | None
     s = _clean(text)
     if not s:
         return None
+    exponent = _EXPONENT_RE.search(s)
+    if exponent:  # "$1e999" would otherwise read as $1: a wrong price, never a guess
+        raise ValueError(f"unreadable amount {exponent.group(0)!r} in price {s!r}")
     matches = list(_MONEY_RE.finditer(s))
     amounts: list[tuple[float, int, int]] = []  # (value, start, end)
     currency = default_currency

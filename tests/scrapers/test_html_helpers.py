@@ -228,3 +228,15 @@ def test_the_last_thead_row_names_the_columns() -> None:
     two_rows = TD_HEADER_TABLE.replace("<thead>", '<thead><tr><td colspan="3">Instances</td></tr>')
     table = soup(two_rows).find("table")
     assert header_cells(table) == ["", "VRAM", "Price"] and len(body_rows(table)) == 2
+
+
+@pytest.mark.parametrize("text", ["$1e999", "$1.5e3/hr", "2E+2 USD"])
+def test_exponent_notation_is_refused_not_read_as_its_mantissa(text: str) -> None:
+    # "$1e999" used to read as $1.00: a wrong price stored as if printed.
+    with pytest.raises(ValueError, match="unreadable amount"):
+        parse_money(text)
+
+
+def test_exponent_like_model_names_are_not_amounts() -> None:
+    money = parse_money("H100e5 from $2.49/hr")
+    assert money is not None and money.amount == 2.49
