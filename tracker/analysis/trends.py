@@ -90,10 +90,12 @@ def history_days(first_day: int, at: pd.Timestamp) -> int:
 
 def volatility(daily_low: pd.Series) -> float | None:
     """Std dev (percent) of day-over-day relative changes; gaps break the chain."""
-    changes = (daily_low / daily_low.shift(1) - 1).dropna()
+    lows = daily_low.to_numpy(dtype=float)
+    changes = lows[1:] / lows[:-1] - 1
+    changes = changes[~np.isnan(changes)]
     if len(changes) < 2:
         return None
-    return float(changes.std(ddof=1) * 100)
+    return float(np.std(changes, ddof=1) * 100)
 
 
 def is_good_deal(current: float | None, low: float | None, within: float = GOOD_DEAL_WITHIN,
@@ -128,29 +130,33 @@ def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None
 def _table(at: pd.Timestamp, now: pd.DataFrame, past: dict[str, pd.Series], lows: pd.DataFrame,
            daily: pd.DataFrame) -> pd.DataFrame:
     """The trend rows from the market now (by gpu), then (per period), the lows (by gpu) and daily lows."""
+    markets = now.to_dict("index")
+    prices_then = {p: series.to_dict() for p, series in past.items()}
+    daily_lows = ({gpu: per.set_index("time")["min"].astype(float) for gpu, per in daily.groupby("gpu")}
+                  if not daily.empty else {})
     rows: list[dict[str, Any]] = []
-    for gpu in sorted(lows.index):
-        current = float(now.at[gpu, "min"]) if gpu in now.index else None
+    for gpu, low_row in sorted(lows.to_dict("index").items()):
+        market = markets.get(gpu)
+        current = float(market["min"]) if market is not None else None
         row: dict[str, Any] = {
             "gpu": gpu,
             "current": current,
-            "provider": now.at[gpu, "provider"] if gpu in now.index else None,
-            "providers": int(now.at[gpu, "providers"]) if gpu in now.index else 0,
-            "offers": int(now.at[gpu, "offers"]) if gpu in now.index else 0,
+            "provider": market["provider"] if market is not None else None,
+            "providers": int(market["providers"]) if market is not None else 0,
+            "offers": int(market["offers"]) if market is not None else 0,
             "as_of": at.to_pydatetime(),
         }
-        for p, series in past.items():
-            then = float(series[gpu]) if gpu in series.index else None
+        for p, values in prices_then.items():
+            then = float(values[gpu]) if gpu in values else None
             row[f"price_{p}_ago"] = then
             row[f"change_{p}_pct"] = (current - then) / then * 100 if current is not None and then else None
-        low = float(lows.at[gpu, "all_time_low"])
+        low = float(low_row["all_time_low"])
         row["all_time_low"] = low
-        row["all_time_low_at"] = pd.Timestamp(lows.at[gpu, "all_time_low_at"]).to_pydatetime()
-        row["all_time_low_provider"] = lows.at[gpu, "all_time_low_provider"]
-        row["history_days"] = int(lows.at[gpu, "history_days"])
+        row["all_time_low_at"] = pd.Timestamp(low_row["all_time_low_at"]).to_pydatetime()
+        row["all_time_low_provider"] = low_row["all_time_low_provider"]
+        row["history_days"] = int(low_row["history_days"])
         row["good_deal"] = is_good_deal(current, low, history_days=row["history_days"])
-        g = daily[daily["gpu"] == gpu].set_index("time")["min"].astype(float) if not daily.empty else pd.Series(dtype=float)
-        row["volatility_30d_pct"] = volatility(g)
+        row["volatility_30d_pct"] = volatility(daily_lows.get(gpu, pd.Series(dtype=float)))
         rows.append(row)
     return pd.DataFrame(rows, columns=TREND_COLUMNS)
 
@@ -172,60 +178,78 @@ def _rollup_lows(conn: Connection, f: Filters, before: int) -> pd.DataFrame:
     binds = [bindparam("gpus", expanding=True)]
     sql += label_terms(conn, f, "r", params, binds)
     rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY r.gpu_id, r.bucket").bindparams(*binds), params)
-    df = pd.DataFrame(rows, columns=["gpu_id", "bucket", "low"])
-    names = labels.names(conn, "gpu")
-    df["gpu"] = df["gpu_id"].map(names)
-    return df
+    return pd.DataFrame(rows, columns=["gpu_id", "bucket", "low"])
 
 
-def _first_at_lows(conn: Connection, f: Filters, lows: pd.DataFrame, until: int) -> dict[str, tuple[pd.Timestamp, str]]:
-    """Per GPU of ``lows`` (gpu, gpu_id, low, day): the earliest interval at ``low`` starting in
-    ``[day, day + 1 day)`` (and by ``until``): its ``first_seen`` and provider. One query for
-    every GPU; a GPU whose raw intervals there were pruned is absent."""
-    if lows.empty:
+def _first_at_lows(conn: Connection, f: Filters, lows: list[tuple[int, float, int, int | None]],
+                   until: int) -> dict[int, tuple[pd.Timestamp, str]]:
+    """Per GPU of ``lows`` (gpu_id, low, day, end): the earliest interval at ``low`` starting in
+    ``[day, day + 1 day)`` (and by ``until``) and last seen before ``end`` (``None``: no bound):
+    its ``first_seen`` and provider. One query for every GPU; a GPU whose raw intervals there
+    were pruned is absent."""
+    if not lows:
         return {}
     where, params, binds = filter_sql(conn, f)
     terms = []
-    for k, (gpu_id, low, day) in enumerate(zip(lows["gpu_id"], lows["low"], lows["day"], strict=True)):
+    for k, (gpu_id, low, day, end) in enumerate(lows):
         terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} AND i.first_seen <= :hi{k} "
-                     f"AND i.price_per_gpu_hour = :low{k})")
-        params |= {f"g{k}": int(gpu_id), f"lo{k}": int(day), f"hi{k}": min(int(day) + rollups.DAY - 1, until),
-                   f"low{k}": float(low)}
+                     f"AND i.price_per_gpu_hour = :low{k}{f' AND i.last_seen < :end{k}' if end is not None else ''})")
+        params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": min(day + rollups.DAY - 1, until), f"low{k}": low}
+        if end is not None:
+            params[f"end{k}"] = end
     rows = conn.execute(text(
         "SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
         f"WHERE {where} AND ({' OR '.join(terms)})").bindparams(*binds), params).all()
-    gpus = dict(zip(lows["gpu_id"].astype(int), lows["gpu"], strict=True))
-    first: dict[str, tuple[pd.Timestamp, str]] = {}
+    first: dict[int, tuple[pd.Timestamp, str]] = {}
     for gpu_id, first_seen, provider in sorted((int(g), int(t), str(n)) for g, t, n in rows):
-        first.setdefault(gpus[gpu_id], (pd.Timestamp(first_seen, unit="s", tz="UTC"), provider))
+        first.setdefault(gpu_id, (pd.Timestamp(first_seen, unit="s", tz="UTC"), provider))
     return first
+
+
+def _low_run(days: np.ndarray, lows: np.ndarray, today: int) -> tuple[float, int, int, int | None]:
+    """One GPU's daily lows (``days`` ascending): its low, its first day, the first day at the
+    low, and an exclusive bound on ``last_seen`` of any interval at the low starting that day.
+
+    Such an interval counts in every day from its first to its last observation, and on each of
+    them the day's low is the all-time low; so it ends within the run of consecutive days at the
+    low, unless the run reaches ``today`` (then it may still go on: no bound)."""
+    low = float(lows.min())
+    k = int(np.argmax(lows == low))
+    first_day = int(days[k])
+    while k + 1 < len(days) and days[k + 1] == days[k] + rollups.DAY and lows[k + 1] == low:
+        k += 1
+    end = None if days[k] >= today else int(days[k]) + rollups.DAY
+    return low, int(days[0]), first_day, end
 
 
 def _lows_from_rollups(conn: Connection, f: Filters, at: pd.Timestamp, recent: pd.DataFrame) -> pd.DataFrame:
     """``all_time_lows`` of every interval started by ``at``: the day roll-ups before ``at``'s
     day, the raw intervals ``recent`` (``buckets.raw_intervals`` from that day to ``at``) for
-    the day itself; the time and provider from the earliest raw interval at the low."""
+    the day itself; the time and provider from the earliest raw interval at the low, read
+    within the days the low lasted (``_low_run``)."""
     at_s = epoch(at.to_pydatetime())
     day = rollups.floor(at_s, rollups.DAY)
     days = _rollup_lows(conn, f, day)
     today = recent[recent["first_seen"] <= at_s]
     if not today.empty:
-        days = pd.concat([days, pd.DataFrame({"gpu_id": today["gpu_id"], "gpu": today["gpu"], "bucket": day,
-                                              "low": today["price"]})], ignore_index=True)
+        days = pd.concat([days, pd.DataFrame({"gpu_id": today["gpu_id"], "bucket": day, "low": today["price"]})],
+                         ignore_index=True)
     if days.empty:
         return pd.DataFrame(columns=["gpu", "all_time_low", "all_time_low_at", "all_time_low_provider", "history_days"])
-    by_gpu = days.groupby("gpu")
-    out = pd.DataFrame({"gpu_id": by_gpu["gpu_id"].first(), "low": by_gpu["low"].min(), "start": by_gpu["bucket"].min()})
-    at_low = days[days["low"] == days["gpu"].map(out["low"])]
-    out["day"] = at_low.groupby("gpu")["bucket"].min()
-    out = out.reset_index()
-    found = _first_at_lows(conn, f, out, at_s)
+    per_day = days.groupby(["gpu_id", "bucket"], sort=True)["low"].min().reset_index()
+    gpu_ids = per_day["gpu_id"].to_numpy(dtype=np.int64)
+    buckets_, lows_ = per_day["bucket"].to_numpy(dtype=np.int64), per_day["low"].to_numpy(dtype=float)
+    starts = np.flatnonzero(np.r_[True, gpu_ids[1:] != gpu_ids[:-1]])
+    runs = {int(gpu_ids[a]): _low_run(buckets_[a:b], lows_[a:b], day)
+            for a, b in zip(starts, np.r_[starts[1:], len(gpu_ids)], strict=True)}
+    found = _first_at_lows(conn, f, [(g, low, first, end) for g, (low, _, first, end) in runs.items()], at_s)
+    names = labels.names(conn, "gpu")
     rows = []
-    for gpu, low, start, first_day in zip(out["gpu"], out["low"], out["start"], out["day"], strict=True):
+    for gpu_id, (low, start, first_day, _end) in runs.items():
         # raw intervals pruned: the day is what the roll-ups know
-        when, provider = found.get(gpu, (pd.Timestamp(int(first_day), unit="s", tz="UTC"), None))
-        rows.append({"gpu": gpu, "all_time_low": float(low), "all_time_low_at": when, "all_time_low_provider": provider,
-                     "history_days": history_days(int(start), at)})
+        when, provider = found.get(gpu_id, (pd.Timestamp(first_day, unit="s", tz="UTC"), None))
+        rows.append({"gpu": names[gpu_id], "all_time_low": low, "all_time_low_at": when,
+                     "all_time_low_provider": provider, "history_days": history_days(start, at)})
     return pd.DataFrame(rows)
 
 
