@@ -3,17 +3,20 @@
 Every interval and roll-up row carries these ids instead of repeating the strings. Ids are
 handed out on first use and never change; the table stays tiny (tens of rows), so it is
 read whole rather than cached across transactions (a cache would outlive a rolled-back
-insert).
+insert). A read-only analysis that looks names up many times reads them once for its own
+duration (``snapshot``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 SPACES = ("provider", "gpu", "kind", "currency")
+_SNAPSHOT = "labels.snapshot"
 
 
 def all_labels(conn: Connection) -> dict[tuple[str, str], int]:
@@ -21,8 +24,30 @@ def all_labels(conn: Connection) -> dict[tuple[str, str], int]:
     return {(s, n): i for i, s, n in conn.execute(text("SELECT id, space, name FROM label")).all()}
 
 
+@contextmanager
+def snapshot(conn: Connection) -> Iterator[None]:
+    """Within the block, ``names`` and ``lookup`` on ``conn`` answer from one read of the table.
+
+    For readers only (an analysis asks for the same names dozens of times; each is a round
+    trip to the server): a label inserted on ``conn`` inside the block is not seen."""
+    if _SNAPSHOT in conn.info:  # nested: the outer snapshot holds
+        yield
+        return
+    table: dict[str, dict[int, str]] = {}
+    for (space, name), i in all_labels(conn).items():
+        table.setdefault(space, {})[i] = name
+    conn.info[_SNAPSHOT] = table
+    try:
+        yield
+    finally:
+        del conn.info[_SNAPSHOT]
+
+
 def names(conn: Connection, space: str) -> dict[int, str]:
     """``{id: name}`` of one space."""
+    table = conn.info.get(_SNAPSHOT)
+    if table is not None:
+        return dict(table.get(space, {}))
     rows = conn.execute(text("SELECT id, name FROM label WHERE space = :s"), {"s": space}).all()
     return {i: n for i, n in rows}
 

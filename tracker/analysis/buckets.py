@@ -172,7 +172,7 @@ def provider_buckets(
     last_full = rollups.floor(hi + 1, step) - step  # the last bucket ending by ``until``
     if last_full < first_full:
         return _raw(source, filters, resolution, since, until, tolerance), "raw"
-    with connected(source) as conn:
+    with connected(source) as conn, labels.snapshot(conn):
         gpu_ids = labels.lookup(conn, "gpu", filters.gpus) if filters.gpus is not None else sorted(labels.names(conn, "gpu"))
         provider_ids = labels.lookup(conn, "provider", filters.providers) if filters.providers else None
         kind_ids = labels.lookup(conn, "kind", filters.kinds) if filters.kinds else None

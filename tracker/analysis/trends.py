@@ -330,7 +330,7 @@ def trends(
     f = filters or Filters()
     if f.regions:
         return trends_from_intervals(load_intervals(source, f, until=as_of, tolerance=tolerance), as_of)
-    with connected(source) as conn:
+    with connected(source) as conn, labels.snapshot(conn):
         at = utc(as_of) if as_of is not None else _current_at(conn, f)
         if at is None:
             return pd.DataFrame(columns=TREND_COLUMNS)
