@@ -4,6 +4,7 @@ again, drop over a window, cost per TFLOP, break-even months, median, filters, d
 from __future__ import annotations
 
 import time
+from datetime import timedelta
 
 import pytest
 from sqlalchemy.engine import Engine
@@ -69,8 +70,10 @@ def test_drop_over_a_window(sqlite_engine: Engine) -> None:
         {"name": "drop", "gpu": "H100", "drop_pct": 20, "window": "1s"}))
     market.cycle(p1=[h100("a", 2.5)])
     time.sleep(1.1)
-    market.collect(p1=[h100("a", 1.9)])
-    [ev] = evaluate(sqlite_engine, market.settings)
+    [run] = market.collect(p1=[h100("a", 1.9)])
+    # Evaluated half a window after the second collection, however long it took to run: the
+    # reference instant (now - 1 s) then lies inside the first price's interval.
+    [ev] = evaluate(sqlite_engine, market.settings, now=run.started_at + timedelta(seconds=0.5))
     assert ev.events == ("fired",)
     [e] = events(sqlite_engine)
     assert e.details["reference_value"] == 2.5 and "dropped 24.0% over 1s (from 2.50" in e.message
