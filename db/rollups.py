@@ -162,12 +162,25 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
+_RAW_SELECT = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at "
+               "FROM price_interval")
+#: A provider's intervals in effect from ``:since`` to ``:until``: its current ones through
+#: ``offer_state``, the others through the GPU index, where intervals that are some offer's
+#: current one are set aside by id before their row is read (in a busy hour those are most of
+#: the index range, and every provider's).
+_WINDOW_SQL = (
+    f"{_RAW_SELECT} WHERE id IN (SELECT interval_id FROM offer_state WHERE provider_id = :p) AND gpu_id IN :gpus "
+    "AND currency_id = :usd AND last_seen >= :since AND first_seen <= :until "
+    f"UNION ALL {_RAW_SELECT} WHERE gpu_id IN :gpus AND last_seen >= :since AND first_seen <= :until "
+    "AND id NOT IN (SELECT interval_id FROM offer_state) AND provider_id = :p AND currency_id = :usd"
+)
+
+
 def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int | None,
               provider_ids: Iterable[int] | None, kind_ids: Iterable[int] | None, usd_only: bool) -> list[tuple[Any, ...]]:
     """``RAW_COLUMNS`` tuples of the intervals of ``gpus`` with ``last_seen >= since`` and
     ``first_seen <= until``, through the GPU index."""
-    sql = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at "
-           "FROM price_interval WHERE gpu_id IN :gpus")
+    sql = _RAW_SELECT + " WHERE gpu_id IN :gpus"
     params: dict[str, object] = {"gpus": gpus or [-1]}
     binds: list[Any] = [bindparam("gpus", expanding=True)]
     if since is not None:
@@ -232,7 +245,12 @@ class Intervals(NamedTuple):
 def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None) -> Intervals:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
     widened by the hold), through the GPU index, as numpy arrays (no per-row objects)."""
-    rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
+    if since is None or until is None:
+        rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
+    else:
+        usd = labels.lookup(conn, "currency", ["USD"])
+        rows = fetch_tuples(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {
+            "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1, "since": since, "until": until})
     cols = list(zip(*rows, strict=True)) if rows else [()] * len(RAW_COLUMNS)
     ids, offer, _, gpu, kind = (np.array(c, dtype=np.int64) for c in cols[:5])
     price = np.array(cols[5], dtype=float)
