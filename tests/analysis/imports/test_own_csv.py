@@ -13,6 +13,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from db import queries
+from db import series as series_db
 from db.engine import make_engine
 from db.migrate import init_db
 from db.models import Offer, Provider, Quarantine, ScrapeRun
@@ -24,7 +25,6 @@ from tracker.analysis.history import price_history
 from tracker.analysis.imports.own_csv import import_file
 from tracker.cli.common import Format, emit
 from tracker.errors import ConfigError, ValidationError
-from tracker.pipeline import store as store_stage
 
 H100 = Filters.of(gpus=["H100-SXM"])
 OBSERVED = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -147,21 +147,21 @@ def test_the_import_is_one_transaction(engine: Engine, tmp_path: Path, monkeypat
         "beta,H100-SXM,H100 SXM,1,on_demand,0,r1,b1,2.7,2.7,USD,True,2026-01-01T02:00:00+00:00,2026-01-01T01:00:00+00:00\n"
     )
     calls = {"n": 0}
-    real = store_stage.store_offers
+    real = series_db.replace_intervals
 
     def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
-        if calls["n"] == 3:  # alpha's two observations are in; beta's first one fails
+        if calls["n"] == 2:  # alpha's interval is in; beta's fails
             raise RuntimeError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(store_stage, "store_offers", flaky)
+    monkeypatch.setattr(series_db, "replace_intervals", flaky)
     with pytest.raises(RuntimeError, match="disk full"):
         import_file(engine, path)
-    assert calls["n"] == 3
+    assert calls["n"] == 2
     c = counts(engine)
     assert c["offer"] == c["price_interval"] == c["scrape_run"] == c["provider"] == 0
-    monkeypatch.setattr(store_stage, "store_offers", real)
+    monkeypatch.setattr(series_db, "replace_intervals", real)
     assert import_file(engine, path).stored == 4 and len(prices(engine)) == 2
 
 

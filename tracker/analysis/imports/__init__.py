@@ -10,9 +10,10 @@ format             module
 ``skypilot-git``   ``skypilot_git``: every commit of a skypilot-catalog clone's ``vms.csv``
 =================  ===========================================================================
 
-The archive formats (everything but ``csv``) produce ``Snapshot`` records and share one store
-path (``snapshots.store_snapshots``) whose rules -- cadence and gaps, absence, order and repetition,
-provider aliases and external providers -- are in its docstring. Every format refuses
+The archive formats and our own ``prices``/``history`` exports produce ``Snapshot`` records and
+share one store path (``snapshots.store_snapshots``) whose rules -- cadence and gaps, absence,
+order and repetition, stated interval starts, provider aliases and external providers -- are in
+its docstring; how each export's rows map onto snapshots is in ``own_csv``'s. Every format refuses
 timestamps in the future, keeps GPU names the catalog cannot resolve raw and reports them,
 and reports skipped rows with their file and line number.
 """

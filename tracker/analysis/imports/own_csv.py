@@ -2,16 +2,23 @@
 
 Formats (recognised by their header):
 
-* **prices** -- ``gpu-tracker prices --format csv``. Each row is an offer's current price,
-  held from ``price_since`` to ``observed_at``; it is stored as two observations at those
-  times, which rebuilds the same interval, and the provider's ``last_success_at`` moves to
-  ``observed_at`` when that is newer (the file is a snapshot of the provider's list), so
-  ``prices`` round-trips.
+* **prices** -- ``gpu-tracker prices --format csv`` (also ``--at``). Each row is an offer's
+  interval: listed at its price from ``price_since`` (where the interval began) to
+  ``observed_at``. Each offer is a series of its own
+  (``csv-prices:<provider>|<sku>|<region>|<kind>|<term>``) whose snapshot times are the
+  ``price_since`` and ``observed_at`` of its rows; a row stands for an observation at every
+  snapshot time of that series from ``price_since`` to ``observed_at``, and states its
+  interval's start: rows of different ``price_since`` never join into one interval, even at
+  the same price (what lay between them is unknown), while rows of one interval exported at
+  different moments join.
+  The provider's ``last_success_at`` moves to the newest ``observed_at`` when it is known from
+  imports alone (the file is a snapshot of its list), so ``prices`` round-trips.
 * **history** -- ``gpu-tracker history --metric price --format csv``. Each provider column
-  is that provider's lowest price for the GPU in the bucket; it is stored as one offer per
-  (provider, GPU, kind) with sku ``history:<gpu>`` observed at each bucket start. An empty
-  cell is a gap and stays one. The kind is the file's ``kinds`` column when it names one
-  kind, otherwise ``on_demand``. Re-exporting at the same resolution gives the same
+  is that provider's lowest price for the GPU in the bucket. Every bucket start is a snapshot
+  of the series ``csv-history:<gpu>:<kind>``, and each provider's value there is an
+  observation of its offer with sku ``history:<gpu>``; an empty cell means the provider did
+  not list the GPU then, so the gap stays one. The kind is the row's ``kinds`` column when it
+  names one kind, otherwise ``on_demand``. Re-exporting at the same resolution gives the same
   per-provider and market prices.
 * **skypilot** -- a SkyPilot catalog ``vms.csv`` (InstanceType, AcceleratorName,
   AcceleratorCount, vCPUs, MemoryGiB, Price, SpotPrice, Region, [AvailabilityZone],
@@ -22,15 +29,22 @@ Formats (recognised by their header):
   "H100"): a form factor written in the instance type (``gpu_1x_h100_pcie``) is added to the
   GPU name before it is resolved. GPU memory comes from GpuInfo's ``SizeInMiB``.
 
-Every observation goes through the pipeline's own stages -- ``tracker.pipeline.normalise``,
-``tracker.pipeline.validate`` (implausible prices are quarantined with their reason; a jump is held
-until the next observation in the file confirms it) and ``tracker.pipeline.store.store_offers`` --
-inside **one transaction**: either the whole file is stored or nothing is. A row that
+The two exports are stored like the archive formats, through ``snapshots.store_snapshots`` and
+its rules (no ``max_gap``: the export states its own continuity), so importing them in one file
+or many, in one command or several, in any order, twice or once, stores the same history. A row
+whose offer the store already keeps outside the file's series (a live collection's, say) is
+left to that history: counted as already stored when it is no newer, reported otherwise.
+
+A SkyPilot ``vms.csv`` goes through the pipeline's own stages -- ``tracker.pipeline.normalise``,
+``tracker.pipeline.validate`` (implausible prices are quarantined with their reason) and
+``tracker.pipeline.store.store_offers`` -- continuing the intervals the provider's last
+collection saw. Observations not newer than what the store already has for an offer are
+skipped, so importing the same file twice changes nothing.
+
+Every import is **one transaction**: either the whole file is stored or nothing is. A row that
 cannot be read is reported with its line number and skipped (``strict=True`` refuses the
-whole file instead); like a failed scrape, it leaves no trace, so a price seen unchanged on
-both sides of it continues across it (the store's rule) and nothing else is filled in. Observations not newer than what the store already has for an offer
-are skipped, so importing the same file twice changes nothing. Each provider in the file
-gets a ``scrape_run`` row (``replay=False``, status ``ok``) whose message notes the import.
+whole file instead); like a failed scrape, it leaves no trace. Each provider in the file gets
+a ``scrape_run`` row (``replay=False``, status ``ok``) whose message notes the import.
 """
 
 from __future__ import annotations
@@ -39,7 +53,7 @@ import csv
 import re
 from collections import defaultdict
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -48,14 +62,16 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from db import queries
+from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, ScrapeRun
-from db.types import utcnow
+from db.types import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
-from tracker.analysis.imports.base import FUTURE_TOLERANCE, BadRow, ImportResult, missing_columns
+from tracker.analysis.imports.base import FUTURE_TOLERANCE, BadRow, ImportResult, Snapshot, check_future, missing_columns
 from tracker.analysis.imports.base import number as _float
 from tracker.analysis.imports.base import when as _time
+from tracker.analysis.imports.snapshots import SINCE_KEY, store_snapshots
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import load_catalog
 from tracker.errors import ConfigError, TrackerError, ValidationError
@@ -73,13 +89,11 @@ _MIB = re.compile(r"SizeInMiB'?\"?\s*:\s*(\d+)")
 
 @dataclass
 class _Batch:
-    """Offers of one provider observed at one time (one simulated scrape)."""
+    """The offers of one SkyPilot ``vms.csv``: one provider observed at one time (one simulated scrape)."""
 
     provider: str
     observed_at: datetime
-    previous: datetime | None
     offers: list[ScrapedOffer] = field(default_factory=list)
-    snapshot: bool = False
 
 
 #: Columns that tell each format apart even in an export of an empty store (its header is the
@@ -129,11 +143,16 @@ def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
         yield reader.line_num, row
 
 
-# --- readers: CSV rows -> batches -------------------------------------------------------------
+# --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
 
 
-def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[_Batch]:
-    batches: dict[tuple[str, datetime, datetime | None], _Batch] = {}
+def prices_series(o: ScrapedOffer) -> str:
+    """The series a ``prices`` row's offer is (every offer is one of its own)."""
+    return f"csv-prices:{o.provider}|{o.sku}|{o.region}|{o.kind}|{o.term_months}"
+
+
+def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[Snapshot]:
+    rows: dict[str, list[tuple[datetime, datetime, int, ScrapedOffer]]] = defaultdict(list)
     for line, row in _rows(reader):
         result.rows += 1
         try:
@@ -141,8 +160,7 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             since = _time(row, "price_since") if (row.get("price_since") or "").strip() else observed
             if since > observed:
                 raise ValueError("price_since is after observed_at")
-            if observed > utcnow() + FUTURE_TOLERANCE:
-                raise ValueError(f"observed_at {observed.isoformat()} is in the future")
+            check_future(observed, "observed_at")
             gpu = (row.get("gpu") or "").strip() or None
             offer = ScrapedOffer(
                 provider=(row.get("provider") or "").strip(), sku=(row.get("sku") or "").strip(),
@@ -153,19 +171,20 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
                 gpu_memory_gb=_float(row, "gpu_memory_gb", required=False),
                 term_months=int(_float(row, "term_months", required=False) or 0),
                 currency=(row.get("currency") or "").strip(), available=_bool(row.get("available")),
-                gpu=gpu if gpu in known else None, extra={"imported": "prices csv"},
+                gpu=gpu if gpu in known else None, extra={"imported": "prices csv", SINCE_KEY: epoch(since)},
             )
         except (ValueError, TrackerError) as exc:
             result.bad_rows.append(BadRow(line, str(exc)))
             continue
-        times: list[tuple[datetime, datetime | None]] = [(since, None)]
-        if observed != since:
-            times.append((observed, since))
-        for at, previous in times:
-            key = (offer.provider, at, previous)
-            batch = batches.setdefault(key, _Batch(offer.provider, at, previous, snapshot=True))
-            batch.offers.append(offer)
-    return list(batches.values())
+        rows[prices_series(offer)].append((since, observed, line, offer))
+    # a row is an interval: an observation at every snapshot time of its series it spans
+    out = []
+    for series, spans in rows.items():
+        for at in sorted({t for since, observed, _l, _o in spans for t in (since, observed)}):
+            for since, observed, line, offer in spans:
+                if since <= at <= observed:
+                    out.append(Snapshot(offer.provider, series, at, [offer], line))
+    return out
 
 
 def _history_kind(kinds: str) -> str:
@@ -173,11 +192,10 @@ def _history_kind(kinds: str) -> str:
     return parts[0] if len(parts) == 1 and parts[0] in KINDS and parts[0] != "reserved" else "on_demand"
 
 
-def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[_Batch]:
+def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[Snapshot]:
     header = list(reader.fieldnames or [])
     provider_cols = [c for c in header if c not in EXPORT_COLUMNS]
-    observations: list[tuple[str, datetime, ScrapedOffer]] = []
-    times: set[datetime] = set()
+    out: list[Snapshot] = []
     for line, row in _rows(reader):
         result.rows += 1
         try:
@@ -185,29 +203,25 @@ def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapp
             if metric != "price":
                 raise ValueError(f"metric {metric!r}: only price history can be imported (export with --metric price)")
             at = _time(row, "time")
+            check_future(at, "time")
             gpu = (row.get("gpu") or "").strip()
             if gpu not in known:
                 raise ValueError(f"gpu {gpu!r} is not a catalog id")
             kind = _history_kind(row.get("kinds") or "")
             cells = [(p, _float(row, p, required=False)) for p in provider_cols]
             offers = [
-                (p, ScrapedOffer(provider=p, sku=f"history:{gpu}", gpu_raw=gpu, gpu_count=1, price_per_hour=v,
-                                 kind=kind, gpu=gpu, extra={"imported": "history csv"}))
+                ScrapedOffer(provider=p, sku=f"history:{gpu}", gpu_raw=gpu, gpu_count=1, price_per_hour=v,
+                             kind=kind, gpu=gpu, extra={"imported": "history csv"})
                 for p, v in cells if v is not None
             ]
         except (ValueError, TrackerError) as exc:
             result.bad_rows.append(BadRow(line, str(exc)))
             continue
-        times.add(at)
-        observations.extend((p, at, o) for p, o in offers)
-    # every bucket of the file is a "scrape" of every provider: a provider with no value in a
-    # bucket did not list the GPU then, so the interval must not be extended across it
-    ordered = sorted(times)
-    previous = {t: ordered[i - 1] if i else None for i, t in enumerate(ordered)}
-    batches: dict[tuple[str, datetime], _Batch] = {}
-    for provider, at, offer in observations:
-        batches.setdefault((provider, at), _Batch(provider, at, previous[at])).offers.append(offer)
-    return list(batches.values())
+        # every bucket is a collection of every provider: one without a value did not list the GPU
+        series = f"csv-history:{gpu}:{kind}"
+        out.append(Snapshot("", series, at, [], line))
+        out.extend(Snapshot(o.provider, series, at, [o], line) for o in offers)
+    return out
 
 
 def _skypilot_gpu_name(accelerator: str, instance_type: str) -> str:
@@ -264,7 +278,7 @@ def read_skypilot_rows(reader: csv.DictReader[str], result: ImportResult, provid
 def _read_skypilot(
     reader: csv.DictReader[str], result: ImportResult, provider: str, observed_at: datetime
 ) -> list[_Batch]:
-    batch = _Batch(provider, observed_at, None, read_skypilot_rows(reader, result, provider), snapshot=True)
+    batch = _Batch(provider, observed_at, read_skypilot_rows(reader, result, provider))
     return [batch] if batch.offers else []
 
 
@@ -276,6 +290,36 @@ def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], a
     rows = session.exec(select(Offer).where(Offer.provider == provider)).all()
     seen = {(o.sku, o.region, o.kind, o.term_months): o.last_seen for o in rows}
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
+
+
+def _leave_foreign(engine: Engine, found: list[Snapshot], result: ImportResult) -> list[Snapshot]:
+    """``found`` without the offers the store keeps outside their snapshot's series (their
+    history is that series' or a live collection's): counted as already stored when no newer
+    than the stored offer, otherwise reported by line."""
+    providers = sorted({s.provider for s in found if s.provider})
+    if not providers:
+        return found
+    with session_scope(engine) as session:
+        stored = {(o.provider, o.sku, o.region, o.kind, o.term_months): (series_db.series_of(o.extra), o.last_seen)
+                  for o in session.exec(select(Offer).where(col(Offer.provider).in_(providers))).all()}
+    kept, reported = [], set()
+    for snap in found:
+        offers = []
+        for o in snap.offers:
+            have = stored.get((o.provider, o.sku, o.region, o.kind, o.term_months))
+            if have is None or have[0] == snap.series:
+                offers.append(o)
+            elif snap.at.replace(microsecond=0) <= have[1]:
+                result.observations += 1
+                result.already_stored += 1
+            elif snap.line not in reported:
+                reported.add(snap.line)
+                result.bad_rows.append(BadRow(snap.line, f"offer {o.sku!r} of {o.provider} is collected live (or by "
+                                                         "another import); its history there is kept"))
+        if offers or not snap.provider:
+            kept.append(replace(snap, offers=offers))
+    result.bad_rows.sort(key=lambda b: b.line)
+    return kept
 
 
 def _scraped_live(session: Session, provider: str, import_run_id: int | None) -> bool:
@@ -303,7 +347,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
         pending: dict[tuple[str, str, str, int], float] = {}
         counts = {"seen": 0, "new": 0, "changed": 0, "quarantined": 0}
         latest: datetime | None = None
-        for batch in sorted(group, key=lambda b: (b.observed_at, b.previous or b.observed_at)):
+        for batch in sorted(group, key=lambda b: b.observed_at):
             normalised = [normalise(o, rates) for o in batch.offers]
             result.observations += len(normalised)
             stale = _not_newer(session, provider, normalised, batch.observed_at)
@@ -312,8 +356,8 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             if not fresh:
                 continue
             accepted, rejected = validate(fresh, queries.previous_prices(session, provider), pending)
-            previous = batch.previous
-            if previous is None and batch.snapshot and prov.last_success_at and prov.last_success_at < batch.observed_at:
+            previous = None
+            if prov.last_success_at and prov.last_success_at < batch.observed_at:
                 previous = prov.last_success_at  # continue intervals seen by the last real scrape
             stats = store_stage.store_offers(session, provider, accepted, batch.observed_at, previous)
             quarantined = store_stage.store_quarantine(session, run.id, rejected, batch.observed_at)
@@ -324,8 +368,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             counts["changed"] += stats.prices_changed
             counts["quarantined"] += quarantined
             result.stored += len(accepted)
-            if batch.snapshot:
-                latest = max(latest, batch.observed_at) if latest else batch.observed_at
+            latest = max(latest, batch.observed_at) if latest else batch.observed_at
         if latest is not None and (prov.last_success_at is None or latest > prov.last_success_at) \
                 and not _scraped_live(session, provider, run.id):
             # Only a provider known from imports alone takes the file as its current list: one
@@ -368,6 +411,8 @@ def import_file(
         next(reader.reader, None)  # the header line
         fmt = detect_format(header, has_rows=bool(rest.strip()))
         result = ImportResult(str(path), fmt)
+        batches: list[_Batch] = []
+        found: list[Snapshot] = []
         if fmt == "skypilot":
             if not provider or observed_at is None:
                 raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
@@ -377,11 +422,15 @@ def import_file(
         else:
             if provider or observed_at:
                 raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
-            reader_fn = _read_prices if fmt == "prices" else _read_history
-            batches = reader_fn(reader, result, known)
+            found = (_read_prices if fmt == "prices" else _read_history)(reader, result, known)
+    if fmt != "skypilot":
+        found = _leave_foreign(engine, found, result)
     if strict and result.bad_rows:
         raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
     note = f"import of {path.name} ({fmt} format, {result.rows} rows, {len(result.bad_rows)} bad)"
+    if fmt != "skypilot":
+        return store_snapshots(engine, found, result, max_gap=None, stated_starts=fmt == "prices", note=note,
+                               currency_rates=currency_rates)
     with session_scope(engine) as session:
         _store(session, batches, result, note, currency_rates)
     return result

@@ -6,7 +6,9 @@ interval is a maximal run of consecutive snapshot times at which the offer was s
 price (same currency, availability and GPU; the run keeps its first observation's price), where
 no two consecutive times are more than ``max_gap`` apart. An offer missing from a snapshot, a
 different price, or a gap ends the run; the interval's next attempt (``ends_at``) is the
-series' next snapshot time. This is what the store's ``store_observation`` builds one collection
+series' next snapshot time. A source that states where each of its intervals began (an
+export's ``price_since``) gives every observation that start (``Seen.since``): observations
+of different stated starts never share a run, since the source saw the interval begin. This is what the store's ``store_observation`` builds one collection
 at a time; here it is a function of the set of observations alone, so importing them in one
 file or many, in any order, gives the same intervals.
 """
@@ -29,11 +31,17 @@ class Seen:
     price_per_hour: float
     price_per_gpu_hour: float
     available: bool | None
+    #: where the source says the interval of this observation began (``None``: it does not say)
+    since: int | None = None
+
+    def same_price(self, other: Seen) -> bool:
+        """Whether ``other`` is this price (same currency, availability and GPU)."""
+        return (abs(self.price_per_hour - other.price_per_hour) < PRICE_EPSILON and self.currency_id == other.currency_id
+                and self.available == other.available and self.gpu_id == other.gpu_id)
 
     def continues(self, other: Seen) -> bool:
         """Whether ``other``, seen at the next snapshot, extends an interval of this price."""
-        return (abs(self.price_per_hour - other.price_per_hour) < PRICE_EPSILON and self.currency_id == other.currency_id
-                and self.available == other.available and self.gpu_id == other.gpu_id)
+        return self.same_price(other) and self.since == other.since
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +52,8 @@ class Run:
     last: int
     observations: int
     #: how it began: ``new`` (the offer's first observation), ``changed`` (the previous snapshot
-    #: saw it at another price) or ``returned`` (seen before, but not by the previous snapshot)
+    #: saw it at another price) or ``returned`` (seen before, but not by the previous snapshot,
+    #: or by it at this price where the source says a new interval began)
     start: str
 
 
@@ -71,7 +80,8 @@ def cut(times: Sequence[int], seen: Mapping[int, Mapping[int, Seen]], max_gap_s:
                 continue
             if current is not None:
                 runs.append(current)
-            start = "changed" if follows else "returned" if observed_before else "new"
+            changed = follows and current is not None and not current.seen.same_price(s)
+            start = "changed" if changed else "returned" if observed_before else "new"
             current = Run(offer_id, s, t, t, 1, start)
             observed_before = True
         if current is not None:

@@ -24,6 +24,10 @@ intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
   at its latest accepted observation before it (a jump is held until the next snapshot
   confirms it), so from the oldest new snapshot on, stored observations are judged again, and
   the range widens until every later judgement is the stored one.
+* **Stated starts.** A source may say where each of its intervals began (our own ``prices``
+  export: ``price_since``): then observations of one offer at one price but of different
+  stated starts never join (the source saw the interval begin; what lay between is unknown),
+  and a stored interval's ``first_seen`` is its stated start (``runs.Seen.since``).
 * **Providers.** An archive's provider names go through ``aliases.provider_name``. A
   provider with a scraper keeps what its live scrapes say is current; a provider known from
   imports alone (never scraped) takes the newest snapshot as its current list, and one with
@@ -59,6 +63,9 @@ from tracker.pipeline.validate import HELD, Rejected, validate
 
 Identity = tuple[str, str, str, int]
 SERIES_KEY = series_db.SERIES_KEY
+#: ``ScrapedOffer.extra`` key of the epoch second at which the source says the observation's
+#: interval began (see ``stated_starts``); used while re-cutting, not stored with the offer.
+SINCE_KEY = "interval_since"
 #: Offer columns kept from an offer's newest observation (besides its identity).
 OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
 
@@ -145,6 +152,8 @@ class _Series:
     times: list[int]  # stored and new, oldest first
     new: set[int]
     max_gap_s: float | None
+    #: the source states where each interval began: a stored interval's ``first_seen`` is one
+    stated_starts: bool = False
 
     def bounds(self) -> tuple[int, int]:
         """The range whose intervals the new snapshots can change: from the stored snapshot
@@ -213,7 +222,7 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
     plan = _Plan(min([lo, *(r["first_seen"] for r in stored)]), max([hi, *(r["last_seen"] for r in stored)]),
                  stored, defaultdict(dict))
     for r in stored:
-        s = _seen(r)
+        s = replace(_seen(r), since=r["first_seen"]) if sr.stated_starts else _seen(r)
         for t in stored_times[bisect_left(stored_times, r["first_seen"]):bisect_right(stored_times, r["last_seen"])]:
             plan.seen[r["offer_id"]][t] = s
     held = _held(session, provider, offers, lo, hi)
@@ -318,9 +327,10 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     for t, o in now:
         if o.price_per_hour is None or o.price_per_gpu_hour is None:
             continue  # listed without a price: an offer, no interval
+        since = o.extra.get(SINCE_KEY) if sr.stated_starts else None
         seen[offers[o.identity].id][t] = Seen(  # type: ignore[index]
             ids[("gpu", o.gpu)] if o.gpu is not None else None, ids[("kind", o.kind)], ids[("currency", o.currency)],
-            o.price_per_hour, o.price_per_gpu_hour, o.available)
+            o.price_per_hour, o.price_per_gpu_hour, o.available, None if since is None else int(since))
 
     ends = {(r["offer_id"], r["last_seen"]): r["ends_at"] for r in plan.stored}
     rows = []
@@ -365,10 +375,11 @@ def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer
     for ident, (t, o) in newest.items():
         first, last = (from_epoch(x) for x in span[ident])
         attrs = {f: getattr(o, f) for f in OFFER_FIELDS}
+        extra = {k: v for k, v in o.extra.items() if k != SINCE_KEY}
         have = offers.get(ident)
         if have is None:
             have = Offer(provider=provider, sku=o.sku, region=o.region, kind=o.kind, term_months=o.term_months,
-                         extra=dict(o.extra), first_seen=first, last_seen=last, **attrs)
+                         extra=extra, first_seen=first, last_seen=last, **attrs)
             session.add(have)
             offers[ident] = have
             created.append(have)
@@ -376,7 +387,7 @@ def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer
         if last >= have.last_seen:
             for f, v in attrs.items():
                 setattr(have, f, v)
-            have.extra = dict(o.extra)
+            have.extra = extra
             have.last_seen = last
         have.first_seen = min(have.first_seen, first)
     session.flush()
@@ -390,11 +401,15 @@ def store_snapshots(
     *,
     max_gap: timedelta | None,
     cadence: timedelta | None = None,
+    stated_starts: bool = False,
     note: str,
     currency_rates: Mapping[str, float] | None = None,
     progress: Progress | None = None,
 ) -> ImportResult:
-    """Store ``snapshots`` (see the module docstring) in one transaction; fill ``result``."""
+    """Store ``snapshots`` (see the module docstring) in one transaction; fill ``result``.
+
+    ``stated_starts``: each offer's ``extra[SINCE_KEY]`` says where its interval began (an
+    export that states it); give every import of a series the same value."""
     series_times, series_map = merge(snapshots)
     by_series: dict[str, dict[str, dict[datetime, list[ScrapedOffer]]]] = defaultdict(dict)
     for (provider, name), by_time in series_map.items():
@@ -413,7 +428,7 @@ def store_snapshots(
                 progress(done, total)
             stored = set(series_db.times(conn, name))
             wanted = {epoch(t) for t in series_times[name]}
-            sr = _Series(name, sorted(stored | wanted), wanted - stored, gap_s)
+            sr = _Series(name, sorted(stored | wanted), wanted - stored, gap_s, stated_starts)
             for provider, by_time in by_series[name].items():
                 repeated = sum(len(v) for t, v in by_time.items() if epoch(t) in stored)
                 result.observations += repeated

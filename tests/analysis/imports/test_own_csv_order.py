@@ -1,0 +1,130 @@
+"""Our own CSV exports obey the archive formats' rule: the same observations give the same
+stored history whatever the split into files and the order of the import commands. The
+exports come from a store filled with the real H100 archive sample: its hourly price history,
+and its price lists as of several moments; each is cut into files that are imported one
+command at a time in every order (one file twice), on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from itertools import permutations
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session
+
+from db import asof
+from db.engine import make_engine
+from db.types import epoch
+from db.migrate import init_db
+from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
+from tests.analysis.imports.test_import_order import clear, history, intervals, span
+from tracker.analysis.frames import Filters
+from tracker.analysis.history import price_history
+from tracker.analysis.imports import import_files
+from tracker.cli.common import Format, emit
+
+SINCE, UNTIL = span(H100_FILE)
+
+
+@pytest.fixture(scope="module")
+def source(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
+    """The store the exports are taken from: the archive sample, imported once."""
+    eng = make_engine(f"sqlite:///{tmp_path_factory.mktemp('source') / 'source.db'}")
+    init_db(eng)
+    import_files(eng, [H100_FILE], max_gap=H100_GAP)
+    yield eng
+    eng.dispose()
+
+
+def write_csv(rows: list[dict], capsys: pytest.CaptureFixture[str], path: Path) -> list[str]:  # type: ignore[type-arg]
+    """``rows`` as the CLI's CSV output, written to ``path``; its lines."""
+    capsys.readouterr()
+    emit(rows, Format.csv)
+    path.write_text(capsys.readouterr().out)
+    return path.read_text().splitlines(keepends=True)
+
+
+def cut(lines: list[str], tmp_path: Path, stem: str, n: int, *, interleaved: bool = False) -> list[Path]:
+    """The body of a CSV in ``n`` files with its header each: consecutive runs, or every n-th row."""
+    header, body = lines[0], lines[1:]
+    size = -(-len(body) // n)
+    chunks = [body[i::n] for i in range(n)] if interleaved else [body[i * size:(i + 1) * size] for i in range(n)]
+    out = []
+    for i, chunk in enumerate(chunks):
+        path = tmp_path / f"{stem}{'-every' if interleaved else ''}{n}_{i}.csv"
+        path.write_text(header + "".join(chunk))
+        out.append(path)
+    return out
+
+
+def check_orders(engine: Engine, whole: Path, orders: list[list[Path]]) -> list[tuple[object, ...]]:
+    """Each order of separate imports stores the intervals and answers the history of one import of ``whole``."""
+    clear(engine)
+    first = import_files(engine, [whole])
+    assert not first.bad_rows and first.stored > 0
+    once, read_back = intervals(engine), history(engine, "H100-SXM", SINCE, UNTIL)
+    for order in orders:
+        clear(engine)
+        for path in order:
+            assert not import_files(engine, [path]).bad_rows
+        names = [p.name for p in order]
+        assert intervals(engine) == once, names
+        for got, want in zip(history(engine, "H100-SXM", SINCE, UNTIL), read_back, strict=True):
+            pd.testing.assert_frame_equal(got, want, obj=str(names))
+    again = import_files(engine, [order[0]])
+    assert again.stored == 0 and again.already_stored == again.observations > 0
+    assert intervals(engine) == once
+    return once
+
+
+def test_a_history_export_in_any_split_and_order(source: Engine, engine: Engine, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    exported = price_history(source, Filters.of(gpus=["H100-SXM"], kinds=None), since=SINCE, until=UNTIL,
+                             resolution="hour")
+    whole = tmp_path / "history.csv"
+    lines = write_csv(exported.rows(), capsys, whole)
+    assert len(lines) > 100
+    runs, every = cut(lines, tmp_path, "history", 3), cut(lines, tmp_path, "history", 3, interleaved=True)
+    orders = [list(p) for p in permutations(runs)]
+    orders += [[runs[2], runs[0], runs[2], runs[1]], [every[1], every[0], every[2]], [runs[1], every[0], whole]]
+    once = check_orders(engine, whole, orders)
+    # the history read back is the exported one: each provider's price in every hourly bucket
+    cols = [c for c in exported.wide().columns if c not in ("offers", "kinds")]
+    got = price_history(engine, Filters.of(gpus=["H100-SXM"], kinds=None), since=SINCE, until=UNTIL,
+                        resolution="hour").wide()
+    pd.testing.assert_frame_equal(got[cols], exported.wide()[cols])
+    assert len(once) > 40
+
+
+def test_price_lists_of_several_moments_in_any_order(source: Engine, engine: Engine, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """``prices --at`` of five moments: each row an interval (price_since to observed_at); the same
+    offer's rows in different files join into the same intervals whatever the order."""
+    step = (UNTIL - SINCE - timedelta(hours=4)) / 4
+    moments: list[datetime] = [SINCE + timedelta(hours=2) + k * step for k in range(5)]
+    files, everything, starts = [], [], set()
+    for k, at in enumerate(moments):
+        with Session(source) as s:
+            rows = asof.prices_at(s, at)
+        assert rows, at
+        starts |= {(r["provider"], r["sku"], epoch(r["price_since"]), r["price_per_hour"]) for r in rows}
+        lines = write_csv(rows, capsys, tmp_path / f"prices{k}.csv")
+        files.append(tmp_path / f"prices{k}.csv")
+        everything += lines[1:] if everything else lines
+    whole = tmp_path / "prices-all.csv"
+    whole.write_text("".join(everything))
+    halves = cut(everything, tmp_path, "prices-all", 2, interleaved=True)
+    orders = [list(reversed(files)), [files[2], files[4], files[0], files[3], files[1]],
+              [files[3], files[0], files[3], files[4], files[1], files[2]], [halves[1], halves[0]]]
+    once = check_orders(engine, whole, orders)
+    # each exported price_since starts one interval, even where the price before it was the same
+    assert {(r[0], r[1], r[12], r[9]) for r in once} == starts and len(once) == len(starts)
+    assert len({(p, sku, price) for p, sku, _t, price in starts}) < len(starts)
+    # every stored interval lies within one the source has for the offer, at its price
+    source_runs = [(r[0], r[1], r[9], r[12], r[13]) for r in intervals(source)]
+    assert once and all(any((prov, sku, price) == (r[0], r[1], r[9]) and lo <= r[12] and r[13] <= hi
+                            for prov, sku, price, lo, hi in source_runs) for r in once)
