@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, func, text
+from sqlalchemy import select as sql_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -47,6 +48,22 @@ def ensure_provider(session: Session, name: str, display_name: str = "") -> Prov
     elif display_name and provider.display_name != display_name:
         provider.display_name = display_name
     return provider
+
+
+def ensure_providers(session: Session, display_names: Mapping[str, str]) -> None:
+    """``ensure_provider`` of several providers (name -> display name) in two or three statements,
+    for a cycle that starts them all at once."""
+    table = Provider.__table__  # type: ignore[attr-defined]
+    conn = session.connection()
+    stored = dict(conn.execute(sql_select(table.c.name, table.c.display_name)
+                               .where(table.c.name.in_(list(display_names)))).all())
+    new = [{"name": n, "display_name": d or n} for n, d in display_names.items() if n not in stored]
+    if new:
+        conn.execute(table.insert(), new)
+    renamed = [{"b_name": n, "display_name": d} for n, d in display_names.items() if d and n in stored and stored[n] != d]
+    if renamed:
+        conn.execute(table.update().where(table.c.name == bindparam("b_name")).values(display_name=bindparam("display_name")),
+                     renamed)
 
 
 def _identity(o: Offer) -> Identity:

@@ -15,7 +15,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from db import queries
-from db.models import ScrapeRun
+from db.models import Provider, ScrapeRun
 
 from scrapers.http import shared_ssl_context
 from scrapers.registry import all_scrapers
@@ -110,3 +110,18 @@ def test_the_market_is_asked_only_when_a_collection_lists_a_new_offer(engine: En
     assert len(asked) == 1  # the same offer at another price: judged against its own last price
     scrape({**H100, "price": 2.6}, {**H100, "sku": "h100x1-b"})
     assert len(asked) == 2
+
+
+def test_the_run_rows_of_a_cycle_create_and_rename_its_providers(engine: Engine) -> None:
+    settings = Settings(http={"retries": 0})
+    routes = routing_transport({n: offers_payload({**H100, "sku": n}) for n in ("p_one", "p_two")})
+    collect_mod.collect(engine, settings, classes=[make_fake("p_one")], transport_factory=routes)
+    renamed = type("Renamed", (make_fake("p_one"),), {"display_name": "P One Cloud"})
+    results = collect_mod.collect(engine, settings, classes=[renamed, make_fake("p_two")], transport_factory=routes)
+    assert all(r.ok for r in results), [(r.provider, r.error_message) for r in results]
+    with Session(engine) as s:
+        rows = {p.name: p for p in s.exec(select(Provider)).all()}
+        run_of = {r.id: r.provider for r in s.exec(select(ScrapeRun)).all()}
+    assert {n: p.display_name for n, p in rows.items()} == {"p_one": "P One Cloud", "p_two": "P_Two"}
+    assert all(p.consecutive_failures == 0 and p.last_status == "ok" for p in rows.values())
+    assert [run_of[r.run_id] for r in results] == ["p_one", "p_two"]  # each run id is its own provider's

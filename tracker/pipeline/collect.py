@@ -153,15 +153,14 @@ def _store(
 
 def _start_runs(engine: Engine, starts: Sequence[tuple[Scraper, bool, datetime]]) -> list[tuple[int, datetime]]:
     """Write the ``running`` rows of collections starting now (scraper, replay, started_at), in one
-    transaction; returns each one's (run id, started_at) in the same order."""
+    transaction of a few statements; returns each one's (run id, started_at) in the same order."""
     with _store_lock, session_scope(engine) as session:
-        for scraper, _replay, _at in starts:
-            queries.ensure_provider(session, scraper.name, scraper.display_name)
-        runs = [ScrapeRun(provider=scraper.name, started_at=at, replay=replay) for scraper, replay, at in starts]
-        session.add_all(runs)
-        session.flush()
-        assert all(run.id is not None for run in runs)
-        return [(run.id, run.started_at) for run in runs]  # type: ignore[misc]
+        queries.ensure_providers(session, {scraper.name: scraper.display_name for scraper, _, _ in starts})
+        ids = session.connection().execute(
+            _runs.insert().returning(_runs.c.id, sort_by_parameter_order=True),
+            [{"provider": scraper.name, "started_at": at, "replay": replay} for scraper, replay, at in starts],
+        ).scalars().all()
+        return [(run_id, at) for run_id, (_, _, at) in zip(ids, starts, strict=True)]
 
 
 def _start_run(engine: Engine, scraper: Scraper, replay: bool, started_at: datetime | None = None) -> tuple[int, datetime]:
