@@ -113,9 +113,15 @@ def _bucket_frame(conn: Connection, bucket: np.ndarray, gpu_id: np.ndarray, prov
 
 def _raw_part(conn: Connection, f: Filters, step: int, lo: int, hi: int, tolerance: Tolerance | None) -> pd.DataFrame:
     """Per-provider values (``BUCKET_COLUMNS``) of the buckets of ``step`` holding ``[lo, hi]``
-    (a partial bucket at one end of a range) from raw intervals: each provider's lowest price
-    and its number of distinct offers."""
-    expanded = rollups.expand(raw_intervals(conn, f, lo, hi, tolerance), step, lo, hi)
+    (a partial bucket at one end of a range) from raw intervals."""
+    return raw_buckets(conn, raw_intervals(conn, f, lo, hi, tolerance), step, lo, hi)
+
+
+def raw_buckets(conn: Connection, raw: pd.DataFrame, step: int, lo: int, hi: int) -> pd.DataFrame:
+    """Per-provider values (``BUCKET_COLUMNS``) of the buckets of ``step`` holding ``[lo, hi]``
+    from ``raw_intervals(..., lo, hi)``: each provider's lowest price and its number of
+    distinct offers."""
+    expanded = rollups.expand(raw, step, lo, hi)
     if expanded.empty:
         return pd.DataFrame(columns=BUCKET_COLUMNS)
     bucket, gpu, provider, offer = (expanded[c].to_numpy(dtype=np.int64)

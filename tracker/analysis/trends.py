@@ -314,6 +314,21 @@ def _markets_at(rows: pd.DataFrame) -> pd.DataFrame:
     })
 
 
+def _daily_values(conn: Connection, f: Filters, start: pd.Timestamp, at: pd.Timestamp, recent: pd.DataFrame,
+                  tolerance: Tolerance | None) -> pd.DataFrame:
+    """``buckets.provider_buckets`` by day from ``start`` to ``at``, its last (partial) day
+    from ``recent`` (the raw intervals of that day, already read) instead of a second read."""
+    at_s = epoch(at.to_pydatetime())
+    today = rollups.floor(at_s, rollups.DAY)
+    if epoch(start.to_pydatetime()) >= today or today < rollups.raw_horizon(conn):
+        return buckets.provider_buckets(conn, f, Resolution.day, start, at, tolerance)[0]
+    before = pd.Timestamp(today - 1, unit="s", tz="UTC")
+    parts = [buckets.provider_buckets(conn, f, Resolution.day, start, before, tolerance)[0],
+             buckets.raw_buckets(conn, recent, rollups.DAY, today, at_s)]
+    parts = [p for p in parts if not p.empty]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=buckets.BUCKET_COLUMNS)
+
+
 def trends(
     source: Engine | Connection | Session,
     filters: Filters | None = None,
@@ -345,7 +360,7 @@ def trends(
         markets = _markets_at(_rows_at(conn, f, list(then.values()), tolerance))
         past = {p: markets.loc[markets["t"] == t].set_index("gpu")["min"] for p, t in then.items()}
         start = at - VOLATILITY_WINDOW
-        per_provider, _ = buckets.provider_buckets(conn, f, Resolution.day, start, at, tolerance)
+        per_provider = _daily_values(conn, f, start, at, recent, tolerance)
         daily, _ = market_from_buckets(per_provider, grid(Resolution.day, start, at))
     return _table(at, now, past, lows.set_index("gpu"), daily)
 
