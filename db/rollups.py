@@ -122,6 +122,14 @@ def with_next_seen(df: pd.DataFrame, first_col: str = "first_seen") -> pd.DataFr
     return out
 
 
+def ranges(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every integer of each range ``first[i]..last[i]`` (empty where ``last < first``): the
+    range's position ``i`` and the integer, one element per integer."""
+    counts = np.where(last >= first, last - first + 1, 0)
+    idx = np.repeat(np.arange(len(counts)), counts)
+    return idx, np.repeat(first, counts) + np.arange(len(idx)) - np.repeat(np.cumsum(counts) - counts, counts)
+
+
 def expand(df: pd.DataFrame, step: int, lo: int, hi: int, max_rows: int | None = None,
            first_col: str = "first_seen", last_col: str = "last_seen") -> pd.DataFrame:
     """One row per (interval, bucket) it counts in, for buckets starting in ``[floor(lo), floor(hi)]``.
@@ -135,14 +143,12 @@ def expand(df: pd.DataFrame, step: int, lo: int, hi: int, max_rows: int | None =
     first, last = spans(df, step, first_col, last_col)
     first = np.maximum(first, (lo - o) // step)
     last = np.minimum(last, (hi - o) // step)
-    counts = np.where(last >= first, last - first + 1, 0)
-    total = int(counts.sum())
+    total = int(np.where(last >= first, last - first + 1, 0).sum())
     if max_rows is not None and total > max_rows:
         raise OverflowError(total)
-    idx = np.repeat(np.arange(len(df)), counts)
-    offsets = np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    idx, index = ranges(first, last)
     out = df.iloc[idx].reset_index(drop=True)
-    out["bucket"] = o + (np.repeat(first, counts) + offsets) * step
+    out["bucket"] = o + index * step
     return out
 
 
@@ -284,10 +290,8 @@ def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -
     first, last = span_indices(iv.first_seen, iv.last_seen, iv.ends_at, np.full(len(iv.offer), interval_s),
                                iv.next_seen, step)
     first, last = np.maximum(first, b_lo), np.minimum(last, b_hi)
-    counts = np.where(last >= first, last - first + 1, 0)
-    total = int(counts.sum())
-    idx = np.repeat(np.arange(len(counts)), counts)
-    bucket = np.repeat(first, counts) + np.arange(total) - np.repeat(np.cumsum(counts) - counts, counts)
+    idx, bucket = ranges(first, last)
+    total = len(idx)
     gpu, kind, offer, price = iv.gpu[idx], iv.kind[idx], iv.offer[idx], iv.price[idx]
     by_price = np.lexsort((price, bucket, kind, gpu))
     g, k, b, p = gpu[by_price], kind[by_price], bucket[by_price], price[by_price]
@@ -551,11 +555,9 @@ def read(
         return pd.DataFrame(columns=COLUMNS)
     if step == HOUR:
         runs = read_runs(conn, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
-        counts = ((runs["last"] - runs["first"]) // HOUR + 1).to_numpy(dtype=np.int64)
-        idx = np.repeat(np.arange(len(runs)), counts)
+        idx, hour = ranges(runs["first"].to_numpy(dtype=np.int64) // HOUR, runs["last"].to_numpy(dtype=np.int64) // HOUR)
         out = runs.iloc[idx].reset_index(drop=True)
-        offsets = np.arange(len(idx)) - np.repeat(np.cumsum(counts) - counts, counts)
-        out["bucket"] = out["first"].to_numpy(dtype=np.int64) + offsets * HOUR
+        out["bucket"] = hour * HOUR
         return out.sort_values(["gpu_id", "bucket", "provider_id", "kind_id"], ignore_index=True)[COLUMNS]
     params: dict[str, object] = {"gpus": gpus, "lo": lo, "hi": hi}
     binds: list[Any] = [bindparam("gpus", expanding=True)]
