@@ -257,11 +257,9 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
         usd = labels.lookup(conn, "currency", ["USD"])
         rows = fetch_tuples(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {
             "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1, "since": since, "until": until})
-    cols = list(zip(*rows, strict=True)) if rows else [()] * len(RAW_COLUMNS)
-    ids, offer, _, gpu, kind = (np.array(c, dtype=np.int64) for c in cols[:5])
-    price = np.array(cols[5], dtype=float)
-    first_seen, last_seen = np.array(cols[6], dtype=np.int64), np.array(cols[7], dtype=np.int64)
-    ends_at = np.array([np.nan if e is None else e for e in cols[8]], dtype=float)
+    table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
+    ids, offer, gpu, kind, first_seen, last_seen = (table[:, c].astype(np.int64) for c in (0, 1, 3, 4, 6, 7))
+    price, ends_at = table[:, 5], table[:, 8]
     order = np.lexsort((ids, first_seen, offer))
     offer, gpu, kind, price = offer[order], gpu[order], kind[order], price[order]
     first_seen, last_seen, ends_at = first_seen[order], last_seen[order], ends_at[order]
