@@ -434,6 +434,9 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     ``horizon`` overrides the stored one."""
     intervals = provider_intervals(conn)
     horizon = raw_horizon(conn) if horizon is None else horizon
+    # fresh statistics: a provider's whole history is best read by one pass over the table, which
+    # a planner without them (a store just imported or migrated) would do through the GPU index
+    conn.execute(text("ANALYZE price_interval"))
     pids = list(provider_ids) if provider_ids is not None else sorted(
         p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
     )
