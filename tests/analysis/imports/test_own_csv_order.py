@@ -22,6 +22,8 @@ from db.types import epoch
 from db.migrate import init_db
 from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
 from tests.analysis.imports.test_import_order import clear, history, intervals, span
+from tests.analysis.seq import HOUR, T0
+from tests.analysis.test_history import store_day_one
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
@@ -128,3 +130,38 @@ def test_price_lists_of_several_moments_in_any_order(source: Engine, engine: Eng
     source_runs = [(r[0], r[1], r[9], r[12], r[13]) for r in intervals(source)]
     assert once and all(any((prov, sku, price) == (r[0], r[1], r[9]) and lo <= r[12] and r[13] <= hi
                             for prov, sku, price, lo, hi in source_runs) for r in once)
+
+
+def test_price_lists_of_every_hour_give_back_the_intervals_of_the_store(engine: Engine, tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """A day of hourly collections (tests.analysis.test_history.store_day_one: an outage, a
+    delisting at one price and a return at that price, a price drop), exported as ``prices --at``
+    half past every hour: in any order the import stores exactly the intervals of that store."""
+    day = make_engine(f"sqlite:///{tmp_path / 'day.db'}")
+    init_db(day)
+    store_day_one(day)
+    files = []
+    for h in range(12):
+        with Session(day) as s:
+            rows = asof.prices_at(s, T0 + h * HOUR + HOUR / 2)
+        write_csv(rows, capsys, tmp_path / f"at{h:02}.csv")
+        files.append(tmp_path / f"at{h:02}.csv")
+    want = sorted((r[0], r[1], r[9], r[12], r[13]) for r in intervals(day))
+    day.dispose()
+    # delta's 2.90: listed 00:00-01:00, delisted, back at 04:00 at the same price: two intervals
+    assert [(first, last) for p, sku, _v, first, last in want if sku == "d1"] == [
+        (epoch(T0), epoch(T0 + HOUR)), (epoch(T0 + 4 * HOUR), epoch(T0 + 11 * HOUR))]
+    for order in (files, list(reversed(files)), [*files[6:], *files[:6]], [files[k] for k in (5, 0, 11, 3, 8, 1, 10, 2,
+                                                                                           9, 4, 7, 6, 3)]):
+        clear(engine)
+        counts = []
+        for path in order:
+            result = import_files(engine, [path])
+            assert not result.bad_rows
+            counts.append((result.new_offers, result.prices_changed, result.returned))
+        got = sorted((r[0], r[1], r[9], r[12], r[13]) for r in intervals(engine))
+        assert got == want, [p.name for p in order]
+        if order is files:  # oldest first, each command counts what it adds (an interval it extends is no news)
+            # new: a1, a8, b1, d1, d2, then g1 at 08:00; changed: beta's 2.70 at 05:00, alpha's 2.50 at 06:00;
+            # returned: delta's 2.90 at 04:00, after its delisting
+            assert tuple(sum(c[k] for c in counts) for k in range(3)) == (6, 2, 1), counts

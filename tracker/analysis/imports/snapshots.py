@@ -19,7 +19,8 @@ intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
   snapshot after the newest, widened to whole intervals -- from the stored observations there
   plus the new ones, replaces the intervals that differ, and refreshes that range's roll-ups.
   Snapshots already stored are skipped (``already_stored``), so a second import changes
-  nothing. The gap rule is the importing command's ``max_gap``: import one archive with one
+  nothing. A command counts the intervals it begins (new, changed, returned); one it only
+  extends or re-cuts from a stored start was counted when that start was stored. The gap rule is the importing command's ``max_gap``: import one archive with one
   value. Validation goes in time order too: an observation is judged against the offer's price
   at its latest accepted observation before it (a jump is held until the next snapshot
   confirms it), so from the oldest new snapshot on, stored observations are judged again, and
@@ -347,8 +348,9 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     after = {tuple(r[c] for c in key): r for r in rows}
     drop = [i for k, i in before.items() if k not in after]
     insert = [r for k, r in after.items() if k not in before]
+    began = {(r["offer_id"], r["first_seen"]) for r in plan.stored}  # counted when first stored
     for r in insert:
-        start = r.pop("_start")
+        start = r.pop("_start") if (r["offer_id"], r["first_seen"]) not in began else "extended"
         result.prices_changed += start == "changed"
         result.returned += start == "returned"
         run.prices_changed += start == "changed"
