@@ -141,3 +141,29 @@ def test_parquet_prices_on_both_backends(engine: Engine, db_url: str, tmp_path: 
     stored = prices(db_url)
     assert len(df) == len(stored) > 10 and set(df["provider"]) == {"runpod", "aws_spot"}
     assert df["price_per_hour"].tolist() == pytest.approx([s["price_per_hour"] for s in stored])
+
+
+def test_the_prices_csv_of_the_replayed_store_imports_again(store: Store, engine: Engine, db_url: str,
+                                                            tmp_path: Path) -> None:
+    """Every row of ``prices --format csv`` of every replayed provider imports again (reserved
+    offers without a printed term too), as two files in either order, and lists the same prices."""
+    from tests.analysis.imports.test_import_order import clear, intervals
+    from tracker.analysis.imports import import_files
+
+    text = run(store.url, "prices", "--format", "csv")
+    header, *body = text.splitlines(keepends=True)
+    whole, early, late = tmp_path / "all.csv", tmp_path / "a.csv", tmp_path / "b.csv"
+    whole.write_text(text)
+    early.write_text(header + "".join(body[::2]))
+    late.write_text(header + "".join(body[1::2]))
+    result = import_files(engine, [whole])
+    assert not result.bad_rows and result.rows == len(body) > 500
+    once = intervals(engine)
+    key = ("provider", "sku", "region", "kind", "term_months", "price_per_hour", "currency", "observed_at", "price_since")
+    assert sorted(tuple(r[k] for k in key) for r in prices(db_url)) == sorted(tuple(r[k] for k in key)
+                                                                            for r in prices(store.url))
+    for order in ([early, late], [late, early, late]):
+        clear(engine)
+        for path in order:
+            import_files(engine, [path])
+        assert intervals(engine) == once

@@ -146,6 +146,12 @@ def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
 # --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
 
 
+def _unstated_term(row: Mapping[str, str]) -> dict[str, bool]:
+    """A reserved row without a term: its provider printed none (the export keeps no ``extra``)."""
+    reserved = (row.get("kind") or "").strip() == "reserved"
+    return {"term_unstated": True} if reserved and not _float(row, "term_months", required=False) else {}
+
+
 def prices_series(o: ScrapedOffer) -> str:
     """The series a ``prices`` row's offer is (every offer is one of its own)."""
     return f"csv-prices:{o.provider}|{o.sku}|{o.region}|{o.kind}|{o.term_months}"
@@ -171,7 +177,8 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
                 gpu_memory_gb=_float(row, "gpu_memory_gb", required=False),
                 term_months=int(_float(row, "term_months", required=False) or 0),
                 currency=(row.get("currency") or "").strip(), available=_bool(row.get("available")),
-                gpu=gpu if gpu in known else None, extra={"imported": "prices csv", SINCE_KEY: epoch(since)},
+                gpu=gpu if gpu in known else None, extra={"imported": "prices csv", SINCE_KEY: epoch(since),
+                                                          **_unstated_term(row)},
             )
         except (ValueError, TrackerError) as exc:
             result.bad_rows.append(BadRow(line, str(exc)))

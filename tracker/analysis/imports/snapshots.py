@@ -89,17 +89,36 @@ def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[datetime]], dic
             {k: {t: list(v.values()) for t, v in by.items()} for k, by in sorted(seen.items())})
 
 
-def _series_offers(session: Session, provider: str, series: str) -> dict[Identity, Offer]:
-    """The stored offers of ``provider`` that belong to ``series``."""
-    offers = session.exec(select(Offer).where(Offer.provider == provider)).all()
-    return {(o.sku, o.region, o.kind, o.term_months): o for o in offers if series_db.series_of(o.extra) == series}
+class _StoredOffers:
+    """The stored offers of imported series, read once per import (not once per series: an
+    export of prices has a series per offer)."""
 
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self._by_provider: dict[str, dict[str, dict[Identity, Offer]]] = {}
+        self._providers: dict[str, set[str]] | None = None
 
-def _series_providers(session: Session, series: str) -> set[str]:
-    """Providers with stored offers of ``series`` (an import that does not list one still speaks for it)."""
-    like = f'%"{series_db.SERIES_KEY}"%{series}%'
-    rows = session.exec(select(Offer.provider, Offer.extra).where(cast(Offer.extra, String).like(like))).all()
-    return {p for p, extra in rows if series_db.series_of(extra) == series}
+    def of(self, provider: str, series: str) -> dict[Identity, Offer]:
+        """The stored offers of ``provider`` that belong to ``series`` (offers created by this
+        import are added to the returned dict)."""
+        if provider not in self._by_provider:
+            grouped: dict[str, dict[Identity, Offer]] = defaultdict(dict)
+            for o in self.session.exec(select(Offer).where(Offer.provider == provider)).all():
+                if (name := series_db.series_of(o.extra)) is not None:
+                    grouped[name][(o.sku, o.region, o.kind, o.term_months)] = o
+            self._by_provider[provider] = grouped
+        return self._by_provider[provider][series]
+
+    def providers(self, series: str) -> set[str]:
+        """Providers with stored offers of ``series`` (an import that does not list one still speaks for it)."""
+        if self._providers is None:
+            like = f'%"{series_db.SERIES_KEY}"%'
+            self._providers = defaultdict(set)
+            for p, extra in self.session.exec(select(Offer.provider, Offer.extra)
+                                              .where(cast(Offer.extra, String).like(like))).all():
+                if (name := series_db.series_of(extra)) is not None:
+                    self._providers[name].add(p)
+        return self._providers.get(series, set())
 
 
 def _scraped_live(session: Session, provider: str) -> bool:
@@ -285,12 +304,13 @@ def _next_candidate(session: Session, provider: str, sr: _Series, offers: Mappin
 
 
 def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
-                    run: ScrapeRun, result: ImportResult, currency_rates: Mapping[str, float] | None) -> tuple[int, int] | None:
+                    offers: dict[Identity, Offer], run: ScrapeRun, result: ImportResult,
+                    currency_rates: Mapping[str, float] | None) -> tuple[int, int] | None:
     """Re-cut ``provider``'s intervals of one series over the range the new snapshots affect,
     from the stored observations there plus the new ones (see the module docstring). Returns the
-    range of snapshot times changed, or ``None`` when nothing was."""
+    range of snapshot times changed, or ``None`` when nothing was. ``offers``: the series'
+    stored offers of ``provider`` (it gains the ones created now)."""
     conn = session.connection()
-    offers = _series_offers(session, provider, sr.name)
     hi_at_least = max(sr.new)
     plan = _plan(session, provider, sr, by_time, offers, hi_at_least, currency_rates)
     while plan is not None and not plan.synced:  # a judgement changed at the end: widen until none does
@@ -421,6 +441,7 @@ def store_snapshots(
     gap_s = max_gap.total_seconds() if max_gap is not None else None
     with session_scope(engine) as session:
         conn = session.connection()
+        stored_offers = _StoredOffers(session)
         runs: dict[str, ScrapeRun] = {}
         latest: dict[str, datetime] = {}
         touched: dict[str, list[int]] = {}  # provider -> [first, last] epoch second changed
@@ -438,7 +459,7 @@ def store_snapshots(
             if not sr.new:
                 continue
             listing = by_series[name]
-            for provider in sorted(set(listing) | _series_providers(session, name)):
+            for provider in sorted(set(listing) | stored_offers.providers(name)):
                 prov = queries.ensure_provider(session, provider)
                 if provider in listing and provider not in runs:
                     runs[provider] = ScrapeRun(provider=provider, started_at=utcnow(), replay=False, status="running")
@@ -448,7 +469,8 @@ def store_snapshots(
                 # be re-cut (a new snapshot without it ends them), with nothing to count
                 run = runs.get(provider) or ScrapeRun(provider=provider)
                 by_time = {epoch(t): v for t, v in listing.get(provider, {}).items()}
-                changed = _store_provider(session, provider, sr, by_time, run, result, currency_rates)
+                changed = _store_provider(session, provider, sr, by_time, stored_offers.of(provider, name), run, result,
+                                          currency_rates)
                 if changed is not None:
                     span = touched.setdefault(provider, list(changed))
                     span[0], span[1] = min(span[0], changed[0]), max(span[1], changed[1])
