@@ -71,9 +71,10 @@ def test_drop_over_a_window(sqlite_engine: Engine) -> None:
     market.cycle(p1=[h100("a", 2.5)])
     time.sleep(1.1)
     [run] = market.collect(p1=[h100("a", 1.9)])
-    # Evaluated half a window after the second collection, however long it took to run: the
-    # reference instant (now - 1 s) then lies inside the first price's interval.
-    [ev] = evaluate(sqlite_engine, market.settings, now=run.started_at + timedelta(seconds=0.5))
+    # Evaluated half a window after the second collection's stored time (whole seconds), however
+    # long it took to run: the reference instant (now - 1 s) then lies inside the first price's interval.
+    second = run.started_at.replace(microsecond=0)
+    [ev] = evaluate(sqlite_engine, market.settings, now=second + timedelta(seconds=0.5))
     assert ev.events == ("fired",)
     [e] = events(sqlite_engine)
     assert e.details["reference_value"] == 2.5 and "dropped 24.0% over 1s (from 2.50" in e.message
