@@ -84,9 +84,11 @@ def floor(t: int, step: int) -> int:
 
 def hold_end(last_seen: np.ndarray, ends_at: np.ndarray, interval_s: np.ndarray) -> np.ndarray:
     """Exclusive end of the time a price is taken to hold: the next collection attempt, at
-    most one collection interval after the last observation (``ends_at`` NaN: not yet)."""
+    most one collection interval after the last observation (``ends_at`` NaN: not yet), and
+    never before the end of the second it was last observed in (times are whole seconds: a
+    failed attempt within the same second still leaves the observation in effect at it)."""
     ends = np.where(np.isnan(ends_at), _NEVER, np.nan_to_num(ends_at, nan=0)).astype(np.int64)
-    return np.minimum(ends, last_seen + interval_s)
+    return np.maximum(np.minimum(ends, last_seen + interval_s), last_seen + 1)
 
 
 def span_indices(first_seen: np.ndarray, last_seen: np.ndarray, ends_at: np.ndarray, interval_s: np.ndarray,

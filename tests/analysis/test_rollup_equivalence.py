@@ -207,3 +207,24 @@ def test_rollup_answers_equal_raw_answers_on_the_bundled_recordings(engine: Engi
     for f in (Filters(), Filters(kinds=None)):
         assert_same_trends(engine, f, pd.Timestamp(T0 + timedelta(hours=25, minutes=7)))
         assert_same_trends(engine, f, pd.Timestamp(T0 + timedelta(hours=24, minutes=30)))
+
+
+@pytest.mark.parametrize("res", [Resolution.hour, Resolution.day])
+def test_an_observation_whose_next_attempt_failed_in_the_same_second_still_counts(engine: Engine, res: Resolution) -> None:
+    # Times are whole seconds: a collection that fails within the second of the one before it
+    # gives an interval with first_seen == last_seen == ends_at. The price was observed at
+    # that second, so a range starting there (a dashboard's range clipped to the first price)
+    # must show it, from the raw path (partial bucket) and the roll-ups alike.
+    clear(engine)
+    at = T0 + timedelta(minutes=17, seconds=5)
+    with session_scope(engine) as s:
+        prov = queries.ensure_provider(s, "hourly")
+        store_stage.store_observation(s, "hourly", [offer("hourly", "a", "on_demand", "H100-SXM", 2.0)], at, None,
+                                      interval_s=PROVIDERS["hourly"])
+        prov.last_attempt_at = at
+    with session_scope(engine) as s:
+        store_stage.record_failed_attempt(s, "hourly", at + timedelta(microseconds=400_000))
+    since, until = pd.Timestamp(at), pd.Timestamp(at + timedelta(seconds=30))
+    (market, by_provider), want = both_ways(engine, Filters(gpus=("H100-SXM",)), res, since, until)
+    assert list(by_provider["provider"]) == ["hourly"] and list(by_provider["value"]) == [2.0]
+    assert_same((market, by_provider), want)
