@@ -89,10 +89,13 @@ def previous_prices(session: Session, provider: str) -> dict[Identity, float]:
 def pending_jumps(session: Session, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:
     """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good run.
 
-    One statement: it runs in every collection's write transaction."""
+    One statement: it runs in every collection's write transaction, so the latest good run is
+    found by walking the (provider, started_at) index backwards from the newest run, not by
+    scanning every run the provider ever had."""
     rows = session.connection().execute(text(
         "SELECT sku, region, kind, term_months, price_per_hour, reason FROM quarantine WHERE run_id = "
-        "(SELECT max(id) FROM scrape_run WHERE provider = :p AND status = 'ok') AND price_per_hour IS NOT NULL"
+        "(SELECT id FROM scrape_run WHERE provider = :p AND status = 'ok' ORDER BY started_at DESC, id DESC LIMIT 1) "
+        "AND price_per_hour IS NOT NULL"
     ), {"p": provider})
     return {(sku, region, kind, term): price for sku, region, kind, term, price, reason in rows
             if (reason or "").endswith(marker)}
