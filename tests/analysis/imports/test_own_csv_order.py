@@ -28,6 +28,7 @@ from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 from tracker.cli.common import Format, emit
+from tracker.errors import ConfigError
 
 SINCE, UNTIL = span(H100_FILE)
 
@@ -80,6 +81,9 @@ def check_orders(engine: Engine, whole: Path, orders: list[list[Path]]) -> list[
     again = import_files(engine, [order[0]])
     assert again.stored == 0 and again.already_stored == again.observations > 0
     assert intervals(engine) == once
+    clear(engine)
+    together = import_files(engine, list(reversed(orders[0])))  # the files of one order in one command
+    assert not together.bad_rows and intervals(engine) == once
     return once
 
 
@@ -165,3 +169,15 @@ def test_price_lists_of_every_hour_give_back_the_intervals_of_the_store(engine: 
             # new: a1, a8, b1, d1, d2, then g1 at 08:00; changed: beta's 2.70 at 05:00, alpha's 2.50 at 06:00;
             # returned: delta's 2.90 at 04:00, after its delisting
             assert tuple(sum(c[k] for c in counts) for k in range(3)) == (6, 2, 1), counts
+
+
+def test_exports_of_two_formats_in_one_command_are_refused(engine: Engine, tmp_path: Path) -> None:
+    prices = tmp_path / "p.csv"
+    prices.write_text("provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at\n"
+                      "alpha,a1,on_demand,H100 SXM,1,2.2,USD,2026-01-01T00:00:00+00:00\n")
+    history_csv = tmp_path / "h.csv"
+    history_csv.write_text("time,gpu,metric,unit,kinds,min,p25,median,providers,offers,alpha\n"
+                           "2026-01-01T00:00:00+00:00,H100-SXM,price,USD/GPU-h,all,2.2,2.2,2.2,1,1,2.2\n")
+    with pytest.raises(ConfigError, match="h.csv is a history CSV, p.csv a prices one"):
+        import_files(engine, [prices, history_csv])
+    assert intervals(engine) == []

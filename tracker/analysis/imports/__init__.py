@@ -99,12 +99,10 @@ def import_files(
         raise ConfigError(f"import: unknown format {name!r}; one of {', '.join(FORMATS)}")
     spec = FORMATS[name]
     if spec.module is None:
-        if len(paths) != 1:
-            raise ConfigError("import: own CSV exports are imported one file at a time")
         if max_gap != "default":
             raise ConfigError("import: --max-gap is for archive formats; a CSV export states its own continuity")
-        return own_csv.import_file(engine, paths[0], provider=provider, observed_at=observed_at,
-                                   currency_rates=currency_rates, catalog=catalog, strict=strict)
+        return own_csv.import_files(engine, list(paths), provider=provider, observed_at=observed_at,
+                                    currency_rates=currency_rates, catalog=catalog, strict=strict)
     if provider or observed_at:
         raise ConfigError(f"import: --provider and --observed-at are for a single SkyPilot vms.csv; {name} names its own")
     gap = spec.max_gap if max_gap == "default" else max_gap

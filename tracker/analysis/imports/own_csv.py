@@ -319,13 +319,13 @@ def _leave_foreign(engine: Engine, found: list[Snapshot], result: ImportResult) 
             elif snap.at.replace(microsecond=0) <= have[1]:
                 result.observations += 1
                 result.already_stored += 1
-            elif snap.line not in reported:
-                reported.add(snap.line)
+            elif (snap.file, snap.line) not in reported:
+                reported.add((snap.file, snap.line))
                 result.bad_rows.append(BadRow(snap.line, f"offer {o.sku!r} of {o.provider} is collected live (or by "
-                                                         "another import); its history there is kept"))
+                                                         "another import); its history there is kept", snap.file))
         if offers or not snap.provider:
             kept.append(replace(snap, offers=offers))
-    result.bad_rows.sort(key=lambda b: b.line)
+    result.bad_rows.sort(key=lambda b: (b.file, b.line))
     return kept
 
 
@@ -392,9 +392,14 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
         result.quarantined += counts["quarantined"]
 
 
-def import_file(
+def import_file(engine: Engine, path: str | Path, **options: Any) -> ImportResult:
+    """Import one CSV file (format detected from its header) in one transaction; ``options`` as ``import_files``."""
+    return import_files(engine, [Path(path)], **options)
+
+
+def import_files(
     engine: Engine,
-    path: str | Path,
+    paths: list[Path],
     *,
     provider: str | None = None,
     observed_at: datetime | None = None,
@@ -402,39 +407,55 @@ def import_file(
     catalog: Mapping[str, Any] | None = None,
     strict: bool = False,
 ) -> ImportResult:
-    """Import one CSV file (format detected from its header) in one transaction."""
-    path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"import: {path} is not a file")
+    """Import CSV files (formats detected from their headers) in one transaction: exports of one
+    format, or one SkyPilot vms.csv. With several files, bad rows name their file."""
     known = catalog if catalog is not None else load_catalog()
-    with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        reader.fieldnames = header
-        rest = fh.read()
-        fh.seek(0)
-        reader = csv.DictReader(fh)
-        reader.fieldnames = header
-        next(reader.reader, None)  # the header line
-        fmt = detect_format(header, has_rows=bool(rest.strip()))
-        result = ImportResult(str(path), fmt)
-        batches: list[_Batch] = []
-        found: list[Snapshot] = []
-        if fmt == "skypilot":
-            if not provider or observed_at is None:
-                raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
-            if observed_at > utcnow() + FUTURE_TOLERANCE:
-                raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
-            batches = _read_skypilot(reader, result, provider, observed_at)
-        else:
-            if provider or observed_at:
-                raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
-            found = (_read_prices if fmt == "prices" else _read_history)(reader, result, known)
+    label = str(paths[0]) if len(paths) == 1 else ", ".join(p.name for p in paths[:3]) + (
+        f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    result: ImportResult | None = None
+    batches: list[_Batch] = []
+    found: list[Snapshot] = []
+    for path in paths:
+        if not path.is_file():
+            raise ConfigError(f"import: {path} is not a file")
+        with path.open(newline="", encoding="utf-8-sig") as fh:
+            reader = csv.DictReader(fh)
+            header = [h.strip() for h in (reader.fieldnames or [])]
+            reader.fieldnames = header
+            rest = fh.read()
+            fh.seek(0)
+            reader = csv.DictReader(fh)
+            reader.fieldnames = header
+            next(reader.reader, None)  # the header line
+            fmt = detect_format(header, has_rows=bool(rest.strip()))
+            if result is None:
+                result = ImportResult(label, fmt)
+            elif fmt != result.format:
+                raise ConfigError(f"import: {path.name} is a {fmt} CSV, {paths[0].name} a {result.format} one; "
+                                  "import them apart")
+            first_bad = len(result.bad_rows)
+            if fmt == "skypilot":
+                if len(paths) > 1:
+                    raise ConfigError("import: a SkyPilot vms.csv is imported alone (or use skypilot-git for a clone)")
+                if not provider or observed_at is None:
+                    raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
+                if observed_at > utcnow() + FUTURE_TOLERANCE:
+                    raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
+                batches = _read_skypilot(reader, result, provider, observed_at)
+            else:
+                if provider or observed_at:
+                    raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
+                read = (_read_prices if fmt == "prices" else _read_history)(reader, result, known)
+                found += [replace(snap, file=path.name) for snap in read] if len(paths) > 1 else read
+        if len(paths) > 1:
+            result.bad_rows[first_bad:] = [replace(b, file=path.name) for b in result.bad_rows[first_bad:]]
+    assert result is not None
+    fmt = result.format
     if fmt != "skypilot":
         found = _leave_foreign(engine, found, result)
     if strict and result.bad_rows:
         raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
-    note = f"import of {path.name} ({fmt} format, {result.rows} rows, {len(result.bad_rows)} bad)"
+    note = f"import of {label if len(paths) > 1 else paths[0].name} ({fmt} format, {result.rows} rows, {len(result.bad_rows)} bad)"
     if fmt != "skypilot":
         return store_snapshots(engine, found, result, max_gap=None, stated_starts=fmt == "prices", note=note,
                                currency_rates=currency_rates)
