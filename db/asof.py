@@ -188,7 +188,7 @@ def prices_at(
         last_seen, ends_at, pid, offer_id = int(r[14]), r[16], int(r[17]), int(r[18])
         end = last_seen + intervals.get(pid, DEFAULT_INTERVAL_S)  # db.rollups.hold_end, one row
         if ends_at is not None:
-            end = min(end, int(ends_at))
+            end = max(min(end, int(ends_at)), last_seen + 1)
         if t >= end:
             continue
         have = newest.get(offer_id)
