@@ -36,7 +36,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import labels
+from db import bulk, labels
 
 HOUR = 3600
 DAY = 86_400
@@ -250,11 +250,39 @@ class Intervals(NamedTuple):
         return Intervals(*(a[keep] for a in self))
 
 
+def _window_rows_postgres(conn: Connection, provider_id: int, since: int, until: int) -> list[tuple[Any, ...]]:
+    """``_WINDOW_SQL``'s rows on PostgreSQL, with the provider's current interval ids passed as
+    one array (a primary-key lookup each) instead of a subquery: right after a large first
+    collection the planner's statistics still describe the empty tables, and it then joined
+    ``offer_state`` to ``price_interval`` in a nested loop that grew with the square of the
+    collection (100,000 offers: minutes). The closed intervals of the window come through the
+    GPU index and the current ones are set aside in Python (PostgreSQL reads each row there
+    anyway)."""
+    usd = labels.lookup(conn, "currency", ["USD"])
+    current = [i for (i,) in conn.execute(text("SELECT interval_id FROM offer_state WHERE provider_id = :p"),
+                                          {"p": provider_id}).all()]
+    gpus = gpu_ids(conn) or [-1]
+    mark = bulk.mark(conn)
+    where = (f"gpu_id IN ({bulk.placeholders(conn, len(gpus))}) AND currency_id = {mark} "
+             f"AND last_seen >= {mark} AND first_seen <= {mark}")
+    params = (*gpus, usd[0] if usd else -1, since, until)
+    rows: list[tuple[Any, ...]] = []
+    if current:
+        rows += conn.exec_driver_sql(f"{_RAW_SELECT} WHERE {bulk.in_ids(conn, 'id')} AND {where}",
+                                     (bulk.id_param(conn, current), *params)).fetchall()
+    is_current = set(current)
+    closed = conn.exec_driver_sql(f"{_RAW_SELECT} WHERE {where} AND provider_id = {mark}", (*params, provider_id))
+    rows += [r for r in closed.fetchall() if r[0] not in is_current]
+    return rows
+
+
 def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None) -> Intervals:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
     widened by the hold), through the GPU index, as numpy arrays (no per-row objects)."""
     if since is None or until is None:
         rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
+    elif conn.dialect.name == "postgresql":
+        rows = _window_rows_postgres(conn, provider_id, since, until)
     else:
         usd = labels.lookup(conn, "currency", ["USD"])
         rows = fetch_tuples(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {

@@ -145,3 +145,9 @@ def test_no_statement_of_a_rollup_refresh_scans_a_big_table(engine: Engine) -> N
         scans = {sql: found for sql, params in ran
                  if (found := [f for f in _full_scans(engine, conn, sql, params) if "offer_state" not in f])}
     assert not scans, scans
+    if engine.dialect.name == "postgresql":
+        # Right after a large first collection PostgreSQL's statistics still describe empty
+        # tables, and a join of offer_state to price_interval was planned as a nested loop that
+        # grew with the square of the collection: the current intervals are fetched by id.
+        joined = [sql for sql, _ in ran if "price_interval" in sql and "offer_state" in sql]
+        assert not joined, joined
