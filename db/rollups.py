@@ -346,13 +346,8 @@ def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Sum
     values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), [provider_id] * len(s.gpu), s.kind.tolist(),
                       s.min.tolist(), s.median.tolist(), s.max.tolist(), s.offers.tolist(), strict=True))
     conn.exec_driver_sql(f"INSERT INTO {DAY_TABLE} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
-                         f"VALUES ({_placeholders(conn, 8)})", values)
+                         f"VALUES ({bulk.placeholders(conn, 8)})", values)
     return len(values)
-
-
-def _placeholders(conn: Connection, n: int) -> str:
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    return ", ".join([mark] * n)
 
 
 def series_ids(conn: Connection, provider_id: int | None = None, wanted: Iterable[tuple[int, int, int]] = ()) -> dict[tuple[int, int, int], int]:
@@ -393,7 +388,7 @@ def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]]) 
     values = [(sid, start, n, *f) for sid, start, n, f in rows]
     if values:
         conn.exec_driver_sql(f"INSERT INTO {RUN_TABLE} (series_id, start, hours, min, median, max, offers) "
-                             f"VALUES ({_placeholders(conn, 7)})", values)
+                             f"VALUES ({bulk.placeholders(conn, 7)})", values)
     return len(values)
 
 
@@ -429,8 +424,8 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
         gone += [(sid, start) for start, _, _ in before]
         new += [(sid, *run) for run in runs]
     if gone:
-        conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {_placeholders(conn, 1)} "
-                             f"AND start = {_placeholders(conn, 1)}", gone)
+        conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {bulk.mark(conn)} "
+                             f"AND start = {bulk.mark(conn)}", gone)
     return write_runs(conn, new)
 
 

@@ -18,6 +18,8 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
+from db import bulk
+
 #: ``offer.extra`` key naming the archive series an imported offer belongs to.
 SERIES_KEY = "import_series"
 
@@ -123,9 +125,7 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
              for oid, (iid, _first, last) in sorted(newest.items()) if oid not in later]
     if state:
         conn.execute(text("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
-                          "VALUES (:offer_id, :interval_id, :provider_id, :last_seen) "
-                          "ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
-                          "provider_id = excluded.provider_id, last_seen = excluded.last_seen"), state)
+                          f"VALUES (:offer_id, :interval_id, :provider_id, :last_seen) {bulk.OFFER_STATE_UPSERT}"), state)
 
 
 def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int | None:

@@ -147,12 +147,12 @@ def test_replaying_twice_extends_the_same_intervals(engine: Engine) -> None:
 def test_a_live_collection_is_not_marked(engine: Engine) -> None:
     from scrapers.oci import OciScraper
     from tests.conftest import load_json
-    from tracker.pipeline.collect import _start_run, _store
+    from tracker.pipeline.collect import _start_runs, _store
 
     scraper = OciScraper(env={})
     offers = scraper.parse({"products": [load_json("oci/oci_cetools_products_gpu_items_2026-10-01.json")],
                             "shapes": load_json("oci/oci_cost_estimator_shapes_excerpt.json")})
-    run_id, started = _start_run(engine, scraper, False)
+    [(run_id, started)] = _start_runs(engine, [(scraper, False, utcnow())])
     _store(engine, run_id, scraper, offers, Settings())
     with Session(engine) as s:
         rows = queries.latest_prices(s, providers=["oci"])

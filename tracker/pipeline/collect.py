@@ -163,11 +163,6 @@ def _start_runs(engine: Engine, starts: Sequence[tuple[Scraper, bool, datetime]]
         return [(run_id, at) for run_id, (_, _, at) in zip(ids, starts, strict=True)]
 
 
-def _start_run(engine: Engine, scraper: Scraper, replay: bool, started_at: datetime | None = None) -> tuple[int, datetime]:
-    """``_start_runs`` of one collection."""
-    return _start_runs(engine, [(scraper, replay, started_at or utcnow())])[0]
-
-
 T = TypeVar("T")
 
 

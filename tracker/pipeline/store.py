@@ -235,8 +235,7 @@ def store_observation(
         conn.exec_driver_sql(  # the new intervals are the newest ids: a range of the primary key
             "INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
             f"SELECT offer_id, id, provider_id, last_seen FROM price_interval WHERE id > {m} AND provider_id = {m} "
-            f"AND first_seen = {m} ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
-            "provider_id = excluded.provider_id, last_seen = excluded.last_seen",
+            f"AND first_seen = {m} {bulk.OFFER_STATE_UPSERT}",
             (before, pid, t))
 
     # 4. the provider's roll-ups around this collection
