@@ -36,7 +36,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, labels
+from db import bulk, columns, labels
 
 HOUR = 3600
 DAY = 86_400
@@ -607,21 +607,41 @@ def provider_lows(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Per (gpu, bucket, provider) of buckets starting in ``[lo, hi]``, across the kinds asked
     for: arrays of gpu id, bucket start, provider id, lowest price and number of offers, sorted
-    in that order (what a provider's bucket value is made of). Days are grouped by the engine."""
+    in that order (what a provider's bucket value is made of). Day rows are read as packed
+    columns (``db.columns``), hours expanded from their runs (``read``), and both grouped with
+    numpy (``group_lows``)."""
     gpus = list(gpu_ids)
     if step == HOUR:
         rows = read(conn, step, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
-        g = rows.groupby(["gpu_id", "bucket", "provider_id"], sort=True).agg(value=("min", "min"), offers=("offers", "sum"))
-        g = g.reset_index()
-        return tuple(g[c].to_numpy() for c in ("gpu_id", "bucket", "provider_id", "value", "offers"))  # type: ignore[return-value]
+        return group_lows(*(rows[c].to_numpy(dtype=np.int64) for c in ("gpu_id", "bucket", "provider_id")),
+                          rows["min"].to_numpy(dtype=float), rows["offers"].to_numpy(dtype=np.int64))
     params: dict[str, object] = {"gpus": gpus or [-1], "lo": lo, "hi": hi}
     binds: list[Any] = [bindparam("gpus", expanding=True)]
-    sql = (f"SELECT gpu_id, bucket, provider_id, MIN(min), SUM(offers) FROM {DAY_TABLE} "
-           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-           + _label_terms("provider_id", "providers", provider_ids, params, binds)
-           + _label_terms("kind_id", "kinds", kind_ids, params, binds))
-    rows = fetch_tuples(conn, text(sql + " GROUP BY gpu_id, bucket, provider_id ORDER BY gpu_id, bucket, provider_id")
-                        .bindparams(*binds), params)
-    cols = list(zip(*rows, strict=True)) if rows else [()] * 5
-    return (np.array(cols[0], dtype=np.int64), np.array(cols[1], dtype=np.int64), np.array(cols[2], dtype=np.int64),
-            np.array(cols[3], dtype=float), np.array(cols[4], dtype=np.int64))
+    gpu, bucket, provider, low, offers = columns.read(
+        conn, DAY_LOW_COLUMNS, f"FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+        + _label_terms("provider_id", "providers", provider_ids, params, binds)
+        + _label_terms("kind_id", "kinds", kind_ids, params, binds), params, binds)
+    return group_lows(gpu, bucket, provider, low, offers)
+
+
+#: What ``provider_lows`` reads of each day roll-up row (``db.columns``).
+DAY_LOW_COLUMNS: list[columns.Column] = [("gpu_id", "int"), ("bucket", "int"), ("provider_id", "int"),
+                                         ("min", "float"), ("offers", "int")]
+
+
+def group_lows(gpu: np.ndarray, bucket: np.ndarray, provider: np.ndarray, low: np.ndarray,
+               offers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rows of (gpu, bucket, provider, low, offers) in any order -> one per (gpu, bucket,
+    provider) in that order, with the lowest ``low`` and the summed ``offers``.
+
+    Grouped here rather than by the engine: PostgreSQL grouped a year of a GPU family's days by
+    hashing and then sorting them, several times the cost of reading them (the rows of a day
+    are one per kind, so grouping saves little transfer)."""
+    order = np.lexsort((provider, bucket, gpu))
+    gpu, bucket, provider, low, offers = gpu[order], bucket[order], provider[order], low[order], offers[order]
+    if not len(order):
+        return gpu, bucket, provider, low, offers
+    new = np.r_[True, (gpu[1:] != gpu[:-1]) | (bucket[1:] != bucket[:-1]) | (provider[1:] != provider[:-1])]
+    starts = np.flatnonzero(new)
+    return (gpu[starts], bucket[starts], provider[starts], np.minimum.reduceat(low, starts),
+            np.add.reduceat(offers, starts))

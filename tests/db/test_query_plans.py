@@ -151,3 +151,30 @@ def test_no_statement_of_a_rollup_refresh_scans_a_big_table(engine: Engine) -> N
         # grew with the square of the collection: the current intervals are fetched by id.
         joined = [sql for sql, _ in ran if "price_interval" in sql and "offer_state" in sql]
         assert not joined, joined
+
+
+def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
+    """A history's whole days (``rollups.provider_lows``: one packed statement on PostgreSQL,
+    plain rows on SQLite) are read through the roll-up key's GPU and day range."""
+    init_db(engine)
+    ran: list[tuple[str, Any]] = []
+
+    def remember(_conn: Any, _cursor: Any, statement: str, params: Any, _context: Any, _executemany: bool) -> None:
+        ran.append((statement, params))
+
+    with engine.connect() as conn:
+        event.listen(engine, "before_cursor_execute", remember)
+        try:
+            rollups.provider_lows(conn, rollups.DAY, gpu_ids=[1, 2], lo=0, hi=30 * rollups.DAY, kind_ids=[3])
+        finally:
+            event.remove(engine, "before_cursor_execute", remember)
+        reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]
+        assert len(reads) == 1, ran
+        sql, params = reads[0]
+        if engine.dialect.name == "sqlite":
+            found = " | ".join(str(r[-1]) for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
+            assert "USING PRIMARY KEY" in found and not found.startswith("SCAN"), found
+        else:
+            conn.exec_driver_sql("SET enable_seqscan = off")  # empty tables: ask whether an index can serve it
+            found = " | ".join(str(r[0]) for r in conn.exec_driver_sql("EXPLAIN " + sql, params))
+            assert "rollup_day_pkey" in found and "Seq Scan" not in found and "Sort" not in found, found
