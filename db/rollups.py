@@ -224,14 +224,25 @@ def load_raw(
     if not gpus:
         return pd.DataFrame(columns=[*RAW_COLUMNS, "interval_s", "next_seen"])
     rows = _raw_rows(conn, gpus, since - slack if since is not None else None, until, provider_ids, kind_ids, usd_only)
-    df = pd.DataFrame(rows, columns=RAW_COLUMNS)
-    df["ends_at"] = df["ends_at"].astype(float)
-    df["price"] = df["price"].astype(float)
-    for c in ("first_seen", "last_seen", "interval_id", "offer_id", "provider_id", "gpu_id", "kind_id"):
-        df[c] = df[c].astype(np.int64)
+    table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
+    cols = {c: table[:, k] if c in ("price", "ends_at") else table[:, k].astype(np.int64) for k, c in enumerate(RAW_COLUMNS)}
+    order = np.lexsort((cols["interval_id"], cols["first_seen"], cols["offer_id"]))
+    out = {c: a[order] for c, a in cols.items()}
     intervals = provider_intervals(conn)
-    df["interval_s"] = df["provider_id"].map(lambda p: intervals.get(p, DEFAULT_INTERVAL_S)).astype(np.int64)
-    return with_next_seen(df)
+    providers = np.unique(out["provider_id"])
+    out["interval_s"] = np.array([intervals.get(p, DEFAULT_INTERVAL_S) for p in providers.tolist()],
+                                 dtype=np.int64)[np.searchsorted(providers, out["provider_id"])]
+    out["next_seen"] = next_seen(out["offer_id"], out["first_seen"])
+    return pd.DataFrame(out)
+
+
+def next_seen(offer: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
+    """Per interval of arrays sorted by offer then ``first_seen``: the first observation of the
+    same offer's next interval (NaN for an offer's last one)."""
+    out = np.full(len(offer), np.nan)
+    if len(offer) > 1:
+        out[:-1] = np.where(offer[1:] == offer[:-1], first_seen[1:], np.nan)
+    return out
 
 
 class Intervals(NamedTuple):
@@ -293,11 +304,7 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     order = np.lexsort((ids, first_seen, offer))
     offer, gpu, kind, price = offer[order], gpu[order], kind[order], price[order]
     first_seen, last_seen, ends_at = first_seen[order], last_seen[order], ends_at[order]
-    next_seen = np.full(len(order), np.nan)
-    if len(order) > 1:
-        same = offer[1:] == offer[:-1]
-        next_seen[:-1] = np.where(same, first_seen[1:], np.nan)
-    return Intervals(offer, gpu, kind, price, first_seen, last_seen, ends_at, next_seen)
+    return Intervals(offer, gpu, kind, price, first_seen, last_seen, ends_at, next_seen(offer, first_seen))
 
 
 class Summary(NamedTuple):
