@@ -178,3 +178,34 @@ def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
             conn.exec_driver_sql("SET enable_seqscan = off")  # empty tables: ask whether an index can serve it
             found = " | ".join(str(r[0]) for r in conn.exec_driver_sql("EXPLAIN " + sql, params))
             assert "rollup_day_pkey" in found and "Seq Scan" not in found and "Sort" not in found, found
+
+
+def test_trends_read_of_daily_lows_uses_the_key(engine: Engine) -> None:
+    """The all-time low's daily lows (one packed statement on PostgreSQL, grouped rows on
+    SQLite) are read through the roll-up key's GPU range (SQLite groups in key order, without
+    a temporary B-tree)."""
+    from tracker.analysis import trends
+    from tracker.analysis.frames import Filters
+
+    init_db(engine)
+    ran: list[tuple[str, Any]] = []
+
+    def remember(_conn: Any, _cursor: Any, statement: str, params: Any, _context: Any, _executemany: bool) -> None:
+        ran.append((statement, params))
+
+    with engine.connect() as conn:
+        event.listen(engine, "before_cursor_execute", remember)
+        try:
+            trends._rollup_lows(conn, Filters(), 30 * rollups.DAY)
+        finally:
+            event.remove(engine, "before_cursor_execute", remember)
+        reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]
+        assert len(reads) == 1, ran
+        sql, params = reads[0]
+        if engine.dialect.name == "sqlite":
+            found = " | ".join(str(r[-1]) for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
+            assert "USING PRIMARY KEY" in found and "TEMP B-TREE" not in found, found
+        else:
+            conn.exec_driver_sql("SET enable_seqscan = off")  # empty tables: ask whether an index can serve it
+            found = " | ".join(str(r[0]) for r in conn.exec_driver_sql("EXPLAIN " + sql, params))
+            assert "rollup_day_pkey" in found and "Seq Scan" not in found, found

@@ -32,7 +32,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, rollups
+from db import columns, labels, rollups
 from db.engine import connected
 from db.types import epoch
 from tracker.analysis import buckets
@@ -88,9 +88,9 @@ def history_days(first_day: int, at: pd.Timestamp) -> int:
     return (rollups.floor(int(at.timestamp()), rollups.DAY) - first_day) // rollups.DAY + 1
 
 
-def volatility(daily_low: pd.Series) -> float | None:
+def volatility(daily_low: pd.Series | np.ndarray) -> float | None:
     """Std dev (percent) of day-over-day relative changes; gaps break the chain."""
-    lows = daily_low.to_numpy(dtype=float)
+    lows = np.asarray(daily_low, dtype=float)
     changes = lows[1:] / lows[:-1] - 1
     changes = changes[~np.isnan(changes)]
     if len(changes) < 2:
@@ -132,8 +132,7 @@ def _table(at: pd.Timestamp, now: pd.DataFrame, past: dict[str, pd.Series], lows
     """The trend rows from the market now (by gpu), then (per period), the lows (by gpu) and daily lows."""
     markets = now.to_dict("index")
     prices_then = {p: series.to_dict() for p, series in past.items()}
-    daily_lows = ({gpu: per.set_index("time")["min"].astype(float) for gpu, per in daily.groupby("gpu")}
-                  if not daily.empty else {})
+    daily_lows = _lows_by_gpu(daily)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.to_dict("index").items()):
         market = markets.get(gpu)
@@ -156,9 +155,21 @@ def _table(at: pd.Timestamp, now: pd.DataFrame, past: dict[str, pd.Series], lows
         row["all_time_low_provider"] = low_row["all_time_low_provider"]
         row["history_days"] = int(low_row["history_days"])
         row["good_deal"] = is_good_deal(current, low, history_days=row["history_days"])
-        row["volatility_30d_pct"] = volatility(daily_lows.get(gpu, pd.Series(dtype=float)))
+        row["volatility_30d_pct"] = volatility(daily_lows.get(gpu, np.zeros(0)))
         rows.append(row)
     return pd.DataFrame(rows, columns=TREND_COLUMNS)
+
+
+def _lows_by_gpu(daily: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Each GPU's ``min`` column of a market frame, in the frame's order (slices of one sort,
+    not a pandas group per GPU)."""
+    if daily.empty:
+        return {}
+    codes, gpus = pd.factorize(daily["gpu"])
+    order = np.argsort(codes, kind="stable")
+    lows = daily["min"].to_numpy(dtype=float)[order]
+    bounds = np.searchsorted(codes[order], np.arange(len(gpus) + 1))
+    return {gpu: lows[bounds[k]:bounds[k + 1]] for k, gpu in enumerate(gpus)}
 
 
 def _current_at(conn: Connection, f: Filters) -> pd.Timestamp | None:
@@ -173,12 +184,16 @@ def _current_at(conn: Connection, f: Filters) -> pd.Timestamp | None:
 def _rollup_lows(conn: Connection, f: Filters, before: int) -> pd.DataFrame:
     """Per (gpu, day) before ``before``: the day roll-ups' lowest price (columns gpu_id, bucket, low)."""
     gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
-    sql = "SELECT r.gpu_id, r.bucket, MIN(r.min) FROM rollup_day r WHERE r.gpu_id IN :gpus AND r.bucket < :before"
+    sql = "FROM (SELECT r.gpu_id, r.bucket, MIN(r.min) AS low FROM rollup_day r WHERE r.gpu_id IN :gpus AND r.bucket < :before"
     params: dict[str, Any] = {"gpus": gpu_ids or [-1], "before": before}
     binds = [bindparam("gpus", expanding=True)]
-    sql += label_terms(conn, f, "r", params, binds)
-    rows = rollups.fetch_tuples(conn, text(sql + " GROUP BY r.gpu_id, r.bucket").bindparams(*binds), params)
-    return pd.DataFrame(rows, columns=["gpu_id", "bucket", "low"])
+    sql += label_terms(conn, f, "r", params, binds) + " GROUP BY r.gpu_id, r.bucket) AS d"
+    gpu, bucket, low = columns.read(conn, ROLLUP_LOW_COLUMNS, sql, params, binds)
+    return pd.DataFrame({"gpu_id": gpu, "bucket": bucket, "low": low})
+
+
+#: What ``_rollup_lows`` reads per (gpu, day) (``db.columns``: packed on PostgreSQL).
+ROLLUP_LOW_COLUMNS: list[columns.Column] = [("gpu_id", "int"), ("bucket", "int"), ("low", "float")]
 
 
 def _first_at_lows(conn: Connection, f: Filters, lows: list[tuple[int, float, int, int | None]],
@@ -269,15 +284,17 @@ def _rows_at(conn: Connection, f: Filters, times: list[int], tolerance: Toleranc
                         f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
         params |= {f"t{k}": int(t), f"from{k}": int(t) - longest}
     rows = rollups.fetch_tuples(conn, text(" UNION ALL ".join(branches)).bindparams(*binds), params)
-    df = pd.DataFrame(rows, columns=cols)
-    ints = {c: df[c].to_numpy(dtype=np.int64) for c in ("t", "gpu_id", "provider_id", "offer_id", "first_seen", "last_seen")}
-    interval_s = np.array([per_provider.get(p, rollups.DEFAULT_INTERVAL_S) for p in ints["provider_id"].tolist()],
-                          dtype=np.int64)
-    end = rollups.hold_end(ints["last_seen"], df["ends_at"].to_numpy(dtype=float), interval_s)
+    table = np.array(rows, dtype=float).reshape(-1, len(cols))  # one pass; NULL ends_at -> NaN
+    ints = {c: table[:, k].astype(np.int64) for k, c in enumerate(cols) if c not in ("price", "ends_at")}
+    providers = np.unique(ints["provider_id"])
+    interval_s = np.array([per_provider.get(p, rollups.DEFAULT_INTERVAL_S) for p in providers.tolist()],
+                          dtype=np.int64)[np.searchsorted(providers, ints["provider_id"])]
+    end = rollups.hold_end(ints["last_seen"], table[:, cols.index("ends_at")], interval_s)
     names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
-    return pd.DataFrame({**ints, "price": df["price"].to_numpy(dtype=float), "end": end,
-                         "gpu": [names[g] for g in ints["gpu_id"].tolist()],
-                         "provider": [names[p] for p in ints["provider_id"].tolist()]})
+    lookup = np.empty(max(names, default=0) + 1, dtype=object)
+    lookup[list(names)] = list(names.values())
+    return pd.DataFrame({**ints, "price": table[:, cols.index("price")], "end": end,
+                         "gpu": lookup[ints["gpu_id"]], "provider": lookup[ints["provider_id"]]})
 
 
 def _markets_at(rows: pd.DataFrame) -> pd.DataFrame:
@@ -358,7 +375,8 @@ def trends(
         now = _markets_at(recent.assign(t=at_s)).set_index("gpu")
         then = {p: epoch((at - span).to_pydatetime()) for p, span in PERIODS.items()}
         markets = _markets_at(_rows_at(conn, f, list(then.values()), tolerance))
-        past = {p: markets.loc[markets["t"] == t].set_index("gpu")["min"] for p, t in then.items()}
+        t, gpu, low = markets["t"].to_numpy(), markets["gpu"].to_numpy(dtype=object), markets["min"].to_numpy(dtype=float)
+        past = {p: pd.Series(low[t == at_t], index=gpu[t == at_t]) for p, at_t in then.items()}
         start = at - VOLATILITY_WINDOW
         per_provider = _daily_values(conn, f, start, at, recent, tolerance)
         daily, _ = market_from_buckets(per_provider, grid(Resolution.day, start, at))
