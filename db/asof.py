@@ -14,9 +14,10 @@ one or the other, for commands with ``--at``.
 newest data's date and the ``--at`` option, so an imported archive's last year is not
 silently "nothing on sale".
 
-Every function takes a Core ``Connection`` or an ORM ``Session`` (its connection is used).
-Neither the ORM, ``db.models`` nor pandas is imported here: building the ORM's tables is
-most of what a command pays to start, and ``prices`` and ``value`` need none of it.
+Every function takes a ``db.reader.Reader`` (``db.direct``: the DB-API driver opened from the
+store URL), a Core ``Connection`` or an ORM ``Session`` (its connection is used); the SQL text
+is ``db.sql``'s either way. Neither SQLAlchemy, the ORM, ``db.models`` nor pandas is imported
+here: importing them is most of what a command pays to start, and ``prices`` needs none of it.
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from sqlalchemy import bindparam, text
-from sqlalchemy.engine import Connection
-
-from db import labels
-from db.engine import connection
-from db.types import UTCDateTime, epoch, from_epoch, utcnow
+from db import sql as q
+from db.reader import Reader, reader_of, utc_datetime
+from db.times import epoch, from_epoch, utcnow
 
 if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
+
+    Source = Reader | Connection | Session
 
 #: The alerts' staleness limit, in collection intervals of a provider (``tracker.alerts.data``).
 STALE_AFTER_INTERVALS = 3
@@ -45,10 +46,6 @@ DEFAULT_INTERVAL_S = 3600
 #: The columns of a price row, in the order both queries select them.
 PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
               "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
-_PRICE_SELECT = (
-    "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
-    "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
-)
 
 class ProviderState(NamedTuple):
     """What the read path needs of a ``provider`` row."""
@@ -58,18 +55,14 @@ class ProviderState(NamedTuple):
     last_success_at: datetime | None
 
 
-def provider_states(source: Connection | Session) -> list[ProviderState]:
+def provider_states(source: Source) -> list[ProviderState]:
     """Every stored provider's name, last status and last successful collection."""
-    stmt = text("SELECT name, last_status, last_success_at FROM provider ORDER BY name").columns(
-        last_success_at=UTCDateTime())
-    return [ProviderState(*row) for row in connection(source).execute(stmt).all()]
+    return [ProviderState(name, status, utc_datetime(at)) for name, status, at in reader_of(source).rows(q.PROVIDER_STATES)]
 
 
-def provider_intervals(source: Connection | Session) -> dict[int, int]:
+def provider_intervals(source: Source) -> dict[int, int]:
     """Collection interval in seconds by provider label id (``db.rollups.provider_intervals``)."""
-    rows = connection(source).execute(text(
-        "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
-    )).all()
+    rows = reader_of(source).rows(q.PROVIDER_INTERVALS)
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 
 
@@ -99,7 +92,7 @@ def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
 
 
 def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, regions: Sequence[str] | None,
-                 params: dict[str, Any], binds: list[Any], providers: Sequence[str] | None = None) -> str:
+                 params: dict[str, Any], providers: Sequence[str] | None = None) -> str:
     """``AND`` terms on the ``offer`` alias ``o`` (an empty ``gpus`` list matches nothing)."""
     sql = ""
     for column, values, name in (("o.gpu", gpus, "gpus"), ("o.provider", providers, "providers"),
@@ -107,14 +100,13 @@ def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, region
         if values is not None and (values or name == "gpus"):
             sql += f" AND {column} IN :{name}"
             params[name] = list(values) or [""]
-            binds.append(bindparam(name, expanding=True))
     return sql
 
 
-def current_condition(source: Connection | Session, providers: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:
+def current_condition(source: Source, providers: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:
     """SQL matching ``offer_state`` rows listed by their provider's latest successful collection."""
-    conn = connection(source)
-    ids = {n: i for i, n in labels.names(conn, "provider").items()}
+    conn = reader_of(source)
+    ids = {n: i for i, n in conn.rows(q.LABEL_NAMES, {"s": "provider"})}
     parts, params = [], {}
     for k, p in enumerate(provider_states(conn)):
         if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
@@ -128,7 +120,7 @@ def current_condition(source: Connection | Session, providers: Sequence[str] | N
 
 
 def latest_prices(
-    source: Connection | Session,
+    source: Source,
     *,
     gpus: Sequence[str] | None = None,
     providers: Sequence[str] | None = None,
@@ -147,21 +139,19 @@ def latest_prices(
     latest successful collection (``last_success_at``): an offer missing from it is no
     longer on sale and is not shown.
     """
-    conn = connection(source)
+    conn = reader_of(source)
     where, params = current_condition(conn, providers)
-    sql = (f"{_PRICE_SELECT}o.extra FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
-           f"JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
-    binds: list[Any] = []
-    sql += _offer_terms(gpus, kinds, regions, params, binds)
+    sql = q.LATEST_PRICES.format(where=where)
+    sql += _offer_terms(gpus, kinds, regions, params)
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
-    rows = conn.execute(text(sql).bindparams(*binds), params).all()
+    rows = conn.rows(sql, params)
     return [_price_row(row[:16], row[16]) for row in rows]
 
 
 def prices_at(
-    source: Connection | Session,
+    source: Source,
     at: datetime,
     *,
     gpus: Sequence[str] | None = None,
@@ -172,16 +162,13 @@ def prices_at(
 ) -> list[dict[str, Any]]:
     """Every offer's price in effect at ``at``, cheapest per GPU-hour first (see the module docstring)."""
     t = epoch(at)
-    conn = connection(source)
-    sql = (f"{_PRICE_SELECT}i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i "
-           "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id "
-           "WHERE i.first_seen <= :t AND i.last_seen >= :lo")
+    conn = reader_of(source)
+    sql = q.PRICES_AT
     params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
-    binds: list[Any] = []
-    sql += _offer_terms(gpus, kinds, regions, params, binds, providers)
+    sql += _offer_terms(gpus, kinds, regions, params, providers)
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
-    rows = conn.execute(text(sql).bindparams(*binds), params).all()
+    rows = conn.rows(sql, params)
     intervals = provider_intervals(conn)
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
@@ -199,21 +186,21 @@ def prices_at(
     return out
 
 
-def current_prices(source: Connection | Session, at: datetime | None = None, **filters: Any) -> list[dict[str, Any]]:
+def current_prices(source: Source, at: datetime | None = None, **filters: Any) -> list[dict[str, Any]]:
     """``latest_prices`` now, or ``prices_at`` as of ``at``."""
     if at is None:
         return latest_prices(source, **filters)
     return prices_at(source, at, **filters)
 
 
-def newest_data(source: Connection | Session, providers: Sequence[str] | None = None) -> ProviderState | None:
+def newest_data(source: Source, providers: Sequence[str] | None = None) -> ProviderState | None:
     """The provider whose last successful collection is the newest (of ``providers``, or all)."""
     rows = [p for p in provider_states(source)
             if p.last_success_at is not None and (not providers or p.name in providers)]
     return max(rows, key=lambda p: p.last_success_at) if rows else None  # type: ignore[arg-type,return-value]
 
 
-def stale_note(source: Connection | Session, interval_of: Any, *, providers: Sequence[str] | None = None,
+def stale_note(source: Source, interval_of: Any, *, providers: Sequence[str] | None = None,
                now: datetime | None = None) -> str | None:
     """A note when the newest stored data is older than the staleness limit, else ``None``.
 

@@ -13,36 +13,24 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-import platformdirs
 from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
+from db.location import APP_NAME, DB_ENV, default_data_dir, default_database_url
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
-APP_NAME = "gpu-price-tracker"
-DB_ENV = "GPU_TRACKER_DB"
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+__all__ = ["APP_NAME", "DB_ENV", "default_data_dir", "default_database_url", "make_engine", "session_scope"]
 
 
 #: Engines opened on a SQLite file this process may not write carry this execution option.
 READ_ONLY_OPTION = "tracker_read_only"
 #: PostgreSQL: give up connecting after this many seconds (an unreachable host is an error, not a hang).
 PG_CONNECT_TIMEOUT_S = 10
-
-
-def default_data_dir() -> Path:
-    return Path(platformdirs.user_data_dir(APP_NAME))
-
-
-def default_database_url() -> str:
-    """``$GPU_TRACKER_DB`` or a SQLite file in the user's data directory."""
-    if os.environ.get(DB_ENV):
-        return os.environ[DB_ENV]
-    return f"sqlite:///{default_data_dir() / 'tracker.db'}"
 
 
 def is_read_only(engine: Engine) -> bool:

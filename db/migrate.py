@@ -10,13 +10,10 @@ query and the migration files' headers, without importing Alembic (``is_current`
 
 from __future__ import annotations
 
-import re
 import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
-from functools import cache
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sqlalchemy import inspect, text
@@ -27,9 +24,10 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 from db.engine import is_read_only, make_engine, mask_url, sqlite_path
+from db.heads import MIGRATIONS, VERSION_SQL, at_head, file_heads
 from tracker.errors import ConfigError
 
-MIGRATIONS = Path(__file__).parent / "migrations"
+__all__ = ["MIGRATIONS", "file_heads", "init_db", "upgrade"]
 
 
 def alembic_config(engine: Engine) -> Config:
@@ -54,31 +52,16 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-_HEADER = re.compile(r"^(revision|down_revision)\b[^=]*=\s*['\"]?([\w-]+)", re.MULTILINE)
-
-
-@cache
-def file_heads() -> frozenset[str]:
-    """The revisions no migration revises, read from the files' ``revision``/``down_revision``
-    lines (Alembic's own templates; a test holds this equal to Alembic's heads)."""
-    revisions, revised = set(), set()
-    for path in (MIGRATIONS / "versions").glob("*.py"):
-        for key, value in _HEADER.findall(path.read_text()):
-            (revisions if key == "revision" else revised).add(value)
-    return frozenset(revisions - revised)
-
-
 def is_current(engine: Engine) -> bool:
     """True when the database's ``alembic_version`` is the one head: nothing to migrate."""
-    heads = file_heads()
-    if len(heads) != 1:
+    if len(file_heads()) != 1:
         return False
     try:
         with engine.connect() as conn:
-            stored = [row[0] for row in conn.execute(text("SELECT version_num FROM alembic_version"))]
+            stored = [row[0] for row in conn.execute(text(VERSION_SQL))]
     except (OperationalError, ProgrammingError):  # no version table yet: a new or pre-migration database
         return False
-    return stored == list(heads)
+    return at_head(stored)
 
 
 BASELINE = "0001"

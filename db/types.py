@@ -9,9 +9,9 @@ from sqlalchemy import DateTime
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from db.times import epoch, from_epoch, utcnow
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
+__all__ = ["UTCDateTime", "epoch", "from_epoch", "utcnow"]
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -41,13 +41,3 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
-def epoch(value: datetime) -> int:
-    """Integer epoch seconds (floored) of an aware datetime: how interval times are stored."""
-    if value.tzinfo is None:
-        raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware UTC")
-    return int(value.timestamp() // 1)
-
-
-def from_epoch(value: int | float) -> datetime:
-    """The UTC datetime of stored epoch seconds."""
-    return datetime.fromtimestamp(int(value), UTC)

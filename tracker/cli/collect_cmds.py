@@ -159,10 +159,9 @@ def prices(
 
     st = state(ctx)
     gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
-    check_providers(st.engine, provider)
+    check_providers(st.reader, provider)
     when = parse_at(at)
-    with st.engine.connect() as conn:
-        rows = current_prices(conn, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
+    rows = current_prices(st.reader, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
     if limit is not None:
         rows = rows[:limit]
     if fmt in (Format.table, Format.tsv):  # JSON and CSV carry replay, recorded and fixture as fields

@@ -33,6 +33,8 @@ from tracker.cli.render import (
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from db.reader import Reader
+
     from tracker.config.settings import Settings
 
 console = Console()
@@ -63,6 +65,7 @@ class State:
     debug: bool = False
     _settings: Settings | None = None
     _engine: Engine | None = field(default=None, repr=False)
+    _reader: Reader | None = field(default=None, repr=False)
 
     @property
     def settings(self) -> Settings:
@@ -74,7 +77,7 @@ class State:
 
     @property
     def database_url(self) -> str:
-        from db.engine import default_database_url
+        from db.location import default_database_url
 
         return self.settings.database or default_database_url()
 
@@ -99,6 +102,9 @@ class State:
 
     def close(self) -> None:
         """Release the engine's connections when the command ends (no pooled sockets left behind)."""
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
         if self._engine is not None:
             self._engine.dispose()
             self._engine = None
@@ -110,6 +116,25 @@ class State:
 
             self._engine = open_store(self.settings, self.database_url)
         return self._engine
+
+
+    @property
+    def reader(self) -> Reader:
+        """A connection for commands that only read: the store's own driver opened from its URL
+        when the store is current (``db.direct``: no SQLAlchemy to import), else one of ``engine``
+        (which migrates and syncs the catalog first)."""
+        if self._reader is None:
+            if self._engine is None:
+                from db.direct import open_reader
+                from tracker.catalog.specs import catalog_rows_for_db, load_catalog
+
+                self._reader = open_reader(self.database_url, catalog_rows_for_db(load_catalog(self.settings.catalog_file)))
+            if self._reader is None:
+                from db.reader import reader_of
+
+                conn = self.engine.connect()
+                self._reader = reader_of(conn, close=conn.close)
+        return self._reader
 
 
 def state(ctx: typer.Context) -> State:

@@ -24,6 +24,20 @@ def _masked(text: str) -> str:
     return _URL_PASSWORD.sub(r"\1***@", text)
 
 
+def _driver_error(exc: BaseException) -> tuple[str, int]:
+    """A driver's own error (sqlite3, psycopg: the read path of ``db.direct``) as one line, worded
+    as ``_database_error`` words the same error wrapped by SQLAlchemy."""
+    reason = _first_line(str(exc))
+    lowered = reason.lower()
+    if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
+        return (f"the database file cannot be read ({reason}): check --db points at a gpu-tracker database, "
+                "or move the file aside and run `gpu-tracker scrape` to start a new one", FAILURE)
+    if type(exc).__name__ == "OperationalError":
+        return (f"cannot use the database ({reason}): check that it is reachable and writable "
+                "(--db, $GPU_TRACKER_DB or `database` in the config)", FAILURE)
+    return f"the database refused a query ({reason}); run with --debug for details", FAILURE
+
+
 def _database_error(exc: BaseException) -> tuple[str, int] | None:
     """SQLAlchemy's errors (multi-line, with the SQL) as one line naming what to check."""
     from sqlalchemy import exc as sa
@@ -57,10 +71,13 @@ def describe(exc: BaseException) -> tuple[str, int]:
 def _describe(exc: BaseException) -> tuple[str, int]:
     if isinstance(exc, TrackerError):
         return str(exc), USAGE
-    if type(exc).__module__.split(".")[0] == "sqlalchemy":
+    package = type(exc).__module__.split(".")[0]
+    if package == "sqlalchemy":
         found = _database_error(exc)
         if found is not None:
             return found
+    if package in ("sqlite3", "psycopg"):
+        return _driver_error(exc)
     if isinstance(exc, ModuleNotFoundError):
         name = exc.name or _first_line(str(exc))
         return (f"the Python module {name!r} is not installed: a database URL needs sqlite:/// or postgresql:// "

@@ -19,6 +19,8 @@ from tracker.kinds import DEFAULT_KINDS, DEFAULT_KINDS_TEXT, normalise_kinds
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from db.reader import Reader
+
 KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
 
@@ -62,15 +64,20 @@ def resolve_gpu_query(gpu: str | None) -> list[str] | None:
     return ids
 
 
-def check_providers(engine: Engine, names: Sequence[str] | None, option: str = "--provider") -> list[str] | None:
+def check_providers(source: Engine | Reader, names: Sequence[str] | None, option: str = "--provider") -> list[str] | None:
     """The names unchanged when each is a provider the store has seen or a registered scraper;
-    otherwise a ``ConfigError`` (exit 2) naming the closest one, so a typo is not "no rows"."""
+    otherwise a ``ConfigError`` (exit 2) naming the closest one, so a typo is not "no rows".
+    ``source``: an engine, or a ``db.reader.Reader`` (``State.reader``)."""
     if not names:
         return None
     from db.asof import provider_states
+    from db.reader import Reader
 
-    with engine.connect() as conn:
-        known = {p.name for p in provider_states(conn)}
+    if isinstance(source, Reader):
+        known = {p.name for p in provider_states(source)}
+    else:
+        with source.connect() as conn:
+            known = {p.name for p in provider_states(conn)}
     unknown = [n for n in names if n not in known]
     if unknown:
         from scrapers.registry import (

@@ -27,8 +27,7 @@ def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: st
     """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
     from db.asof import stale_note
 
-    with st.engine.connect() as conn:
-        note = stale_note(conn, lambda p: st.settings.provider(p).interval, providers=providers)
+    note = stale_note(st.reader, lambda p: st.settings.provider(p).interval, providers=providers)
     if note:
         note += hint
         err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)

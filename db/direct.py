@@ -1,0 +1,110 @@
+"""Open a store for reading with its DB-API driver straight from the URL (sqlite3, psycopg),
+without SQLAlchemy: what a read-only command such as ``gpu-tracker prices`` pays to start is
+mostly imports, and SQLAlchemy is the largest.
+
+Only a store that needs nothing done to it opens this way: a SQLite file that exists and this
+process may write (the full path handles read-only files, new files and their errors), or a
+PostgreSQL database, at the newest schema revision and holding the catalog as given.
+Anything else (another URL form, a store to migrate or to create, a catalog to sync) gets
+``None``, and the caller takes the full path (``tracker.pipeline.opening.open_store``), which
+does all of that. The reads themselves are ``db.reader``'s, with ``db.sql``'s text.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from db import sql as q
+from db.heads import VERSION_SQL, at_head
+from db.reader import Reader
+
+#: ``db.engine.SQLITE_BUSY_TIMEOUT_MS`` and ``PG_CONNECT_TIMEOUT_S`` (a test keeps them equal).
+SQLITE_BUSY_TIMEOUT_S = 30.0
+PG_CONNECT_TIMEOUT_S = 10
+_POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a plain ``sqlite:///path`` URL (``sqlite:////abs`` for an absolute path), or
+    ``None`` for any other form (in-memory, a driver name, query options, escapes): those are
+    left to SQLAlchemy's own parsing on the full path."""
+    if not url.startswith("sqlite:///"):
+        return None
+    rest = url[len("sqlite:///"):]
+    if not rest or rest == ":memory:" or any(c in rest for c in "?%#"):
+        return None
+    return Path(rest)
+
+
+def _open_sqlite(path: Path) -> Reader | None:
+    if not path.is_file() or not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
+        return None
+    conn = sqlite3.connect(path, timeout=SQLITE_BUSY_TIMEOUT_S)
+    conn.execute("PRAGMA query_only=ON")
+    return Reader(conn.execute, "?", "sqlite", conn.close)
+
+
+def _open_postgres(url: str) -> Reader:
+    import psycopg
+
+    conninfo = "postgresql://" + url.split("://", 1)[1]
+    kwargs: dict[str, Any] = {} if "connect_timeout=" in conninfo else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
+    # autocommit: no transaction left open between statements (its locks would hold up DDL
+    # of other sessions for as long as the command runs); the session itself refuses writes
+    conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
+    conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+
+    def execute(sql: str, values: tuple[Any, ...]) -> Any:
+        return conn.execute(sql, values or None)
+
+    return Reader(execute, "%s", "postgresql", conn.close)
+
+
+def _is_current(reader: Reader) -> bool:
+    try:
+        return at_head([row[0] for row in reader.rows(VERSION_SQL)])
+    except (sqlite3.Error, _pg_error()):  # no version table: a new or pre-migration store
+        return False
+
+
+def _pg_error() -> type[Exception]:
+    """psycopg's base error when it is loaded (a SQLite store never imports it)."""
+    import sys
+
+    module = sys.modules.get("psycopg")
+    return module.Error if module is not None else sqlite3.Error
+
+
+def catalog_differs(stored: Iterable[dict[str, Any]], wanted: Iterable[dict[str, Any]]) -> bool:
+    """Whether ``gpu_model`` rows differ from the catalog's (``db.gpu_models.sync_gpu_models``
+    would write something)."""
+    have = {r["id"]: r for r in stored}
+    want = {r["id"]: r for r in wanted}
+    missing = object()
+    return have.keys() != want.keys() or any(have[i].get(k, missing) != v for i, row in want.items() for k, v in row.items())
+
+
+def open_reader(url: str, catalog_rows: Iterable[dict[str, Any]]) -> Reader | None:
+    """A ``Reader`` on the store at ``url`` when it can be read as it is (see the module
+    docstring), else ``None``. ``catalog_rows``: the ``gpu_model`` rows the store must hold."""
+    path = sqlite_file(url)
+    if path is not None:
+        reader = _open_sqlite(path)
+    elif url.startswith(_POSTGRES):
+        reader = _open_postgres(url)
+    else:
+        return None
+    if reader is None:
+        return None
+    try:
+        if _is_current(reader) and not catalog_differs(reader.mappings(q.GPU_MODELS), catalog_rows):
+            return reader
+    except BaseException:
+        reader.close()
+        raise
+    reader.close()
+    return None
