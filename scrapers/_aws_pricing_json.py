@@ -19,7 +19,8 @@ the table can be extended (the document gives no GPU count to price it per GPU).
 
 ``parse_documents`` takes ``{location: document}`` (what the scraper's fetch returns, and the
 shape of the bundled 2026 recording). Every malformed field raises ``ParseError`` naming the
-provider, the region, the URL of the document and the field.
+provider, the region, the URL of the document and the field, except one row's ``price``: missing,
+no number or negative, that row is quarantined with the field named and the others are kept.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from dataclasses import replace
 from typing import Any, Final
 from urllib.parse import quote
 
-from scrapers._aws_common import REGION_BY_LOCATION, Region, gpu_of, is_not_gpu, usd
-from scrapers.base import ParseError, ScrapedOffer, is_one_of
+from scrapers._aws_common import REGION_BY_LOCATION, Region, gpu_of, is_not_gpu
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer, is_one_of, read_price
 
 log = logging.getLogger("scrapers.aws")
 
@@ -116,7 +117,7 @@ def _parse_document(document: Any, region: Region, provider: str, unknown_gpu_ty
             if row.get("Instance Family") == GPU_FAMILY and not is_not_gpu(itype):
                 unknown_gpu_types.add(itype)
             continue
-        offer = _offer(row, itype, gpu, region, field, provider)
+        offer = _offer(row, itype, gpu, region, field, provider, at=f"regions[{region.location!r}][{key!r}]")
         old = by_type.get(offer.sku)
         if old is not None:
             offer = _keep_cheaper(offer, old)
@@ -125,12 +126,11 @@ def _parse_document(document: Any, region: Region, provider: str, unknown_gpu_ty
 
 
 def _offer(
-    row: Mapping[str, Any], itype: str, gpu: tuple[str, float], region: Region, field: str, provider: str
+    row: Mapping[str, Any], itype: str, gpu: tuple[str, float], region: Region, field: str, provider: str, at: str
 ) -> ScrapedOffer:
-    if "price" not in row:
-        raise ParseError(f"{field}['price'] is missing")
-    price = usd(row["price"], f"{field}['price']")
-    extra: dict[str, Any] = {"source": SOURCE}
+    # missing, no number or negative: this row is quarantined with the field named, not the document
+    price, bad = read_price(row, "price", at=at)
+    extra: dict[str, Any] = {"source": SOURCE, **bad}
     rate_code = row.get("rateCode")
     if rate_code is not None:
         m = _RATE_CODE.match(rate_code) if isinstance(rate_code, str) else None
@@ -158,7 +158,10 @@ def _offer(
 
 
 def _keep_cheaper(a: ScrapedOffer, b: ScrapedOffer) -> ScrapedOffer:
-    """Two rows for one instance type in one location: keep the cheaper, note the other price."""
+    """Two rows for one instance type in one location: keep the cheaper, note the other price (a
+    row whose price is unreadable gives way to a readable one)."""
+    if bool(a.extra.get(UNREADABLE_PRICE)) != bool(b.extra.get(UNREADABLE_PRICE)):
+        return b if a.extra.get(UNREADABLE_PRICE) else a
     keep, other = (a, b) if (a.price_per_hour or 0) < (b.price_per_hour or 0) else (b, a)
     others = sorted({*keep.extra.get("other_prices", []), other.price_per_hour})
     return replace(keep, extra={**keep.extra, "other_prices": others})

@@ -27,7 +27,8 @@ the price per GPU-hour, kind ``community`` (marketplace hosts sold on demand), r
 ``gpu_memory_gb`` is the number in ``ram`` ("80Gi" -> 80).
 
 Keys relied on: ``models[]``, ``vendor``, ``model``, ``ram``, ``interface``, ``availability``
-and ``price`` (null or an object with ``currency`` "USD" and a numeric ``med``).
+and ``price`` (null or an object with ``currency`` "USD" and a numeric ``med``). A model whose
+``med`` is missing, no number or negative is quarantined with the field named; the rest is kept.
 """
 
 from __future__ import annotations
@@ -35,7 +36,16 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, optional_number, require
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    number,
+    read_price,
+    require,
+)
 
 URL = "https://console-api.akash.network/v1/gpu-prices"
 #: The price statistics the summary gives, with the ``extra`` key each is kept under.
@@ -96,9 +106,8 @@ class AkashScraper(Scraper):
         currency = price.get("currency")
         if currency != "USD":
             raise ParseError(f"{self.name}: model {label!r} price currency should be 'USD', got {currency!r}")
-        figures = {key: self._number(price, key, label) for key, _ in PRICE_FIELDS}
-        if figures[OFFER_FIGURE] is None:
-            raise ParseError(f"{self.name}: model {label!r} price has no numeric {OFFER_FIGURE!r}")
+        figures = {key: number(price.get(key)) for key, _ in PRICE_FIELDS}  # the spread: kept when numbers
+        figures[OFFER_FIGURE], bad = read_price(price, OFFER_FIGURE, at=field_path("models", index, "price"), required=True, strings=False)
         availability = self._field(model, "availability", index, dict)
         free = availability.get("available")
         providers = model.get("providerAvailability") if isinstance(model.get("providerAvailability"), dict) else {}
@@ -111,6 +120,7 @@ class AkashScraper(Scraper):
                 "gpus_available": free,
                 "providers_total": providers.get("total"),
                 "providers_available": providers.get("available"),
+                **bad,
             }
         )
         return self.offer(
@@ -133,10 +143,6 @@ class AkashScraper(Scraper):
             what = "has no" if value is None else f"has a {type(value).__name__} for"
             raise ParseError(f"{self.name}: models[{index}] {what} {key!r} ({kind.__name__} expected)")
         return value
-
-    def _number(self, price: dict[str, Any], key: str, label: str) -> float | None:
-        """One price statistic: ``None`` when absent, ParseError when not a finite number."""
-        return optional_number(price.get(key), f"model {label!r} price.{key}", provider=self.name)
 
 
 def _memory_gb(ram: str) -> float | None:

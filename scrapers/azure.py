@@ -30,7 +30,16 @@ import re
 from collections.abc import Mapping
 from typing import Any, ClassVar, Final
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, require, require_number
+from scrapers.base import (
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    read_price,
+    require,
+)
 from tracker.catalog.instance_types import instance_gpu
 
 PRICES_URL: Final = "https://prices.azure.com/api/retail/prices"
@@ -132,35 +141,45 @@ class AzureScraper(Scraper):
                 f"azure: payload should be a price page {{'Items': [...]}} or a non-empty list of them, "
                 f"got {type(raw).__name__}"
             ))
-        chosen: dict[tuple[str, str, str], tuple[Mapping[str, Any], float, str]] = {}
+        chosen: dict[tuple[str, str, str], tuple[Mapping[str, Any], float | None, str, dict[str, str]]] = {}
         alternatives: dict[tuple[str, str, str], list[float]] = {}
         seen_items = 0
         for number, page in enumerate(pages, 1):
             items = require(page, "Items", provider=self.name, kind=list)
             billing = page.get("BillingCurrency") if isinstance(page, dict) else None
             seen_items += len(items)
-            for item in items:
-                picked = self._price_row(item, billing)
+            for i, item in enumerate(items):
+                at = field_path("payload", number - 1, "Items", i) if isinstance(raw, list) else field_path("Items", i)
+                picked = self._price_row(item, billing, at)
                 if picked is None:
                     continue
-                key, price, currency = picked
+                key, price, currency, bad = picked
                 if key in chosen:
                     # Two meters for one (size, region, tier): keep the primary-region meter, else the
-                    # cheaper one, and record the other price rather than dropping it silently.
-                    old_item, old_price, _ = chosen[key]
-                    if self._prefer(item, price, old_item, old_price):
+                    # cheaper one, and record the other price rather than dropping it silently; a
+                    # meter whose price is unreadable gives way to a readable one.
+                    old_item, old_price, _, old_bad = chosen[key]
+                    if bad or old_bad or price is None or old_price is None:
+                        if old_bad and not bad:
+                            chosen[key] = (item, price, currency, bad)
+                    elif self._prefer(item, price, old_item, old_price):
                         alternatives.setdefault(key, []).append(old_price)
-                        chosen[key] = (item, price, currency)
+                        chosen[key] = (item, price, currency, bad)
                     else:
                         alternatives.setdefault(key, []).append(price)
                     continue
-                chosen[key] = (item, price, currency)
+                chosen[key] = (item, price, currency, bad)
         if not chosen:
             raise ParseError(f"azure: no Linux GPU VM prices among {seen_items} items (filter or payload changed?)")
-        return [self._offer(key, item, price, currency, alternatives.get(key)) for key, (item, price, currency) in chosen.items()]
+        return [
+            self._offer(key, item, price, currency, alternatives.get(key), bad)
+            for key, (item, price, currency, bad) in chosen.items()
+        ]
 
-    def _price_row(self, item: Any, billing: Any) -> tuple[tuple[str, str, str], float, str] | None:
-        """(identity, hourly price, currency) for a Linux GPU consumption row, or ``None`` to skip it."""
+    def _price_row(self, item: Any, billing: Any, at: str) -> tuple[tuple[str, str, str], float | None, str, dict[str, str]] | None:
+        """(identity, hourly price, currency, extra) for a Linux GPU consumption row, or ``None`` to
+        skip it; a ``retailPrice`` that is missing, no number or negative says why in the extra, so
+        that row alone is quarantined."""
         arm_sku = require(item, "armSkuName", provider=self.name, kind=str).strip()
         if not _GPU_SKU.match(arm_sku):
             return None  # not a GPU series (or a dedicated-host meter without an ARM size)
@@ -174,7 +193,7 @@ class AzureScraper(Scraper):
             raise ParseError(f"azure: item for {arm_sku} has an empty armRegionName")
         if not (item.get("meterName") or item.get("skuName")):
             raise ParseError(f"azure: item for {arm_sku} in {region} has neither meterName nor skuName")
-        price = require_number(item, "retailPrice", provider=self.name)
+        price, bad = read_price(item, "retailPrice", at=at, required=True, strings=False)
         unit = require(item, "unitOfMeasure", provider=self.name, kind=str)
         hours = _HOURS.match(unit)
         if not hours or not float(hours.group(1)):
@@ -183,7 +202,7 @@ class AzureScraper(Scraper):
             return None  # a zero meter means "not sold here", not a free GPU
         currency = item.get("currencyCode") or billing or "USD"
         tier = _tier(item)
-        return (arm_sku, region, tier), price / float(hours.group(1)), str(currency)
+        return (arm_sku, region, tier), None if price is None else price / float(hours.group(1)), str(currency), bad
 
     @staticmethod
     def _prefer(new: Mapping[str, Any], new_price: float, old: Mapping[str, Any], old_price: float) -> bool:
@@ -196,9 +215,10 @@ class AzureScraper(Scraper):
         self,
         key: tuple[str, str, str],
         item: Mapping[str, Any],
-        price: float,
+        price: float | None,
         currency: str,
         other_prices: list[float] | None,
+        bad: dict[str, str],
     ) -> ScrapedOffer:
         arm_sku, region, tier = key
         known = instance_gpu(arm_sku, "azure")
@@ -211,6 +231,7 @@ class AzureScraper(Scraper):
             extra["other_meter_prices"] = sorted(set(other_prices))
         if known is None:
             extra["gpu_count_unknown"] = True
+        extra.update(bad)
         return self.offer(
             sku=f"{arm_sku}:low-priority" if tier == "low_priority" else arm_sku,
             region=region,

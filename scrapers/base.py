@@ -48,6 +48,7 @@ __all__ = [
     "number",
     "optional_number",
     "positive",
+    "read_count",
     "read_price",
     "require",
     "require_number",
@@ -223,24 +224,69 @@ def number(value: Any, *, strings: bool = False) -> float | None:
     return result if math.isfinite(result) else None
 
 
-#: ``extra`` key of an offer whose price field held something that is not a price (text, NaN, a
-#: number too big for a float, an object): the offer keeps ``price_per_hour=None`` and the
-#: validate stage quarantines it with this value in the reason, so the row neither vanishes nor
-#: fails the provider's whole run.
+#: ``extra`` key of an offer the parser could not take as it stands because one of its own values
+#: (its price, its GPU count) is missing, not a number, not finite or negative: a one-line reason
+#: naming the field. The validate stage quarantines the offer with that reason, so one bad row
+#: neither vanishes nor fails the provider's whole run; a broken *structure* (a container gone or
+#: of the wrong type) is still a ``ParseError``.
 UNREADABLE_PRICE: Final = "unreadable_price"
+_ABSENT: Final = object()
 
 
-def read_price(value: Any) -> tuple[float | None, dict[str, str]]:
-    """A price field as ``(price, extra)``: a finite number or numeric string gives ``(it, {})``,
-    absent (``None`` or ``""``) gives ``(None, {})``, anything else ``(None, {UNREADABLE_PRICE: ...})``.
-    Zero and negative numbers are returned as they are (the parser decides what 0 means; the
-    validate stage quarantines negatives)."""
+def _walk(node: Any, path: tuple[str | int, ...]) -> Any:
+    """``node`` along ``path`` (the ``require`` walk), or ``_ABSENT`` when a step is missing."""
+    for step in path:
+        try:
+            node = node[step]
+        except (KeyError, IndexError, TypeError):
+            return _ABSENT
+    return node
+
+
+def read_price(
+    node: Any, *path: str | int, at: str = "", required: bool = False, strings: bool = True
+) -> tuple[float | None, dict[str, str]]:
+    """One offer's price field as ``(price, extra)``: ``node`` itself, or ``node`` along ``path``
+    (``at`` is where ``node`` sits in the payload, for the field's name).
+
+    A finite number or (unless ``strings`` is false: APIs that send JSON numbers) a numeric
+    string gives ``(it, {})`` (zero too: the parser decides what 0
+    means); absent (``None`` or ``""``) gives ``(None, {})`` (listed without a price, or not
+    offered), or a reason when the price is ``required``. Anything else leaves the offer to be
+    quarantined, ``extra[UNREADABLE_PRICE]`` saying why and naming the field: a missing field along
+    ``path`` or a value that is no number gives ``(None, ...)``; a negative number is returned as it
+    is, with the reason, so the quarantine row keeps it."""
+    where = field_path(at, *path) or "price"
+    value = _walk(node, path)
+    if value is _ABSENT:
+        return None, {UNREADABLE_PRICE: f"price field {where} is missing"}
     if value is None or (isinstance(value, str) and not value.strip()):
-        return None, {}
-    price = number(value, strings=True)
+        return None, ({UNREADABLE_PRICE: f"price field {where} is empty ({shown(value)})"} if required else {})
+    price = number(value, strings=strings)
     if price is None:
-        return None, {UNREADABLE_PRICE: shown(value)}
+        return None, {UNREADABLE_PRICE: f"price field {where} holds {shown(value)}, not a number"}
+    if price < 0:
+        return price, {UNREADABLE_PRICE: f"price field {where} holds {shown(value)}, a negative price"}
     return price, {}
+
+
+def read_count(
+    node: Any, *path: str | int, at: str = "", zero: bool = True, strings: bool = True
+) -> tuple[float, dict[str, str]]:
+    """One offer's GPU count as ``(count, extra)``, like ``read_price``: a finite number >= 0 (or a
+    numeric string) gives ``(it, {})`` (the parser decides what 0 means, unless ``zero`` is false:
+    then 0 is a reason too); missing, null or no number gives ``(0.0, {UNREADABLE_PRICE: reason})``,
+    a negative number ``(it, {...})``."""
+    where = field_path(at, *path) or "GPU count"
+    value = _walk(node, path)
+    if value is _ABSENT:
+        return 0.0, {UNREADABLE_PRICE: f"GPU count field {where} is missing"}
+    count = number(value, strings=strings)
+    if count is None:
+        return 0.0, {UNREADABLE_PRICE: f"GPU count field {where} holds {shown(value)}, not a number"}
+    if count < 0 or (count == 0 and not zero):
+        return count, {UNREADABLE_PRICE: f"GPU count field {where} holds {shown(value)}, not a positive count"}
+    return count, {}
 
 
 def dig(node: Any, *path: str | int) -> Any:
@@ -404,11 +450,19 @@ class Scraper(ABC):
         """``parse``, with any Python exception a malformed payload provokes turned into a
         ``ParseError`` naming the provider and the field: what the collector calls."""
         try:
-            return self.parse(raw)
+            return self.readable(self.parse(raw))
         except ScraperError:
             raise
         except SHAPE_ERRORS as exc:
             raise shape_error(self.name, exc) from exc
+
+    def readable(self, offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
+        """``offers``, unless every one of them is unreadable (``extra[UNREADABLE_PRICE]``): then
+        the field itself changed (renamed, retyped) rather than one offer's value, which is a
+        ``ParseError`` naming the field, not a run that quarantines the whole price list."""
+        if offers and all(o.extra.get(UNREADABLE_PRICE) for o in offers):
+            raise ParseError(f"{self.name}: no offer is readable ({len(offers)} listed): {offers[0].extra[UNREADABLE_PRICE]}")
+        return offers
 
     def offer(self, **fields: Any) -> ScrapedOffer:
         """Shorthand for ``ScrapedOffer(provider=self.name, ...)``."""

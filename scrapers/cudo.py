@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import UNREADABLE_PRICE, Http, ParseError, ScrapedOffer, Scraper, read_price, require
+from scrapers.base import UNREADABLE_PRICE, Http, ParseError, ScrapedOffer, Scraper, field_path, read_price, require, shown
 
 MACHINE_TYPES_URL = "https://rest.compute.cudo.org/v1/vms/machine-types"
 _COUNTRY_PREFIX = re.compile(r"^([a-z]{2})-")
@@ -58,13 +58,12 @@ class CudoScraper(Scraper):
         """``{"value": "0.52"}`` -> (0.52, {}); (None, {}) when an optional price is absent; a
         value that is no number -> (None, extra naming it) so the offer is quarantined with it."""
         price = item.get(key)
-        if price is None:
-            if required:
-                raise ParseError(f"{self.name}: {where} has no {key!r}")
+        if price is None and not required:
             return None, {}
-        if not isinstance(price, dict) or price.get("value") is None:
-            return None, {UNREADABLE_PRICE: repr(price)[:40]}  # not {"value": ...}: quarantined with it
-        return read_price(price["value"])
+        if not isinstance(price, dict) or price.get("value") is None:  # not {"value": ...}: quarantined with it
+            missing = "is missing" if price is None else f"holds {shown(price)}, not {{'value': ...}}"
+            return None, {UNREADABLE_PRICE: f"price field {field_path(where, key)} {missing}"}
+        return read_price(price, "value", at=field_path(where, key))
 
     def _extra_price(self, item: dict[str, Any], key: str, where: str) -> float | None:
         """A unit price kept in extra: a number or ``None`` (never fails or quarantines the offer)."""
@@ -94,7 +93,7 @@ class CudoScraper(Scraper):
                 raise ParseError(f"{self.name}: {where} has no 'gpuModel'")
             if not (isinstance(gpu_model, str) and gpu_model.strip()):
                 continue  # a CPU-only machine type
-            price, bad_price = self._decimal(item, "gpuPriceHr", where, required=True)
+            price, bad_price = self._decimal(item, "gpuPriceHr", field_path("machineTypes", index), required=True)
             if not price and not bad_price:
                 continue  # 0: the GPU is not sold here
             sku = f"{machine_type}:{gpu_model_id or gpu_model}"

@@ -11,6 +11,8 @@ What is extracted: sizes with a ``gpu_info`` object (CPU sizes have none): ``slu
 count for the per-GPU memory), ``vcpus``, ``memory`` (MiB), ``price_hourly`` (USD for the whole
 Droplet), ``available`` and ``regions[]``. One offer per region slug ("nyc1"); a size with no
 region cannot be created anywhere and is skipped, as is a size whose ``price_hourly`` is 0/null.
+A size whose ``price_hourly`` or ``gpu_info.count`` is missing, no number or negative is quarantined
+with the field named; the other sizes are kept.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ from scrapers.base import (
     ParseError,
     ScrapedOffer,
     Scraper,
+    field_path,
     names_in,
-    optional_number,
     positive,
+    read_count,
+    read_price,
     require,
-    require_number,
 )
 
 SIZES_URL = "https://api.digitalocean.com/v2/sizes"
@@ -73,13 +76,16 @@ class DigitaloceanScraper(Scraper):
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         pages = raw if isinstance(raw, list) else [raw]
         sizes: list[Any] = []
-        for page in pages:
-            sizes.extend(require(page, "sizes", provider=self.name, kind=list))
+        places: list[str] = []  # where each size sits in the payload
+        for p, page in enumerate(pages):
+            listed = require(page, "sizes", provider=self.name, kind=list)
+            sizes.extend(listed)
+            places.extend(field_path("payload", p, "sizes", i) if isinstance(raw, list) else field_path("sizes", i) for i in range(len(listed)))
         if not sizes:
             raise ParseError(f"{self.name}: the sizes list is empty")
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
-        for size in sizes:
+        for index, size in enumerate(sizes):
             if not isinstance(size, dict):
                 raise ParseError(f"{self.name}: a size should be an object, got {type(size).__name__}")
             gpu_info = size.get("gpu_info")
@@ -89,25 +95,25 @@ class DigitaloceanScraper(Scraper):
             if slug in seen:
                 continue
             seen.add(slug)
-            offers.extend(self._size_offers(size, slug, gpu_info))
+            offers.extend(self._size_offers(size, slug, gpu_info, places[index]))
         if not offers:
             raise ParseError(f"{self.name}: no priced GPU size with a region among {len(sizes)} sizes")
         return offers
 
-    def _size_offers(self, size: dict[str, Any], slug: str, gpu_info: Any) -> list[ScrapedOffer]:
+    def _size_offers(self, size: dict[str, Any], slug: str, gpu_info: Any, at: str) -> list[ScrapedOffer]:
         if not isinstance(gpu_info, dict):
             raise ParseError(f"{self.name}: size {slug} gpu_info should be an object")
         model = require(gpu_info, "model", provider=self.name, kind=str)
-        count = require_number(gpu_info, "count", provider=self.name, at="gpu_info")
-        if "price_hourly" not in size:
-            raise ParseError(f"{self.name}: size {slug} has no 'price_hourly'")
-        price = optional_number(size["price_hourly"], f"size {slug} price_hourly", provider=self.name)
+        # a count or price that is missing, no number or negative quarantines this size, not the run
+        count, bad = read_count(gpu_info, "count", at=field_path(at, "gpu_info"), zero=False, strings=False)
+        price, bad_price = read_price(size, "price_hourly", at=at, strings=False)
+        bad = bad or bad_price
         regions = require(size, "regions", provider=self.name, kind=list)
-        if not price or not regions:
+        if (not price and not bad) or not regions:
             return []  # not sold (no price) or not creatable anywhere
         memory_mb = positive(size.get("memory"))
         available = size.get("available")
-        extra: dict[str, Any] = {"description": size.get("description"), "price_monthly": size.get("price_monthly")}
+        extra: dict[str, Any] = {"description": size.get("description"), "price_monthly": size.get("price_monthly"), **bad}
         return [
             self.offer(
                 sku=slug,

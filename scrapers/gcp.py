@@ -20,7 +20,8 @@ Skipped on purpose: ``Licensing Fee for ... (GPU cost)`` (OS licences), ``... DW
 VMs ...`` (Dynamic Workload Scheduler), ``Reserved ... in Calendar Mode`` and the other
 ``Reserved ... GPU in <place>`` SKUs (capacity-reservation bookkeeping, listed at $0), SKUs whose
 price is 0 (GCP lists a $0 SKU where a GPU is not sold, e.g. V100 in Jakarta), and any other
-description outside the grammar above (CPU/RAM SKUs of the same service).
+description outside the grammar above (CPU/RAM SKUs of the same service). A SKU whose
+``unitPrice`` is not units/nanos or is negative is quarantined with the field named; the rest is kept.
 
 Region: ``serviceRegions[]`` when the SKU has it (one offer per region code, e.g. ``us-central1``).
 When it is absent or empty (the 2025 recording kept only ``skuId``, ``description`` and
@@ -45,6 +46,7 @@ import unicodedata
 from typing import Any, NamedTuple
 
 from scrapers.base import (
+    UNREADABLE_PRICE,
     FetchError,
     Http,
     MissingCredentials,
@@ -273,8 +275,8 @@ class GcpScraper(Scraper):
         if not tiers:
             raise ParseError(f"{self.name}: {where} has no tieredRates")
         unit_price = require(tiers[-1], "unitPrice", provider=self.name, kind=dict)
-        price = _money(unit_price, self.name, where)
-        if price == 0:  # GCP's way of listing a GPU that is not sold in that place
+        price, bad = _money(unit_price, f"{where} pricingInfo[0].pricingExpression.tieredRates[{len(tiers) - 1}].unitPrice")
+        if price == 0 and not bad:  # GCP's way of listing a GPU that is not sold in that place
             return []
         currency = require(unit_price, "currencyCode", provider=self.name, kind=str)
         return [
@@ -294,6 +296,7 @@ class GcpScraper(Scraper):
                     "region_source": source,
                     "gpu_component_only": True,
                     "description": description,
+                    **bad,
                 },
             )
             for region, country, source in places
@@ -317,11 +320,15 @@ class GcpScraper(Scraper):
         return [(what.location, None, "description_name")]
 
 
-def _money(unit_price: dict[str, Any], provider: str, where: str) -> float:
-    """``units`` (int64 as a string) + ``nanos`` / 1e9."""
+def _money(unit_price: dict[str, Any], where: str) -> tuple[float | None, dict[str, str]]:
+    """(``units`` (int64 as a string) + ``nanos`` / 1e9, {}), or (``None`` or the negative price,
+    ``{UNREADABLE_PRICE: reason}``) so that this SKU alone is quarantined."""
     try:
         units = int(unit_price.get("units") or 0)
         nanos = int(unit_price.get("nanos") or 0)
-        return round(units + nanos / 1e9, 9)
+        price = round(units + nanos / 1e9, 9)
     except (TypeError, ValueError, OverflowError):
-        raise ParseError(f"{provider}: {where} unitPrice is not units/nanos: {shown(unit_price, 80)}") from None
+        return None, {UNREADABLE_PRICE: f"price field {where} holds {shown(unit_price, 60)}, not units/nanos"}
+    if price < 0:
+        return price, {UNREADABLE_PRICE: f"price field {where} holds {shown(unit_price, 60)}, a negative price"}
+    return price, {}

@@ -13,7 +13,8 @@ An option with ``enabled`` false cannot be rented and gives no offer. ``totalAva
 present, is the number of such options free now (``available`` = >0; missing = unknown). The
 API also returns Hyperbolic's own supplier cost (``providerCostPerHourCents``); it is not what a
 customer pays and is never read. A new ``*PerHourCents`` key raises ``ParseError`` so a new
-price tier is not dropped silently.
+price tier is not dropped silently. An enabled option whose ``costPerHourCents`` or ``gpuCount``
+is missing, no number or negative is quarantined with the field named; the other options are kept.
 
 One ``on_demand`` offer per option: sku
 ``"<gpuType>-<gpuFormFactor>-<gpuCount>x-<machineType>-<connectionType>[-<ethernetVariant>]"``,
@@ -25,7 +26,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, positive, shown
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    positive,
+    read_count,
+    read_price,
+)
 
 URL = "https://api.hyperbolic.ai/v2/alpha/on-demand/rental-options"
 _KNOWN_CENT_KEYS = frozenset({"costPerHourCents", "providerCostPerHourCents"})
@@ -90,14 +101,15 @@ class HyperbolicScraper(Scraper):
         machine = self._text(option, "machineType", index)
         connection = self._text(option, "connectionType", index)
         variant = option.get("ethernetVariant")
-        count = self._need(option, "gpuCount", index, int)
-        if isinstance(count, bool) or count < 1:
-            raise ParseError(f"{self.name}: option {index} gpuCount should be a whole number >= 1, got {count!r}")
-        cents = number(self._need(option, "costPerHourCents", index, (int, float)))
-        if cents is None:
-            raise ParseError(f"{self.name}: option {index} costPerHourCents should be a finite number, got {shown(option['costPerHourCents'])}")
         if not enabled:
             return None
+        at = field_path("payload", index)
+        count, bad = read_count(option, "gpuCount", at=at, zero=False, strings=False)
+        cents, bad_price = read_price(option, "costPerHourCents", at=at, required=True, strings=False)
+        if not bad and not count.is_integer():
+            bad = {UNREADABLE_PRICE: f"GPU count field {field_path(at, 'gpuCount')} holds {count:g}, not a whole number"}
+        bad = bad or bad_price  # either one quarantines this option, not the run
+        count = int(count) if count.is_integer() else count
         sku = f"{gpu_type}-{form}-{count}x-{machine}-{connection}"
         if isinstance(variant, str) and variant.strip():
             sku += f"-{variant.strip()}"
@@ -111,7 +123,7 @@ class HyperbolicScraper(Scraper):
             sku=sku,
             gpu_raw=f"{gpu_type} {form}",
             gpu_count=count,
-            price_per_hour=round(cents / 100, 4),
+            price_per_hour=None if cents is None else round(cents / 100, 4),
             kind="on_demand",
             region=region,
             vcpus=positive(vcpus),
@@ -126,5 +138,6 @@ class HyperbolicScraper(Scraper):
                 "nodes": len(nodes),
                 "cpu_model": node.get("cpuModel"),
                 "storage_gb": node.get("storageGb"),
+                **bad,
             },
         )

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, read_price, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, field_path, number, read_price, require
 
 HOSTS = (
     "https://backendprod.jarvislabs.net",
@@ -57,9 +57,9 @@ class JarvislabsScraper(Scraper):
         return {"hosts": {host: await http.get_json(host + SERVER_META_PATH, headers=headers) for host in HOSTS}}
 
     @staticmethod
-    def _price(row: dict[str, Any], key: str) -> tuple[float | None, dict[str, str]]:
+    def _price(row: dict[str, Any], key: str, where: str) -> tuple[float | None, dict[str, str]]:
         """(price, extra): 0 means not offered; a value that is no number is kept for quarantine."""
-        price, bad = read_price(row.get(key))
+        price, bad = read_price(row.get(key), at=field_path(where, key))
         return (None if price == 0 else price), bad
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
@@ -94,7 +94,7 @@ class JarvislabsScraper(Scraper):
                     ("on_demand", "price_per_hour", free),
                     ("spot", "spot_price", spot_free),
                 ):
-                    price, bad_price = self._price(row, key)
+                    price, bad_price = self._price(row, key, field_path('hosts', host, 'server_meta', i))
                     if (price is None and not bad_price) or (sku, region, kind) in offers:
                         continue
                     offers[(sku, region, kind)] = self.offer(

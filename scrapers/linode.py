@@ -15,7 +15,9 @@ Response
 Prices
     ``price.hourly`` is the whole plan's USD price per hour (``monthly`` is the monthly cap). It is
     the price everywhere except the regions in ``region_prices``, which get their own offer with
-    that region's hourly price. The default offer has ``region=""``.
+    that region's hourly price. The default offer has ``region=""``. A GPU plan whose hourly price
+    (or ``gpus``) is missing, no number or negative gives offers that are quarantined with the
+    field named; the other plans are kept.
 
 Names
     The GPU model is only in the plan id and label: ``g1-gpu-rtx6000-N`` are NVIDIA Quadro RTX 6000
@@ -37,10 +39,10 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
-    optional_number,
     positive,
+    read_count,
+    read_price,
     require,
-    require_number,
 )
 
 TYPES_URL: Final = "https://api.linode.com/v4/linode/types"
@@ -115,13 +117,12 @@ class LinodeScraper(Scraper):
         if not isinstance(plan, dict):
             raise ParseError(f"{self.name}: {where} should be an object, got {type(plan).__name__}")
         plan_id = require(plan, "id", provider=self.name, kind=str, at=where)
-        gpus = require_number(plan, "gpus", provider=self.name, at=where)
-        if not gpus:
+        gpus, bad = read_count(plan, "gpus", at=where, strings=False)
+        if not gpus and not bad:
             return []
         prices = require(plan, "price", provider=self.name, kind=dict, at=where)
-        hourly = optional_number(prices.get("hourly"), field_path(where, "price", "hourly"), provider=self.name)
-        if hourly is None:
-            raise ParseError(f"{self.name}: GPU plan {plan_id} has no price.hourly")
+        hourly, bad_price = read_price(prices, "hourly", at=field_path(where, "price"), required=True, strings=False)
+        bad = bad or bad_price  # quarantines this plan's offers, not the run
         memory_mb = positive(plan.get("memory"))
         common: dict[str, Any] = {
             "sku": plan_id,
@@ -130,15 +131,16 @@ class LinodeScraper(Scraper):
             "vcpus": positive(plan.get("vcpus")),
             "ram_gb": round(memory_mb / 1024, 2) if memory_mb else None,
         }
-        extra = {"label": plan.get("label"), "class": plan.get("class"), "monthly_price": plan["price"].get("monthly")}
+        extra = {"label": plan.get("label"), "class": plan.get("class"), "monthly_price": plan["price"].get("monthly"), **bad}
         offers = [self.offer(price_per_hour=hourly, extra=extra, **common)]
         for i, regional in enumerate(plan.get("region_prices") or []):
             at = field_path(where, "region_prices", i)
             region = require(regional, "id", provider=self.name, kind=str, at=at)
-            price = optional_number(regional.get("hourly"), field_path(at, "hourly"), provider=self.name)
-            if price is not None:
+            price, bad_regional = read_price(regional.get("hourly"), at=field_path(at, "hourly"), strings=False)
+            if price is not None or bad_regional:
                 offers.append(
-                    self.offer(region=region, price_per_hour=price, extra={**extra, "monthly_price": regional.get("monthly")}, **common)
+                    self.offer(region=region, price_per_hour=price,
+                               extra={**extra, "monthly_price": regional.get("monthly"), **bad_regional}, **common)
                 )
         return offers
 

@@ -42,7 +42,6 @@ from __future__ import annotations
 from typing import Any
 
 from scrapers.base import (
-    UNREADABLE_PRICE,
     FetchError,
     Http,
     ParseError,
@@ -195,9 +194,9 @@ class OciScraper(Scraper):
         currency = require(loc, "currencyCode", provider=self.name, kind=str)
         for entry in require(loc, "prices", provider=self.name, kind=list):
             if isinstance(entry, dict) and entry.get("model") == "PAY_AS_YOU_GO":
-                value, bad = read_price(entry.get("value"))
+                value, bad = read_price(entry.get("value"), at=f"prices.value of part {part_no}")
                 if bad:
-                    return None, currency, {UNREADABLE_PRICE: f"{bad[UNREADABLE_PRICE]} (part {part_no} prices.value)"}
+                    return None, currency, bad
                 return (value or None), currency, {}
         return None, currency, {}
 

@@ -33,7 +33,8 @@ Keys relied on: ``data.gpuTypes[]``, ``id`` (gpu_raw, the full model name such a
 ``"NVIDIA H100 80GB HBM3"``), ``securePrice``, ``communityPrice`` (required); ``displayName``,
 ``memoryInGb``, ``maxGpuCount``, ``secureCloud``, ``communityCloud``, the spot and term prices
 and ``nodeGroupDatacenters`` (optional). GraphQL ``errors`` (a renamed field, say) raise
-``ParseError``.
+``ParseError``; one GPU type whose price is missing, no number or negative gives an offer that is
+quarantined with the field named, the other types are kept.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, positive, read_price, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, field_path, positive, read_price, require
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 GPU_TYPES_QUERY = (
@@ -77,14 +78,13 @@ class RunpodScraper(Scraper):
             headers["Authorization"] = f"Bearer {key}"
         return await http.post_json(GRAPHQL_URL, json={"query": GPU_TYPES_QUERY}, headers=headers)
 
-    def _price(self, gpu: dict[str, Any], key: str, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
+    def _price(self, gpu: dict[str, Any], key: str, index: int, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
         """A price field as (price, extra): ``None`` when absent, null or 0 (not offered); a value
-        that is no number is kept in extra so the offer is quarantined with it."""
-        if key not in gpu:
-            if required:
-                raise ParseError(f"{self.name}: gpuTypes entry {gpu.get('id')!r} has no {key!r}")
+        that is no number, or a required one that is missing, is kept in extra so the offer is
+        quarantined with it."""
+        if key not in gpu and not required:
             return None, {}
-        price, bad = read_price(gpu[key])
+        price, bad = read_price(gpu, key, at=field_path("data", "gpuTypes", index))
         return (None if price == 0 else price), bad
 
     def _gpu_types(self, raw: Any) -> list[Any]:
@@ -113,8 +113,8 @@ class RunpodScraper(Scraper):
             gpu_id = gpu.get("id")
             if not isinstance(gpu_id, str) or not gpu_id.strip():
                 raise ParseError(f"{self.name}: gpuTypes[{index}] has no 'id'")
-            secure_price = self._price(gpu, "securePrice", required=True)
-            community_price = self._price(gpu, "communityPrice", required=True)
+            secure_price = self._price(gpu, "securePrice", index, required=True)
+            community_price = self._price(gpu, "communityPrice", index, required=True)
             memory = gpu.get("memoryInGb")
             datacenters = [d.get("id") for d in as_list(gpu.get("nodeGroupDatacenters")) if isinstance(d, dict) and d.get("id")]
             base_extra = {
@@ -142,11 +142,11 @@ class RunpodScraper(Scraper):
                 elif price[0] is not None or price[1]:
                     offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=price[0],
                                              extra={**extra, **price[1]}, **common))
-                spot, bad_spot = self._price(gpu, spot_key)
+                spot, bad_spot = self._price(gpu, spot_key, index)
                 if spot is not None or bad_spot:
                     offers.append(self.offer(sku=sku, kind="spot", price_per_hour=spot, extra={**extra, **bad_spot}, **common))
             for key, months in TERM_PRICES:
-                term_price, bad_term = self._price(gpu, key)
+                term_price, bad_term = self._price(gpu, key, index)
                 if term_price is not None or bad_term:
                     offers.append(
                         self.offer(

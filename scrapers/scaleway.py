@@ -16,9 +16,9 @@ Prices
     ``hourly_price`` is the whole instance's hourly price in **EUR**, although the payload has no
     currency field (Scaleway bills in euros; its pricing pages print €). Offers carry
     ``currency="EUR"`` and nothing is converted here: the pipeline's ``currency_rates`` setting
-    turns EUR into USD when a rate is configured, and keeps EUR (saying so) when not. A missing
-    or non-numeric ``hourly_price`` on a GPU type raises ``ParseError``; 0 is passed on for the
-    validate stage to quarantine.
+    turns EUR into USD when a rate is configured, and keeps EUR (saying so) when not. A GPU type
+    whose ``hourly_price`` (or ``gpu`` count) is missing, no number or negative is quarantined with
+    the field named, the other types are kept; 0 is passed on for the validate stage to quarantine.
 
 Names
     ``gpu_raw`` is "<gpu_manufacturer> <gpu_name>" ("NVIDIA L4", "NVIDIA H100-PCIe"); a GPU type
@@ -34,7 +34,17 @@ from typing import Any, ClassVar, Final
 
 import httpx
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, positive, require, require_number
+from scrapers.base import (
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    positive,
+    read_count,
+    read_price,
+    require,
+)
 from tracker.errors import ConfigError
 
 API: Final = "https://api.scaleway.com/instance/v1/zones"
@@ -125,10 +135,12 @@ class ScalewayScraper(Scraper):
         if not isinstance(spec, dict):
             raise ParseError(f"{self.name}: {zone} type {commercial_type} should be an object, got {type(spec).__name__}")
         at = f"{zone} servers.{commercial_type}"
-        gpus = require_number(spec, "gpu", provider=self.name, at=at)
-        if not gpus:
+        # a GPU count or price that is missing, no number or negative quarantines this type, not the run
+        gpus, bad = read_count(spec, "gpu", at=at, strings=False)
+        if not gpus and not bad:
             return None
-        price = require_number(spec, "hourly_price", provider=self.name, at=at)
+        price, bad_price = read_price(spec, "hourly_price", at=at, required=True, strings=False)
+        bad = bad or bad_price
         info = spec.get("gpu_info")
         memory: float | None = None
         if isinstance(info, dict) and info.get("gpu_name"):
@@ -138,7 +150,7 @@ class ScalewayScraper(Scraper):
         else:
             gpu_raw = commercial_type
         ram = positive(spec.get("ram"))
-        extra: dict[str, Any] = {"monthly_price": spec.get("monthly_price"), "price_basis": "per instance-hour"}
+        extra: dict[str, Any] = {"monthly_price": spec.get("monthly_price"), "price_basis": "per instance-hour", **bad}
         if spec.get("end_of_service"):
             extra["end_of_service"] = True
         if spec.get("mig_profile"):

@@ -11,7 +11,8 @@ GB. The VM size is the renter's choice, so what is tracked is the **GPU componen
 per (host node, GPU model) with ``gpu_count`` 1, ``price_per_hour`` = that GPU's price and
 ``extra["gpu_component_only"]``; the vCPU/RAM/storage unit prices ride along in ``extra`` so a
 whole VM can be priced later. ``available`` is whether the node has a GPU of that model free
-(``amount`` > 0; ``extra["gpus_free"]`` is the count). A GPU price of 0 or null means not offered.
+(``amount`` > 0; ``extra["gpus_free"]`` is the count). A GPU price of 0 or null means not offered;
+one that is missing, no number or negative quarantines that GPU (the field named), not the run.
 
 Keys relied on: ``hostnodes`` (object keyed by host node id = first half of the sku),
 ``specs.gpu`` (object keyed by TensorDock's GPU slug such as ``"l40-pcie-48gb"`` = gpu_raw and
@@ -26,7 +27,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, optional_number, require
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    number,
+    read_price,
+    require,
+)
 
 HOSTNODES_URL = "https://marketplace.tensordock.com/api/v0/client/deploy/hostnodes"
 _ISO_COUNTRY = re.compile(r"^[A-Za-z]{2}$")
@@ -90,14 +99,15 @@ class TensordockScraper(Scraper):
             }
             for gpu_key, gpu in gpus.items():
                 where = f"hostnodes.{node_id}.specs.gpu.{gpu_key}"
-                if not isinstance(gpu, dict) or "price" not in gpu:
-                    raise ParseError(f"{self.name}: {where} has no 'price'")
-                price = optional_number(gpu["price"], f"{where}.price", provider=self.name)
-                if not price:
+                if not isinstance(gpu, dict):
+                    raise ParseError(f"{self.name}: {where} should be an object, got {type(gpu).__name__}")
+                # missing, no number or negative: this GPU is quarantined, the others are kept
+                price, bad = read_price(gpu, "price", at=where, strings=False)
+                if not price and not bad:
                     continue  # null or 0: not offered
                 amount = _number(gpu.get("amount"))
                 vram = _number(gpu.get("vram"))
-                extra = {**node_extra, "gpus_free": int(amount) if amount is not None else None}
+                extra = {**node_extra, "gpus_free": int(amount) if amount is not None else None, **bad}
                 offers.append(
                     self.offer(
                         sku=f"{node_id}:{gpu_key}",

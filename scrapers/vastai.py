@@ -33,7 +33,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, number, read_price, require
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, field_path, number, read_count, read_price, require
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 #: The CLI's own "everything" limit; the whole market is a few thousand offers.
@@ -118,12 +118,10 @@ class VastaiScraper(Scraper):
             gpu_name = item.get("gpu_name")
             if not isinstance(gpu_name, str):
                 raise ParseError(f"{self.name}: {where} has no gpu_name string")
-            num_gpus = _number(require(item, "num_gpus", provider=self.name))
-            if num_gpus is None:
-                raise ParseError(f"{self.name}: {where}: num_gpus should be a number")
-            if "dph_base" not in item:
-                raise ParseError(f"{self.name}: {where} has no 'dph_base'")
-            price, bad_price = read_price(item["dph_base"])
+            at = field_path("offers", index)
+            num_gpus, bad_count = read_count(item, "num_gpus", at=at)
+            price, bad_price = read_price(item, "dph_base", at=at)
+            bad_price = bad_count or bad_price
             gpu_ram = _number(item.get("gpu_ram"))
             cpu_ram = _number(item.get("cpu_ram"))
             region, country = split_geolocation(item.get("geolocation"))
@@ -155,7 +153,8 @@ class VastaiScraper(Scraper):
                 "extra": extra,
             }
             result.append(self.offer(kind="on_demand", price_per_hour=price, **{**common, "extra": {**extra, **bad_price}}))
-            min_bid, bad_bid = read_price(item.get("min_bid"))
+            min_bid, bad_bid = read_price(item.get("min_bid"), at=field_path(at, "min_bid"))
+            bad_bid = bad_count or bad_bid
             if min_bid or bad_bid:
                 result.append(self.offer(kind="spot", price_per_hour=min_bid, **{**common, "extra": {**extra, **bad_bid}}))
         return result

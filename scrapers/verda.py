@@ -25,7 +25,9 @@ Offers: one per GPU instance type x location x kind (``on_demand`` from ``price_
 are those where either availability list names it; ``available`` says whether that kind's list
 does. A type that no location lists right now is still emitted once per kind with region ``""``
 and ``available=False`` so its price is recorded. CPU-only types (0 GPUs) are skipped.
-``gpu_raw`` is the GPU description without its "Nx " count prefix.
+``gpu_raw`` is the GPU description without its "Nx " count prefix. A type whose price (or GPU
+count) is missing, no number or negative gives offers that are quarantined with the field named;
+the other types are kept.
 """
 
 from __future__ import annotations
@@ -41,10 +43,10 @@ from scrapers.base import (
     Scraper,
     dig,
     number,
-    optional_number,
     positive,
+    read_count,
+    read_price,
     require,
-    require_number,
 )
 
 API = "https://api.verda.com/v1"
@@ -95,10 +97,15 @@ class VerdaScraper(Scraper):
 
     # --- parse -------------------------------------------------------------------------
 
-    def _price(self, value: Any, where: str) -> float | None:
-        """Decimal string/number -> float; ``None`` for null, "" or zero (not offered); a negative
-        price is kept for the validate stage to quarantine."""
-        return None if value == "" else optional_number(value, where, provider=self.name, strings=True) or None
+    @staticmethod
+    def _price(item: dict[str, Any], key: str, where: str, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
+        """Decimal string/number -> (float, {}); ``None`` for null, "" or zero (not offered); missing
+        (when ``required``), no number or negative -> the reason in the extra, so that offer alone is
+        quarantined."""
+        if key not in item and not required:
+            return None, {}
+        price, bad = read_price(item, key, at=where)
+        return (price or None) if not bad else price, bad
 
     def _availability(self, raw: Any, kind: str) -> dict[str, set[str]]:
         entries = require(raw, "availability", kind, provider=self.name, kind=list)
@@ -126,29 +133,30 @@ class VerdaScraper(Scraper):
         for i, item in enumerate(types):
             where = f"instance_types[{i}]"
             itype = require(item, "instance_type", provider=self.name, kind=str)
-            gpus = require_number(item, "gpu", "number_of_gpus", provider=self.name, at=where)
-            if not gpus:
+            gpus, bad_count = read_count(item, "gpu", "number_of_gpus", at=where)
+            if not gpus and not bad_count:
                 continue  # CPU node
             description = require(item, "gpu", "description", provider=self.name, kind=str)
             gpu_raw = _COUNT_PREFIX.sub("", description).strip() or str(item.get("name") or itype)
             total_vram = positive(dig(item, "gpu_memory", "size_in_gigabytes"))
             currency = str(item.get("currency") or "usd").upper()
             prices = {
-                "on_demand": self._price(require(item, "price_per_hour", provider=self.name), f"{where}.price_per_hour"),
-                "spot": self._price(item.get("spot_price"), f"{where}.spot_price"),
+                "on_demand": self._price(item, "price_per_hour", where, required=True),
+                "spot": self._price(item, "spot_price", where),
             }
             regions = sorted(available["on_demand"].get(itype, set()) | available["spot"].get(itype, set()))
             extra = {k: v for k, v in (("p2p", item.get("p2p")), ("storage", dig(item, "storage", "description"))) if v}
-            for kind, price in prices.items():
-                if price is None:
+            for kind, (price, bad) in prices.items():
+                if price is None and not bad:
                     continue
+                bad = bad_count or bad
                 for region in regions or [""]:
                     offers.append(
                         self.offer(
                             sku=itype,
                             gpu_raw=gpu_raw,
                             gpu_count=gpus,
-                            gpu_memory_gb=total_vram / gpus if total_vram else None,
+                            gpu_memory_gb=total_vram / gpus if total_vram and gpus > 0 else None,
                             vcpus=number(dig(item, "cpu", "number_of_cores")),
                             ram_gb=number(dig(item, "memory", "size_in_gigabytes")),
                             kind=kind,
@@ -157,7 +165,7 @@ class VerdaScraper(Scraper):
                             region=region,
                             country=country.get(region) if region else None,
                             available=region in available[kind].get(itype, set()),
-                            extra=extra,
+                            extra={**extra, **bad},
                         )
                     )
         return offers

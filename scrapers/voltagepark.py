@@ -27,7 +27,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import FetchError, Http, ParseError, ScrapedOffer, Scraper, optional_number, require
+from scrapers.base import (
+    FetchError,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    read_price,
+    require,
+)
 
 URL = "https://cloud-api.voltagepark.com/api/v1/bare-metal/locations"
 #: (price key, free-GPU count key, network label used in the sku)
@@ -100,9 +109,8 @@ class VoltageparkScraper(Scraper):
         }
         offers = []
         for price_key, count_key, network in NETWORKS:
-            if price_key not in row:
-                raise ParseError(f"{self.name}: location {location} has no {price_key!r}")
-            price = optional_number(row[price_key], f"location {location} {price_key}", provider=self.name, strings=True)
+            # missing, no number or negative: this offer is quarantined, the others are kept
+            price, bad = read_price(row, price_key, at=field_path("results", index))
             free = row.get(count_key)
             free = free if isinstance(free, int) and not isinstance(free, bool) and free >= 0 else None
             offers.append(
@@ -115,7 +123,7 @@ class VoltageparkScraper(Scraper):
                     region=location,
                     currency="USD",
                     available=None if free is None else free > 0,
-                    extra={**extra_common, "network": network, "free_gpus": free},
+                    extra={**extra_common, "network": network, "free_gpus": free, **bad},
                 )
             )
         return offers

@@ -13,7 +13,9 @@ Both page with a cursor: ``meta.links.next`` is sent back as ``cursor=`` until i
 
 Prices: ``hourly_cost`` is the hourly rate (``monthly_cost`` is the monthly cap: 730 x hourly for
 cloud plans and 672 x hourly for bare metal in the samples) and ``hourly_cost_preemptible``, where
-present and non-zero, is a ``spot`` offer. Prices are for the whole plan.
+present and non-zero, is a ``spot`` offer. Prices are for the whole plan. A GPU plan whose
+``hourly_cost`` is missing (or either price is no number or negative) gives offers that are
+quarantined with the field named; the other plans are kept.
 
 Regions: one offer per entry of ``locations[]`` (Vultr's location code, e.g. "ewr"), because the
 API lists where each plan can be deployed; a plan with no location cannot be deployed anywhere
@@ -35,8 +37,8 @@ from scrapers.base import (
     Scraper,
     field_path,
     names_in,
-    optional_number,
     positive,
+    read_price,
     require,
 )
 
@@ -188,13 +190,13 @@ class VultrScraper(Scraper):
             return []
         seen.add(plan_id)
         gpu_raw, count, memory, assumed = gpu
-        if "hourly_cost" not in plan:
-            raise ParseError(f"{self.name}: GPU plan {plan_id} has no 'hourly_cost'")
-        # 0 or null: not offered; a negative price is kept for the validate stage to quarantine
-        hourly, spot = (
-            optional_number(plan.get(key), field_path(where, key), provider=self.name, strings=True) or None
-            for key in ("hourly_cost", "hourly_cost_preemptible")
+        # 0 or null: not offered; missing (on demand), no number or negative: that offer alone is
+        # quarantined with the field named
+        (hourly, bad_hourly), (spot, bad_spot) = (
+            read_price(plan, key, at=where) if required or key in plan else (None, {})
+            for key, required in (("hourly_cost", True), ("hourly_cost_preemptible", False))
         )
+        hourly, spot = (hourly or None) if not bad_hourly else hourly, (spot or None) if not bad_spot else spot
         locations = require(plan, "locations", provider=self.name, kind=list)
         vcpus = plan.get("cpu_threads") if metal else plan.get("vcpu_count")
         ram_mb = plan.get("ram")
@@ -215,9 +217,10 @@ class VultrScraper(Scraper):
         }
         offers: list[ScrapedOffer] = []
         for location in names_in(locations, field_path(where, "locations"), provider=self.name):
-            if hourly is not None:
-                offers.append(self.offer(region=location, kind="on_demand", price_per_hour=hourly, **common))
-            if spot is not None:
-                offers.append(self.offer(region=location, kind="spot", price_per_hour=spot, **common))
+            if hourly is not None or bad_hourly:
+                offers.append(self.offer(region=location, kind="on_demand", price_per_hour=hourly,
+                                         **{**common, "extra": {**extra, **bad_hourly}}))
+            if spot is not None or bad_spot:
+                offers.append(self.offer(region=location, kind="spot", price_per_hour=spot, **{**common, "extra": {**extra, **bad_spot}}))
         return offers
 

@@ -173,7 +173,7 @@ CASES = [
          "did not return valid utf-8 text"),
     Case("absurd price", "akash", AKASH, body(akash_with(_price(1e6))), "above the 200 USD plausibility limit", outcome="quarantined"),
     Case("non-numeric price", "akash", AKASH, body(akash_with(_price("1.48 USD"))), "akash: "),
-    Case("text price in a marketplace", "vastai", VASTAI, vastai_text_price, "price 'call for price' in the payload is not a number",
+    Case("text price in a marketplace", "vastai", VASTAI, vastai_text_price, "price field offers[0].dph_base holds 'call for price', not a number",
          outcome="quarantined"),
 ]
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import httpx
 import pytest
 
-from scrapers.base import FIXTURE_KINDS, KINDS, SOURCE_KINDS, ParseError, ScrapedOffer, Scraper
+from scrapers.base import FIXTURE_KINDS, KINDS, SOURCE_KINDS, UNREADABLE_PRICE, ParseError, ScrapedOffer, Scraper
 from scrapers.http import Http
 from tracker.pipeline.replay import ReplayTransport
 
@@ -102,8 +102,23 @@ class ProviderContract:
         payloads = self.broken_payloads()
         assert payloads
         for payload in payloads:
+            scraper = self.scraper_cls(env={})
             with pytest.raises(ParseError, match=self.scraper_cls.name):
-                self.scraper_cls(env={}).parse(payload)
+                scraper.readable(scraper.parse(payload))  # every offer unreadable: the field changed
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """Payloads where one offer's own price or GPU count is missing, no number or negative."""
+        return []
+
+    def test_one_bad_offer_is_left_for_quarantine_not_fatal(self) -> None:
+        """That offer comes back marked for quarantine with a reason naming the field; the rest stays."""
+        for payload in self.bad_offer_payloads():
+            scraper = self.scraper_cls(env={})
+            offers = scraper.readable(scraper.parse(payload))
+            bad = [o for o in offers if o.extra.get(UNREADABLE_PRICE)]
+            assert bad and len(bad) < len(offers), [o.extra.get(UNREADABLE_PRICE) for o in offers]
+            assert len({o.sku for o in bad}) == 1
+            assert all(o.extra[UNREADABLE_PRICE].startswith(("price field ", "GPU count field ")) for o in bad)
 
     def test_declares_identity(self) -> None:
         cls = self.scraper_cls

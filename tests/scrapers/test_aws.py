@@ -22,7 +22,7 @@ import pytest
 
 from scrapers._aws_common import REGIONS
 from scrapers.aws import CONCURRENCY, PRICING_JSON_REGIONS, REGIONS_ENV, SOURCE_ENV, AwsScraper, pricing_url
-from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, FetchError, ParseError, ScrapedOffer
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
 from tracker.errors import ConfigError
@@ -85,9 +85,6 @@ class TestAwsPricingJson(ProviderContract):
             wrong_key,
             rows_not_object,
             row_not_object,
-            virginia_only(price=None),
-            virginia_only(price="call us"),
-            virginia_only(price=["55.04"]),
             virginia_only(**{"Instance Type": None}),
             virginia_only(**{"Instance Type": ""}),
             virginia_only(vCPU="lots"),
@@ -97,6 +94,14 @@ class TestAwsPricingJson(ProviderContract):
             virginia_only(Location="US East (Ohio)"),
             stockholm(),  # a real document with no GPU rows at all
             load_json(STOCKHOLM),  # a document not keyed by its location
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        return [
+            virginia_only(price=None),
+            virginia_only(price="call us"),
+            virginia_only(price=["55.04"]),
         ]
 
     # --- values read from the recording ---------------------------------------------------
@@ -214,11 +219,16 @@ class TestAwsPricingJson(ProviderContract):
 
     def test_parse_errors_name_the_region_the_url_and_the_field(self) -> None:
         with pytest.raises(ParseError) as err:
-            parse(virginia_only(price="call us"))
+            parse(virginia_only(vCPU="lots"))
         message = str(err.value)
         assert message.startswith(f"aws: pricing JSON for us-east-1 ({VIRGINIA}, {VIRGINIA_URL})")
-        assert message.endswith(f"regions.{VIRGINIA!r}.{P5_KEY!r}['price'] is not a number: 'call us'")
+        assert message.endswith(f"regions.{VIRGINIA!r}.{P5_KEY!r}['vCPU'] is not a number: 'lots'")
         assert "\n" not in message
+
+    def test_an_unreadable_price_leaves_that_row_for_quarantine_naming_the_field(self) -> None:
+        (bad,) = [o for o in parse(virginia_only(price="call us")) if o.extra.get(UNREADABLE_PRICE)]
+        assert bad.price_per_hour is None
+        assert bad.extra[UNREADABLE_PRICE] == f"price field regions[{VIRGINIA!r}][{P5_KEY!r}].price holds 'call us', not a number"
 
     # --- requests -------------------------------------------------------------------------------
 

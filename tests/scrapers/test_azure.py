@@ -59,10 +59,6 @@ class TestAzure(ProviderContract):
 
     def broken_payloads(self) -> list[Any]:
         items = load_json(GPU_ITEMS)
-        no_price = copy.deepcopy(items[:3])
-        del no_price[1]["retailPrice"]
-        string_price = copy.deepcopy(items[:3])
-        string_price[0]["retailPrice"] = "98.32"
         no_region = copy.deepcopy(items[:3])
         del no_region[2]["armRegionName"]
         monthly = copy.deepcopy(items[:3])
@@ -74,11 +70,21 @@ class TestAzure(ProviderContract):
             [{"Items": None, "NextPageLink": None}],
             [envelope([])],  # no items where GPU prices are expected
             [load_json(RAW_D2S)],  # a real page, but no GPU size in it
-            [envelope(no_price)],
-            [envelope(string_price)],
             [envelope(no_region)],
             [envelope(monthly)],
             "not json pages",
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        items = load_json(GPU_ITEMS)
+        no_price = copy.deepcopy(items[:3])
+        del no_price[1]["retailPrice"]
+        string_price = copy.deepcopy(items[:3])
+        string_price[0]["retailPrice"] = "98.32"
+        return [
+            [envelope(no_price)],
+            [envelope(string_price)],
         ]
 
     # --- values read from the recording ---------------------------------------------------

@@ -33,8 +33,6 @@ class TestDigitalocean(ProviderContract):
         no_price = copy.deepcopy(sizes())
         for s in no_price:
             s.pop("price_hourly")
-        text_price = copy.deepcopy(sizes())
-        text_price[1]["price_hourly"] = "23.92"
         no_model = copy.deepcopy(sizes())
         no_model[1]["gpu_info"].pop("model")
         no_regions = copy.deepcopy(sizes())
@@ -45,10 +43,17 @@ class TestDigitalocean(ProviderContract):
             [{"sizes": []}],
             [{"droplet_sizes": sizes()}],
             [{"sizes": no_price}],
-            [{"sizes": text_price}],
             [{"sizes": no_model}],
             [{"sizes": no_regions}],
             [{"sizes": sizes()[:1]}],  # CPU sizes only: no GPU offer at all
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        text_price = copy.deepcopy(sizes())
+        text_price[1]["price_hourly"] = "23.92"
+        return [
+            [{"sizes": text_price}],
         ]
 
     def test_h100x8(self, offers: list[Any]) -> None:

@@ -42,19 +42,24 @@ class TestHyperbolic(ProviderContract):
             [],
             {"options": load_json(OPTIONS)},
             ["h100"],
-            without("costPerHourCents"),
             without("gpuType"),
             without("region"),
             without("enabled"),
-            without("gpuCount"),
-            options(costPerHourCents="319"),
-            options(gpuCount=0),
-            options(gpuCount=1.5),
             options(gpuType=" "),
             options(enabled="yes"),
             options(spotCostPerHourCents=199),  # a new price tier must not be dropped silently
             options(1, region="us-east-1", gpuType="h100", costPerHourCents=300),  # two prices for one option
             [dict(o, enabled=False) for o in load_json(OPTIONS)],
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        return [
+            without("costPerHourCents"),
+            without("gpuCount"),
+            options(costPerHourCents="319"),
+            options(gpuCount=0),
+            options(gpuCount=1.5),
         ]
 
     def by(self, offers: list[ScrapedOffer]) -> dict[tuple[Any, ...], ScrapedOffer]:

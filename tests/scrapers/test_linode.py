@@ -36,10 +36,6 @@ class TestLinode(ProviderContract):
         no_price = body()
         for plan in no_price["data"]:
             plan["price"] = {"monthly": plan["price"]["monthly"]}
-        text_price = body()
-        text_price["data"][2]["price"]["hourly"] = "1.50"
-        no_gpus = body()
-        del no_gpus["data"][3]["gpus"]
         no_id = body()
         del no_id["data"][2]["id"]
         cpu_only = body()
@@ -49,11 +45,20 @@ class TestLinode(ProviderContract):
             [{"types": body()["data"]}],  # the list key was renamed
             [{"data": {"g1-gpu-rtx6000-1": body()["data"][2]}}],
             [no_price],
-            [text_price],
-            [no_gpus],
             [no_id],
             [cpu_only],
             [{"data": ["g1-gpu-rtx6000-1"]}],
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        text_price = body()
+        text_price["data"][2]["price"]["hourly"] = "1.50"
+        no_gpus = body()
+        del no_gpus["data"][3]["gpus"]
+        return [
+            [text_price],
+            [no_gpus],
         ]
 
     def test_gpu_plans_only(self, offers: list[ScrapedOffer]) -> None:

@@ -135,7 +135,7 @@ class TestShapeJoin:
         offers = {o.sku: o for o in OciScraper(env={}).parse({"products": [products], "shapes": shapes})}
         for sku, part in (("BM.GPU.TEST.2", "B98204"), ("B88517", "B88517")):  # a component, a GPU part
             assert offers[sku].price_per_hour is None
-            assert offers[sku].extra[UNREADABLE_PRICE] == f"'call us' (part {part} prices.value)"
+            assert offers[sku].extra[UNREADABLE_PRICE] == f"price field prices.value of part {part} holds 'call us', not a number"
         others = [o for sku, o in offers.items() if sku not in ("BM.GPU.TEST.2", "B88517")]
         assert others and all(o.price_per_hour and UNREADABLE_PRICE not in o.extra for o in others)
 

@@ -8,7 +8,9 @@ lose a slice, or have numbers replaced. A second, exhaustive pass sets every fie
 recording (the first place of each key path, list positions aside; at most
 ``TRACKER_FUZZ_PLACES`` of them, 250 by default) to each value of ``BAD`` or deletes it. Whatever comes out must be a list of ``ScrapedOffer`` or the project's
 ``ParseError`` naming the provider and a field: never a ``TypeError``, ``OverflowError`` and the
-like, nor a message that leaves the user guessing which field changed.
+like, nor a message that leaves the user guessing which field changed. An offer whose own price or
+GPU count was spoiled comes back marked for quarantine (``extra[UNREADABLE_PRICE]``) with a
+one-line reason that names the field the same way.
 
 What "names a field" means here (``names_a_field``), after the ``<provider>: `` prefix:
 
@@ -41,6 +43,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapers.base import (
+    UNREADABLE_PRICE,
     ParseError,
     ScrapedOffer,
     Scraper,
@@ -201,6 +204,9 @@ def check(scraper: Scraper, raw: Any) -> None:
         assert names_a_field(scraper.name, str(exc)), f"the message names no field: {exc}"
         return
     assert isinstance(offers, list) and all(isinstance(o, ScrapedOffer) for o in offers)
+    for o in offers:  # an offer left for quarantine says why in one line naming the field
+        if reason := o.extra.get(UNREADABLE_PRICE):
+            assert "\n" not in reason and names_a_field(scraper.name, f"{scraper.name}: {reason}"), reason
 
 
 def scraper_names(kind: type) -> Sequence[str]:

@@ -1,54 +1,198 @@
-"""A price field that is not a number is quarantined with a reason, not dropped and not fatal.
+"""One offer's bad price or GPU count is quarantined with a reason naming the field, not fatal.
 
-Each case corrupts one price in the provider's bundled recording (the payload the real ``fetch``
-returns over replay), then runs the real parse, normalise and validate stages: that one offer is
-quarantined with the value in its reason, every other offer is accepted as before.
+Each case takes the provider's bundled fixture (tests/fixtures, through its provider test's
+``load_raw``), spoils the price (or GPU count) of one offer in place, then runs the real parse,
+normalise and validate stages: that offer is quarantined with a one-line reason that names the
+field, every other offer comes out as before. The collector then stores the rest (checked on
+both backends at the end). Spoiling the same field in *every* offer is a changed payload, not a
+bad row: a ``ParseError`` naming the field.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+from sqlalchemy.engine import Engine
+from sqlmodel import Session, select
 
-from scrapers.base import UNREADABLE_PRICE, read_price
+from db import queries
+from db.models import Quarantine, ScrapeRun
+from scrapers.base import UNREADABLE_PRICE, ParseError, Scraper, read_count, read_price
 from scrapers.registry import all_scrapers
+from tests.scrapers import (
+    test_akash,
+    test_aws,
+    test_azure,
+    test_cudo,
+    test_digitalocean,
+    test_hyperbolic,
+    test_jarvislabs,
+    test_linode,
+    test_oci,
+    test_runpod,
+    test_scaleway,
+    test_tensordock,
+    test_vastai,
+    test_verda,
+    test_voltagepark,
+    test_vultr,
+)
 from tests.scrapers.contract import replayed_payload
+from tracker.config.settings import Settings
+from tracker.pipeline.collect import collect
 from tracker.pipeline.normalise import normalise
 from tracker.pipeline.validate import validate
 
+MISSING = object()
+#: A corruptor sets (or, for ``MISSING``, deletes) one offer's field in the payload and returns the
+#: field's path as the reason must name it.
+Corrupt = Callable[[Any, Any], str]
 
-def _jarvislabs(raw: Any, bad: Any) -> None:
+
+def put(node: dict[str, Any], key: str, bad: Any) -> None:
+    if bad is MISSING:
+        del node[key]
+    else:
+        node[key] = bad
+
+
+def _akash(raw: Any, bad: Any) -> str:
+    put(raw["models"][0]["price"], "med", bad)
+    return "models[0].price.med"
+
+
+def _aws(raw: Any, bad: Any) -> str:
+    location, rows = next(iter(raw.items()))
+    region = rows["regions"][location]
+    key = next(iter(region))
+    put(region[key], "price", bad)
+    return f"regions[{location!r}][{key!r}].price"
+
+
+def _azure(raw: Any, bad: Any) -> str:
+    put(raw[0]["Items"][0], "retailPrice", bad)
+    return "payload[0].Items[0].retailPrice"
+
+
+def _cudo(raw: Any, bad: Any) -> str:
+    i = next(i for i, m in enumerate(raw["machineTypes"]) if m.get("gpuModel"))
+    put(raw["machineTypes"][i]["gpuPriceHr"], "value", bad)
+    return f"machineTypes[{i}].gpuPriceHr.value"
+
+
+def _digitalocean(raw: Any, bad: Any) -> str:
+    i = next(i for i, s in enumerate(raw[0]["sizes"]) if s.get("gpu_info"))
+    put(raw[0]["sizes"][i], "price_hourly", bad)
+    return f"payload[0].sizes[{i}].price_hourly"
+
+
+def _gcp(raw: Any, bad: Any) -> str:
+    """GCP's money is ``{units, nanos}``: the ``units`` of the first SKU's price is spoiled."""
+    sku = raw[0]["skus"][0]
+    tiers = sku["pricingInfo"][0]["pricingExpression"]["tieredRates"]
+    put(tiers[-1]["unitPrice"], "units", bad)
+    return f"sku {sku['skuId']} pricingInfo[0].pricingExpression.tieredRates[{len(tiers) - 1}].unitPrice"
+
+
+def _hyperbolic(raw: Any, bad: Any) -> str:
+    put(raw[0], "costPerHourCents", bad)
+    return "payload[0].costPerHourCents"
+
+
+def _jarvislabs(raw: Any, bad: Any) -> str:
     host = next(iter(raw["hosts"]))
-    raw["hosts"][host]["server_meta"][0]["price_per_hour"] = bad
+    put(raw["hosts"][host]["server_meta"][0], "price_per_hour", bad)
+    return f"hosts.{host}.server_meta[0].price_per_hour"
 
 
-def _runpod(raw: Any, bad: Any) -> None:
-    raw["data"]["gpuTypes"][0]["securePrice"] = bad
+def _linode(raw: Any, bad: Any) -> str:
+    i = next(i for i, p in enumerate(raw[0]["data"]) if p["gpus"])
+    put(raw[0]["data"][i]["price"], "hourly", bad)
+    return f"payload[0].data[{i}].price.hourly"
 
 
-def _cudo(raw: Any, bad: Any) -> None:
-    raw["machineTypes"][0]["gpuPriceHr"] = {"value": bad}
-
-
-def _vastai(raw: Any, bad: Any) -> None:
-    raw[0]["dph_base"] = bad
-
-
-def _oci(raw: Any, bad: Any) -> None:
+def _oci(raw: Any, bad: Any) -> str:
     """The price of a GPU part that is offered on its own (no shape uses it)."""
     alone = next(o.sku for o in all_scrapers()["oci"](env={}).parse(raw) if o.extra.get("per") == "GPU")
-    for page in raw["products"]:
+    for page in raw["products"] if isinstance(raw["products"], list) else [raw["products"]]:
         for item in page["items"]:
             if item.get("partNumber") == alone:
-                item["currencyCodeLocalizations"][0]["prices"][0]["value"] = bad
+                put(item["currencyCodeLocalizations"][0]["prices"][0], "value", bad)
+    return f"prices.value of part {alone}"
 
 
-CORRUPT: dict[str, Callable[[Any, Any], None]] = {
-    "jarvislabs": _jarvislabs, "runpod": _runpod, "cudo": _cudo, "vastai": _vastai, "oci": _oci,
+def _runpod(raw: Any, bad: Any) -> str:
+    put((raw if isinstance(raw, list) else raw["data"]["gpuTypes"])[0], "securePrice", bad)
+    return "data.gpuTypes[0].securePrice"
+
+
+def _scaleway(raw: Any, bad: Any) -> str:
+    zone = next(iter(raw))
+    servers = raw[zone][0]["servers"]
+    name = next(k for k, v in servers.items() if v.get("gpu"))
+    put(servers[name], "hourly_price", bad)
+    return f"{zone} servers.{name}.hourly_price"
+
+
+def _tensordock(raw: Any, bad: Any) -> str:
+    node = next(iter(raw["hostnodes"]))
+    gpus = raw["hostnodes"][node]["specs"]["gpu"]
+    first = next(iter(gpus))
+    put(gpus[first], "price", bad)
+    return f"hostnodes.{node}.specs.gpu.{first}.price"
+
+
+def _vastai(raw: Any, bad: Any) -> str:
+    offers = raw if isinstance(raw, list) else raw["offers"]
+    put(offers[0], "dph_base", bad)
+    return "offers[0].dph_base"
+
+
+def _verda(raw: Any, bad: Any) -> str:
+    i = next(i for i, t in enumerate(raw["instance_types"]) if t["gpu"]["number_of_gpus"])
+    put(raw["instance_types"][i], "price_per_hour", bad)
+    return f"instance_types[{i}].price_per_hour"
+
+
+def _voltagepark(raw: Any, bad: Any) -> str:
+    put(raw["results"][0], "gpu_price_ethernet", bad)
+    return "results[0].gpu_price_ethernet"
+
+
+def _vultr(raw: Any, bad: Any) -> str:
+    i = next(i for i, p in enumerate(raw["plans"][0]["plans"]) if str(p.get("id", "")).startswith("vcg-"))
+    put(raw["plans"][0]["plans"][i], "hourly_cost", bad)
+    return f"plans[0].plans[{i}].hourly_cost"
+
+
+#: provider -> (its fixture, the corruptor of one offer's price, whether a missing field is
+#: quarantined: where the field is optional, missing means "not offered")
+PRICES: dict[str, tuple[Callable[[], Any], Corrupt, bool]] = {
+    "akash": (test_akash.TestAkash().load_raw, _akash, True),
+    "aws": (test_aws.TestAwsPricingJson().load_raw, _aws, True),
+    "azure": (test_azure.TestAzure().load_raw, _azure, True),
+    "cudo": (test_cudo.TestCudo().load_raw, _cudo, False),
+    "digitalocean": (test_digitalocean.TestDigitalocean().load_raw, _digitalocean, True),
+    "gcp": (lambda: copy.deepcopy(replayed_payload("gcp")), _gcp, False),  # the fixture prices one SKU
+    "hyperbolic": (test_hyperbolic.TestHyperbolic().load_raw, _hyperbolic, True),
+    "jarvislabs": (test_jarvislabs.TestJarvislabs().load_raw, _jarvislabs, False),
+    "linode": (test_linode.TestLinode().load_raw, _linode, True),
+    "oci": (test_oci.TestOci().load_raw, _oci, False),
+    "runpod": (test_runpod.TestRunpod().load_raw, _runpod, True),
+    "scaleway": (test_scaleway.TestScaleway().load_raw, _scaleway, True),
+    "tensordock": (test_tensordock.TestTensordock().load_raw, _tensordock, True),
+    "vastai": (test_vastai.TestVastai().load_raw, _vastai, True),
+    "verda": (test_verda.TestVerda().load_raw, _verda, True),
+    "voltagepark": (test_voltagepark.TestVoltagepark().load_raw, _voltagepark, True),
+    "vultr": (test_vultr.TestVultr().load_raw, _vultr, True),
 }
+BAD_PRICES: list[tuple[Any, str]] = [
+    ("call us", "not"), ([1.5], "not"), (math.nan, "not"), (10**400, "not"), (-2.5, "negative"), (MISSING, "missing"),
+]
 
 
 def run_stages(name: str, raw: Any) -> tuple[list[Any], list[Any]]:
@@ -56,48 +200,160 @@ def run_stages(name: str, raw: Any) -> tuple[list[Any], list[Any]]:
     return validate([normalise(o) for o in offers], {}, {})
 
 
-@pytest.mark.parametrize("name", sorted(CORRUPT))
-@pytest.mark.parametrize(("bad", "shown"), [("call us", "'call us'"), ([1.5], "[1.5]"), (10**400, "1000000000")])
-def test_one_unreadable_price_is_quarantined_and_the_rest_is_kept(name: str, bad: Any, shown: str) -> None:
-    accepted_before, rejected_before = run_stages(name, replayed_payload(name))
-    raw = copy.deepcopy(replayed_payload(name))
-    CORRUPT[name](raw, bad)
-    accepted, rejected = run_stages(name, raw)
+@pytest.mark.parametrize("name", sorted(PRICES))
+@pytest.mark.parametrize(("bad", "says"), BAD_PRICES, ids=["text", "list", "nan", "huge", "negative", "missing"])
+def test_one_bad_price_is_quarantined_naming_the_field_and_the_rest_is_kept(name: str, bad: Any, says: str) -> None:
+    load, corrupt, missing_quarantines = PRICES[name]
+    if bad is MISSING and not missing_quarantines:
+        pytest.skip(f"{name}: a missing price field means the offer is not sold")
+    raw = load()
+    if name in TWINS:
+        raw = TWINS[name](raw)
+    accepted_before, rejected_before = run_stages(name, raw)
+    spoiled = copy.deepcopy(raw)
+    field = corrupt(spoiled, bad)
+    accepted, rejected = run_stages(name, spoiled)
     new = [r for r in rejected if UNREADABLE_PRICE in r.offer.extra]
-    assert len(new) == 1, [r.reason for r in rejected]
-    assert new[0].reason.startswith(f"price {shown}") and new[0].reason.endswith("in the payload is not a number")
-    assert new[0].offer.price_per_hour is None
-    assert len(accepted) == len(accepted_before) - 1
-    assert len(rejected) == len(rejected_before) + 1
-
-
-def _vultr(raw: Any, bad: Any) -> None:
-    plan = next(p for page in raw["plans"] for p in page["plans"] if str(p.get("id", "")).startswith("vcg-"))
-    plan["hourly_cost"] = bad
-
-
-def _verda(raw: Any, bad: Any) -> None:
-    raw["instance_types"][next(i for i, t in enumerate(raw["instance_types"]) if t["gpu"]["number_of_gpus"])]["price_per_hour"] = bad
-
-
-@pytest.mark.parametrize("corrupt", [_vultr, _verda], ids=["vultr", "verda"])
-def test_a_negative_price_is_quarantined_not_dropped(corrupt: Callable[[Any, Any], None]) -> None:
-    name = corrupt.__name__.lstrip("_")
-    accepted_before, rejected_before = run_stages(name, replayed_payload(name))
-    raw = copy.deepcopy(replayed_payload(name))
-    corrupt(raw, -2.5)
-    accepted, rejected = run_stages(name, raw)
-    new = [r for r in rejected if r.offer.price_per_hour == -2.5]
-    assert [r.reason for r in new] == ["price -2.5 USD/h is not a positive number"]
-    assert len(accepted) < len(accepted_before)
+    assert new, f"nothing quarantined: {[r.reason for r in rejected]}"
+    for r in new:
+        assert field in r.reason and says in r.reason, r.reason
+        assert r.reason.startswith("price field ") and "\n" not in r.reason
+    assert len({r.offer.sku for r in new}) == 1, [r.reason for r in new]  # one offer (in its regions and kinds)
+    assert accepted and len(accepted) >= len(accepted_before) - len(new)
     assert len(accepted) + len(rejected) == len(accepted_before) + len(rejected_before)  # nothing vanished
+    if bad == -2.5:
+        assert all("-2.5" in r.reason for r in new)  # the value seen, for whoever reads the quarantine
 
 
-def test_read_price() -> None:
+def _akash_twin(raw: Any) -> Any:
+    """The excerpt lists one model: a second (the same record under another name) stays readable."""
+    twin = copy.deepcopy(raw["models"][0])
+    twin["model"] = "h100"
+    raw["models"].append(twin)
+    return raw
+
+
+def _tensordock_twin(raw: Any) -> Any:
+    """The handmade sample lists one GPU: a second model (the same record) stays readable."""
+    gpus = raw["hostnodes"][next(iter(raw["hostnodes"]))]["specs"]["gpu"]
+    gpus["h100-sxm5-80gb"] = copy.deepcopy(gpus[next(iter(gpus))])
+    return raw
+
+
+#: Fixtures of a single offer get a readable second one, so "the rest is kept" can be seen.
+TWINS: dict[str, Callable[[Any], Any]] = {"akash": _akash_twin, "tensordock": _tensordock_twin}
+
+
+def _count_vastai(raw: Any, bad: Any) -> str:
+    put((raw if isinstance(raw, list) else raw["offers"])[0], "num_gpus", bad)
+    return "offers[0].num_gpus"
+
+
+def _count_linode(raw: Any, bad: Any) -> str:
+    i = next(i for i, p in enumerate(raw[0]["data"]) if p["gpus"])
+    put(raw[0]["data"][i], "gpus", bad)
+    return f"payload[0].data[{i}].gpus"
+
+
+def _count_digitalocean(raw: Any, bad: Any) -> str:
+    i = next(i for i, s in enumerate(raw[0]["sizes"]) if s.get("gpu_info"))
+    put(raw[0]["sizes"][i]["gpu_info"], "count", bad)
+    return f"payload[0].sizes[{i}].gpu_info.count"
+
+
+def _count_verda(raw: Any, bad: Any) -> str:
+    i = next(i for i, t in enumerate(raw["instance_types"]) if t["gpu"]["number_of_gpus"])
+    put(raw["instance_types"][i]["gpu"], "number_of_gpus", bad)
+    return f"instance_types[{i}].gpu.number_of_gpus"
+
+
+def _count_hyperbolic(raw: Any, bad: Any) -> str:
+    put(raw[0], "gpuCount", bad)
+    return "payload[0].gpuCount"
+
+
+def _count_scaleway(raw: Any, bad: Any) -> str:
+    zone = next(iter(raw))
+    servers = raw[zone][0]["servers"]
+    name = next(k for k, v in servers.items() if v.get("gpu"))
+    put(servers[name], "gpu", bad)
+    return f"{zone} servers.{name}.gpu"
+
+
+COUNTS: dict[str, Corrupt] = {
+    "vastai": _count_vastai, "linode": _count_linode, "digitalocean": _count_digitalocean, "verda": _count_verda,
+    "hyperbolic": _count_hyperbolic, "scaleway": _count_scaleway,
+}
+
+
+@pytest.mark.parametrize("name", sorted(COUNTS))
+@pytest.mark.parametrize(("bad", "says"), [("two", "not a number"), (math.nan, "not a number"), (-1, "not a positive count"),
+                                           (MISSING, "missing")], ids=["text", "nan", "negative", "missing"])
+def test_one_bad_gpu_count_is_quarantined_naming_the_field_and_the_rest_is_kept(name: str, bad: Any, says: str) -> None:
+    raw = PRICES[name][0]()
+    accepted_before, rejected_before = run_stages(name, raw)
+    spoiled = copy.deepcopy(raw)
+    field = COUNTS[name](spoiled, bad)
+    accepted, rejected = run_stages(name, spoiled)
+    new = [r for r in rejected if UNREADABLE_PRICE in r.offer.extra]
+    assert new and all(r.reason.startswith(f"GPU count field {field} ") and says in r.reason for r in new), [r.reason for r in new]
+    assert len({r.offer.sku for r in new}) == 1
+    assert accepted and len(accepted) + len(rejected) == len(accepted_before) + len(rejected_before)
+
+
+@pytest.mark.parametrize(("name", "rows", "key"), [
+    ("azure", lambda raw: [item for page in raw for item in page["Items"]], "retailPrice"),
+    ("linode", lambda raw: [plan for page in raw for plan in page["data"]], "price"),
+    ("hyperbolic", lambda raw: raw, "costPerHourCents"),
+], ids=["azure", "linode", "hyperbolic"])
+def test_the_same_field_spoiled_in_every_offer_is_a_parse_error_naming_it(
+    name: str, rows: Callable[[Any], list[dict[str, Any]]], key: str
+) -> None:
+    """A price field renamed or retyped for the whole list is a changed payload, not bad rows."""
+    raw = PRICES[name][0]()
+    for row in rows(raw):
+        row[key] = {"hourly": "n/a"} if name == "linode" else "n/a"
+    with pytest.raises(ParseError, match=rf"^{name}: no offer is readable \(\d+ listed\): price field \S*{key}\S* holds 'n/a', not a number$"):
+        all_scrapers()[name](env={}).parse_payload(raw)
+
+
+def test_read_price_and_read_count() -> None:
     assert read_price(2.5) == (2.5, {})
     assert read_price("1,234.5") == (1234.5, {})
     assert read_price(None) == (None, {}) and read_price(" ") == (None, {})
-    assert read_price(-1) == (-1.0, {})  # negative: a number, quarantined by the validate stage
+    assert read_price({"p": None}, "p", at="x[1]", required=True) == (None, {UNREADABLE_PRICE: "price field x[1].p is empty (None)"})
+    assert read_price({}, "p", at="x[1]") == (None, {UNREADABLE_PRICE: "price field x[1].p is missing"})
+    assert read_price({"p": -1}, "p") == (-1.0, {UNREADABLE_PRICE: "price field p holds -1, a negative price"})
+    assert read_price({"p": "2.5"}, "p", strings=False) == (None, {UNREADABLE_PRICE: "price field p holds '2.5', not a number"})
     for junk, shown in (("n/a", "'n/a'"), (True, "True"), (float("nan"), "nan"), ({"v": 1}, "{'v': 1}")):
-        assert read_price(junk) == (None, {UNREADABLE_PRICE: shown})
-    assert len(read_price("x" * 100)[1][UNREADABLE_PRICE]) == 40
+        assert read_price({"v": junk}, "v", at="a") == (None, {UNREADABLE_PRICE: f"price field a.v holds {shown}, not a number"})
+    assert len(read_price("x" * 100)[1][UNREADABLE_PRICE]) < 80
+    assert read_count({"n": "8"}, "n") == (8.0, {}) and read_count({"n": 0}, "n") == (0.0, {})
+    assert read_count({"n": 0}, "n", zero=False)[1] == {UNREADABLE_PRICE: "GPU count field n holds 0, not a positive count"}
+    assert read_count({}, "n", at="d[0]") == (0.0, {UNREADABLE_PRICE: "GPU count field d[0].n is missing"})
+
+
+def _stored_scraper(name: str, raw: Any) -> type[Scraper]:
+    """The real scraper of ``name`` whose fetch answers ``raw`` (the collector's every other stage is real)."""
+
+    async def fetch(self: Scraper, http: Any) -> Any:
+        return raw
+
+    return type(f"Spoiled_{name}", (all_scrapers()[name],), {"fetch": fetch, "credentials": ()})
+
+
+@pytest.mark.parametrize("name", ["vultr", "linode"])
+def test_the_collector_stores_the_rest_and_quarantines_the_bad_offer(engine: Engine, name: str) -> None:
+    load, corrupt, _ = PRICES[name]
+    spoiled = load()
+    field = corrupt(spoiled, "call us")
+    expected = run_stages(name, spoiled)[0]
+    [result] = collect(engine, Settings(http={"timeout_s": 2, "retries": 1, "backoff_s": 0}), classes=[_stored_scraper(name, spoiled)])
+    assert result.ok, result
+    with Session(engine) as s:
+        reasons = [q.reason for q in s.exec(select(Quarantine).where(Quarantine.provider == name)).all()]
+        priced = queries.latest_prices(s)
+        run = s.exec(select(ScrapeRun).where(ScrapeRun.provider == name)).one()
+    assert reasons and all(r == f"price field {field} holds 'call us', not a number" for r in reasons)
+    assert run.status == "ok" and run.quarantined == len(reasons)
+    assert {(r["sku"], r["region"]) for r in priced if r["provider"] == name} == {(o.sku, o.region) for o in expected}

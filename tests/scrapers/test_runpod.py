@@ -51,10 +51,15 @@ class TestRunpod(ProviderContract):
             {"data": {"gpuTypes": {"id": "NVIDIA L4"}}},
             {"data": None, "errors": [{"message": 'Cannot query field "oneWeekPrice" on type "GpuType".'}]},
             [{"displayName": "L4", "securePrice": 0.43, "communityPrice": 0.44}],
-            [{"id": "NVIDIA L4", "communityPrice": 0.44}],
             [{"id": "unknown", "displayName": "unknown", "memoryInGb": 0, "securePrice": 0, "communityPrice": 0}],
             "upstream connect error",
             [None],
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        return [
+            [{"id": "NVIDIA L4", "communityPrice": 0.44}],
         ]
 
     def test_h100_sxm_every_kind(self, offers: list[ScrapedOffer]) -> None:

@@ -40,6 +40,17 @@ class TestScaleway(ProviderContract):
         return {"fr-par-1": pages()}
 
     def broken_payloads(self) -> list[Any]:
+        return [
+            {},
+            [],
+            {"fr-par-1": [{"server_types": pages()[0]["servers"]}]},  # the envelope was renamed
+            {"fr-par-1": [{"servers": None}]},
+            {"fr-par-1": [{"servers": {"DEV1-S": pages()[0]["servers"]["DEV1-S"]}}]},  # no GPU type at all
+            {"fr-par-1": [{"servers": {"L4-1-24G": "0.7875"}}]},
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
         no_price = pages()
         del no_price[0]["servers"]["L4-1-24G"]["hourly_price"]
         text_price = pages()
@@ -47,15 +58,9 @@ class TestScaleway(ProviderContract):
         no_gpu_field = pages()
         del no_gpu_field[0]["servers"]["L4-2-24G"]["gpu"]
         return [
-            {},
-            [],
-            {"fr-par-1": [{"server_types": pages()[0]["servers"]}]},  # the envelope was renamed
-            {"fr-par-1": [{"servers": None}]},
-            {"fr-par-1": [{"servers": {"DEV1-S": pages()[0]["servers"]["DEV1-S"]}}]},  # no GPU type at all
             {"fr-par-1": no_price},
             {"fr-par-1": text_price},
             {"fr-par-1": no_gpu_field},
-            {"fr-par-1": [{"servers": {"L4-1-24G": "0.7875"}}]},
         ]
 
     def test_gpu_types_only(self, offers: list[ScrapedOffer]) -> None:

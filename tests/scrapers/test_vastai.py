@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.vastai import BUNDLES_URL, VastaiScraper, split_geolocation
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
@@ -39,7 +39,6 @@ class TestVastai(ProviderContract):
 
     def broken_payloads(self) -> list[Any]:
         good = load_json(SMALL)[0]
-        no_price = {k: v for k, v in good.items() if k != "dph_base"}
         no_gpu = {k: v for k, v in good.items() if k != "gpu_name"}
         no_count = {k: v for k, v in good.items() if k != "num_gpus"}
         return [
@@ -48,10 +47,17 @@ class TestVastai(ProviderContract):
             [],
             {"offers": {"1": good}},
             "<html>maintenance</html>",
-            [no_price],
             {"offers": [no_gpu]},
             [no_count],
             [1, 2],
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        good = load_json(SMALL)[0]
+        no_price = {k: v for k, v in good.items() if k != "dph_base"}
+        return [
+            [no_price],
         ]
 
     def test_single_gpu_offer_values(self, offers: list[ScrapedOffer]) -> None:
@@ -174,10 +180,12 @@ def test_http_error_is_a_fetch_error_without_the_key() -> None:
     assert "vk-secret" not in str(info.value)
 
 
-def test_unparseable_shape_names_the_offer() -> None:
-    bad = {**load_json(SMALL)[0], "num_gpus": "two"}
-    with pytest.raises(ParseError, match=r"vastai: .*16014632.*num_gpus"):
-        VastaiScraper(env={}).parse([bad])
+def test_an_unreadable_gpu_count_leaves_that_offer_for_quarantine_naming_the_field() -> None:
+    good, other = load_json(SMALL)[:2]
+    offers = VastaiScraper(env={}).parse([{**good, "num_gpus": "two"}, other])
+    bad = {o.kind: o.extra.get(UNREADABLE_PRICE) for o in offers if o.sku == str(good["id"])}
+    assert set(bad.values()) == {"GPU count field offers[0].num_gpus holds 'two', not a number"}
+    assert all(UNREADABLE_PRICE not in o.extra for o in offers if o.sku == str(other["id"]))
 
 
 @pytest.mark.parametrize("missing", [None, "", True, 1.5, {"id": 1}])

@@ -50,10 +50,6 @@ class TestVerda(ProviderContract):
 
     def broken_payloads(self) -> list[Any]:
         raw = raw_payload()
-        no_price = copy.deepcopy(raw)
-        del no_price["instance_types"][0]["price_per_hour"]
-        bad_price = copy.deepcopy(raw)
-        bad_price["instance_types"][0]["price_per_hour"] = "three"
         no_gpu = copy.deepcopy(raw)
         del no_gpu["instance_types"][0]["gpu"]
         bad_avail = copy.deepcopy(raw)
@@ -65,10 +61,20 @@ class TestVerda(ProviderContract):
             {**raw, "instance_types": {"data": raw["instance_types"]}},
             {k: v for k, v in raw.items() if k != "locations"},
             {**raw, "availability": {"spot": raw["availability"]["spot"]}},
-            no_price,
-            bad_price,
             no_gpu,
             bad_avail,
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        raw = raw_payload()
+        no_price = copy.deepcopy(raw)
+        del no_price["instance_types"][0]["price_per_hour"]
+        bad_price = copy.deepcopy(raw)
+        bad_price["instance_types"][0]["price_per_hour"] = "three"
+        return [
+            no_price,
+            bad_price,
         ]
 
     def test_h100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:

@@ -48,14 +48,19 @@ class TestVoltagepark(ProviderContract):
             {"results": {"id": LOCATION}, "total_result_count": 1},
             [row],
             {"results": ["h100"], "total_result_count": 1},
-            without("gpu_price_infiniband"),
             without("specs_per_node"),
             without("id"),
             locations(specs_per_node={"gpu_count": 8}),
             locations(specs_per_node={"gpu_model": "  "}),
+            locations(gpu_price_spot="1.49"),  # a new price tier must not be dropped silently
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        return [
+            without("gpu_price_infiniband"),
             locations(gpu_price_ethernet="one ninety-nine"),
             locations(gpu_price_ethernet=True),
-            locations(gpu_price_spot="1.49"),  # a new price tier must not be dropped silently
         ]
 
     def by_sku(self, offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:

@@ -37,8 +37,6 @@ class TestVultr(ProviderContract):
         no_hourly = copy.deepcopy(plans)
         for p in no_hourly:
             p.pop("hourly_cost")
-        text_price = copy.deepcopy(plans)
-        text_price[0]["hourly_cost"] = "cheap"
         no_locations = copy.deepcopy(plans)
         no_locations[0].pop("locations")
         return [
@@ -48,10 +46,18 @@ class TestVultr(ProviderContract):
             {"plans": [{"plans": []}], "plans_metal": [{"plans_metal": []}]},
             {"plans": [{"plans": "x"}], "plans_metal": [{"plans_metal": []}]},
             raw(plans=no_hourly, metal=[]),
-            raw(plans=text_price, metal=[]),
             raw(plans=no_locations, metal=[]),
             raw(plans=[{"type": "vcg", "gpu_type": "NVIDIA_A100"}], metal=[]),  # no id
             raw(plans=[{"id": "vc2-1c-1gb", "type": "vc2", "hourly_cost": 0.007, "locations": ["ewr"]}], metal=[]),
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
+        plans = load_json(PLANS)["plans"]
+        text_price = copy.deepcopy(plans)
+        text_price[0]["hourly_cost"] = "cheap"
+        return [
+            raw(plans=text_price, metal=[]),
         ]
 
     def by(self, offers: list[Any]) -> dict[tuple[str, str, str], Any]:

@@ -3,8 +3,8 @@
 Two kinds of check, both ending in quarantine (kept with a reason, never stored as a price,
 never alerted on) rather than a failed run:
 
-* absolute sanity: a price field the parser could not read as a number (kept in
-  ``extra[UNREADABLE_PRICE]``), a price or GPU count that is not a finite number, a price <= 0, more than
+* absolute sanity: a price or GPU count field the parser could not take (missing, no number,
+  negative: ``extra[UNREADABLE_PRICE]`` holds the reason, naming the field), a price or GPU count that is not a finite number, a price <= 0, more than
   ``MAX_USD_PER_GPU_HOUR`` (other currencies through a coarse table of units per USD), or no
   GPUs;
 * consistency within the scrape: a spot price above the on-demand price of the same sku in
@@ -48,10 +48,10 @@ class Rejected:
 
 def sanity_reason(o: NormalisedOffer) -> str | None:
     """Why ``o`` can never be a real price, or ``None`` if it can."""
+    if o.extra.get(UNREADABLE_PRICE):
+        return str(o.extra[UNREADABLE_PRICE])
     if not math.isfinite(o.gpu_count) or o.gpu_count <= 0:
         return f"gpu_count {o.gpu_count} is not a positive number"
-    if o.extra.get(UNREADABLE_PRICE):
-        return f"price {o.extra[UNREADABLE_PRICE]} in the payload is not a number"
     if o.price_per_hour is None:
         return None  # listed without a price: stored as an offer, no price interval
     if not math.isfinite(o.price_per_hour) or o.price_per_hour <= 0:
@@ -110,7 +110,10 @@ def validate(
     ``market``: median current USD price per GPU-hour by canonical GPU, for new offers.
     """
     offers = list(offers)
-    on_demand = {(o.sku, o.region): o.price_per_hour for o in offers if o.kind == "on_demand" and o.price_per_hour}
+    # only prices that can stand judge a spot price (a negative or unreadable one is quarantined itself)
+    on_demand = {(o.sku, o.region): o.price_per_hour for o in offers
+                 if o.kind == "on_demand" and o.price_per_hour is not None and o.price_per_hour > 0
+                 and not o.extra.get(UNREADABLE_PRICE)}
     accepted: list[NormalisedOffer] = []
     rejected: list[Rejected] = []
     for o in offers:
