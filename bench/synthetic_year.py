@@ -7,7 +7,8 @@ labelled so (provider names, SKUs, ``gpu_raw``); it exists only for benchmarks.
 The history is written the way the store would have written it hour by hour, but vectorised:
 offers through the ``offer`` table, one ``price_interval`` row per run of an unchanged price
 (``ends_at`` at the next hourly attempt), ``offer_state`` pointing at each offer's newest
-interval, then ``db.rollups.rebuild`` (the same code the ``rollups rebuild`` command runs)
+interval (still open: its row holds ``db.open_intervals.OPEN`` and the one observation it was opened
+with, its state the true ``last_seen`` and count, as the store leaves it), then ``db.rollups.rebuild`` (the same code the ``rollups rebuild`` command runs)
 fills the hourly and daily roll-ups. Replaying 131,400 collections through the store instead
 would take about an hour; the store path itself is timed by ``bench/store_cycle.py``.
 
@@ -35,6 +36,7 @@ from db import labels, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from db.models import Offer
+from db.open_intervals import OPEN
 from db.types import epoch
 
 CACHE = Path(__file__).parent / ".cache"
@@ -44,7 +46,7 @@ GPUS = ("H100-SXM", "H100-PCIe", "H100-NVL", "A100-SXM-80GB", "A100-PCIe-40GB", 
         "RTX-4090", "A10G", "MI300X", "RTX-A6000")
 BASE_PRICE = {"H100-SXM": 2.8, "H100-PCIe": 2.3, "H100-NVL": 2.6, "A100-SXM-80GB": 1.7, "A100-PCIe-40GB": 1.2,
               "H200": 3.6, "L40S": 1.0, "L4": 0.5, "RTX-4090": 0.45, "A10G": 0.8, "MI300X": 2.5, "RTX-A6000": 0.6}
-SCHEMA_VERSION = "0006"
+SCHEMA_VERSION = "0007"
 
 
 @dataclass(frozen=True)
@@ -153,18 +155,19 @@ def build(url: str, shape: Shape = Shape(), *, quiet: bool = False) -> float:
     last_seen = t_start + iv["end"] * 3600
     current = iv["end"] == shape.days * 24 - 1
     usd = ids[("currency", "USD")]
+    observations = iv["end"] - iv["start"] + 1
     rows = [
         (i + 1, int(oid[i]), int(pid[i]), int(gid[i]), int(kid[i]), usd, float(iv["price"][i]),
-         float(iv["price"][i] / count[i]), True, int(first_seen[i]), int(last_seen[i]),
-         None if current[i] else int(last_seen[i]) + 3600, int(iv["end"][i] - iv["start"][i] + 1))
+         float(iv["price"][i] / count[i]), True, int(first_seen[i]), OPEN if current[i] else int(last_seen[i]),
+         None if current[i] else int(last_seen[i]) + 3600, 1 if current[i] else int(observations[i]))
         for i in range(n)
     ]
     _insert(engine, "price_interval", ["id", "offer_id", "provider_id", "gpu_id", "kind_id", "currency_id",
                                        "price_per_hour", "price_per_gpu_hour", "available", "first_seen", "last_seen",
                                        "ends_at", "observations"], rows)
     newest = np.flatnonzero(current)
-    _insert(engine, "offer_state", ["offer_id", "interval_id", "provider_id", "last_seen"],
-            [(int(oid[i]), int(i + 1), int(pid[i]), int(last_seen[i])) for i in newest])
+    _insert(engine, "offer_state", ["offer_id", "interval_id", "provider_id", "last_seen", "observations"],
+            [(int(oid[i]), int(i + 1), int(pid[i]), int(last_seen[i]), int(observations[i])) for i in newest])
     if engine.dialect.name == "postgresql":
         with engine.begin() as conn:
             conn.execute(text("SELECT setval(pg_get_serial_sequence('price_interval', 'id'), :n)"), {"n": n})

@@ -144,15 +144,21 @@ class PriceInterval(SQLModel, table=True):
     price_per_gpu_hour: float
     available: bool | None = None
     first_seen: int = Field(sa_type=BigInteger)
+    #: ``db.open_intervals.OPEN`` while this is its offer's current open interval (the true value is
+    #: then ``offer_state``'s): read it through ``db.open_intervals.last_seen``.
     last_seen: int = Field(sa_type=BigInteger)
     #: The provider's next collection attempt after ``last_seen`` (NULL while current).
     ends_at: int | None = Field(default=None, sa_type=BigInteger)
     #: How many collections saw this interval (first included): a one-off versus a plateau.
+    #: While the interval is open, the count when its row was written (``offer_state`` has the
+    #: true one): read it through ``db.open_intervals.observations``.
     observations: int = 1
 
 
 class OfferState(SQLModel, table=True):
-    """The current state: each offer's newest interval (one row per priced offer)."""
+    """The current state: each offer's newest interval (one row per priced offer), and while it
+    is open its true ``last_seen`` and ``observations`` (see ``db.open_intervals``: extending an
+    interval rewrites this row in place, not the interval's)."""
 
     __tablename__ = "offer_state"
     __table_args__ = (Index("ix_offer_state_provider", "provider_id", "last_seen"),)
@@ -161,6 +167,7 @@ class OfferState(SQLModel, table=True):
     interval_id: int
     provider_id: int = Field(sa_type=SmallInteger)
     last_seen: int = Field(sa_type=BigInteger)
+    observations: int = 1
 
 
 class RollupDay(SQLModel, table=True):

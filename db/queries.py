@@ -19,7 +19,7 @@ from sqlalchemy import select as sql_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import labels
+from db import labels, open_intervals
 from db.asof import current_condition, latest_prices, replay_mark  # noqa: F401  (re-exported: the read path lives there)
 from db.models import GpuModel, Offer, PriceInterval, Provider, Quarantine, ScrapeRun
 from db.types import from_epoch
@@ -253,18 +253,19 @@ def interval_rows(session: Session, *, provider: str | None = None, offer_id: in
     """Stored intervals in id order (of one provider or offer when given)."""
     conn = session.connection()
     names = {i: n for (_s, n), i in labels.all_labels(conn).items()}
-    sql = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, currency_id, price_per_hour, price_per_gpu_hour, "
-           "available, first_seen, last_seen, ends_at, observations FROM price_interval WHERE 1 = 1")
+    sql = ("SELECT i.id, i.offer_id, i.provider_id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, "
+           f"i.price_per_gpu_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS} "
+           "FROM price_interval i WHERE 1 = 1")
     params: dict[str, Any] = {}
     if provider is not None:
         ids = labels.lookup(conn, "provider", [provider])
-        sql += " AND provider_id = :p"
+        sql += " AND i.provider_id = :p"
         params["p"] = ids[0] if ids else -1
     if offer_id is not None:
-        sql += " AND offer_id = :o"
+        sql += " AND i.offer_id = :o"
         params["o"] = offer_id
     out = []
-    for r in conn.execute(text(sql + " ORDER BY id"), params).all():
+    for r in conn.execute(text(sql + " ORDER BY i.id"), params).all():
         out.append(IntervalRow(
             r[0], r[1], names[r[2]], names.get(r[3]) if r[3] is not None else None, names[r[4]], names[r[5]], r[6], r[7],
             None if r[8] is None else bool(r[8]), from_epoch(r[9]), from_epoch(r[10]),

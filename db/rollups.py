@@ -36,7 +36,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, columns, labels
+from db import bulk, columns, labels, open_intervals
 
 HOUR = 3600
 DAY = 86_400
@@ -170,16 +170,18 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
-_RAW_SELECT = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, last_seen, ends_at "
-               "FROM price_interval")
+_RAW_SELECT = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, "
+               f"{open_intervals.last_seen('price_interval')}, ends_at FROM price_interval")
+#: "Last seen from ``:since`` on" on ``_RAW_SELECT``'s rows (true values, through the GPU index).
+_SEEN_SINCE = open_intervals.seen_since("price_interval", ":since")
 #: A provider's intervals in effect from ``:since`` to ``:until``: its current ones through
 #: ``offer_state``, the others through the GPU index, where intervals that are some offer's
 #: current one are set aside by id before their row is read (in a busy hour those are most of
 #: the index range, and every provider's).
 _WINDOW_SQL = (
     f"{_RAW_SELECT} WHERE id IN (SELECT interval_id FROM offer_state WHERE provider_id = :p) AND gpu_id IN :gpus "
-    "AND currency_id = :usd AND last_seen >= :since AND first_seen <= :until "
-    f"UNION ALL {_RAW_SELECT} WHERE gpu_id IN :gpus AND last_seen >= :since AND first_seen <= :until "
+    f"AND currency_id = :usd AND {_SEEN_SINCE} AND first_seen <= :until "
+    f"UNION ALL {_RAW_SELECT} WHERE gpu_id IN :gpus AND {_SEEN_SINCE} AND first_seen <= :until "
     "AND id NOT IN (SELECT interval_id FROM offer_state) AND provider_id = :p AND currency_id = :usd"
 )
 
@@ -192,7 +194,7 @@ def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int |
     params: dict[str, object] = {"gpus": gpus or [-1]}
     binds: list[Any] = [bindparam("gpus", expanding=True)]
     if since is not None:
-        sql += " AND last_seen >= :since"
+        sql += f" AND {_SEEN_SINCE}"
         params["since"] = since
     if until is not None:
         sql += " AND first_seen <= :until"
@@ -275,8 +277,8 @@ def _window_rows_postgres(conn: Connection, provider_id: int, since: int, until:
     gpus = gpu_ids(conn) or [-1]
     mark = bulk.mark(conn)
     where = (f"gpu_id IN ({bulk.placeholders(conn, len(gpus))}) AND currency_id = {mark} "
-             f"AND last_seen >= {mark} AND first_seen <= {mark}")
-    params = (*gpus, usd[0] if usd else -1, since, until)
+             f"AND {open_intervals.seen_since('price_interval', mark)} AND first_seen <= {mark}")
+    params = (*gpus, usd[0] if usd else -1, since, since, until)
     rows: list[tuple[Any, ...]] = []
     if current:
         rows += conn.exec_driver_sql(f"{_RAW_SELECT} WHERE {bulk.in_ids(conn, 'id')} AND {where}",
@@ -509,10 +511,14 @@ def prune(conn: Connection, before: int) -> int:
     recomputes a bucket that lost intervals."""
     cutoff = max(floor(before, DAY), raw_horizon(conn))
     longest = max([*provider_intervals(conn).values(), DEFAULT_INTERVAL_S])
-    # a price holds at most one collection interval after last_seen (and never past ends_at)
+    # a price holds at most one collection interval after last_seen (and never past ends_at);
+    # an offer's current interval stays (an anti-join by the state's primary key: PostgreSQL
+    # ran ``NOT IN (subquery)`` as a subplan per row), and with it every row holding
+    # ``open_intervals.OPEN``, so the raw last_seen is the true one here
     deleted = conn.execute(text(
         "DELETE FROM price_interval WHERE last_seen + :longest < :cutoff AND (ends_at IS NULL OR ends_at <= :cutoff) "
-        "AND id NOT IN (SELECT interval_id FROM offer_state)"), {"cutoff": cutoff, "longest": longest}).rowcount
+        "AND NOT EXISTS (SELECT 1 FROM offer_state s WHERE s.offer_id = price_interval.offer_id "
+        "AND s.interval_id = price_interval.id)"), {"cutoff": cutoff, "longest": longest}).rowcount
     updated = conn.execute(text("UPDATE store_meta SET value = :v WHERE key = :k"), {"v": str(cutoff), "k": HORIZON_KEY}).rowcount
     if not updated:
         conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"), {"v": str(cutoff), "k": HORIZON_KEY})

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk
+from db import bulk, open_intervals
 
 #: ``offer.extra`` key naming the archive series an imported offer belongs to.
 SERIES_KEY = "import_series"
@@ -72,14 +72,19 @@ INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id
                     "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")
 
 
+#: ``INTERVAL_COLUMNS`` read through ``db.open_intervals`` (the true values of an open interval).
+_TRUE = {"last_seen": f"{open_intervals.LAST_SEEN} AS last_seen", "observations": f"{open_intervals.OBSERVATIONS} AS observations"}
+
+
 def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
     """Intervals (``id`` plus ``INTERVAL_COLUMNS``) of the given offers observed during ``[lo, hi]``."""
     ids = sorted(set(offer_ids))
     if not ids:
         return []
-    rows = conn.execute(text(f"SELECT id, {', '.join(INTERVAL_COLUMNS)} FROM price_interval WHERE offer_id IN :ids "
-                             "AND last_seen >= :lo AND first_seen <= :hi").bindparams(bindparam("ids", expanding=True)),
-                        {"ids": ids, "lo": lo, "hi": hi}).mappings().all()
+    rows = conn.execute(text(f"SELECT i.id, {', '.join(_TRUE.get(c, 'i.' + c) for c in INTERVAL_COLUMNS)} "
+                             "FROM price_interval i WHERE i.offer_id IN :ids "
+                             f"AND {open_intervals.seen_since('i', ':lo')} AND i.first_seen <= :hi")
+                        .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "lo": lo, "hi": hi}).mappings().all()
     return [{**r, "available": None if r["available"] is None else bool(r["available"])} for r in rows]
 
 
@@ -90,8 +95,9 @@ def prices_before(conn: Connection, offer_ids: Iterable[int], t: int) -> dict[in
         return {}
     rows = conn.execute(text(
         "SELECT i.offer_id, i.price_per_hour, i.first_seen FROM price_interval i JOIN ("
-        "SELECT offer_id, MAX(last_seen) AS m FROM price_interval WHERE offer_id IN :ids AND last_seen < :t "
-        "GROUP BY offer_id) x ON x.offer_id = i.offer_id AND x.m = i.last_seen ORDER BY i.first_seen"
+        f"SELECT j.offer_id, MAX({open_intervals.last_seen('j')}) AS m FROM price_interval j WHERE j.offer_id IN :ids "
+        f"AND {open_intervals.last_seen('j')} < :t GROUP BY j.offer_id) x ON x.offer_id = i.offer_id "
+        f"AND x.m = {open_intervals.LAST_SEEN} ORDER BY i.first_seen"
     ).bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).all()
     return {int(o): float(p) for o, p, _f in rows}
 
@@ -100,7 +106,11 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
                       offer_ids: Iterable[int], lo: int, hi: int) -> None:
     """Delete the intervals ``drop``, insert ``rows`` (``INTERVAL_COLUMNS``), then point each of
     ``offer_ids``' ``offer_state`` at its newest interval: one first seen in ``[lo, hi]``, unless
-    the state already names a later one."""
+    the state already names a later one.
+
+    The rows are written with their true ``last_seen``/``observations``: the offers' open
+    intervals are settled first and handed back to ``offer_state`` at the end (``db.open_intervals``)."""
+    open_intervals.settle_offers(conn, sorted(set(offer_ids)))
     dropped = sorted(set(drop))
     if dropped:
         conn.execute(text("DELETE FROM price_interval WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
@@ -112,20 +122,22 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     if not ids:
         return
     expanding = bindparam("ids", expanding=True)
-    newest: dict[int, tuple[int, int, int]] = {}
-    for iid, oid, first, last in conn.execute(text(
-        "SELECT id, offer_id, first_seen, last_seen FROM price_interval WHERE offer_id IN :ids "
+    newest: dict[int, tuple[int, int, int, int]] = {}
+    for iid, oid, first, last, seen in conn.execute(text(
+        "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval WHERE offer_id IN :ids "
         "AND first_seen >= :lo AND first_seen <= :hi").bindparams(expanding), {"ids": ids, "lo": lo, "hi": hi}).all():
         if oid not in newest or first > newest[oid][1]:
-            newest[oid] = (iid, first, last)
+            newest[oid] = (iid, first, last, seen)
     later = {int(oid) for (oid,) in conn.execute(text(
         "SELECT s.offer_id FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
         "WHERE s.offer_id IN :ids AND i.first_seen > :hi").bindparams(expanding), {"ids": ids, "hi": hi}).all()}
-    state = [{"offer_id": oid, "interval_id": iid, "provider_id": provider_id, "last_seen": last}
-             for oid, (iid, _first, last) in sorted(newest.items()) if oid not in later]
+    state = [{"offer_id": oid, "interval_id": iid, "provider_id": provider_id, "last_seen": last, "observations": seen}
+             for oid, (iid, _first, last, seen) in sorted(newest.items()) if oid not in later]
     if state:
-        conn.execute(text("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
-                          f"VALUES (:offer_id, :interval_id, :provider_id, :last_seen) {bulk.OFFER_STATE_UPSERT}"), state)
+        conn.execute(text("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
+                          f"VALUES (:offer_id, :interval_id, :provider_id, :last_seen, :observations) "
+                          f"{bulk.OFFER_STATE_UPSERT}"), state)
+    open_intervals.seal(conn, ids)
 
 
 def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int | None:

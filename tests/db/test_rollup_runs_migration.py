@@ -10,7 +10,7 @@ import pandas as pd
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from db import rollups
+from db import open_intervals, rollups
 from db.migrate import alembic_config, current_revision, head_revision, upgrade
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tracker.analysis.frames import Filters, Resolution
@@ -26,8 +26,13 @@ HISTORY = [
 
 
 def intervals(engine: Engine) -> list[tuple[Any, ...]]:
+    """Every interval with its true ``last_seen`` and ``observations`` (``db.open_intervals``: a
+    move through an older layout rewrites where they are kept, not what they are)."""
     with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text("SELECT * FROM price_interval ORDER BY id"))]
+        return [tuple(r) for r in conn.execute(text(
+            "SELECT i.id, i.offer_id, i.provider_id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, "
+            f"i.price_per_gpu_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
+            f"{open_intervals.OBSERVATIONS} FROM price_interval i ORDER BY i.id"))]
 
 
 def stored(engine: Engine, step: int) -> list[tuple[Any, ...]]:

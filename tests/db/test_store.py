@@ -10,8 +10,7 @@ from sqlmodel import Session, select
 
 from db import queries
 from db.engine import mask_url, session_scope
-from db.models import Offer, PriceInterval, Provider
-from db.types import from_epoch
+from db.models import Offer, Provider
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -36,8 +35,7 @@ def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> queries.St
 
 def intervals(engine: Engine) -> list[tuple[float, datetime, datetime, int]]:
     with Session(engine) as s:
-        rows = s.exec(select(PriceInterval).order_by(PriceInterval.id)).all()
-        return [(r.price_per_hour, from_epoch(r.first_seen), from_epoch(r.last_seen), r.observations) for r in rows]
+        return [(r.price_per_hour, r.first_seen, r.last_seen, r.observations) for r in queries.interval_rows(s)]
 
 
 def test_unchanged_price_extends_the_interval(engine: Engine) -> None:
@@ -67,8 +65,8 @@ def test_absence_leaves_a_gap(engine: Engine) -> None:
     scrape(engine, T0 + 2 * HOUR, offer("a"), offer("b"))  # back at the same price
     with Session(engine) as s:
         a_id = s.exec(select(Offer.id).where(Offer.sku == "a")).one()
-        a = s.exec(select(PriceInterval).where(PriceInterval.offer_id == a_id).order_by(PriceInterval.id)).all()
-    assert [(from_epoch(i.first_seen), from_epoch(i.last_seen)) for i in a] == [(T0, T0), (T0 + 2 * HOUR, T0 + 2 * HOUR)]
+        a = queries.interval_rows(s, offer_id=a_id)
+    assert [(i.first_seen, i.last_seen) for i in a] == [(T0, T0), (T0 + 2 * HOUR, T0 + 2 * HOUR)]
 
 
 def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine) -> None:

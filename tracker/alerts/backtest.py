@@ -34,7 +34,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import rollups, series
+from db import open_intervals, rollups, series
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
@@ -110,7 +110,7 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.rollups.hold_end``)."""
     conn = session.connection()
     rows = rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
-                          "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
+                          f"i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
                           "i.provider_id", until=until,
                           since_s=epoch(since) - 7 * 86_400 if since is not None else None)  # holds: at most a week
     df = pd.DataFrame(rows, columns=_COLUMNS)

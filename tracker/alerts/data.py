@@ -26,7 +26,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlmodel import Session, select
 
-from db import labels, queries
+from db import labels, open_intervals, queries
 from db.models import Provider
 from db.types import epoch
 from tracker.alerts.rules import HOURS_PER_MONTH, Rule
@@ -164,8 +164,8 @@ def observe(session: Session, rule: Rule, settings: Settings, now: datetime, spe
 def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetime | None = None,
                    since_s: int | None = None) -> list[tuple[Any, ...]]:
     """``columns`` (SQL over ``price_interval i``, ``offer o``, labels ``lp`` provider, ``lg`` gpu,
-    ``lk`` kind) of the stored USD intervals the rule watches, first seen by ``until`` and last seen
-    from ``since_s`` (epoch seconds) on."""
+    ``lk`` kind; ``i``'s last_seen through ``db.open_intervals.LAST_SEEN``) of the stored USD intervals
+    the rule watches, first seen by ``until`` and last seen from ``since_s`` (epoch seconds) on."""
     conn = session.connection()
     sql = (f"SELECT {columns} "
            "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
@@ -190,7 +190,7 @@ def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetim
         sql += " AND i.first_seen <= :until"
         params["until"] = epoch(until)
     if since_s is not None:
-        sql += " AND i.last_seen >= :since"
+        sql += f" AND {open_intervals.seen_since('i', ':since')}"
         params["since"] = since_s
     return list(conn.execute(text(sql).bindparams(*binds), params).all())
 
@@ -199,7 +199,7 @@ def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> l
     """(offer_id, provider, gpu, price_per_gpu_hour, first_seen, last_seen, ends_at) of the
     stored USD intervals the rule watches (times in epoch seconds)."""
     return rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, "
-                          "i.last_seen, i.ends_at", until=until)
+                          f"{open_intervals.LAST_SEEN}, i.ends_at", until=until)
 
 
 def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:

@@ -32,7 +32,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import columns, labels, rollups
+from db import columns, labels, open_intervals, rollups
 from db.engine import connected
 from db.types import epoch
 from tracker.analysis import buckets
@@ -176,7 +176,7 @@ def _current_at(conn: Connection, f: Filters) -> pd.Timestamp | None:
     """The newest observation of any interval matching ``f`` (each offer's newest interval is
     its current state, so ``offer_state`` holds it)."""
     where, params, binds = filter_sql(conn, f)
-    value = conn.execute(text(f"SELECT MAX(i.last_seen) FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
+    value = conn.execute(text(f"SELECT MAX({open_intervals.LAST_SEEN}) FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
                               f"WHERE {where}").bindparams(*binds), params).scalar()
     return None if value is None else pd.Timestamp(int(value), unit="s", tz="UTC")
 
@@ -207,8 +207,9 @@ def _first_at_lows(conn: Connection, f: Filters, lows: list[tuple[int, float, in
     where, params, binds = filter_sql(conn, f)
     terms = []
     for k, (gpu_id, low, day, end) in enumerate(lows):
-        terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} AND i.first_seen <= :hi{k} "
-                     f"AND i.price_per_gpu_hour = :low{k}{f' AND i.last_seen < :end{k}' if end is not None else ''})")
+        terms.append(f"(i.gpu_id = :g{k} AND {open_intervals.seen_since('i', f':lo{k}')} AND i.first_seen >= :lo{k} "
+                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
+                     f"{f' AND {open_intervals.LAST_SEEN} < :end{k}' if end is not None else ''})")
         params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": min(day + rollups.DAY - 1, until), f"low{k}": low}
         if end is not None:
             params[f"end{k}"] = end
@@ -280,8 +281,8 @@ def _rows_at(conn: Connection, f: Filters, times: list[int], tolerance: Toleranc
     branches = []
     for k, t in enumerate(times):
         branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
-                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
+                        f"{open_intervals.LAST_SEEN}, i.ends_at FROM price_interval i WHERE {where} "
+                        f"AND i.first_seen <= :t{k} AND {open_intervals.seen_since('i', f':from{k}')}")
         params |= {f"t{k}": int(t), f"from{k}": int(t) - longest}
     rows = rollups.fetch_tuples(conn, text(" UNION ALL ".join(branches)).bindparams(*binds), params)
     table = np.array(rows, dtype=float).reshape(-1, len(cols))  # one pass; NULL ends_at -> NaN

@@ -27,7 +27,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import bulk, labels, queries, rollups
+from db import bulk, labels, open_intervals, queries, rollups
 from db.models import Offer, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
@@ -44,11 +44,12 @@ _OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_g
 _OFFER_INSERT = ("provider", "sku", "region", "kind", "term_months", *_OFFER_FIELDS, "extra", "first_seen", "last_seen")
 _INTERVAL_INSERT = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour", "price_per_gpu_hour",
                     "available", "first_seen", "last_seen", "ends_at", "observations")
-#: A provider's offers with their newest interval, one tuple each (see ``_provider_state``).
+#: A provider's offers with their newest interval, one tuple each (see ``_provider_state``); the
+#: state's ``last_seen`` is its interval's true one (``db.open_intervals``).
 _STATE_SQL = (
     f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in _OFFER_FIELDS)}, "
     "CAST(o.extra AS TEXT), "
-    "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, i.last_seen, i.ends_at FROM offer o "
+    "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, s.last_seen, i.ends_at FROM offer o "
     "LEFT JOIN offer_state s ON s.offer_id = o.id LEFT JOIN price_interval i ON i.id = s.interval_id WHERE o.provider = :p"
 )
 #: Positions in a ``_STATE_SQL`` row: the offer's id, fields and extra, then its newest interval.
@@ -173,6 +174,7 @@ def store_observation(
     extend: list[int] = []
     extend_offers: list[int] = []
     opened: list[tuple[object, ...]] = []
+    leaving: list[int] = []  # open intervals of offers that get a new one
     currency_ids = {c: i for (space, c), i in ids.items() if space == "currency"}
     kind_ids = {k: i for (space, k), i in ids.items() if space == "kind"}
     gpu_ids = {g: i for (space, g), i in ids.items() if space == "gpu"}
@@ -198,13 +200,15 @@ def store_observation(
             extend_offers.append(oid)
             unchanged += 1
             continue
+        if cur_id is not None and row[_IV_ENDS] is None:
+            leaving.append(cur_id)
         if cur_id is not None and ident not in fresh_ids:
             if continuous:
                 changed += 1
             else:
                 returned += 1
         opened.append((oid, pid, gpu_id, kind_ids[o.kind], currency_id, o.price_per_hour, o.price_per_gpu_hour,
-                       o.available, t, t, None, 1))
+                       o.available, t, open_intervals.OPEN, None, 1))
     m = bulk.mark(conn)
     if changed_attrs:
         conn.exec_driver_sql(
@@ -213,29 +217,30 @@ def store_observation(
         conn.exec_driver_sql(f"UPDATE offer SET last_seen = {m} WHERE {bulk.in_ids(conn, 'id')}",
                              (seen_at, bulk.id_param(conn, seen)))
 
-    # 3. close what is open and not extended (changed or no longer listed), extend the rest
+    # 3. close what is open and not extended (changed or no longer listed), extend the rest: an
+    # extension rewrites the offer's state only (``db.open_intervals``), a close writes the interval's
+    # true last_seen and observations with its end
     extend_set = set(extend)
     superseded = {r[0] for r in opened}
     superseded |= {known[i][_ID] for i in scope if i in known}
     closing = [r[_IV] for r in known.values() if r[_IV] is not None and r[_IV_ENDS] is None and r[_IV] not in extend_set
                and (complete or r[_ID] in superseded) and r[_IV_LAST] <= t]
-    if closing:
-        conn.exec_driver_sql(f"UPDATE price_interval SET ends_at = {m} WHERE {bulk.in_ids(conn, 'id')}",
-                             (t, bulk.id_param(conn, closing)))
+    open_intervals.settle(conn, closing, t)
     if extend:
-        conn.exec_driver_sql(
-            f"UPDATE price_interval SET last_seen = {m}, observations = observations + 1 WHERE {bulk.in_ids(conn, 'id')}",
-            (t, bulk.id_param(conn, extend)))
         conn.exec_driver_sql(  # by primary key (offer_id): the interval id is not indexed
-            f"UPDATE offer_state SET last_seen = {m} WHERE {bulk.in_ids(conn, 'offer_id')}",
+            f"UPDATE offer_state SET last_seen = {m}, observations = observations + 1 WHERE {bulk.in_ids(conn, 'offer_id')}",
             (t, bulk.id_param(conn, extend_offers)))
     if opened:
+        # an open interval left open (seen after ``observed_at``, e.g. an import out of order)
+        # keeps its true values in its own row once the state moves on
+        closed = set(closing)
+        open_intervals.settle(conn, [iv for iv in leaving if iv not in closed])
         before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM price_interval").scalar_one()
         bulk.insert_many(conn, "price_interval", _INTERVAL_INSERT, opened)
         conn.exec_driver_sql(  # the new intervals are the newest ids: a range of the primary key
-            "INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen) "
-            f"SELECT offer_id, id, provider_id, last_seen FROM price_interval WHERE id > {m} AND provider_id = {m} "
-            f"AND first_seen = {m} {bulk.OFFER_STATE_UPSERT}",
+            "INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
+            f"SELECT offer_id, id, provider_id, first_seen, observations FROM price_interval WHERE id > {m} "
+            f"AND provider_id = {m} AND first_seen = {m} {bulk.OFFER_STATE_UPSERT}",
             (before, pid, t))
 
     # 4. the provider's roll-ups around this collection
@@ -258,13 +263,12 @@ def record_failed_attempt(session: Session, provider: str, attempted_at: datetim
         return 0
     pid = pid_row[0]
     open_rows = conn.execute(
-        text("SELECT i.id, i.last_seen FROM price_interval i JOIN offer_state s ON s.interval_id = i.id "
-             "WHERE s.provider_id = :p AND i.ends_at IS NULL AND i.last_seen <= :t"), {"p": pid, "t": t}
+        text("SELECT i.id, s.last_seen FROM price_interval i JOIN offer_state s ON s.interval_id = i.id "
+             "WHERE s.provider_id = :p AND i.ends_at IS NULL AND s.last_seen <= :t"), {"p": pid, "t": t}
     ).all()
     if not open_rows:
         return 0
-    conn.exec_driver_sql(f"UPDATE price_interval SET ends_at = {bulk.mark(conn)} WHERE {bulk.in_ids(conn, 'id')}",
-                         (t, bulk.id_param(conn, [i for i, _ in open_rows])))
+    open_intervals.settle(conn, [i for i, _ in open_rows], t)
     prov = queries.ensure_provider(session, provider)
     interval = prov.interval_s or rollups.DEFAULT_INTERVAL_S
     rollups.refresh(conn, pid, min(ls for _, ls in open_rows), t + interval)

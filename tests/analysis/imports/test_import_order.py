@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from db import open_intervals
 from tests.analysis.imports.test_archives import EWYLUDA, GH200_FILE, H100_FILE, H100_GAP
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
@@ -38,7 +39,8 @@ def intervals(engine: Engine) -> list[tuple[object, ...]]:
     with engine.connect() as conn:
         rows = conn.execute(text(
             "SELECT o.provider, o.sku, o.region, o.kind, o.term_months, lg.name, lk.name, lc.name, lp.name, "
-            "i.price_per_hour, i.price_per_gpu_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.observations, "
+            "i.price_per_hour, i.price_per_gpu_hour, i.available, i.first_seen, "
+            f"{open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS}, "
             "s.offer_id IS NOT NULL "
             "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
             "LEFT JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
@@ -142,11 +144,14 @@ def test_an_import_stored_before_snapshot_times_were_kept(engine: Engine) -> Non
     """The migration keeps the snapshot times the stored intervals name; importing the archive
     again fills in the rest and gives back exactly the history of one import."""
     from db.migrate import current_revision, head_revision, upgrade
+    from tests.db.test_rollup_runs_migration import downgrade
 
     import_files(engine, [H100_FILE], max_gap=H100_GAP)
     once = intervals(engine)
+    downgrade(engine, "0006")  # every interval's row holds its true values, as before 0007
     with engine.begin() as conn:
-        named = {int(t) for row in conn.execute(text("SELECT first_seen, last_seen, ends_at FROM price_interval")).all()
+        named = {int(t) for row in conn.execute(text(
+            f"SELECT i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at FROM price_interval i")).all()
                  for t in row if t is not None}
         every = {int(t) for (t,) in conn.execute(text("SELECT at FROM snapshot_time")).all()}
         conn.execute(text("DROP TABLE snapshot_time"))
