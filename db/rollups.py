@@ -218,24 +218,43 @@ def load_raw(
     kind_ids: Iterable[int] | None = None,
     usd_only: bool = True,
     slack: int = 0,
+    intervals: dict[int, int] | None = None,
 ) -> pd.DataFrame:
     """USD intervals of the given GPUs that may count in ``[since, until]``, with ``interval_s``
     and ``next_seen``, as a frame for the analysis. ``slack`` widens the lower bound (holds
-    reach past ``last_seen``)."""
+    reach past ``last_seen``); ``intervals``: collection intervals by provider id (default: the
+    stored ones, ``provider_intervals``)."""
+    return pd.DataFrame(raw_arrays(conn, gpu_ids=gpu_ids, since=since, until=until, provider_ids=provider_ids,
+                                   kind_ids=kind_ids, usd_only=usd_only, slack=slack, intervals=intervals))
+
+
+def raw_arrays(
+    conn: Connection,
+    *,
+    gpu_ids: Iterable[int],
+    since: int | None = None,
+    until: int | None = None,
+    provider_ids: Iterable[int] | None = None,
+    kind_ids: Iterable[int] | None = None,
+    usd_only: bool = True,
+    slack: int = 0,
+    intervals: dict[int, int] | None = None,
+) -> dict[str, np.ndarray]:
+    """``load_raw``'s columns as arrays (sorted by offer, ``first_seen``, id), for callers that
+    add columns before making one frame."""
     gpus = list(gpu_ids)
-    if not gpus:
-        return pd.DataFrame(columns=[*RAW_COLUMNS, "interval_s", "next_seen"])
-    rows = _raw_rows(conn, gpus, since - slack if since is not None else None, until, provider_ids, kind_ids, usd_only)
+    rows = _raw_rows(conn, gpus, since - slack if since is not None else None, until, provider_ids, kind_ids,
+                     usd_only) if gpus else []
     table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
     cols = {c: table[:, k] if c in ("price", "ends_at") else table[:, k].astype(np.int64) for k, c in enumerate(RAW_COLUMNS)}
     order = np.lexsort((cols["interval_id"], cols["first_seen"], cols["offer_id"]))
     out = {c: a[order] for c, a in cols.items()}
-    intervals = provider_intervals(conn)
+    per_provider = intervals if intervals is not None else provider_intervals(conn)
     providers = np.unique(out["provider_id"])
-    out["interval_s"] = np.array([intervals.get(p, DEFAULT_INTERVAL_S) for p in providers.tolist()],
+    out["interval_s"] = np.array([per_provider.get(p, DEFAULT_INTERVAL_S) for p in providers.tolist()],
                                  dtype=np.int64)[np.searchsorted(providers, out["provider_id"])]
     out["next_seen"] = next_seen(out["offer_id"], out["first_seen"])
-    return pd.DataFrame(out)
+    return out
 
 
 def next_seen(offer: np.ndarray, first_seen: np.ndarray) -> np.ndarray:

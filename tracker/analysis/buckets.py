@@ -81,17 +81,21 @@ def raw_intervals(conn: Connection, f: Filters, lo: int, hi: int, tolerance: Tol
     provider_ids = labels.lookup(conn, "provider", f.providers) if f.providers else None
     kind_ids = labels.lookup(conn, "kind", f.kinds) if f.kinds else None
     per_provider, longest = holds(conn, tolerance)
-    df = rollups.load_raw(conn, gpu_ids=gpu_ids, since=lo, until=hi, provider_ids=provider_ids, kind_ids=kind_ids,
-                          slack=longest)
-    if df.empty:
-        return df.assign(end=pd.Series(dtype=np.int64), gpu=pd.Series(dtype=object), provider=pd.Series(dtype=object))
-    if tolerance is not None:
-        df["interval_s"] = df["provider_id"].map(per_provider).astype(np.int64)
-    end = rollups.hold_end(df["last_seen"].to_numpy(dtype=np.int64), df["ends_at"].to_numpy(dtype=float),
-                           df["interval_s"].to_numpy(dtype=np.int64))
-    df = df.assign(end=end)[end > lo]
-    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
-    return df.assign(gpu=df["gpu_id"].map(names), provider=df["provider_id"].map(names))
+    cols = rollups.raw_arrays(conn, gpu_ids=gpu_ids, since=lo, until=hi, provider_ids=provider_ids, kind_ids=kind_ids,
+                              slack=longest, intervals=per_provider)
+    end = rollups.hold_end(cols["last_seen"], cols["ends_at"], cols["interval_s"])
+    keep = end > lo
+    out = {c: a[keep] for c, a in cols.items()} | {"end": end[keep]}
+    names = _name_lookup(conn)
+    return pd.DataFrame(out | {"gpu": names[out["gpu_id"]], "provider": names[out["provider_id"]]})
+
+
+def _name_lookup(conn: Connection) -> np.ndarray:
+    """GPU and provider names indexed by label id (ids are unique across spaces)."""
+    names = labels.names(conn, "gpu") | labels.names(conn, "provider")
+    lookup = np.empty(max(names, default=0) + 1, dtype=object)
+    lookup[list(names)] = list(names.values())
+    return lookup
 
 
 def _bucket_frame(conn: Connection, bucket: np.ndarray, gpu_id: np.ndarray, provider_id: np.ndarray,
@@ -99,9 +103,7 @@ def _bucket_frame(conn: Connection, bucket: np.ndarray, gpu_id: np.ndarray, prov
     """``BUCKET_COLUMNS`` from arrays of bucket starts (epoch seconds), label ids and figures."""
     if len(bucket) == 0:
         return pd.DataFrame(columns=BUCKET_COLUMNS)
-    names = labels.names(conn, "gpu") | labels.names(conn, "provider")  # ids are unique across spaces
-    lookup = np.empty(max(names) + 1, dtype=object)
-    lookup[list(names)] = list(names.values())
+    lookup = _name_lookup(conn)
     return pd.DataFrame({
         "time": pd.to_datetime(bucket.astype(np.int64), unit="s", utc=True),
         "gpu": lookup[gpu_id.astype(np.int64)],
