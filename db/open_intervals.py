@@ -28,8 +28,8 @@ from ``a`` on" with ``seen_since`` (the raw column for the index, the true value
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -52,6 +52,19 @@ def observations(alias: str = "i", state: str = "offer_state") -> str:
     """SQL for the true ``observations`` of the ``price_interval`` row ``alias``."""
     return (f"(CASE WHEN {alias}.last_seen = {OPEN} THEN {_state(alias, 'observations', state)} "
             f"ELSE {alias}.observations END)")
+
+
+def last_seen_of(alias: str, state: str) -> str:
+    """SQL for the true ``last_seen`` of the ``price_interval`` row ``alias`` in a statement that
+    already joins its offer's ``offer_state`` row as ``state`` (no lookup per row)."""
+    return f"(CASE WHEN {alias}.last_seen = {OPEN} THEN {state}.last_seen ELSE {alias}.last_seen END)"
+
+
+def resolve(rows: Iterable[Sequence[Any]], state_last_seen: Mapping[int, int], at: int) -> list[tuple[Any, ...]]:
+    """``rows`` (tuples: an interval id first, its row's ``last_seen`` at ``at``) with the true
+    ``last_seen``, for a read that fetched its intervals' ``offer_state`` already
+    (``state_last_seen``: interval id -> the state's ``last_seen``) and their plain columns."""
+    return [tuple(r) if r[at] != OPEN else (*r[:at], state_last_seen[r[0]], *r[at + 1:]) for r in rows]
 
 
 def seen_since(alias: str, bound: str) -> str:

@@ -170,18 +170,26 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
-_RAW_SELECT = ("SELECT id, offer_id, provider_id, gpu_id, kind_id, price_per_gpu_hour, first_seen, "
-               f"{open_intervals.last_seen('price_interval')}, ends_at FROM price_interval")
+#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}``.
+_RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {p}price_per_gpu_hour, {p}first_seen, "
+                    "{last}, {p}ends_at")
+_RAW_SELECT = (f"SELECT {_RAW_COLUMNS_SQL.format(p='', last=open_intervals.last_seen('price_interval'))} "
+               "FROM price_interval")
+#: ``_RAW_SELECT`` with the row's own ``last_seen``: for intervals that are no offer's current one
+#: (they never hold ``open_intervals.OPEN``), or whose states were read already.
+_PLAIN_SELECT = f"SELECT {_RAW_COLUMNS_SQL.format(p='', last='last_seen')} FROM price_interval"
 #: "Last seen from ``:since`` on" on ``_RAW_SELECT``'s rows (true values, through the GPU index).
 _SEEN_SINCE = open_intervals.seen_since("price_interval", ":since")
 #: A provider's intervals in effect from ``:since`` to ``:until``: its current ones through
-#: ``offer_state``, the others through the GPU index, where intervals that are some offer's
-#: current one are set aside by id before their row is read (in a busy hour those are most of
-#: the index range, and every provider's).
+#: ``offer_state`` (joined: an open one's true last_seen is its state's, no lookup per row), the
+#: others through the GPU index, where intervals that are some offer's current one are set aside
+#: by id before their row is read (in a busy hour those are most of the index range, and every
+#: provider's); none of the others holds ``OPEN``, so their own columns are read.
 _WINDOW_SQL = (
-    f"{_RAW_SELECT} WHERE id IN (SELECT interval_id FROM offer_state WHERE provider_id = :p) AND gpu_id IN :gpus "
-    f"AND currency_id = :usd AND {_SEEN_SINCE} AND first_seen <= :until "
-    f"UNION ALL {_RAW_SELECT} WHERE gpu_id IN :gpus AND {_SEEN_SINCE} AND first_seen <= :until "
+    f"SELECT {_RAW_COLUMNS_SQL.format(p='i.', last=open_intervals.last_seen_of('i', 's'))} "
+    "FROM offer_state s JOIN price_interval i ON i.id = s.interval_id WHERE s.provider_id = :p AND i.gpu_id IN :gpus "
+    f"AND i.currency_id = :usd AND {open_intervals.last_seen_of('i', 's')} >= :since AND i.first_seen <= :until "
+    f"UNION ALL {_PLAIN_SELECT} WHERE gpu_id IN :gpus AND last_seen >= :since AND first_seen <= :until "
     "AND id NOT IN (SELECT interval_id FROM offer_state) AND provider_id = :p AND currency_id = :usd"
 )
 
@@ -289,22 +297,23 @@ def _window_rows_postgres(conn: Connection, provider_id: int, since: int, until:
     ``offer_state`` to ``price_interval`` in a nested loop that grew with the square of the
     collection (100,000 offers: minutes). The closed intervals of the window come through the
     GPU index and the current ones are set aside in Python (PostgreSQL reads each row there
-    anyway)."""
+    anyway). The states' last_seen come with their ids, so an open interval's true one is
+    filled in here (``open_intervals.resolve``), not looked up per row by a subplan."""
     usd = labels.lookup(conn, "currency", ["USD"])
-    current = [i for (i,) in conn.execute(text("SELECT interval_id FROM offer_state WHERE provider_id = :p"),
-                                          {"p": provider_id}).all()]
+    state = dict(conn.execute(text("SELECT interval_id, last_seen FROM offer_state WHERE provider_id = :p"),
+                              {"p": provider_id}).all())
     gpus = gpu_ids(conn) or [-1]
     mark = bulk.mark(conn)
-    where = (f"gpu_id IN ({bulk.placeholders(conn, len(gpus))}) AND currency_id = {mark} "
-             f"AND {open_intervals.seen_since('price_interval', mark)} AND first_seen <= {mark}")
-    params = (*gpus, usd[0] if usd else -1, since, since, until)
+    terms = f"gpu_id IN ({bulk.placeholders(conn, len(gpus))}) AND currency_id = {mark} AND first_seen <= {mark}"
+    params = (*gpus, usd[0] if usd else -1, until)
     rows: list[tuple[Any, ...]] = []
-    if current:
-        rows += conn.exec_driver_sql(f"{_RAW_SELECT} WHERE {bulk.in_ids(conn, 'id')} AND {where}",
-                                     (bulk.id_param(conn, current), *params)).fetchall()
-    is_current = set(current)
-    closed = conn.exec_driver_sql(f"{_RAW_SELECT} WHERE {where} AND provider_id = {mark}", (*params, provider_id))
-    rows += [r for r in closed.fetchall() if r[0] not in is_current]
+    if state:  # their states' last_seen are at hand: no lookup per open row
+        current = conn.exec_driver_sql(f"{_PLAIN_SELECT} WHERE {bulk.in_ids(conn, 'id')} AND {terms}",
+                                       (bulk.id_param(conn, list(state)), *params)).fetchall()
+        rows += [r for r in open_intervals.resolve(current, state, 7) if r[7] >= since]
+    closed = conn.exec_driver_sql(f"{_PLAIN_SELECT} WHERE {terms} AND last_seen >= {mark} AND provider_id = {mark}",
+                                  (*params, since, provider_id))
+    rows += [r for r in closed.fetchall() if r[0] not in state]
     return rows
 
 
