@@ -22,9 +22,10 @@ from db import sql as q
 from db.heads import VERSION_SQL, at_head
 from db.reader import Reader
 
-#: ``db.engine.SQLITE_BUSY_TIMEOUT_MS`` and ``PG_CONNECT_TIMEOUT_S`` (a test keeps them equal).
+#: ``db.engine.SQLITE_BUSY_TIMEOUT_MS``, ``PG_CONNECT_TIMEOUT_S`` and ``PG_NO_JIT`` (a test keeps them equal).
 SQLITE_BUSY_TIMEOUT_S = 30.0
 PG_CONNECT_TIMEOUT_S = 10
+PG_NO_JIT = "SET jit = off"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 
@@ -57,6 +58,7 @@ def _open_postgres(url: str) -> Reader:
     # of other sessions for as long as the command runs); the session itself refuses writes
     conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
     conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    conn.execute(PG_NO_JIT)
 
     def execute(sql: str, values: tuple[Any, ...]) -> Any:
         return conn.execute(sql, values or None)

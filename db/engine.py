@@ -112,6 +112,14 @@ def _enable_wal(cur: Any, attempts: int = 50) -> None:
             time.sleep(0.05 + 0.01 * attempt)
 
 
+#: Run every PostgreSQL session without JIT compilation. It pays off for queries that run for
+#: seconds; the tracker's run for milliseconds through indexes, but the planner's cost of a read
+#: of the intervals in effect at a past time (an ``offer_state`` lookup per open interval, over an
+#: index range it sizes generously) passed ``jit_above_cost`` and compiling took a second of a
+#: ``trends`` whose statements take tens of milliseconds.
+PG_NO_JIT = "SET jit = off"
+
+
 def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: Any) -> Engine:
     """Create an engine; SQLite gets WAL, a busy timeout, foreign keys, and its directory.
 
@@ -158,6 +166,14 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
     if read_only:
         kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
     engine = create_engine(url, **kwargs)
+    if parsed.get_backend_name() == "postgresql":
+        @event.listens_for(engine, "connect")
+        def _no_jit(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute(PG_NO_JIT)
+            cur.close()
+            dbapi_conn.commit()
+
     if read_only:
         @event.listens_for(engine, "connect")
         def _read_only_session(dbapi_conn: Any, _record: Any) -> None:

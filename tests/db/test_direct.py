@@ -32,6 +32,7 @@ def test_bind_writes_the_drivers_markers_and_spreads_lists() -> None:
 def test_the_timeouts_are_the_engines() -> None:
     assert direct.SQLITE_BUSY_TIMEOUT_S * 1000 == engine_module.SQLITE_BUSY_TIMEOUT_MS
     assert direct.PG_CONNECT_TIMEOUT_S == engine_module.PG_CONNECT_TIMEOUT_S
+    assert direct.PG_NO_JIT == engine_module.PG_NO_JIT
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite+pysqlite:///x.db", "sqlite:///x.db?mode=ro",
