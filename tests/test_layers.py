@@ -14,14 +14,17 @@ rank  packages                                            why there
 4     tracker.pipeline                                    collect -> normalise -> validate -> store
 5     tracker.analysis, tracker.alerts                    the domain: records in, results out
 6     tracker.service, tracker.config.check,              the long-running job, and the checks of
-      tracker.config.example                              everything it will run
+      tracker.config.example,                             everything it will run; the read path the
+      tracker.reads                                       interfaces share (one answer for one question)
 7     tracker.cli, tracker.web, tracker.mcp,              interfaces: presentation only
       tracker.docs, tracker.__main__
 ====  ==================================================  ==============================================
 
 Two packages of the same rank may not import each other either (db and the catalog are
 independent; analysis and alerts are siblings that each read the store), except in the
-shared layer (errors underlie kinds) and among the interfaces (``serve`` starts the web app). Imports under
+shared layer (errors underlie kinds) and among the interfaces (``serve`` starts the web app), where
+``APART`` still keeps some pairs apart: the MCP server and the exports read through ``tracker.reads``,
+never through the dashboard. Imports under
 ``if TYPE_CHECKING:`` and inside functions count: a late import is still a dependency.
 """
 
@@ -41,12 +44,17 @@ RANKS: dict[str, int] = {
     "tracker.config": 3, "tracker.config.settings": 3,
     "tracker.pipeline": 4,
     "tracker.analysis": 5, "tracker.alerts": 5,
-    "tracker.service": 6, "tracker.config.check": 6, "tracker.config.example": 6,
+    "tracker.service": 6, "tracker.config.check": 6, "tracker.config.example": 6, "tracker.reads": 6,
     "tracker.cli": 7, "tracker.web": 7, "tracker.mcp": 7, "tracker.export": 7, "tracker.docs": 7, "tracker.__main__": 7,
 }
 
 #: Ranks whose packages may import each other.
 SIBLINGS_MAY_IMPORT = {0, 7}
+#: (importer, imported) layers kept apart even where siblings may import each other: an interface
+#: that only reads must not load another interface (the MCP server would start the dashboard's code).
+APART: frozenset[tuple[str, str]] = frozenset({
+    ("tracker.mcp", "tracker.web"), ("tracker.mcp", "tracker.cli"), ("tracker.export", "tracker.web"),
+})
 
 
 def layer_of(module: str) -> str:
@@ -102,6 +110,9 @@ def violations() -> list[str]:
             if target not in known:
                 continue
             theirs = layer_of(target)
+            if (mine, theirs) in APART:
+                bad.append(f"{module} ({mine}) imports {target} ({theirs}): they are kept apart")
+                continue
             if theirs == mine or RANKS[theirs] < RANKS[mine]:
                 continue
             if RANKS[theirs] == RANKS[mine] and RANKS[mine] in SIBLINGS_MAY_IMPORT:
@@ -133,9 +144,19 @@ def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
     assert RANKS[layer_of("tracker.pipeline.collect")] > RANKS[layer_of("db.queries")]
 
 
+def test_the_checker_keeps_the_mcp_server_away_from_the_dashboard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MCP server reads through ``tracker.reads``; an import of ``tracker.web`` is reported."""
+    fake = tmp_path / "server.py"
+    fake.write_text("from tracker.web import data\n")
+    real = package_modules()
+    monkeypatch.setattr(f"{__name__}.package_modules", lambda: [*real, ("tracker.mcp.fake", fake)])
+    assert violations() == ["tracker.mcp.fake (tracker.mcp) imports tracker.web (tracker.web): they are kept apart"]
+
+
 @pytest.mark.parametrize("module,layer", [
     ("scrapers.aws", "scrapers"), ("tracker.pipeline.collect", "tracker.pipeline"),
     ("tracker.config.check", "tracker.config.check"), ("tracker.catalog.names", "tracker.catalog"),
+    ("tracker.reads.data", "tracker.reads"),
 ])
 def test_layer_of(module: str, layer: str) -> None:
     assert layer_of(module) == layer

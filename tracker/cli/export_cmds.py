@@ -49,7 +49,7 @@ def export(
     CSV pricing file OpenCost's CSV provider reads. parquet writes typed columns: --table
     prices, or --table history for the stored price intervals.
     """
-    from tracker.web import data
+    from tracker.reads import data
 
     st = state(ctx)
     if fmt is not ExportFormat.opencost and output is None:
@@ -60,7 +60,7 @@ def export(
         raise ConfigError(f"--asset-class: {asset_class!r} is not one of gpu, node")
     resolve_gpu_query(gpu)  # the CLI's own wording (did-you-mean) for a bad filter
     check_providers(st.engine, provider)
-    web = data.WebContext.create(st.settings, st.engine)
+    web = data.ReadContext.create(st.settings, st.engine)
     kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else None)
     if fmt is ExportFormat.parquet and table == "history":
         from db.types import utcnow

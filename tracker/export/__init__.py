@@ -1,5 +1,5 @@
 """``gpu-tracker export``: prices and history in formats other tools read. Presentation only:
-each writer takes the rows the read path returns (``tracker.web.data``, ``tracker.analysis``)
+each writer takes the rows the read path returns (``tracker.reads.data``, ``tracker.analysis``)
 and writes one format; nothing here queries the store.
 
 * ``focus``: the FOCUS SKU Price dataset (``focus.py``), with a metadata sidecar naming the

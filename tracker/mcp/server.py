@@ -1,5 +1,5 @@
 """The MCP server: one tool per question, each a thin call into the read path the JSON API uses
-(``tracker.web.data``, itself over ``db.queries`` and ``tracker.analysis``), so a tool's answer
+(``tracker.reads.data``, itself over ``db.queries`` and ``tracker.analysis``), so a tool's answer
 is the API's and the CLI's answer for the same filters.
 
 Read-only by construction: the engine is opened with ``read_only=True`` (the database refuses
@@ -30,9 +30,16 @@ from tracker.analysis.tco import RENT_BASES, TcoResult
 from tracker.catalog.value import BASES, DEFAULT_BASIS
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError
+from tracker.reads import data
+from tracker.reads.schemas import (
+    BacktestOut,
+    HistoryOut,
+    PriceOut,
+    ProviderOut,
+    TrendOut,
+    ValueOut,
+)
 from tracker.service.status import scheduler_state
-from tracker.web import data
-from tracker.web.schemas import BacktestOut, HistoryOut, PriceOut, ProviderOut, TrendOut, ValueOut
 
 INSTRUCTIONS = (
     "GPU cloud prices collected by gpu-price-tracker, read-only. Prices are USD (or the provider's "
@@ -143,16 +150,16 @@ def _answer(fn: Callable[[], T]) -> T:
         raise ToolError(str(exc)) from None
 
 
-def open_read_only(settings: Settings, url: str | None = None) -> data.WebContext:
+def open_read_only(settings: Settings, url: str | None = None) -> data.ReadContext:
     """The store at ``url`` opened so that no write can happen; it must exist and be initialised."""
     engine: Engine = make_engine(url or settings.database or default_database_url(), read_only=True)
     if "offer" not in table_names(engine):
         engine.dispose()
         raise ConfigError("database: no tracker store there (run `gpu-tracker scrape` to create one)")
-    return data.WebContext.create(settings, engine)
+    return data.ReadContext.create(settings, engine)
 
 
-def build_server(ctx: data.WebContext) -> MCPServer:
+def build_server(ctx: data.ReadContext) -> MCPServer:
     server = MCPServer(name="gpu-price-tracker", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool(title="Current prices", annotations=READ_ONLY)

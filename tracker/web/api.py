@@ -14,9 +14,8 @@ from pydantic import TypeAdapter
 from tracker.analysis.history import METRICS
 from tracker.analysis.tco import TcoResult
 from tracker.catalog import value as value_mod
-from tracker.web import data
-from tracker.web.data import WebContext
-from tracker.web.schemas import (
+from tracker.reads import data
+from tracker.reads.schemas import (
     AlertEventOut,
     AlertRuleOut,
     BacktestOut,
@@ -30,6 +29,7 @@ from tracker.web.schemas import (
     TrendOut,
     ValueOut,
 )
+from tracker.web.context import WebContext
 
 router = APIRouter(prefix="/api", tags=["api"], responses={400: {"model": ErrorOut, "description": "A bad filter."}})
 

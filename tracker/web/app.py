@@ -32,9 +32,9 @@ from db.migrate import init_db
 from tracker import __version__
 from tracker.config.settings import Settings, load_settings
 from tracker.errors import ConfigError
+from tracker.reads.schemas import HealthOut
 from tracker.web import api, metrics, pages
-from tracker.web.data import WebContext
-from tracker.web.schemas import HealthOut
+from tracker.web.context import WebContext
 from tracker.web.security import Security, SecurityMiddleware, security_for
 
 STATIC_DIR = Path(__file__).parent / "static"

@@ -28,7 +28,8 @@ from db import queries
 from db.models import ScrapeRun
 from scrapers.registry import all_scrapers
 from tracker import __version__
-from tracker.web.data import RENTABLE_KINDS, WebContext
+from tracker.reads.data import RENTABLE_KINDS
+from tracker.web.context import WebContext
 
 PREFIX = "gpu_tracker"
 #: Every value a run's status takes (``scrape_run.status``).

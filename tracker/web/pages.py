@@ -19,8 +19,9 @@ from markupsafe import Markup
 
 from tracker import __version__
 from tracker.errors import ConfigError
-from tracker.web import data, views
-from tracker.web.data import WebContext
+from tracker.reads import data
+from tracker.web import views
+from tracker.web.context import WebContext
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
 KIND_LABELS = {"on_demand": "on-demand", "spot": "spot", "community": "community", "reserved": "reserved"}

@@ -1,4 +1,4 @@
-"""What the dashboard pages show, composed from ``tracker.web.data`` (the API's read path):
+"""What the dashboard pages show, composed from ``tracker.reads.data`` (the API's read path):
 the overview (cheapest offer per GPU now, trends, provider health), a GPU page (offers,
 trends, chart series) and the alerts page (rules, events, deliveries)."""
 
@@ -13,9 +13,8 @@ import pandas as pd
 from tracker.analysis.history import History
 from tracker.catalog import value as value_mod
 from tracker.errors import TrackerError
-from tracker.web.data import (
+from tracker.reads.data import (
     RENTABLE_KINDS,
-    WebContext,
     alert_deliveries,
     alert_events,
     alert_rules,
@@ -28,6 +27,7 @@ from tracker.web.data import (
     tflops,
     trends,
 )
+from tracker.web.context import WebContext
 
 
 def cheapest_by_gpu(ctx: WebContext, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:

@@ -1,8 +1,9 @@
-"""What the API and the dashboard show, as plain dicts: one read path for both.
+"""What the API, the dashboard, the MCP server and the exports show, as plain dicts: one read path.
 
-Every function takes a :class:`WebContext` (settings, engine, catalog) and the request's
-filters, and raises ``ConfigError`` for a bad filter (unknown GPU, kind, basis, span); the
-app turns that into HTTP 400. Nothing here formats HTML or knows about HTTP.
+Every function takes a :class:`ReadContext` (settings, engine, catalog) and the request's
+filters, and raises ``ConfigError`` for a bad filter (unknown GPU, kind, basis, span); the web
+app turns that into HTTP 400, the MCP server into a tool error. Nothing here formats HTML or
+knows about HTTP.
 
 Secrets: the providers view names the environment variables a scraper needs and whether
 they are set; a value is only ever tested for presence, never returned.
@@ -14,7 +15,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Self
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
@@ -44,7 +45,6 @@ from tracker.catalog.specs import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 from tracker.kinds import canonical_kind, check_kinds
-from tracker.web.cache import BodyCache
 
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
@@ -54,18 +54,17 @@ AUTO_DAILY_UP_TO = timedelta(days=180)
 
 
 @dataclass
-class WebContext:
+class ReadContext:
+    """What every read needs: the settings, the engine, the catalog and each provider's hold rule."""
+
     settings: Settings
     engine: Engine
     catalog: dict[str, GpuSpec] = field(default_factory=dict)
     tolerance: Callable[[str], timedelta] | None = None
-    #: Rendered bodies of the heaviest endpoints, kept ``web.cache_s`` (``tracker.web.cache``).
-    bodies: BodyCache = field(default_factory=lambda: BodyCache(0.0))
 
     @classmethod
-    def create(cls, settings: Settings, engine: Engine) -> WebContext:
-        catalog = load_catalog(settings.catalog_file)
-        return cls(settings, engine, catalog, scrape_intervals(settings), BodyCache(settings.web.cache_s))
+    def create(cls, settings: Settings, engine: Engine) -> Self:
+        return cls(settings, engine, load_catalog(settings.catalog_file), scrape_intervals(settings))
 
     def session(self) -> Session:
         return Session(self.engine)
@@ -74,7 +73,7 @@ class WebContext:
 # --- filters ---------------------------------------------------------------------------------
 
 
-def resolve_gpus(ctx: WebContext, query: str | None) -> list[str] | None:
+def resolve_gpus(ctx: ReadContext, query: str | None) -> list[str] | None:
     """A family (``H100``) -> every variant; a canonical id -> itself; unknown -> ConfigError."""
     if query is None or not query.strip():
         return None
@@ -84,7 +83,7 @@ def resolve_gpus(ctx: WebContext, query: str | None) -> list[str] | None:
     return ids
 
 
-def tco(ctx: WebContext, gpu: str, *, providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
+def tco(ctx: ReadContext, gpu: str, *, providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
         regions: Sequence[str] | None = None, **options: Any) -> dict[str, Any]:
     """Buy-vs-rent for a GPU (a family means its flagship, as in the CLI), same keys as
     ``gpu-tracker tco --format json``."""
@@ -147,7 +146,7 @@ def _round(v: Any, places: int = 10) -> Any:
 
 
 def prices(
-    ctx: WebContext,
+    ctx: ReadContext,
     *,
     gpu: str | None = None,
     providers: Sequence[str] | None = None,
@@ -168,17 +167,17 @@ def prices(
     return [{k: _round(v) for k, v in r.items()} for r in rows]
 
 
-def gpus(ctx: WebContext, gpu: str | None = None) -> list[dict[str, Any]]:
+def gpus(ctx: ReadContext, gpu: str | None = None) -> list[dict[str, Any]]:
     ids = resolve_gpus(ctx, gpu)
     return [s.as_json() for g, s in ctx.catalog.items() if ids is None or g in ids]
 
 
-def tflops(ctx: WebContext, gpu: str | None, basis: str = value_mod.DEFAULT_BASIS) -> float | None:
+def tflops(ctx: ReadContext, gpu: str | None, basis: str = value_mod.DEFAULT_BASIS) -> float | None:
     spec = ctx.catalog.get(gpu) if gpu else None
     return value_mod.tflops_for(spec, basis) if spec is not None else None
 
 
-def cost_per_tflop(ctx: WebContext, gpu: str | None, price_per_gpu_hour: float | None, currency: str = "USD",
+def cost_per_tflop(ctx: ReadContext, gpu: str | None, price_per_gpu_hour: float | None, currency: str = "USD",
                    basis: str = value_mod.DEFAULT_BASIS) -> float | None:
     flops = tflops(ctx, gpu, basis)
     if not flops or price_per_gpu_hour is None or currency != "USD":
@@ -187,7 +186,7 @@ def cost_per_tflop(ctx: WebContext, gpu: str | None, price_per_gpu_hour: float |
 
 
 def value(
-    ctx: WebContext,
+    ctx: ReadContext,
     *,
     basis: str = value_mod.DEFAULT_BASIS,
     gpu: str | None = None,
@@ -219,7 +218,7 @@ def value(
 # --- history and trends -----------------------------------------------------------------------
 
 
-def _filters(ctx: WebContext, gpu: str | None, providers: Sequence[str] | None, kinds: Sequence[str] | None,
+def _filters(ctx: ReadContext, gpu: str | None, providers: Sequence[str] | None, kinds: Sequence[str] | None,
              regions: Sequence[str] | None) -> Filters:
     return Filters(
         gpus=tuple(g) if (g := resolve_gpus(ctx, gpu)) else None,
@@ -241,7 +240,7 @@ def pick_resolution(every: str | None, since: datetime | None, until: datetime) 
 
 
 def history_frame(
-    ctx: WebContext,
+    ctx: ReadContext,
     *,
     gpu: str | None = None,
     since: str | None = None,
@@ -296,7 +295,7 @@ def history_json(h: History) -> dict[str, Any]:
 
 
 def trends(
-    ctx: WebContext,
+    ctx: ReadContext,
     *,
     gpu: str | None = None,
     providers: Sequence[str] | None = None,
@@ -347,7 +346,7 @@ def _health(enabled: bool, missing: list[str], status: str | None, last_success:
     return "ok"
 
 
-def providers(ctx: WebContext) -> list[dict[str, Any]]:
+def providers(ctx: ReadContext) -> list[dict[str, Any]]:
     now = utcnow()
     with ctx.session() as s:
         stored = queries.provider_rows(s)
@@ -420,7 +419,7 @@ def run_row(r: ScrapeRun) -> dict[str, Any]:
     }
 
 
-def runs(ctx: WebContext, *, limit: int = 50, providers: Sequence[str] | None = None,
+def runs(ctx: ReadContext, *, limit: int = 50, providers: Sequence[str] | None = None,
          statuses: Sequence[str] | None = None) -> list[dict[str, Any]]:
     st = _split(statuses)
     bad = [x for x in st or () if x not in ("ok", "failed", "skipped", "running")]
@@ -435,21 +434,21 @@ def runs(ctx: WebContext, *, limit: int = 50, providers: Sequence[str] | None = 
 # ``tracker.alerts`` is imported late: the app keeps serving prices if alerting is broken.
 
 
-def alert_rules(ctx: WebContext) -> list[dict[str, Any]]:
+def alert_rules(ctx: ReadContext) -> list[dict[str, Any]]:
     """Every rule with its state and since when (channels redacted); ConfigError for a bad rule."""
     from tracker import alerts
 
     return alerts.rule_states(ctx.engine, ctx.settings)
 
 
-def alert_events(ctx: WebContext, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def alert_events(ctx: ReadContext, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Fired, resolved, test and digest events, newest first, each with its deliveries."""
     from tracker import alerts
 
     return alerts.history(ctx.engine, rule=rule, limit=limit)
 
 
-def alert_deliveries(ctx: WebContext, *, statuses: Sequence[str] | None = None, rule: str | None = None,
+def alert_deliveries(ctx: ReadContext, *, statuses: Sequence[str] | None = None, rule: str | None = None,
                      limit: int = 50) -> dict[str, Any]:
     """The newest outbox rows (redacted, errors scrubbed) and the count of rows per status."""
     from tracker import alerts
@@ -463,7 +462,7 @@ def split_list(values: Sequence[str] | None) -> list[str] | None:
     return _split(values)
 
 
-def backtest(ctx: WebContext, rule: str | None, *, since: str, until: str | None,
+def backtest(ctx: ReadContext, rule: str | None, *, since: str, until: str | None,
              options: dict[str, Any]) -> dict[str, Any]:
     """``tracker.alerts.backtest`` for the API (read-only; bounded by its evaluation limit)."""
     from tracker.alerts.backtest import backtest as run_backtest

@@ -1,4 +1,5 @@
-"""Response models of the JSON API (they are what ``/openapi.json`` documents).
+"""Response models of the read path: what the JSON API answers (and ``/openapi.json`` documents)
+and what the MCP tools return as structured output.
 
 Keys are snake_case and match the CLI's ``--format json`` output where both exist
 (``/api/prices`` = ``gpu-tracker prices --format json``). Times are ISO 8601 in UTC.
