@@ -18,10 +18,12 @@ install: $(BIN)/gpu-tracker
 run: install
 	$(BIN)/gpu-tracker run
 
-## Fill the store from the bundled recordings and show the cheapest H100s (no network).
+## Fill a demo store (demo.db here, never the default live store) from the bundled recordings
+## and show the cheapest H100s (no network). Replayed and live prices never share a store.
+DEMO_DB ?= sqlite:///$(CURDIR)/demo.db
 demo: install
-	$(BIN)/gpu-tracker scrape --replay
-	$(BIN)/gpu-tracker prices --gpu H100 --limit 15
+	$(BIN)/gpu-tracker --db $(DEMO_DB) scrape --replay
+	$(BIN)/gpu-tracker --db $(DEMO_DB) prices --gpu H100 --limit 15
 
 ## The test suite. PostgreSQL tests run when TRACKER_TEST_DATABASE_URL is set, else skip.
 test: install
@@ -41,4 +43,4 @@ bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache demo.db

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, console, emit, err_console, state
+from tracker.cli.common import Format, State, console, emit, err_console, state
 from tracker.cli.options import (
     ColumnsOption,
     FormatOption,
@@ -57,9 +57,13 @@ def scrape(
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     no_alerts: Annotated[bool, typer.Option("--no-alerts", help="Do not evaluate the alert rules after collecting.")] = False,
+    mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise).")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:
     """Collect prices now from every enabled provider (or --provider ones) and store them.
+
+    Replayed and live prices never share a store unless --mix-replay: a replay into a store that
+    holds live prices (or a live scrape into one filled by a replay) is refused with what to do.
 
     Then, as `run` does, the alert rules are evaluated and their messages sent (unless
     --no-alerts or no provider succeeded). Exit code 1 when any provider failed (skipped
@@ -72,6 +76,7 @@ def scrape(
     st = state(ctx)
     engine = st.collector_engine
     use_replay = replay or replay_dir is not None
+    refuse_mixing(st, engine, replay=use_replay, allowed=mix_replay)
     names = list(provider) if provider else None
     if use_replay and not names:
         directory = replay_dir or BUNDLED_RECORDINGS
@@ -102,6 +107,19 @@ def scrape(
         _after_scrape(st.engine, st.settings, results)
     if any(r.status == "failed" for r in results):
         raise typer.Exit(1)
+
+
+def refuse_mixing(st: State, engine: Engine, *, replay: bool, allowed: bool) -> None:
+    """Stop a collection that would put replayed and live prices in one store, unless ``allowed``
+    (``tracker.pipeline.replay.mixing_refusal`` says why it matters)."""
+    if allowed:
+        return
+    from db.engine import mask_url
+    from tracker.pipeline.replay import mixing_refusal
+
+    reason = mixing_refusal(engine, replay=replay, store=mask_url(st.database_url))
+    if reason:
+        raise ConfigError(reason)
 
 
 def _after_scrape(engine: Engine, settings: Settings, results: list[RunResult]) -> None:

@@ -14,7 +14,7 @@ import typer
 
 from tracker import logs
 from tracker.cli import app
-from tracker.cli.collect_cmds import _summary_rows, duration_text
+from tracker.cli.collect_cmds import _summary_rows, duration_text, refuse_mixing
 from tracker.cli.common import Format, console, emit, err_console, state
 from tracker.cli.render import cell, plain_value
 from tracker.errors import ConfigError
@@ -40,6 +40,7 @@ def run(
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     log_format: Annotated[LogFormat, typer.Option("--log-format", help="text, or json (one object per line) for log shippers.")] = LogFormat.text,
+    mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise).")] = False,
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Summary format of --once.")] = OutFormat.table,
 ) -> None:
     """Collect prices on schedule, in the foreground, until SIGINT or SIGTERM.
@@ -47,6 +48,8 @@ def run(
     Each provider runs on its own interval (hourly unless the config says otherwise), and the schedule is kept in the database.
 
     Only one `run` collects per database: a second one waits as a standby and takes over when the first one stops.
+
+    Replayed and live prices never share a store unless --mix-replay (as for `scrape`).
 
     Logs one line per scrape on stderr. SIGINT/SIGTERM stops cleanly (exit 0); a second signal exits at once.
     """
@@ -60,6 +63,7 @@ def run(
     names = list(provider) if provider else None
     plans = plan_providers(settings, names, replay=use_replay, replay_dir=replay_dir)
     engine = st.collector_engine
+    refuse_mixing(st, engine, replay=use_replay, allowed=mix_replay)
     if once:
         try:
             results = run_once(engine, settings, [p.name for p in plans], replay=use_replay, replay_dir=replay_dir)

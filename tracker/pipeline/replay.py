@@ -29,6 +29,11 @@ its price can say it is a replay. A handmade sample has no recording date: it is
 time of the replay and says ``"fixture": "handmade"`` (so is an undated recording, with
 ``"recorded": null``).
 
+A store holds either replayed or live prices, not both: recorded prices are old and would read as
+part of the live history (trends against them, a 30-day change since a recording), so
+``mixing_refusal`` says why a collection of the other kind must not go into a store, and the
+``scrape`` and ``run`` commands refuse it unless told to mix (``--mix-replay``).
+
 ``url`` is matched on scheme, host and path (query ignored unless ``query`` is given); the
 first matching entry wins. A request with no recording gets a 404 whose body says so, which
 ``Http`` turns into a ``FetchError`` naming the URL. ``robots.txt`` is 404 (allow all)
@@ -46,7 +51,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
+from sqlalchemy import select
+from sqlalchemy.engine import Engine
 
+from db.models import ScrapeRun
 from tracker.errors import ConfigError
 
 BUNDLED_RECORDINGS = Path(__file__).parent.parent / "recordings"
@@ -192,3 +200,21 @@ class ReplayTransport(httpx.AsyncBaseTransport):
                 )
         text = f"no recording for {request.method} {_url_key(request.url)}"
         return httpx.Response(404, text=text, request=request)
+
+
+def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
+    """Why a collection (replayed when ``replay``, else live) must not go into this store, or ``None``.
+
+    The store's successful collections say what it holds; a store with none takes either kind.
+    ``store`` names it in the message (a masked URL: no password)."""
+    with engine.connect() as conn:
+        other = conn.execute(
+            select(ScrapeRun.id).where(ScrapeRun.replay.is_(not replay), ScrapeRun.status == "ok").limit(1)
+        ).first()
+    if other is None:
+        return None
+    if replay:
+        return (f"--replay: {store} holds live prices, and replayed recordings (old prices) would be mixed into "
+                "their history; replay into a store of its own (--db sqlite:///replay.db), or add --mix-replay to mix them")
+    return (f"{store} holds prices replayed from recordings, and live prices would be mixed with them; collect into "
+            "another store (--db URL or $GPU_TRACKER_DB), or add --mix-replay to mix them")
