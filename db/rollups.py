@@ -37,6 +37,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
 from db import bulk, columns, labels, open_intervals
+from db import sql as q
 
 HOUR = 3600
 DAY = 86_400
@@ -154,11 +155,20 @@ def expand(df: pd.DataFrame, step: int, lo: int, hi: int, max_rows: int | None =
     return out
 
 
+def expanding(params: dict[str, Any]) -> list[Any]:
+    """A ``bindparam`` declaration for every list parameter (``IN :ids``), as ``db.reader.bind``
+    spreads them on the DB-API path."""
+    return [bindparam(k, expanding=True) for k, v in params.items() if isinstance(v, list)]
+
+
+def statement(sql: str, params: dict[str, Any]) -> Any:
+    """``text(sql)`` of one of ``db.sql``'s statements, its list parameters expanding."""
+    return text(sql).bindparams(*expanding(params))
+
+
 def provider_intervals(conn: Connection) -> dict[int, int]:
     """Collection interval in seconds by provider label id (default one hour)."""
-    rows = conn.execute(text(
-        "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
-    )).all()
+    rows = conn.execute(text(q.PROVIDER_INTERVALS)).all()
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 
 
@@ -170,16 +180,14 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
-#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}``.
-_RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {p}price_per_gpu_hour, {p}first_seen, "
-                    "{last}, {p}ends_at")
-_RAW_SELECT = (f"SELECT {_RAW_COLUMNS_SQL.format(p='', last=open_intervals.last_seen('price_interval'))} "
-               "FROM price_interval")
+#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}`` (``db.sql``).
+_RAW_COLUMNS_SQL = q.RAW_COLUMNS_SQL
+_RAW_SELECT = q.RAW_SELECT
 #: ``_RAW_SELECT`` with the row's own ``last_seen``: for intervals that are no offer's current one
 #: (they never hold ``open_intervals.OPEN``), or whose states were read already.
 _PLAIN_SELECT = f"SELECT {_RAW_COLUMNS_SQL.format(p='', last='last_seen')} FROM price_interval"
 #: "Last seen from ``:since`` on" on ``_RAW_SELECT``'s rows (true values, through the GPU index).
-_SEEN_SINCE = open_intervals.seen_since("price_interval", ":since")
+_SEEN_SINCE = q.RAW_SEEN_SINCE
 #: A provider's intervals in effect from ``:since`` to ``:until``: its current ones through
 #: ``offer_state`` (joined: an open one's true last_seen is its state's, no lookup per row), the
 #: others through the GPU index, where intervals that are some offer's current one are set aside
@@ -198,22 +206,13 @@ def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int |
               provider_ids: Iterable[int] | None, kind_ids: Iterable[int] | None, usd_only: bool) -> list[tuple[Any, ...]]:
     """``RAW_COLUMNS`` tuples of the intervals of ``gpus`` with ``last_seen >= since`` and
     ``first_seen <= until``, through the GPU index."""
-    sql = _RAW_SELECT + " WHERE gpu_id IN :gpus"
-    params: dict[str, object] = {"gpus": gpus or [-1]}
-    binds: list[Any] = [bindparam("gpus", expanding=True)]
-    if since is not None:
-        sql += f" AND {_SEEN_SINCE}"
-        params["since"] = since
-    if until is not None:
-        sql += " AND first_seen <= :until"
-        params["until"] = until
-    sql += _label_terms("provider_id", "providers", provider_ids, params, binds)
-    sql += _label_terms("kind_id", "kinds", kind_ids, params, binds)
+    usd: int | None = None
     if usd_only:
-        usd = labels.lookup(conn, "currency", ["USD"])
-        sql += " AND currency_id = :usd"
-        params["usd"] = usd[0] if usd else -1
-    return fetch_tuples(conn, text(sql).bindparams(*binds), params)
+        found = labels.lookup(conn, "currency", ["USD"])
+        usd = found[0] if found else -1
+    params: dict[str, Any] = {}
+    sql = q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd)
+    return fetch_tuples(conn, statement(sql, params), params)
 
 
 def load_raw(
@@ -525,7 +524,7 @@ HORIZON_KEY = "raw_pruned_before"
 
 def raw_horizon(conn: Connection) -> int:
     """Epoch seconds (a day boundary) before which raw intervals were pruned (0: never)."""
-    value = conn.execute(text("SELECT value FROM store_meta WHERE key = :k"), {"k": HORIZON_KEY}).scalar()
+    value = conn.execute(text(q.STORE_META), {"k": HORIZON_KEY}).scalar()
     return int(value) if value is not None else 0
 
 
@@ -553,15 +552,6 @@ def prune(conn: Connection, before: int) -> int:
     return int(deleted or 0)
 
 
-def _label_terms(column: str, name: str, ids: Iterable[int] | None, params: dict[str, object],
-                 binds: list[Any]) -> str:
-    if ids is None:
-        return ""
-    params[name] = list(ids) or [-1]
-    binds.append(bindparam(name, expanding=True))
-    return f" AND {column} IN :{name}"
-
-
 def read_runs(
     conn: Connection,
     *,
@@ -577,19 +567,15 @@ def read_runs(
     gpus = list(gpu_ids)
     if not gpus:
         return pd.DataFrame(columns=RUN_COLUMNS)
-    params: dict[str, object] = {"gpus": gpus}
-    binds: list[Any] = [bindparam("gpus", expanding=True)]
-    sql = ("SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
-           + _label_terms("provider_id", "providers", provider_ids, params, binds)
-           + _label_terms("kind_id", "kinds", kind_ids, params, binds))
-    series = {i: (g, p, k) for i, g, p, k in conn.execute(text(sql).bindparams(*binds), params).all()}
+    params: dict[str, Any] = {"gpus": gpus}
+    sql = (q.ROLLUP_SERIES + q.label_terms("provider_id", "providers", provider_ids, params)
+           + q.label_terms("kind_id", "kinds", kind_ids, params))
+    series = {i: (g, p, k) for i, g, p, k in conn.execute(statement(sql, params), params).all()}
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return pd.DataFrame(columns=RUN_COLUMNS)
-    rows = fetch_tuples(conn, text(
-        f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} WHERE series_id IN :sids "
-        "AND start >= :a AND start <= :b AND start + hours > :lo").bindparams(bindparam("sids", expanding=True)),
-        {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    run_params = {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo}
+    rows = fetch_tuples(conn, statement(q.ROLLUP_RUNS, run_params), run_params)
     runs = pd.DataFrame(rows, columns=["series_id", "start", "hours", "min", "median", "max", "offers"])
     sid = runs["series_id"].to_numpy(dtype=np.int64)
     start = runs["start"].to_numpy(dtype=np.int64)
@@ -626,14 +612,10 @@ def read(
         out = runs.iloc[idx].reset_index(drop=True)
         out["bucket"] = hour * HOUR
         return out.sort_values(["gpu_id", "bucket", "provider_id", "kind_id"], ignore_index=True)[COLUMNS]
-    params: dict[str, object] = {"gpus": gpus, "lo": lo, "hi": hi}
-    binds: list[Any] = [bindparam("gpus", expanding=True)]
-    sql = (f"SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers FROM {DAY_TABLE} "
-           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-           + _label_terms("provider_id", "providers", provider_ids, params, binds)
-           + _label_terms("kind_id", "kinds", kind_ids, params, binds))
-    return pd.DataFrame(fetch_tuples(conn, text(sql + " ORDER BY gpu_id, bucket, provider_id, kind_id").bindparams(*binds),
-                                     params), columns=COLUMNS)
+    params: dict[str, Any] = {"gpus": gpus, "lo": lo, "hi": hi}
+    sql = (q.ROLLUP_DAYS + q.label_terms("provider_id", "providers", provider_ids, params)
+           + q.label_terms("kind_id", "kinds", kind_ids, params) + " ORDER BY gpu_id, bucket, provider_id, kind_id")
+    return pd.DataFrame(fetch_tuples(conn, statement(sql, params), params), columns=COLUMNS)
 
 
 def provider_lows(
@@ -656,18 +638,15 @@ def provider_lows(
         rows = read(conn, step, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
         return group_lows(*(rows[c].to_numpy(dtype=np.int64) for c in ("gpu_id", "bucket", "provider_id")),
                           rows["min"].to_numpy(dtype=float), rows["offers"].to_numpy(dtype=np.int64))
-    params: dict[str, object] = {"gpus": gpus or [-1], "lo": lo, "hi": hi}
-    binds: list[Any] = [bindparam("gpus", expanding=True)]
-    gpu, bucket, provider, low, offers = columns.read(
-        conn, DAY_LOW_COLUMNS, f"FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-        + _label_terms("provider_id", "providers", provider_ids, params, binds)
-        + _label_terms("kind_id", "kinds", kind_ids, params, binds), params, binds)
+    params: dict[str, Any] = {"gpus": gpus or [-1], "lo": lo, "hi": hi}
+    rest = (q.DAY_ROWS_FROM + q.label_terms("provider_id", "providers", provider_ids, params)
+            + q.label_terms("kind_id", "kinds", kind_ids, params))
+    gpu, bucket, provider, low, offers = columns.read(conn, DAY_LOW_COLUMNS, rest, params, expanding(params))
     return group_lows(gpu, bucket, provider, low, offers)
 
 
 #: What ``provider_lows`` reads of each day roll-up row (``db.columns``).
-DAY_LOW_COLUMNS: list[columns.Column] = [("gpu_id", "int"), ("bucket", "int"), ("provider_id", "int"),
-                                         ("min", "float"), ("offers", "int")]
+DAY_LOW_COLUMNS: list[columns.Column] = q.DAY_LOW_COLUMNS  # type: ignore[assignment]
 
 
 def group_lows(gpu: np.ndarray, bucket: np.ndarray, provider: np.ndarray, low: np.ndarray,

@@ -8,7 +8,7 @@ Nothing is imported here but ``db.open_intervals`` (itself import-free: an inter
 
 from __future__ import annotations
 
-from db.open_intervals import LAST_SEEN, seen_since
+from db.open_intervals import LAST_SEEN, last_seen, seen_since
 
 #: ``{id: name}`` of one label space (``:s``).
 LABEL_NAMES = "SELECT id, name FROM label WHERE space = :s"
@@ -36,3 +36,52 @@ PRICES_AT = (PRICE_SELECT + "i.ends_at, i.provider_id, i.offer_id, o.extra FROM 
 
 #: The catalog as stored.
 GPU_MODELS = "SELECT * FROM gpu_model"
+
+#: ``db.rollups.RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}``.
+RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {p}price_per_gpu_hour, {p}first_seen, "
+                   "{last}, {p}ends_at")
+#: A raw interval as the analysis reads it (the true ``last_seen``), before its ``WHERE``.
+RAW_SELECT = f"SELECT {RAW_COLUMNS_SQL.format(p='', last=last_seen('price_interval'))} FROM price_interval"
+#: "Last seen from ``:since`` on" on ``RAW_SELECT``'s rows (true values, through the GPU index).
+RAW_SEEN_SINCE = seen_since("price_interval", ":since")
+#: The (gpu, provider, kind) series of the hourly runs, before their label terms.
+ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
+#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``.
+ROLLUP_RUNS = ("SELECT series_id, start, hours, min, median, max, offers FROM rollup_hour_run WHERE series_id IN :sids "
+               "AND start >= :a AND start <= :b AND start + hours > :lo")
+#: The day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms.
+DAY_ROWS_FROM = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+#: Day roll-up rows, before their label terms and order.
+ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + DAY_ROWS_FROM
+#: What a provider's day value is made of, per row (one per kind; ``db.rollups.provider_lows``
+#: groups them): the column and whether it holds integers or floats (``db.columns.Column``).
+DAY_LOW_COLUMNS = [("gpu_id", "int"), ("bucket", "int"), ("provider_id", "int"), ("min", "float"), ("offers", "int")]
+
+
+def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:
+    """`` AND column IN :name`` for an id list (``None``: no term; empty: matches nothing)."""
+    if ids is None:
+        return ""
+    params[name] = list(ids) or [-1]  # type: ignore[call-overload]
+    return f" AND {column} IN :{name}"
+
+
+def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
+                  provider_ids: object, kind_ids: object, usd: int | None) -> str:
+    """``RAW_SELECT`` of the intervals of ``gpus`` with ``last_seen >= since`` and ``first_seen <=
+    until`` (either ``None``: unbounded), of the providers and kinds given (``None``: all) and, with
+    ``usd`` (the currency's label id), in USD only; fills ``params``."""
+    sql = RAW_SELECT + " WHERE gpu_id IN :gpus"
+    params["gpus"] = gpus or [-1]
+    if since is not None:
+        sql += f" AND {RAW_SEEN_SINCE}"
+        params["since"] = since
+    if until is not None:
+        sql += " AND first_seen <= :until"
+        params["until"] = until
+    sql += label_terms("provider_id", "providers", provider_ids, params)
+    sql += label_terms("kind_id", "kinds", kind_ids, params)
+    if usd is not None:
+        sql += " AND currency_id = :usd"
+        params["usd"] = usd
+    return sql

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "gpu_tracker.scrapers"
 #: Modules of the package that are infrastructure, not providers.
-NON_PROVIDER_MODULES = frozenset({"base", "http", "registry", "html"})
+NON_PROVIDER_MODULES = frozenset({"base", "http", "registry", "html", "declared"})
 
 
 def builtin_modules() -> list[str]:
@@ -76,8 +76,10 @@ def discover() -> dict[str, type[Scraper]]:
     return dict(sorted(found.items()))
 
 
+@cache
 def _plugins() -> list[tuple[type[Scraper], str]]:
-    """The entry-point scrapers with where each came from."""
+    """The entry-point scrapers with where each came from, read once per process (each read of
+    the entry points scans every installed distribution; ``find`` asks for each unknown name)."""
     out = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         from scrapers.base import Scraper

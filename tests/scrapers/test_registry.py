@@ -132,3 +132,13 @@ def test_an_installed_plugin_package_is_registered(tmp_path: Path) -> None:
     assert out[0:2] == ["Example", "Cloud"]
     assert int(out[2]) == len(registry.discover()) + 1
     assert out[3] == "True", "find() sees plugins too"
+
+
+def test_the_declared_intervals_are_the_scrapers_own() -> None:
+    """``scrapers.declared`` answers for the built-in scrapers without importing them: it must
+    say what the classes say, for every one of them."""
+    from scrapers.declared import DECLARED_INTERVALS
+    from scrapers.registry import _scraper_classes, builtin_modules
+
+    classes = {cls.name: cls.default_interval_s for m in builtin_modules() for cls in _scraper_classes(m)}
+    assert DECLARED_INTERVALS == classes

@@ -17,9 +17,11 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
   intervals only for partial buckets and filters the roll-ups do not carry (``buckets``);
   both give the same answer (a property test on both backends).
 
-* ``frames``     -- loading intervals, the "price at t" rule, the time grid
+* ``grid``       -- resolutions, spans, dates, filters and tolerances: the time grid in plain Python
+* ``frames``     -- loading intervals, the "price at t" rule, the time grid as pandas
 * ``buckets``    -- each provider's value per bucket: roll-ups where they answer, raw intervals elsewhere
 * ``history``    -- min/p25/median across providers and per provider; cost per TFLOP; break-even
+* ``history_rows`` -- the same history as the CLI prints it, in plain Python (no pandas to import)
 * ``trends``     -- change over 24 h/7 d/30 d/90 d, all-time low, good-deal flag, volatility
 * ``tco``        -- electricity, ownership cost, break-even, market rent
 * ``recommend``  -- VRAM estimate, GPUs that fit at market prices, rent-vs-buy advice

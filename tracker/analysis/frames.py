@@ -15,11 +15,7 @@ rate) are left out rather than mixed in.
 from __future__ import annotations
 
 import math
-import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from enum import Enum
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -30,157 +26,39 @@ from sqlalchemy.engine import Connection, Engine
 from db import labels, open_intervals, rollups
 from db.engine import connected
 from db.types import epoch
-from tracker.errors import ConfigError, QueryTooLarge
+from tracker.analysis.grid import (
+    DEFAULT_TOLERANCE,
+    EARLIEST,
+    HOURS_PER_MONTH,
+    LATEST,
+    MAX_BUCKETS,
+    MAX_GRID_ROWS,
+    Filters,
+    Resolution,
+    Tolerance,
+    check_dates,
+    check_range,
+    parse_span,
+    parse_when,
+    scrape_intervals,
+    since_time,
+    tolerance_lookup,
+    too_many_rows,
+)
 from tracker.kinds import DEFAULT_KINDS
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-# DEFAULT_KINDS (from tracker.kinds, and importable from here): kinds analysed unless asked
-# otherwise. Spot (a bid floor that can be taken away) and reserved (a commitment) are
-# opt-in, so a "market minimum" never compares an interruptible bid with an on-demand price.
-DEFAULT_TOLERANCE = timedelta(hours=1)
-HOURS_PER_MONTH = 730.0  # 8,760 / 12
-#: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).
-MAX_GRID_ROWS = 20_000_000
-#: Most time buckets one history grid may have (a year of hours is 8,760; 27 years of days):
-#: a longer grid is refused with ``QueryTooLarge`` (the API answers 422) before any work.
-MAX_BUCKETS = 10_000
-#: Dates a history may ask about (the store holds epoch seconds; pandas ends in 2262).
-EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
-LATEST = datetime(2200, 1, 1, tzinfo=UTC)
-
-Tolerance = timedelta | Mapping[str, timedelta] | Callable[[str], timedelta]
+#: Re-exported from ``grid`` (the pandas-free part), where every analysis module has found them.
+__all__ = ["DEFAULT_KINDS", "DEFAULT_TOLERANCE", "EARLIEST", "HOURS_PER_MONTH", "LATEST", "MAX_BUCKETS", "MAX_GRID_ROWS",
+           "Filters", "Resolution", "Tolerance", "check_dates", "check_range", "parse_span", "parse_when",
+           "scrape_intervals", "since_time", "tolerance_lookup"]
 
 INTERVAL_COLUMNS = [
     "interval_id", "offer_id", "provider", "gpu", "kind", "term_months", "region", "sku", "gpu_count",
     "price", "price_per_hour", "available", "first_seen", "last_seen",
 ]
-
-
-class Resolution(str, Enum):
-    hour = "hour"
-    day = "day"
-    week = "week"
-
-    @property
-    def step(self) -> pd.Timedelta:
-        return {"hour": pd.Timedelta(hours=1), "day": pd.Timedelta(days=1), "week": pd.Timedelta(weeks=1)}[self.value]
-
-    @property
-    def origin(self) -> pd.Timestamp:
-        # Weeks start on Monday 00:00 UTC (1970-01-05 was a Monday); hours and days on the epoch.
-        return pd.Timestamp("1970-01-05" if self is Resolution.week else "1970-01-01", tz="UTC")
-
-    def floor(self, ts: datetime | pd.Timestamp) -> pd.Timestamp:
-        t = pd.Timestamp(ts)
-        return self.origin + ((t - self.origin) // self.step) * self.step
-
-    @classmethod
-    def parse(cls, text: str | Resolution) -> Resolution:
-        """``hour``/``1h``/``h``, ``day``/``1d``/``d``, ``week``/``1w``/``7d``/``w``."""
-        if isinstance(text, Resolution):
-            return text
-        t = text.strip().lower()
-        aliases = {"hour": "hour", "1h": "hour", "h": "hour", "hourly": "hour", "60m": "hour",
-                   "day": "day", "1d": "day", "d": "day", "daily": "day", "24h": "day",
-                   "week": "week", "1w": "week", "w": "week", "7d": "week", "weekly": "week"}
-        if t not in aliases:
-            raise ConfigError(f"--every: {text!r} is not one of hour (1h), day (1d) or week (1w)")
-        return cls(aliases[t])
-
-
-_SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|m|y)?\s*$", re.IGNORECASE)
-_SPAN_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1),
-               "m": timedelta(days=30), "y": timedelta(days=365), None: timedelta(days=1)}
-
-
-def parse_span(text: str) -> timedelta:
-    """``"24h"``, ``"30d"``, ``"2w"``, ``"3m"`` (30-day months), ``"1y"``; a bare number is days."""
-    m = _SPAN.match(text)
-    if not m:
-        raise ConfigError(f"--since: {text!r} is not a span like 24h, 30d, 12w, 3m or 1y")
-    unit = _SPAN_UNITS[m.group(2).lower() if m.group(2) else None]
-    try:
-        return unit * float(m.group(1))
-    except OverflowError:
-        raise ConfigError(f"--since: {text!r} is longer than any history") from None
-
-
-def parse_when(text: str) -> datetime:
-    """An ISO date or date-time; a value without a zone is taken as UTC."""
-    try:
-        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"{text!r} is not an ISO date or date-time (e.g. 2025-06-01 or 2025-06-01T12:00Z)") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def since_time(text: str, now: datetime, error: str) -> datetime:
-    """A span back from ``now`` (``parse_span``) or an ISO date (``parse_when``); ``ConfigError(error)`` if neither."""
-    try:
-        span = parse_span(text)
-    except ConfigError:
-        span = None
-    if span is not None:
-        try:
-            return now - span
-        except OverflowError:
-            raise ConfigError(f"{text!r} reaches back before 1970-01-01, the earliest date a history can hold") from None
-    try:
-        return parse_when(text)
-    except ConfigError:
-        raise ConfigError(error) from None
-
-
-@dataclass(frozen=True, slots=True)
-class Filters:
-    """Which prices an analysis looks at. ``None`` means "no restriction"."""
-
-    gpus: tuple[str, ...] | None = None
-    providers: tuple[str, ...] | None = None
-    regions: tuple[str, ...] | None = None
-    kinds: tuple[str, ...] | None = DEFAULT_KINDS
-
-    @classmethod
-    def of(
-        cls,
-        gpus: Iterable[str] | None = None,
-        providers: Iterable[str] | None = None,
-        regions: Iterable[str] | None = None,
-        kinds: Iterable[str] | None = DEFAULT_KINDS,
-    ) -> Filters:
-        def tup(v: Iterable[str] | None) -> tuple[str, ...] | None:
-            return tuple(v) if v else None
-
-        return cls(tup(gpus), tup(providers), tup(regions), tup(kinds))
-
-
-def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
-    """A provider -> tolerance function from a single value, a mapping or a function."""
-    if tolerance is None:
-        return lambda _p: DEFAULT_TOLERANCE
-    if isinstance(tolerance, timedelta):
-        return lambda _p: tolerance
-    if isinstance(tolerance, Mapping):
-        return lambda p: tolerance.get(p, DEFAULT_TOLERANCE)
-    return tolerance
-
-
-def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
-    """Each provider's scrape interval from the settings (its own ``interval``, else the
-    scraper's default, else ``default_interval``): the tolerance for "price at t"."""
-    from scrapers.registry import find  # one provider's module, not every scraper
-
-    def lookup(provider: str) -> timedelta:
-        if provider in settings.providers:
-            return timedelta(seconds=settings.providers[provider].interval)
-        cls = find(provider)
-        if cls is not None:
-            return timedelta(seconds=getattr(cls, "default_interval_s", settings.default_interval))
-        return timedelta(seconds=settings.default_interval)
-
-    return lookup
 
 
 def load_intervals(
@@ -340,37 +218,11 @@ def expand_to_grid(
                              epoch(pd.Timestamp(until).to_pydatetime()), MAX_GRID_ROWS,
                              first_col="first_seen_s", last_col="last_seen_s")
     except OverflowError as exc:
-        raise QueryTooLarge(
-            f"history: {exc.args[0]:,} offer-buckets is too much to chart at one {resolution.value} "
-            "per point; use a coarser --every (1d, 1w), a shorter --since, or narrower filters"
-        ) from None
+        raise too_many_rows(exc.args[0], resolution) from None
     if out.empty:
         return pd.DataFrame(columns=columns)
     out["time"] = pd.to_datetime(out.pop("bucket"), unit="s", utc=True)
     return out
-
-
-def check_dates(**named: datetime | None) -> None:
-    """``ConfigError`` for a date outside 1970-01-01 .. 2199-12-31 (checked before any
-    conversion, so a year-1 or year-9999 date is one clear line, never an overflow)."""
-    for what, t in named.items():
-        if t is None:
-            continue
-        aware = t if t.tzinfo is not None else t.replace(tzinfo=UTC)
-        if not EARLIEST <= aware < LATEST:
-            raise ConfigError(f"{what}: {t:%Y-%m-%d} is outside the dates a history can hold (1970-01-01 .. 2199-12-31)")
-
-
-def check_range(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> int:
-    """The number of buckets of the grid from ``since`` to ``until``; ``QueryTooLarge`` beyond
-    ``MAX_BUCKETS``."""
-    n = int((resolution.floor(until) - resolution.floor(since)) / resolution.step) + 1
-    if n > MAX_BUCKETS:
-        raise QueryTooLarge(
-            f"history: {n:,} {resolution.value} buckets is more than the {MAX_BUCKETS:,} one history may have; "
-            "use a coarser --every (1d, 1w), a later --since or an earlier --until"
-        )
-    return n
 
 
 def grid(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> pd.DatetimeIndex:

@@ -47,12 +47,13 @@ from tracker.analysis.frames import (
     records,
     utc,
 )
+from tracker.analysis.history_rows import HOW_TO_GET_HISTORY, METRICS, check_metric
+from tracker.analysis.history_rows import unit as _unit
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-METRICS = ("price", "cost-per-tflop", "breakeven-months")
 MARKET_COLUMNS = ["time", "gpu", "min", "p25", "median", "providers", "offers"]
 PROVIDER_COLUMNS = ["time", "gpu", "provider", "value"]
 #: Fixed columns of the wide export (``history --format csv``); any other column is a provider.
@@ -104,17 +105,7 @@ class History:
         return records(self.wide())
 
 
-#: What to do when a history is empty or a single point (CLI notes, charts, API notes).
-HOW_TO_GET_HISTORY = ("collect over time with `gpu-tracker run` (or `gpu-tracker scrape` now and then), "
-                      "or load older prices with `gpu-tracker import FILE`")
-
-
-def _unit(metric: str, basis: str | None) -> str:
-    if metric == "price":
-        return "USD/GPU-h"
-    if metric == "cost-per-tflop":
-        return f"USD/TFLOP-h ({basis})"
-    return "months of 24/7 rent"
+__all__ = ["HOW_TO_GET_HISTORY", "METRICS", "History", "history", "price_history"]
 
 
 def _quantile(v: np.ndarray, starts: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
@@ -293,7 +284,8 @@ def convert_price(
     if metric == "breakeven-months":
         purchase = spec.purchase_price_usd if spec else None
         return purchase / (price * HOURS_PER_MONTH) if purchase and price else None
-    raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
+    check_metric(metric)
+    raise AssertionError(metric)
 
 
 def history(
@@ -309,8 +301,7 @@ def history(
     catalog: specs.Catalog | None = None,
 ) -> History:
     """``price_history`` followed by the metric's transform (``price`` is returned as is)."""
-    if metric not in METRICS:
-        raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
+    check_metric(metric)
     h = price_history(source, filters, since=since, until=until, resolution=resolution, tolerance=tolerance)
     if metric == "cost-per-tflop":
         return cost_per_tflop_history(h, basis, catalog)

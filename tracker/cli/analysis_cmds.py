@@ -53,7 +53,7 @@ _kinds = chosen_kinds
 
 
 def _since(text: str | None, now: datetime) -> datetime | None:
-    from tracker.analysis.frames import since_time
+    from tracker.analysis.grid import since_time
 
     if not text:
         return None
@@ -61,12 +61,13 @@ def _since(text: str | None, now: datetime) -> datetime | None:
 
 
 def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None, region: list[str] | None,
-             st: State | None = None) -> Filters:
-    """The filters of a query; with ``st``, an unknown --provider is an error first."""
-    from tracker.analysis.frames import Filters
+             st: State | None = None, *, read_only: bool = False) -> Filters:
+    """The filters of a query; with ``st``, an unknown --provider is an error first (checked on
+    ``st.reader`` for a command that only reads, else on the engine it goes on to use)."""
+    from tracker.analysis.grid import Filters
 
     if st is not None:
-        check_providers(st.engine, provider)
+        check_providers(st.reader if read_only else st.engine, provider)
     return Filters.of(gpus=resolve_gpu_query(gpu), providers=provider, regions=region, kinds=_kinds(kind))
 
 
@@ -120,21 +121,29 @@ def history(
     data stays empty (gaps are never filled). cost-per-tflop divides by the catalog's TFLOPS
     on --basis; breakeven-months is purchase price / (price x 730 h).
     """
-    from db.types import utcnow
-    from tracker.analysis.frames import Resolution, parse_when, scrape_intervals
-    from tracker.analysis.history import history as run_history
+    from db.times import utcnow
+    from tracker.analysis.grid import Resolution, parse_when, scrape_intervals
+    from tracker.analysis.history_rows import HistoryRows, history_rows
 
     st = state(ctx)
     now = utcnow()
     end = parse_when(until) if until else now
-    h = run_history(st.engine, _filters(gpu, provider, kind, region, st), metric=metric, basis=basis,
-                    since=_since(since, end), until=end, resolution=Resolution.parse(every),
-                    tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
+    reader = st.reader  # the store is opened (and migrated if it must be) before the options are read
+    args: dict[str, Any] = dict(filters=_filters(gpu, provider, kind, region, st, read_only=True), metric=metric, basis=basis,
+                since=_since(since, end), until=end, resolution=Resolution.parse(every),
+                tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
+    # plain Python on the store's own driver (no pandas, no SQLAlchemy); region filters and an
+    # open start take the frame path
+    h = history_rows(reader, **args)
+    if h is None:
+        from tracker.analysis.history import history as run_history
+
+        full = run_history(st.engine, **args)
+        h = HistoryRows(full.metric, full.unit, full.resolution, full.providers, full.rows(), full.notes)
     _notes(h.notes)
-    rows = h.rows()
     table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
              ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
-    emit(rows, fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
+    emit(h.rows, fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
          only=columns)
 
 
@@ -182,7 +191,7 @@ def trends(
 
 def _trend_notes(rows: list[dict[str, Any]]) -> None:
     """Say what is missing when there is no history, or too little for the good-deal flag."""
-    from tracker.analysis.history import HOW_TO_GET_HISTORY
+    from tracker.analysis.history_rows import HOW_TO_GET_HISTORY
     from tracker.analysis.trends import MIN_HISTORY_DAYS
 
     if not rows:

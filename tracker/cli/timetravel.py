@@ -18,7 +18,7 @@ AtOption = Annotated[str | None, typer.Option(
 def parse_at(text: str | None) -> datetime | None:
     if not text:
         return None
-    from tracker.analysis.frames import parse_when  # late: pandas
+    from tracker.analysis.grid import parse_when
 
     return parse_when(text)
 

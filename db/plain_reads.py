@@ -1,0 +1,88 @@
+"""Roll-up and raw-interval reads as plain tuples over a ``db.reader.Reader``: the same
+statements (``db.sql``) as ``db.rollups``' frames and arrays, without pandas or numpy, for
+the CLI's ``history`` (``tracker.analysis.history_rows``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from db import sql as q
+from db.reader import Reader
+from db.spans import HOUR
+
+#: ``db.rollups.MAX_RUN`` and ``HORIZON_KEY`` (a test keeps them equal).
+MAX_RUN = 120
+HORIZON_KEY = "raw_pruned_before"
+
+
+class Labels:
+    """The label table read once: names by id and ids by (space, name)."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.by_space: dict[str, dict[int, str]] = {}
+        for i, space, name in reader.rows(q.ALL_LABELS):
+            self.by_space.setdefault(space, {})[int(i)] = name
+
+    def names(self, space: str) -> dict[int, str]:
+        return dict(self.by_space.get(space, {}))
+
+    def lookup(self, space: str, values: Iterable[str]) -> list[int]:
+        """Ids of the stored names of ``space`` among ``values`` (``db.labels.lookup``)."""
+        inverse = {n: i for i, n in self.by_space.get(space, {}).items()}
+        return [inverse[v] for v in values if v in inverse]
+
+
+def raw_horizon(reader: Reader) -> int:
+    """``db.rollups.raw_horizon``."""
+    value = reader.scalar(q.STORE_META, {"k": HORIZON_KEY})
+    return int(value) if value is not None else 0
+
+
+def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | None, provider_ids: list[int] | None,
+             kind_ids: list[int] | None, usd: int | None) -> list[tuple[Any, ...]]:
+    """``db.rollups.RAW_COLUMNS`` tuples (``db.sql.raw_intervals``)."""
+    params: dict[str, Any] = {}
+    return reader.rows(q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd), params)
+
+
+def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
+                  provider_ids: list[int] | None = None,
+                  kind_ids: list[int] | None = None) -> list[tuple[int, int, int, float, int]]:
+    """``db.rollups.provider_lows`` as sorted tuples (gpu id, bucket start, provider id, lowest
+    price, offers) of buckets starting in ``[lo, hi]``: the same day rows (one per kind) and
+    hours expanded from their runs, grouped here."""
+    lows: dict[tuple[int, int, int], list[Any]] = {}
+
+    def add(g: int, b: int, p: int, low: float, offers: int) -> None:
+        have = lows.get((g, b, p))
+        if have is None:
+            lows[(g, b, p)] = [low, offers]
+        else:
+            have[0] = min(have[0], low)
+            have[1] += offers
+
+    if step != HOUR:
+        params: dict[str, Any] = {"gpus": gpu_ids or [-1], "lo": lo, "hi": hi}
+        sql = (f"SELECT {', '.join(expr for expr, _ in q.DAY_LOW_COLUMNS)} {q.DAY_ROWS_FROM}"
+               + q.label_terms("provider_id", "providers", provider_ids, params)
+               + q.label_terms("kind_id", "kinds", kind_ids, params))
+        for g, b, p, low, offers in reader.rows(sql, params):
+            add(int(g), int(b), int(p), float(low), int(offers))
+        return [(g, b, p, v, n) for (g, b, p), (v, n) in sorted(lows.items())]
+    if not gpu_ids:
+        return []
+    params = {"gpus": gpu_ids}
+    sql = (q.ROLLUP_SERIES + q.label_terms("provider_id", "providers", provider_ids, params)
+           + q.label_terms("kind_id", "kinds", kind_ids, params))
+    series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(sql, params)}
+    h_lo, h_hi = -(-lo // HOUR), hi // HOUR
+    if not series or h_hi < h_lo:
+        return []
+    runs = reader.rows(q.ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    for sid, start, hours, mn, _md, _mx, offers in runs:
+        g, p = series[int(sid)]
+        for h in range(max(int(start), h_lo), min(int(start) + int(hours) - 1, h_hi) + 1):
+            add(g, h * HOUR, p, float(mn), int(offers))
+    return [(g, b, p, v, n) for (g, b, p), (v, n) in sorted(lows.items())]
