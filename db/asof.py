@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from db import sql as q
 from db.reader import Reader, reader_of, utc_datetime
+from db.spans import DEFAULT_INTERVAL_S, hold_end
 from db.times import epoch, from_epoch, utcnow
 
 if TYPE_CHECKING:
@@ -41,8 +42,6 @@ if TYPE_CHECKING:
 STALE_AFTER_INTERVALS = 3
 #: Collection intervals are at most a week: the SQL bound before the exact filter.
 _MAX_HOLD_S = 7 * 86_400
-#: ``db.rollups.DEFAULT_INTERVAL_S`` (a test keeps them equal).
-DEFAULT_INTERVAL_S = 3600
 #: The columns of a price row, in the order both queries select them.
 PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
               "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
@@ -173,10 +172,7 @@ def prices_at(
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
         last_seen, ends_at, pid, offer_id = int(r[14]), r[16], int(r[17]), int(r[18])
-        end = last_seen + intervals.get(pid, DEFAULT_INTERVAL_S)  # db.rollups.hold_end, one row
-        if ends_at is not None:
-            end = max(min(end, int(ends_at)), last_seen + 1)
-        if t >= end:
+        if t >= hold_end(last_seen, ends_at, intervals.get(pid, DEFAULT_INTERVAL_S)):
             continue
         have = newest.get(offer_id)
         if have is None or int(r[15]) > int(have[15]):

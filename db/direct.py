@@ -22,9 +22,16 @@ from db import sql as q
 from db.heads import VERSION_SQL, at_head
 from db.reader import Reader
 
-#: ``db.engine.SQLITE_BUSY_TIMEOUT_MS``, ``PG_CONNECT_TIMEOUT_S`` and ``PG_NO_JIT`` (a test keeps them equal).
+#: How long a SQLite reader waits for a writer's lock (``db.engine`` opens its connections with it too).
 SQLITE_BUSY_TIMEOUT_S = 30.0
+#: PostgreSQL: give up connecting after this many seconds (an unreachable host is an error, not a
+#: hang; ``db.engine`` too).
 PG_CONNECT_TIMEOUT_S = 10
+#: Run every PostgreSQL session without JIT compilation (``db.engine``'s and this path's). It pays
+#: off for queries that run for seconds; the tracker's run for milliseconds through indexes, but
+#: the planner's cost of a read of the intervals in effect at a past time (an ``offer_state``
+#: lookup per open interval, over an index range it sizes generously) passed ``jit_above_cost``
+#: and compiling took a second of a ``trends`` whose statements take tens of milliseconds.
 PG_NO_JIT = "SET jit = off"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 

@@ -17,20 +17,20 @@ from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Connection, Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
+from db.direct import PG_CONNECT_TIMEOUT_S, PG_NO_JIT, SQLITE_BUSY_TIMEOUT_S
 from db.location import APP_NAME, DB_ENV, default_data_dir, default_database_url
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
     from sqlmodel import Session
 
-SQLITE_BUSY_TIMEOUT_MS = 30_000
-__all__ = ["APP_NAME", "DB_ENV", "default_data_dir", "default_database_url", "make_engine", "session_scope"]
+SQLITE_BUSY_TIMEOUT_MS = int(SQLITE_BUSY_TIMEOUT_S * 1000)
+__all__ = ["APP_NAME", "DB_ENV", "PG_CONNECT_TIMEOUT_S", "PG_NO_JIT", "default_data_dir", "default_database_url", "make_engine",
+           "session_scope"]
 
 
 #: Engines opened on a SQLite file this process may not write carry this execution option.
 READ_ONLY_OPTION = "tracker_read_only"
-#: PostgreSQL: give up connecting after this many seconds (an unreachable host is an error, not a hang).
-PG_CONNECT_TIMEOUT_S = 10
 
 
 def is_read_only(engine: Engine) -> bool:
@@ -110,14 +110,6 @@ def _enable_wal(cur: Any, attempts: int = 50) -> None:
             if "locked" not in str(exc) or attempt == attempts - 1:
                 raise
             time.sleep(0.05 + 0.01 * attempt)
-
-
-#: Run every PostgreSQL session without JIT compilation. It pays off for queries that run for
-#: seconds; the tracker's run for milliseconds through indexes, but the planner's cost of a read
-#: of the intervals in effect at a past time (an ``offer_state`` lookup per open interval, over an
-#: index range it sizes generously) passed ``jit_above_cost`` and compiling took a second of a
-#: ``trends`` whose statements take tens of milliseconds.
-PG_NO_JIT = "SET jit = off"
 
 
 def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: Any) -> Engine:

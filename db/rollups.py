@@ -38,10 +38,9 @@ from sqlalchemy.engine import Connection
 
 from db import bulk, columns, labels, open_intervals
 from db import sql as q
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, origin  # noqa: F401 - WEEK: callers read the steps here
 
-HOUR = 3600
-DAY = 86_400
-WEEK = 7 * DAY
+
 #: The roll-up steps.
 STEPS = (HOUR, DAY)
 DAY_TABLE = "rollup_day"
@@ -49,11 +48,9 @@ RUN_TABLE = "rollup_hour_run"
 #: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
 #: many hours before it (one byte in SQLite).
 MAX_RUN = 120
-#: Collection interval assumed for a provider that never recorded one.
-DEFAULT_INTERVAL_S = 3600
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
-_NEVER = np.iinfo(np.int64).max // 4
+_NEVER = NEVER
 
 COLUMNS = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
 RUN_COLUMNS = ["gpu_id", "provider_id", "kind_id", "first", "last", "min", "median", "max", "offers"]
@@ -71,11 +68,6 @@ def fetch_tuples(conn: Connection, statement: Any, params: dict[str, Any] | None
         return list(result.cursor.fetchall()) if result.cursor is not None else []
     finally:
         result.close()
-
-
-def origin(step: int) -> int:
-    """Buckets start at the epoch; weeks on Monday 1970-01-05."""
-    return 4 * DAY if step == WEEK else 0
 
 
 def floor(t: int, step: int) -> int:

@@ -1,6 +1,8 @@
 """The bucket rule of ``db.rollups`` (``hold_end``, ``span_indices``) for one interval at a time,
 in plain Python: for readers that start without numpy (the CLI's ``history``,
-``tracker.analysis.history_rows``). A property test holds the two forms equal.
+``tracker.analysis.history_rows``, and ``db.asof``'s price at a moment). A property test holds the
+two forms equal. The bucket steps, their origin and the default collection interval are defined
+here once, and ``db.rollups`` takes them from here.
 """
 
 from __future__ import annotations
@@ -8,7 +10,9 @@ from __future__ import annotations
 HOUR = 3600
 DAY = 86_400
 WEEK = 7 * DAY
-#: ``db.rollups._NEVER``: "no such time" where an integer is needed.
+#: Collection interval assumed for a provider that never recorded one.
+DEFAULT_INTERVAL_S = 3600
+#: "No such time" where an integer is needed (a quarter of the int64 range: sums stay in range).
 NEVER = (2**63 - 1) // 4
 
 

@@ -23,7 +23,7 @@ from typing import Any
 from db.asof import provider_intervals
 from db.plain_reads import Labels, provider_lows, raw_horizon, raw_rows
 from db.reader import Reader
-from db.spans import DAY, HOUR, hold_end, origin, span
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, hold_end, origin, span
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis import specs
 from tracker.analysis.grid import (
@@ -44,8 +44,6 @@ METRICS = ("price", "cost-per-tflop", "breakeven-months")
 #: What to do when a history is empty or a single point (CLI notes, charts, API notes).
 HOW_TO_GET_HISTORY = ("collect over time with `gpu-tracker run` (or `gpu-tracker scrape` now and then), "
                       "or load older prices with `gpu-tracker import FILE`")
-#: ``db.rollups.DEFAULT_INTERVAL_S`` (a test keeps them equal).
-DEFAULT_INTERVAL_S = 3600
 _ROLLUP_STEPS = {Resolution.hour: HOUR, Resolution.day: DAY}
 #: One provider's value in one bucket: (bucket start, gpu id, provider id, lowest price, offers).
 Bucket = tuple[int, int, int, float, int]
