@@ -6,7 +6,9 @@ labelled so (provider names, SKUs, ``gpu_raw``); it exists only for benchmarks.
 
 The history is written the way the store would have written it hour by hour, but vectorised:
 offers through the ``offer`` table, one ``price_interval`` row per run of an unchanged price
-(``ends_at`` at the next hourly attempt), ``offer_state`` pointing at each offer's newest
+(``ends_at`` at the next hourly attempt), in the order the store opens them (by the hour the run
+starts, so row ids and the table's pages follow time as in a store that collected the year: the
+intervals a collection reads are the recent ones, near the table's end, not one per page of it), ``offer_state`` pointing at each offer's newest
 interval (still open: its row holds ``db.open_intervals.OPEN`` and the one observation it was opened
 with, its state the true ``last_seen`` and count, as the store leaves it), then ``db.rollups.rebuild`` (the same code the ``rollups rebuild`` command runs)
 fills the hourly and daily roll-ups. Replaying 131,400 collections through the store instead
@@ -47,6 +49,8 @@ GPUS = ("H100-SXM", "H100-PCIe", "H100-NVL", "A100-SXM-80GB", "A100-PCIe-40GB", 
 BASE_PRICE = {"H100-SXM": 2.8, "H100-PCIe": 2.3, "H100-NVL": 2.6, "A100-SXM-80GB": 1.7, "A100-PCIe-40GB": 1.2,
               "H200": 3.6, "L40S": 1.0, "L4": 0.5, "RTX-4090": 0.45, "A10G": 0.8, "MI300X": 2.5, "RTX-A6000": 0.6}
 SCHEMA_VERSION = "0007"
+#: How the rows are laid out (a changed layout is a different cached file).
+LAYOUT = "time-ordered"
 
 
 @dataclass(frozen=True)
@@ -59,7 +63,7 @@ class Shape:
 
     @property
     def key(self) -> str:
-        raw = f"{self.days}-{self.offers}-{self.providers}-{self.change}-{self.seed}-{SCHEMA_VERSION}"
+        raw = f"{self.days}-{self.offers}-{self.providers}-{self.change}-{self.seed}-{SCHEMA_VERSION}-{LAYOUT}"
         return hashlib.sha1(raw.encode()).hexdigest()[:10]
 
     @property
@@ -85,7 +89,8 @@ def offer_rows(shape: Shape, rng: np.random.Generator) -> list[dict[str, object]
 
 
 def intervals(shape: Shape, base: np.ndarray, rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """Interval columns (offer index, start and end hour, price per hour) of the random walk."""
+    """Interval columns (offer index, start and end hour, price per hour) of the random walk, in
+    the order a store opens them: by start hour, then offer."""
     hours = shape.days * 24
     change = rng.random((shape.offers, hours)) < shape.change
     change[:, 0] = True
@@ -102,7 +107,8 @@ def intervals(shape: Shape, base: np.ndarray, rng: np.random.Generator) -> dict[
     first = np.flatnonzero(start == 0)
     walk -= np.repeat(walk[first], np.diff(np.append(first, n)))
     price = np.round(base[offer_idx] * np.exp(walk), 4)
-    return {"offer": offer_idx, "start": start, "end": end, "price": price}
+    opened = np.lexsort((offer_idx, start))
+    return {"offer": offer_idx[opened], "start": start[opened], "end": end[opened], "price": price[opened]}
 
 
 def _insert(engine: Engine, table: str, columns: list[str], rows: list[tuple]) -> None:  # type: ignore[type-arg]
@@ -206,6 +212,25 @@ def fresh_postgres(url: str) -> None:
     with engine.begin() as conn:
         conn.execute(text("DROP SCHEMA public CASCADE"))
         conn.execute(text("CREATE SCHEMA public"))
+    engine.dispose()
+
+
+def in_schema(url: str, schema: str) -> str:
+    """``url`` with every connection's search path set to ``schema`` (created empty, replacing
+    any earlier one): two PostgreSQL stores side by side in the bench's one database."""
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine.dispose()
+    return f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+
+
+def drop_schemas(url: str, *schemas: str) -> None:
+    engine = make_engine(url)
+    with engine.begin() as conn:
+        for schema in schemas:
+            conn.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
     engine.dispose()
 
 
