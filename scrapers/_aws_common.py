@@ -23,10 +23,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Final
 
 from tracker.catalog.instance_types import instance_gpu
-from tracker.errors import ParseError
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +112,3 @@ def gpu_of(instance_type: str) -> tuple[str, float] | None:
 def split_regions(value: str) -> list[str]:
     return [r for r in re.split(r"[\s,]+", value) if r]
 
-
-def usd(value: Any, where: str) -> float:
-    """A price string such as ``"55.0400000000"`` as a float, or ParseError naming the field."""
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise ParseError(f"{where} should be a price string, got {type(value).__name__}")
-    try:
-        return float(str(value).strip())
-    except ValueError:
-        raise ParseError(f"{where} is not a number: {value!r}") from None

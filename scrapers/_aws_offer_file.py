@@ -17,7 +17,9 @@ Two streaming passes per file, because the two sections are far apart:
    attribute is a positive count. Trainium/Inferentia and other non-GPU accelerators are skipped
    even though their ``gpu`` attribute counts chips (see ``scrapers._aws_common``).
 2. ``terms.OnDemand[<sku>][<sku>.<offerTermCode>].priceDimensions[*].pricePerUnit.USD`` with
-   ``unit`` "Hrs": the hourly price of the whole instance.
+   ``unit`` "Hrs": the hourly price of the whole instance. One SKU's price missing, empty, no
+   number or negative quarantines that offer with the field's path named; the others are kept
+   (every offer so: a ``ParseError`` naming the field).
 
 Extracted: ``instanceType`` (our ``sku`` and ``gpu_raw``; the payload names no GPU model),
 ``regionCode``, ``vcpu``, ``memory`` ("1152 GiB"), the AWS product SKU code (``extra``). GPU model
@@ -31,13 +33,14 @@ import re
 import weakref
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO, Final
 
 import ijson
 
 from scrapers._aws_common import country_of, gpu_of, is_not_gpu
-from scrapers.base import ParseError, ScrapedOffer, positive
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer, positive, read_price
 
 OFFER_URL: Final = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
 _MEMORY = re.compile(r"^\s*([\d.,]+)\s*(GiB|GB)\s*$", re.IGNORECASE)
@@ -174,7 +177,7 @@ def _parse_file(path: Path, where: str, provider: str) -> list[ScrapedOffer]:
             # Two products for one instance type passed the filters: keep the cheaper, say so.
             keep, other = (offer, old) if _cheaper(offer, old) else (old, offer)
             extra = {**keep.extra, "other_aws_skus": [*keep.extra.get("other_aws_skus", []), other.extra["aws_sku"]]}
-            if other.price_per_hour is not None:
+            if other.price_per_hour is not None and not other.extra.get(UNREADABLE_PRICE):
                 extra["other_prices"] = sorted({*keep.extra.get("other_prices", []), other.price_per_hour})
             offer = replace(keep, extra=extra)
         by_type[offer.sku] = offer
@@ -182,15 +185,18 @@ def _parse_file(path: Path, where: str, provider: str) -> list[ScrapedOffer]:
 
 
 def _cheaper(a: ScrapedOffer, b: ScrapedOffer) -> bool:
+    """Whether ``a`` is kept over ``b``: the lower price (a readable price over an unreadable one)."""
+    if bool(a.extra.get(UNREADABLE_PRICE)) != bool(b.extra.get(UNREADABLE_PRICE)):
+        return not a.extra.get(UNREADABLE_PRICE)
     if a.price_per_hour is None or b.price_per_hour is None:
         return b.price_per_hour is None and a.price_per_hour is not None
     return a.price_per_hour < b.price_per_hour
 
 
-def _priced(price: tuple[float | None, list[float]] | None) -> bool:
+def _priced(price: Price | None) -> bool:
     # A product with an OnDemand term priced at 0 is "not sold here"; no term at all is kept
-    # as listed-without-price so it is not dropped silently.
-    return price is None or price[0] is None or price[0] > 0
+    # as listed-without-price so it is not dropped silently, an unreadable price for quarantine.
+    return price is None or price[0] is None or price[0] > 0 or bool(price[2])
 
 
 def _check_header(fh: BinaryIO, where: str) -> None:
@@ -251,40 +257,55 @@ def _gpu_products(fh: BinaryIO, where: str) -> dict[str, dict[str, Any]]:
     return kept
 
 
-def _on_demand_prices(fh: BinaryIO, products: Mapping[str, Any], where: str) -> dict[str, tuple[float | None, list[float]]]:
-    """Pass 2: (hourly USD price, other prices) for the kept SKUs from ``terms.OnDemand``."""
-    prices: dict[str, tuple[float | None, list[float]]] = {}
+#: (hourly USD price, other prices, extra): ``extra`` is ``{UNREADABLE_PRICE: reason}`` when a price
+#: of the SKU cannot be read (the offer is then quarantined with the field named).
+Price = tuple[float | None, list[float], dict[str, str]]
+
+
+def _on_demand_prices(fh: BinaryIO, products: Mapping[str, Any], where: str) -> dict[str, Price]:
+    """Pass 2: (hourly USD price, other prices, extra) for the kept SKUs from ``terms.OnDemand``.
+
+    A term or price dimension gone or retyped is a ``ParseError`` (the file changed); one SKU's
+    ``pricePerUnit.USD`` missing, empty, no number or negative leaves that SKU's offer to be
+    quarantined with the field's path named, the others are kept."""
+    prices: dict[str, Price] = {}
     for sku, terms in ijson.kvitems(fh, "terms.OnDemand"):
         if sku not in products:
             continue
         if not isinstance(terms, dict):
             raise ParseError(f"{where}: terms.OnDemand.{sku} should be an object")
         found: list[float] = []
-        for term in terms.values():
+        bad: tuple[float | None, dict[str, str]] | None = None
+        for term_code, term in terms.items():
             dims = term.get("priceDimensions") if isinstance(term, dict) else None
             if not isinstance(dims, dict):
                 raise ParseError(f"{where}: terms.OnDemand.{sku} has no priceDimensions")
-            for dim in dims.values():
+            for rate_code, dim in dims.items():
                 per_unit = dim.get("pricePerUnit") if isinstance(dim, dict) else None
-                if not isinstance(per_unit, dict) or not per_unit:
+                if not isinstance(per_unit, dict):  # empty: the price is missing (read_price says so)
                     raise ParseError(f"{where}: terms.OnDemand.{sku} priceDimension has no pricePerUnit")
                 if dim.get("unit") not in ("Hrs", "Hours", "Hour", "hrs"):
                     continue
-                value = per_unit.get("USD")
-                try:
-                    found.append(float(value))
-                except (TypeError, ValueError):
-                    raise ParseError(f"{where}: terms.OnDemand.{sku} has a non-numeric USD price {value!r}") from None
-        if not found:
-            prices[sku] = (None, [])
-            continue
-        best = min(found)
-        prices[sku] = (best, sorted({p for p in found if p != best}))
+                if isinstance(per_unit.get("USD"), Decimal):  # ijson reads JSON numbers as Decimal
+                    per_unit = {**per_unit, "USD": str(per_unit["USD"])}
+                at = f"terms.OnDemand[{sku!r}][{term_code!r}].priceDimensions[{rate_code!r}].pricePerUnit"
+                price, reason = read_price(per_unit, "USD", at=at, required=True)
+                if reason:
+                    bad = bad or (price, reason)
+                elif price is not None:
+                    found.append(price)
+        if bad is not None:
+            prices[sku] = (bad[0], [], bad[1])
+        elif not found:
+            prices[sku] = (None, [], {})
+        else:
+            best = min(found)
+            prices[sku] = (best, sorted({p for p in found if p != best}), {})
     return prices
 
 
-def _offer(sku: str, product: Mapping[str, Any], price: tuple[float | None, list[float]] | None, provider: str) -> ScrapedOffer:
-    extra: dict[str, Any] = {"aws_sku": sku, "source": "offer-file"}
+def _offer(sku: str, product: Mapping[str, Any], price: Price | None, provider: str) -> ScrapedOffer:
+    extra: dict[str, Any] = {"aws_sku": sku, "source": "offer-file", **(price[2] if price else {})}
     for key, name in (("storage", "storage"), ("networkPerformance", "network")):
         if product.get(key):
             extra[name] = product[key]

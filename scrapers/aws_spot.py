@@ -22,7 +22,8 @@ object in ``callback(...);``, so ``fetch`` returns the body as text and ``parse`
 without that wrapper (or an already decoded object).
 
 The Linux column is the price of the whole instance per hour in USD; "N/A*" means not offered
-there (its footnote). A size can be listed twice in a region (seen for g6 and gr6 sizes), the
+there (its footnote). A size whose Linux ``prices.USD`` is missing, empty, no number or negative
+is quarantined with that field's path named; the other sizes are kept. A size can be listed twice in a region (seen for g6 and gr6 sizes), the
 same price both times; differing duplicates keep the lower and note the other. ``type`` groups
 are not trusted to mean GPU (``gpuCurrentGen`` also holds Trainium and Inferentia): a size is a
 GPU offer when the catalog's instance-type table maps it; Trainium and Inferentia are skipped
@@ -38,8 +39,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 
-from scrapers._aws_common import REGION_CODE, REGIONS_ENV, country_of, gpu_of, split_regions, usd
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
+from scrapers._aws_common import REGION_CODE, REGIONS_ENV, country_of, gpu_of, split_regions
+from scrapers.base import UNREADABLE_PRICE, Http, ParseError, ScrapedOffer, Scraper, field_path, read_price
 from tracker.errors import ConfigError
 
 SPOT_URL: Final = "https://website.spot.ec2.aws.a2z.com/spot.json"
@@ -78,7 +79,7 @@ class AwsSpotScraper(Scraper):
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         offers: dict[tuple[str, str], ScrapedOffer] = {}
         seen_regions = 0
-        for region, size, price in spot_prices(raw, self.name):
+        for region, size, price, bad in spot_prices(raw, self.name):
             if self.regions and region not in self.regions:
                 continue
             seen_regions += 1
@@ -87,26 +88,35 @@ class AwsSpotScraper(Scraper):
                 continue
             offer = self.offer(
                 sku=size, region=region, country=country_of(region), gpu_raw=size, gpu=gpu[0], gpu_count=gpu[1],
-                price_per_hour=price, currency="USD", kind="spot", extra={"source": "spot.json"},
+                price_per_hour=price, currency="USD", kind="spot", extra={"source": "spot.json", **bad},
             )
             old = offers.get((size, region))
-            if old is not None and old.price_per_hour != price:
-                keep, other = (offer, old) if price < (old.price_per_hour or 0) else (old, offer)
-                offer = replace(keep, extra={**keep.extra, "other_prices": sorted({*keep.extra.get("other_prices", []), other.price_per_hour})})
-            elif old is not None:
-                offer = old
-            offers[(size, region)] = offer
+            offers[(size, region)] = offer if old is None else _one_of(old, offer)
         if not offers:
             where = f"{seen_regions} priced size(s)" + (f" in {sorted(self.regions)}" if self.regions else "")
             raise ParseError(f"{self.name}: no Linux GPU spot prices among {where} of {SPOT_URL}")
         return list(offers.values())
 
 
-def spot_prices(raw: Any, provider: str = "aws_spot") -> list[tuple[str, str, float]]:
-    """Every (region, instance type, Linux USD per hour) of the feed; sizes not offered are left out.
+def _one_of(a: ScrapedOffer, b: ScrapedOffer) -> ScrapedOffer:
+    """A size listed twice in a region: the same price is one offer; differing prices keep the
+    lower and note the other; an unreadable price gives way to a readable one."""
+    if bool(a.extra.get(UNREADABLE_PRICE)) != bool(b.extra.get(UNREADABLE_PRICE)):
+        return b if a.extra.get(UNREADABLE_PRICE) else a
+    if a.price_per_hour == b.price_per_hour or a.price_per_hour is None or b.price_per_hour is None:
+        return a
+    keep, other = (b, a) if b.price_per_hour < a.price_per_hour else (a, b)
+    return replace(keep, extra={**keep.extra, "other_prices": sorted({*keep.extra.get("other_prices", []), other.price_per_hour})})
 
-    Checks the envelope (hourly rate, USD, a linux column) and every field it reads, raising
-    ``ParseError`` naming the provider and the field.
+
+def spot_prices(raw: Any, provider: str = "aws_spot") -> list[tuple[str, str, float | None, dict[str, str]]]:
+    """Every (region, instance type, Linux USD per hour, extra) of the feed; sizes not offered are
+    left out.
+
+    Checks the envelope (hourly rate, USD, a linux column) and every container it reads, raising
+    ``ParseError`` naming the provider and the field. One size's price that is missing, no number
+    or negative is ``(None or the negative price, {UNREADABLE_PRICE: reason naming its path})``, so
+    that size alone is quarantined.
     """
     where = f"{provider}: spot.json"
     raw = _decode(raw, where)
@@ -124,7 +134,7 @@ def spot_prices(raw: Any, provider: str = "aws_spot") -> list[tuple[str, str, fl
     regions = config.get("regions")
     if not isinstance(regions, list) or not regions:
         raise ParseError(f"{where}: config.regions should be a non-empty list")
-    out: list[tuple[str, str, float]] = []
+    out: list[tuple[str, str, float | None, dict[str, str]]] = []
     for i, entry in enumerate(regions):
         here = f"{where}: config.regions[{i}]"
         if not isinstance(entry, Mapping):
@@ -145,9 +155,10 @@ def spot_prices(raw: Any, provider: str = "aws_spot") -> list[tuple[str, str, fl
                 size = item.get("size") if isinstance(item, Mapping) else None
                 if not isinstance(size, str) or not size:
                     raise ParseError(f"{field}.size is missing")
-                price = _linux_price(item, f"{here}: {size}")
-                if price is not None:
-                    out.append((region, size, price))
+                at = field_path("config", "regions", i, "instanceTypes", g, "sizes", s)
+                price, bad = _linux_price(item, f"{here}: {size}", at)
+                if price is not None or bad:
+                    out.append((region, size, price, bad))
     return out
 
 
@@ -164,17 +175,18 @@ def _decode(raw: Any, where: str) -> Any:
         raise ParseError(f"{where} is not JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
 
 
-def _linux_price(item: Mapping[str, Any], where: str) -> float | None:
+def _linux_price(item: Mapping[str, Any], where: str, at: str) -> tuple[float | None, dict[str, str]]:
+    """The size's Linux price as ``read_price`` gives it (``(None, {})``: not offered there)."""
     columns = item.get("valueColumns")
     if not isinstance(columns, list):
         raise ParseError(f"{where}: valueColumns should be a list")
-    linux = [c for c in columns if isinstance(c, Mapping) and c.get("name") == "linux"]
+    linux = [k for k, c in enumerate(columns) if isinstance(c, Mapping) and c.get("name") == "linux"]
     if len(linux) != 1:
         raise ParseError(f"{where}: valueColumns has {len(linux)} 'linux' entries, expected 1")
-    prices = linux[0].get("prices")
-    if not isinstance(prices, Mapping) or "USD" not in prices:
-        raise ParseError(f"{where}: linux prices.USD is missing")
-    value = prices["USD"]
+    prices = columns[linux[0]].get("prices")
+    if not isinstance(prices, Mapping):
+        raise ParseError(f"{where}: linux prices should be an object")
+    value = prices.get("USD")
     if isinstance(value, str) and value.strip() in NOT_OFFERED:
-        return None
-    return usd(value, f"{where}: linux prices.USD")
+        return None, {}
+    return read_price(prices, "USD", at=field_path(at, "valueColumns", linux[0], "prices"), required=True)

@@ -54,6 +54,7 @@ __all__ = [
     "require_number",
     "shape_error",
     "shown",
+    "unreadable",
 ]
 
 
@@ -243,6 +244,16 @@ def _walk(node: Any, path: tuple[str | int, ...]) -> Any:
     return node
 
 
+def unreadable(what: str, where: str, value: Any = _ABSENT, why: str = "not a number") -> dict[str, str]:
+    """``{UNREADABLE_PRICE: reason}``: what leaves one offer for quarantine, the reason naming its
+    ``what`` field ("price", "GPU count") at ``where`` (a payload path, or a page's column and row)
+    and the value seen in it (none: the field is missing). Every parser words it so, whether it
+    reads JSON or a printed page, so a quarantine row always says which field of which offer."""
+    if value is _ABSENT:
+        return {UNREADABLE_PRICE: f"{what} field {where} is missing"}
+    return {UNREADABLE_PRICE: f"{what} field {where} holds {shown(value)}, {why}"}
+
+
 def read_price(
     node: Any, *path: str | int, at: str = "", required: bool = False, strings: bool = True
 ) -> tuple[float | None, dict[str, str]]:
@@ -259,14 +270,14 @@ def read_price(
     where = field_path(at, *path) or "price"
     value = _walk(node, path)
     if value is _ABSENT:
-        return None, {UNREADABLE_PRICE: f"price field {where} is missing"}
+        return None, unreadable("price", where)
     if value is None or (isinstance(value, str) and not value.strip()):
         return None, ({UNREADABLE_PRICE: f"price field {where} is empty ({shown(value)})"} if required else {})
     price = number(value, strings=strings)
     if price is None:
-        return None, {UNREADABLE_PRICE: f"price field {where} holds {shown(value)}, not a number"}
+        return None, unreadable("price", where, value)
     if price < 0:
-        return price, {UNREADABLE_PRICE: f"price field {where} holds {shown(value)}, a negative price"}
+        return price, unreadable("price", where, value, "a negative price")
     return price, {}
 
 
@@ -280,12 +291,12 @@ def read_count(
     where = field_path(at, *path) or "GPU count"
     value = _walk(node, path)
     if value is _ABSENT:
-        return 0.0, {UNREADABLE_PRICE: f"GPU count field {where} is missing"}
+        return 0.0, unreadable("GPU count", where)
     count = number(value, strings=strings)
     if count is None:
-        return 0.0, {UNREADABLE_PRICE: f"GPU count field {where} holds {shown(value)}, not a number"}
+        return 0.0, unreadable("GPU count", where, value)
     if count < 0 or (count == 0 and not zero):
-        return count, {UNREADABLE_PRICE: f"GPU count field {where} holds {shown(value)}, not a positive count"}
+        return count, unreadable("GPU count", where, value, "not a positive count")
     return count, {}
 
 
@@ -457,12 +468,28 @@ class Scraper(ABC):
             raise shape_error(self.name, exc) from exc
 
     def readable(self, offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
-        """``offers``, unless every one of them is unreadable (``extra[UNREADABLE_PRICE]``): then
-        the field itself changed (renamed, retyped) rather than one offer's value, which is a
-        ``ParseError`` naming the field, not a run that quarantines the whole price list."""
+        """``offers``, unless every one of them is unreadable (``extra[UNREADABLE_PRICE]``), or
+        every priced offer of one ``price_group`` (one kind, or a page's price column) when there
+        are several: then the field itself changed (renamed, retyped, a column reworded) rather
+        than one offer's value, which is a ``ParseError`` naming the field, not a run that
+        quarantines a whole price list while the other kinds are stored. Offers listed without a
+        price ("Contact sales") say nothing either way and are not counted in a group."""
         if offers and all(o.extra.get(UNREADABLE_PRICE) for o in offers):
             raise ParseError(f"{self.name}: no offer is readable ({len(offers)} listed): {offers[0].extra[UNREADABLE_PRICE]}")
+        groups: dict[str, list[ScrapedOffer]] = {}
+        for o in offers:
+            if o.price_per_hour is not None or o.extra.get(UNREADABLE_PRICE):
+                groups.setdefault(self.price_group(o), []).append(o)
+        for label, priced in groups.items():
+            if len(priced) > 1 and all(o.extra.get(UNREADABLE_PRICE) for o in priced):
+                raise ParseError(f"{self.name}: no {label} offer is readable ({len(priced)} priced): {priced[0].extra[UNREADABLE_PRICE]}")
         return offers
+
+    def price_group(self, offer: ScrapedOffer) -> str:
+        """The offers ``readable`` judges together, priced from one field of the payload (one
+        column of a page): one group per kind and term, unless a scraper reads two prices of one
+        kind (fixed and dynamic on-demand prices, say) and says so here."""
+        return f"{offer.kind} ({offer.term_months} months)" if offer.term_months else offer.kind
 
     def offer(self, **fields: Any) -> ScrapedOffer:
         """Shorthand for ``ScrapedOffer(provider=self.name, ...)``."""

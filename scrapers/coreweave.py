@@ -21,9 +21,10 @@ What the parser relies on (Webflow designer class names, not generated hashes):
   trailing "Reserve Now" link text ignored). The recorded excerpt starts inside the header row,
   so only the price header is there to match; the three spec cells are read by position.
 
-No price header, no table body or rows, a row without a product link or with too few cells, or
-a price cell holding no price -> ``ParseError("coreweave: layout changed: ...")``. "Contact
-sales" -> ``price_per_hour=None``.
+No price header, no table body or rows, or a row without a product link or with too few cells
+-> ``ParseError("coreweave: layout changed: ...")``. A price cell holding no price ("TBA", empty)
+quarantines that row's offer with the column and GPU named; the other rows are kept (every row
+so: a ``ParseError`` naming the column). "Contact sales" -> ``price_per_hour=None``.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from bs4 import BeautifulSoup, Comment, Tag
 
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
+    cell_field,
     hourly,
     layout_changed,
     norm_label,
@@ -42,16 +44,26 @@ from scrapers.html import (
     parse_gb,
     parse_money,
     parse_number,
+    read_money,
     text_of,
 )
 
 PRICING_URL = "https://www.coreweave.com/gpu-cloud-pricing"
+#: The price column as quarantine reasons name it.
+PRICE_COLUMN = "GPU Component Cost Per Hour"
 _COMPONENT_RE = re.compile(r"gpu\s+component", re.IGNORECASE)
 _PRICE_HEADER_RE = re.compile(r"gpu component.*per hour")
 
 
 def _has_class(tag: Tag, name: str) -> bool:
     return name in (tag.get("class") or [])
+
+
+def _reads_as_money(text: str) -> bool:
+    try:
+        return parse_money(text) is not None
+    except ValueError:  # "$1e999": read (and quarantined) by read_money
+        return False
 
 
 class CoreweaveScraper(Scraper):
@@ -113,13 +125,16 @@ class CoreweaveScraper(Scraper):
             raise layout_changed(self.name, f"row {name!r} has {len(cells)} cells, expected name, VRAM, vCPUs, RAM, price")
         vram, vcpus, ram, price_cell = cells[1], cells[2], cells[3], cells[-1]
         # The price as printed: the first text with an amount ("$4.76"), not the "Reserve Now" link.
-        price_text = next((t for t in price_cell.stripped_strings if parse_money(t)), text_of(price_cell))
-        money = parse_money(price_text)
-        if money is None:
-            raise layout_changed(self.name, f"unparseable price {text_of(price_cell)!r} for {name!r}")
-        extra: dict[str, Any] = {"gpu_component_only": True}
+        strings = list(price_cell.stripped_strings)
+        price_text = next((t for t in strings if _reads_as_money(t)), strings[0] if strings else "")
+        # no price in the cell: this row is quarantined with the column named, the others are kept
+        where = cell_field(PRICE_COLUMN, name)
+        money, bad = read_money(price_text, where, required=True)
+        extra: dict[str, Any] = {"gpu_component_only": True, **bad}
         price: float | None = None
-        if money.amount is None:
+        if money is None:
+            pass
+        elif money.amount is None:
             extra["contact_sales"] = True
         else:
             price = round(hourly(money, assume="hour"), 6)  # the header says "Cost Per Hour"
@@ -137,7 +152,7 @@ class CoreweaveScraper(Scraper):
             gpu_count=1,
             gpu_memory_gb=parse_gb(text_of(vram)) or parse_number(text_of(vram)),
             price_per_hour=price,
-            currency=money.currency,
+            currency=money.currency if money is not None else "USD",
             kind="on_demand",
             extra=extra,
         )

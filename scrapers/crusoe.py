@@ -12,12 +12,15 @@ What is extracted
     without a term is ignored (it cannot be recorded as a kind). Cells read:
 
     - "$3.90/GPU-hr" -> that price **per GPU-hour**: one offer per GPU (``gpu_count=1``) with
-      ``extra["price_basis"] = "per GPU-hour"``. A price that does not say per GPU raises
-      ``ParseError``, since recording an 8-GPU node's price as one GPU's would be wrong by 8x;
+      ``extra["price_basis"] = "per GPU-hour"``. A price that does not say per GPU is
+      quarantined (the reason names the column and model), since recording an 8-GPU node's
+      price as one GPU's would be wrong by 8x;
     - "from $X" / "$X - $Y" -> the lower end, with ``extra["price_from"]`` / ``extra["price_max_per_hour"]``;
     - "Contact sales" -> the offer is listed **without a price** (``price_per_hour=None``,
       ``extra["contact_sales"] = True``), never as 0;
-    - empty / "-" -> not offered in that column: no offer; anything else -> ``ParseError``.
+    - empty / "-" -> not offered in that column: no offer; anything else ("TBA") -> that offer
+      is quarantined with the column and model named, the others are kept (every offer so: a
+      ``ParseError`` naming the column).
 
     The model heading ("NVIDIA H100") plus its tags ("80GB", "HGX") give ``sku`` =
     "NVIDIA H100 80GB HGX", ``gpu_raw`` = "NVIDIA H100 HGX" (the form factor helps tell SXM from
@@ -35,7 +38,7 @@ Selectors relied on (visible text and document structure, not Webflow's class na
       price cells raises ``ParseError``;
     * hidden elements (``is_hidden``: Webflow's ``w-condition-invisible``, ``hide``, inline
       ``display:none``) are skipped and their text ignored.
-    No such header, no rows, or an unreadable price -> ``ParseError("crusoe: layout changed: ...")``.
+    No such header or no rows -> ``ParseError("crusoe: layout changed: ...")``.
 """
 
 from __future__ import annotations
@@ -46,15 +49,17 @@ from typing import Any, ClassVar
 
 from bs4 import NavigableString, Tag
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
+    cell_field,
     hourly,
+    is_blank,
     is_hidden,
     layout_changed,
     norm_label,
     page_soup,
     parse_gb,
-    parse_money,
+    read_money,
     visible_text,
 )
 
@@ -62,7 +67,6 @@ PRICING_URL = "https://crusoe.ai/cloud/pricing"
 
 _HEADING_RE = re.compile(r"^h[1-6]$")
 _ON_DEMAND_RE = re.compile(r"on[\s\-‐–]*demand", re.IGNORECASE)
-_NOT_OFFERED_RE = re.compile(r"^[\s\-–—‒−]*$|^n/?a$", re.IGNORECASE)
 _TERM_RE = re.compile(r"(\d+)\s*[-‐– ]?\s*(years?|yrs?|months?|mos?)\b", re.IGNORECASE)
 _RESERVED_RE = re.compile(r"reserv|commit|contract|\bterm\b|\d+\s*[-‐– ]?\s*(?:years?|yrs?|months?|mos?)\b", re.IGNORECASE)
 _MAX_CLIMB = 6
@@ -239,18 +243,21 @@ class CrusoeScraper(Scraper):
                 extra["form_factor"] = " ".join(form)
             for i, (kind, term) in columns:
                 cell = visible_text(cells[i])
-                if _NOT_OFFERED_RE.match(cell):
+                if is_blank(cell):
                     continue
-                money = parse_money(cell)
-                if money is None:
-                    raise layout_changed(self.name, f"cannot read the {headers[i]!r} price {cell!r} of {sku!r}")
-                fields = dict(extra)
+                # no price, or one that no longer says per GPU (an 8-GPU node's price is no one
+                # GPU's): this offer is quarantined with the column named, the others are kept
+                where = cell_field(headers[i], sku)
+                money, bad = read_money(cell, where)
+                if money is not None and money.amount is not None and not money.per_gpu and not bad:
+                    bad = unreadable("price", where, cell, "not per GPU")
+                fields = {**extra, **bad}
                 price: float | None = None
-                if money.contact_sales:
+                if money is None:
+                    pass
+                elif money.contact_sales:
                     fields["contact_sales"] = True
                 else:
-                    if not money.per_gpu:
-                        raise layout_changed(self.name, f"the {headers[i]!r} price {cell!r} of {sku!r} no longer says per GPU")
                     price = hourly(money)
                     if money.is_from:
                         fields["price_from"] = True
@@ -269,7 +276,7 @@ class CrusoeScraper(Scraper):
                         gpu_count=1,
                         gpu_memory_gb=memory,
                         price_per_hour=price,
-                        currency=money.currency,
+                        currency=money.currency if money is not None else "USD",
                         kind=kind,
                         term_months=term,
                         extra=fields,

@@ -14,6 +14,8 @@ Selectors (human-readable only; the page's CSS classes are generated and change 
   instance), "P2P", "Dynamic price", "Spot price" (used when present);
 * prices such as "$3.64/h" are per **whole instance** and read with ``scrapers.html.parse_money``
   (unit converted to per hour; "–"/empty = not offered; "Contact sales" = listed without price).
+  A price cell holding text that is no price ("call us") or a GPU count that is no number
+  quarantines that row's offers with the column and instance named; the other rows are kept.
 
 Offers per row: ``on_demand`` (sku = instance name), ``spot`` (sku = instance name), and the
 dynamic price as a separate ``on_demand`` offer with sku ``"<instance>/dynamic"`` and
@@ -26,17 +28,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     body_rows,
+    cell_field,
     column_index,
     find_tables,
     header_index,
     hourly,
     layout_changed,
     page_soup,
-    parse_money,
     parse_number,
+    read_money,
     text_of,
 )
 
@@ -63,20 +66,20 @@ class DatacrunchScraper(Scraper):
     async def fetch(self, http: Http) -> str:
         return await http.get_page(URL, follow_redirects=True)
 
-    def _price(self, cell: str, count: float, where: str) -> tuple[bool, float | None]:
-        """(listed, price per hour for the instance) from one price cell."""
-        money = parse_money(cell)
+    def _price(self, cell: str, count: float, where: str) -> tuple[bool, float | None, dict[str, str]]:
+        """(listed, price per hour for the instance, extra) from one price cell; a cell that holds
+        text but no price is listed with ``extra[UNREADABLE_PRICE]`` naming the column and row."""
+        money, bad = read_money(cell, where)
         if money is None:
-            if cell.strip(" -–—"):
-                raise ParseError(f"{self.name}: {where}: unreadable price {cell!r}")
-            return False, None  # "–" or empty: not offered
+            return bool(bad), None, bad  # "–" or empty: not offered
         if money.amount is None:
-            return True, None  # "Contact sales"
-        try:
-            price = hourly(money)
-        except ValueError as exc:
-            raise ParseError(f"{self.name}: {where}: {exc}") from None
-        return True, price * count if money.per_gpu else price
+            return True, None, {}  # "Contact sales"
+        price = hourly(money)
+        return True, price * count if money.per_gpu else price, bad
+
+    def price_group(self, offer: ScrapedOffer) -> str:
+        """The dynamic prices are a column of their own beside the fixed on-demand ones."""
+        return f"{offer.extra['pricing']} {offer.kind}" if offer.extra.get("pricing") else offer.kind
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         doc = page_soup(self.name, raw)
@@ -97,13 +100,12 @@ class DatacrunchScraper(Scraper):
                 instance = cells[col["Instance name"]]
                 if not instance:
                     continue
-                where = f"row {instance!r}"
                 count = parse_number(cells[col["GPU"]])
-                if count is None:
-                    raise ParseError(f"{self.name}: {where}: GPU count {cells[col['GPU']]!r} is not a number")
+                # a count that is no number quarantines this row's offers, not the page
+                bad_count = unreadable("GPU count", cell_field("GPU", instance), cells[col["GPU"]]) if count is None else {}
                 gpu_model = cells[col["GPU model"]]
                 if not gpu_model:
-                    raise ParseError(f"{self.name}: {where}: empty GPU model")
+                    raise ParseError(f"{self.name}: row {instance!r}: empty GPU model")
 
                 def cell(label: str) -> str | None:
                     i = col.get(label)
@@ -113,7 +115,7 @@ class DatacrunchScraper(Scraper):
                 p2p = cell("P2P")
                 common = {
                     "gpu_raw": gpu_model,
-                    "gpu_count": count,
+                    "gpu_count": count or 0.0,
                     "gpu_memory_gb": vram / count if vram and count else None,
                     "vcpus": parse_number(cell("CPU")),
                     "ram_gb": parse_number(cell("RAM")),
@@ -126,11 +128,12 @@ class DatacrunchScraper(Scraper):
                     text = cell(label)
                     if text is None:
                         continue
-                    listed, price = self._price(text, count, f"{where} {label!r}")
+                    listed, price, bad = self._price(text, count or 1.0, cell_field(label, instance))
                     if not listed or (sku, kind) in offers:
                         continue
                     if p2p and p2p != "/":
                         extra = {**extra, "p2p": p2p}
+                    extra = {**extra, **(bad_count or bad)}
                     offers[(sku, kind)] = self.offer(sku=sku, kind=kind, price_per_hour=price, extra=extra, **common)
         if not offers:
             raise layout_changed(self.name, "the 'Instance name' price table has no priced instance rows")

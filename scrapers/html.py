@@ -21,6 +21,13 @@ Money
         - ``contact_sales``: "Contact sales/us", "Talk to sales", "Request a quote", "Custom pricing";
         - ``amount_max``: upper end of a range ("$1.99 - $2.49"), else ``None``;
         - ``per_gpu``: the unit itself says per GPU ("/GPU-hr", "per GPU hour").
+    ``read_money(text, where, required=False) -> (Money | None, extra)``
+        One offer's price cell: ``(parse_money(text), {})``; ``(None, {})`` for a blank cell
+        (``is_blank``: "", "-", "––", "N/A": "not offered"; unless ``required``, then a reason);
+        ``(None, unreadable(...))`` for a cell holding text that is no price ("TBA", "$1e999"), and
+        ``(money with the amount negated, unreadable(...))`` for "-$2.50", the reason naming
+        ``where`` (``cell_field(column, row)``: "'On-demand' of 'NVIDIA H100'"), so that row alone
+        is quarantined and the rest of the page is kept.
     ``hourly(money, assume="hour") -> float``
         The amount converted to per hour (second x3600, minute x60, day /24, month /730, year /8760);
         ``assume`` is the unit when none is printed (pass ``None`` to insist on a printed one).
@@ -56,12 +63,13 @@ Errors
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from bs4 import BeautifulSoup, Tag
 from bs4.element import CData, NavigableString, PageElement
 
+from scrapers.base import unreadable
 from tracker.errors import ParseError
 
 __all__ = [
@@ -69,12 +77,14 @@ __all__ = [
     "HOURS_PER_MONTH",
     "Money",
     "body_rows",
+    "cell_field",
     "column_index",
     "find_table",
     "find_tables",
     "header_cells",
     "header_index",
     "hourly",
+    "is_blank",
     "is_hidden",
     "visible_text",
     "layout_changed",
@@ -82,6 +92,7 @@ __all__ = [
     "parse_gb",
     "parse_money",
     "parse_number",
+    "read_money",
     "soup",
     "text_of",
 ]
@@ -286,6 +297,41 @@ def parse_money(text: str | None, default_currency: str = "USD") -> Money | None
         amount_max=amount_max,
         per_gpu=bool(_PER_GPU_RE.search(after)),
     )
+
+
+_BLANK_RE: Final = re.compile(r"^[\s\-–—‒−]*$|^n/?a$", re.IGNORECASE)
+#: A minus sign before the (first) amount, "-$2.50" or "$ -2.50": ``parse_money`` reads no sign.
+_NEGATIVE_RE: Final = re.compile(rf"^\s*(?:[-−]\s*(?:{_SYMBOL_RE})?|(?:{_SYMBOL_RE})\s*[-−])\s*\d")
+
+
+def is_blank(text: str | None) -> bool:
+    """A cell that prints no value at all: empty, dashes, "N/A"."""
+    return not text or bool(_BLANK_RE.match(text))
+
+
+def cell_field(column: str, row: str) -> str:
+    """How a quarantine reason names one cell of a page: ``'On-demand' of 'NVIDIA H100'``."""
+    return f"{column!r} of {row!r}"
+
+
+def read_money(
+    text: str | None, where: str, default_currency: str = "USD", *, required: bool = False
+) -> tuple[Money | None, dict[str, str]]:
+    """One offer's printed price (see the module docstring): a cell that holds text but no price
+    (or, when ``required``, a blank one: pages that print no "not offered") quarantines that offer
+    with ``where`` named, instead of failing the page or reading as "not offered"; whether *every*
+    row's price became unreadable (the layout changed) is ``Scraper.readable``'s call."""
+    try:
+        money = parse_money(text, default_currency)
+    except ValueError:
+        money = None
+    if money is not None and money.amount is not None and _NEGATIVE_RE.match(text or ""):
+        return replace(money, amount=-money.amount), unreadable("price", where, text, "a negative price")
+    if money is not None:
+        return money, {}
+    if is_blank(text) and not required:
+        return None, {}
+    return None, unreadable("price", where, text or "", "not a price")
 
 
 def hourly(money: Money, assume: str | None = "hour") -> float:

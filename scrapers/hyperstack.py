@@ -14,7 +14,9 @@ What is extracted
     The price column is the first header after "GPU Model" that names a price ("Pricing Per
     Hour", "Starting from", "Spot VM"). Prices are USD **per GPU-hour** (the on-demand list gives
     vCPUs and RAM "per GPU"), so each row is a one-GPU offer (``gpu_count=1``) with
-    ``extra["price_basis"] = "per GPU-hour"``. A cell that is not a price raises ``ParseError``.
+    ``extra["price_basis"] = "per GPU-hour"``. A cell that is not a price quarantines that row's
+    offer with the column, model and list named; the other rows are kept (every row so: a
+    ``ParseError`` naming the column).
 
     Reservation prices are "Starting from" figures and the page names no term: they are
     ``reserved`` offers with ``term_months=0``, ``extra["term_unstated"] = True`` and
@@ -46,8 +48,17 @@ from typing import Any, ClassVar
 
 from bs4 import Tag
 
-from scrapers.base import Http, ScrapedOffer, Scraper
-from scrapers.html import hourly, layout_changed, norm_label, page_soup, parse_money, parse_number, visible_text
+from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
+from scrapers.html import (
+    cell_field,
+    hourly,
+    layout_changed,
+    norm_label,
+    page_soup,
+    parse_number,
+    read_money,
+    visible_text,
+)
 
 PRICING_URL = "https://www.hyperstack.cloud/gpu-pricing"
 
@@ -145,7 +156,8 @@ class HyperstackScraper(Scraper):
         return _memory_from_on_demand(offers)
 
     def _parse_list(self, header: Tag, title: str, kind: str, term: int) -> list[ScrapedOffer]:
-        labels = [norm_label(visible_text(c)) for c in _children(header)]
+        headers = [visible_text(c) for c in _children(header)]
+        labels = [norm_label(h) for h in headers]
         price_col = next((i for i, label in enumerate(labels) if i and _PRICE_HEADER_RE.search(label)), None)
         if price_col is None:
             raise layout_changed(self.name, f"the {title!r} list has no price column (headers {labels})")
@@ -167,10 +179,14 @@ class HyperstackScraper(Scraper):
             if not model:
                 continue  # an empty spacer row
             cell = visible_text(cells[price_col])
-            money = parse_money(cell)
-            if money is None or money.amount is None:
-                raise layout_changed(self.name, f"cannot read the {title!r} price {cell!r} of {model!r}")
+            # no price in the cell (none is "Contact sales" here): this row is quarantined with the
+            # list's column named, the others are kept
+            where = f"{cell_field(headers[price_col], model)} in {title!r}"
+            money, bad = read_money(cell, where, required=True)
+            if money is not None and money.amount is None:  # "Contact sales": no price to list here
+                money, bad = None, unreadable("price", where, cell, "not a price")
             gpu_raw, extra = _gpu_raw(model)
+            extra.update(bad)
             extra["price_basis"] = "per GPU-hour"
             if kind == "reserved":
                 extra.update(term_unstated=True, price_from=True)
@@ -180,8 +196,8 @@ class HyperstackScraper(Scraper):
                     sku=model,
                     gpu_raw=gpu_raw,
                     gpu_count=1,
-                    price_per_hour=hourly(money),
-                    currency=money.currency,
+                    price_per_hour=hourly(money) if money is not None else None,
+                    currency=money.currency if money is not None else "USD",
                     kind=kind,
                     term_months=term,
                     extra=extra,

@@ -27,8 +27,10 @@ What the parser relies on (what a reader of the page sees, never the generated
   reading "8x", "4x", "2x", "1x"); a plan name starting "8x ..." wins. When such tabs exist, only
   the tables inside them are read; without tabs, every table above must name its counts.
 
-No pricing table, no rows, no count, or a price cell that holds no price -> ``ParseError
-("lambda: layout changed: ...")``. "Contact sales" -> ``price_per_hour=None``.
+No pricing table, no rows or no count -> ``ParseError("lambda: layout changed: ...")``. A price
+cell that holds no price ("soon", empty) quarantines that row's offer with the column and plan
+named, the other rows are kept (every row so: a ``ParseError`` naming the column).
+"Contact sales" -> ``price_per_hour=None``.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from bs4 import Tag
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     body_rows,
+    cell_field,
     header_cells,
     header_index,
     hourly,
@@ -49,8 +52,8 @@ from scrapers.html import (
     norm_label,
     page_soup,
     parse_gb,
-    parse_money,
     parse_number,
+    read_money,
     text_of,
 )
 
@@ -146,16 +149,14 @@ class LambdaScraper(Scraper):
                 raise layout_changed(self.name, f"no GPU count for {plan!r} (no '8x'-style tab or prefix)")
 
             price_text = text_of(cells[col[price_label]])
-            money = parse_money(price_text)
-            if money is None:
-                raise layout_changed(self.name, f"unparseable price {price_text!r} for {plan!r}")
+            # a cell that is no price quarantines this row, not the page (a blank one too: the
+            # page prints no "not offered" here)
+            money, bad = read_money(price_text, cell_field(price_label, plan), required=True)
             extra: dict[str, Any] = {"badge": badge} if badge else {}
+            extra.update(bad)
             price: float | None = None
-            if money.amount is not None:
-                try:
-                    unit_price = hourly(money, assume="hour")
-                except ValueError as exc:
-                    raise layout_changed(self.name, f"price {price_text!r} for {plan!r}: {exc}") from None
+            if money is not None and money.amount is not None:
+                unit_price = hourly(money, assume="hour")
                 per_gpu = price_is_per_gpu or money.per_gpu
                 price = round(unit_price * count, 6) if per_gpu else round(unit_price, 6)
                 extra["price_per_gpu_hour"] = round(unit_price, 6) if per_gpu else round(unit_price / count, 6)
@@ -164,7 +165,7 @@ class LambdaScraper(Scraper):
                 if money.amount_max is not None:
                     top = hourly(replace(money, amount=money.amount_max), assume="hour")
                     extra["price_max_per_hour"] = round(top * count, 6) if per_gpu else round(top, 6)
-            else:
+            elif money is not None:
                 extra["contact_sales"] = True
             storage = text_of(cells[col["STORAGE"]])
             if storage:
@@ -184,7 +185,7 @@ class LambdaScraper(Scraper):
                     vcpus=parse_number(text_of(cells[col["vCPUs"]])),
                     ram_gb=parse_gb(text_of(cells[col["RAM"]])) or parse_number(text_of(cells[col["RAM"]])),
                     price_per_hour=price,
-                    currency=money.currency,
+                    currency=money.currency if money is not None else "USD",
                     kind="on_demand",
                     extra=extra,
                 )

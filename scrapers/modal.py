@@ -19,8 +19,10 @@ What the parser relies on (what a reader of the page sees; never the generated
 * in each row: the price is the ``.price`` element (else the ``<p>`` that holds a currency amount),
   read as text with its unit ("$0.001736 / sec"); the name is the first other ``<p>``.
 
-No "GPU Tasks" label, no line items under it, or a price without a readable amount or time unit
--> ``ParseError("modal: layout changed: ...")``. "Contact sales" -> ``price_per_hour=None``.
+No "GPU Tasks" label or no line items under it -> ``ParseError("modal: layout changed: ...")``.
+A price without a readable amount or time unit quarantines that GPU with the section and item
+named ("price field 'GPU Tasks' of 'Nvidia H100' holds 'soon', not a price"); the other GPUs are
+kept (every one so: a ``ParseError`` naming it). "Contact sales" -> ``price_per_hour=None``.
 """
 
 from __future__ import annotations
@@ -30,13 +32,14 @@ from typing import Any
 
 from bs4 import Tag
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
+    cell_field,
     hourly,
     layout_changed,
     page_soup,
     parse_gb,
-    parse_money,
+    read_money,
     text_of,
 )
 
@@ -76,7 +79,7 @@ class ModalScraper(Scraper):
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
         for item in items:
-            offer = self._offer(item)
+            offer = self._offer(item, text_of(label))
             if offer.sku in seen:
                 raise layout_changed(self.name, f"two GPU line items named {offer.gpu_raw!r}")
             seen.add(offer.sku)
@@ -108,11 +111,12 @@ class ModalScraper(Scraper):
                 items.extend(sib.find_all(class_="line-item"))
         return items
 
-    def _offer(self, item: Tag) -> ScrapedOffer:
+    def _offer(self, item: Tag, section: str) -> ScrapedOffer:
         price_el = item.find(class_="price")
         paragraphs = [p for p in item.find_all("p") if p is not price_el]
         if price_el is None:  # no .price any more: the paragraph that holds an amount
-            priced = [p for p in paragraphs if (m := parse_money(text_of(p))) is not None and m.amount is not None]
+            # (read_money, not parse_money: "$1e999" is no amount here, not an error)
+            priced = [p for p in paragraphs if (m := read_money(text_of(p), "")[0]) is not None and m.amount is not None]
             if not priced:
                 raise layout_changed(self.name, f"GPU line item {text_of(item)!r} has no price")
             price_el = priced[-1]
@@ -121,18 +125,19 @@ class ModalScraper(Scraper):
             raise layout_changed(self.name, f"GPU line item {text_of(item)!r} has no name")
         name = text_of(paragraphs[0])
         price_text = text_of(price_el)
-        money = parse_money(price_text)
-        if money is None:
-            raise layout_changed(self.name, f"unparseable price {price_text!r} for {name!r}")
-        extra: dict[str, Any] = {"gpu_component_only": True, "serverless": True}
+        # no price, or no time unit to it: this GPU is quarantined with the item named, not the page
+        where = cell_field(section, name)
+        money, bad = read_money(price_text, where, required=True)
+        if money is not None and money.amount is not None and money.per is None:
+            bad = unreadable("price", where, price_text, "no time unit")
+        extra: dict[str, Any] = {"gpu_component_only": True, "serverless": True, **bad}
         price: float | None = None
-        if money.amount is None:
+        if money is None:
+            pass
+        elif money.amount is None:
             extra["contact_sales"] = True
-        else:
-            try:
-                price = round(hourly(money, assume=None), 6)
-            except ValueError:
-                raise layout_changed(self.name, f"price {price_text!r} for {name!r} has no time unit") from None
+        elif money.per is not None:
+            price = round(hourly(money, assume=None), 6)
             extra[f"price_per_{money.per}"] = money.amount
             if money.is_from:
                 extra["price_from"] = True
@@ -142,7 +147,7 @@ class ModalScraper(Scraper):
             gpu_count=1,
             gpu_memory_gb=parse_gb(name),
             price_per_hour=price,
-            currency=money.currency,
+            currency=money.currency if money is not None else "USD",
             kind="on_demand",
             extra=extra,
         )

@@ -20,7 +20,10 @@ What is extracted
     - "$3.85 - $4.10" -> the lower end, the upper one in ``extra["price_max_per_hour"]``;
     - "Contact us" -> the offer is listed without a price (``price_per_hour=None``);
     - "––" / "-" / empty -> that tier is not offered: no offer;
-    - anything else -> ``ParseError`` (layout changed).
+    - anything else ("TBD") -> that offer is quarantined with the column and item named
+      ("price field 'On-demand, GPU-hour' of 'NVIDIA HGX H100' holds 'TBD', not a price"), and so
+      is an on-demand offer whose announced price cannot be read; the other offers are kept
+      (every one so: a ``ParseError`` naming the column).
 
     "NVIDIA L40S with Intel CPU" keeps the full item text as ``sku`` and ``gpu_raw = "NVIDIA L40S"``
     with ``extra["cpu"] = "Intel"``. No region is printed (``region=""``).
@@ -47,12 +50,14 @@ from bs4 import Tag
 
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
+    cell_field,
     hourly,
+    is_blank,
     layout_changed,
     norm_label,
     page_soup,
-    parse_money,
     parse_number,
+    read_money,
     visible_text,
 )
 
@@ -64,7 +69,6 @@ _PRICE_HEADER_RE = re.compile(r"on[\s\-‐–]*demand|preemptible|spot\s+price",
 _EFFECTIVE_RE = re.compile(r"effective\s+(?:from\s+)?([A-Z][a-z]+\.?\s+\d{1,2},?\s+\d{4})", re.IGNORECASE)
 _MONTHS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), start=1)}
-_NOT_OFFERED_RE = re.compile(r"^[\s\-–—‒−]*$|^n/?a$", re.IGNORECASE)
 _WITH_CPU_RE = re.compile(r"^(?P<gpu>.+?)\s+with\s+(?P<cpu>.+?)\s+CPU$", re.IGNORECASE)
 _MAX_CLIMB = 6
 
@@ -211,16 +215,18 @@ class NebiusScraper(Scraper):
             ram = self._spec(cells, ram_col, "ram_gb", extra)
             for col, kind in price_cols:
                 cell = texts[col]
-                if _NOT_OFFERED_RE.match(cell):
+                if is_blank(cell):
                     continue
-                money = parse_money(cell)
-                if money is None:
-                    raise layout_changed(self.name, f"cannot read the {headers[col]!r} price {cell!r} of {item!r}")
+                # no price in the cell: this offer is quarantined with the column named, not the page
+                money, bad = read_money(cell, cell_field(headers[col], item))
                 fields = dict(extra)
                 if kind == "on_demand":
                     fields.update(self._announced(texts, headers, announced, item))
+                fields.update(bad)
                 price: float | None = None
-                if money.contact_sales:
+                if money is None:
+                    pass
+                elif money.contact_sales:
                     fields["contact_sales"] = True
                 else:
                     price = hourly(money)
@@ -234,7 +240,7 @@ class NebiusScraper(Scraper):
                         gpu_raw=gpu_raw,
                         gpu_count=1,
                         price_per_hour=price,
-                        currency=money.currency,
+                        currency=money.currency if money is not None else "USD",
                         kind=kind,
                         vcpus=vcpus,
                         ram_gb=ram,
@@ -249,11 +255,12 @@ class NebiusScraper(Scraper):
             raise layout_changed(self.name, f"more than one announced-price column: {[headers[i] for i, _ in announced]}")
         for col, date in announced:
             cell = texts[col]
-            if _NOT_OFFERED_RE.match(cell):
+            if is_blank(cell):
                 return {"announced_effective": date, "announced_not_offered": True}
-            money = parse_money(cell)
-            if money is None:
-                raise layout_changed(self.name, f"cannot read the {headers[col]!r} price {cell!r} of {item!r}")
+            # the price this offer will have: unreadable, the offer is quarantined with the column named
+            money, bad = read_money(cell, cell_field(headers[col], item))
+            if money is None or bad:
+                return {"announced_effective": date, **bad}
             if money.contact_sales:
                 return {"announced_effective": date, "announced_contact_sales": True}
             out: dict[str, Any] = {"announced_effective": date, "announced_price_per_hour": hourly(money),

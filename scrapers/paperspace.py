@@ -34,7 +34,10 @@ Selectors relied on (visible text, not Webflow's class names)
       ``hidden``): the page keeps stale duplicate cards and a stale "3.09" H100 price hidden.
       A machine shown twice with identical contents counts once; twice with different contents
       -> ``ParseError``.
-    No visible priced card -> ``ParseError("paperspace: layout changed: ...")``.
+    No visible priced card -> ``ParseError("paperspace: layout changed: ...")``. A card whose "$ … /
+    hour" amount cannot be read ("$ TBD / hour") quarantines that card's offers with the card
+    named ("price field of card 'A4000' holds ..."); the other cards are kept (every card so: a
+    ``ParseError``). Such a price outside any card is a layout change.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ from scrapers.html import (
     norm_label,
     page_soup,
     parse_money,
+    read_money,
     visible_text,
 )
 
@@ -77,10 +81,12 @@ _MAX_SHORT = 40
 class _Card:
     name: str
     price_text: str
-    money: Money
+    money: Money | None
     stars: str
     specs: list[str]
     multi: list[int] = field(default_factory=list)
+    #: ``{UNREADABLE_PRICE: reason}`` when the card's price cannot be taken (its offers are quarantined)
+    bad: dict[str, str] = field(default_factory=dict)
 
     def signature(self) -> tuple[Any, ...]:
         return (self.price_text, tuple(self.specs), tuple(self.multi))
@@ -90,30 +96,33 @@ def _inside(el: Tag, ancestor: Tag) -> bool:
     return any(p is ancestor for p in el.parents)
 
 
-def _price_wraps(doc: Tag) -> list[tuple[Tag, Money, str]]:
-    """(element, money, its text) of every visible short "… / hour" price."""
-    found: list[tuple[Tag, Money, str]] = []
+def _price_wraps(doc: Tag) -> list[tuple[Tag, str]]:
+    """(element, its text) of every visible short "… / hour" price, readable or not: an element
+    reading "$ … / hour" whose amount cannot be read is returned too (its card quarantines it)."""
+    found: list[tuple[Tag, str]] = []
     for s in doc.find_all(string=_HOUR_TEXT_RE):
         if type(s) is not NavigableString or len(s.strip()) > _MAX_SHORT or is_hidden(s.parent):
             continue
-        node, pricey, ok = s.parent, "", False
+        node, pricey = s.parent, None
         for _ in range(3):
             if not isinstance(node, Tag):
                 break
             text = visible_text(node)
             if len(text) > _MAX_SHORT:
                 break
-            money = parse_money(text)
+            try:
+                money = parse_money(text)
+            except ValueError:  # "$1e999 / hour": no price, read (and quarantined) by its card
+                money = None
             if money is not None and money.amount is not None:
-                if all(node is not seen for seen, _, _ in found):
-                    found.append((node, money, text))
-                ok = True
+                pricey = (node, text)
                 break
             if re.search(r"[$€£]", text):
-                pricey = text
+                pricey = (node, text)
             node = node.parent
-        if not ok and pricey:  # "$ … / hour" whose amount cannot be read; a bare "per hour" label is no price
-            raise layout_changed("paperspace", f"cannot read the price {pricey!r}")
+        # "$ … / hour" whose amount cannot be read counts too; a bare "per hour" label is no price
+        if pricey is not None and all(pricey[0] is not seen for seen, _ in found):
+            found.append(pricey)
     return found
 
 
@@ -211,18 +220,22 @@ class PaperspaceScraper(Scraper):
 
     def _cards(self, doc: Tag) -> dict[str, _Card]:
         cards: dict[str, _Card] = {}
-        for wrap, money, text in _price_wraps(doc):
+        for wrap, text in _price_wraps(doc):
             found = _card_of(wrap)
+            name = visible_text(found[1]) if found is not None else ""
+            # a card whose price cannot be read is quarantined with the card named, not the page
+            money, bad = read_money(text, f"of card {name!r}")
             if found is None:
+                if money is None or money.amount is None or bad:
+                    raise layout_changed(self.name, f"cannot read the price {text!r}")
                 continue  # a price outside any machine card (e.g. storage): not a GPU offer
-            card_el, heading = found
-            name = visible_text(heading)
+            card_el, _ = found
             if not name:
                 raise layout_changed(self.name, f"the card priced {text!r} has an empty name")
             specs = [visible_text(li) for li in card_el.find_all("li") if not is_hidden(li)]
             specs = [s for s in specs if s]
             stars = m.group(1) if (m := _STARS_RE.search(text)) else ""
-            card = _Card(name, text, money, stars, specs, _multi(card_el))
+            card = _Card(name, text, money, stars, specs, _multi(card_el), bad)
             if name in cards:
                 if cards[name].signature() != card.signature():
                     raise layout_changed(self.name, f"machine {name!r} is shown twice with different contents")
@@ -234,13 +247,13 @@ class PaperspaceScraper(Scraper):
         self, card: _Card, notes: dict[str, str], on_demand_note: tuple[Money, str] | None, multiply: bool
     ) -> list[ScrapedOffer]:
         kind, term = "on_demand", 0
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = dict(card.bad)
         if card.stars:
             note = notes.get(card.stars)
             if note is None:
                 raise layout_changed(self.name, f"{card.name} price {card.price_text!r} has no {card.stars!r} footnote")
             head = parse_money(note[len(card.stars) :])
-            if head is not None and head.amount is not None and head.amount != card.money.amount:
+            if head is not None and head.amount is not None and card.money is not None and not card.bad and head.amount != card.money.amount:
                 raise layout_changed(self.name, f"footnote {note!r} does not match {card.name} price {card.price_text!r}")
             term_m = _TERM_RE.search(note)
             if not term_m:
@@ -248,7 +261,7 @@ class PaperspaceScraper(Scraper):
             n = int(term_m.group(1))
             kind, term = "reserved", n * 12 if term_m.group(2).lower().startswith("y") else n
             extra["footnote"] = note
-        variants: list[tuple[str, int, Money, dict[str, Any]]] = [(kind, term, card.money, extra)]
+        variants: list[tuple[str, int, Money | None, dict[str, Any]]] = [(kind, term, card.money, extra)]
         if on_demand_note is not None:
             if kind == "on_demand":
                 raise layout_changed(self.name, f"{card.name} has an on-demand card price and one in a footnote")
@@ -266,7 +279,7 @@ class PaperspaceScraper(Scraper):
 
         offers: list[ScrapedOffer] = []
         for v_kind, v_term, money, v_extra in variants:
-            price = hourly(money)
+            price = hourly(money) if money is not None and money.amount is not None else None
             for n in counts:
                 fields = dict(v_extra)
                 if n > 1:
@@ -281,8 +294,8 @@ class PaperspaceScraper(Scraper):
                         gpu_memory_gb=memory,
                         vcpus=vcpus * n if vcpus is not None else None,
                         ram_gb=ram * n if ram is not None else None,
-                        price_per_hour=round(price * n, 6),
-                        currency=money.currency,
+                        price_per_hour=round(price * n, 6) if price is not None else None,
+                        currency=money.currency if money is not None else "USD",
                         kind=v_kind,
                         term_months=v_term,
                         extra=fields,

@@ -17,7 +17,7 @@ import pytest
 
 from scrapers._aws_common import REGIONS_ENV
 from scrapers.aws_spot import SPOT_URL, AwsSpotScraper, spot_prices
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from tests.conftest import fixture_path, load_json
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
 from tracker.errors import ConfigError
@@ -56,10 +56,11 @@ class TestAwsSpot(ProviderContract):
     def broken_payloads(self) -> list[Any]:
         no_size = feed()
         del size_entry(no_size, "p5.48xlarge")["size"]
-        bad_price = feed()
-        size_entry(bad_price, "p5.48xlarge")["valueColumns"][0]["prices"]["USD"] = "twenty"
-        no_usd = feed()
-        size_entry(no_usd, "p5.48xlarge")["valueColumns"][0]["prices"] = {"EUR": "18.0"}
+        every_price = feed()
+        for entry in gpu_sizes(every_price):
+            entry["valueColumns"][0]["prices"]["USD"] = "twenty"
+        prices_not_object = feed()
+        size_entry(prices_not_object, "p5.48xlarge")["valueColumns"][0]["prices"] = ["20.3632"]
         two_linux = feed()
         entry = size_entry(two_linux, "p5.48xlarge")
         entry["valueColumns"].append(copy.deepcopy(entry["valueColumns"][0]))
@@ -78,8 +79,8 @@ class TestAwsSpot(ProviderContract):
             edited(regions=[]),
             edited(regions={"us-east-2": []}),
             no_size,
-            bad_price,
-            no_usd,
+            every_price,
+            prices_not_object,
             two_linux,
             no_region,
             sizes_not_list,
@@ -87,6 +88,13 @@ class TestAwsSpot(ProviderContract):
             "<html><body>503 Service Unavailable</body></html>",
             fixture_path(GPU_EXCERPT).read_text()[:5000],  # a truncated body
         ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        bad_price = feed()
+        size_entry(bad_price, "p5.48xlarge")["valueColumns"][0]["prices"]["USD"] = "twenty"
+        no_usd = feed()
+        size_entry(no_usd, "p5.48xlarge")["valueColumns"][0]["prices"] = {"EUR": "18.0"}
+        return [bad_price, no_usd]
 
     # --- values read from the recording ---------------------------------------------------
 
@@ -135,7 +143,7 @@ class TestAwsSpot(ProviderContract):
 
     def test_every_price_of_the_real_cpu_excerpt(self) -> None:
         """The 2024 excerpt: "N/A*" marks an OS not offered; the Linux prices are read as they are."""
-        assert spot_prices(load_json(CPU_EXCERPT)) == [("us-east-1", "m6i.xlarge", 0.0615), ("us-east-1", "m6g.xlarge", 0.0378)]
+        assert spot_prices(load_json(CPU_EXCERPT)) == [("us-east-1", "m6i.xlarge", 0.0615, {}), ("us-east-1", "m6g.xlarge", 0.0378, {})]
         with pytest.raises(ParseError, match=r"aws_spot: no Linux GPU spot prices among 2 priced size\(s\)"):
             AwsSpotScraper(env={}).parse(load_json(CPU_EXCERPT))
 
@@ -147,10 +155,28 @@ class TestAwsSpot(ProviderContract):
 
     def test_parse_errors_name_provider_region_size_and_field(self) -> None:
         doc = feed()
-        size_entry(doc, "p5.48xlarge")["valueColumns"][0]["prices"]["USD"] = "twenty"
+        size_entry(doc, "p5.48xlarge")["valueColumns"][0]["prices"] = ["20.3632"]
         with pytest.raises(ParseError) as err:
             AwsSpotScraper(env={}).parse(doc)
-        assert str(err.value) == "aws_spot: spot.json: region us-east-2: p5.48xlarge: linux prices.USD is not a number: 'twenty'"
+        assert str(err.value) == "aws_spot: spot.json: region us-east-2: p5.48xlarge: linux prices should be an object"
+
+    def test_one_unreadable_price_quarantines_that_size_naming_the_field(self) -> None:
+        doc = feed()
+        sizes = gpu_sizes(doc)
+        i = next(i for i, s in enumerate(sizes) if s["size"] == "p5.48xlarge")
+        sizes[i]["valueColumns"][0]["prices"]["USD"] = "twenty"
+        offers = AwsSpotScraper(env={}).parse(doc)
+        (bad,) = [o for o in offers if UNREADABLE_PRICE in o.extra]
+        assert (bad.sku, bad.price_per_hour) == ("p5.48xlarge", None)
+        assert bad.extra[UNREADABLE_PRICE] == f"price field config.regions[0].instanceTypes[1].sizes[{i}].valueColumns[0].prices.USD holds 'twenty', not a number"
+        assert len(offers) == 47
+
+    def test_an_unreadable_duplicate_gives_way_to_the_readable_listing(self) -> None:
+        doc = feed()
+        twins = [s for s in gpu_sizes(doc) if s["size"] == "g6.12xlarge"]
+        twins[0]["valueColumns"][0]["prices"]["USD"] = "twenty"
+        (o,) = [o for o in AwsSpotScraper(env={}).parse(doc) if o.sku == "g6.12xlarge"]
+        assert o.price_per_hour == pytest.approx(1.5915) and UNREADABLE_PRICE not in o.extra
 
     # --- request and configuration --------------------------------------------------------------
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.coreweave import PRICING_URL, CoreweaveScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
@@ -43,12 +43,15 @@ class TestCoreweave(ProviderContract):
             without_price_table(html),  # price table removed
             html.replace("GPU Component<br/>Cost Per Hour", "Price"),  # price header gone
             html.replace("table-body-row", "tbr"),  # rows gone
-            html.replace("<strong>$4.25</strong>", "<strong>TBA</strong>"),  # unparseable price
             html.replace(' data-product="a40"', ""),  # a row without its product link
             re.sub(r'(data-product="a40".*?</div>)<div class="w-col w-col-2"><div>48</div></div>', r"\1", html),  # a cell gone
             "",
             b"bytes",
+            re.sub(r"<strong>\$[\d.]+</strong>", "<strong>TBA</strong>", html),  # every price cell unreadable
         ]
+
+    def bad_offer_payloads(self) -> list[object]:
+        return [page().replace("<strong>$4.25</strong>", "<strong>TBA</strong>")]  # one row's price unreadable
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
         assert len(offers) == 12
@@ -80,6 +83,13 @@ class TestCoreweave(ProviderContract):
         html = page().replace("<strong>$4.25</strong>", "<strong>Contact Sales</strong>")
         h100 = by_sku(CoreweaveScraper(env={}).parse(html))["h100-pcie"]
         assert h100.price_per_hour is None and h100.extra["contact_sales"] is True
+
+    def test_an_unreadable_price_quarantines_its_row_naming_the_column(self) -> None:
+        offers = by_sku(CoreweaveScraper(env={}).parse(page().replace("<strong>$4.25</strong>", "<strong>TBA</strong>")))
+        h100 = offers["h100-pcie"]
+        assert h100.price_per_hour is None
+        assert h100.extra[UNREADABLE_PRICE] == "price field 'GPU Component Cost Per Hour' of 'NVIDIA H100 PCIe' holds 'TBA', not a price"
+        assert len(offers) == 12 and offers["hgx-h100"].price_per_hour == pytest.approx(4.76)
 
     def test_removed_price_table_says_layout_changed(self) -> None:
         with pytest.raises(ParseError, match=r"^coreweave: layout changed: no table body"):

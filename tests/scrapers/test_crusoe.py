@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from bs4 import BeautifulSoup
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.crusoe import PRICING_URL, CrusoeScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
@@ -66,9 +68,15 @@ class TestCrusoe(ProviderContract):
             "<html><body><h1>Pricing</h1><p>On-demand GPUs, coming soon</p></body></html>",
             _edited("div.pricing-gap"),  # header and list gone
             _edited("div.pricing-cms"),  # header without rows
+            re.sub(r"\$[\d.]+/GPU-hr", "TBA", load_text(PAGE)),  # every price unreadable (Contact sales aside)
+            re.sub(r"/GPU-hr", "/hr", load_text(PAGE)),  # no price says per GPU any more
+            load_text(UNTRIMMED),
+        ]
+
+    def bad_offer_payloads(self) -> list[str]:
+        return [
             _replaced("$3.90/GPU-hr", "TBA"),
             _replaced("$3.90/GPU-hr", "$31.20/hr"),  # no longer per GPU: cannot be recorded safely
-            load_text(UNTRIMMED),
         ]
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
@@ -94,6 +102,12 @@ class TestCrusoe(ProviderContract):
             assert o[key].extra["contact_sales"] is True
         assert o[("NVIDIA GB200 186GB NVL72", "on_demand", 0)].gpu_raw == "NVIDIA GB200 NVL72"
         assert len(offers) == 8  # 4 models x (on-demand, spot)
+
+    def test_a_price_no_longer_per_gpu_quarantines_that_offer_naming_the_column(self) -> None:
+        o = by_key(CrusoeScraper(env={}).parse(_replaced("$3.90/GPU-hr", "$31.20/hr")))
+        h100 = o[("NVIDIA H100 80GB HGX", "on_demand", 0)]
+        assert h100.extra[UNREADABLE_PRICE] == "price field 'On-demand' of 'NVIDIA H100 80GB HGX' holds '$31.20/hr', not per GPU"
+        assert len(o) == 8 and UNREADABLE_PRICE not in o[("NVIDIA H100 80GB HGX", "spot", 0)].extra
 
     def test_removed_price_table_says_layout_changed(self) -> None:
         with pytest.raises(ParseError, match=r"^crusoe: layout changed: "):

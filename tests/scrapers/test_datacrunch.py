@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.datacrunch import URL, DatacrunchScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract, run_fetch
@@ -49,9 +49,17 @@ class TestDatacrunch(ProviderContract):
             "<html><body><p>We moved to verda.com</p></body></html>",
             re.sub(r"<th[^>]*>On demand price</th>", "<th>Price</th>", html),  # header renamed
             re.sub(r"<th[^>]*>GPU model</th>", "<th>Model</th>", html),
-            html.replace(">1<", ">one<"),  # GPU count not a number
+            re.sub(r">(\d)</td>", ">one</td>", html),  # every GPU count not a number
+            re.sub(r">\$[\d.]+/h</td>", ">call us</td>", html),  # every price cell unreadable
             re.sub(r"<tbody>.*</tbody>", "<tbody></tbody>", html, flags=re.S),  # no rows
         ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        return [page().replace(">1<", ">one<"), page().replace("$0.80/h", "call us")]  # one row's count, one cell
+
+    @staticmethod
+    def row_of(offer: Any) -> str:
+        return offer.sku.removesuffix("/dynamic")  # the row's dynamic price is an offer of its own
 
     def test_b200_rows(self, offers: list[ScrapedOffer]) -> None:
         keys = by_key(offers)
@@ -87,10 +95,18 @@ class TestDatacrunch(ProviderContract):
         assert ("1B200.30V", "spot") not in keys  # "–": not offered
         assert keys[("2B200.60V", "on_demand")].price_per_hour is None  # listed without a price
 
-    def test_a_price_cell_with_text_that_is_no_price_is_an_error_not_a_missing_offer(self) -> None:
-        html = page().replace("$0.80/h", "call us")
-        with pytest.raises(ParseError, match=r"^datacrunch: row '1B200.30V' 'Spot price': unreadable price 'call us'$"):
-            DatacrunchScraper(env={}).parse(html)
+    def test_a_price_cell_with_text_that_is_no_price_is_quarantined_not_a_missing_offer(self) -> None:
+        keys = by_key(DatacrunchScraper(env={}).parse(page().replace("$0.80/h", "call us")))
+        spot = keys[("1B200.30V", "spot")]
+        assert spot.price_per_hour is None
+        assert spot.extra[UNREADABLE_PRICE] == "price field 'Spot price' of '1B200.30V' holds 'call us', not a price"
+        assert UNREADABLE_PRICE not in keys[("1B200.30V", "on_demand")].extra and len(keys) == 12
+
+    def test_a_gpu_count_that_is_no_number_quarantines_the_row(self) -> None:
+        offers = DatacrunchScraper(env={}).parse(page().replace(">1<", ">one<"))
+        bad = {o.sku: o.extra[UNREADABLE_PRICE] for o in offers if UNREADABLE_PRICE in o.extra}
+        assert set(bad) == {"1B200.30V", "1B200.30V/dynamic"} and len(offers) == 12
+        assert set(bad.values()) == {"GPU count field 'GPU' of '1B200.30V' holds 'one', not a number"}
 
     def test_optional_columns_may_go(self) -> None:
         html = re.sub(r"<th[^>]*>Dynamic price</th>", "<th>Something else</th>", page())

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from scrapers.base import UNREADABLE_PRICE
 from scrapers.html import (
     HOURS_PER_MONTH,
     Money,
     body_rows,
+    cell_field,
     column_index,
     find_table,
     find_tables,
@@ -19,6 +21,7 @@ from scrapers.html import (
     parse_gb,
     parse_money,
     parse_number,
+    read_money,
     soup,
     text_of,
 )
@@ -240,3 +243,17 @@ def test_exponent_notation_is_refused_not_read_as_its_mantissa(text: str) -> Non
 def test_exponent_like_model_names_are_not_amounts() -> None:
     money = parse_money("H100e5 from $2.49/hr")
     assert money is not None and money.amount == 2.49
+
+
+def test_read_money_leaves_an_unreadable_cell_for_quarantine_naming_it() -> None:
+    where = cell_field("Spot price", "1B200.30V")
+    assert read_money("$0.80/h", where) == (parse_money("$0.80/h"), {})
+    assert read_money("–", where) == (None, {}) and read_money("", where) == (None, {}) and read_money("N/A", where) == (None, {})
+    assert read_money("Contact sales", where)[0].contact_sales  # type: ignore[union-attr]
+    assert read_money("call us", where) == (None, {UNREADABLE_PRICE: "price field 'Spot price' of '1B200.30V' holds 'call us', not a price"})
+    assert read_money("$1e999", where)[1] == {UNREADABLE_PRICE: "price field 'Spot price' of '1B200.30V' holds '$1e999', not a price"}
+    money, bad = read_money("-$2.50/h", where)
+    assert money is not None and money.amount == -2.5
+    assert bad == {UNREADABLE_PRICE: "price field 'Spot price' of '1B200.30V' holds '-$2.50/h', a negative price"}
+    assert read_money("$1.99 - $2.49", where)[1] == {}  # a range, not a negative price
+    assert read_money("", where, required=True) == (None, {UNREADABLE_PRICE: "price field 'Spot price' of '1B200.30V' holds '', not a price"})

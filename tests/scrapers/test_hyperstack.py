@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.hyperstack import PRICING_URL, HyperstackScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
@@ -41,9 +43,12 @@ class TestHyperstack(ProviderContract):
             "<html><body><h1>GPU pricing</h1><p>Coming soon</p></body></html>",
             _replaced_all("GPU Model", "Accelerator"),  # no list has a 'GPU Model' column any more
             _replaced("Pricing Per Hour", "Notes"),  # the on-demand list lost its price column
-            _replaced("$3.99", "Ask us"),  # an unreadable price
+            re.sub(r"\$\d+\.\d+", "Ask us", load_text(PAGE)),  # every price unreadable
             _replaced("On-Demand GPU", "Flexible GPU"),  # the on-demand list's title changed
         ]
+
+    def bad_offer_payloads(self) -> list[str]:
+        return [_replaced("$3.99", "Ask us")]  # one row's price unreadable
 
     def test_counts_per_kind(self, offers: list[ScrapedOffer]) -> None:
         kinds = [o.kind for o in offers]
@@ -101,9 +106,22 @@ class TestHyperstack(ProviderContract):
         page = _replaced("$3.20", "&nbsp;$3.20")
         assert by_key(HyperstackScraper(env={}).parse(page))[("NVIDIA H100 SXM", "on_demand")].price_per_hour == 3.20
 
-    def test_unreadable_price_names_the_model(self) -> None:
-        with pytest.raises(ParseError, match=r"^hyperstack: layout changed: .*'Ask us' of 'NVIDIA H200 SXM'"):
-            HyperstackScraper(env={}).parse(_replaced("$3.99", "Ask us"))
+    def test_unreadable_price_quarantines_its_row_naming_the_column_and_the_list(self) -> None:
+        o = by_key(HyperstackScraper(env={}).parse(_replaced("$3.99", "Ask us")))
+        h200 = o[("NVIDIA H200 SXM", "on_demand")]
+        assert h200.price_per_hour is None
+        assert h200.extra[UNREADABLE_PRICE] == (
+            "price field 'Pricing Per Hour' of 'NVIDIA H200 SXM' in 'On-Demand GPU Pricing' holds 'Ask us', not a price"
+        )
+        assert len(o) == 30 and o[("NVIDIA B300", "on_demand")].price_per_hour == 7.40
+
+    def test_every_reservation_price_unreadable_is_a_parse_error_though_the_other_lists_read(self) -> None:
+        page = load_text(PAGE)
+        start, end = page.index("<span>Reservation</span> Pricing"), page.index("<span>Spot VM</span> Pricing")
+        assert start < end
+        spoiled = page[:start] + re.sub(r"\$\d+\.\d+", "Ask us", page[start:end]) + page[end:]
+        with pytest.raises(ParseError, match=r"^hyperstack: no reserved offer is readable \(12 priced\): price field .* in 'Reservation Pricing'"):
+            HyperstackScraper(env={}).readable(HyperstackScraper(env={}).parse(spoiled))
 
     def test_needs_no_credentials(self) -> None:
         HyperstackScraper(env={}).check_credentials()

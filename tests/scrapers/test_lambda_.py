@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.lambda_ import PRICING_URL, LambdaScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
@@ -38,11 +38,14 @@ class TestLambda(ProviderContract):
             re.sub(r"<table.*?</table>", "", html, flags=re.S),  # price table removed
             re.sub(r"<tr [^>]*data-plan=.*?</tr>", "", html, flags=re.S),  # rows removed
             html.replace("PRICE/GPU/HR*", "COST"),  # no price column any more
-            html.replace("$4.99", "soon"),  # unparseable price
+            re.sub(r">\$[\d.]+</td>", ">soon</td>", html),  # every price cell unreadable
             html.replace(">8x</button>", ">All</button>"),  # no GPU count
             "<html><body><p>Pricing</p></body></html>",
             {"not": "html"},
         ]
+
+    def bad_offer_payloads(self) -> list[object]:
+        return [page().replace("$4.99", "soon"), page().replace("$2.99", "")]  # one row's price unreadable, or gone
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
         assert len(offers) == 5
@@ -110,9 +113,12 @@ class TestLambda(ProviderContract):
         with pytest.raises(ParseError, match=r"^lambda: layout changed: .*pricing table"):
             LambdaScraper(env={}).parse(re.sub(r"<table.*?</table>", "", page(), flags=re.S))
 
-    def test_unparseable_price_says_layout_changed(self) -> None:
-        with pytest.raises(ParseError, match=r"^lambda: layout changed: unparseable price 'soon'"):
-            LambdaScraper(env={}).parse(page().replace("$4.99", "soon"))
+    def test_unparseable_price_quarantines_its_row_naming_the_column(self) -> None:
+        offers = by_sku(LambdaScraper(env={}).parse(page().replace("$4.99", "soon")))
+        b200 = offers["8x-nvidia-b200-sxm6-180gb"]
+        assert b200.price_per_hour is None and "contact_sales" not in b200.extra
+        assert b200.extra[UNREADABLE_PRICE] == "price field 'PRICE/GPU/HR*' of 'NVIDIA B200 SXM6' holds 'soon', not a price"
+        assert len(offers) == 5 and offers["8x-nvidia-h100-sxm-80gb"].price_per_hour == pytest.approx(8 * 2.99)
 
 
 def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.modal import PRICING_URL, ModalScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
@@ -43,11 +43,17 @@ class TestModal(ProviderContract):
         return [
             html.replace("GPU Tasks", "Accelerators"),  # section label gone
             without_gpu_items(html),  # price table removed, CPU/Memory left
-            html.replace("$0.001097", "soon"),  # unparseable price
-            html.replace('$0.001097 <span class="text-light-green/60">/ sec</span>', "$0.001097"),  # no time unit
+            re.sub(r"\$0\.\d+ <span", "soon <span", html),  # every price unreadable
             "<html><body><p>GPU Tasks</p></body></html>",
             "",
             None,
+        ]
+
+    def bad_offer_payloads(self) -> list[object]:
+        html = page()
+        return [
+            html.replace("$0.001097", "soon"),  # one GPU's price unreadable
+            html.replace('$0.001097 <span class="text-light-green/60">/ sec</span>', "$0.001097"),  # its time unit gone
         ]
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
@@ -80,6 +86,14 @@ class TestModal(ProviderContract):
         html = page().replace("$0.001097 <span class=\"text-light-green/60\">/ sec", "$3.95 <span class=\"text-light-green/60\">/ h")
         h100 = by_sku(ModalScraper(env={}).parse(html))["nvidia-h100"]
         assert h100.price_per_hour == pytest.approx(3.95) and h100.extra["price_per_hour"] == pytest.approx(3.95)
+
+    def test_a_price_without_a_time_unit_quarantines_that_gpu(self) -> None:
+        html = page().replace('$0.001097 <span class="text-light-green/60">/ sec</span>', "$0.001097")
+        offers = by_sku(ModalScraper(env={}).parse(html))
+        h100 = offers["nvidia-h100"]
+        assert h100.price_per_hour is None
+        assert h100.extra[UNREADABLE_PRICE] == "price field 'GPU Tasks' of 'Nvidia H100' holds '$0.001097', no time unit"
+        assert len(offers) == 9 and UNREADABLE_PRICE not in offers["nvidia-h200"].extra
 
     def test_removed_price_table_says_layout_changed(self) -> None:
         with pytest.raises(ParseError, match=r"^modal: layout changed: no GPU line items under 'GPU Tasks'"):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.nebius import PRICES_URL, NebiusScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
@@ -48,10 +50,13 @@ class TestNebius(ProviderContract):
             "<html><body><h1>Prices</h1><p>Coming soon</p></body></html>",
             _page_without_price_table(),
             _page_without_rows(),
-            _page_with_price("<p>$3.85</p>", "<p>TBD</p>"),
+            re.sub(r"\$\d+\.\d+", "TBD", load_text(PAGE)),  # every price unreadable
             # the per-GPU-hour unit gone from the headers: the table now means something else
             load_text(PAGE).replace(", GPU-hour", ", hour"),
         ]
+
+    def bad_offer_payloads(self) -> list[str]:
+        return [_page_with_price("<p>$3.85</p>", "<p>TBD</p>")]  # one item's on-demand price unreadable
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
         o = by_key(offers)
@@ -89,9 +94,12 @@ class TestNebius(ProviderContract):
         with pytest.raises(ParseError, match=r"^nebius: layout changed: "):
             NebiusScraper(env={}).parse(_page_without_price_table())
 
-    def test_unreadable_price_names_the_cell(self) -> None:
-        with pytest.raises(ParseError, match="nebius: layout changed: .*'TBD'.*NVIDIA HGX H100"):
-            NebiusScraper(env={}).parse(_page_with_price("<p>$3.85</p>", "<p>TBD</p>"))
+    def test_unreadable_price_quarantines_that_offer_naming_the_cell(self) -> None:
+        o = by_key(NebiusScraper(env={}).parse(_page_with_price("<p>$3.85</p>", "<p>TBD</p>")))
+        h100 = o[("NVIDIA HGX H100", "on_demand")]
+        assert h100.price_per_hour is None and "contact_sales" not in h100.extra
+        assert h100.extra[UNREADABLE_PRICE] == "price field 'On-demand, GPU-hour' of 'NVIDIA HGX H100' holds 'TBD', not a price"
+        assert len(o) == 16 and o[("NVIDIA HGX H100", "spot")].price_per_hour == 2.15
 
     def test_euro_prices_keep_their_currency(self) -> None:
         page = _page_with_price("<p>$3.85</p>", "<p>3,55 €</p>")
@@ -142,6 +150,14 @@ class TestAnnouncedPrices2026:
         assert (b300.price_per_hour, b300.extra["announced_price_per_hour"]) == (7.85, 9.50)
         gb300 = by_key(offers)[("NVIDIA GB300 NVL72", "on_demand")]
         assert gb300.price_per_hour is None and gb300.extra["announced_contact_sales"] is True
+
+    def test_an_unreadable_announced_price_quarantines_the_on_demand_offer(self) -> None:
+        page = replaced(load_text(PAGE_2026_09), "<p>$3.85</p></div></div><div class=\"pc-highlight-table-block__cell\"><div><p>$4.50</p>",
+                        "<p>$3.85</p></div></div><div class=\"pc-highlight-table-block__cell\"><div><p>TBD</p>")
+        o = by_key(NebiusScraper(env={}).parse(page))
+        reason = o[("NVIDIA HGX H100", "on_demand")].extra[UNREADABLE_PRICE]
+        assert reason.startswith("price field 'GPU-hour (Effective October 1, 2026)' of 'NVIDIA HGX H100' holds 'TBD'")
+        assert UNREADABLE_PRICE not in o[("NVIDIA HGX H200", "on_demand")].extra
 
     def test_the_announced_column_is_no_offer_of_its_own(self, offers: list[ScrapedOffer]) -> None:
         assert {o.kind for o in offers} == {"on_demand", "spot"}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
+from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.html import is_hidden, soup, visible_text
 from scrapers.paperspace import PRICING_URL, PaperspaceScraper
 from tests.conftest import load_text
@@ -44,13 +46,20 @@ class TestPaperspace(ProviderContract):
             "",
             "<html><body><h1>Pricing</h1><p>Paperspace is now part of DigitalOcean.</p></body></html>",
             _edited("div.instance-container-flex"),  # the visible cards gone (only the hidden stale ones left)
-            _replaced('<h1 class="instance-price-2">0.76</h1>', '<h1 class="instance-price-2">TBD</h1>'),
             _replaced("<p>*$2.24/hour pricing", "<p>$2.24/hour pricing"),  # the "*" footnote gone
             _replaced("is for a 3-year commitment. On-demand", "is a promotion. On-demand"),
             _replaced("On-demand pricing for H100 is", "On-demand pricing for H200 is"),
             # stale duplicates no longer hidden: the same machine twice with different contents
             _replaced('class="instance-container hide w-row"', 'class="instance-container w-row"'),
         ]
+
+    def bad_offer_payloads(self) -> list[str]:
+        return [_replaced('<h1 class="instance-price-2">0.76</h1>', '<h1 class="instance-price-2">TBD</h1>')]
+
+    @staticmethod
+    def row_of(offer: Any) -> str:
+        """The card: its multi-GPU variants ("A4000x4") are priced from it."""
+        return offer.sku.removesuffix(f"x{offer.gpu_count:g}") if offer.gpu_count > 1 else offer.sku
 
     def test_hidden_stale_cards_and_prices_are_not_counted(self, offers: list[ScrapedOffer]) -> None:
         skus = [o.sku for o in offers]
@@ -96,6 +105,14 @@ class TestPaperspace(ProviderContract):
         offers = PaperspaceScraper(env={}).parse(page)
         assert all(o.gpu_count == 1 for o in offers)
         assert by_key(offers)[("A4000", "on_demand")].extra["multi_gpu"] == "2x 4x"
+
+    def test_an_unreadable_card_price_quarantines_that_card_naming_it(self) -> None:
+        offers = PaperspaceScraper(env={}).parse(_replaced('<h1 class="instance-price-2">0.76</h1>', '<h1 class="instance-price-2">TBD</h1>'))
+        bad = {o.sku: o for o in offers if UNREADABLE_PRICE in o.extra}
+        assert set(bad) == {"A4000", "A4000x2", "A4000x4"}  # the card and the variants priced from it
+        assert {o.extra[UNREADABLE_PRICE] for o in bad.values()} == {"price field of card 'A4000' holds '$ TBD / hour', not a price"}
+        assert all(o.price_per_hour is None for o in bad.values())
+        assert len(offers) == 36 and by_key(offers)[("A6000", "on_demand")].price_per_hour == 1.89
 
     def test_removed_price_cards_say_layout_changed(self) -> None:
         with pytest.raises(ParseError, match=r"^paperspace: layout changed: "):

@@ -3,16 +3,22 @@
 Each case takes the provider's bundled fixture (tests/fixtures, through its provider test's
 ``load_raw``), spoils the price (or GPU count) of one offer in place, then runs the real parse,
 normalise and validate stages: that offer is quarantined with a one-line reason that names the
-field, every other offer comes out as before. The collector then stores the rest (checked on
-both backends at the end). Spoiling the same field in *every* offer is a changed payload, not a
-bad row: a ``ParseError`` naming the field.
+field, every other offer comes out as before. On a pricing page one offer is one table row or
+card: one real price cell is replaced, and the reason names its column and row. AWS's offer
+files are read from disk, so their case writes the spoiled copy of the real excerpt to a file.
+The collector then stores the rest (checked on both backends at the end). Spoiling the same
+field in *every* offer (or a page's price column in every row) is a changed payload, not a bad
+row: a ``ParseError`` naming the field.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,18 +27,29 @@ from sqlmodel import Session, select
 
 from db import queries
 from db.models import Quarantine, ScrapeRun
+from scrapers.aws import AwsScraper
 from scrapers.base import UNREADABLE_PRICE, ParseError, Scraper, read_count, read_price
 from scrapers.registry import all_scrapers
 from tests.scrapers import (
     test_akash,
     test_aws,
+    test_aws_offer_file,
+    test_aws_spot,
     test_azure,
+    test_coreweave,
+    test_crusoe,
     test_cudo,
+    test_datacrunch,
     test_digitalocean,
     test_hyperbolic,
+    test_hyperstack,
     test_jarvislabs,
+    test_lambda_,
     test_linode,
+    test_modal,
+    test_nebius,
     test_oci,
+    test_paperspace,
     test_runpod,
     test_scaleway,
     test_tensordock,
@@ -41,7 +58,7 @@ from tests.scrapers import (
     test_voltagepark,
     test_vultr,
 )
-from tests.scrapers.contract import replayed_payload
+from tests.scrapers.contract import ProviderContract, replayed_payload
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
 from tracker.pipeline.normalise import normalise
@@ -71,6 +88,14 @@ def _aws(raw: Any, bad: Any) -> str:
     key = next(iter(region))
     put(region[key], "price", bad)
     return f"regions[{location!r}][{key!r}].price"
+
+
+def _aws_spot(raw: Any, bad: Any) -> str:
+    groups = raw["config"]["regions"][0]["instanceTypes"]
+    g = next(g for g, group in enumerate(groups) if group["type"] == "gpuCurrentGen")
+    s = next(s for s, size in enumerate(groups[g]["sizes"]) if size["size"] == "p5.48xlarge")
+    put(groups[g]["sizes"][s]["valueColumns"][0]["prices"], "USD", bad)
+    return f"config.regions[0].instanceTypes[{g}].sizes[{s}].valueColumns[0].prices.USD"
 
 
 def _azure(raw: Any, bad: Any) -> str:
@@ -174,6 +199,7 @@ def _vultr(raw: Any, bad: Any) -> str:
 PRICES: dict[str, tuple[Callable[[], Any], Corrupt, bool]] = {
     "akash": (test_akash.TestAkash().load_raw, _akash, True),
     "aws": (test_aws.TestAwsPricingJson().load_raw, _aws, True),
+    "aws_spot": (test_aws_spot.TestAwsSpot().load_raw, _aws_spot, True),
     "azure": (test_azure.TestAzure().load_raw, _azure, True),
     "cudo": (test_cudo.TestCudo().load_raw, _cudo, False),
     "digitalocean": (test_digitalocean.TestDigitalocean().load_raw, _digitalocean, True),
@@ -342,11 +368,20 @@ def _stored_scraper(name: str, raw: Any) -> type[Scraper]:
     return type(f"Spoiled_{name}", (all_scrapers()[name],), {"fetch": fetch, "credentials": ()})
 
 
-@pytest.mark.parametrize("name", ["vultr", "linode"])
-def test_the_collector_stores_the_rest_and_quarantines_the_bad_offer(engine: Engine, name: str) -> None:
+def _spoiled(name: str) -> tuple[Any, str]:
+    """The provider's fixture with one offer's price replaced by "call us", and the reason expected."""
+    if name in PAGES:
+        test, cell, markup, field, _ = PAGES[name]
+        return test.load_raw().replace(cell, markup.format("call us"), 1), f"price field {field} holds 'call us', not a price"
     load, corrupt, _ = PRICES[name]
     spoiled = load()
     field = corrupt(spoiled, "call us")
+    return spoiled, f"price field {field} holds 'call us', not a number"
+
+
+@pytest.mark.parametrize("name", ["vultr", "linode", "aws_spot", "datacrunch", "nebius"])
+def test_the_collector_stores_the_rest_and_quarantines_the_bad_offer(engine: Engine, name: str) -> None:
+    spoiled, reason = _spoiled(name)
     expected = run_stages(name, spoiled)[0]
     [result] = collect(engine, Settings(http={"timeout_s": 2, "retries": 1, "backoff_s": 0}), classes=[_stored_scraper(name, spoiled)])
     assert result.ok, result
@@ -354,6 +389,130 @@ def test_the_collector_stores_the_rest_and_quarantines_the_bad_offer(engine: Eng
         reasons = [q.reason for q in s.exec(select(Quarantine).where(Quarantine.provider == name)).all()]
         priced = queries.latest_prices(s)
         run = s.exec(select(ScrapeRun).where(ScrapeRun.provider == name)).one()
-    assert reasons and all(r == f"price field {field} holds 'call us', not a number" for r in reasons)
+    assert reasons and all(r == reason for r in reasons)
     assert run.status == "ok" and run.quarantined == len(reasons)
-    assert {(r["sku"], r["region"]) for r in priced if r["provider"] == name} == {(o.sku, o.region) for o in expected}
+    assert {(r["sku"], r["region"]) for r in priced if r["provider"] == name} == {(o.sku, o.region) for o in expected if o.price_per_hour is not None}
+
+
+# --- AWS offer files: the real us-east-1 excerpt, spoiled and written to disk ----------------------
+
+
+def _offer_file_with_twin() -> dict[str, Any]:
+    """The real excerpt prices one GPU product: a second (its product and term, copied under another
+    SKU code and instance type) stays readable, so "the rest is kept" can be seen."""
+    doc = test_aws_offer_file.excerpt()
+    sku = test_aws_offer_file.ON_DEMAND_SKU
+    twin = copy.deepcopy(doc["products"][sku])
+    twin["sku"] = "TWINSKU"
+    twin["attributes"]["instanceType"] = "p5.48xlarge"
+    doc["products"]["TWINSKU"] = twin
+    doc["terms"]["OnDemand"]["TWINSKU"] = json.loads(json.dumps(doc["terms"]["OnDemand"][sku]).replace(sku, "TWINSKU"))
+    return doc
+
+
+def _offer_file_price(doc: dict[str, Any], bad: Any) -> str:
+    sku = test_aws_offer_file.ON_DEMAND_SKU
+    term_code, term = next(iter(doc["terms"]["OnDemand"][sku].items()))
+    rate_code, dim = next(iter(term["priceDimensions"].items()))
+    put(dim["pricePerUnit"], "USD", bad)
+    return f"terms.OnDemand[{sku!r}][{term_code!r}].priceDimensions[{rate_code!r}].pricePerUnit.USD"
+
+
+def _offer_file_stages(path: Path) -> tuple[list[Any], list[Any]]:
+    offers = AwsScraper(env={}, replay=True, source="offer-file").parse_payload(path)
+    return validate([normalise(o) for o in offers], {}, {})
+
+
+@pytest.mark.parametrize(("bad", "says"), [("call us", "not a number"), ([1.5], "not a number"), ("NaN", "not a number"),
+                                           (10**400, "not a number"), (-2.5, "a negative price"), (MISSING, "missing"),
+                                           ("", "empty")], ids=["text", "list", "nan", "huge", "negative", "missing", "empty"])
+def test_one_bad_price_in_an_aws_offer_file_is_quarantined_and_the_rest_is_kept(tmp_path: Path, bad: Any, says: str) -> None:
+    doc = _offer_file_with_twin()
+    accepted_before, rejected_before = _offer_file_stages(test_aws_offer_file.write(tmp_path, "before.json", doc))
+    field = _offer_file_price(doc, bad)
+    accepted, rejected = _offer_file_stages(test_aws_offer_file.write(tmp_path, "index.json", doc))
+    (quarantined,) = [r for r in rejected if UNREADABLE_PRICE in r.offer.extra]
+    assert quarantined.offer.sku == "p4d.24xlarge"
+    assert quarantined.reason.startswith(f"price field {field} ") and says in quarantined.reason, quarantined.reason
+    assert [o.sku for o in accepted] == ["p5.48xlarge"] and len(accepted_before) == 2 and not rejected_before
+
+
+def test_the_same_price_spoiled_in_every_product_of_an_aws_offer_file_is_a_parse_error(tmp_path: Path) -> None:
+    doc = _offer_file_with_twin()
+    for terms in doc["terms"]["OnDemand"].values():
+        for term in terms.values():
+            for dim in term["priceDimensions"].values():
+                dim["pricePerUnit"]["USD"] = "n/a"
+    with pytest.raises(ParseError, match=r"^aws: no offer is readable \(2 listed\): price field terms\.OnDemand\[.*\.pricePerUnit\.USD holds 'n/a'"):
+        AwsScraper(env={}, source="offer-file").parse_payload(test_aws_offer_file.write(tmp_path, "index.json", doc))
+
+
+# --- pricing pages: one row's (or card's) price cell no longer parses ------------------------------
+
+#: provider -> (its provider test, a real price cell of the recorded page, the cell's markup with
+#: ``{}`` for the new text, the field as the reason names it (column and row), whether a blank
+#: cell quarantines: where the page prints "–" for "not offered", a blank cell is no offer at all)
+PAGES: dict[str, tuple[ProviderContract, str, str, str, bool]] = {
+    "coreweave": (test_coreweave.TestCoreweave(), "<strong>$4.25</strong>", "<strong>{}</strong>",
+                  "'GPU Component Cost Per Hour' of 'NVIDIA H100 PCIe'", True),
+    "crusoe": (test_crusoe.TestCrusoe(), "<p>$3.90/GPU-hr</p>", "<p>{}</p>", "'On-demand' of 'NVIDIA H100 80GB HGX'", False),
+    "datacrunch": (test_datacrunch.TestDatacrunch(), ">$0.80/h<", ">{}<", "'Spot price' of '1B200.30V'", False),
+    "hyperstack": (test_hyperstack.TestHyperstack(), "$3.99", "{}",
+                   "'Pricing Per Hour' of 'NVIDIA H200 SXM' in 'On-Demand GPU Pricing'", True),
+    "lambda": (test_lambda_.TestLambda(), ">$4.99<", ">{}<", "'PRICE/GPU/HR*' of 'NVIDIA B200 SXM6'", True),
+    "modal": (test_modal.TestModal(), "$0.001097 <span", "{} <span", "'GPU Tasks' of 'Nvidia H100'", True),
+    "nebius": (test_nebius.TestNebius(), "<p>$3.85</p>", "<p>{}</p>", "'On-demand, GPU-hour' of 'NVIDIA HGX H100'", False),
+    # the card prints its "$" apart from the amount: the bad text replaces the amount
+    "paperspace": (test_paperspace.TestPaperspace(), '<h1 class="instance-price-2">0.45</h1>', '<h1 class="instance-price-2">{}</h1>',
+                   "of card 'M4000'", True),
+}
+BAD_CELLS: list[tuple[str, str]] = [("call us", "not a price"), ("$1e999", "not a price"), ("-$2.50", "a negative price"),
+                                    ("", "not a price")]
+
+
+@pytest.mark.parametrize("name", sorted(PAGES))
+@pytest.mark.parametrize(("bad", "says"), BAD_CELLS, ids=["text", "huge", "negative", "blank"])
+def test_one_unreadable_price_cell_quarantines_its_row_naming_the_column(name: str, bad: str, says: str) -> None:
+    test, cell, markup, field, blank_quarantines = PAGES[name]
+    if not bad and not blank_quarantines:
+        pytest.skip(f"{name}: a blank price cell means not offered")
+    html = test.load_raw()
+    accepted_before, rejected_before = run_stages(name, html)
+    text = bad.replace("$", "") if name == "paperspace" else bad
+    assert cell in html
+    accepted, rejected = run_stages(name, html.replace(cell, markup.format(text), 1))
+    new = [r for r in rejected if UNREADABLE_PRICE in r.offer.extra]
+    assert new, f"nothing quarantined: {[r.reason for r in rejected]}"
+    for r in new:
+        assert r.reason.startswith(f"price field {field} holds ") and says in r.reason and "\n" not in r.reason, r.reason
+    assert len({test.row_of(r.offer) for r in new}) == 1, [r.reason for r in new]  # one row
+    assert accepted and len(accepted) >= len(accepted_before) - len(new)
+    assert len(accepted) + len(rejected) == len(accepted_before) + len(rejected_before)  # nothing vanished
+
+
+@pytest.mark.parametrize(("name", "spoil", "message"), [
+    ("coreweave", lambda html: re.sub(r"<strong>\$[\d.]+</strong>", "<strong>TBA</strong>", html),
+     r"no offer is readable \(12 listed\): price field 'GPU Component Cost Per Hour' of 'NVIDIA HGX H100' holds 'TBA', not a price$"),
+    ("lambda", lambda html: re.sub(r">\$[\d.]+</td>", ">soon</td>", html),
+     r"no offer is readable \(5 listed\): price field 'PRICE/GPU/HR\*' of '.*' holds 'soon'"),
+    ("datacrunch", lambda html: _column_spoiled(html, 7, "call us"),
+     r"no on_demand offer is readable \(\d+ priced\): price field 'On demand price' of '1B200\.30V' holds 'call us'"),
+    ("nebius", lambda html: re.sub(r"\$\d+\.\d+", "TBD", html),
+     r"no on_demand offer is readable \(\d+ priced\): price field 'On-demand, GPU-hour' of '.*' holds 'TBD'"),
+], ids=["coreweave", "lambda", "datacrunch-one-column", "nebius-contact-us-aside"])
+def test_a_price_column_unreadable_in_every_row_is_a_parse_error_naming_it(name: str, spoil: Callable[[str], str], message: str) -> None:
+    """A column reworded or retyped for the whole page is a changed layout, not bad rows: even when
+    the page's other price columns still read."""
+    html = PAGES[name][0].load_raw()
+    with pytest.raises(ParseError, match=rf"^{name}: {message}"):
+        all_scrapers()[name](env={}).parse_payload(spoil(html))
+
+
+def _column_spoiled(html: str, column: int, text: str) -> str:
+    """``html`` with the ``column``-th cell of every body row of its tables replaced by ``text``."""
+    def row(match: re.Match[str]) -> str:
+        cells = re.findall(r"<td[^>]*>.*?</td>", match.group(0), flags=re.S)
+        target = cells[column]
+        return match.group(0).replace(target, re.sub(r">.*?</td>$", f">{text}</td>", target, flags=re.S), 1)
+
+    return re.sub(r"<tr>(?:(?!</tr>).)*<td.*?</tr>", row, html, flags=re.S)
