@@ -308,11 +308,41 @@ def _window_rows_postgres(conn: Connection, provider_id: int, since: int, until:
     return rows
 
 
-def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None) -> Intervals:
+class Current(NamedTuple):
+    """A provider's current intervals (``offer_state``'s) as a caller that just wrote them holds
+    them: ``rows``, ``RAW_COLUMNS`` tuples with the true ``last_seen`` of those in USD of a mapped
+    GPU; ``ids``, every current interval's id (of any currency)."""
+
+    rows: list[tuple[Any, ...]]
+    ids: set[int]
+
+
+#: A provider's intervals in a window that are no offer's current one: through the GPU index,
+#: below ``OPEN`` (which only current intervals hold), the current ones among them set aside by
+#: the caller (those closed and still current).
+_OTHERS_SQL = (f"{_PLAIN_SELECT} WHERE gpu_id IN :gpus AND last_seen >= :since AND last_seen < {open_intervals.OPEN} "
+               "AND first_seen <= :until AND provider_id = :p AND currency_id = :usd")
+
+
+def _window_rows_given(conn: Connection, provider_id: int, since: int, until: int, current: Current) -> list[tuple[Any, ...]]:
+    """``_WINDOW_SQL``'s rows when the current intervals are at hand: those in the window, and
+    the others read through the GPU index (a collection's store path: the current intervals are
+    most of the window, and reading them back cost more than the rest of the refresh)."""
+    usd = labels.lookup(conn, "currency", ["USD"])
+    others = fetch_tuples(conn, text(_OTHERS_SQL).bindparams(bindparam("gpus", expanding=True)), {
+        "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1, "since": since, "until": until})
+    return [r for r in current.rows if r[7] >= since and r[6] <= until] + [r for r in others if r[0] not in current.ids]
+
+
+def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None,
+         current: Current | None = None) -> Intervals:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
-    widened by the hold), through the GPU index, as numpy arrays (no per-row objects)."""
+    widened by the hold), through the GPU index, as numpy arrays (no per-row objects);
+    ``current``: the provider's current intervals, when the caller holds them."""
     if since is None or until is None:
         rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
+    elif current is not None:
+        rows = _window_rows_given(conn, provider_id, since, until, current)
     elif conn.dialect.name == "postgresql":
         rows = _window_rows_postgres(conn, provider_id, since, until)
     else:
@@ -464,17 +494,20 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
     return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise(iv, HOUR, interval_s, h_lo, h_hi))
 
 
-def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None) -> int:
+def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None,
+            *, current: Current | None = None) -> int:
     """Recompute ``provider_id``'s hourly and daily roll-ups for the buckets holding ``[lo, hi]``
     (never before the raw-retention horizon: those buckets are all that is left of them).
 
-    Reads only the provider's intervals of the days holding ``[lo, hi]``. Returns the number of
-    roll-up rows written."""
+    Reads only the provider's intervals of the days holding ``[lo, hi]``, and of those only the
+    ones that are no offer's current interval when the caller gives the current ones
+    (``current``: the store, which has just written them). Returns the number of roll-up rows
+    written."""
     interval_s = (intervals if intervals is not None else provider_intervals(conn)).get(provider_id, DEFAULT_INTERVAL_S)
     lo = max(lo, raw_horizon(conn))
     if hi < lo:
         return 0
-    iv = load(conn, provider_id, since=floor(lo, DAY) - interval_s, until=floor(hi, DAY) + DAY - 1)
+    iv = load(conn, provider_id, since=floor(lo, DAY) - interval_s, until=floor(hi, DAY) + DAY - 1, current=current)
     return _refresh_window(conn, iv, provider_id, interval_s, lo, hi)
 
 

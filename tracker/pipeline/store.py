@@ -49,14 +49,17 @@ _INTERVAL_INSERT = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id
 _STATE_SQL = (
     f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in _OFFER_FIELDS)}, "
     "CAST(o.extra AS TEXT), "
-    "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, s.last_seen, i.ends_at FROM offer o "
+    "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, s.last_seen, i.ends_at, "
+    "i.kind_id, i.price_per_gpu_hour, i.first_seen, i.last_seen FROM offer o "
     "LEFT JOIN offer_state s ON s.offer_id = o.id LEFT JOIN price_interval i ON i.id = s.interval_id WHERE o.provider = :p"
 )
 #: Positions in a ``_STATE_SQL`` row: the offer's id, fields and extra, then its newest interval.
 _ID, _ATTRS, _EXTRA = 4, slice(5, 12), 12
 _IV, _IV_GPU, _IV_CURRENCY, _IV_PRICE, _IV_AVAILABLE, _IV_LAST, _IV_ENDS = range(13, 20)
+#: ... and what the roll-ups read of it (``_IV_ROW_LAST``: the row's own ``last_seen``, ``OPEN`` while open).
+_IV_KIND, _IV_GPU_PRICE, _IV_FIRST, _IV_ROW_LAST = range(20, 24)
 #: What follows the identity and id in the row of a new offer (no stored fields, no interval).
-_NO_STATE: tuple[None, ...] = (None,) * 15
+_NO_STATE: tuple[None, ...] = (None,) * 19
 
 State = tuple[Any, ...]
 
@@ -150,13 +153,12 @@ def store_observation(
     known = _provider_state(conn, provider)
     seen_at = _stamp(conn, observed_at)
     to_json = _json_binder(conn)
-    empty_json = to_json({})
     fresh = [o for ident, o in unique.items() if ident not in known]  # in listing order: ids follow it
     fresh_ids = {ident for ident in unique if ident not in known}
-    if fresh:
+    if fresh:  # ``extra`` as its JSON text, as the dialect's serialiser writes it (no wrapper object per row)
         bulk.insert_many(conn, "offer", _OFFER_INSERT, [
             (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-             o.vcpus, o.ram_gb, o.country, to_json(dict(o.extra)) if o.extra else empty_json, seen_at, seen_at)
+             o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", seen_at, seen_at)
             for o in fresh
         ])
         for sku, region, kind, term, oid in rollups.fetch_tuples(
@@ -237,17 +239,53 @@ def store_observation(
         open_intervals.settle(conn, [iv for iv in leaving if iv not in closed])
         before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM price_interval").scalar_one()
         bulk.insert_many(conn, "price_interval", _INTERVAL_INSERT, opened)
-        conn.exec_driver_sql(  # the new intervals are the newest ids: a range of the primary key
+        opened_ids = dict(conn.exec_driver_sql(  # the new intervals are the newest ids: a range of the primary key
             "INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
             f"SELECT offer_id, id, provider_id, first_seen, observations FROM price_interval WHERE id > {m} "
-            f"AND provider_id = {m} AND first_seen = {m} {bulk.OFFER_STATE_UPSERT}",
-            (before, pid, t))
+            f"AND provider_id = {m} AND first_seen = {m} {bulk.OFFER_STATE_UPSERT} RETURNING offer_id, interval_id",
+            (before, pid, t)).all())
 
-    # 4. the provider's roll-ups around this collection
+    # 4. the provider's roll-ups around this collection, from the current intervals at hand
     if refresh_rollups:
+        usd = currency_ids.get("USD") or next(iter(labels.lookup(conn, "currency", ["USD"])), None)
+        current = _current_intervals(known.values(), pid, t, usd, set(extend), set(closing), opened,
+                                     opened_ids if opened else {})
         rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
-                        t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S))
+                        t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S), current=current)
     return StoreStats(len(offers), new_offers, changed, unchanged, unpriced, returned)
+
+
+def _current_intervals(known: Iterable[State], pid: int, t: int, usd: int | None, extended: set[int], closed: set[int],
+                       opened: Sequence[tuple[Any, ...]], opened_ids: Mapping[int, int]) -> rollups.Current:
+    """The provider's current intervals once a collection at ``t`` is written, as the roll-ups
+    read them (``rollups.Current``): each offer's newest interval as it was (``known``), extended
+    to ``t``, closed at ``t``, or replaced by the interval ``opened`` for it. Kept in step with the
+    statements above, so the refresh reads only the provider's other intervals of its window."""
+    rows: list[tuple[Any, ...]] = []
+    ids = set()
+    for o in opened:  # (offer, provider, gpu, kind, currency, price, price per GPU, available, t, OPEN, None, 1)
+        iid = opened_ids[o[0]]
+        ids.add(iid)
+        if o[4] == usd and o[2] is not None:
+            rows.append((iid, o[0], pid, o[2], o[3], o[6], t, t, None))
+    for r in known:
+        iid = r[_IV]
+        if iid is None or r[_ID] in opened_ids:
+            continue
+        ids.add(iid)
+        if r[_IV_CURRENCY] != usd or r[_IV_GPU] is None:
+            continue
+        # as the statements leave it: an extension moves the state's last_seen (what an OPEN row
+        # reads), a close writes the state's into the row; otherwise the row's own, if not OPEN
+        is_open = r[_IV_ROW_LAST] == open_intervals.OPEN
+        if iid in closed:
+            last, ends = r[_IV_LAST], t
+        elif iid in extended:
+            last, ends = (t if is_open else r[_IV_ROW_LAST]), r[_IV_ENDS]
+        else:
+            last, ends = (r[_IV_LAST] if is_open else r[_IV_ROW_LAST]), r[_IV_ENDS]
+        rows.append((iid, r[_ID], pid, r[_IV_GPU], r[_IV_KIND], r[_IV_GPU_PRICE], r[_IV_FIRST], last, ends))
+    return rollups.Current(rows, ids)
 
 
 def record_failed_attempt(session: Session, provider: str, attempted_at: datetime) -> int:
