@@ -33,11 +33,12 @@ from pathlib import Path
 
 import duckdb
 import pandas as pd
-
 from _results import record
+from sqlalchemy import text
+from synthetic_year import END, Shape, build, fresh_postgres, sqlite_copy
+
 from db import open_intervals
 from db.engine import make_engine
-from synthetic_year import END, Shape, build, fresh_postgres, sqlite_copy
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import history
 from tracker.analysis.trends import trends
@@ -135,6 +136,20 @@ def cli_seconds(url: str) -> tuple[float, float]:
     return cli, base
 
 
+def postgres_mb(url: str) -> tuple[float, str]:
+    """MB of the store's tables with their indexes and TOAST in PostgreSQL after a plain
+    ``VACUUM`` (what a running store keeps), and the largest three by name."""
+    engine = make_engine(url)
+    with engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("VACUUM"))
+        sizes = conn.execute(text(
+            "SELECT c.relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE c.relkind = 'r' AND n.nspname = current_schema() ORDER BY 2 DESC")).all()
+    engine.dispose()
+    top = ", ".join(f"{name} {size / 1e6:.1f}" for name, size in sizes[:3])
+    return sum(size for _, size in sizes) / 1e6, top
+
+
 def plain_table_mb(db_file: Path, tmp: Path) -> float:
     """The same intervals in a plain sqlite3 table without any index (the floor of any layout)."""
     plain = tmp / "plain.db"
@@ -186,12 +201,16 @@ def main() -> None:
         build(pg, Shape())
         pg_ours = in_process(pg, duck)
         pg_duck = pg_ours["duckdb"]
+        pg_cli, _ = cli_seconds(pg)
+        pg_mb, pg_tables_mb = postgres_mb(pg)
         print(f"PostgreSQL: history {pg_ours['history'] * 1e3:.1f} ms (DuckDB in turn {pg_duck * 1e3:.1f} ms, ratio "
-              f"{pg_ours['history'] / pg_duck:.2f}), trends {pg_ours['trends'] * 1e3:.1f} ms")
+              f"{pg_ours['history'] / pg_duck:.2f}), trends {pg_ours['trends'] * 1e3:.1f} ms, history as a CLI process "
+              f"{pg_cli:.2f} s; the store's tables and indexes {pg_mb:.1f} MB after VACUUM ({pg_tables_mb})")
         figures |= {"history_year_ms_postgres": round(pg_ours["history"] * 1e3, 1),
                     "history_year_vs_duckdb_ratio_postgres": round(pg_ours["history"] / pg_duck, 2),
                     "duckdb_history_year_ms_postgres": round(pg_duck * 1e3, 1),
-                    "trends_year_ms_postgres": round(pg_ours["trends"] * 1e3, 1)}
+                    "trends_year_ms_postgres": round(pg_ours["trends"] * 1e3, 1),
+                    "history_cli_s_postgres": round(pg_cli, 3), "storage_mb_year_postgres": round(pg_mb, 1)}
     record(figures)
 
 
