@@ -15,8 +15,10 @@ Keys written to ``bench/results.json`` (each printed with its same-run baseline)
   sqlite3 table with no index, the least any layout can take).
 
 With ``TRACKER_BENCH_DATABASE_URL`` set (PostgreSQL), the year is built there too and the
-history/trends figures are repeated under ``*_postgres`` keys (DuckDB timed again, in turn with
-PostgreSQL's runs: ``duckdb_history_year_ms_postgres``).
+history/trends/CLI figures are repeated under ``*_postgres`` keys (DuckDB timed again, in turn
+with PostgreSQL's runs: ``duckdb_history_year_ms_postgres``), and ``storage_mb_year_postgres`` is
+the store's tables with their indexes after a plain ``VACUUM``: PostgreSQL's own row overhead
+(a 23-byte header, a 4-byte line pointer and 8-byte alignment per row) makes it the larger one.
 """
 
 from __future__ import annotations
