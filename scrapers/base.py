@@ -17,6 +17,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Final
 
+from scrapers.declared import BASE_INTERVAL_S
 from scrapers.http import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DOWNLOAD_BYTES, Http
 from tracker.errors import (
     FetchError,
@@ -392,8 +393,10 @@ class Scraper(ABC):
     #: contract tests check it), "" means undeclared (shown as "?" in the README table).
     source_kind: ClassVar[str] = ""
     fixture_kind: ClassVar[str] = ""
-    #: Default schedule interval in seconds (hourly unless a provider asks otherwise).
-    default_interval_s: ClassVar[int] = 3600
+    #: Default schedule interval in seconds. Keeping the base value declares none, and the
+    #: settings' ``default_interval`` applies; another value is the provider's own (the rule:
+    #: ``Settings.interval_for``). A built-in's value is also in ``scrapers.declared``.
+    default_interval_s: ClassVar[int] = BASE_INTERVAL_S
     #: The registrable domains every request, redirect and followed link must stay on (https
     #: only). Empty: the domains of ``homepage`` and the hosts named in ``endpoint``.
     domains: ClassVar[tuple[str, ...]] = ()

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from tracker.errors import ConfigError, QueryTooLarge
@@ -169,22 +170,13 @@ def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
 
 
 def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
-    """Each provider's scrape interval from the settings (its own ``interval``, else the
-    scraper's default, else ``default_interval``): the tolerance for "price at t". A built-in
-    scraper's default comes from ``scrapers.declared`` (no scraper module imported)."""
-    from scrapers.declared import DECLARED_INTERVALS
+    """Each provider's collection interval (``Settings.interval_for``, the rule the scheduler
+    runs on): the tolerance for "price at t". A built-in scraper's declared interval comes from
+    ``scrapers.declared`` (no scraper module imported); each provider is looked up once."""
 
+    @cache
     def lookup(provider: str) -> timedelta:
-        if provider in settings.providers:
-            return timedelta(seconds=settings.providers[provider].interval)
-        if provider in DECLARED_INTERVALS:
-            return timedelta(seconds=DECLARED_INTERVALS[provider])
-        from scrapers.registry import find  # a plugin's module, or none
-
-        cls = find(provider)
-        if cls is not None:
-            return timedelta(seconds=getattr(cls, "default_interval_s", settings.default_interval))
-        return timedelta(seconds=settings.default_interval)
+        return timedelta(seconds=settings.interval_for(provider))
 
     return lookup
 

@@ -6,6 +6,7 @@ line is a default value, everything else is a comment showing what can be set.
 
 from __future__ import annotations
 
+from scrapers.declared import declared_interval
 from scrapers.registry import all_scrapers
 
 HEADER = '''\
@@ -99,7 +100,8 @@ def _provider_table() -> str:
         needs = ", ".join(cls.credentials)
         optional = ", ".join(cls.optional_credentials)
         creds = " ".join(p for p in (needs and f"needs {needs}", optional and f"optional {optional}") if p) or "no key"
-        every = f", default every {cls.default_interval_s // 3600}h" if cls.default_interval_s != 3600 else ""
+        own = declared_interval(name, cls)
+        every = f", default every {own // 3600}h" if own is not None else ""
         lines.append(f"#   {name:<14} {creds}{every}")
     return "\n".join(lines)
 

@@ -33,6 +33,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from scrapers.declared import declared_interval
 from tracker.errors import ConfigError
 
 CONFIG_ENV = "GPU_TRACKER_CONFIG"
@@ -236,16 +237,22 @@ class Settings(BaseSettings):
             return ps.model_copy(update={"interval": self.default_interval})
         return ps
 
-    def interval_for(self, name: str, declared: float | None = None) -> float:
-        """Seconds between scrapes of ``name``.
+    def interval_for(self, name: str, scraper: Any = None) -> float:
+        """Seconds between collections of ``name``: the one rule that the scheduler, the
+        collector (which stores it), the analysis's tolerance for "price at t", status, the
+        providers listing and ``/metrics`` all follow, so none of them disagrees with another.
 
-        The provider's own ``interval`` in the config wins; then ``declared`` (what the
-        scraper says suits its source, e.g. a daily bulk file); then ``default_interval``.
+        The provider's own ``interval`` in the config wins; then the interval the scraper
+        declares as its own (``scrapers.declared.declared_interval``: a ``default_interval_s``
+        apart from the base class's, e.g. a daily bulk file); then ``default_interval``.
+        ``scraper``: its class when the caller holds one; else it is looked up by name without
+        importing any built-in scraper module.
         """
         ps = self.providers.get(name)
         if ps is not None and "interval" in ps.model_fields_set:
             return ps.interval
-        return float(declared) if declared else self.default_interval
+        declared = declared_interval(name, scraper)
+        return float(declared) if declared is not None else self.default_interval
 
     def provider_env(self, name: str, environ: dict[str, str] | None = None) -> dict[str, str]:
         """The environment a scraper sees: its default credential names mapped to the user's.

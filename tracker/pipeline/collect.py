@@ -127,8 +127,7 @@ def _store(
         market = (queries.market_medians(session, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
         accepted, rejected = validate(normalised, previous, queries.pending_jumps(session, scraper.name, HELD), market)
-        declared = type(scraper).default_interval_s
-        interval = settings.interval_for(scraper.name, declared if declared != Scraper.default_interval_s else None)
+        interval = settings.interval_for(scraper.name, type(scraper))
         stats = store_stage.store_observation(session, scraper.name, accepted, observed_at,
                                               provider.last_attempt_at, interval_s=interval)
         quarantined = store_stage.store_quarantine(session, run_id, rejected, observed_at)

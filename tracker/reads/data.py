@@ -361,7 +361,7 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
         p = stored.get(name)
         last: ScrapeRun | None = runs.get(name)
         enabled = ctx.settings.provider(name).enabled
-        interval = ctx.settings.interval_for(name, getattr(cls, "default_interval_s", None))
+        interval = ctx.settings.interval_for(name, cls)
         status = p.last_status if p else None
         last_success = p.last_success_at if p else None
         note = f"set {' and '.join(missing)} to enable" if missing else None

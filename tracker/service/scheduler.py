@@ -103,9 +103,9 @@ class ProviderPlan:
 
 
 def provider_interval(settings: Settings, cls: type[Scraper]) -> float:
-    """Config ``[providers.X] interval`` > the scraper's own ``default_interval_s`` > ``default_interval``."""
-    declared = cls.default_interval_s if cls.default_interval_s != Scraper.default_interval_s else None
-    return settings.interval_for(cls.name, declared)
+    """Config ``[providers.X] interval`` > the scraper's own declared non-default
+    ``default_interval_s`` > ``default_interval`` (``Settings.interval_for``, the one rule)."""
+    return settings.interval_for(cls.name, cls)
 
 
 def plan_for(settings: Settings, name: str, interval: float) -> ProviderPlan:

@@ -30,12 +30,7 @@ from db.types import utcnow
 from scrapers.registry import all_scrapers
 from tracker.config.settings import Settings
 from tracker.service import leader
-from tracker.service.scheduler import (
-    JOB_PREFIX,
-    JOB_TABLE,
-    RETRY_PREFIX,
-    provider_interval,
-)
+from tracker.service.scheduler import JOB_PREFIX, JOB_TABLE, RETRY_PREFIX
 
 #: A provider with no success for this many intervals is flagged stale.
 STALE_INTERVALS = 3
@@ -127,8 +122,7 @@ def provider_statuses(engine: Engine, settings: Settings, now: datetime | None =
     for name in names:
         enabled = settings.provider(name).enabled if name in scrapers else False
         job = jobs.get(name)
-        interval = (job.interval_s if job and job.interval_s else None) or (
-            provider_interval(settings, scrapers[name]) if name in scrapers else settings.default_interval)
+        interval = (job.interval_s if job and job.interval_s else None) or settings.interval_for(name, scrapers.get(name))
         p = stored.get(name)
         run = latest.get(name)
         last_success = p.last_success_at if p else None

@@ -95,8 +95,7 @@ class StoreCollector(Collector):
         yield _gauge("provider_last_success_timestamp_seconds", "Unix time the provider's last successful scrape started.",
                      ["provider"], per(lambda n: _ts(stored[n].last_success_at) if n in stored else None))
         yield _gauge("provider_interval_seconds", "Seconds between the provider's scheduled collections.",
-                     ["provider"], per(lambda n: ctx.settings.interval_for(n, getattr(scrapers[n], "default_interval_s", None))
-                                       if n in scrapers else None))
+                     ["provider"], per(lambda n: ctx.settings.interval_for(n, scrapers[n]) if n in scrapers else None))
         yield _gauge("provider_consecutive_failures", "Failed runs in a row (0 after a success).",
                      ["provider"], per(lambda n: stored[n].consecutive_failures if n in stored else 0))
         yield _gauge("scrape_duration_seconds", "Duration of the provider's last finished run.",
