@@ -1,6 +1,7 @@
 """One collection interval per provider: what the scheduler runs on, what the collector stores,
-the analysis's tolerance for "price at t", status, ``/api/providers`` and ``/metrics`` all come
-from ``Settings.interval_for`` (config ``[providers.X] interval`` > the scraper's own declared
+the analysis's tolerance for "price at t", status, ``/api/providers``, ``/metrics``, the alerts'
+staleness and holding and the CLI's "nothing is current" note all come from
+``Settings.interval_for`` (config ``[providers.X] interval`` > the scraper's own declared
 non-default interval > ``default_interval``), whatever ``default_interval`` is."""
 
 from __future__ import annotations
@@ -9,13 +10,23 @@ import tomllib
 from datetime import timedelta
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
+from sqlmodel import Session
 
+from db import open_intervals
+from db.models import Provider
+from db.types import from_epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tests.fakes import make_fake
+from tracker.alerts.data import gpu_specs, provider_status, value_at
+from tracker.alerts.rules import parse_rules
 from tracker.analysis.grid import scrape_intervals
+from tracker.cli.common import State
+from tracker.cli.timetravel import warn_if_stale
 from tracker.config.settings import Settings
+from tracker.pipeline.collect import collect
 from tracker.reads.data import ReadContext, providers
 from tracker.service.scheduler import Runtime, plan_providers, provider_interval
 from tracker.service.status import provider_statuses
@@ -93,3 +104,37 @@ def test_readers_of_the_store_report_the_scheduled_interval(engine: Engine,
         assert listed[name] == metric[name] == scheduled, name
         if name in status:
             assert status[name] == scheduled, name
+
+
+@pytest.fixture
+def aws_a_day_old(engine: Engine, db_url: str) -> str:
+    """A store holding aws's real recording, its last collection 20 hours ago: aws collects once a
+    day, so its prices are current; an hourly provider's would have gone stale."""
+    [result] = collect(engine, Settings(), ["aws"], replay=True)
+    assert result.status == "ok", result.error_message
+    with Session(engine) as s:
+        aws = s.get(Provider, "aws")
+        assert aws is not None
+        aws.last_success_at = utcnow() - timedelta(hours=20)
+        s.add(aws)
+        s.commit()
+    return db_url
+
+
+def test_staleness_and_holding_follow_the_declared_interval(engine: Engine, aws_a_day_old: str) -> None:
+    settings = Settings(database=aws_a_day_old)
+    assert settings.interval_for("aws") == 86400
+    with Session(engine) as s:
+        assert provider_status(s, settings, utcnow())["aws"] == "fresh"
+    st = State(db_url=aws_a_day_old, _settings=settings)
+    try:
+        assert warn_if_stale(st) is None
+    finally:
+        st.close()
+    # an alert's value at a moment: aws's price holds until its next daily collection, not for an hour
+    [rule] = parse_rules([{"name": "h100", "gpu": "H100", "below": 100.0}])
+    with Session(engine) as s:
+        [(last_seen,)] = s.connection().execute(text(
+            f"SELECT MAX({open_intervals.LAST_SEEN}) FROM price_interval i")).all()
+        later = from_epoch(int(last_seen)) + timedelta(hours=12)
+        assert value_at(s, rule, settings, later, gpu_specs(settings)) is not None

@@ -70,7 +70,7 @@ class Observation:
 def provider_status(session: Session, settings: Settings, now: datetime) -> dict[str, str]:
     out = {}
     for p in session.exec(select(Provider)).all():
-        limit = timedelta(seconds=STALE_AFTER_INTERVALS * settings.provider(p.name).interval)
+        limit = timedelta(seconds=STALE_AFTER_INTERVALS * settings.interval_for(p.name))
         if p.last_success_at is None or now - p.last_success_at > limit:
             out[p.name] = "stale"
         elif p.last_status == "ok":
@@ -208,7 +208,7 @@ def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, spe
     t = epoch(at)
     latest: dict[int, tuple[int, str, float]] = {}
     for offer_id, provider, gpu, price, first_seen, last_seen, ends_at in _intervals(session, rule, at):
-        end = last_seen + settings.provider(provider).interval
+        end = last_seen + settings.interval_for(provider)
         if ends_at is not None:
             end = min(end, ends_at)
         if end < t:

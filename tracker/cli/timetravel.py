@@ -27,7 +27,7 @@ def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: st
     """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
     from db.asof import stale_note
 
-    note = stale_note(st.reader, lambda p: st.settings.provider(p).interval, providers=providers)
+    note = stale_note(st.reader, st.settings.interval_for, providers=providers)
     if note:
         note += hint
         err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
