@@ -273,6 +273,9 @@ class Quarantine(SQLModel, table=True):
     price_per_hour: float | None = None
     price_per_gpu_hour: float | None = None
     currency: str = "USD"
+    #: As observed (NULL: not stated, or quarantined before it was recorded): a held price that is
+    #: confirmed later enters the history as it was seen.
+    available: bool | None = None
     reason: str
     observed_at: datetime = Field(sa_type=UTCDateTime)
 

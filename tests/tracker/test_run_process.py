@@ -192,7 +192,9 @@ def test_second_scheduler_is_a_standby_and_takes_over_after_kill_9(
     # within one interval (plus jitter and process scheduling slack on a busy machine)
     assert took_lock <= INTERVAL + 1.5, took_lock
     assert took_lock + first_run <= 2 * INTERVAL + 2, (took_lock, first_run)
-    assert b.logged("leader: collecting") and b.scrape_lines()
+    # B's log line of that run follows its commit: wait for it rather than race the writer
+    wait_for(lambda: b.scrape_lines(), 10, "B's log line of its collection", (b,))
+    assert b.logged("leader: collecting")
     assert b.stop() == 0
     left = [r for r in runs(engine) if r.status != "ok"]
     # at most the batch A was in the middle of when it was killed; its prices were never committed,

@@ -58,8 +58,6 @@ def at(row: dict[str, Any], price: float, since: timedelta, seen: timedelta) -> 
             "price_since": t + since, "observed_at": t + seen}
 
 
-@pytest.mark.xfail(strict=True, reason="a held observation is kept as a quarantine row, which has no availability "
-                                       "column: accepted by a later import, it stores available NULL")
 def test_a_held_price_accepted_later_keeps_its_availability(engine: Engine, listed: list[dict[str, Any]],
                                                            tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rows = [r for r in listed if r["available"] is not None]

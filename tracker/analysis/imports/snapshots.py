@@ -215,7 +215,7 @@ def _stored_offer(o: Offer, s: Seen, currency: str) -> NormalisedOffer:
 
 def _held_offer(q: Quarantine) -> NormalisedOffer:
     return NormalisedOffer(q.provider, q.sku, q.region, q.kind, q.term_months, q.gpu, q.gpu_raw, q.gpu_count or 1.0,
-                           q.price_per_hour, q.price_per_gpu_hour, q.currency)
+                           q.price_per_hour, q.price_per_gpu_hour, q.currency, available=q.available)
 
 
 def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
