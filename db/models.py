@@ -20,7 +20,8 @@ Storage model (why it is shaped this way):
   ``rollup_hour_run`` holds the same figures per hour as runs: one row per run of consecutive
   hours with equal figures of one ``rollup_series`` (gpu, provider, kind). Hourly figures
   rarely change from one hour to the next, so runs take a sixth of the rows one row per hour
-  would (and less than the raw intervals). Both are maintained by the store as data arrives
+  would (and less than the raw intervals). Each series' newest run, the one an hourly collection
+  lengthens, is kept apart in the small ``rollup_hour_open``. Both are maintained by the store as data arrives
   (``db.rollups``): long-range history reads them instead of the raw intervals, which may be
   pruned after ``retention.raw_days``.
 * ``scrape_run`` records every attempt per provider, whatever happened; ``provider``
@@ -209,6 +210,23 @@ class RollupHourRun(SQLModel, table=True):
 
     series_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
     start: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    hours: int = Field(sa_type=SmallInteger)
+    min: float
+    median: float
+    max: float
+    offers: int
+
+
+class RollupHourOpen(SQLModel, table=True):
+    """Each series' newest run (``RollupHourRun``'s columns), kept apart from the others: a series'
+    figures rarely change from one hour to the next, so an hourly collection mostly lengthens this
+    run, and rewriting it here touches one small table instead of a page per series spread over
+    a year of runs. Readers take the union of both tables (``db.sql.ROLLUP_RUNS``)."""
+
+    __tablename__ = "rollup_hour_open"
+
+    series_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    start: int
     hours: int = Field(sa_type=SmallInteger)
     min: float
     median: float

@@ -45,6 +45,8 @@ from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, origin  # noqa:
 STEPS = (HOUR, DAY)
 DAY_TABLE = "rollup_day"
 RUN_TABLE = "rollup_hour_run"
+#: Each series' newest run (``db.models.RollupHourOpen``).
+OPEN_TABLE = "rollup_hour_open"
 #: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
 #: many hours before it (one byte in SQLite).
 MAX_RUN = 120
@@ -441,57 +443,111 @@ def encode(hours: Sequence[int], figures: Sequence[Figures]) -> list[tuple[int, 
     return runs
 
 
-def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]]) -> int:
-    """Insert ``(series_id, start, hours, figures)`` runs with one driver-level ``executemany``."""
+def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]], table: str = RUN_TABLE) -> int:
+    """Insert ``(series_id, start, hours, figures)`` runs into ``table`` with one driver-level ``executemany``."""
     values = [(sid, start, n, *f) for sid, start, n, f in rows]
     if values:
-        conn.exec_driver_sql(f"INSERT INTO {RUN_TABLE} (series_id, start, hours, min, median, max, offers) "
+        conn.exec_driver_sql(f"INSERT INTO {table} (series_id, start, hours, min, median, max, offers) "
                              f"VALUES ({bulk.placeholders(conn, 7)})", values)
     return len(values)
 
 
-def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Summary) -> int:
+#: A series' earlier runs that overlap or touch hours ``:lo``.. (``:a``: the earliest start that can) to ``:b``.
+_TOUCHING_RUNS = (f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} WHERE series_id IN :sids "
+                  "AND start >= :a AND start <= :b AND start + hours >= :lo")
+#: The series' newest runs, wherever they lie.
+_OPEN_RUNS = f"SELECT series_id, start, hours, min, median, max, offers FROM {OPEN_TABLE} WHERE series_id IN :sids"
+
+#: A run as the write path compares them: (kept in the open table?, start, hours, figures).
+_Placed = tuple[bool, int, int, Figures]
+
+
+def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Summary, *, open_runs: bool = True) -> int:
     """Replace ``provider_id``'s hourly figures of hours ``h_lo..h_hi`` by ``s``, merging them with
-    the runs that overlap or touch that range; returns the number of runs written."""
+    the runs that overlap or touch that range; returns the number of runs written.
+
+    Each series' newest run goes to ``OPEN_TABLE``, its others to ``RUN_TABLE``, and only runs that
+    changed (or changed table) are written: an hour that lengthens a series' newest run rewrites one
+    row of the small open table. ``open_runs=False`` writes every run to ``RUN_TABLE`` (the layout of
+    the migrations before the open table, which call this through ``rebuild``)."""
     sids = series_ids(conn, provider_id, {(g, provider_id, k) for g, k in zip(s.gpu.tolist(), s.kind.tolist(), strict=True)})
     if not sids:
         return 0
-    old = fetch_tuples(conn, text(
-        f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} WHERE series_id IN :sids "
-        "AND start >= :a AND start <= :b AND start + hours >= :lo").bindparams(bindparam("sids", expanding=True)),
-        {"sids": sorted(sids.values()), "a": h_lo - MAX_RUN, "b": h_hi + 1, "lo": h_lo})
+    a, b, lo = h_lo - MAX_RUN, h_hi + 1, h_lo
+    params = {"sids": sorted(sids.values()), "a": a, "b": b, "lo": lo}
     values: dict[int, dict[int, Figures]] = {}
-    old_runs: dict[int, set[tuple[int, int, Figures]]] = {}
-    for sid, start, n, mn, md, mx, offers in old:
-        f: Figures = (float(mn), float(md), float(mx), int(offers))
-        old_runs.setdefault(sid, set()).add((start, n, f))
+    before: dict[int, set[_Placed]] = {}
+    elsewhere: dict[int, tuple[int, int, Figures]] = {}  # an open run that does not touch the range
+
+    def take(sid: int, is_open: bool, start: int, n: int, f: Figures) -> None:
+        before.setdefault(sid, set()).add((is_open, start, n, f))
         per = values.setdefault(sid, {})
         for h in range(start, start + n):
             if not h_lo <= h <= h_hi:
                 per[h] = f
-    for g, k, h, mn, md, mx, offers in zip(*(a.tolist() for a in s), strict=True):
+
+    for sid, start, n, mn, md, mx, offers in fetch_tuples(conn, statement(_TOUCHING_RUNS, params), params):
+        take(sid, False, start, n, (float(mn), float(md), float(mx), int(offers)))
+    if open_runs:
+        for sid, start, n, mn, md, mx, offers in fetch_tuples(conn, statement(_OPEN_RUNS, params), params):
+            f: Figures = (float(mn), float(md), float(mx), int(offers))
+            if a <= start <= b and start + n >= lo:
+                take(sid, True, start, n, f)
+            else:
+                elsewhere[sid] = (start, n, f)
+    for g, k, h, mn, md, mx, offers in zip(*(arr.tolist() for arr in s), strict=True):
         values.setdefault(sids[(g, provider_id, k)], {})[h] = (mn, md, mx, offers)
-    gone: list[tuple[int, int]] = []
-    new: list[tuple[int, int, int, Figures]] = []
+    gone: list[tuple[int, _Placed]] = []
+    new: list[tuple[int, _Placed]] = []
+    orphaned: list[int] = []  # series whose newest run went: an earlier one takes its place
     for sid, per in values.items():
         hours = sorted(per)
         runs = encode(hours, [per[h] for h in hours])
-        before = old_runs.get(sid, set())
-        if set(runs) == before:
+        old = before.get(sid, set())
+        outside = elsewhere.get(sid)
+        newest = max([*runs, *([outside] if outside else [])], key=lambda r: r[0], default=None) if open_runs else None
+        after: set[_Placed] = {(r == newest, *r) for r in runs}
+        if outside is not None and outside != newest:  # the range now holds a newer run
+            old = old | {(True, *outside)}
+            after.add((False, *outside))
+        if after == old:
             continue
-        gone += [(sid, start) for start, _, _ in before]
-        new += [(sid, *run) for run in runs]
-    if gone:
-        conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {bulk.mark(conn)} "
-                             f"AND start = {bulk.mark(conn)}", gone)
-    return write_runs(conn, new)
+        gone += [(sid, r) for r in old - after]
+        new += [(sid, r) for r in after - old]
+        if open_runs and newest is None and any(r[0] for r in old):
+            orphaned.append(sid)
+    m = bulk.mark(conn)
+    closed_gone = [(sid, r[1]) for sid, r in gone if not r[0]]
+    open_gone = [(sid,) for sid, r in gone if r[0]]
+    if closed_gone:
+        conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {m} AND start = {m}", closed_gone)
+    if open_gone:
+        conn.exec_driver_sql(f"DELETE FROM {OPEN_TABLE} WHERE series_id = {m}", open_gone)
+    write_runs(conn, [(sid, *r[1:]) for sid, r in new if not r[0]])
+    write_runs(conn, [(sid, *r[1:]) for sid, r in new if r[0]], table=OPEN_TABLE)
+    for sid in orphaned:
+        _promote(conn, sid)
+    return len(new)
 
 
-def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int) -> int:
+def _promote(conn: Connection, sid: int) -> None:
+    """Move ``sid``'s newest earlier run into the open table (its newest run went)."""
+    m = bulk.mark(conn)
+    row = conn.exec_driver_sql(f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} "
+                               f"WHERE series_id = {m} ORDER BY start DESC LIMIT 1", (sid,)).first()
+    if row is not None:
+        conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {m} AND start = {m}", (sid, row[1]))
+        conn.exec_driver_sql(f"INSERT INTO {OPEN_TABLE} (series_id, start, hours, min, median, max, offers) "
+                             f"VALUES ({bulk.placeholders(conn, 7)})", tuple(row))
+
+
+def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int,
+                    open_runs: bool = True) -> int:
     d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
     written = _write_days(conn, provider_id, d_lo, d_hi, summarise(iv, DAY, interval_s, d_lo, d_hi))
-    return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise(iv, HOUR, interval_s, h_lo, h_hi))
+    return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise(iv, HOUR, interval_s, h_lo, h_hi),
+                                  open_runs=open_runs)
 
 
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None,
@@ -511,13 +567,15 @@ def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dic
     return _refresh_window(conn, iv, provider_id, interval_s, lo, hi)
 
 
-def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None) -> int:
+def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None,
+            open_runs: bool = True) -> int:
     """Recompute every roll-up (of ``provider_ids``, or all) from the stored intervals.
 
     Roll-ups of buckets before the raw-retention horizon (``prune``) are kept as they are:
     only the range that raw data still covers whole is recomputed. Each provider's intervals
     are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
-    ``horizon`` overrides the stored one."""
+    ``horizon`` overrides the stored one; ``open_runs=False``: for the migrations before the open
+    table (see ``_write_hours``)."""
     intervals = provider_intervals(conn)
     horizon = raw_horizon(conn) if horizon is None else horizon
     # fresh statistics: a provider's whole history is best read by one pass over the table, which
@@ -538,7 +596,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
         while start <= hi:
             end = min(start + REBUILD_WINDOW - 1, hi)
             near = (iv.last_seen >= start - interval_s) & (iv.first_seen <= end)
-            written += _refresh_window(conn, iv.window(near), pid, interval_s, max(start, lo), end)
+            written += _refresh_window(conn, iv.window(near), pid, interval_s, max(start, lo), end, open_runs)
             start += REBUILD_WINDOW
     return written
 

@@ -46,9 +46,11 @@ RAW_SELECT = f"SELECT {RAW_COLUMNS_SQL.format(p='', last=last_seen('price_interv
 RAW_SEEN_SINCE = seen_since("price_interval", ":since")
 #: The (gpu, provider, kind) series of the hourly runs, before their label terms.
 ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
-#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``.
-ROLLUP_RUNS = ("SELECT series_id, start, hours, min, median, max, offers FROM rollup_hour_run WHERE series_id IN :sids "
-               "AND start >= :a AND start <= :b AND start + hours > :lo")
+#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``:
+#: each series' earlier runs and its newest one, kept in two tables (``db.models.RollupHourOpen``).
+_RUNS_OF = ("SELECT series_id, start, hours, min, median, max, offers FROM {table} WHERE series_id IN :sids "
+            "AND start >= :a AND start <= :b AND start + hours > :lo")
+ROLLUP_RUNS = f"{_RUNS_OF.format(table='rollup_hour_run')} UNION ALL {_RUNS_OF.format(table='rollup_hour_open')}"
 #: The day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms.
 DAY_ROWS_FROM = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
 #: Day roll-up rows, before their label terms and order.

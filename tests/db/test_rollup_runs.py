@@ -4,22 +4,29 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import text
+from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 
-from db import rollups
-from tests.analysis.test_rollup_equivalence import T0, record
-from tests.db.test_rollup_runs_migration import HISTORY
+from db import queries, rollups
+from db.engine import session_scope, table_names
+from db.migrate import upgrade
+from tests.analysis.test_rollup_equivalence import T0, offer, record
+from tests.db.test_rollup_runs_migration import HISTORY, downgrade
+from tests.db.test_store_refresh import assert_newest_runs_apart
+from tracker.pipeline import store as store_stage
 
 
 def stored_runs(engine: Engine) -> list[tuple[Any, ...]]:
+    """Every run, the earlier ones and each series' newest (two tables), in order."""
     with engine.connect() as conn:
         return [tuple(r) for r in conn.execute(text(
-            "SELECT series_id, start, hours, min, median, max, offers FROM rollup_hour_run ORDER BY series_id, start"))]
+            "SELECT series_id, start, hours, min, median, max, offers FROM rollup_hour_run UNION ALL "
+            "SELECT series_id, start, hours, min, median, max, offers FROM rollup_hour_open ORDER BY 1, 2"))]
 
 
 def test_runs_are_maximal_and_expand_to_the_hours(engine: Engine) -> None:
@@ -53,7 +60,53 @@ def test_a_rebuild_leaves_the_hours_the_refreshes_left(engine: Engine) -> None:
         before = rollups.read(conn, rollups.HOUR, gpu_ids=rollups.gpu_ids(conn), lo=0, hi=2**31)
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM rollup_hour_run"))
+        conn.execute(text("DELETE FROM rollup_hour_open"))
         assert rollups.rebuild(conn) > 0
     with engine.connect() as conn:
         after = rollups.read(conn, rollups.HOUR, gpu_ids=rollups.gpu_ids(conn), lo=0, hi=2**31)
     pd.testing.assert_frame_equal(after, before)
+
+
+def test_newest_runs_move_to_their_table_and_back(engine: Engine) -> None:
+    """Migration 0009 moves each series' newest run into ``rollup_hour_open``; downgrading puts it
+    back among the others: no run is lost or changed either way."""
+    record(engine, HISTORY)
+    runs = stored_runs(engine)
+    with engine.connect() as conn:
+        opened = conn.execute(text("SELECT COUNT(*) FROM rollup_hour_open")).scalar_one()
+        series = conn.execute(text("SELECT COUNT(DISTINCT series_id) FROM rollup_hour_run")).scalar_one()
+    assert 0 < opened and series > 0  # newest runs apart, earlier ones in the run table
+    downgrade(engine, "0008")
+    assert "rollup_hour_open" not in table_names(engine)
+    with engine.connect() as conn:
+        assert [tuple(r) for r in conn.execute(text(
+            "SELECT series_id, start, hours, min, median, max, offers FROM rollup_hour_run ORDER BY 1, 2"))] == runs
+    upgrade(engine)
+    assert stored_runs(engine) == runs
+    with engine.connect() as conn:
+        assert_newest_runs_apart(conn)
+
+
+def test_an_hour_that_lengthens_the_newest_runs_writes_only_their_table(engine: Engine) -> None:
+    """A collection that changes no figure lengthens each series' newest run: the year of earlier
+    runs is not written at all (the store cycle's cost stays the same as the table grows)."""
+    listing = [("a", "on_demand", "H100-SXM", 2.0), ("b", "spot", "H100-SXM", 1.0), ("c", "on_demand", "A100-SXM-80GB", 1.5)]
+    at = record(engine, [("hourly", 0, True, listing)] + [("hourly", 59, True, listing)] * 3)
+    written: list[str] = []
+
+    def remember(_conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if statement.lstrip().upper().startswith(("INSERT", "UPDATE", "DELETE")):
+            written.append(statement)
+
+    event.listen(engine, "before_cursor_execute", remember)
+    try:
+        with session_scope(engine) as s:
+            prov = queries.ensure_provider(s, "hourly")
+            store_stage.store_observation(s, "hourly", [offer("hourly", *o) for o in listing], at + timedelta(hours=1),
+                                          prov.last_attempt_at, interval_s=3600)
+    finally:
+        event.remove(engine, "before_cursor_execute", remember)
+    assert any("rollup_hour_open" in sql for sql in written), written
+    assert not [sql for sql in written if "rollup_hour_run" in sql], written
+    with engine.connect() as conn:
+        assert_newest_runs_apart(conn)

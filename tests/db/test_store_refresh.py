@@ -4,7 +4,7 @@ The store refreshes a provider's roll-ups from the current intervals it has just
 memory, not read back) plus the provider's other intervals of the window; a rebuild reads every
 interval from the database. On random histories of collections, partial observations, failed
 attempts, price, currency, GPU and availability changes (SQLite and PostgreSQL), both leave the
-same day rows and the same hourly runs after every event.
+same day rows and the same hourly runs after every event, each series' newest run kept apart.
 """
 
 from __future__ import annotations
@@ -72,9 +72,16 @@ def rollup_rows(conn: Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any
         "ORDER BY gpu_id, bucket, provider_id, kind_id"))]
     hours = [tuple(r) for r in conn.execute(text(
         "SELECT s.gpu_id, s.provider_id, s.kind_id, r.start, r.hours, r.min, r.median, r.max, r.offers "
-        "FROM rollup_hour_run r JOIN rollup_series s ON s.id = r.series_id "
-        "ORDER BY s.gpu_id, s.provider_id, s.kind_id, r.start"))]
+        "FROM (SELECT * FROM rollup_hour_run UNION ALL SELECT * FROM rollup_hour_open) r "
+        "JOIN rollup_series s ON s.id = r.series_id ORDER BY s.gpu_id, s.provider_id, s.kind_id, r.start"))]
     return days, hours
+
+
+def assert_newest_runs_apart(conn: Connection) -> None:
+    """``rollup_hour_open`` holds each series' newest run and only that: no run in both tables."""
+    newest = dict(conn.execute(text("SELECT series_id, MAX(start) FROM (SELECT series_id, start FROM rollup_hour_run "
+                                    "UNION ALL SELECT series_id, start FROM rollup_hour_open) r GROUP BY series_id")).all())
+    assert dict(conn.execute(text("SELECT series_id, start FROM rollup_hour_open")).all()) == newest
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -85,8 +92,10 @@ def test_the_store_leaves_the_rollups_a_rebuild_computes(engine: Engine, history
     def same_as_a_rebuild() -> None:  # after every event: a later refresh may cover an earlier one's mistake
         with engine.connect() as conn:
             stored = rollup_rows(conn)
+            assert_newest_runs_apart(conn)
             conn.execute(text("DELETE FROM rollup_day"))
             conn.execute(text("DELETE FROM rollup_hour_run"))
+            conn.execute(text("DELETE FROM rollup_hour_open"))
             rollups.rebuild(conn)
             rebuilt = rollup_rows(conn)
             conn.rollback()

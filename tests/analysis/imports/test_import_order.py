@@ -23,8 +23,8 @@ from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 
-TABLES = ("offer_state", "price_interval", "quarantine", "rollup_hour_run", "rollup_series", "rollup_day", "offer",
-          "snapshot_time", "scrape_run", "provider", "label")
+TABLES = ("offer_state", "price_interval", "quarantine", "rollup_hour_run", "rollup_hour_open",
+          "rollup_series", "rollup_day", "offer", "snapshot_time", "scrape_run", "provider", "label")
 
 
 def clear(engine: Engine) -> None:
