@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
@@ -142,6 +142,11 @@ months = st.lists(
 @given(history=months, picks=st.lists(st.tuples(st.integers(0, 13), st.sampled_from(("0h", "24h", "7d", "30d", "90d")),
                                                 st.sampled_from((0, 1, 30, 59, 61, 1439))), min_size=1, max_size=4),
        which=st.sampled_from(sorted(FILTERS)))
+# a price that stopped holding 28 minutes before the 30-day window starts, on the window's first day
+@example(history=[("daily", 0, False, [("a", "on_demand", "H100-SXM", 1.0)]),
+                  ("half", 0, True, [("a", "on_demand", "A100-SXM-80GB", 1.0), ("b", "on_demand", "A100-SXM-80GB", 2.25)]),
+                  ("half", 43200, True, [("b", "on_demand", "A100-SXM-80GB", 2.25)])],
+         picks=[(0, "30d", 59)], which="all")
 def test_trends_look_backs_equal_raw_answers_over_months(engine: Engine, history, picks, which) -> None:  # noqa: ANN001
     """As of moments a look-back period (plus a few minutes) after a collection: the current
     price, the prices 24 h / 7 d / 30 d / 90 d ago, the low and the volatility from the trends'
