@@ -18,6 +18,22 @@ ALL_LABELS = "SELECT id, space, name FROM label"
 PROVIDER_STATES = "SELECT name, last_status, last_success_at FROM provider ORDER BY name"
 #: Collection interval in seconds (NULL: the default) by provider label id.
 PROVIDER_INTERVALS = "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
+#: What ``gpu-tracker providers`` shows of each stored provider.
+PROVIDER_ROWS = ("SELECT name, display_name, last_run_at, last_status, last_success_at, consecutive_failures "
+                 "FROM provider")
+#: Each provider's newest scrape run: its status and error message.
+LATEST_RUNS = ("SELECT provider, status, error_message FROM scrape_run "
+               "WHERE id IN (SELECT MAX(id) FROM scrape_run GROUP BY provider)")
+#: The error message an archive import writes on its scrape runs begins with this.
+IMPORT_NOTE = "import of "
+#: Providers with a run written by an archive import (``IMPORT_NOTE`` as ``:note``; ``LIKE`` as
+#: SQLAlchemy's ``startswith`` renders it, so both paths match alike on each backend).
+IMPORTED_PROVIDERS = "SELECT DISTINCT provider FROM scrape_run WHERE error_message LIKE :note || '%'"
+#: The definitions of the rules added with ``alerts add``, oldest first.
+ALERT_RULE_DEFINITIONS = "SELECT definition FROM alert_rule ORDER BY created_at"
+#: What ``alerts list`` shows of each rule's stored state.
+ALERT_STATES = ("SELECT rule, fingerprint, state, pending_count, last_value, last_evaluated_at, last_fired_at, "
+                "last_resolved_at FROM alert_state")
 #: ``store_meta`` value of ``:k``.
 STORE_META = "SELECT value FROM store_meta WHERE key = :k"
 

@@ -1,8 +1,10 @@
-"""What each built-in scraper declares about its collection interval (``default_interval_s``),
-as a table: reading it imports no scraper module (each brings the HTTP client and the HTML
-parser), so a reading command that needs every stored provider's interval
-(``tracker.analysis.grid.scrape_intervals``) starts without them. A test holds the table equal
-to the classes; plugins are not in it and are looked up through the registry.
+"""What each built-in scraper declares about itself (``display_name``, ``credentials``,
+``optional_credentials``, ``kinds``, ``default_interval_s``), as a table: reading it imports no
+scraper module (each brings the HTTP client and the HTML parser), so a reading command that
+needs every provider's declarations starts without them: ``gpu-tracker providers`` (through
+``scrapers.registry.declared_scrapers``, which adds the plugins), the analysis' collection
+intervals (``tracker.analysis.grid.scrape_intervals``). A test holds the table equal to the
+classes; plugins are not in it and are looked up through the registry.
 
 ``declared_interval`` is the scraper's part of the one interval rule
 (``Settings.interval_for``): a scraper that keeps the base class's ``default_interval_s``
@@ -12,18 +14,56 @@ its own (aws: a daily bulk file) stands unless the config names one.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 #: ``Scraper.default_interval_s``: the interval of a scraper that declares none of its own.
 BASE_INTERVAL_S = 3600
 
+
+class Declared(NamedTuple):
+    """A scraper's class attributes that say what it is, without its code (the same names as
+    on ``scrapers.base.Scraper``, so a reader takes either)."""
+
+    name: str
+    display_name: str
+    credentials: tuple[str, ...]
+    optional_credentials: tuple[str, ...]
+    kinds: tuple[str, ...]
+    default_interval_s: int
+
+
+_D = Declared
+#: Every built-in scraper's declarations, by provider name.
+DECLARED: dict[str, Declared] = {d.name: d for d in (
+    _D("akash", "Akash Network", (), (), ("community",), 3600),
+    _D("aws", "Amazon Web Services (EC2)", (), (), ("on_demand",), 86400),
+    _D("aws_spot", "Amazon Web Services (EC2 Spot)", (), (), ("spot",), 3600),
+    _D("azure", "Microsoft Azure", (), (), ("on_demand", "spot"), 3600),
+    _D("coreweave", "CoreWeave", (), (), ("on_demand",), 3600),
+    _D("crusoe", "Crusoe Cloud", (), (), ("on_demand", "spot", "reserved"), 3600),
+    _D("cudo", "Cudo Compute", (), ("CUDO_API_KEY",), ("on_demand",), 3600),
+    _D("datacrunch", "DataCrunch (pricing page)", (), (), ("on_demand", "spot"), 3600),
+    _D("digitalocean", "DigitalOcean", ("DIGITALOCEAN_TOKEN",), (), ("on_demand",), 3600),
+    _D("gcp", "Google Cloud", ("GCP_API_KEY",), (), ("on_demand", "spot", "reserved"), 3600),
+    _D("hyperbolic", "Hyperbolic", (), (), ("on_demand",), 3600),
+    _D("hyperstack", "Hyperstack", (), (), ("on_demand", "spot", "reserved"), 3600),
+    _D("jarvislabs", "JarvisLabs", ("JARVISLABS_TOKEN",), (), ("on_demand", "spot"), 3600),
+    _D("lambda", "Lambda", (), (), ("on_demand",), 3600),
+    _D("linode", "Akamai Cloud (Linode)", (), (), ("on_demand",), 3600),
+    _D("modal", "Modal", (), (), ("on_demand",), 3600),
+    _D("nebius", "Nebius", (), (), ("on_demand", "spot"), 3600),
+    _D("oci", "Oracle Cloud (OCI)", (), (), ("on_demand",), 3600),
+    _D("paperspace", "Paperspace", (), (), ("on_demand", "reserved"), 3600),
+    _D("runpod", "RunPod", (), ("RUNPOD_API_KEY",), ("on_demand", "community", "spot", "reserved"), 3600),
+    _D("scaleway", "Scaleway", (), (), ("on_demand",), 3600),
+    _D("tensordock", "TensorDock", (), (), ("on_demand",), 3600),
+    _D("vastai", "Vast.ai", (), ("VAST_API_KEY",), ("on_demand", "spot"), 3600),
+    _D("verda", "Verda (DataCrunch)", ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET"), (), ("on_demand", "spot"), 3600),
+    _D("voltagepark", "Voltage Park", (), (), ("on_demand",), 3600),
+    _D("vultr", "Vultr", (), (), ("on_demand", "spot"), 3600),
+)}
 #: ``default_interval_s`` of every built-in scraper, by provider name.
-DECLARED_INTERVALS: dict[str, int] = {
-    "akash": 3600, "aws": 86400, "aws_spot": 3600, "azure": 3600, "coreweave": 3600, "crusoe": 3600, "cudo": 3600,
-    "datacrunch": 3600, "digitalocean": 3600, "gcp": 3600, "hyperbolic": 3600, "hyperstack": 3600, "jarvislabs": 3600,
-    "lambda": 3600, "linode": 3600, "modal": 3600, "nebius": 3600, "oci": 3600, "paperspace": 3600, "runpod": 3600,
-    "scaleway": 3600, "tensordock": 3600, "vastai": 3600, "verda": 3600, "voltagepark": 3600, "vultr": 3600,
-}
+DECLARED_INTERVALS: dict[str, int] = {name: d.default_interval_s for name, d in DECLARED.items()}
 
 
 def declared_interval(name: str, cls: Any = None) -> int | None:

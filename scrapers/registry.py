@@ -13,6 +13,9 @@ error, because the name keys the database rows and the config.
 ``find(name)`` answers ``all_scrapers().get(name)`` importing only the module that can hold
 it (and the plugins): readers that want one provider's declared collection interval, such
 as the CLI's ``history``, do not import every scraper and its HTTP and HTML libraries.
+``declared_scrapers()`` answers for every provider what ``all_scrapers()`` would, for what a
+class declares about itself only (its name, credentials, kinds...): the built-ins from the
+table in ``scrapers.declared``, the plugins as their classes.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 import scrapers
+from scrapers.declared import DECLARED, Declared
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -109,6 +113,23 @@ def find(name: str) -> type[Scraper] | None:
         if getattr(cls, "name", None) == name:
             return cls
     return None
+
+
+@cache
+def declared_scrapers() -> dict[str, Declared | type[Scraper]]:
+    """``all_scrapers()`` for the attributes a scraper declares (``scrapers.declared.Declared``'s
+    names), importing no built-in scraper: their table, then the plugins' classes, sorted by
+    name, with ``discover``'s errors for a plugin without a name or with a taken one."""
+    found: dict[str, Declared | type[Scraper]] = dict(DECLARED)
+    origins = {name: f"scrapers.{module_name_of(name)}" for name in DECLARED}
+    for cls, origin in _plugins():
+        name = getattr(cls, "name", None)
+        if not isinstance(name, str) or not name:
+            raise ConfigError(f"scraper {cls.__qualname__} from {origin} has no name")
+        if name in found and found[name] is not cls:
+            raise ConfigError(f"two scrapers are named {name!r}: {origins[name]} and {origin}")
+        found[name], origins[name] = cls, cls.__module__
+    return dict(sorted(found.items()))
 
 
 @cache

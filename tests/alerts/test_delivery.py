@@ -20,13 +20,13 @@ from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, 
 from tracker.alerts import (
     after_collect,
     deliver_pending,
-    evaluate,
     history,
     load_rules,
     send_test,
 )
 from tracker.alerts.channels import SIGNATURE_HEADER
 from tracker.alerts.deliver import claim
+from tracker.alerts.evaluate import evaluate
 from tracker.config.settings import load_settings
 
 SECRET = "hmac-s3cret-value"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 #: Libraries only some commands need (charts, dashboard, alerts, scheduler, analysis, storage).
 HEAVY = ("pandas", "numpy", "plotly", "matplotlib", "fastapi", "uvicorn", "apprise", "apscheduler", "sqlalchemy",
@@ -87,3 +88,44 @@ def test_a_command_line_builds_only_the_command_it_runs() -> None:
     assert [g.name for g in alerts.registered_groups] == ["alerts"] and alerts.registered_commands == []
     assert app_for(["--help"]) is app and app_for(["pricse"]) is app  # listings and did-you-mean see everything
     assert len(app.registered_commands) > 10 and len(app.registered_groups) >= 4, "the app itself is untouched"
+
+
+def test_providers_lists_without_importing_the_scrapers(replay_store: str) -> None:
+    """``providers`` takes what each built-in scraper declares from ``scrapers.declared`` (plugins
+    still come from the entry points) and the store's rows through its own driver: no scraper
+    module, HTTP client, SQLAlchemy, ORM or pandas."""
+    code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--db', {replay_store!r}, 'providers', '--format', 'json'])\n"
+            "rows = {r['provider']: r for r in json.loads(out.getvalue())}\n"
+            "assert rows['runpod']['status'] == 'ok' and len(rows) > 20, out.getvalue()")
+    modules = modules_after(code)
+    assert "db.provider_status" in modules, "the probe did run the command"
+    assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
+    assert {m for m in modules if m.startswith("scrapers.")} <= {"scrapers.registry", "scrapers.declared"}
+
+
+def test_value_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
+    """``value`` ranks the current prices read as ``prices`` reads them (``State.reader``)."""
+    code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--db', {replay_store!r}, 'value', '--format', 'json'])\n"
+            "assert any(r['gpu'].startswith('H100') for r in json.loads(out.getvalue())), out.getvalue()")
+    modules = modules_after(code)
+    assert "db.direct" in modules and "tracker.catalog.value" in modules, "the probe did run the command"
+    assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
+
+
+def test_alerts_list_reads_without_sqlalchemy(replay_store: str, tmp_path: Path) -> None:
+    """``alerts list`` parses the rules and reads their states on the store's own driver: the
+    alerts package loads neither SQLAlchemy, the ORM, nor the HTTP and Apprise clients that only
+    sending needs."""
+    config = tmp_path / "alerts.toml"
+    config.write_text('[[alerts]]\nname = "h100-under-2"\ngpu = "H100"\nbelow = 2.0\nnotify = ["console", "log"]\n')
+    code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--config', {str(config)!r}, '--db', {replay_store!r}, 'alerts', 'list', '--format', 'json'])\n"
+            "assert [r['name'] for r in json.loads(out.getvalue())] == ['h100-under-2'], out.getvalue()")
+    modules = modules_after(code)
+    assert "db.alert_status" in modules, "the probe did run the command"
+    assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()

@@ -200,13 +200,14 @@ def test_runs_newest_first_with_errors(client: TestClient) -> None:
 
 def test_alert_rules_and_history_are_redacted(client: TestClient, store: Store) -> None:
     from tracker import alerts
+    from tracker.alerts.evaluate import evaluate
 
     [rule] = get_json(client, "/api/alerts")
     assert rule["name"] == "h100-cheap" and rule["state"] == "armed" and rule["for"] == 1
     assert "hooks.example.com" in rule["notify"] and NOTIFY_SECRET not in rule["notify"]
     with Session(store.engine) as s:
         rules = alerts.load_rules(store.settings, s)
-    alerts.evaluate(store.engine, store.settings, rules=rules)  # writes the event and outbox, sends nothing
+    evaluate(store.engine, store.settings, rules=rules)  # writes the event and outbox, sends nothing
     [event] = get_json(client, "/api/alerts/history")
     assert event["rule"] == "h100-cheap" and event["kind"] == "fired" and event["value"] < 100
     assert {d["status"] for d in event["deliveries"]} == {"pending"}

@@ -7,40 +7,56 @@ machine), ``message`` (what is said), ``channels`` (Apprise, JSON webhook, conso
 
 The scheduler calls :func:`after_collect` after each collection (rules, then digests that are
 due); the CLI uses :func:`check`, :func:`send_test`, :func:`history` and :func:`send_digests`.
+
+Importing this package loads no database toolkit: the functions import the ORM and the modules
+that use it when called, and the names re-exported from those modules (``deliver_pending``,
+``load_rules``...) are looked up on first use. ``alerts list`` reads a
+current store with its own driver (:func:`rule_states` on a ``db.reader.Reader``) and would
+otherwise pay for SQLAlchemy and the ORM models to start.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import func
-from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
-
-from db.engine import session_scope
-from db.models import AlertEvent, AlertState, Outbox
-from db.types import utcnow
-from tracker.alerts.data import gpu_specs, observe
-from tracker.alerts.deliver import Delivery, deliver_event, deliver_pending
-from tracker.alerts.digest import DigestRun
-from tracker.alerts.digest import run as run_digests
-from tracker.alerts.evaluate import Evaluation, StateData, evaluate, make_event
+from db.times import utcnow
 from tracker.alerts.redact import redact_url, scrub
-from tracker.alerts.rules import Rule, check_tables, parse_rule
-from tracker.alerts.store import add_rule, load_rules, remove_rule
-from tracker.config.settings import Settings
+from tracker.alerts.rules import Rule, all_rules, check_tables, parse_rule
 from tracker.errors import ConfigError, TrackerError
 
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Engine
+
+    from db.alert_status import StateRow
+    from db.reader import Reader
+    from tracker.alerts.deliver import Delivery
+    from tracker.alerts.digest import DigestRun
+    from tracker.alerts.evaluate import Evaluation
+    from tracker.config.settings import Settings
+
 log = logging.getLogger("tracker.alerts")
+
+#: The names re-exported from modules that import the ORM, and their module (loaded on first use).
+#: Not ``evaluate``: once imported, the submodule of that name is the package's attribute (the
+#: function is ``tracker.alerts.evaluate.evaluate``).
+_LAZY = {"Delivery": "deliver", "deliver_pending": "deliver", "DigestRun": "digest", "Evaluation": "evaluate",
+         "add_rule": "store", "load_rules": "store", "remove_rule": "store"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"tracker.alerts.{_LAZY[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "AlertCycle", "Delivery", "DigestRun", "Evaluation", "Rule", "add_rule", "after_collect", "check", "check_config",
     "deliver_pending", "deliveries", "delivery_counts", "send_digests",
-    "evaluate", "history", "load_rules", "parse_rule", "redact_url", "remove_rule", "rule_states", "scrub",
+    "history", "load_rules", "parse_rule", "redact_url", "remove_rule", "rule_states", "scrub",
     "send_test",
 ]
 
@@ -66,6 +82,12 @@ def check_config(settings: Settings) -> list[str]:
 def check(engine: Engine, settings: Settings, *, now: datetime | None = None, dry_run: bool = False,
           environ: Mapping[str, str] | None = None) -> AlertCycle:
     """Evaluate every rule, then (unless ``dry_run``) send what is due in the outbox."""
+    from sqlmodel import Session
+
+    from tracker.alerts.deliver import deliver_pending
+    from tracker.alerts.evaluate import evaluate
+    from tracker.alerts.store import load_rules
+
     now = now or utcnow()
     with Session(engine) as session:
         rules = load_rules(settings, session)
@@ -84,6 +106,8 @@ def after_collect(engine: Engine, settings: Settings, results: Sequence[Any] = (
     returned in ``error``; pending deliveries wait for the next cycle. A bad digest does not
     stop the rules, nor a bad rule the digests.
     """
+    from tracker.alerts.digest import run as run_digests
+
     now = now or utcnow()
     try:
         cycle = check(engine, settings, now=now, environ=environ)
@@ -110,12 +134,23 @@ def send_digests(engine: Engine, settings: Settings, *, names: Sequence[str] | N
                  force: bool = False, dry_run: bool = False,
                  environ: Mapping[str, str] | None = None) -> list[DigestRun]:
     """``alerts digest``: send the due digests (``force``: now, due or not); ``dry_run`` only composes them."""
+    from tracker.alerts.digest import run as run_digests
+
     return run_digests(engine, settings, now=now, names=names, force=force, dry_run=dry_run, environ=environ)
 
 
 def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | None = None,
               environ: Mapping[str, str] | None = None) -> list[Delivery]:
     """Send a test message through every channel of rule ``name`` now (one attempt, no retry)."""
+    from sqlmodel import Session
+
+    from db.engine import session_scope
+    from db.models import AlertState
+    from tracker.alerts.data import gpu_specs, observe
+    from tracker.alerts.deliver import deliver_event
+    from tracker.alerts.evaluate import StateData, make_event
+    from tracker.alerts.store import load_rules
+
     now = now or utcnow()
     with Session(engine) as session:
         rules = load_rules(settings, session)
@@ -132,11 +167,19 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
     return deliver_event(engine, settings, event_id, rules=rules, now=now, environ=environ, final=True)
 
 
-def rule_states(engine: Engine, settings: Settings) -> list[dict[str, Any]]:
-    """Every rule with its stored state, for ``alerts list``."""
-    with Session(engine) as session:
-        rules = load_rules(settings, session)
-        states = {s.rule: s for s in session.exec(select(AlertState)).all()}
+def rule_states(source: Engine | Reader, settings: Settings) -> list[dict[str, Any]]:
+    """Every rule with its stored state, for ``alerts list``. ``source``: an engine, or a
+    ``db.reader.Reader`` (``State.reader``: a current store read with its own driver); the SQL
+    is ``db.alert_status``'s either way."""
+    from db.alert_status import added_rule_tables, alert_states
+    from db.reader import Reader, reader_of
+
+    if isinstance(source, Reader):
+        added, states = added_rule_tables(source), alert_states(source)
+    else:
+        with source.connect() as conn:
+            added, states = added_rule_tables(reader_of(conn)), alert_states(reader_of(conn))
+    rules = all_rules(settings, added)
     rows = []
     for r in rules:
         s = states.get(r.name)
@@ -164,7 +207,7 @@ def rule_states(engine: Engine, settings: Settings) -> list[dict[str, Any]]:
     return rows
 
 
-def _state_since(s: AlertState | None) -> datetime | None:
+def _state_since(s: StateRow | None) -> datetime | None:
     """When the rule entered its current state, as far as the state row knows: firing since it
     last fired, armed since it last resolved (``None``: never fired, or pending)."""
     if s is None:
@@ -188,6 +231,10 @@ def _filters(r: Rule) -> str:
 
 def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Recent events, newest first, each with its deliveries (channel redacted, error scrubbed)."""
+    from sqlmodel import Session, col, select
+
+    from db.models import AlertEvent, Outbox
+
     with Session(engine) as session:
         stmt = select(AlertEvent).order_by(col(AlertEvent.created_at).desc(), col(AlertEvent.id).desc()).limit(limit)
         if rule:
@@ -195,7 +242,7 @@ def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list
         events = session.exec(stmt).all()
         ids = [e.id for e in events]
         rows = session.exec(select(Outbox).where(col(Outbox.event_id).in_(ids)).order_by(col(Outbox.id))).all() if ids else []
-    by_event: dict[int, list[Outbox]] = {}
+    by_event: dict[int, list[Any]] = {}
     for o in rows:
         by_event.setdefault(o.event_id, []).append(o)
     out = []
@@ -237,6 +284,10 @@ def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: s
     bad = [x for x in statuses or () if x not in DELIVERY_STATUSES]
     if bad:
         raise ConfigError(f"status: {', '.join(bad)} is not one of {', '.join(DELIVERY_STATUSES)}")
+    from sqlmodel import Session, col, select
+
+    from db.models import AlertEvent, Outbox
+
     with Session(engine) as session:
         stmt = (select(Outbox, AlertEvent).join(AlertEvent, col(AlertEvent.id) == col(Outbox.event_id))
                 .order_by(col(Outbox.created_at).desc(), col(Outbox.id).desc()).limit(limit))
@@ -255,6 +306,11 @@ def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: s
 
 def delivery_counts(engine: Engine) -> dict[str, int]:
     """How many outbox rows are in each status (every status present, zeros included)."""
+    from sqlalchemy import func
+    from sqlmodel import Session, select
+
+    from db.models import Outbox
+
     with Session(engine) as session:
         counted = dict(session.exec(select(Outbox.status, func.count()).group_by(Outbox.status)).all())
     return {s: int(counted.get(s, 0)) for s in DELIVERY_STATUSES} | {

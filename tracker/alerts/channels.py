@@ -35,8 +35,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
-
 from tracker import __version__
 from tracker.alerts.redact import (
     ENV_PREFIX,
@@ -115,6 +113,8 @@ def check_target(target: Any, where: str) -> None:
         inner = scheme[len(WEBHOOK_PREFIX):]
         if inner not in ("http", "https"):
             raise ConfigError(f"{where}: a webhook URL is webhook+https://host/path or webhook+http://host/path")
+        import httpx  # here, not at the top: listing rules (``alerts list``) checks targets without sending
+
         if not httpx.URL(_webhook_url(target)).host:
             raise ConfigError(f"{where}: the webhook URL has no host")
         return
@@ -217,6 +217,8 @@ def _send_webhook(
         if not secret:
             raise DeliveryError(f"set {secret_env} to the webhook signing secret")
         headers[SIGNATURE_HEADER] = sign(body, secret)
+    import httpx
+
     try:
         with httpx.Client(timeout=timeout, follow_redirects=False) as client:
             response = client.post(_webhook_url(url), content=body, headers=headers)

@@ -415,3 +415,17 @@ def parse_rules(tables: Sequence[Mapping[str, Any]], *, source: str = "config", 
 
 def config_rules(settings: Settings) -> list[Rule]:
     return parse_rules(settings.alerts, source="config", catalog_file=settings.catalog_file)
+
+
+def all_rules(settings: Settings, added: Sequence[Mapping[str, Any]]) -> list[Rule]:
+    """Every rule: the config file's, then those added with ``alerts add`` (their stored tables,
+    ``added``: ``tracker.alerts.store.load_rules`` reads them with the ORM, ``alerts list`` with
+    ``db.alert_status``)."""
+    from_config = config_rules(settings)
+    try:
+        added_rules = parse_rules(added, source="added", catalog_file=settings.catalog_file,
+                                  taken=[r.name for r in from_config])
+    except ConfigError as exc:
+        raise ConfigError(f"{exc} (a rule added with `alerts add`: fix the config or run "
+                          "`gpu-tracker alerts remove NAME`)") from None
+    return from_config + added_rules

@@ -8,7 +8,7 @@ from typing import Any
 from sqlmodel import Session, col, select
 
 from db.models import AlertRule, AlertState
-from tracker.alerts.rules import Rule, config_rules, parse_rule, parse_rules
+from tracker.alerts.rules import Rule, all_rules, parse_rule
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 
@@ -19,14 +19,7 @@ def stored_rule_tables(session: Session) -> list[dict[str, Any]]:
 
 def load_rules(settings: Settings, session: Session) -> list[Rule]:
     """Every rule: the config file's, then those added with ``alerts add`` (stored in ``alert_rule``)."""
-    from_config = config_rules(settings)
-    try:
-        added = parse_rules(stored_rule_tables(session), source="added", catalog_file=settings.catalog_file,
-                            taken=[r.name for r in from_config])
-    except ConfigError as exc:
-        raise ConfigError(f"{exc} (a rule added with `alerts add`: fix the config or run "
-                          "`gpu-tracker alerts remove NAME`)") from None
-    return from_config + added
+    return all_rules(settings, stored_rule_tables(session))
 
 
 def add_rule(settings: Settings, session: Session, table: Mapping[str, Any]) -> Rule:

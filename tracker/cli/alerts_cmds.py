@@ -29,7 +29,8 @@ def list_rules(ctx: typer.Context, fmt: FMT = Format.table) -> None:
     """
     from tracker.alerts import rule_states
 
-    rows = rule_states(state(ctx).engine, state(ctx).settings)
+    st = state(ctx)
+    rows = rule_states(st.reader, st.settings)  # the store's own driver when it is current
     emit(rows, fmt, title="alert rules (--format json for filters, source, for, rearm)", columns=[
         ("name", "rule"), ("condition", "condition"), ("state", "state"), ("last_value", "last value"),
         ("last_fired", "last fired"), ("notify", "notify"),

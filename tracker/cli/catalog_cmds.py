@@ -113,8 +113,6 @@ def value(
 
     --at ranks the prices in effect then; a note says when the newest data is too old to be current.
     """
-    from sqlmodel import Session
-
     from tracker.catalog.specs import load_catalog
 
     st = state(ctx)
@@ -134,10 +132,9 @@ def value(
         from db.asof import current_prices
 
         when = parse_at(at)
-        with Session(st.engine) as session:
-            check_providers(st.engine, provider)
-            offers = current_prices(session, when, gpus=ids, providers=provider, kinds=kinds,
-                                    include_unmapped=False)
+        # the store's own driver when it is current (``State.reader``), as ``prices`` reads
+        check_providers(st.reader, provider)
+        offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
         by_gpu: dict[str, list[float]] = {}
         cheapest: dict[str, dict[str, Any]] = {}

@@ -200,7 +200,7 @@ def duration_text(seconds: float) -> str:
 
 
 def _age(ts: datetime | None) -> str | None:
-    from db.types import utcnow
+    from db.times import utcnow
 
     if ts is None:
         return None
@@ -217,23 +217,21 @@ def providers(
     """Every registered scraper: credentials, last run and status, failures in a row, data age.
 
     Providers known only from imported history (no scraper) follow, marked external."""
-    from sqlmodel import Session
-
-    from db import queries
-    from scrapers.registry import all_scrapers
-    from tracker.analysis.imports.snapshots import external_providers
+    from db.provider_status import imported_providers, latest_runs, provider_rows
+    from scrapers.registry import declared_scrapers
 
     st = state(ctx)
-    with Session(st.engine) as session:
-        stored = queries.provider_rows(session)
-        runs = queries.last_runs(session)
-        external = external_providers(session)
+    # the store's own driver when it is current (``State.reader``); the scrapers' declarations
+    # from their table, not their modules
+    stored, runs, imported = provider_rows(st.reader), latest_runs(st.reader), imported_providers(st.reader)
+    scrapers = declared_scrapers()
+    external = {name: p for name, p in stored.items() if name in imported and name not in scrapers}
     rows = []
-    for name, cls in all_scrapers().items():
+    for name, cls in scrapers.items():
         env = st.settings.provider_env(name)
         missing = [n for n in cls.credentials if not env.get(n)]
         p = stored.get(name)
-        last = runs.get(name, [None])[0]
+        last = runs.get(name)
         note = f"set {' and '.join(missing)} to enable" if missing else None
         if last is not None and last.status != "ok" and last.error_message:
             note = last.error_message

@@ -278,11 +278,9 @@ class Settings(BaseSettings):
 
 def _primary_credential(provider: str) -> str | None:
     """The credential env var that ``api_key_env`` stands for, or None if the provider has none."""
-    from scrapers.registry import (
-        all_scrapers,  # late: the registry imports every scraper
-    )
+    from scrapers.registry import declared_scrapers  # late: the registry reads the plugins' entry points
 
-    cls = all_scrapers().get(provider)
+    cls = declared_scrapers().get(provider)
     if cls is None:
         return None
     if cls.credentials:
