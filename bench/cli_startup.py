@@ -2,11 +2,13 @@
 
 Fills a temporary SQLite store from the bundled real recordings (`scrape --replay`), then
 times, as separate processes and each several times, `python -c pass` (the baseline: the
-interpreter alone), `gpu-tracker --help` and `gpu-tracker prices --gpu H100 --limit 5`.
-Prints the median and fastest seconds and the ratio to the baseline, and merges the medians
-into ``bench/results.json`` as ``cli_help_s`` and ``cli_prices_s`` (with ``cli_pass_s`` and
-the ratios). Targets on an idle machine: --help <= 0.3 s, prices <= 0.6 s; on a busy one,
-read the ratios (the baseline slows down alike).
+interpreter alone), `gpu-tracker --help`, `gpu-tracker prices --gpu H100 --limit 5` and the
+other reading commands that start without SQLAlchemy or pandas (`providers`, `value`, `trends`,
+`alerts list`). Prints the median and fastest seconds and the ratio to the baseline, and merges
+the medians into ``bench/results.json`` as ``cli_help_s``, ``cli_prices_s``, ``cli_providers_s``,
+``cli_value_s``, ``cli_trends_s`` and ``cli_alerts_list_s`` (with ``cli_pass_s`` and the
+ratios). Targets on an idle machine: --help <= 0.3 s, each reading command <= 0.6 s; on a busy
+one, read the ratios (the baseline slows down alike).
 
     python bench/cli_startup.py [--runs 7]
 """
@@ -55,21 +57,23 @@ def main() -> None:
             "pass": [sys.executable, "-c", "pass"],
             "help": [*cli, "--help"],
             "prices": [*cli, "--db", db, "prices", "--gpu", "H100", "--limit", "5"],
+            "providers": [*cli, "--db", db, "providers"],
+            "value": [*cli, "--db", db, "value"],
+            "trends": [*cli, "--db", db, "trends"],
+            "alerts_list": [*cli, "--db", db, "alerts", "list"],
         }
         timed(cases["prices"], 1, env)  # warm the file cache and the bytecode
         times = {name: timed(argv, args.runs, env) for name, argv in cases.items()}
     medians = {name: statistics.median(t) for name, t in times.items()}
     base = medians["pass"]
     for name, t in times.items():
-        print(f"{name:7s} median {medians[name]:.3f} s  fastest {min(t):.3f} s  x{medians[name] / base:.1f} of python -c pass")
-    figures = {
-        "cli_pass_s": round(base, 4),
-        "cli_help_s": round(medians["help"], 4),
-        "cli_prices_s": round(medians["prices"], 4),
-        "cli_help_ratio": round(medians["help"] / base, 2),
-        "cli_prices_ratio": round(medians["prices"] / base, 2),
-        "cli_load_average_1m": round(os.getloadavg()[0], 2),
-    }
+        print(f"{name:11s} median {medians[name]:.3f} s  fastest {min(t):.3f} s  x{medians[name] / base:.1f} of python -c pass")
+    figures = {"cli_pass_s": round(base, 4)}
+    for name in cases:
+        if name != "pass":
+            figures[f"cli_{name}_s"] = round(medians[name], 4)
+            figures[f"cli_{name}_ratio"] = round(medians[name] / base, 2)
+    figures["cli_load_average_1m"] = round(os.getloadavg()[0], 2)
     record(figures)
     print("recorded in bench/results.json:", figures)
 

@@ -129,3 +129,15 @@ def test_alerts_list_reads_without_sqlalchemy(replay_store: str, tmp_path: Path)
     modules = modules_after(code)
     assert "db.alert_status" in modules, "the probe did run the command"
     assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
+
+
+def test_trends_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
+    """``trends`` answers in plain Python on the store's own driver (``tracker.analysis.trend_rows``):
+    only the volatility's standard deviation takes numpy; neither SQLAlchemy nor pandas is loaded."""
+    code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--db', {replay_store!r}, 'trends', '--format', 'json'])\n"
+            "assert any(r['current'] is not None for r in json.loads(out.getvalue())), out.getvalue()")
+    modules = modules_after(code)
+    assert "tracker.analysis.trend_rows" in modules, "the probe did run the command"
+    assert {m.split(".")[0] for m in modules} & NOT_FOR_READING - {"numpy"} == set()

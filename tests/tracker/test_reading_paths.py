@@ -1,5 +1,5 @@
 """The reading commands that open a current store with its own driver (``State.reader``:
-``providers``, ``value``, ``alerts list``) answer exactly as the full path (SQLAlchemy, after
+``providers``, ``value``, ``alerts list``, ``trends``) answer exactly as the full path (SQLAlchemy, after
 migrating and syncing the catalog) does, and a store that needs the full path still gets it."""
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def test_a_listing_answers_alike_on_both_paths(replay_store: str, tmp_path: Path
 
 
 @pytest.mark.parametrize("args", [["providers", "--format", "json"], ["value", "--format", "json"],
-                                  ["alerts", "list", "--format", "json"]], ids=" ".join)
+                                  ["alerts", "list", "--format", "json"], ["trends", "--format", "json"]], ids=" ".join)
 def test_a_listing_of_a_store_behind_migrates_it(db_url: str, args: list[str], capsys: pytest.CaptureFixture[str],
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     eng = make_engine(db_url)
@@ -67,3 +67,19 @@ def test_a_listing_of_a_store_behind_migrates_it(db_url: str, args: list[str], c
         assert out.strip() != "" and (args[0] != "providers" or '"provider": "runpod"' in out)
     finally:
         eng.dispose()
+
+
+@pytest.mark.parametrize("args", [["trends", "--format", "json"], ["trends", "--kind", "all", "--gpu", "H100"],
+                                  ["trends", "--region", "us-east-1", "--format", "csv"]], ids=" ".join)
+def test_trends_answers_alike_on_both_paths(replay_store: str, args: list[str], monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """On the store's own driver, on SQLAlchemy's connection (a store the full path opened), and
+    with region filters on the frame path."""
+    monkeypatch.setenv("COLUMNS", "200")
+    code, direct_out, direct_err = run_main(capsys, "--db", replay_store, *args)
+    assert code == 0, direct_err
+    monkeypatch.setattr("db.direct.open_reader", lambda url, rows: None)
+    opened = _opened_in_full(monkeypatch)
+    code, full_out, full_err = run_main(capsys, "--db", replay_store, *args)
+    assert code == 0 and opened, full_err
+    assert (direct_out, direct_err) == (full_out, full_err) and len(direct_out.splitlines()) > 2

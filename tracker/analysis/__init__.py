@@ -23,6 +23,7 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
 * ``history``    -- min/p25/median across providers and per provider; cost per TFLOP; break-even
 * ``history_rows`` -- the same history as the CLI prints it, in plain Python (no pandas to import)
 * ``trends``     -- change over 24 h/7 d/30 d/90 d, all-time low, good-deal flag, volatility
+* ``trend_rows`` -- the same trends as the CLI prints them, in plain Python (and their definitions)
 * ``tco``        -- electricity, ownership cost, break-even, market rent
 * ``recommend``  -- VRAM estimate, GPUs that fit at market prices, rent-vs-buy advice
 * ``imports``    -- history on day one: our own CSV exports, SkyPilot (a vms.csv or a catalog clone's git

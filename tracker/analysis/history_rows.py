@@ -97,7 +97,7 @@ def _floor(t: int, step: int) -> int:
     return o + ((t - o) // step) * step
 
 
-class _Scope:
+class Scope:
     """The label ids of a query's filters, and the collection intervals prices hold for."""
 
     def __init__(self, reader: Reader, f: Filters, tolerance: Tolerance | None) -> None:
@@ -134,7 +134,7 @@ class _Scope:
         return True
 
 
-def _raw_buckets(reader: Reader, scope: _Scope, step: int, lo: int, hi: int,
+def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
                  max_rows: int | None = None) -> list[Bucket]:
     """Each provider's lowest price and distinct offers per bucket of ``step`` holding ``[lo, hi]``,
     from the raw intervals in effect then (``buckets.raw_intervals`` + ``raw_buckets``)."""
@@ -177,7 +177,7 @@ def provider_buckets(reader: Reader, f: Filters, res: Resolution, lo: int, hi: i
                      tolerance: Tolerance | None) -> tuple[list[Bucket], Labels]:
     """``buckets.provider_buckets`` (no region filters): each provider's value per bucket of the
     grid from ``lo`` to ``hi`` (epoch seconds), roll-ups for whole buckets, raw intervals elsewhere."""
-    scope = _Scope(reader, f, tolerance)
+    scope = Scope(reader, f, tolerance)
 
     def all_raw() -> list[Bucket]:
         try:

@@ -24,7 +24,7 @@ Definitions (all in USD per GPU-hour, across the filtered kinds, providers and r
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -49,27 +49,20 @@ from tracker.analysis.frames import (
     utc,
 )
 from tracker.analysis.history import aggregate, market_from_buckets
+from tracker.analysis.trend_rows import (  # the definitions, shared with the CLI's pandas-free path
+    GOOD_DEAL_WITHIN,  # noqa: F401 - importers read the definitions here
+    MIN_HISTORY_DAYS,  # noqa: F401
+    PERIODS,
+    TREND_COLUMNS,
+    VOLATILITY_WINDOW,
+    history_days,
+    is_good_deal,
+    volatility,
+)
+from tracker.analysis.trend_rows import low_run as _low_run
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
-
-PERIODS: dict[str, timedelta] = {
-    "24h": timedelta(hours=24),
-    "7d": timedelta(days=7),
-    "30d": timedelta(days=30),
-    "90d": timedelta(days=90),
-}
-GOOD_DEAL_WITHIN = 0.05
-#: Days of observations a GPU needs before its price can be called a good deal.
-MIN_HISTORY_DAYS = 7
-VOLATILITY_WINDOW = timedelta(days=30)
-
-TREND_COLUMNS = [
-    "gpu", "current", "provider", "providers", "offers", "as_of",
-    *[c for p in PERIODS for c in (f"price_{p}_ago", f"change_{p}_pct")],
-    "all_time_low", "all_time_low_at", "all_time_low_provider", "good_deal", "history_days", "volatility_30d_pct",
-]
-
 
 def all_time_lows(intervals: pd.DataFrame) -> pd.DataFrame:
     """Per GPU: the lowest stored price, its provider, and when it first happened."""
@@ -80,30 +73,6 @@ def all_time_lows(intervals: pd.DataFrame) -> pd.DataFrame:
     return best[["gpu", "price", "first_seen", "provider"]].rename(
         columns={"price": "all_time_low", "first_seen": "all_time_low_at", "provider": "all_time_low_provider"}
     )
-
-
-def history_days(first_day: int, at: pd.Timestamp) -> int:
-    """UTC calendar days from the day of the first observation (a day bucket's start, epoch
-    seconds) to the day of ``at``, both counted."""
-    return (rollups.floor(int(at.timestamp()), rollups.DAY) - first_day) // rollups.DAY + 1
-
-
-def volatility(daily_low: pd.Series | np.ndarray) -> float | None:
-    """Std dev (percent) of day-over-day relative changes; gaps break the chain."""
-    lows = np.asarray(daily_low, dtype=float)
-    changes = lows[1:] / lows[:-1] - 1
-    changes = changes[~np.isnan(changes)]
-    if len(changes) < 2:
-        return None
-    return float(np.std(changes, ddof=1) * 100)
-
-
-def is_good_deal(current: float | None, low: float | None, within: float = GOOD_DEAL_WITHIN,
-                 history_days: int | None = None) -> bool:
-    """Within ``within`` of the low, and (when ``history_days`` is given) ``MIN_HISTORY_DAYS`` of history."""
-    if history_days is not None and history_days < MIN_HISTORY_DAYS:
-        return False
-    return current is not None and low is not None and current <= low * (1 + within) + 1e-12
 
 
 def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None) -> pd.DataFrame:
@@ -222,22 +191,6 @@ def _first_at_lows(conn: Connection, f: Filters, lows: list[tuple[int, float, in
     for gpu_id, first_seen, provider in sorted((int(g), int(t), str(n)) for g, t, n in rows):
         first.setdefault(gpu_id, (pd.Timestamp(first_seen, unit="s", tz="UTC"), provider))
     return first
-
-
-def _low_run(days: np.ndarray, lows: np.ndarray, today: int) -> tuple[float, int, int, int | None]:
-    """One GPU's daily lows (``days`` ascending): its low, its first day, the first day at the
-    low, and an exclusive bound on ``last_seen`` of any interval at the low starting that day.
-
-    Such an interval counts in every day from its first to its last observation, and on each of
-    them the day's low is the all-time low; so it ends within the run of consecutive days at the
-    low, unless the run reaches ``today`` (then it may still go on: no bound)."""
-    low = float(lows.min())
-    k = int(np.argmax(lows == low))
-    first_day = int(days[k])
-    while k + 1 < len(days) and days[k + 1] == days[k] + rollups.DAY and lows[k + 1] == low:
-        k += 1
-    end = None if days[k] >= today else int(days[k]) + rollups.DAY
-    return low, int(days[0]), first_day, end
 
 
 def _lows_from_rollups(conn: Connection, f: Filters, at: pd.Timestamp, recent: pd.DataFrame) -> pd.DataFrame:

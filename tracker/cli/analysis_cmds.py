@@ -176,13 +176,20 @@ def trends(
     observations (history_days); volatility is the std dev of day-over-day changes of the
     daily low over 30 days.
     """
-    from tracker.analysis.frames import parse_when, records, scrape_intervals
-    from tracker.analysis.trends import trends as run_trends
+    from tracker.analysis.grid import parse_when, scrape_intervals
+    from tracker.analysis.trend_rows import trend_rows
 
     st = state(ctx)
-    df = run_trends(st.engine, _filters(gpu, provider, kind, region, st), as_of=parse_when(as_of) if as_of else None,
-                    tolerance=scrape_intervals(st.settings))
-    rows = records(df)
+    f = _filters(gpu, provider, kind, region, st, read_only=True)
+    when, tolerance = parse_when(as_of) if as_of else None, scrape_intervals(st.settings)
+    # in plain Python on the store's own driver when it is current (``State.reader``); region
+    # filters take the frame path
+    rows = trend_rows(st.reader, f, as_of=when, tolerance=tolerance)
+    if rows is None:
+        from tracker.analysis.frames import records
+        from tracker.analysis.trends import trends as run_trends
+
+        rows = records(run_trends(st.engine, f, as_of=when, tolerance=tolerance))
     _trend_notes(rows)
     as_of_text = f" as of {rows[0]['as_of']:%Y-%m-%d %H:%M UTC}" if rows else ""
     emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)", wide=wide,
@@ -192,7 +199,7 @@ def trends(
 def _trend_notes(rows: list[dict[str, Any]]) -> None:
     """Say what is missing when there is no history, or too little for the good-deal flag."""
     from tracker.analysis.history_rows import HOW_TO_GET_HISTORY
-    from tracker.analysis.trends import MIN_HISTORY_DAYS
+    from tracker.analysis.trend_rows import MIN_HISTORY_DAYS
 
     if not rows:
         _notes([f"no price history matches these filters yet; {HOW_TO_GET_HISTORY}"])
