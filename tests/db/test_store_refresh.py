@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
@@ -55,10 +55,11 @@ def record(engine: Engine, history: list[tuple[str, int, str, list[tuple[Any, ..
                                           gpu_raw=gpu or "unknown card", gpu_count=1, price_per_hour=price,
                                           price_per_gpu_hour=price, currency=currency, available=available)
                           for sku, kind, gpu, currency, price, available in listed]
-                # a partial one as ``store_offers`` stores it, with the provider's interval (a rebuild
-                # applies the provider's present interval to its whole history)
-                store_stage.store_observation(s, provider, offers, at, prov.last_attempt_at,
-                                              interval_s=PROVIDERS[provider], complete=outcome != "partial")
+                if outcome == "partial":  # an import of the provider's own CSV: no interval given
+                    store_stage.store_offers(s, provider, offers, at, prov.last_attempt_at)
+                else:  # the provider's first collection after such an import changes its interval
+                    store_stage.store_observation(s, provider, offers, at, prov.last_attempt_at,
+                                                  interval_s=PROVIDERS[provider])
             else:
                 store_stage.record_failed_attempt(s, provider, at)
             prov.last_attempt_at = at
@@ -86,6 +87,10 @@ def assert_newest_runs_apart(conn: Connection) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(history=events)
+# a daily provider known from an import (no interval: the default hour) is collected: its interval
+# becomes a day, and the hours its imported prices hold change with it
+@example(history=[("daily", 0, "partial", [("a", "on_demand", "H100-SXM", "USD", 1.0, False)]),
+                  ("daily", 60, "failed", None), ("daily", 1500, "partial", None), ("daily", 0, "ok", None)])
 def test_the_store_leaves_the_rollups_a_rebuild_computes(engine: Engine, history) -> None:  # noqa: ANN001
     clear(engine)
 

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from db import bulk, labels, open_intervals, queries, rollups
-from db.models import Offer, Quarantine
+from db.models import Offer, Provider, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
 from tracker.pipeline.normalise import NormalisedOffer
@@ -122,7 +122,8 @@ def store_observation(
     archive series: one of them missing from it is no longer listed).
 
     ``interval_s``: the provider's collection interval, remembered on ``provider`` for the
-    bucket semantics (``db.rollups``). The provider's hourly and daily roll-ups around the
+    bucket semantics (``db.rollups``; a changed one rebuilds the provider's roll-ups:
+    ``remember_interval``). The provider's hourly and daily roll-ups around the
     collection are refreshed in the same transaction (``refresh_rollups=False``: the caller
     refreshes them once for a whole batch of collections, as an import does). The work is a few statements whose
     size is the collection's, whatever the length of the stored history.
@@ -139,7 +140,7 @@ def store_observation(
         prev = None  # too long since the previous attempt: a missing collection in between
     prov = queries.ensure_provider(session, provider)
     if interval_s:
-        prov.interval_s = int(interval_s)
+        remember_interval(session, prov, int(interval_s))
     session.flush()
     unique: dict[tuple[str, str, str, int], NormalisedOffer] = {}
     for o in offers:  # a listing that repeats an offer: the last one wins
@@ -253,6 +254,27 @@ def store_observation(
         rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
                         t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S), current=current)
     return StoreStats(len(offers), new_offers, changed, unchanged, unpriced, returned)
+
+
+def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool:
+    """Set ``prov``'s collection interval. When that changes the one its roll-ups were computed
+    with (the stored one, or the default when none was), and it has stored prices, its roll-ups
+    are rebuilt: raw reads apply a provider's present interval to its whole history (how long a
+    price holds after its last observation), and the roll-ups must answer as they do. Rare: a
+    provider's first collection after an import, or a changed ``interval`` setting. Returns
+    whether it rebuilt."""
+    before = prov.interval_s or rollups.DEFAULT_INTERVAL_S
+    prov.interval_s = interval_s
+    if interval_s == before:
+        return False
+    session.flush()
+    conn = session.connection()
+    pid = labels.lookup(conn, "provider", [prov.name])
+    if not pid or conn.exec_driver_sql(f"SELECT 1 FROM offer_state WHERE provider_id = {bulk.mark(conn)} LIMIT 1",
+                                       (pid[0],)).first() is None:
+        return False
+    rollups.rebuild(conn, pid)
+    return True
 
 
 def _current_intervals(known: Iterable[State], pid: int, t: int, usd: int | None, extended: set[int], closed: set[int],

@@ -480,7 +480,7 @@ def store_snapshots(
                 latest[provider] = max(latest.get(provider, newest), newest)
                 if is_external(provider):
                     if cadence:
-                        prov.interval_s = int(cadence.total_seconds())
+                        store_stage.remember_interval(session, prov, int(cadence.total_seconds()))
                     if provider not in result.external_providers:
                         result.external_providers.append(provider)
                     if not prov.display_name or prov.display_name == provider:
