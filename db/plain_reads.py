@@ -1,6 +1,6 @@
 """Roll-up and raw-interval reads as plain tuples over a ``db.reader.Reader``: the same
 statements (``db.sql``) as ``db.rollups``' frames and arrays, without pandas or numpy, for
-the CLI's ``history`` (``tracker.analysis.history_rows``).
+the CLI's ``history`` (``tracker.analysis.history_rows``); and the store's row counts (``info``).
 """
 
 from __future__ import annotations
@@ -15,6 +15,15 @@ from db.spans import HOUR
 #: ``db.rollups.MAX_RUN`` and ``HORIZON_KEY`` (a test keeps them equal).
 MAX_RUN = 120
 HORIZON_KEY = "raw_pruned_before"
+
+
+#: The tables ``info`` counts, in the order it shows them.
+COUNTED_TABLES = ("provider", "gpu_model", "offer", "price_interval", "scrape_run", "quarantine")
+
+
+def row_counts(reader: Reader) -> dict[str, int]:
+    """Rows of each of ``COUNTED_TABLES``."""
+    return {table: int(reader.scalar(f"SELECT COUNT(*) FROM {table}")) for table in COUNTED_TABLES}
 
 
 class Labels:

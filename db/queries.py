@@ -21,7 +21,7 @@ from sqlmodel import Session, col, select
 
 from db import labels, open_intervals
 from db.asof import current_condition, latest_prices, replay_mark  # noqa: F401  (re-exported: the read path lives there)
-from db.models import GpuModel, Offer, PriceInterval, Provider, Quarantine, ScrapeRun
+from db.models import Offer, Provider, ScrapeRun
 from db.types import from_epoch
 
 Identity = tuple[str, str, str, int]
@@ -172,11 +172,12 @@ def offer_mapping_counts(session: Session) -> tuple[int, int]:
 
 
 def row_counts(engine: Engine) -> dict[str, int]:
-    with Session(engine) as session:
-        return {
-            model.__tablename__: session.exec(select(func.count()).select_from(model)).one()  # type: ignore[attr-defined]
-            for model in (Provider, GpuModel, Offer, PriceInterval, ScrapeRun, Quarantine)
-        }
+    """``db.plain_reads.row_counts`` on a connection of ``engine``."""
+    from db import plain_reads
+    from db.reader import reader_of
+
+    with engine.connect() as conn:
+        return plain_reads.row_counts(reader_of(conn))
 
 
 def recent_runs(

@@ -141,3 +141,18 @@ def test_trends_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
     modules = modules_after(code)
     assert "tracker.analysis.trend_rows" in modules, "the probe did run the command"
     assert {m.split(".")[0] for m in modules} & NOT_FOR_READING - {"numpy"} == set()
+
+
+def test_info_counts_without_the_orm_or_the_scrapers(replay_store: str) -> None:
+    """``info`` counts rows through the store's own driver and the registered providers from their
+    declarations: no scraper module, ORM, migrations or pandas (SQLAlchemy's URL parser masks
+    the password it shows)."""
+    code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
+            "with contextlib.redirect_stdout(out):\n"
+            f"    main(['--db', {replay_store!r}, 'info', '--format', 'json'])\n"
+            "[row] = json.loads(out.getvalue())\n"
+            "assert row['providers_registered'] > 20 and row['rows_offer'] > 0, out.getvalue()")
+    modules = modules_after(code)
+    assert "db.plain_reads" in modules, "the probe did run the command"
+    assert {m.split(".")[0] for m in modules} & (NOT_FOR_READING - {"sqlalchemy"}) == set()
+    assert {m for m in modules if m.startswith("scrapers.")} <= {"scrapers.registry", "scrapers.declared"}

@@ -269,18 +269,18 @@ def info(
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Output format.")] = Format.table,
 ) -> None:
     """Version, config file, database URL (password masked) and row counts."""
-    from db import queries
     from db.engine import mask_url
-    from scrapers.registry import all_scrapers
+    from db.plain_reads import row_counts
+    from scrapers.registry import declared_scrapers
     from tracker import __version__
 
     st = state(ctx)
-    counts = queries.row_counts(st.engine)
+    counts = row_counts(st.reader)
     data = {
         "version": __version__,
         "config": str(st.settings.source_path) if st.settings.source_path else None,
         "database": mask_url(st.database_url),
-        "providers_registered": len(all_scrapers()),
+        "providers_registered": len(declared_scrapers()),
         **{f"rows_{k}": v for k, v in counts.items()},
     }
     if fmt is Format.table:
