@@ -154,6 +154,11 @@ class PriceInterval(SQLModel, table=True):
     #: While the interval is open, the count when its row was written (``offer_state`` has the
     #: true one): read it through ``db.open_intervals.observations``.
     observations: int = 1
+    #: Where the source says this interval began, when that is before ``first_seen`` (an import
+    #: whose source states starts, and whose observation at the stated start was held for
+    #: confirmation): a later import that accepts that observation joins it to this interval.
+    #: NULL: it began at ``first_seen``, or the source does not say.
+    stated_start: int | None = Field(default=None, sa_type=BigInteger)
 
 
 class OfferState(SQLModel, table=True):
@@ -294,6 +299,10 @@ class Quarantine(SQLModel, table=True):
     #: As observed (NULL: not stated, or quarantined before it was recorded): a held price that is
     #: confirmed later enters the history as it was seen.
     available: bool | None = None
+    #: The observation's ``extra`` (NULL: quarantined before it was recorded): what a source said
+    #: beside the price, such as where an imported interval began, which a held price that is
+    #: confirmed later keeps.
+    extra: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     reason: str
     observed_at: datetime = Field(sa_type=UTCDateTime)
 

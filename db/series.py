@@ -69,7 +69,8 @@ def times_between(conn: Connection, series: Iterable[str], lo: int, hi: int) -> 
 
 #: ``price_interval`` columns an import re-cuts (everything but ``id``).
 INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
-                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")
+                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations",
+                    "stated_start")
 
 
 #: ``INTERVAL_COLUMNS`` read through ``db.open_intervals`` (the true values of an open interval).

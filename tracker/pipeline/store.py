@@ -356,7 +356,8 @@ def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Re
             Quarantine(
                 run_id=run_id, provider=o.provider, sku=o.sku, region=o.region, kind=o.kind, term_months=o.term_months, gpu=o.gpu,
                 gpu_raw=o.gpu_raw, gpu_count=o.gpu_count, price_per_hour=o.price_per_hour,
-                price_per_gpu_hour=o.price_per_gpu_hour, currency=o.currency, available=o.available, reason=r.reason,
+                price_per_gpu_hour=o.price_per_gpu_hour, currency=o.currency, available=o.available,
+                extra=dict(o.extra) or None, reason=r.reason,
                 observed_at=observed_at,
             )
         )

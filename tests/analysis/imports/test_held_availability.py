@@ -1,6 +1,7 @@
 """A price held for confirmation keeps what was observed with it: when a later import accepts
-it (an older snapshot makes it no jump), its interval has the availability the source listed,
-as when the snapshots are imported in the other order, on SQLite and PostgreSQL.
+it (an older snapshot makes it no jump), its interval has the availability the source listed
+and the start the source stated (joining the observations after it of that start), as when the
+snapshots are imported in the other order or at once, on SQLite and PostgreSQL.
 
 The offers are akash's (available) and voltagepark's (not available), from a replay of their
 real recordings, exported as ``prices`` CSV; the prices and times around them are handmade:
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import timedelta
+from itertools import permutations
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from sqlmodel import Session
 from db import queries
 from db.engine import make_engine
 from db.migrate import init_db
-from tests.analysis.imports.test_import_order import clear, intervals
+from tests.analysis.imports.test_import_order import clear, held, intervals
 from tracker.analysis.imports import import_files
 from tracker.cli.common import Format, emit
 from tracker.config.settings import Settings
@@ -77,3 +79,47 @@ def test_a_held_price_accepted_later_keeps_its_availability(engine: Engine, list
         stored = intervals(engine)
         assert {r[:3] for r in stored} == set(available), [p.name for p in order]
         assert [r for r in stored if r[11] != available[r[:3]]] == [], [p.name for p in order]
+
+
+@pytest.mark.parametrize(("stated", "runs"), [
+    ([(2, 3)], ((0, 1, False), (3600, 2, True))),  # one row states 02:00 and is seen until 03:00
+    ([(2, 2), (3, 3)], ((0, 1, False), (0, 1, False), (0, 1, True))),  # 02:00 and 03:00 state apart
+])
+def test_a_held_stated_start_joins_its_interval_whatever_the_import_order(
+        engine: Engine, listed: list[dict[str, Any]], tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        stated: list[tuple[int, int]], runs: tuple[tuple[int, int, bool], ...]) -> None:
+    """The real price at 00:00, the x6 rows (stated from 02:00), and an x6 row at 01:00: in time
+    order 01:00 is the held jump and 02:00 confirms it. Imported without 01:00, 02:00 is the held
+    one (a stored observation held on a second look when 00:00 comes later) and 03:00 confirms
+    it; 01:00 imported last then accepts 02:00 again. Observations of one stated start join
+    (02:00 to 03:00), of two stay apart, in every order, as one import of all the files stores
+    them (handmade prices)."""
+    rows = [r for r in listed if r["available"] is not None]
+    hour = timedelta(hours=1)
+    real = write([at(r, 1, 0 * hour, 0 * hour) for r in rows], tmp_path / "handmade-real.csv", capsys)
+    jump = write([at(r, JUMP, since * hour, seen * hour) for r in rows for since, seen in stated],
+                 tmp_path / "handmade-jump.csv", capsys)
+    later = write([at(r, JUMP, hour, hour) for r in rows], tmp_path / "handmade-later.csv", capsys)
+
+    import_files(engine, [real, jump])  # 02:00 held: the interval from 03:00 keeps the start its row states
+    alone = intervals(engine)
+    start = {r[:5]: r[12] for r in alone if not r[16]}
+    assert {(r[12] - start[r[:5]], None if r[17] is None else r[17] - start[r[:5]]) for r in alone if r[16]} == {
+        (3 * 3600, 2 * 3600 if len(stated) == 1 else None)}
+    clear(engine)
+    import_files(engine, [real, jump, later])
+    once, held_once = sorted(intervals(engine), key=repr), held(engine)
+    for order in [*permutations([real, jump, later]), (jump, real, later, jump, real)]:
+        clear(engine)
+        for path in order:
+            assert not import_files(engine, [path]).bad_rows
+        assert sorted(intervals(engine), key=repr) == once, [p.name for p in order]
+        assert held(engine) == held_once, [p.name for p in order]
+    by_offer: dict[tuple[object, ...], list[tuple[object, ...]]] = {}
+    for r in sorted(once, key=lambda r: r[12]):
+        by_offer.setdefault(r[:5], []).append(r)
+    assert len(by_offer) == len(rows)
+    assert {tuple((r[13] - r[12], r[15], r[16]) for r in runs) for runs in by_offer.values()} == {runs}
+    # 01:00 held, 02:00 confirms it
+    assert [(p, v) for p, _s, _t, v in held_once] == sorted(
+        (r["provider"], round(r["price_per_hour"] * JUMP, 6)) for r in rows)

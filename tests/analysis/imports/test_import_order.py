@@ -35,13 +35,13 @@ def clear(engine: Engine) -> None:
 
 def intervals(engine: Engine) -> list[tuple[object, ...]]:
     """Every stored interval, every column (label ids and offer ids as the names they stand for),
-    and whether it is its offer's current one."""
+    whether it is its offer's current one, and its stated start when before ``first_seen``."""
     with engine.connect() as conn:
         rows = conn.execute(text(
             "SELECT o.provider, o.sku, o.region, o.kind, o.term_months, lg.name, lk.name, lc.name, lp.name, "
             "i.price_per_hour, i.price_per_gpu_hour, i.available, i.first_seen, "
             f"{open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS}, "
-            "s.offer_id IS NOT NULL "
+            "s.offer_id IS NOT NULL, i.stated_start "
             "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
             "LEFT JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
             "JOIN label lc ON lc.id = i.currency_id LEFT JOIN offer_state s ON s.interval_id = i.id"

@@ -28,7 +28,11 @@ intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
 * **Stated starts.** A source may say where each of its intervals began (our own ``prices``
   export: ``price_since``): then observations of one offer at one price but of different
   stated starts never join (the source saw the interval begin; what lay between is unknown),
-  and a stored interval's ``first_seen`` is its stated start (``runs.Seen.since``).
+  and a stored interval's ``first_seen`` is its stated start (``runs.Seen.since``). When the
+  observation at the stated start was held for confirmation, the interval begins at the next
+  one and keeps the stated start apart (``price_interval.stated_start``), and the held
+  observation keeps its own (``quarantine.extra``): a later import that accepts it joins the
+  two, as an import of all the snapshots at once does.
 * **Providers.** An archive's provider names go through ``aliases.provider_name``. A
   provider with a scraper keeps what its live scrapes say is current; a provider known from
   imports alone (never scraped) takes the newest snapshot as its current list, and one with
@@ -208,14 +212,25 @@ class _Plan:
 
 
 def _stored_offer(o: Offer, s: Seen, currency: str) -> NormalisedOffer:
+    """A stored observation as it was seen, its stated start included (held on a second look,
+    it keeps that start in quarantine for the import that accepts it again)."""
+    extra = o.extra if s.since is None else {**o.extra, SINCE_KEY: s.since}
     return NormalisedOffer(o.provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count,
                            s.price_per_hour, s.price_per_gpu_hour, currency, s.available, o.gpu_memory_gb, o.vcpus,
-                           o.ram_gb, o.country, o.extra)
+                           o.ram_gb, o.country, extra)
 
 
 def _held_offer(q: Quarantine) -> NormalisedOffer:
+    """The held observation as it was seen (its ``extra`` carries a stated start, ``SINCE_KEY``)."""
     return NormalisedOffer(q.provider, q.sku, q.region, q.kind, q.term_months, q.gpu, q.gpu_raw, q.gpu_count or 1.0,
-                           q.price_per_hour, q.price_per_gpu_hour, q.currency, available=q.available)
+                           q.price_per_hour, q.price_per_gpu_hour, q.currency, available=q.available,
+                           extra=dict(q.extra or {}))
+
+
+def _stated_start(r: Mapping[str, Any]) -> int:
+    """Where a stored interval's source said it began: its first observation, unless the one at
+    the stated start was held for confirmation (then the interval keeps that start apart)."""
+    return r["stated_start"] if r["stated_start"] is not None else r["first_seen"]
 
 
 def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
@@ -242,7 +257,7 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
     plan = _Plan(min([lo, *(r["first_seen"] for r in stored)]), max([hi, *(r["last_seen"] for r in stored)]),
                  stored, defaultdict(dict))
     for r in stored:
-        s = replace(_seen(r), since=r["first_seen"]) if sr.stated_starts else _seen(r)
+        s = replace(_seen(r), since=_stated_start(r)) if sr.stated_starts else _seen(r)
         for t in stored_times[bisect_left(stored_times, r["first_seen"]):bisect_right(stored_times, r["last_seen"])]:
             plan.seen[r["offer_id"]][t] = s
     held = _held(session, provider, offers, lo, hi)
@@ -362,7 +377,8 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
                      "price_per_gpu_hour": r.seen.price_per_gpu_hour, "available": r.seen.available,
                      "first_seen": r.first, "last_seen": r.last,
                      "ends_at": nxt if nxt is not None else ends.get((r.offer_id, r.last)),
-                     "observations": r.observations, "_start": r.start})
+                     "observations": r.observations, "_start": r.start,
+                     "stated_start": r.seen.since if r.seen.since is not None and r.seen.since < r.first else None})
     key = series_db.INTERVAL_COLUMNS
     before = {tuple(r[c] for c in key): r["id"] for r in plan.stored}
     after = {tuple(r[c] for c in key): r for r in rows}

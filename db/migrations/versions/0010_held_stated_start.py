@@ -1,0 +1,39 @@
+"""A held observation keeps its ``extra`` (``quarantine.extra``) and an interval keeps the start
+its source stated when that is before its first stored observation
+(``price_interval.stated_start``): an import whose source states where each interval began
+(a ``prices`` export) stores the same intervals whichever of two files comes first, even when
+the observation at a stated start was held for confirmation and a later import accepts it.
+Rows from before this revision keep NULL (not recorded; the interval began at ``first_seen``).
+
+Revision ID: 0010
+Revises: 0009
+Create Date: 2026-12-02 08:10:00.000000
+
+"""
+from typing import Sequence, Union
+
+from alembic import op
+import sqlalchemy as sa
+
+# revision identifiers, used by Alembic.
+revision: str = '0010'
+down_revision: Union[str, Sequence[str], None] = '0009'
+branch_labels: Union[str, Sequence[str], None] = None
+depends_on: Union[str, Sequence[str], None] = None
+
+
+def upgrade() -> None:
+    """Upgrade schema."""
+    inspector = sa.inspect(op.get_bind())
+    if 'extra' not in {c['name'] for c in inspector.get_columns('quarantine')}:
+        op.add_column('quarantine', sa.Column('extra', sa.JSON(), nullable=True))
+    if 'stated_start' not in {c['name'] for c in inspector.get_columns('price_interval')}:
+        op.add_column('price_interval', sa.Column('stated_start', sa.BigInteger(), nullable=True))
+
+
+def downgrade() -> None:
+    """Downgrade schema."""
+    with op.batch_alter_table('price_interval') as batch:
+        batch.drop_column('stated_start')
+    with op.batch_alter_table('quarantine') as batch:
+        batch.drop_column('extra')
