@@ -107,7 +107,9 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
                       offer_ids: Iterable[int], lo: int, hi: int) -> None:
     """Delete the intervals ``drop``, insert ``rows`` (``INTERVAL_COLUMNS``), then point each of
     ``offer_ids``' ``offer_state`` at its newest interval: one first seen in ``[lo, hi]``, unless
-    the state already names a later one.
+    the state already names a later one; a state whose interval was dropped with none first seen
+    in the range after it (a re-cut that holds every later observation of the offer) names the
+    offer's newest interval before the range, as an import of every snapshot at once leaves it.
 
     The rows are written with their true ``last_seen``/``observations``: the offers' open
     intervals are settled first and handed back to ``offer_state`` at the end (``db.open_intervals``)."""
@@ -132,6 +134,17 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     later = {int(oid) for (oid,) in conn.execute(text(
         "SELECT s.offer_id FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
         "WHERE s.offer_id IN :ids AND i.first_seen > :hi").bindparams(expanding), {"ids": ids, "hi": hi}).all()}
+    orphaned = [int(oid) for (oid,) in conn.execute(text(
+        "SELECT s.offer_id FROM offer_state s LEFT JOIN price_interval i ON i.id = s.interval_id "
+        "WHERE s.offer_id IN :ids AND i.id IS NULL").bindparams(expanding), {"ids": ids}).all() if oid not in newest]
+    if orphaned:
+        for iid, oid, first, last, seen in conn.execute(text(
+            "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval WHERE offer_id IN :ids")
+                .bindparams(expanding), {"ids": orphaned}).all():
+            if oid not in newest or first > newest[oid][1]:
+                newest[oid] = (iid, first, last, seen)
+        if gone := [oid for oid in orphaned if oid not in newest]:
+            conn.execute(text("DELETE FROM offer_state WHERE offer_id IN :ids").bindparams(expanding), {"ids": gone})
     state = [{"offer_id": oid, "interval_id": iid, "provider_id": provider_id, "last_seen": last, "observations": seen}
              for oid, (iid, _first, last, seen) in sorted(newest.items()) if oid not in later]
     if state:

@@ -202,3 +202,34 @@ def test_price_jumps_are_judged_in_time_order_whatever_the_import_order(engine: 
         names = [p.name for p in order]
         assert intervals(engine) == once, names
         assert held(engine) == held_once, names
+
+
+@pytest.mark.parametrize(("prices", "files"), [
+    # 1.0 held, then confirmed in a later import; 60.0 between them, imported last, is a jump too
+    ([10.0, 1.0, 60.0, 1.0], {"older": [0, 1], "newest": [3], "between": [2]}),
+    # 7.0 then confirms the held 7.0 after 42.0 is held; 1.0 before them, imported last, makes 7.0 a jump
+    ([1.0, 7.0, 42.0, 7.0], {"newer": [2, 3], "middle": [1], "oldest": [0]}),
+])
+def test_a_re_cut_that_holds_every_later_price_leaves_the_older_one_current(
+        engine: Engine, tmp_path: Path, prices: list[float], files: dict[str, list[int]]) -> None:
+    """In time order every price after the first is a jump of more than x5 from it, and none is
+    confirmed by the next: all are held and the first price stays the offer's current one. The
+    separate imports first accept one of them (a confirmed jump), which the last import holds
+    again: the history is still the one import of all four snapshots stores (handmade prices)."""
+    start = datetime(2025, 7, 1, 6, 0, 11, tzinfo=UTC)
+    lines = [json.dumps({"timestamp": (start + i * timedelta(minutes=30)).isoformat(), "gpu_type": "H100_80GB",
+                         "socket_type": "SXM5", "by_provider": {"primecompute": {"count": 1, "min": p, "avg": p}}}) + "\n"
+             for i, p in enumerate(prices)]
+    paths = []
+    for name, picked in files.items():
+        paths.append(tmp_path / f"handmade-{name}.jsonl")
+        paths[-1].write_text("".join(lines[i] for i in picked))
+    import_files(engine, paths)
+    once, held_once = intervals(engine), held(engine)
+    assert [(r[9], r[16]) for r in once] == [(prices[0], True)]
+    assert [v for _p, _s, _t, v in held_once] == prices[1:]
+    clear(engine)
+    for path in paths:
+        import_files(engine, [path])
+    assert intervals(engine) == once
+    assert held(engine) == held_once

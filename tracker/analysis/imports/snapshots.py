@@ -341,6 +341,9 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
         run.quarantined += quarantined
     for q in plan.now_accepted:
         session.delete(q)
+        # now a sighting of its offer: a later import's range widens to it (``_plan``'s ``later``)
+        o = offers[(q.sku, q.region, q.kind, q.term_months)]
+        o.first_seen, o.last_seen = min(o.first_seen, q.observed_at), max(o.last_seen, q.observed_at)
     for t, accepted in plan.accepted_at.items():
         n = len(accepted) + len(plan.rejected_at[t])
         result.observations += n
