@@ -40,7 +40,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, SmallInteger, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, SmallInteger, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from db.types import UTCDateTime, utcnow
@@ -154,11 +154,20 @@ class PriceInterval(SQLModel, table=True):
     #: While the interval is open, the count when its row was written (``offer_state`` has the
     #: true one): read it through ``db.open_intervals.observations``.
     observations: int = 1
-    #: Where the source says this interval began, when that is before ``first_seen`` (an import
-    #: whose source states starts, and whose observation at the stated start was held for
-    #: confirmation): a later import that accepts that observation joins it to this interval.
-    #: NULL: it began at ``first_seen``, or the source does not say.
-    stated_start: int | None = Field(default=None, sa_type=BigInteger)
+
+
+class IntervalStatedStart(SQLModel, table=True):
+    """Where the source says an interval began, when that is before its ``first_seen`` (an import
+    whose source states starts, and whose observation at the stated start was held for
+    confirmation): a later import that accepts that observation joins it to this interval. Rare,
+    so kept beside ``price_interval`` rather than as a column every interval row pays a byte for;
+    no row: it began at ``first_seen``, or the source does not say. Goes with its interval."""
+
+    __tablename__ = "interval_stated_start"
+
+    interval_id: int = Field(sa_column=Column(Integer, ForeignKey("price_interval.id", ondelete="CASCADE"),
+                                              primary_key=True, autoincrement=False))
+    stated_start: int = Field(sa_type=BigInteger)
 
 
 class OfferState(SQLModel, table=True):

@@ -69,8 +69,10 @@ def times_between(conn: Connection, series: Iterable[str], lo: int, hi: int) -> 
 
 #: ``price_interval`` columns an import re-cuts (everything but ``id``).
 INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
-                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations",
-                    "stated_start")
+                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")
+#: What an import compares of a stored and a re-cut interval: its columns and its stated start
+#: (``interval_stated_start``; ``None`` without one).
+RECUT_COLUMNS = (*INTERVAL_COLUMNS, "stated_start")
 
 
 #: ``INTERVAL_COLUMNS`` read through ``db.open_intervals`` (the true values of an open interval).
@@ -78,12 +80,13 @@ _TRUE = {"last_seen": f"{open_intervals.LAST_SEEN} AS last_seen", "observations"
 
 
 def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
-    """Intervals (``id`` plus ``INTERVAL_COLUMNS``) of the given offers observed during ``[lo, hi]``."""
+    """Intervals (``id`` plus ``RECUT_COLUMNS``) of the given offers observed during ``[lo, hi]``."""
     ids = sorted(set(offer_ids))
     if not ids:
         return []
-    rows = conn.execute(text(f"SELECT i.id, {', '.join(_TRUE.get(c, 'i.' + c) for c in INTERVAL_COLUMNS)} "
-                             "FROM price_interval i WHERE i.offer_id IN :ids "
+    rows = conn.execute(text(f"SELECT i.id, {', '.join(_TRUE.get(c, 'i.' + c) for c in INTERVAL_COLUMNS)}, "
+                             "ss.stated_start FROM price_interval i "
+                             "LEFT JOIN interval_stated_start ss ON ss.interval_id = i.id WHERE i.offer_id IN :ids "
                              f"AND {open_intervals.seen_since('i', ':lo')} AND i.first_seen <= :hi")
                         .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "lo": lo, "hi": hi}).mappings().all()
     return [{**r, "available": None if r["available"] is None else bool(r["available"])} for r in rows]
@@ -105,7 +108,7 @@ def prices_before(conn: Connection, offer_ids: Iterable[int], t: int) -> dict[in
 
 def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], rows: list[dict[str, Any]],
                       offer_ids: Iterable[int], lo: int, hi: int) -> None:
-    """Delete the intervals ``drop``, insert ``rows`` (``INTERVAL_COLUMNS``), then point each of
+    """Delete the intervals ``drop``, insert ``rows`` (``RECUT_COLUMNS``), then point each of
     ``offer_ids``' ``offer_state`` at its newest interval: one first seen in ``[lo, hi]``, unless
     the state already names a later one; a state whose interval was dropped with none first seen
     in the range after it (a re-cut that holds every later observation of the offer) names the
@@ -116,11 +119,18 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     open_intervals.settle_offers(conn, sorted(set(offer_ids)))
     dropped = sorted(set(drop))
     if dropped:
-        conn.execute(text("DELETE FROM price_interval WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
-                     {"ids": dropped})
+        for table, column in (("interval_stated_start", "interval_id"), ("price_interval", "id")):
+            conn.execute(text(f"DELETE FROM {table} WHERE {column} IN :ids").bindparams(bindparam("ids", expanding=True)),
+                         {"ids": dropped})
     if rows:
         conn.execute(text(f"INSERT INTO price_interval ({', '.join(INTERVAL_COLUMNS)}) "
-                          f"VALUES ({', '.join(':' + c for c in INTERVAL_COLUMNS)})"), rows)
+                          f"VALUES ({', '.join(':' + c for c in INTERVAL_COLUMNS)})"),
+                     [{c: r[c] for c in INTERVAL_COLUMNS} for r in rows])
+        for r in rows:  # rare: a start stated before the first stored observation
+            if r.get("stated_start") is not None:
+                conn.execute(text(
+                    "INSERT INTO interval_stated_start (interval_id, stated_start) SELECT MAX(id), :s FROM price_interval "
+                    "WHERE offer_id = :o AND first_seen = :f"), {"s": r["stated_start"], "o": r["offer_id"], "f": r["first_seen"]})
     ids = sorted(set(offer_ids))
     if not ids:
         return

@@ -1,9 +1,9 @@
 """A held observation keeps its ``extra`` (``quarantine.extra``) and an interval keeps the start
 its source stated when that is before its first stored observation
-(``price_interval.stated_start``): an import whose source states where each interval began
+(``interval_stated_start``, beside the intervals: rare, so no column every row pays for): an import whose source states where each interval began
 (a ``prices`` export) stores the same intervals whichever of two files comes first, even when
 the observation at a stated start was held for confirmation and a later import accepts it.
-Rows from before this revision keep NULL (not recorded; the interval began at ``first_seen``).
+Intervals from before this revision have none (not recorded; the interval began at ``first_seen``).
 
 Revision ID: 0010
 Revises: 0009
@@ -27,13 +27,17 @@ def upgrade() -> None:
     inspector = sa.inspect(op.get_bind())
     if 'extra' not in {c['name'] for c in inspector.get_columns('quarantine')}:
         op.add_column('quarantine', sa.Column('extra', sa.JSON(), nullable=True))
-    if 'stated_start' not in {c['name'] for c in inspector.get_columns('price_interval')}:
-        op.add_column('price_interval', sa.Column('stated_start', sa.BigInteger(), nullable=True))
+    if 'interval_stated_start' not in inspector.get_table_names():
+        op.create_table('interval_stated_start',
+        sa.Column('interval_id', sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column('stated_start', sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(['interval_id'], ['price_interval.id'], ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('interval_id')
+        )
 
 
 def downgrade() -> None:
     """Downgrade schema."""
-    with op.batch_alter_table('price_interval') as batch:
-        batch.drop_column('stated_start')
+    op.drop_table('interval_stated_start')
     with op.batch_alter_table('quarantine') as batch:
         batch.drop_column('extra')

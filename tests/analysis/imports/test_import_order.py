@@ -23,8 +23,9 @@ from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 
-TABLES = ("offer_state", "price_interval", "quarantine", "rollup_hour_run", "rollup_hour_open",
-          "rollup_series", "rollup_day", "offer", "snapshot_time", "scrape_run", "provider", "label")
+TABLES = ("offer_state", "interval_stated_start", "price_interval", "quarantine", "rollup_hour_run",
+          "rollup_hour_open", "rollup_series", "rollup_day", "offer", "snapshot_time", "scrape_run",
+          "provider", "label")
 
 
 def clear(engine: Engine) -> None:
@@ -41,8 +42,9 @@ def intervals(engine: Engine) -> list[tuple[object, ...]]:
             "SELECT o.provider, o.sku, o.region, o.kind, o.term_months, lg.name, lk.name, lc.name, lp.name, "
             "i.price_per_hour, i.price_per_gpu_hour, i.available, i.first_seen, "
             f"{open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS}, "
-            "s.offer_id IS NOT NULL, i.stated_start "
+            "s.offer_id IS NOT NULL, ss.stated_start "
             "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+            "LEFT JOIN interval_stated_start ss ON ss.interval_id = i.id "
             "LEFT JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
             "JOIN label lc ON lc.id = i.currency_id LEFT JOIN offer_state s ON s.interval_id = i.id"
         )).all()

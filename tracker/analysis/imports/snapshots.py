@@ -30,7 +30,7 @@ intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
   stated starts never join (the source saw the interval begin; what lay between is unknown),
   and a stored interval's ``first_seen`` is its stated start (``runs.Seen.since``). When the
   observation at the stated start was held for confirmation, the interval begins at the next
-  one and keeps the stated start apart (``price_interval.stated_start``), and the held
+  one and keeps the stated start apart (``interval_stated_start``), and the held
   observation keeps its own (``quarantine.extra``): a later import that accepts it joins the
   two, as an import of all the snapshots at once does.
 * **Providers.** An archive's provider names go through ``aliases.provider_name``. A
@@ -382,7 +382,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
                      "ends_at": nxt if nxt is not None else ends.get((r.offer_id, r.last)),
                      "observations": r.observations, "_start": r.start,
                      "stated_start": r.seen.since if r.seen.since is not None and r.seen.since < r.first else None})
-    key = series_db.INTERVAL_COLUMNS
+    key = series_db.RECUT_COLUMNS
     before = {tuple(r[c] for c in key): r["id"] for r in plan.stored}
     after = {tuple(r[c] for c in key): r for r in rows}
     drop = [i for k, i in before.items() if k not in after]
