@@ -68,6 +68,13 @@ def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[st
     return have
 
 
+def usd_id(conn: Connection) -> int:
+    """The id of the currency label ``USD`` (what the analysis reads), or -1 when no price in USD
+    was ever stored: a value that matches no row."""
+    found = lookup(conn, "currency", ["USD"])
+    return found[0] if found else -1
+
+
 def lookup(conn: Connection, space: str, values: Iterable[str]) -> list[int]:
     """Ids of existing names of ``space`` (names never stored are left out)."""
     have = names(conn, space)

@@ -200,10 +200,7 @@ def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int |
               provider_ids: Iterable[int] | None, kind_ids: Iterable[int] | None, usd_only: bool) -> list[tuple[Any, ...]]:
     """``RAW_COLUMNS`` tuples of the intervals of ``gpus`` with ``last_seen >= since`` and
     ``first_seen <= until``, through the GPU index."""
-    usd: int | None = None
-    if usd_only:
-        found = labels.lookup(conn, "currency", ["USD"])
-        usd = found[0] if found else -1
+    usd = labels.usd_id(conn) if usd_only else None
     params: dict[str, Any] = {}
     sql = q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd)
     return fetch_tuples(conn, statement(sql, params), params)
@@ -292,13 +289,13 @@ def _window_rows_postgres(conn: Connection, provider_id: int, since: int, until:
     GPU index and the current ones are set aside in Python (PostgreSQL reads each row there
     anyway). The states' last_seen come with their ids, so an open interval's true one is
     filled in here (``open_intervals.resolve``), not looked up per row by a subplan."""
-    usd = labels.lookup(conn, "currency", ["USD"])
+    usd = labels.usd_id(conn)
     state = dict(conn.execute(text("SELECT interval_id, last_seen FROM offer_state WHERE provider_id = :p"),
                               {"p": provider_id}).all())
     gpus = gpu_ids(conn) or [-1]
     mark = bulk.mark(conn)
     terms = f"gpu_id IN ({bulk.placeholders(conn, len(gpus))}) AND currency_id = {mark} AND first_seen <= {mark}"
-    params = (*gpus, usd[0] if usd else -1, until)
+    params = (*gpus, usd, until)
     rows: list[tuple[Any, ...]] = []
     if state:  # their states' last_seen are at hand: no lookup per open row
         current = conn.exec_driver_sql(f"{_PLAIN_SELECT} WHERE {bulk.in_ids(conn, 'id')} AND {terms}",
@@ -330,9 +327,8 @@ def _window_rows_given(conn: Connection, provider_id: int, since: int, until: in
     """``_WINDOW_SQL``'s rows when the current intervals are at hand: those in the window, and
     the others read through the GPU index (a collection's store path: the current intervals are
     most of the window, and reading them back cost more than the rest of the refresh)."""
-    usd = labels.lookup(conn, "currency", ["USD"])
     others = fetch_tuples(conn, text(_OTHERS_SQL).bindparams(bindparam("gpus", expanding=True)), {
-        "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1, "since": since, "until": until})
+        "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": labels.usd_id(conn), "since": since, "until": until})
     return [r for r in current.rows if r[7] >= since and r[6] <= until] + [r for r in others if r[0] not in current.ids]
 
 
@@ -348,9 +344,8 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     elif conn.dialect.name == "postgresql":
         rows = _window_rows_postgres(conn, provider_id, since, until)
     else:
-        usd = labels.lookup(conn, "currency", ["USD"])
         rows = fetch_tuples(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {
-            "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": usd[0] if usd else -1, "since": since, "until": until})
+            "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": labels.usd_id(conn), "since": since, "until": until})
     table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
     ids, offer, gpu, kind, first_seen, last_seen = (table[:, c].astype(np.int64) for c in (0, 1, 3, 4, 6, 7))
     price, ends_at = table[:, 5], table[:, 8]
@@ -447,16 +442,16 @@ def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]], 
     """Insert ``(series_id, start, hours, figures)`` runs into ``table`` with one driver-level ``executemany``."""
     values = [(sid, start, n, *f) for sid, start, n, f in rows]
     if values:
-        conn.exec_driver_sql(f"INSERT INTO {table} (series_id, start, hours, min, median, max, offers) "
+        conn.exec_driver_sql(f"INSERT INTO {table} ({q.RUN_FIELDS}) "
                              f"VALUES ({bulk.placeholders(conn, 7)})", values)
     return len(values)
 
 
 #: A series' earlier runs that overlap or touch hours ``:lo``.. (``:a``: the earliest start that can) to ``:b``.
-_TOUCHING_RUNS = (f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} WHERE series_id IN :sids "
+_TOUCHING_RUNS = (f"SELECT {q.RUN_FIELDS} FROM {RUN_TABLE} WHERE series_id IN :sids "
                   "AND start >= :a AND start <= :b AND start + hours >= :lo")
 #: The series' newest runs, wherever they lie.
-_OPEN_RUNS = f"SELECT series_id, start, hours, min, median, max, offers FROM {OPEN_TABLE} WHERE series_id IN :sids"
+_OPEN_RUNS = f"SELECT {q.RUN_FIELDS} FROM {OPEN_TABLE} WHERE series_id IN :sids"
 
 #: A run as the write path compares them: (kept in the open table?, start, hours, figures).
 _Placed = tuple[bool, int, int, Figures]
@@ -533,12 +528,11 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
 def _promote(conn: Connection, sid: int) -> None:
     """Move ``sid``'s newest earlier run into the open table (its newest run went)."""
     m = bulk.mark(conn)
-    row = conn.exec_driver_sql(f"SELECT series_id, start, hours, min, median, max, offers FROM {RUN_TABLE} "
+    row = conn.exec_driver_sql(f"SELECT {q.RUN_FIELDS} FROM {RUN_TABLE} "
                                f"WHERE series_id = {m} ORDER BY start DESC LIMIT 1", (sid,)).first()
     if row is not None:
         conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {m} AND start = {m}", (sid, row[1]))
-        conn.exec_driver_sql(f"INSERT INTO {OPEN_TABLE} (series_id, start, hours, min, median, max, offers) "
-                             f"VALUES ({bulk.placeholders(conn, 7)})", tuple(row))
+        write_runs(conn, [(row[0], row[1], row[2], tuple(row[3:]))], table=OPEN_TABLE)
 
 
 def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int,

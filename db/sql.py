@@ -64,7 +64,9 @@ RAW_SEEN_SINCE = seen_since("price_interval", ":since")
 ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
 #: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``:
 #: each series' earlier runs and its newest one, kept in two tables (``db.models.RollupHourOpen``).
-_RUNS_OF = ("SELECT series_id, start, hours, min, median, max, offers FROM {table} WHERE series_id IN :sids "
+#: A run's columns, in both run tables.
+RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
+_RUNS_OF = ("SELECT " + RUN_FIELDS + " FROM {table} WHERE series_id IN :sids "
             "AND start >= :a AND start <= :b AND start + hours > :lo")
 ROLLUP_RUNS = f"{_RUNS_OF.format(table='rollup_hour_run')} UNION ALL {_RUNS_OF.format(table='rollup_hour_open')}"
 #: The day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms.

@@ -171,9 +171,8 @@ def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetim
            "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
            "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
            "WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
-    usd = labels.lookup(conn, "currency", ["USD"])
     params: dict[str, Any] = {"gpus": labels.lookup(conn, "gpu", rule.gpus) or [-1],
-                              "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": usd[0] if usd else -1}
+                              "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": labels.usd_id(conn)}
     binds = [bindparam("gpus", expanding=True), bindparam("kinds", expanding=True)]
     if rule.providers:
         sql += " AND i.provider_id IN :providers"

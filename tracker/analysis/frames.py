@@ -88,8 +88,7 @@ def load_intervals(
             "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
             "WHERE i.gpu_id IN :gpus AND i.currency_id = :usd"
         )
-        usd = labels.lookup(conn, "currency", ["USD"])
-        params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
+        params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": labels.usd_id(conn)}
         binds = [bindparam("gpus", expanding=True)]
         sql += label_terms(conn, f, "i", params, binds)
         if f.regions:
@@ -152,9 +151,8 @@ def label_terms(conn: Any, f: Filters, alias: str, params: dict[str, Any], binds
 def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
     """``WHERE`` terms (after ``gpu_id IN :gpus``) for ``f`` on a ``price_interval`` alias."""
     gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
-    usd = labels.lookup(conn, "currency", ["USD"])
     sql = f"{alias}.gpu_id IN :gpus AND {alias}.currency_id = :usd"
-    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd[0] if usd else -1}
+    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": labels.usd_id(conn)}
     binds = [bindparam("gpus", expanding=True)]
     sql += label_terms(conn, f, alias, params, binds)
     if f.regions:

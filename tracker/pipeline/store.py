@@ -248,8 +248,7 @@ def store_observation(
 
     # 4. the provider's roll-ups around this collection, from the current intervals at hand
     if refresh_rollups:
-        usd = currency_ids.get("USD") or next(iter(labels.lookup(conn, "currency", ["USD"])), None)
-        current = _current_intervals(known.values(), pid, t, usd, set(extend), set(closing), opened,
+        current = _current_intervals(known.values(), pid, t, labels.usd_id(conn), set(extend), set(closing), opened,
                                      opened_ids if opened else {})
         rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
                         t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S), current=current)
@@ -277,7 +276,7 @@ def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool
     return True
 
 
-def _current_intervals(known: Iterable[State], pid: int, t: int, usd: int | None, extended: set[int], closed: set[int],
+def _current_intervals(known: Iterable[State], pid: int, t: int, usd: int, extended: set[int], closed: set[int],
                        opened: Sequence[tuple[Any, ...]], opened_ids: Mapping[int, int]) -> rollups.Current:
     """The provider's current intervals once a collection at ``t`` is written, as the roll-ups
     read them (``rollups.Current``): each offer's newest interval as it was (``known``), extended
