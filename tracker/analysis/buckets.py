@@ -40,8 +40,11 @@ _ROLLUP_STEPS = {Resolution.hour: rollups.HOUR, Resolution.day: rollups.DAY}
 
 
 def from_intervals(intervals: pd.DataFrame, resolution: Resolution, since: pd.Timestamp, until: pd.Timestamp) -> pd.DataFrame:
-    """Per-provider bucket values (``BUCKET_COLUMNS``) computed from loaded raw intervals."""
-    expanded = expand_to_grid(intervals, resolution, since, until)
+    """Per-provider bucket values (``BUCKET_COLUMNS``) computed from loaded raw intervals, of those in
+    effect at some point of ``[since, until]`` (what ``load_intervals(since=...)`` reads): a price
+    that stopped holding before ``since`` is not in the range's first, partial bucket, however the
+    intervals were loaded."""
+    expanded = expand_to_grid(intervals[intervals["end"] > pd.Timestamp(since)], resolution, since, until)
     if expanded.empty:
         return pd.DataFrame(columns=BUCKET_COLUMNS)
     return (

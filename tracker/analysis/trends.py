@@ -91,9 +91,7 @@ def trends_from_intervals(intervals: pd.DataFrame, as_of: datetime | None = None
     lows["history_days"] = [history_days(rollups.floor(int(pd.Timestamp(first[g]).timestamp()), rollups.DAY), at)
                             for g in lows.index]
     start = at - VOLATILITY_WINDOW
-    # the prices in effect at some point of the window, as ``load_intervals(since=start)`` reads
-    # them: a price that stopped holding before the window starts is not in its first (partial) day
-    daily, _ = aggregate(intervals[intervals["end"] > start], Resolution.day, start, at)
+    daily, _ = aggregate(intervals, Resolution.day, start, at)
 
     return _table(at, now, past, lows, daily)
 
