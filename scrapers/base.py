@@ -15,7 +15,8 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Final
+from datetime import date
+from typing import Any, ClassVar, Final, NamedTuple
 
 from scrapers.declared import BASE_INTERVAL_S
 from scrapers.http import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DOWNLOAD_BYTES, Http
@@ -34,6 +35,8 @@ __all__ = [
     "SOURCE_KINDS",
     "FetchError",
     "Http",
+    "PartialOffers",
+    "Retired",
     "MissingCredentials",
     "ParseError",
     "RobotsDisallowed",
@@ -370,6 +373,24 @@ def shape_error(provider: str, exc: BaseException) -> ParseError:
     return ParseError(f"{provider}: unexpected payload{where}: {what}")
 
 
+class Retired(NamedTuple):
+    """Why and since when a provider is no longer collected (its source shut down or moved
+    beyond what this scraper reads). Its stored history stays readable; it is listed apart."""
+
+    on: date
+    reason: str
+
+
+class PartialOffers(list):  # type: ignore[type-arg]
+    """What ``parse`` returns when it knows the provider answered only part of its market (a
+    capped search, a region that did not answer): the offers seen are observed, the offers not
+    seen stay unknown, never read as delisted. ``reason`` says why, for the scrape run."""
+
+    def __init__(self, offers: Collection[ScrapedOffer] = (), *, reason: str) -> None:
+        super().__init__(offers)
+        self.reason = reason
+
+
 class Scraper(ABC):
     """Base class of every provider plugin.
 
@@ -408,6 +429,8 @@ class Scraper(ABC):
     #: ``gpu_count`` 1) name the ``extra`` field of each offer that holds the largest n it can
     #: be rented as (the provider's own limit, from the payload); "" for whole-instance prices.
     per_gpu_limit_field: ClassVar[str] = ""
+    #: Set when the provider is no longer collected (see ``Retired``); None while active.
+    retired: ClassVar[Retired | None] = None
 
     def __init__(self, env: Mapping[str, str] | None = None, *, replay: bool = False) -> None:
         self.env: Mapping[str, str] = os.environ if env is None else env
