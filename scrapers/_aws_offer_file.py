@@ -40,7 +40,13 @@ from typing import Any, BinaryIO, Final
 import ijson
 
 from scrapers._aws_common import country_of, gpu_of, is_not_gpu
-from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer, positive, read_price
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    ParseError,
+    ScrapedOffer,
+    positive,
+    read_price,
+)
 
 OFFER_URL: Final = "https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonEC2/current/{region}/index.json"
 _MEMORY = re.compile(r"^\s*([\d.,]+)\s*(GiB|GB)\s*$", re.IGNORECASE)

@@ -33,7 +33,13 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from scrapers._aws_common import REGION_BY_LOCATION, Region, gpu_of, is_not_gpu
-from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer, is_one_of, read_price
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    ParseError,
+    ScrapedOffer,
+    is_one_of,
+    read_price,
+)
 
 log = logging.getLogger("scrapers.aws")
 

@@ -39,8 +39,22 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any, ClassVar, Final
 
-from scrapers._aws_common import REGION_CODE, REGIONS_ENV, country_of, gpu_of, split_regions
-from scrapers.base import UNREADABLE_PRICE, Http, ParseError, ScrapedOffer, Scraper, field_path, read_price
+from scrapers._aws_common import (
+    REGION_CODE,
+    REGIONS_ENV,
+    country_of,
+    gpu_of,
+    split_regions,
+)
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    read_price,
+)
 from tracker.errors import ConfigError
 
 SPOT_URL: Final = "https://website.spot.ec2.aws.a2z.com/spot.json"

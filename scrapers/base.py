@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any, ClassVar, Final, NamedTuple
 
-from scrapers.declared import BASE_INTERVAL_S
 from scrapers.http import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_DOWNLOAD_BYTES, Http
 from tracker.errors import (
     FetchError,
@@ -71,6 +70,8 @@ SOURCE_KINDS: Final = ("api", "page", "marketplace summary")
 FIXTURE_KINDS: Final = ("recording", "handmade", "api-reference")
 
 REPLAY_CREDENTIAL: Final = "replay-no-secret"
+#: ``Scraper.default_interval_s``: the interval of a scraper that declares none of its own.
+BASE_INTERVAL_S: Final = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -416,7 +417,7 @@ class Scraper(ABC):
     fixture_kind: ClassVar[str] = ""
     #: Default schedule interval in seconds. Keeping the base value declares none, and the
     #: settings' ``default_interval`` applies; another value is the provider's own (the rule:
-    #: ``Settings.interval_for``). A built-in's value is also in ``scrapers.declared``.
+    #: ``Settings.interval_for``).
     default_interval_s: ClassVar[int] = BASE_INTERVAL_S
     #: The registrable domains every request, redirect and followed link must stay on (https
     #: only). Empty: the domains of ``homepage`` and the hosts named in ``endpoint``.

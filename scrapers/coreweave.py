@@ -30,14 +30,15 @@ so: a ``ParseError`` naming the column). "Contact sales" -> ``price_per_hour=Non
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from bs4 import BeautifulSoup, Comment, Tag
+from typing import TYPE_CHECKING, Any
 
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     cell_field,
     hourly,
+    is_comment,
+    is_document,
+    is_tag,
     layout_changed,
     norm_label,
     page_soup,
@@ -47,6 +48,9 @@ from scrapers.html import (
     read_money,
     text_of,
 )
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PRICING_URL = "https://www.coreweave.com/gpu-cloud-pricing"
 #: The price column as quarantine reasons name it.
@@ -84,7 +88,7 @@ class CoreweaveScraper(Scraper):
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         doc = page_soup(self.name, raw)
         header = self._price_header(doc)
-        body = header.find_next(lambda t: isinstance(t, Tag) and _has_class(t, "table-body"))
+        body = header.find_next(lambda t: is_tag(t) and _has_class(t, "table-body"))
         if body is None:
             raise layout_changed(self.name, "no table body after the 'GPU Component Cost Per Hour' header")
         rows = [r for r in body.find_all("div") if _has_class(r, "table-body-row")]
@@ -103,11 +107,11 @@ class CoreweaveScraper(Scraper):
     def _price_header(self, doc: Tag) -> Tag:
         """The element reading "GPU Component Cost Per Hour" (the words may sit in sibling nodes)."""
         for text in doc.find_all(string=_COMPONENT_RE):
-            if isinstance(text, Comment):
+            if is_comment(text):
                 continue
             node = text.parent
             for _ in range(3):  # the text node's element, or a close ancestor holding "Cost Per Hour" too
-                if not isinstance(node, Tag) or isinstance(node, BeautifulSoup):
+                if not is_tag(node) or is_document(node):
                     break
                 if _PRICE_HEADER_RE.search(norm_label(text_of(node))):
                     return node
@@ -116,7 +120,7 @@ class CoreweaveScraper(Scraper):
 
     def _offer(self, row: Tag) -> ScrapedOffer:
         link = row.find("a", attrs={"data-product": True})
-        if not isinstance(link, Tag) or not text_of(link) or not str(link.get("data-product") or "").strip():
+        if not is_tag(link) or not text_of(link) or not str(link.get("data-product") or "").strip():
             raise layout_changed(self.name, f"row {text_of(row)!r} has no product link (a[data-product])")
         name = text_of(link)
         sku = str(link.get("data-product")).strip()

@@ -45,16 +45,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any, ClassVar
-
-from bs4 import NavigableString, Tag
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     cell_field,
+    children,
     hourly,
     is_blank,
     is_hidden,
+    is_tag,
+    is_text,
     layout_changed,
     norm_label,
     page_soup,
@@ -62,6 +63,9 @@ from scrapers.html import (
     read_money,
     visible_text,
 )
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PRICING_URL = "https://crusoe.ai/cloud/pricing"
 
@@ -71,9 +75,6 @@ _TERM_RE = re.compile(r"(\d+)\s*[-‐– ]?\s*(years?|yrs?|months?|mos?)\b", re.
 _RESERVED_RE = re.compile(r"reserv|commit|contract|\bterm\b|\d+\s*[-‐– ]?\s*(?:years?|yrs?|months?|mos?)\b", re.IGNORECASE)
 _MAX_CLIMB = 6
 
-
-def _children(tag: Tag) -> list[Tag]:
-    return [c for c in tag.children if isinstance(c, Tag)]
 
 
 def _inside(el: Tag, ancestor: Tag) -> bool:
@@ -102,9 +103,9 @@ def _header_rows(doc: Tag) -> list[tuple[Tag, list[str]]]:
     for text in doc.find_all(string=_ON_DEMAND_RE):
         node = text.parent
         for _ in range(_MAX_CLIMB):
-            if not isinstance(node, Tag):
+            if not is_tag(node):
                 break
-            cells = _children(node)
+            cells = children(node)
             if len(cells) >= 2:
                 headers = [visible_text(c) for c in cells]
                 if any(_ON_DEMAND_RE.search(h) and len(h) < 40 for h in headers):
@@ -118,7 +119,7 @@ def _header_rows(doc: Tag) -> list[tuple[Tag, list[str]]]:
 
 def _headings_after(header: Tag, container: Tag) -> Iterator[Tag]:
     for el in header.next_elements:
-        if not isinstance(el, Tag):
+        if not is_tag(el):
             continue
         if not _inside(el, container):
             return
@@ -129,8 +130,8 @@ def _headings_after(header: Tag, container: Tag) -> Iterator[Tag]:
 def _row_of(heading: Tag, width: int, container: Tag) -> Tag | None:
     """The heading's nearest ancestor with ``width`` child elements, the heading in the first."""
     node = heading.parent
-    while isinstance(node, Tag) and node is not container:
-        cells = _children(node)
+    while is_tag(node) and node is not container:
+        cells = children(node)
         if len(cells) == width and (cells[0] is heading or _inside(heading, cells[0])):
             return node
         node = node.parent
@@ -141,7 +142,7 @@ def _rows(header: Tag, width: int) -> list[tuple[Tag, Tag]]:
     """(heading, row) pairs of the list that follows ``header``."""
     container = header.parent
     for _ in range(_MAX_CLIMB):
-        if not isinstance(container, Tag):
+        if not is_tag(container):
             return []
         headings = list(_headings_after(header, container))
         if headings:
@@ -163,7 +164,7 @@ def _rows(header: Tag, width: int) -> list[tuple[Tag, Tag]]:
             return []
         if shape is None:
             shape = (row.name, row.get("class"))
-            if isinstance(row.parent, Tag) and len(_children(row.parent)) == 1:
+            if is_tag(row.parent) and len(children(row.parent)) == 1:
                 item_shape = (row.parent.name, row.parent.get("class"))  # a wrapper per row (a list item)
         elif (row.name, row.get("class")) != shape:
             break
@@ -175,7 +176,7 @@ def _tags(cell: Tag, heading: Tag) -> list[str]:
     """Visible short texts of the name cell other than the heading ("80GB", "HGX")."""
     out: list[str] = []
     for s in cell.find_all(string=True):
-        if type(s) is not NavigableString or not isinstance(s.parent, Tag):
+        if not is_text(s) or not is_tag(s.parent):
             continue
         if s.parent is heading or _inside(s.parent, heading) or s.parent.name in ("svg", "script", "style") or is_hidden(s.parent):
             continue
@@ -230,7 +231,7 @@ class CrusoeScraper(Scraper):
             raise layout_changed(self.name, f"no GPU rows follow the price header {headers}")
         offers: list[ScrapedOffer] = []
         for heading, row in rows:
-            cells = _children(row)
+            cells = children(row)
             model = visible_text(heading)
             if not model:
                 raise layout_changed(self.name, "a GPU row has an empty model heading")

@@ -27,7 +27,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import UNREADABLE_PRICE, Http, ParseError, ScrapedOffer, Scraper, field_path, read_price, require, shown
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    read_price,
+    require,
+    shown,
+)
 
 MACHINE_TYPES_URL = "https://rest.compute.cudo.org/v1/vms/machine-types"
 _COUNTRY_PREFIX = re.compile(r"^([a-z]{2})-")

@@ -64,15 +64,24 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
-from bs4 import BeautifulSoup, Tag
-from bs4.element import CData, NavigableString, PageElement
-
+from scrapers._lazy import lazy_module
 from scrapers.base import unreadable
 from tracker.errors import ParseError
 
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup, Tag
+    from bs4.element import PageElement
+#: BeautifulSoup (with lxml) is loaded when a page is first parsed, not when a scraper is imported.
+bs4 = lazy_module("bs4")
+
 __all__ = [
+    "children",
+    "is_comment",
+    "is_document",
+    "is_tag",
+    "is_text",
     "page_soup",
     "HOURS_PER_MONTH",
     "Money",
@@ -359,19 +368,45 @@ def page_soup(provider: str, raw: object) -> BeautifulSoup:
 
 def soup(html: str | bytes) -> BeautifulSoup:
     """Parse a page with lxml (fast and lenient with broken markup)."""
-    return BeautifulSoup(html, "lxml")
+    return bs4.BeautifulSoup(html, "lxml")
 
 
 def text_of(node: PageElement | None) -> str:
     """Visible text of ``node`` with whitespace collapsed ('' for ``None``)."""
     if node is None:
         return ""
-    raw = node.get_text(" ") if isinstance(node, Tag) else str(node)
+    raw = node.get_text(" ") if is_tag(node) else str(node)
     return _clean(raw)
 
 
 _HIDDEN_CLASSES: Final = frozenset({"hide", "hidden", "is-hidden", "d-none", "sr-only", "visually-hidden", "w-condition-invisible"})
 _HIDDEN_STYLE_RE: Final = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def is_tag(node: Any) -> bool:
+    """Whether ``node`` is an element (not text, a comment or None): ``isinstance(node, Tag)``
+    without importing BeautifulSoup into the caller."""
+    return isinstance(node, bs4.Tag)
+
+
+def is_text(node: Any) -> bool:
+    """Whether ``node`` is plain text (not a comment, CDATA or an element)."""
+    return type(node) is bs4.element.NavigableString
+
+
+def is_comment(node: Any) -> bool:
+    """Whether ``node`` is an HTML comment."""
+    return isinstance(node, bs4.element.Comment)
+
+
+def is_document(node: Any) -> bool:
+    """Whether ``node`` is the parsed document itself (the root, above every element)."""
+    return isinstance(node, bs4.BeautifulSoup)
+
+
+def children(tag: Tag) -> list[Tag]:
+    """The element children of ``tag`` (text between them left out)."""
+    return [c for c in tag.children if is_tag(c)]
 
 
 def _hidden_here(el: Tag) -> bool:
@@ -384,8 +419,8 @@ def _hidden_here(el: Tag) -> bool:
 
 def is_hidden(node: PageElement | None) -> bool:
     """Whether ``node`` or one of its ancestors is hidden by the markup itself (no CSS is evaluated)."""
-    el = node if isinstance(node, Tag) else getattr(node, "parent", None)
-    while isinstance(el, Tag):
+    el = node if is_tag(node) else getattr(node, "parent", None)
+    while is_tag(el):
         if _hidden_here(el):
             return True
         el = el.parent
@@ -396,16 +431,16 @@ def visible_text(node: PageElement | None) -> str:
     """``text_of(node)`` without the text of hidden descendants (see ``is_hidden``)."""
     if node is None or is_hidden(node):
         return ""
-    if not isinstance(node, Tag):
+    if not is_tag(node):
         return _clean(str(node))
     parts: list[str] = []
 
     def walk(el: Tag) -> None:
         for child in el.children:
-            if isinstance(child, Tag):
+            if is_tag(child):
                 if child.name not in ("script", "style", "template") and not _hidden_here(child):
                     walk(child)
-            elif type(child) in (NavigableString, CData):
+            elif type(child) in (bs4.element.NavigableString, bs4.element.CData):
                 parts.append(str(child))
 
     walk(node)
@@ -429,7 +464,7 @@ def header_cells(table: Tag) -> list[str]:
     ``thead`` the last one, the one right above the data, names the columns.
     """
     thead = table.find("thead")
-    if isinstance(thead, Tag):
+    if is_tag(thead):
         rows = [cells for tr in thead.find_all("tr") if (cells := _row_cells(tr))]
         cells = rows[-1] if rows else thead.find_all(["th", "td"])
         if cells:
@@ -480,7 +515,7 @@ def find_tables(doc: Tag, *labels: str) -> list[Tag]:
     if not candidates:
         for th in doc.find_all("th"):
             parent = th.parent
-            if isinstance(parent, Tag) and parent not in candidates:
+            if is_tag(parent) and parent not in candidates:
                 candidates.append(parent)
     found = []
     for table in candidates:

@@ -31,14 +31,18 @@ import time
 import zlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 from urllib.robotparser import RobotFileParser
 
-import httpx
-
+from scrapers._lazy import lazy_module
 from tracker import __version__
 from tracker.errors import FetchError, RobotsDisallowed
+
+if TYPE_CHECKING:
+    import httpx
+else:
+    httpx = lazy_module("httpx")
 
 USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "

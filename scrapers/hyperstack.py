@@ -44,14 +44,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any, ClassVar
-
-from bs4 import Tag
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     cell_field,
+    children,
     hourly,
+    is_tag,
     layout_changed,
     norm_label,
     page_soup,
@@ -60,6 +60,9 @@ from scrapers.html import (
     visible_text,
 )
 
+if TYPE_CHECKING:
+    from bs4 import Tag
+
 PRICING_URL = "https://www.hyperstack.cloud/gpu-pricing"
 
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
@@ -67,9 +70,6 @@ _PRICE_HEADER_RE = re.compile(r"pric|starting|from|spot|per hour|\$", re.IGNOREC
 #: Models whose SXM version Hyperstack names "... SXM": without it, the row is the PCIe card.
 _PCIE_UNLESS_SXM = ("H100", "A100")
 
-
-def _children(tag: Tag) -> list[Tag]:
-    return [c for c in tag.children if isinstance(c, Tag)]
 
 
 def _kind_of(title: str) -> tuple[str, int] | None:
@@ -88,9 +88,9 @@ def _header_rows(doc: Tag) -> list[Tag]:
     found: list[Tag] = []
     for text in doc.find_all(string=re.compile(r"^\s*GPU\s+Model\s*$", re.IGNORECASE)):
         node = text.parent
-        while isinstance(node, Tag) and node.parent is not None:
+        while is_tag(node) and node.parent is not None:
             parent = node.parent
-            cells = _children(parent)
+            cells = children(parent)
             if len(cells) >= 2 and cells[0] is node:
                 if all(parent is not seen for seen in found):
                     found.append(parent)
@@ -156,7 +156,7 @@ class HyperstackScraper(Scraper):
         return _memory_from_on_demand(offers)
 
     def _parse_list(self, header: Tag, title: str, kind: str, term: int) -> list[ScrapedOffer]:
-        headers = [visible_text(c) for c in _children(header)]
+        headers = [visible_text(c) for c in children(header)]
         labels = [norm_label(h) for h in headers]
         price_col = next((i for i, label in enumerate(labels) if i and _PRICE_HEADER_RE.search(label)), None)
         if price_col is None:
@@ -167,12 +167,12 @@ class HyperstackScraper(Scraper):
             "ram_gb": next((i for i, label in enumerate(labels) if label.startswith("max ram") and "per gpu" in label), None),
         }
         body = header.find_next_sibling()
-        rows = _children(body) if isinstance(body, Tag) else []
+        rows = children(body) if is_tag(body) else []
         if not rows:
             raise layout_changed(self.name, f"the {title!r} list has no rows")
         offers: list[ScrapedOffer] = []
         for row in rows:
-            cells = _children(row)
+            cells = children(row)
             if len(cells) != len(labels):
                 raise layout_changed(self.name, f"a row of {title!r} has {len(cells)} cells, the header {len(labels)}")
             model = visible_text(cells[0])

@@ -24,7 +24,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, field_path, number, read_price, require
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    number,
+    read_price,
+    require,
+)
 
 HOSTS = (
     "https://backendprod.jarvislabs.net",

@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from typing import Any
-
-from bs4 import Tag
+from typing import TYPE_CHECKING, Any
 
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
@@ -56,6 +54,9 @@ from scrapers.html import (
     read_money,
     text_of,
 )
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PRICING_URL = "https://lambda.ai/pricing"
 _COUNT_RE = re.compile(r"^\s*(\d+)\s*x\b", re.IGNORECASE)

@@ -28,20 +28,22 @@ kept (every one so: a ``ParseError`` naming it). "Contact sales" -> ``price_per_
 from __future__ import annotations
 
 import re
-from typing import Any
-
-from bs4 import Tag
+from typing import TYPE_CHECKING, Any
 
 from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     cell_field,
     hourly,
+    is_tag,
     layout_changed,
     page_soup,
     parse_gb,
     read_money,
     text_of,
 )
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PRICING_URL = "https://modal.com/pricing"
 _SECTION_RE = re.compile(r"^\s*GPUs?(?:\s+(?:tasks|pricing|compute))?\s*$", re.IGNORECASE)
@@ -98,7 +100,7 @@ class ModalScraper(Scraper):
         node: Tag | None = label
         # Climb while the label has no following element (e.g. a <span> inside a heading).
         while node is not None and node.find_next_sibling() is None:
-            node = node.parent if isinstance(node.parent, Tag) else None
+            node = node.parent if is_tag(node.parent) else None
         if node is None:
             return []
         items: list[Tag] = []

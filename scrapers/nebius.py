@@ -44,15 +44,15 @@ Selectors relied on (by visible text, never by the generated ``pc-*`` class name
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
-
-from bs4 import Tag
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     cell_field,
+    children,
     hourly,
     is_blank,
+    is_tag,
     layout_changed,
     norm_label,
     page_soup,
@@ -60,6 +60,9 @@ from scrapers.html import (
     read_money,
     visible_text,
 )
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PRICES_URL = "https://nebius.com/prices"
 
@@ -72,9 +75,6 @@ _MONTHS = {m: i for i, m in enumerate(
 _WITH_CPU_RE = re.compile(r"^(?P<gpu>.+?)\s+with\s+(?P<cpu>.+?)\s+CPU$", re.IGNORECASE)
 _MAX_CLIMB = 6
 
-
-def _children(tag: Tag) -> list[Tag]:
-    return [c for c in tag.children if isinstance(c, Tag)]
 
 
 def _column(headers: list[str], fragment: str) -> int | None:
@@ -118,9 +118,9 @@ def _header_rows(doc: Tag) -> list[tuple[Tag, list[str]]]:
     for text in doc.find_all(string=_PRICE_HEADER_RE):
         node = text.parent
         for _ in range(_MAX_CLIMB):
-            if not isinstance(node, Tag):
+            if not is_tag(node):
                 break
-            cells = _children(node)
+            cells = children(node)
             if len(cells) >= 3:
                 headers = [visible_text(c) for c in cells]
                 if _price_columns(headers) and "item" in (norm_label(h) for h in headers):
@@ -136,11 +136,11 @@ def _data_rows(header: Tag) -> list[list[Tag]]:
     cls = header.get("class")
     container = header.parent
     for _ in range(_MAX_CLIMB):
-        if not isinstance(container, Tag):
+        if not is_tag(container):
             break
         rows = [el for el in container.find_all(header.name) if el is not header and el.get("class") == cls]
         if rows:
-            return [_children(r) for r in rows]
+            return [children(r) for r in rows]
         container = container.parent
     return []
 

@@ -44,15 +44,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-from bs4 import NavigableString, Tag
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper
 from scrapers.html import (
     Money,
     hourly,
     is_hidden,
+    is_tag,
+    is_text,
     layout_changed,
     norm_label,
     page_soup,
@@ -60,6 +60,9 @@ from scrapers.html import (
     read_money,
     visible_text,
 )
+
+if TYPE_CHECKING:
+    from bs4 import Tag
 
 PRICING_URL = "https://www.paperspace.com/pricing"
 
@@ -101,11 +104,11 @@ def _price_wraps(doc: Tag) -> list[tuple[Tag, str]]:
     reading "$ … / hour" whose amount cannot be read is returned too (its card quarantines it)."""
     found: list[tuple[Tag, str]] = []
     for s in doc.find_all(string=_HOUR_TEXT_RE):
-        if type(s) is not NavigableString or len(s.strip()) > _MAX_SHORT or is_hidden(s.parent):
+        if not is_text(s) or len(s.strip()) > _MAX_SHORT or is_hidden(s.parent):
             continue
         node, pricey = s.parent, None
         for _ in range(3):
-            if not isinstance(node, Tag):
+            if not is_tag(node):
                 break
             text = visible_text(node)
             if len(text) > _MAX_SHORT:
@@ -130,7 +133,7 @@ def _card_of(wrap: Tag) -> tuple[Tag, Tag] | None:
     """(card, name heading): the nearest ancestor of ``wrap`` with a visible heading outside it."""
     node = wrap.parent
     for _ in range(4):
-        if not isinstance(node, Tag):
+        if not is_tag(node):
             return None
         for h in node.find_all(_HEADING_RE):
             if not _inside(h, wrap) and h is not wrap and not is_hidden(h) and not _inside(wrap, h):
@@ -144,7 +147,7 @@ def _multi(card: Tag) -> list[int]:
         if is_hidden(s.parent):
             continue
         # the variants follow the label: in the label's parent's text ("Multi-GPU types: 2x 4x 8x")
-        holder = s.parent.parent if isinstance(s.parent, Tag) and isinstance(s.parent.parent, Tag) else s.parent
+        holder = s.parent.parent if is_tag(s.parent) and is_tag(s.parent.parent) else s.parent
         text = _MULTI_LABEL_RE.split(visible_text(holder), maxsplit=1)[-1]
         counts = sorted({int(n) for n in re.findall(r"(\d+)\s*[x×]", text, re.IGNORECASE)})
         if not counts and not re.search(r"\bnone\b|^\s*$|[-–—]", text, re.IGNORECASE):
@@ -157,7 +160,7 @@ def _footnotes(doc: Tag) -> dict[str, str]:
     """Visible footnote paragraphs by their asterisks ("*" -> "*$2.24/hour pricing is ...")."""
     notes: dict[str, str] = {}
     for s in doc.find_all(string=_FOOTNOTE_START_RE):
-        if is_hidden(s.parent) or not isinstance(s.parent, Tag):
+        if is_hidden(s.parent) or not is_tag(s.parent):
             continue
         text = visible_text(s.parent)
         m = _FOOTNOTE_START_RE.match(text)

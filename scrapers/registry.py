@@ -10,12 +10,11 @@ Built-ins need no list to maintain: every public module in ``scrapers/`` that de
 ``lambda``, a Python keyword; a test keeps it so). Two scrapers with the same ``name`` are an
 error, because the name keys the database rows and the config.
 
-``find(name)`` answers ``all_scrapers().get(name)`` importing only the module that can hold
-it (and the plugins): readers that want one provider's declared collection interval, such
-as the CLI's ``history``, do not import every scraper and its HTTP and HTML libraries.
-``declared_scrapers()`` answers for every provider what ``all_scrapers()`` would, for what a
-class declares about itself only (its name, credentials, kinds...): the built-ins from the
-table in ``scrapers.declared``, the plugins as their classes.
+Importing every scraper is cheap (the HTTP client and the HTML parser load on first use: see
+``scrapers._lazy``), so what a provider declares about itself (its name, credentials, kinds,
+interval) is read from its class and nowhere else. ``find(name)`` answers
+``all_scrapers().get(name)`` importing only the module that can hold it (and the plugins), for
+readers that want one provider, such as the CLI's ``history``.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
 
 import scrapers
-from scrapers.declared import DECLARED, Declared
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -37,7 +35,7 @@ if TYPE_CHECKING:
 
 ENTRY_POINT_GROUP = "gpu_tracker.scrapers"
 #: Modules of the package that are infrastructure, not providers.
-NON_PROVIDER_MODULES = frozenset({"base", "http", "registry", "html", "declared"})
+NON_PROVIDER_MODULES = frozenset({"base", "http", "registry", "html"})
 
 
 def builtin_modules() -> list[str]:
@@ -116,23 +114,6 @@ def find(name: str) -> type[Scraper] | None:
 
 
 @cache
-def declared_scrapers() -> dict[str, Declared | type[Scraper]]:
-    """``all_scrapers()`` for the attributes a scraper declares (``scrapers.declared.Declared``'s
-    names), importing no built-in scraper: their table, then the plugins' classes, sorted by
-    name, with ``discover``'s errors for a plugin without a name or with a taken one."""
-    found: dict[str, Declared | type[Scraper]] = dict(DECLARED)
-    origins = {name: f"scrapers.{module_name_of(name)}" for name in DECLARED}
-    for cls, origin in _plugins():
-        name = getattr(cls, "name", None)
-        if not isinstance(name, str) or not name:
-            raise ConfigError(f"scraper {cls.__qualname__} from {origin} has no name")
-        if name in found and found[name] is not cls:
-            raise ConfigError(f"two scrapers are named {name!r}: {origins[name]} and {origin}")
-        found[name], origins[name] = cls, cls.__module__
-    return dict(sorted(found.items()))
-
-
-@cache
 def all_scrapers() -> dict[str, type[Scraper]]:
     """Cached ``discover()``: the registry the application uses."""
     return discover()
@@ -144,3 +125,17 @@ def get_scraper(name: str) -> type[Scraper]:
     except KeyError:
         known = ", ".join(all_scrapers()) or "none"
         raise ConfigError(f"unknown provider {name!r} (known: {known})") from None
+
+
+def declared_interval(name: str, cls: type[Scraper] | None = None) -> int | None:
+    """Seconds the scraper ``name`` declares as its own collection interval, or None when it
+    declares none (keeps ``BASE_INTERVAL_S``) or no scraper has that name (an imported archive's
+    provider): the scraper's part of the one interval rule (``Settings.interval_for``). ``cls``:
+    the scraper class when the caller holds it (a test's or an embedding application's, which
+    need not be registered); else it is found by name (``find``)."""
+    from scrapers.base import BASE_INTERVAL_S
+
+    if cls is None:
+        cls = find(name)
+    seconds = getattr(cls, "default_interval_s", BASE_INTERVAL_S)
+    return int(seconds) if seconds != BASE_INTERVAL_S else None

@@ -42,7 +42,17 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, as_list, field_path, positive, read_price, require
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    as_list,
+    field_path,
+    positive,
+    read_price,
+    require,
+)
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
 GPU_TYPES_QUERY = (

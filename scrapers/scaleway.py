@@ -30,9 +30,7 @@ Names
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar, Final
-
-import httpx
+from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from scrapers.base import (
     FetchError,
@@ -46,6 +44,9 @@ from scrapers.base import (
     require,
 )
 from tracker.errors import ConfigError
+
+if TYPE_CHECKING:
+    import httpx
 
 API: Final = "https://api.scaleway.com/instance/v1/zones"
 DEFAULT_ZONES: Final = ("fr-par-1", "fr-par-2", "nl-ams-1", "pl-waw-2")

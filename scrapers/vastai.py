@@ -33,7 +33,17 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, field_path, number, read_count, read_price, require
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    number,
+    read_count,
+    read_price,
+    require,
+)
 
 BUNDLES_URL = "https://console.vast.ai/api/v0/bundles/"
 #: The CLI's own "everything" limit; the whole market is a few thousand offers.

@@ -14,7 +14,7 @@ from db.engine import session_scope
 from db.models import AlertState, Provider, ScrapeRun
 from db.provider_status import imported_providers, latest_runs, provider_rows
 from db.reader import reader_of
-from scrapers.registry import declared_scrapers
+from scrapers.registry import all_scrapers
 from tracker.alerts import rule_states
 from tracker.alerts.rules import config_rules
 from tracker.alerts.store import add_rule, stored_rule_tables
@@ -65,7 +65,7 @@ def test_provider_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
                     n: (r.status, r.error_message) for n, r in orm_runs.items()}
                 assert runs["lambda"].error_message == "HTTP 500 from the pricing API"
                 imported = imported_providers(source)
-                assert {n for n in rows if n in imported and n not in declared_scrapers()} == set(orm_external)
+                assert {n for n in rows if n in imported and n not in all_scrapers()} == set(orm_external)
                 assert "dc_roan" in imported and "runpod" in imported
     finally:
         reader.close()

@@ -123,51 +123,33 @@ def test_an_installed_plugin_package_is_registered(tmp_path: Path) -> None:
     )
     code = textwrap.dedent(f"""
         import sys; sys.path.insert(0, {str(target)!r})
-        from scrapers.registry import declared_scrapers, discover, find
+        from scrapers.registry import all_scrapers, discover, find
         found = discover()
         cls = found["examplecloud"]
-        declared = declared_scrapers()
-        print(cls.display_name, len(found), find("examplecloud") is cls, declared["examplecloud"] is cls,
-              list(declared) == list(found))
+        listed = all_scrapers()
+        print(cls.display_name, len(found), find("examplecloud") is cls, listed["examplecloud"] is cls,
+              list(listed) == list(found))
     """)
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout.split()
     assert out[0:2] == ["Example", "Cloud"]
     assert int(out[2]) == len(registry.discover()) + 1
     assert out[3] == "True", "find() sees plugins too"
-    assert out[4:6] == ["True", "True"], "declared_scrapers() lists the plugins, in discover()'s order"
+    assert out[4:6] == ["True", "True"], "all_scrapers() lists the plugins, in discover()'s order"
 
 
-def test_the_declared_intervals_are_the_scrapers_own() -> None:
-    """``scrapers.declared`` answers for the built-in scrapers without importing them: it must
-    say what the classes say, for every one of them."""
-    from scrapers.declared import DECLARED, DECLARED_INTERVALS, Declared
-    from scrapers.registry import _scraper_classes, builtin_modules, declared_scrapers
+def test_importing_every_scraper_loads_no_http_or_html_library() -> None:
+    """A provider's declarations are its class, read by importing its module: every module must
+    stay cheap to import (httpx, BeautifulSoup and lxml load when a scraper fetches or parses)."""
+    code = ("import sys, json\nfrom scrapers.registry import discover\nfound = discover()\n"
+            "print(json.dumps([len(found), sorted(k for k, m in sys.modules.items() if type(m).__name__ != '_LazyModule')]))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    count, modules = json.loads(out)
+    assert count == len(registry.discover()) > 20
+    assert {m.split(".")[0] for m in modules} & {"httpx", "bs4", "lxml", "pandas", "sqlalchemy"} == set()
 
-    classes = {cls.name: cls for m in builtin_modules() for cls in _scraper_classes(m)}
-    assert DECLARED_INTERVALS == {name: cls.default_interval_s for name, cls in classes.items()}
-    assert DECLARED == {name: Declared(*(getattr(cls, f) for f in Declared._fields)) for name, cls in classes.items()}
-    assert list(declared_scrapers()) == list(registry.all_scrapers()), "the same providers, in the same order"
 
+def test_a_lazily_imported_library_loads_when_a_scraper_parses() -> None:
+    """The lazy import is no stub: parsing a page loads BeautifulSoup and answers."""
+    from scrapers.html import soup, text_of
 
-def test_a_plugin_named_like_a_built_in_is_refused_by_the_declared_listing_too(monkeypatch: pytest.MonkeyPatch) -> None:
-    class Shadow(Scraper):
-        name = "lambda"
-        display_name = "Shadow"
-
-        async def fetch(self, http):  # noqa: ANN001, ANN201
-            raise NotImplementedError
-
-        def parse(self, raw):  # noqa: ANN001, ANN201
-            return []
-
-    monkeypatch.setattr(registry, "_plugins", lambda: [(Shadow, "entry point lambda (shadow:Shadow)")])
-    registry.declared_scrapers.cache_clear()
-    try:
-        with pytest.raises(ConfigError) as declared:
-            registry.declared_scrapers()
-        with pytest.raises(ConfigError) as discovered:
-            registry.discover()
-    finally:
-        registry.declared_scrapers.cache_clear()
-    assert str(declared.value) == str(discovered.value) == (
-        "two scrapers are named 'lambda': scrapers.lambda_ and entry point lambda (shadow:Shadow)")
+    assert text_of(soup("<p>H100 <b>80GB</b></p>").find("p")) == "H100 80GB"

@@ -14,8 +14,10 @@ HEAVY = ("pandas", "numpy", "plotly", "matplotlib", "fastapi", "uvicorn", "appri
 
 
 def modules_after(code: str) -> set[str]:
-    """Every module a fresh interpreter has loaded after running ``code``."""
-    probe = f"import sys\n{code}\nimport json\nprint(json.dumps(sorted(sys.modules)))"
+    """Every module a fresh interpreter has loaded after running ``code`` (a module imported
+    lazily and never used, ``scrapers._lazy``, has not run and does not count)."""
+    probe = (f"import sys\n{code}\nimport json\n"
+             "print(json.dumps(sorted(k for k, m in sys.modules.items() if type(m).__name__ != '_LazyModule')))")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return set(json.loads(proc.stdout.splitlines()[-1]))
@@ -91,9 +93,9 @@ def test_a_command_line_builds_only_the_command_it_runs() -> None:
 
 
 def test_providers_lists_without_importing_the_scrapers(replay_store: str) -> None:
-    """``providers`` takes what each built-in scraper declares from ``scrapers.declared`` (plugins
-    still come from the entry points) and the store's rows through its own driver: no scraper
-    module, HTTP client, SQLAlchemy, ORM or pandas."""
+    """``providers`` takes what each scraper declares from its class (plugins from the entry
+    points) and the store's rows through its own driver: the scraper modules load, but no HTTP
+    client, HTML parser, SQLAlchemy, ORM or pandas."""
     code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             f"    main(['--db', {replay_store!r}, 'providers', '--format', 'json'])\n"
@@ -102,7 +104,8 @@ def test_providers_lists_without_importing_the_scrapers(replay_store: str) -> No
     modules = modules_after(code)
     assert "db.provider_status" in modules, "the probe did run the command"
     assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
-    assert {m for m in modules if m.startswith("scrapers.")} <= {"scrapers.registry", "scrapers.declared"}
+    assert "scrapers.lambda_" in modules, "the declarations are the classes themselves"
+    assert {m.split(".")[0] for m in modules} & {"bs4", "lxml", "httpx"} == set()
 
 
 def test_value_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
@@ -145,7 +148,7 @@ def test_trends_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
 
 def test_info_counts_without_the_orm_or_the_scrapers(replay_store: str) -> None:
     """``info`` counts rows through the store's own driver and the registered providers from their
-    declarations: no scraper module, ORM, migrations or pandas (SQLAlchemy's URL parser masks
+    classes: no HTTP client, HTML parser, ORM, migrations or pandas (SQLAlchemy's URL parser masks
     the password it shows)."""
     code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
@@ -154,5 +157,4 @@ def test_info_counts_without_the_orm_or_the_scrapers(replay_store: str) -> None:
             "assert row['providers_registered'] > 20 and row['rows_offer'] > 0, out.getvalue()")
     modules = modules_after(code)
     assert "db.plain_reads" in modules, "the probe did run the command"
-    assert {m.split(".")[0] for m in modules} & (NOT_FOR_READING - {"sqlalchemy"}) == set()
-    assert {m for m in modules if m.startswith("scrapers.")} <= {"scrapers.registry", "scrapers.declared"}
+    assert {m.split(".")[0] for m in modules} & (NOT_FOR_READING - {"sqlalchemy"} | {"bs4", "lxml"}) == set()

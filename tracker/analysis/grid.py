@@ -171,8 +171,8 @@ def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
 
 def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
     """Each provider's collection interval (``Settings.interval_for``, the rule the scheduler
-    runs on): the tolerance for "price at t". A built-in scraper's declared interval comes from
-    ``scrapers.declared`` (no scraper module imported); each provider is looked up once."""
+    runs on): the tolerance for "price at t". Each provider is looked up once (its scraper's
+    module alone is imported: ``scrapers.registry.find``)."""
 
     @cache
     def lookup(provider: str) -> timedelta:

@@ -218,13 +218,13 @@ def providers(
 
     Providers known only from imported history (no scraper) follow, marked external."""
     from db.provider_status import imported_providers, latest_runs, provider_rows
-    from scrapers.registry import declared_scrapers
+    from scrapers.registry import all_scrapers
 
     st = state(ctx)
     # the store's own driver when it is current (``State.reader``); the scrapers' declarations
-    # from their table, not their modules
+    # from their classes (cheap to import: the HTTP and HTML libraries load on first use)
     stored, runs, imported = provider_rows(st.reader), latest_runs(st.reader), imported_providers(st.reader)
-    scrapers = declared_scrapers()
+    scrapers = all_scrapers()
     external = {name: p for name, p in stored.items() if name in imported and name not in scrapers}
     rows = []
     for name, cls in scrapers.items():
@@ -271,7 +271,7 @@ def info(
     """Version, config file, database URL (password masked) and row counts."""
     from db.engine import mask_url
     from db.plain_reads import row_counts
-    from scrapers.registry import declared_scrapers
+    from scrapers.registry import all_scrapers
     from tracker import __version__
 
     st = state(ctx)
@@ -280,7 +280,7 @@ def info(
         "version": __version__,
         "config": str(st.settings.source_path) if st.settings.source_path else None,
         "database": mask_url(st.database_url),
-        "providers_registered": len(declared_scrapers()),
+        "providers_registered": len(all_scrapers()),
         **{f"rows_{k}": v for k, v in counts.items()},
     }
     if fmt is Format.table:

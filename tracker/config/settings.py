@@ -33,7 +33,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from scrapers.declared import declared_interval
+from scrapers.registry import declared_interval
 from tracker.errors import ConfigError
 
 CONFIG_ENV = "GPU_TRACKER_CONFIG"
@@ -243,10 +243,10 @@ class Settings(BaseSettings):
         providers listing and ``/metrics`` all follow, so none of them disagrees with another.
 
         The provider's own ``interval`` in the config wins; then the interval the scraper
-        declares as its own (``scrapers.declared.declared_interval``: a ``default_interval_s``
+        declares as its own (``scrapers.registry.declared_interval``: a ``default_interval_s``
         apart from the base class's, e.g. a daily bulk file); then ``default_interval``.
-        ``scraper``: its class when the caller holds one; else it is looked up by name without
-        importing any built-in scraper module.
+        ``scraper``: its class when the caller holds one; else it is looked up by name, importing
+        only that provider's module.
         """
         ps = self.providers.get(name)
         if ps is not None and "interval" in ps.model_fields_set:
@@ -278,9 +278,9 @@ class Settings(BaseSettings):
 
 def _primary_credential(provider: str) -> str | None:
     """The credential env var that ``api_key_env`` stands for, or None if the provider has none."""
-    from scrapers.registry import declared_scrapers  # late: the registry reads the plugins' entry points
+    from scrapers.registry import all_scrapers  # late: the registry reads the plugins' entry points
 
-    cls = declared_scrapers().get(provider)
+    cls = all_scrapers().get(provider)
     if cls is None:
         return None
     if cls.credentials:
