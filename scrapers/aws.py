@@ -78,7 +78,7 @@ class AwsScraper(Scraper):
     #: On-demand list prices rarely move: daily.
     default_interval_s: ClassVar[int] = 86400
     #: pricing JSON on awsstatic.com, offer files on pricing.<region>.amazonaws.com
-    domains: ClassVar[tuple[str, ...]] = ("awsstatic.com", "amazonaws.com")
+    hosts: ClassVar[tuple[str, ...]] = ("b0.p.awsstatic.com", "pricing.us-east-1.amazonaws.com")
     #: a location's pricing JSON is a few MB; a regional offer file is hundreds of MB or more
     max_body_bytes: ClassVar[int] = 128 << 20
     max_download_bytes: ClassVar[int] = 6 << 30

@@ -419,9 +419,9 @@ class Scraper(ABC):
     #: settings' ``default_interval`` applies; another value is the provider's own (the rule:
     #: ``Settings.interval_for``).
     default_interval_s: ClassVar[int] = BASE_INTERVAL_S
-    #: The registrable domains every request, redirect and followed link must stay on (https
-    #: only). Empty: the domains of ``homepage`` and the hosts named in ``endpoint``.
-    domains: ClassVar[tuple[str, ...]] = ()
+    #: The exact hosts every request, redirect and followed link must go to (https only), beside
+    #: those named in ``homepage`` and ``endpoint`` (see ``allowed_hosts``).
+    hosts: ClassVar[tuple[str, ...]] = ()
     #: Decoded bytes one response body may have, and one download to disk (config:
     #: ``providers.<name>.max_body_mb`` / ``max_download_mb``).
     max_body_bytes: ClassVar[int] = DEFAULT_MAX_BODY_BYTES
@@ -439,13 +439,12 @@ class Scraper(ABC):
         self._runtime_secrets: list[str] = []
 
     @classmethod
-    def allowed_domains(cls) -> tuple[str, ...]:
-        """``domains``, or the last two labels of every host in ``homepage`` and ``endpoint``."""
-        if cls.domains:
-            return cls.domains
-        hosts = re.findall(r"https://([A-Za-z0-9{},.-]+)", f"{cls.homepage} {cls.endpoint}")
-        found = {".".join(h.lower().strip(".").split(".")[-2:]) for h in hosts}
-        return tuple(sorted(d for d in found if "." in d and "{" not in d))
+    def allowed_hosts(cls) -> tuple[str, ...]:
+        """The exact hosts this scraper may reach: ``hosts`` plus every host named in ``homepage``
+        and ``endpoint`` (a templated one, ``{region}.example.com``, must be listed in ``hosts``)."""
+        named = re.findall(r"https://([A-Za-z0-9{}<>,.-]+)", f"{cls.homepage} {cls.endpoint}")
+        found = {h.lower().strip(".") for h in (*named, *cls.hosts)}
+        return tuple(sorted(h for h in found if "." in h and not set(h) & set("{}<>")))
 
     def remember_secret(self, value: str) -> None:
         """Register a secret obtained while fetching (an OAuth access token, say) so that the

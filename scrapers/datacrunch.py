@@ -56,7 +56,7 @@ class DatacrunchScraper(Scraper):
     source_kind = "page"
     fixture_kind = "recording"
     #: datacrunch.io redirects to verda.com since the rename
-    domains = ("datacrunch.io", "verda.com")
+    hosts = ("verda.com",)
     kinds = ("on_demand", "spot")
     caveats = (
         "scraped from the public products page (no region); dynamic prices are separate on-demand "

@@ -13,10 +13,12 @@ What a hostile or broken server can do is bounded:
   decompressor that never makes more than a chunk at a time), so a 2 GiB answer or a gzip bomb
   stops at ``max_body_bytes`` of *decoded* bytes with a ``FetchError`` naming the provider, the
   URL and the limit. Downloads to disk have their own, larger ``max_download_bytes``.
-* **Where requests go.** With ``domains`` set (the collector passes the scraper's own), every
-  request, every redirect and every link taken from a payload (``same_origin``) must be https on
-  one of those domains; a redirect never goes from https to http. A request to another host is
-  refused before it is sent, so an ``Authorization`` header can never reach it.
+* **Where requests go.** With ``hosts`` set (the collector passes the scraper's own), every
+  request, every redirect and every link taken from a payload (``same_origin``) must be https to
+  one of those exact hosts; a redirect never goes from https to http. A request to another host
+  is refused before it is sent, so an ``Authorization`` header can never reach it. Hosts are
+  exact, never "the domain and its subdomains": on shared hosting (``*.s3.amazonaws.com``,
+  ``storage.googleapis.com/<bucket>``) a sibling of the provider's host is anyone's.
 """
 
 from __future__ import annotations
@@ -97,10 +99,9 @@ def format_bytes(n: int) -> str:
     return f"{n} bytes"
 
 
-def on_domains(host: str, domains: Collection[str]) -> bool:
-    """Whether ``host`` is one of ``domains`` or a subdomain of one."""
-    host = host.lower().rstrip(".")
-    return any(host == d or host.endswith("." + d) for d in domains)
+def on_hosts(host: str, hosts: Collection[str]) -> bool:
+    """Whether ``host`` is exactly one of ``hosts`` (case and a trailing dot aside)."""
+    return host.lower().rstrip(".") in hosts
 
 
 #: Where servers say how long to wait: the standard header, and Azure Retail Prices' own.
@@ -177,8 +178,8 @@ def _json_int(text: str) -> int | float:
 class Http:
     """Retrying JSON/text helpers over one ``httpx.AsyncClient``, with size and host limits.
 
-    ``sleep`` is injectable so tests of the backoff do not wait for real. ``domains`` empty
-    means "any host" (tests, ad-hoc use); the collector always passes the scraper's domains.
+    ``sleep`` is injectable so tests of the backoff do not wait for real. ``hosts`` empty
+    means "any host" (tests, ad-hoc use); the collector always passes the scraper's hosts.
     """
 
     def __init__(
@@ -191,7 +192,7 @@ class Http:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
-        domains: Collection[str] = (),
+        hosts: Collection[str] = (),
     ) -> None:
         self.client = client
         self.provider = provider
@@ -199,7 +200,7 @@ class Http:
         self.backoff_s = backoff_s
         self.max_body_bytes = max_body_bytes
         self.max_download_bytes = max_download_bytes
-        self.domains = tuple(d.lower().strip(".") for d in domains)
+        self.hosts = tuple(h.lower().strip(".") for h in hosts)
         self._sleep = sleep
         self._robots: dict[str, RobotFileParser | None] = {}
 
@@ -209,21 +210,21 @@ class Http:
     # --- where requests may go -------------------------------------------------------------
 
     def check_url(self, url: str | httpx.URL) -> None:
-        """Refuse (``FetchError``) a URL off the provider's domains or not https, before sending."""
-        if not self.domains:
+        """Refuse (``FetchError``) a URL off the provider's hosts or not https, before sending."""
+        if not self.hosts:
             return
         parsed = httpx.URL(str(url))
         if parsed.scheme != "https":
             raise self._fail(f"refusing {redact_url(parsed)}: only https is allowed")
-        if not on_domains(parsed.host, self.domains):
+        if not on_hosts(parsed.host, self.hosts):
             raise self._fail(
-                f"refusing {redact_url(parsed)}: {parsed.host} is not one of the provider's domains ({', '.join(self.domains)})"
+                f"refusing {redact_url(parsed)}: {parsed.host} is not one of the provider's hosts ({', '.join(self.hosts)})"
             )
 
     def _check_redirect(self, source: httpx.URL, target: httpx.URL) -> None:
         if source.scheme == "https" and target.scheme != "https":
             raise self._fail(f"refusing the redirect from {redact_url(source)} to {redact_url(target)}: https -> http")
-        if not self.domains and target.host != source.host:
+        if not self.hosts and target.host != source.host:
             raise self._fail(f"refusing the redirect from {redact_url(source)} to another host ({target.host})")
         self.check_url(target)
 

@@ -54,6 +54,7 @@ class JarvislabsScraper(Scraper):
     display_name = "JarvisLabs"
     homepage = "https://jarvislabs.ai"
     endpoint = "GET https://backend{prod,n,c,eu}.jarvislabs.net/misc/server_meta"
+    hosts = ("backendprod.jarvislabs.net", "backendn.jarvislabs.net", "backendc.jarvislabs.net", "backendeu.jarvislabs.net")
     source_kind = "api"
     fixture_kind = "handmade"
     credentials = ("JARVISLABS_TOKEN",)

@@ -36,7 +36,7 @@ def run_fetch(scraper: Scraper, transport: httpx.AsyncBaseTransport) -> Any:
             return None
 
         async with httpx.AsyncClient(transport=transport) as client:
-            http = Http(client, provider=scraper.name, sleep=no_sleep, domains=scraper.allowed_domains())
+            http = Http(client, provider=scraper.name, sleep=no_sleep, hosts=scraper.allowed_hosts())
             return await scraper.fetch(http)
 
     return asyncio.run(go())

@@ -177,25 +177,26 @@ def redirecting(location: str) -> tuple[Callable[[httpx.Request], httpx.Response
 @pytest.mark.parametrize(
     ("location", "reason"),
     [
-        ("https://evil.example/steal", "evil.example is not one of the provider's domains"),
+        ("https://evil.example/steal", "evil.example is not one of the provider's hosts"),
         ("http://api.x.test/plain", "https -> http"),
-        ("https://x.test.evil.example/", "is not one of the provider's domains"),
+        ("https://x.test.evil.example/", "is not one of the provider's hosts"),
+        ("https://other.x.test/steal", "other.x.test is not one of the provider's hosts"),
     ],
 )
-def test_redirects_off_the_domains_or_to_http_are_refused_before_sending(location: str, reason: str) -> None:
+def test_redirects_off_the_hosts_or_to_http_are_refused_before_sending(location: str, reason: str) -> None:
     handler, seen = redirecting(location)
     with pytest.raises(FetchError, match=reason):
-        run(handler, lambda h: h.get_json("https://api.x.test/start", headers={"Authorization": "Bearer TOKEN"}), domains=["x.test"])
+        run(handler, lambda h: h.get_json("https://api.x.test/start", headers={"Authorization": "Bearer TOKEN"}), hosts=["api.x.test"])
     assert [str(r.url) for r in seen] == ["https://api.x.test/start"]
 
 
-def test_redirects_within_the_domains_are_followed() -> None:
+def test_redirects_to_the_providers_hosts_are_followed() -> None:
     handler, seen = redirecting("https://www.x.test/moved")
-    assert run(handler, lambda h: h.get_json("https://api.x.test/start"), domains=["x.test"]) == {"ok": True}
+    assert run(handler, lambda h: h.get_json("https://api.x.test/start"), hosts=["api.x.test", "www.x.test"]) == {"ok": True}
     assert [r.url.host for r in seen] == ["api.x.test", "www.x.test"]
 
 
-def test_without_domains_a_redirect_stays_on_its_host_and_scheme() -> None:
+def test_without_hosts_a_redirect_stays_on_its_host_and_scheme() -> None:
     for location in ("https://other.test/x", "http://api.x.test/x"):
         handler, _ = redirecting(location)
         with pytest.raises(FetchError, match="refusing the redirect"):
@@ -205,16 +206,16 @@ def test_without_domains_a_redirect_stays_on_its_host_and_scheme() -> None:
 def test_a_redirect_loop_ends() -> None:
     handler = lambda req: httpx.Response(302, headers={"Location": "https://api.x.test/start"})
     with pytest.raises(FetchError, match="more than 5 redirects"):
-        run(handler, lambda h: h.get_json("https://api.x.test/start"), domains=["x.test"])
+        run(handler, lambda h: h.get_json("https://api.x.test/start"), hosts=["api.x.test"])
 
 
-def test_a_request_off_the_domains_is_never_sent() -> None:
+def test_a_request_off_the_hosts_is_never_sent() -> None:
     seen: list[httpx.Request] = []
     handler = lambda req: seen.append(req) or httpx.Response(200, json={})
     with pytest.raises(FetchError, match="only https"):
-        run(handler, lambda h: h.get_json("http://api.x.test/a"), domains=["x.test"])
-    with pytest.raises(FetchError, match="not one of the provider's domains"):
-        run(handler, lambda h: h.get_json("https://api.x.test.evil.example/a"), domains=["x.test"])
+        run(handler, lambda h: h.get_json("http://api.x.test/a"), hosts=["api.x.test"])
+    with pytest.raises(FetchError, match="not one of the provider's hosts"):
+        run(handler, lambda h: h.get_json("https://api.x.test.evil.example/a"), hosts=["api.x.test"])
     assert seen == []
 
 
@@ -282,3 +283,23 @@ def test_json_nested_too_deeply_is_a_fetch_error() -> None:
     handler = lambda req: httpx.Response(200, stream=Chunks(lambda: [payload]))  # noqa: E731
     with pytest.raises(FetchError, match="did not return JSON"):
         run(handler, lambda h: h.get_json("https://api.x.test/a"))
+
+
+@pytest.mark.parametrize(
+    ("provider", "location"),
+    [
+        ("aws", "https://attacker-bucket.s3.amazonaws.com/index.json"),
+        ("aws", "https://evil.awsstatic.com/pricing.json"),
+        ("gcp", "https://storage.googleapis.com/attacker-bucket/skus.json"),
+    ],
+)
+def test_a_redirect_to_shared_hosting_beside_a_providers_host_is_refused_before_sending(provider: str, location: str) -> None:
+    """A provider's hosts are exact: a bucket on the same cloud's shared hosting is anyone's."""
+    from scrapers.registry import get_scraper
+
+    cls = get_scraper(provider)
+    start = next(h for h in cls.allowed_hosts() if h.endswith(("amazonaws.com", "googleapis.com")))
+    handler, seen = redirecting(location)
+    with pytest.raises(FetchError, match="is not one of the provider's hosts"):
+        run(handler, lambda h: h.get_json(f"https://{start}/start"), hosts=cls.allowed_hosts())
+    assert [r.url.host for r in seen] == [start]

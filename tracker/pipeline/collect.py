@@ -265,7 +265,7 @@ async def collect_one(
         ) as client:
             body, download = settings.provider(scraper.name).body_limits(scraper.max_body_bytes, scraper.max_download_bytes)
             http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s,
-                        domains=scraper.allowed_domains(), max_body_bytes=body, max_download_bytes=download)
+                        hosts=scraper.allowed_hosts(), max_body_bytes=body, max_download_bytes=download)
             try:
                 raw = await asyncio.wait_for(scraper.fetch(http), settings.http.provider_timeout_s)
             except TimeoutError:
