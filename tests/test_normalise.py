@@ -247,6 +247,28 @@ RULES = [
     ("BM.GPU.H100.8", None, None),
     ("1H100.80S.30V", None, None),
     ("a3-highgpu-8g", None, "H100-SXM"),
+    # glued forms resolve like their spaced forms
+    ("H100SXM", None, "H100-SXM"),
+    ("H100SXM5", None, "H100-SXM"),
+    ("H100-80GB-SXM5", None, "H100-SXM"),
+    ("H100PCIe", None, "H100-PCIe"),
+    ("H100NVL", None, "H100-NVL"),
+    ("H200NVL", None, "H200-NVL"),
+    ("B200SXM", None, "B200"),
+    ("A10080GB", None, "A100-SXM-80GB"),
+    ("A100SXM4", None, None),  # still needs its memory
+    ("A100SXM4", 40, "A100-SXM-40GB"),
+    ("RTXPRO6000", None, "RTX-PRO-6000"),
+    ("RTX 6000 Pro", None, "RTX-PRO-6000"),
+    ("RTXA6000", None, "RTX-A6000"),
+    ("MI300X-192GB", None, "MI300X"),
+    ("MI300X192GB", None, "MI300X"),
+    ("MI355X-288GB", None, "MI355X"),
+    ("GB200NVL72", None, "GB200"),
+    ("GB300 NVL72", None, "GB300"),
+    ("L4048GB", None, "L40"),
+    ("H100x8", None, None),  # not a known part glued on: stays unknown
+    ("MI300XMIG", None, None),
     # junk
     ("", None, None),
     ("   ", None, None),
@@ -306,6 +328,12 @@ def test_azure_instance_types_resolve_through_the_table() -> None:
         ("Tesla V100-PCIE-16GB", "tesla v100 pcie 16gb"),
         ("RTX-PRO6000", "rtx pro 6000"),
         ("RTX 4000 Ada Max-Q", "rtx 4000 ada maxq"),
+        ("H100SXM5", "h100 sxm5"),
+        ("NVIDIA-H100-80GB-SXM5", "nvidia h100 80gb sxm5"),
+        ("RTXPRO6000", "rtx pro 6000"),
+        ("MI300X-192GB", "mi300x 192gb"),
+        ("GB200NVL72", "gb200 nvl72"),
+        ("H100x8", "h100x8"),
     ],
 )
 def test_clean(raw: str, cleaned: str) -> None:

@@ -5,7 +5,10 @@ aliases first). The rules, in the order they are applied:
 
 1. **Clean the string**: lower case, punctuation to spaces, glued forms split
    ("RTX6000Ada" -> "rtx 6000 ada", "RTX-PRO6000" -> "rtx pro 6000", "4070S" -> "4070 super",
-   "4090D" -> "4090 d", Vast's "Q RTX 5000" -> "quadro rtx 5000"), vendor words kept as noise,
+   "4090D" -> "4090 d", Vast's "Q RTX 5000" -> "quadro rtx 5000", "RTXPRO6000" and "RTX 6000 Pro"
+   -> "rtx pro 6000"; a known model number with its form factor, memory type or size glued on:
+   "H100SXM5" -> "h100 sxm5", "H100NVL" -> "h100 nvl", "MI300X192GB" -> "mi300x 192gb",
+   "GB200NVL72" -> "gb200 nvl72"; an unknown glued token such as "H100x8" stays whole), vendor words kept as noise,
    a leading count dropped ("8x H100"). Memory written in the name ("80GB", "80 GB", "80G") is read.
 2. **Exactly one model family** must be named (word-bounded: "A100X", "H100x8", "L40" inside
    "L40S" do not count). Two families in one string, or none -> ``None``. Products sharing a
@@ -270,18 +273,46 @@ def looks_like_instance_type(raw: str) -> bool:
     return bool(_INSTANCE_TYPE.match(raw.strip()))
 
 
+#: One model-number token of any family ("h100", "mi300x", "4090"): what a glued token may start with.
+_MODEL_TOKEN: Final = re.compile("|".join(f"(?:{f.pattern.pattern})" for f in FAMILIES))
+#: What may be glued after a model number: form factor, memory type, memory size, rack name.
+_GLUED_PART: Final = re.compile(r"sxm\d?|pcie\d?|nvlink|nvl\d*|oam|hbm3e?|[1-9]\d{0,2}gb")
+
+
+def _unglue(token: str) -> str:
+    """``"h100sxm5"`` -> ``"h100 sxm5"``, ``"mi300x192gb"`` -> ``"mi300x 192gb"``; other tokens unchanged.
+
+    Providers and archives write a model number with its form factor or memory glued on. Only a
+    token that is a known model number followed entirely by such parts is split, so an unknown
+    name ("h100x8", "a100x") is never read as a known one.
+    """
+    if len(token) < 4 or _MODEL_TOKEN.fullmatch(token) or not re.search(r"\d", token):
+        return token
+    for cut in range(len(token) - 1, 1, -1):
+        head, tail = token[:cut], token[cut:]
+        if not _MODEL_TOKEN.fullmatch(head):
+            continue
+        parts = _GLUED_PART.findall(tail)
+        if "".join(parts) == tail:
+            return " ".join((head, *parts))
+    return token
+
+
 def clean(raw: str) -> str:
     """Lower-case, punctuation-free, glued forms split: ``"NVIDIA_RTX6000Ada"`` -> ``"nvidia rtx 6000 ada"``."""
     s = raw.lower().replace("™", " ").replace("®", " ").replace("(r)", " ")
     s = re.sub(r"(?<!\d)\.|\.(?!\d)", " ", s)
     s = re.sub(r"[_\-/,()\[\]:;|+*\"']", " ", s)
     s = re.sub(r"^\s*\d+ ?x\s+", " ", s)  # "8x H100", "2x RTX A6000 48GB"
+    s = re.sub(r"\brtx(?=(?:pro|a)\d)", "rtx ", s)  # "RTXPRO6000", "RTXA6000"
+    s = re.sub(r"\brtx ?6000 ?pro\b", "rtx pro 6000", s)  # "RTX 6000 Pro": the Blackwell PRO card
     s = re.sub(r"\b(rtx|gtx|quadro|pro|tesla|nvidia|geforce|radeon|instinct)(?=\d)", r"\1 ", s)
     s = re.sub(r"\b(\d{4})(ada)\b", r"\1 \2", s)
     s = re.sub(r"^\s*q rtx\b", "quadro rtx", s)  # Vast "Q RTX 6000"
     s = re.sub(r"\b(\d{4}) ?s\b", r"\1 super", s)  # Vast "RTX 4070S", "GTX 1660 S"
     s = re.sub(r"\b(\d{4})(ti|d)\b", r"\1 \2", s)
     s = re.sub(r"\bgaudi ?(\d)\b", r"gaudi \1", s)
+    s = " ".join(_unglue(t) for t in s.split())
     s = re.sub(r"\bmax ?q\b", "maxq", s)
     s = re.sub(r"\bpci ?e(?: ?\d)?\b|\bpci express\b", "pcie", s)
     return " ".join(s.split())
