@@ -84,6 +84,8 @@ RULES = [
     ("NVIDIA H100 PCIe", 94, None),  # contradiction
     ("H100 NVL", None, "H100-NVL"),
     ("H100 PCIe NVL", None, None),  # two forms
+    ("H100 NVL (94GB) NVLink", None, "H100-NVL"),  # NVL cards joined by an NVLink bridge: not SXM
+    ("H200 NVL (141GB) NVLink", None, "H200-NVL"),
     ("NVIDIA H100 80GB HBM3", None, "H100-SXM"),
     ("A100", None, None),  # 40 or 80 GB: not said
     ("A100", 80, "A100-SXM-80GB"),

@@ -331,8 +331,8 @@ def _detect_form(tokens: set[str], fam: Family) -> tuple[str | None, bool]:
     forms: set[str] = set()
     if tokens & {"hgx", "dgx"} or any(re.fullmatch(r"sxm\d?", t) for t in tokens):
         forms.add("sxm")
-    if "nvlink" in tokens and any(v.form == "sxm" for v in fam.variants):
-        forms.add("sxm")  # CoreWeave "A100 80GB NVLINK", "Tesla V100 NVLINK"
+    if "nvlink" in tokens and "nvl" not in tokens and any(v.form == "sxm" for v in fam.variants):
+        forms.add("sxm")  # CoreWeave "A100 80GB NVLINK", "Tesla V100 NVLINK"; an NVL card's bridge is not SXM
     if "pcie" in tokens:
         forms.add("pcie")
     if "nvl" in tokens:
