@@ -29,16 +29,15 @@ No flight data, or no row key in it -> ``ParseError("massedcompute: layout chang
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
+from scrapers._nextjs import flight_stream
 from scrapers.html import layout_changed, parse_gb, parse_number
 
 PRICING_URL = "https://massedcompute.com/pricing"
-_PUSH_RE = re.compile(r"self\.__next_f\.push\(\[\s*1\s*,\s*(\"(?:[^\"\\]|\\.)*\")\s*\]\)", re.DOTALL)
 _KEY_RE = re.compile(r'"(?P<label>[^"\\]{1,80}?)(?P<mobile>-mobile)?-x\s*(?P<count>\d+)-\d+"')
 _PRICE_RE = re.compile(r'"\$\$([\d,]+(?:\.\d+)?)"')
 _REF_RE = re.compile(r'"\$L([0-9a-f]+)"')
@@ -48,22 +47,6 @@ _SPEC_RE = re.compile(r'"children":"(vCPU|RAM|Storage)"\}\],\["\$","dd",null,\{"
 _MEMORY_RE = re.compile(r"\((\d+(?:\.\d+)?)\s*GB\)", re.IGNORECASE)
 #: How far a row's own reference chain is followed (a cell, its children).
 _MAX_DEPTH = 3
-
-
-def flight_stream(provider: str, raw: Any) -> str:
-    """The flight stream of a Next.js page: its ``self.__next_f.push([1, ...])`` chunks, decoded and
-    joined. A bare stream excerpt (escaped quotes, no script tags) is unescaped instead."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise layout_changed(provider, "expected the page's HTML text")
-    chunks = _PUSH_RE.findall(raw)
-    if chunks:
-        try:
-            return "".join(json.loads(chunk) for chunk in chunks)
-        except ValueError:
-            raise layout_changed(provider, "a flight data chunk is not a JSON string") from None
-    if '\\"' in raw:
-        return raw.replace('\\"', '"').replace("\\n", "\n")
-    raise layout_changed(provider, "no Next.js flight data (self.__next_f.push) on the page")
 
 
 @dataclass

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from scrapers.base import ParseError, ScrapedOffer
-from scrapers.massedcompute import PRICING_URL, MassedcomputeScraper, flight_stream
+from scrapers._nextjs import flight_stream
+from scrapers.massedcompute import PRICING_URL, MassedcomputeScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
