@@ -263,6 +263,11 @@ RULES = [
     ("RTXPRO6000", None, "RTX-PRO-6000"),
     ("RTX 6000 Pro", None, "RTX-PRO-6000"),
     ("RTXA6000", None, "RTX-A6000"),
+    ("rtx_pro_4500", None, "RTX-PRO-4500"),
+    ("RTX PRO 4500 Blackwell (32GB)", None, "RTX-PRO-4500"),
+    ("RTXPRO4500", None, "RTX-PRO-4500"),
+    ("RTX A4500", None, "RTX-A4500"),  # the Ampere card stays its own row
+    ("RTX PRO 4500 SE", 32, None),  # the Server Edition is not in the catalog
     ("MI300X-192GB", None, "MI300X"),
     ("MI300X192GB", None, "MI300X"),
     ("MI355X-288GB", None, "MI355X"),

@@ -93,6 +93,7 @@ class TestMassedcompute(ProviderContract):
         assert resolved["H200 NVL (141GB)"] == "H200-NVL" and resolved["H100 NVL (94GB) NVLink"] == "H100-NVL"
         assert resolved["RTX PRO 6000 Blackwell (96GB)"] == "RTX-PRO-6000" and resolved["B300 SXM6"] == "B300"
         assert resolved["A100 SXM4 (80GB)"] == "A100-SXM-80GB" and resolved["RTX 6000 Ada (48GB)"] == "RTX-6000-Ada"
+        assert resolved["RTX PRO 4500 Blackwell (32GB)"] == "RTX-PRO-4500" and None not in resolved.values()
 
     def test_no_flight_data_is_a_clear_parse_error(self) -> None:
         with pytest.raises(ParseError, match=r"massedcompute: layout changed: no Next.js flight data"):

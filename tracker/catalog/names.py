@@ -189,6 +189,9 @@ FAMILIES: Final[tuple[Family, ...]] = (
     # core configuration, memory and board power; they rent at the same price); the 300 W Max-Q
     # edition is another product (the "maxq" rule).
     _f("RTX-PRO-6000", r"\bpro 6000\b", _one("RTX-PRO-6000", (96,))),
+    # RTX PRO 4500 Blackwell: the workstation card (200 W); its passively cooled Server Edition is
+    # not in the catalog (no verified figures), so "Server Edition"/"SE" stays unmapped.
+    _f("RTX-PRO-4500", r"\bpro 4500\b", _one("RTX-PRO-4500", (32,)), forbids="server se maxq"),
     # Turing Quadro RTX cards: "Quadro"/"Q" written, or the card's own memory size; "Ada"/"PRO"
     # make them other products. A bare "RTX 6000" stays None (the Ada card is also called that).
     _f("Quadro-RTX-4000", r"\brtx 4000\b", _one("Quadro-RTX-4000", (8,), default=False, by_memory=(8,), also_forms=("quadro",)), forbids="ada pro sff"),
