@@ -24,7 +24,10 @@ Kinds: ``spot`` rows are ``spot``; on-demand rows are ``community`` on community
 
 A page that is not ``{"data": list, "next_cursor": ...}``, a row that is not an object or has no
 ``gpu_type``, or a ``tier`` / ``capacity_class`` this parser does not know -> ``ParseError``. A
-row's own price or GPU count unreadable -> that offer is quarantined. An offer id seen on two
+row's own price or GPU count unreadable (a row without a GPU count cannot be priced per GPU) -> that
+offer is quarantined. A fractional ``gpu_count`` (a slice of one GPU) stays fractional, marked
+``fractional_gpu``; a MIG slice's ``gpu_type`` is left to the catalog, which never reads it as a
+whole GPU. An offer id seen on two
 pages (the book moved between requests) is read once.
 """
 
@@ -64,7 +67,7 @@ class GpuaiScraper(Scraper):
     source_kind = "api"
     fixture_kind = "handmade"
     caveats = (
-        "marketplace book: one offer per listed configuration (whole-configuration price); community capacity as "
+        "reference fixture (real 2026 shape, own values); marketplace book: one offer per listed configuration (whole-configuration price); community capacity as "
         "community, secure as on-demand; sold-out rows kept as unavailable; USD by the site's prints (no currency field)"
     )
 
@@ -173,6 +176,7 @@ class GpuaiScraper(Scraper):
             extra={
                 "available_count": free,
                 "capacity_class": capacity,
+                **({"fractional_gpu": True} if not bad_count and count != int(count) else {}),
                 "tier": tier,
                 "deployment_type": row.get("deployment_type"),
                 "instant_boot": row.get("instant_boot"),

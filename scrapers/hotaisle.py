@@ -55,7 +55,7 @@ class HotaisleScraper(Scraper):
     source_kind = "page"
     fixture_kind = "handmade"
     caveats = (
-        "AMD Instinct only; prices printed per GPU-hour, shown for the whole VM or node; bare metal is a "
+        "reference fixture (real 2026 shape, own values); AMD Instinct only; prices printed per GPU-hour, shown for the whole VM or node; bare metal is a "
         "one-month minimum (reserved, 1 month); no region on the page"
     )
 

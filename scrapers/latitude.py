@@ -48,7 +48,7 @@ class LatitudeScraper(Scraper):
     kinds = ("on_demand", "reserved")
     source_kind = "page"
     fixture_kind = "handmade"
-    caveats = "bare-metal GPU servers (whole server); monthly price as reserved (1 month, /730 h); USD only (BRL list prices kept aside)"
+    caveats = "reference fixture (real 2026 shape, own values); bare-metal GPU servers (whole server); monthly price as reserved (1 month, /730 h); USD only (BRL list prices kept aside)"
 
     async def fetch(self, http: Http) -> str:
         return await http.get_page(PRICING_URL)

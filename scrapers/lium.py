@@ -57,7 +57,7 @@ class LiumScraper(Scraper):
     source_kind = "api"
     fixture_kind = "handmade"
     caveats = (
-        "marketplace: one offer per machine at its owner's price (per GPU x the machine's GPUs); "
+        "reference fixture (real 2026 shape, own values); marketplace: one offer per machine at its owner's price (per GPU x the machine's GPUs); "
         "available = free GPUs now; region is the machine's country; USD by the site's prints (no currency field)"
     )
 
@@ -118,6 +118,7 @@ class LiumScraper(Scraper):
             extra={
                 "price_per_gpu_hour": per_gpu,
                 "available_count": free,
+                **({"fractional_gpu": True} if not bad_count and count != int(count) else {}),
                 "lium_tier": tier,
                 "is_spot": dig(row, "specs", "is_spot"),
                 "min_gpu_count_for_rental": row.get("min_gpu_count_for_rental"),

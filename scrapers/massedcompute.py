@@ -66,7 +66,7 @@ class MassedcomputeScraper(Scraper):
     kinds = ("on_demand",)
     source_kind = "page"
     fixture_kind = "handmade"
-    caveats = "on-demand VM rates from the pricing page's flight data (whole row price for its GPU count); no region on the page"
+    caveats = "reference fixture (real 2026 shape, own values); on-demand VM rates from the pricing page's flight data (whole row price for its GPU count); no region on the page"
 
     async def fetch(self, http: Http) -> str:
         return await http.get_page(PRICING_URL)

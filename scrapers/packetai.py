@@ -21,7 +21,8 @@ instance), ``vcpu``, ``storage_gb``, ``region`` ("Los Angeles, US (LA-1)", "TBC"
   unavailable. ``available`` is True for ``in_stock``, False otherwise; the status is kept.
 
 Plans "dynamic" and "dedicated" are separate on-demand products (sku ``<gpu>:<plan>:<n>x``). A row
-without a GPU count is read as one GPU at the per-GPU price, marked ``gpu_count_unstated``.
+without a GPU count is read as one GPU at the per-GPU price, marked ``gpu_count_unstated``; a
+fractional count (a slice of one GPU) stays fractional, marked ``fractional_gpu``, never a whole GPU.
 The feed is in USD (its field names say so). Not an object, no ``on_demand`` list, a list-valued
 section this parser does not know (a new price tier would be dropped silently), a row that is not
 an object or has no ``gpu_type`` -> ``ParseError``; a row's own unreadable price -> quarantined.
@@ -64,7 +65,7 @@ class PacketaiScraper(Scraper):
     source_kind = "api"
     fixture_kind = "handmade"
     caveats = (
-        "the provider's own aggregator feed; monthly plans as reserved (1 month) at their effective hourly price; "
+        "reference fixture (real 2026 shape, own values); the provider's own aggregator feed; monthly plans as reserved (1 month) at their effective hourly price; "
         "'launching soon' rows listed without a price"
     )
 
@@ -108,14 +109,15 @@ class PacketaiScraper(Scraper):
         return row, at
 
     @staticmethod
-    def _count(row: dict[str, Any]) -> int | None:
+    def _count(row: dict[str, Any]) -> float | None:
+        """The row's GPU count (a fraction for a slice of one GPU), or None when it states none."""
         count = number(row.get("gpu_count"))
-        return int(count) if count is not None and count >= 1 and count == int(count) else None
+        return (int(count) if count == int(count) else count) if count is not None and count > 0 else None
 
     def _whole_instance_groups(self, rows: list[tuple[dict[str, Any], str]]) -> set[tuple[str, str]]:
         """(gpu_type, plan_type) groups whose ``price_per_gpu_hour_usd`` figures are whole-instance
         prices: every multi-GPU row is its count times the group's 1x price (to the cent)."""
-        groups: dict[tuple[str, str], list[tuple[int, float]]] = defaultdict(list)
+        groups: dict[tuple[str, str], list[tuple[float, float]]] = defaultdict(list)
         for row, _ in rows:
             count, price = self._count(row), number(row.get("price_per_gpu_hour_usd"))
             if count is not None and price is not None and price > 0:
@@ -155,6 +157,7 @@ class PacketaiScraper(Scraper):
                 "storage_gb": row.get("storage_gb"),
                 "section": section,
                 **({"gpu_count_unstated": True} if count is None else {}),
+                **({"fractional_gpu": True} if count is not None and count != int(count) else {}),
                 **({"launching_soon": True} if status == "launching_soon" else {}),
             },
         }

@@ -175,3 +175,22 @@ def test_paging_is_bounded() -> None:
 def test_needs_no_credentials() -> None:
     GpuaiScraper(env={}).check_credentials()
     assert GpuaiScraper.credentials == () and GpuaiScraper.optional_credentials == ()
+
+
+def test_a_fractional_gpu_stays_a_slice_and_a_mig_slice_is_never_a_whole_gpu() -> None:
+    from tracker.catalog.specs import resolve_gpu
+
+    raw = book(index=1, gpu_count=0.5, gpu_type="a100_80gb")
+    raw["pages"][1]["data"].append(load_json(PAGE2)["data"][0] | {"gpu_type": "a100_mig_3g_40gb", "offering_id": "mig-slice-1"})
+    offers = {o.sku: o for o in GpuaiScraper(env={}).parse(raw)}
+    half = offers[load_json(PAGE1)["data"][1]["offering_id"]]
+    assert (half.gpu_count, half.price_per_hour, half.extra["fractional_gpu"]) == (0.5, 0.89, True)
+    assert half.price_per_gpu_hour == pytest.approx(1.78)
+    assert resolve_gpu(offers["mig-slice-1"].gpu_raw) is None  # unmapped, never an A100
+
+
+def test_a_row_without_a_gpu_count_is_quarantined_not_guessed() -> None:
+    offers = {o.sku: o for o in GpuaiScraper(env={}).parse(book(index=1, gpu_count=...))}
+    unpriced = offers[load_json(PAGE1)["data"][1]["offering_id"]]
+    assert unpriced.extra["unreadable_price"] == "GPU count field data[1].gpu_count is missing"
+    assert len(offers) == 19

@@ -138,3 +138,10 @@ def test_fetch_is_one_anonymous_get_of_the_feed() -> None:
 def test_needs_no_credentials() -> None:
     PacketaiScraper(env={}).check_credentials()
     assert PacketaiScraper.credentials == () and PacketaiScraper.optional_credentials == ()
+
+
+def test_a_fractional_gpu_row_stays_a_slice() -> None:
+    offers = PacketaiScraper(env={}).parse(feed(index=9, gpu_count=0.5, vram_gb=12))
+    half = offer(offers, "NVIDIA RTX 4090:dedicated:0.5x", "Dallas, US (Texas)")
+    assert (half.gpu_count, half.price_per_hour, half.extra["fractional_gpu"]) == (0.5, 0.185, True)
+    assert half.gpu_memory_gb == 24  # 12 GB of the slice is half of one 24 GB card
