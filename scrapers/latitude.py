@@ -45,6 +45,7 @@ class LatitudeScraper(Scraper):
     display_name = "Latitude.sh"
     homepage = "https://www.latitude.sh/pricing"
     endpoint = "GET https://www.latitude.sh/pricing (public page, Next.js flight data 'plansData')"
+    hosts = ("latitude.sh",)  #: the bare domain too, should the page be served or redirected there
     kinds = ("on_demand", "reserved")
     source_kind = "page"
     fixture_kind = "handmade"

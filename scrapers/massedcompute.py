@@ -63,6 +63,8 @@ class MassedcomputeScraper(Scraper):
     display_name = "Massed Compute"
     homepage = "https://massedcompute.com/pricing"
     endpoint = "GET https://massedcompute.com/pricing (public page, Next.js flight data)"
+    #: the page has been served from the bare domain and from the "vm." app host
+    hosts = ("www.massedcompute.com", "vm.massedcompute.com")
     kinds = ("on_demand",)
     source_kind = "page"
     fixture_kind = "handmade"

@@ -60,7 +60,6 @@ class PacketaiScraper(Scraper):
     display_name = "packet.ai"
     homepage = "https://packet.ai/pricing"
     endpoint = "GET https://raw.githubusercontent.com/KavSh890/packet.ai-Pricing/main/product_detail.json (the provider's feed)"
-    domains = ("packet.ai", "githubusercontent.com")
     kinds = ("on_demand", "reserved")
     source_kind = "api"
     fixture_kind = "handmade"
