@@ -19,14 +19,16 @@ _PUSH_RE = re.compile(r"self\.__next_f\.push\(\[\s*1\s*,\s*(\"(?:[^\"\\]|\\.)*\"
 def flight_stream(provider: str, raw: Any) -> str:
     """The flight stream of a Next.js page: its ``self.__next_f.push([1, ...])`` chunks, decoded and
     joined. A bare stream excerpt (escaped quotes, no script tags) is unescaped instead."""
-    if not isinstance(raw, str) or not raw.strip():
-        raise layout_changed(provider, "expected the page's HTML text")
+    if not isinstance(raw, str):
+        raise layout_changed(provider, f"expected the page's HTML text, got {type(raw).__name__!r}")
+    if not raw.strip():
+        raise layout_changed(provider, "the page is empty")
     chunks = _PUSH_RE.findall(raw)
     if chunks:
         try:
             return "".join(json.loads(chunk) for chunk in chunks)
         except ValueError:
-            raise layout_changed(provider, "a flight data chunk is not a JSON string") from None
+            raise layout_changed(provider, "a 'self.__next_f.push' chunk is not a JSON string") from None
     if '\\"' in raw:
         return raw.replace('\\"', '"').replace("\\n", "\n")
     raise layout_changed(provider, "no Next.js flight data (self.__next_f.push) on the page")

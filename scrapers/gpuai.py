@@ -103,13 +103,14 @@ class GpuaiScraper(Scraper):
         if isinstance(raw, dict) and "pages" in raw:
             pages, incomplete = raw["pages"], raw.get("incomplete")
             if not isinstance(pages, list) or not pages:
-                raise ParseError(f"{self.name}: the answer holds no pricing page")
+                raise ParseError(f"{self.name}: payload.pages holds no pricing page")
+            names = [field_path("pages", i) for i in range(len(pages))]
         else:
-            pages, incomplete = [raw], None
+            pages, incomplete, names = [raw], None, ["payload"]
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
-        for number_, page in enumerate(pages, 1):
-            for offer in self._page_offers(page, number_):
+        for where, page in zip(names, pages):
+            for offer in self._page_offers(page, where):
                 if offer.sku not in seen:
                     seen.add(offer.sku)
                     offers.append(offer)
@@ -119,11 +120,10 @@ class GpuaiScraper(Scraper):
         if incomplete:
             return PartialOffers(offers, reason=f"{self.name}: {incomplete}")
         if not offers:
-            raise ParseError(f"{self.name}: the pricing book is empty")
+            raise ParseError(f"{self.name}: payload holds no offer (every data list is empty)")
         return offers
 
-    def _page_offers(self, page: Any, number_: int) -> list[ScrapedOffer]:
-        where = f"page {number_}"
+    def _page_offers(self, page: Any, where: str) -> list[ScrapedOffer]:
         if not isinstance(page, dict):
             raise ParseError(f"{self.name}: {where} should be an object, got {type(page).__name__}")
         data = page.get("data")
@@ -134,24 +134,24 @@ class GpuaiScraper(Scraper):
         cursor = page["next_cursor"]
         if cursor is not None and not isinstance(cursor, str):
             raise ParseError(f"{self.name}: {where} next_cursor should be a string or null, got {shown(cursor)}")
-        return [self._row_offer(row, field_path("data", i), where) for i, row in enumerate(data)]
+        return [self._row_offer(row, field_path(where, "data", i)) for i, row in enumerate(data)]
 
-    def _row_offer(self, row: Any, at: str, where: str) -> ScrapedOffer:
+    def _row_offer(self, row: Any, at: str) -> ScrapedOffer:
         if not isinstance(row, dict):
-            raise ParseError(f"{self.name}: {where} {at} should be an object, got {type(row).__name__}")
+            raise ParseError(f"{self.name}: {at} should be an object, got {type(row).__name__}")
         gpu_type = row.get("gpu_type")
         if not isinstance(gpu_type, str) or not gpu_type.strip():
-            raise ParseError(f"{self.name}: {where} {at}.gpu_type should be a non-empty string, got {shown(gpu_type)}")
+            raise ParseError(f"{self.name}: {at}.gpu_type should be a non-empty string, got {shown(gpu_type)}")
         tier = row.get("tier")
         if tier not in TIERS:
-            raise ParseError(f"{self.name}: {where} {at}.tier is {shown(tier)}, not one of {', '.join(TIERS)}")
+            raise ParseError(f"{self.name}: {at}.tier is {shown(tier)}, not one of {', '.join(TIERS)}")
         capacity = row.get("capacity_class", "")
         community = row.get("community")
         if capacity not in CAPACITY_CLASSES:
-            raise ParseError(f"{self.name}: {where} {at}.capacity_class is {shown(capacity)}, not secure or community")
+            raise ParseError(f"{self.name}: {at}.capacity_class is {shown(capacity)}, not secure or community")
         if not capacity:
             if not isinstance(community, bool):
-                raise ParseError(f"{self.name}: {where} {at} states neither capacity_class nor community")
+                raise ParseError(f"{self.name}: {at} states neither capacity_class nor community")
             capacity = "community" if community else "secure"
         kind = "spot" if tier == "spot" else ("community" if capacity == "community" else "on_demand")
         price, bad = read_price(row, "price_per_hour", at=at, strings=False)

@@ -73,7 +73,7 @@ class LatitudeScraper(Scraper):
             gpu_plans += 1
             offers.extend(self._plan_offers(slug, attrs, gpu))
         if not gpu_plans:
-            raise ParseError(f"{self.name}: plansData lists no GPU plan ({len(plans)} plans)")
+            raise ParseError(f"{self.name}: 'plansData' lists no GPU plan ({len(plans)} plans)")
         return offers
 
     def _plans(self, stream: str) -> list[Any]:
@@ -88,9 +88,9 @@ class LatitudeScraper(Scraper):
                 try:
                     data, _ = decoder.raw_decode(text, start + len(_MARKER))
                 except ValueError:
-                    raise layout_changed(self.name, "plansData is not a JSON object") from None
+                    raise layout_changed(self.name, "'plansData' is not a JSON object") from None
                 if not isinstance(data, dict):
-                    raise layout_changed(self.name, f"plansData should be an object, got {type(data).__name__}")
+                    raise layout_changed(self.name, f"'plansData' should be an object, got {type(data).__name__!r}")
                 plans.extend(p for v in data.values() if isinstance(v, list) for p in v)
                 start = text.find(_MARKER, start + 1)
             if found:
@@ -98,17 +98,17 @@ class LatitudeScraper(Scraper):
         if not found:
             raise layout_changed(self.name, "no 'plansData' in the page's flight data")
         if not plans:
-            raise layout_changed(self.name, "plansData holds no plan list")
+            raise layout_changed(self.name, "'plansData' holds no plan list")
         return plans
 
     def _plan_offers(self, slug: str, attrs: dict[str, Any], gpu: Any) -> list[ScrapedOffer]:
         count = number(dig(gpu, "count"))
         gpu_type = dig(gpu, "type")
         if not isinstance(gpu, dict) or count is None or count < 1 or not isinstance(gpu_type, str) or not gpu_type.strip():
-            raise ParseError(f"{self.name}: plan {slug} has a GPU spec without a count and type: {shown(gpu)}")
+            raise ParseError(f"{self.name}: plan {slug!r} has a GPU spec without a count and type: {shown(gpu)}")
         regions = attrs.get("regions")
         if not isinstance(regions, list):
-            raise ParseError(f"{self.name}: GPU plan {slug} has no regions list")
+            raise ParseError(f"{self.name}: GPU plan {slug!r} has no 'regions' list")
         cores = number(dig(attrs, "specs", "cpu", "cores"))
         sockets = number(dig(attrs, "specs", "cpu", "count")) or 1
         common = {
@@ -123,7 +123,7 @@ class LatitudeScraper(Scraper):
         for i, region in enumerate(regions):
             name = dig(region, "name")
             if not isinstance(name, str) or not name.strip():
-                raise ParseError(f"{self.name}: plan {slug} regions[{i}] has no name")
+                raise ParseError(f"{self.name}: plan {slug!r} regions[{i}] has no 'name'")
             usd = dig(region, "pricing", "USD")
             stock = dig(region, "stock_level")
             extra = {

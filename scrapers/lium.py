@@ -66,9 +66,9 @@ class LiumScraper(Scraper):
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, list):
-            raise ParseError(f"{self.name}: executors should be a JSON list, got {type(raw).__name__}")
+            raise ParseError(f"{self.name}: payload should be a JSON list of executors, got {type(raw).__name__}")
         if not raw:
-            raise ParseError(f"{self.name}: the executor book is empty")
+            raise ParseError(f"{self.name}: payload is an empty executor book")
         offers: list[ScrapedOffer] = []
         seen: set[str] = set()
         for index, row in enumerate(raw):
@@ -86,7 +86,7 @@ class LiumScraper(Scraper):
         return value.strip()
 
     def _row_offer(self, row: Any, index: int) -> ScrapedOffer:
-        at = field_path("executors", index)
+        at = field_path("payload", index)
         if not isinstance(row, dict):
             raise ParseError(f"{self.name}: {at} should be an object, got {type(row).__name__}")
         machine = self._text(row, "id", at)

@@ -73,7 +73,7 @@ class PacketaiScraper(Scraper):
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         if not isinstance(raw, dict):
-            raise ParseError(f"{self.name}: the feed should be an object, got {type(raw).__name__}")
+            raise ParseError(f"{self.name}: payload should be the feed object, got {type(raw).__name__}")
         unknown = sorted(k for k, v in raw.items() if isinstance(v, list) and k not in SECTIONS)
         if unknown:
             raise ParseError(f"{self.name}: the feed has section(s) this parser does not read: {unknown}")

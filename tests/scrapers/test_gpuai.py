@@ -129,7 +129,7 @@ class TestGpuai(ProviderContract):
         assert not isinstance(offers, PartialOffers) and len(offers) == 5
 
     def test_a_renamed_tier_is_a_clear_parse_error(self) -> None:
-        with pytest.raises(ParseError, match=r"gpuai: page 1 data\[0\]\.tier is 'reserved'"):
+        with pytest.raises(ParseError, match=r"gpuai: pages\[0\]\.data\[0\]\.tier is 'reserved'"):
             GpuaiScraper(env={}).parse(book(tier="reserved"))
 
 
@@ -192,5 +192,5 @@ def test_a_fractional_gpu_stays_a_slice_and_a_mig_slice_is_never_a_whole_gpu() -
 def test_a_row_without_a_gpu_count_is_quarantined_not_guessed() -> None:
     offers = {o.sku: o for o in GpuaiScraper(env={}).parse(book(index=1, gpu_count=...))}
     unpriced = offers[load_json(PAGE1)["data"][1]["offering_id"]]
-    assert unpriced.extra["unreadable_price"] == "GPU count field data[1].gpu_count is missing"
+    assert unpriced.extra["unreadable_price"] == "GPU count field pages[0].data[1].gpu_count is missing"
     assert len(offers) == 19

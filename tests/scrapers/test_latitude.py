@@ -95,7 +95,7 @@ class TestLatitude(ProviderContract):
         assert {resolve_gpu(o.gpu_raw, o.gpu_memory_gb) for o in offers} == {"H100-SXM", "RTX-PRO-6000", "B300", "L40S"}
 
     def test_a_reshaped_gpu_spec_is_a_clear_parse_error(self) -> None:
-        with pytest.raises(ParseError, match=r"latitude: plan g3-h100-small has a GPU spec without a count and type"):
+        with pytest.raises(ParseError, match=r"latitude: plan 'g3-h100-small' has a GPU spec without a count and type"):
             LatitudeScraper(env={}).parse(changed("g3-h100-small", gpu_count=1, model="H100"))
 
 

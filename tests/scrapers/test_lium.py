@@ -106,7 +106,7 @@ class TestLium(ProviderContract):
         assert resolved["NVIDIA H200 NVL"] == "H200-NVL" and resolved["NVIDIA H100 80GB HBM3"] == "H100-SXM"
 
     def test_an_unknown_tier_is_a_clear_parse_error(self) -> None:
-        with pytest.raises(ParseError, match=r"lium: executors\[0\]\.tier is 'community'"):
+        with pytest.raises(ParseError, match=r"lium: payload\[0\]\.tier is 'community'"):
             LiumScraper(env={}).parse(book(tier="community"))
 
 
