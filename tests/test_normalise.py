@@ -263,6 +263,8 @@ RULES = [
     ("RTXPRO6000", None, "RTX-PRO-6000"),
     ("RTX 6000 Pro", None, "RTX-PRO-6000"),
     ("RTXA6000", None, "RTX-A6000"),
+    ("RTXPRO6000Blackwell", None, "RTX-PRO-6000"),
+    ("NVIDIA_RTX_PRO_6000_Blackwell_Server", None, "RTX-PRO-6000"),
     ("rtx_pro_4500", None, "RTX-PRO-4500"),
     ("RTX PRO 4500 Blackwell (32GB)", None, "RTX-PRO-4500"),
     ("RTXPRO4500", None, "RTX-PRO-4500"),

@@ -310,7 +310,7 @@ def clean(raw: str) -> str:
     s = re.sub(r"\brtx(?=(?:pro|a)\d)", "rtx ", s)  # "RTXPRO6000", "RTXA6000"
     s = re.sub(r"\brtx ?6000 ?pro\b", "rtx pro 6000", s)  # "RTX 6000 Pro": the Blackwell PRO card
     s = re.sub(r"\b(rtx|gtx|quadro|pro|tesla|nvidia|geforce|radeon|instinct)(?=\d)", r"\1 ", s)
-    s = re.sub(r"\b(\d{4})(ada)\b", r"\1 \2", s)
+    s = re.sub(r"\b(\d{4})(ada|blackwell|server|workstation)\b", r"\1 \2", s)  # "RTXPRO6000Blackwell"
     s = re.sub(r"^\s*q rtx\b", "quadro rtx", s)  # Vast "Q RTX 6000"
     s = re.sub(r"\b(\d{4}) ?s\b", r"\1 super", s)  # Vast "RTX 4070S", "GTX 1660 S"
     s = re.sub(r"\b(\d{4})(ti|d)\b", r"\1 \2", s)
