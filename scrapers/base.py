@@ -65,9 +65,10 @@ __all__ = [
 #: ``marketplace summary`` (statistics over many sellers' bids, not one seller's price list).
 SOURCE_KINDS: Final = ("api", "page", "marketplace summary")
 #: What its bundled fixture and replay recording are: a real ``recording`` (possibly trimmed), a
-#: ``handmade`` sample, or the provider's ``api-reference`` example. Shown in the README table so a
-#: handmade fixture is never taken for a real recording.
-FIXTURE_KINDS: Final = ("recording", "handmade", "api-reference")
+#: ``reference`` (the real shape of what the provider serves, learnt from a public source that may
+#: not be copied, filled with our own values), a ``handmade`` sample, or the provider's
+#: ``api-reference`` example. Shown in the README table so only a real recording reads as one.
+FIXTURE_KINDS: Final = ("recording", "reference", "handmade", "api-reference")
 
 REPLAY_CREDENTIAL: Final = "replay-no-secret"
 #: ``Scraper.default_interval_s``: the interval of a scraper that declares none of its own.

@@ -65,7 +65,7 @@ class GpuaiScraper(Scraper):
     endpoint = "GET https://api.gpu.ai/v1/pricing?limit=200&include_unavailable=true (keyless JSON, next_cursor pages)"
     kinds = ("on_demand", "community", "spot")
     source_kind = "api"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     caveats = (
         "reference fixture (real 2026 shape, own values); marketplace book: one offer per listed configuration (whole-configuration price); community capacity as "
         "community, secure as on-demand; sold-out rows kept as unavailable; USD by the site's prints (no currency field)"

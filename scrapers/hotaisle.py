@@ -53,7 +53,7 @@ class HotaisleScraper(Scraper):
     endpoint = "GET https://hotaisle.xyz/pricing (public page, plan cards)"
     kinds = ("on_demand", "reserved")
     source_kind = "page"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     caveats = (
         "reference fixture (real 2026 shape, own values); AMD Instinct only; prices printed per GPU-hour, shown for the whole VM or node; bare metal is a "
         "one-month minimum (reserved, 1 month); no region on the page"

@@ -48,7 +48,7 @@ class LatitudeScraper(Scraper):
     hosts = ("latitude.sh",)  #: the bare domain too, should the page be served or redirected there
     kinds = ("on_demand", "reserved")
     source_kind = "page"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     caveats = "reference fixture (real 2026 shape, own values); bare-metal GPU servers (whole server); monthly price as reserved (1 month, /730 h); USD only (BRL list prices kept aside)"
 
     async def fetch(self, http: Http) -> str:

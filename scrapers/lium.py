@@ -55,7 +55,7 @@ class LiumScraper(Scraper):
     endpoint = "GET https://lium.io/api/executors (keyless JSON, the whole machine book)"
     kinds = ("on_demand", "spot")
     source_kind = "api"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     caveats = (
         "reference fixture (real 2026 shape, own values); marketplace: one offer per machine at its owner's price (per GPU x the machine's GPUs); "
         "available = free GPUs now; region is the machine's country; USD by the site's prints (no currency field)"

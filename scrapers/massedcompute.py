@@ -67,7 +67,7 @@ class MassedcomputeScraper(Scraper):
     hosts = ("www.massedcompute.com", "vm.massedcompute.com")
     kinds = ("on_demand",)
     source_kind = "page"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     caveats = "reference fixture (real 2026 shape, own values); on-demand VM rates from the pricing page's flight data (whole row price for its GPU count); no region on the page"
 
     async def fetch(self, http: Http) -> str:

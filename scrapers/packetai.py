@@ -62,7 +62,7 @@ class PacketaiScraper(Scraper):
     endpoint = "GET https://raw.githubusercontent.com/KavSh890/packet.ai-Pricing/main/product_detail.json (the provider's feed)"
     kinds = ("on_demand", "reserved")
     source_kind = "api"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     caveats = (
         "reference fixture (real 2026 shape, own values); the provider's own aggregator feed; monthly plans as reserved (1 month) at their effective hourly price; "
         "'launching soon' rows listed without a price"

@@ -110,8 +110,8 @@ def test_every_bundled_manifest_says_what_it_is(provider: str) -> None:
     manifest = json.loads((BUNDLED_RECORDINGS / provider / "manifest.json").read_text())
     if info.fixture == "recording":
         assert info.recorded is not None or "recorded_note" in manifest, "a recording needs its date or a note why not"
-    else:
-        assert info.recorded is None and "HANDMADE" in manifest["source"].upper()
+    else:  # a reference, handmade or API-reference fixture says so in its manifest's source
+        assert info.recorded is None and info.fixture.upper() in manifest["source"].upper().replace("API REFERENCE", "API-REFERENCE")
 
 
 def _replay(engine: Engine, *providers: str) -> None:

@@ -11,7 +11,7 @@ Layout of a recordings directory (the bundled one is ``tracker/recordings/``)::
       "source": "where the bodies came from (repository, path, commit / page capture)",
       "recorded": "2025-06-21",          # when recorded: YYYY-MM-DD, YYYY-MM, YYYY or an ISO timestamp; null if unknown
       "recorded_note": "...",            # optional: why the date is partial or unknown
-      "fixture": "recording",            # recording | handmade | api-reference
+      "fixture": "recording",            # recording | reference | handmade | api-reference
       "responses": [
         {"method": "POST", "url": "https://api.runpod.io/graphql",
          "query": {"page": "2"},            # optional: these params must be present and equal
@@ -55,6 +55,7 @@ from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from db.models import ScrapeRun
+from scrapers.base import FIXTURE_KINDS
 from tracker.errors import ConfigError
 
 BUNDLED_RECORDINGS = Path(__file__).parent.parent / "recordings"
@@ -112,7 +113,6 @@ def load_manifest(provider_dir: Path) -> list[Recording]:
         raise ConfigError(f"replay: {path} is not a valid manifest ({exc})") from None
 
 
-FIXTURE_KINDS = ("recording", "handmade", "api-reference")
 _RECORDED_RE = re.compile(r"^(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?$")
 
 

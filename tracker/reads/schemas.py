@@ -43,7 +43,7 @@ class PriceOut(_Out):
                                              "not collected live.")
     recorded: str | None = Field(None, description="For a replayed price: its recording's date (YYYY-MM-DD, YYYY-MM "
                                                     "or YYYY; `observed_at` is its start), null if unknown.")
-    fixture: str | None = Field(None, description="For a replayed price: recording, handmade or api-reference.")
+    fixture: str | None = Field(None, description="For a replayed price: recording, reference, handmade or api-reference.")
 
 
 class GpuOut(_Out):
