@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from scrapers.base import FetchError, MissingCredentials, ScrapedOffer
-from scrapers.jarvislabs import HOSTS, JarvislabsScraper
+from scrapers.jarvislabs import SERVER_META_URL, JarvislabsScraper
 from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
 from tests.scrapers.requests_helpers import json_fetch
@@ -23,7 +23,7 @@ TOKEN = "jl-token-do-not-leak"
 
 
 def raw_payload() -> dict[str, Any]:
-    return {"hosts": {HOSTS[0]: load_json(SAMPLE)}}
+    return load_json(SAMPLE)
 
 
 class TestJarvislabs(ProviderContract):
@@ -42,12 +42,12 @@ class TestJarvislabs(ProviderContract):
         del no_region["server_meta"][2]["region"]
         return [
             {},
-            {"hosts": {}},
-            {"hosts": {HOSTS[0]: {"cpu_meta": sample["cpu_meta"]}}},
-            {"hosts": {HOSTS[0]: {"server_meta": {"rows": sample["server_meta"]}}}},
-            {"hosts": {HOSTS[0]: {"server_meta": []}, HOSTS[1]: {"server_meta": []}}},
-            {"hosts": {HOSTS[0]: no_type}},
-            {"hosts": {HOSTS[0]: no_region}},
+            {"cpu_meta": sample["cpu_meta"]},
+            {"server_meta": {"rows": sample["server_meta"]}},
+            {"server_meta": []},
+            no_type,
+            no_region,
+            "<html>502 Bad Gateway</html>",
         ]
 
     def test_a100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:
@@ -73,40 +73,48 @@ class TestJarvislabs(ProviderContract):
         assert keys[("RTX-PRO6000/vm", "india-chennai-01", "spot")].price_per_hour == 1.19
         assert len(offers) == 11
 
-    def test_rows_repeated_by_several_hosts_are_merged(self) -> None:
+    def test_a_row_listed_twice_counts_once(self) -> None:
         sample = load_json(SAMPLE)
-        offers = JarvislabsScraper(env={}).parse({"hosts": {h: sample for h in HOSTS}})
+        offers = JarvislabsScraper(env={}).parse({"server_meta": sample["server_meta"] * 2})
         assert len(offers) == 11
+
+    def test_one_answer_holds_every_region(self, offers: list[ScrapedOffer]) -> None:
+        assert {o.region for o in offers} == {"india-noida-01", "india-chennai-01", "europe-01", "unknown-region"}
 
     def test_no_free_devices_is_unavailable(self) -> None:
         sample = load_json(SAMPLE)
         sample["server_meta"][2]["effective_num_free_devices"] = 0
         sample["server_meta"][2]["spot_num_free_devices"] = 0
-        keys = index_offers(JarvislabsScraper(env={}).parse({"hosts": {HOSTS[0]: sample}}))
+        keys = index_offers(JarvislabsScraper(env={}).parse(sample))
         assert keys[("A100-80GB/vm", "india-noida-01", "on_demand")].available is False
         assert keys[("A100-80GB/vm", "india-noida-01", "spot")].available is False
 
 
-def test_fetch_calls_every_region_host_with_the_token() -> None:
+def test_fetch_asks_one_host_with_the_token() -> None:
     raw, calls = json_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), load_json(SAMPLE))
-    assert [(r.method, str(r.url)) for r in calls] == [
-        ("GET", "https://backendprod.jarvislabs.net/misc/server_meta"),
-        ("GET", "https://backendn.jarvislabs.net/misc/server_meta"),
-        ("GET", "https://backendc.jarvislabs.net/misc/server_meta"),
-        ("GET", "https://backendeu.jarvislabs.net/misc/server_meta"),
-    ]
-    assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" for r in calls)
-    assert set(raw["hosts"]) == set(HOSTS)
-    assert JarvislabsScraper(env={}).parse(raw)
+    assert [(r.method, str(r.url)) for r in calls] == [("GET", "https://backendn.jarvislabs.net/misc/server_meta")]
+    assert str(calls[0].url) == SERVER_META_URL
+    assert calls[0].headers["Authorization"] == f"Bearer {TOKEN}"
+    assert len(JarvislabsScraper(env={}).parse(raw)) == 11
+
+
+def test_other_regional_hosts_being_down_does_not_matter() -> None:
+    """The four regional hosts were each asked and each had to answer; one host is asked now."""
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if request.url.host != "backendn.jarvislabs.net":
+            return httpx.Response(503, text="down")
+        return httpx.Response(200, json=load_json(SAMPLE))
+
+    offers = JarvislabsScraper(env={}).parse(run_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), httpx.MockTransport(handler)))
+    assert len(offers) == 11
 
 
 def test_a_failing_host_fails_the_run_without_leaking_the_token() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
-        if request.url.host == "backendc.jarvislabs.net":
-            return httpx.Response(401, text=f"bad token {TOKEN}")
-        return httpx.Response(200, json=load_json(SAMPLE))
+        return httpx.Response(401, text=f"bad token {TOKEN}")
 
-    with pytest.raises(FetchError, match=r"jarvislabs: GET https://backendc.jarvislabs.net/misc/server_meta -> HTTP 401") as info:
+    with pytest.raises(FetchError, match=r"jarvislabs: GET https://backendn.jarvislabs.net/misc/server_meta -> HTTP 401") as info:
         run_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), httpx.MockTransport(handler))
     assert TOKEN not in str(info.value)
 
