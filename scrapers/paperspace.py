@@ -1,5 +1,21 @@
 """Paperspace (DigitalOcean): the public pricing page https://www.paperspace.com/pricing (HTML, no auth).
 
+RETIRED (see ``PaperspaceScraper.retired``), on this evidence:
+
+* the page no longer serves Paperspace's prices: ``www.paperspace.com/pricing`` redirects to
+  ``digitalocean.com`` (our allow-list refuses the hop, so a live run has failed on it), where the
+  former Paperspace machines are sold as DigitalOcean GPU Droplets, which the ``digitalocean``
+  provider collects (one offer would otherwise be counted under two providers);
+* the only 2026 public client still pointed at it (thatkavish/OpenComputePrices, March 2026, MIT)
+  calls the page "heavily JS-rendered" and has no reader of its own for it: it tries a
+  ``__NEXT_DATA__`` script, JSON-LD ``Product`` blocks, price-like strings in scripts and finally
+  "GPU name near a $" text, in turn, i.e. no embedded data shape is publicly known;
+* the newest capture we have is a 2024 Wayback excerpt; no 2026 capture of the served page exists
+  in public to build a reader (or a reference fixture) on.
+
+dstack's gpuhunt never read Paperspace. The parser below stays, so the stored history and the
+2024 recording remain readable and replayable.
+
 What is called
     ``GET https://www.paperspace.com/pricing`` once per run, after checking robots.txt (disallowed
     -> ``RobotsDisallowed``: the run is skipped). No credentials.
@@ -44,9 +60,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from datetime import date
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import Http, Retired, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     Money,
     hourly,
@@ -190,6 +207,13 @@ class PaperspaceScraper(Scraper):
         "on-demand price comes from a footnote, multi-GPU prices are the page's 'multiply by N' rule; no region"
     )
 
+    retired: ClassVar[Retired | None] = Retired(
+        date(2026, 12, 3),
+        "www.paperspace.com/pricing now redirects to digitalocean.com, which sells the former Paperspace "
+        "GPUs as GPU Droplets (collected by the digitalocean provider); no public 2026 capture shows "
+        "prices in what the Paperspace page serves",
+    )
+
     async def fetch(self, http: Http) -> str:
         return await http.get_page(PRICING_URL)
 
@@ -206,19 +230,24 @@ class PaperspaceScraper(Scraper):
             offers.extend(self._offers(card, notes, on_demand_notes.get(norm_label(card.name)), multiply))
         return offers
 
-    def _on_demand_notes(self, notes: dict[str, str], cards: dict[str, _Card]) -> dict[str, tuple[Money, str]]:
-        """On-demand prices given only in footnotes ("On-demand pricing for H100 is $6.00/hour"), by machine."""
+    def _on_demand_notes(self, notes: dict[str, str], cards: dict[str, _Card]) -> dict[str, tuple[Money | None, str, dict[str, str]]]:
+        """On-demand prices given only in footnotes ("On-demand pricing for H100 is $6.00/hour"), by
+        machine, as (price, footnote, reason): an amount that cannot be read ("$1e308/hour") leaves
+        that one offer for quarantine with the footnote named, like an unreadable card price."""
         known = {norm_label(name) for name in cards}
-        found: dict[str, tuple[Money, str]] = {}
+        found: dict[str, tuple[Money | None, str, dict[str, str]]] = {}
         for note in notes.values():
             for m in _ON_DEMAND_RE.finditer(note):
                 target = norm_label(m.group("name"))
                 if target not in known:
                     raise layout_changed(self.name, f"footnote {note!r} prices an unknown machine {m.group('name')!r}")
-                money = parse_money(m.group("price"))
+                money, bad = read_money(m.group("price"), f"of the on-demand footnote for {m.group('name')!r}")
+                if bad:
+                    found[target] = (None, note, bad)
+                    continue
                 if money is None or money.amount is None:
                     raise layout_changed(self.name, f"cannot read the on-demand price in footnote {note!r}")
-                found[target] = (money, note)
+                found[target] = (money, note, {})
         return found
 
     def _cards(self, doc: Tag) -> dict[str, _Card]:
@@ -247,7 +276,7 @@ class PaperspaceScraper(Scraper):
         return cards
 
     def _offers(
-        self, card: _Card, notes: dict[str, str], on_demand_note: tuple[Money, str] | None, multiply: bool
+        self, card: _Card, notes: dict[str, str], on_demand_note: tuple[Money | None, str, dict[str, str]] | None, multiply: bool
     ) -> list[ScrapedOffer]:
         kind, term = "on_demand", 0
         extra: dict[str, Any] = dict(card.bad)
@@ -255,7 +284,13 @@ class PaperspaceScraper(Scraper):
             note = notes.get(card.stars)
             if note is None:
                 raise layout_changed(self.name, f"{card.name} price {card.price_text!r} has no {card.stars!r} footnote")
-            head = parse_money(note[len(card.stars) :])
+            # the footnote's first sentence repeats the card's price ("*$2.24/hour pricing is for ...")
+            first = re.split(r"(?<=[^\d])\.\s", note[len(card.stars) :], maxsplit=1)[0]
+            try:
+                head = parse_money(first)
+            except ValueError:  # "*$1e308/hour pricing is ...": the card's own price is not confirmed
+                head = None
+                extra.update(unreadable("price", f"of the {card.stars!r} footnote of card {card.name!r}", first.split()[0]))
             if head is not None and head.amount is not None and card.money is not None and not card.bad and head.amount != card.money.amount:
                 raise layout_changed(self.name, f"footnote {note!r} does not match {card.name} price {card.price_text!r}")
             term_m = _TERM_RE.search(note)
@@ -268,8 +303,8 @@ class PaperspaceScraper(Scraper):
         if on_demand_note is not None:
             if kind == "on_demand":
                 raise layout_changed(self.name, f"{card.name} has an on-demand card price and one in a footnote")
-            money, note = on_demand_note
-            variants.append(("on_demand", 0, money, {"footnote": note, "price_source": "footnote"}))
+            money, note, bad = on_demand_note
+            variants.append(("on_demand", 0, money, {"footnote": note, "price_source": "footnote", **bad}))
 
         gpu_line = next((s for s in card.specs if re.search(r"\bGPU\b", s) and not re.match(r"^\s*\d", s)), None)
         gpu_raw = re.sub(r"\s+GPU\s*$", "", gpu_line).strip() if gpu_line else card.name

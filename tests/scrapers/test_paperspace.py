@@ -130,6 +130,49 @@ class TestPaperspace(ProviderContract):
     def test_needs_no_credentials(self) -> None:
         PaperspaceScraper(env={}).check_credentials()
 
+    def test_an_unreadable_footnote_on_demand_price_quarantines_that_offer_not_the_run(self) -> None:
+        """A fuzzed "$1e308" in the footnote used to raise from parse_money and fail the whole run."""
+        page = _replaced("On-demand pricing for H100 is $6.00/hour", "On-demand pricing for H100 is $1e308/hour")
+        scraper = PaperspaceScraper(env={})
+        offers = scraper.readable(scraper.parse_payload(page))
+        bad = {(o.sku, o.kind): o for o in offers if UNREADABLE_PRICE in o.extra}
+        assert set(bad) == {("H100", "on_demand"), ("H100x8", "on_demand")}
+        assert {o.extra[UNREADABLE_PRICE] for o in bad.values()} == {
+            "price field of the on-demand footnote for 'H100' holds '$1e308/hour', not a price"
+        }
+        assert all(o.price_per_hour is None for o in bad.values())
+        keys = by_key(offers)
+        assert keys[("H100", "reserved")].price_per_hour == 2.24
+        assert keys[("A4000", "on_demand")].price_per_hour == 0.76
+        assert len(offers) == 36
+
+    def test_an_unreadable_commitment_footnote_price_quarantines_that_card_not_the_run(self) -> None:
+        page = _replaced("<p>**$1.15/hour pricing", "<p>**$1e308/hour pricing")
+        scraper = PaperspaceScraper(env={})
+        offers = scraper.readable(scraper.parse_payload(page))
+        bad = {o.sku for o in offers if UNREADABLE_PRICE in o.extra}
+        assert bad == {"A100-80G", "A100-80Gx2", "A100-80Gx4", "A100-80Gx8"}
+        assert by_key(offers)[("H100", "reserved")].price_per_hour == 2.24
+
+
+def test_retired_with_the_date_and_the_evidence() -> None:
+    retired = PaperspaceScraper.retired
+    assert retired is not None
+    assert retired.on.isoformat() == "2026-12-03"
+    assert "redirects to digitalocean.com" in retired.reason and "digitalocean provider" in retired.reason
+
+
+def test_the_module_does_not_import_the_html_parser_itself() -> None:
+    import ast
+    from pathlib import Path
+
+    import scrapers.paperspace as module
+
+    top = ast.parse(Path(module.__file__).read_text()).body
+    names = {alias.name.split(".")[0] for node in top if isinstance(node, (ast.Import, ast.ImportFrom))
+             for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])}
+    assert not names & {"bs4", "lxml", "httpx"}
+
 
 def test_hidden_markup_helpers() -> None:
     doc = soup(
