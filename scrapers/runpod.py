@@ -1,10 +1,31 @@
 """RunPod GPU pod prices from the public GraphQL ``gpuTypes`` query.
 
-Request: ``POST https://api.runpod.io/graphql`` with body ``{"query": GPU_TYPES_QUERY}`` (the
-``gpuTypes`` fields listed below; one request, no pagination). Auth: none needed for these
-price fields; when ``$RUNPOD_API_KEY`` is set it is sent as ``Authorization: Bearer <key>``.
-``fetch`` returns the decoded body ``{"data": {"gpuTypes": [...]}}``; ``parse`` also takes the
-bare ``gpuTypes`` list (how the recorded 2025 sample was saved).
+Requests: ``POST https://api.runpod.io/graphql`` with body ``{"query": ...}``, one request (no
+pagination), in one of two shapes:
+
+* **anonymous** (no ``$RUNPOD_API_KEY``): ``ANONYMOUS_QUERY``, the fields 2026 keyless clients read
+  (getcomputable/gpu-index's 2026 observatory fixture ``runpod/gputypes.json`` and
+  ewyluda/gpu-price-index's 2026 recording): ``id displayName memoryInGb maxGpuCount secureCloud
+  communityCloud securePrice communityPrice`` and the stock of each cloud,
+  ``secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus }`` and
+  ``communityStock`` likewise with ``secureCloud: false`` (the ``lowestPrice`` object and its
+  ``stockStatus`` are in gpu-index's keyless answer; gpuhunt asks them per cloud). No spot or
+  savings-plan prices: in the public 2026 keyless answer every ``secureSpotPrice`` /
+  ``communitySpotPrice`` equals that cloud's on-demand price, i.e. no spot price at all.
+* **keyed** (``$RUNPOD_API_KEY`` set, sent as ``Authorization: Bearer <key>``): ``GPU_TYPES_QUERY``,
+  the anonymous fields plus ``secureSpotPrice communitySpotPrice oneMonthPrice threeMonthPrice
+  sixMonthPrice nodeGroupDatacenters { id name }``, fields only ever recorded with a key. When that
+  answer carries GraphQL ``errors`` (or comes back HTTP 400, how GraphQL servers refuse a query),
+  the anonymous query is asked instead, without the key: the run still collects the on-demand
+  and community prices, and ``parse`` returns them as ``PartialOffers`` (the spot and savings-plan
+  prices it did not see stay unknown, never read as delisted), the reason naming the errors (the
+  key scrubbed from them).
+
+Replay never sends a key (the bundled recording is a keyless answer), so it asks the anonymous query.
+
+``fetch`` returns ``{"query": "anonymous" | "keyed", "fallback": <why, when the keyed query
+failed>, "response": <the decoded body {"data": {"gpuTypes": [...]}}>}``; ``parse`` also takes the
+bare body and the bare ``gpuTypes`` list (how the recorded 2025 sample was saved).
 
 Per GPU, not per pod: RunPod quotes every price per GPU per hour and the payload has no GPU
 count (``maxGpuCount`` is only the largest pod you may ask for, kept in ``extra``). So every
@@ -19,6 +40,10 @@ What is extracted per GPU type (sku = ``"<id>:secure"`` or ``"<id>:community"``)
   community sku
 * ``oneMonthPrice`` / ``threeMonthPrice`` / ``sixMonthPrice`` -> ``reserved`` with term_months
   1 / 3 / 6 (savings-plan prices, discounts on the secure price; under the secure sku)
+* availability: when the answer has that cloud's ``<cloud>Stock`` object, its ``stockStatus``
+  ("Low", "Medium", "High"; null = none in stock) goes to ``extra["stock_status"]`` and
+  ``available`` is whether it is not null, for every offer of that cloud; without it
+  ``available`` is None (not stated).
 
 A price of ``0`` or ``null`` means "not offered" and gives no offer. When ``secureCloud`` or
 ``communityCloud`` is ``false`` that cloud's on-demand and spot prices are skipped too: RunPod
@@ -31,20 +56,23 @@ flags, every on-demand 0.50 sits in a cloud flagged ``false``. Not tracked: ``cl
 
 Keys relied on: ``data.gpuTypes[]``, ``id`` (gpu_raw, the full model name such as
 ``"NVIDIA H100 80GB HBM3"``), ``securePrice``, ``communityPrice`` (required); ``displayName``,
-``memoryInGb``, ``maxGpuCount``, ``secureCloud``, ``communityCloud``, the spot and term prices
-and ``nodeGroupDatacenters`` (optional). GraphQL ``errors`` (a renamed field, say) raise
-``ParseError``; one GPU type whose price is missing, no number or negative gives an offer that is
-quarantined with the field named, the other types are kept.
+``memoryInGb``, ``maxGpuCount``, ``secureCloud``, ``communityCloud``, the spot and term prices,
+the stock objects and ``nodeGroupDatacenters`` (optional). GraphQL ``errors`` in the answer
+``parse`` is given raise ``ParseError``; one GPU type whose price is missing, no number or negative
+gives an offer that is quarantined with the field named, the other types are kept.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
 from scrapers.base import (
+    FetchError,
     Http,
     ParseError,
+    PartialOffers,
     ScrapedOffer,
     Scraper,
     as_list,
@@ -55,10 +83,17 @@ from scrapers.base import (
 )
 
 GRAPHQL_URL = "https://api.runpod.io/graphql"
+_STOCK = (
+    "secureStock: lowestPrice(input: {gpuCount: 1, secureCloud: true}) { stockStatus } "
+    "communityStock: lowestPrice(input: {gpuCount: 1, secureCloud: false}) { stockStatus }"
+)
+_ANONYMOUS_FIELDS = "id displayName memoryInGb maxGpuCount secureCloud communityCloud securePrice communityPrice"
+#: What a keyless client asks (see the module docstring).
+ANONYMOUS_QUERY = f"{{ gpuTypes {{ {_ANONYMOUS_FIELDS} {_STOCK} }} }}"
+#: What is asked with a key: the anonymous fields plus spot, savings-plan prices and datacenters.
 GPU_TYPES_QUERY = (
-    "{ gpuTypes { id displayName memoryInGb maxGpuCount secureCloud communityCloud securePrice "
-    "communityPrice communitySpotPrice secureSpotPrice clusterPrice oneWeekPrice oneMonthPrice "
-    "threeMonthPrice sixMonthPrice nodeGroupDatacenters { id name } } }"
+    f"{{ gpuTypes {{ {_ANONYMOUS_FIELDS} secureSpotPrice communitySpotPrice oneMonthPrice "
+    f"threeMonthPrice sixMonthPrice nodeGroupDatacenters {{ id name }} {_STOCK} }} }}"
 )
 log = logging.getLogger(__name__)
 TERM_PRICES = (("oneMonthPrice", 1), ("threeMonthPrice", 3), ("sixMonthPrice", 6))
@@ -81,12 +116,40 @@ class RunpodScraper(Scraper):
         "community = Community Cloud hosts; reserved = 1/3/6-month savings plans"
     )
 
-    async def fetch(self, http: Http) -> Any:
-        headers = {"Accept": "application/json"}
-        key = self.credential("RUNPOD_API_KEY")
+    async def fetch(self, http: Http) -> dict[str, Any]:
+        accept = {"Accept": "application/json"}
+        key = None if self.replay else self.credential("RUNPOD_API_KEY")
         if key:
-            headers["Authorization"] = f"Bearer {key}"
-        return await http.post_json(GRAPHQL_URL, json={"query": GPU_TYPES_QUERY}, headers=headers)
+            body, failure = await self._keyed(http, {**accept, "Authorization": f"Bearer {key}"})
+            if failure is None:
+                return {"query": "keyed", "response": body}
+            log.warning("%s: the keyed gpuTypes query failed (%s); asking the anonymous query", self.name, failure)
+            anonymous = await http.post_json(GRAPHQL_URL, json={"query": ANONYMOUS_QUERY}, headers=accept)
+            return {"query": "anonymous", "fallback": failure, "response": anonymous}
+        return {"query": "anonymous", "response": await http.post_json(GRAPHQL_URL, json={"query": ANONYMOUS_QUERY}, headers=accept)}
+
+    async def _keyed(self, http: Http, headers: dict[str, str]) -> tuple[Any, str | None]:
+        """The keyed query's answer and ``None``, or why it cannot be used (its GraphQL errors, an
+        HTTP 400 refusal, an answer without ``data.gpuTypes``), every secret scrubbed from it."""
+        response = await http.request("POST", GRAPHQL_URL, accept=(400,), json={"query": GPU_TYPES_QUERY}, headers=headers)
+        try:
+            body = json.loads(response.content)
+        except (ValueError, RecursionError):
+            if response.status_code == 400:
+                return None, "HTTP 400"
+            raise FetchError(f"{self.name}: POST {GRAPHQL_URL} did not return JSON") from None
+        errors = body.get("errors") if isinstance(body, dict) else None
+        if errors or response.status_code == 400:
+            return body, self._scrub(f"HTTP {response.status_code}, GraphQL errors: {_messages(errors) or 'none given'}")
+        if not isinstance(body, dict) or not isinstance(body.get("data"), dict) or not isinstance(body["data"].get("gpuTypes"), list):
+            return body, "the answer has no data.gpuTypes list"
+        return body, None
+
+    def _scrub(self, text: str, limit: int = 300) -> str:
+        """``text`` with every secret this scraper holds replaced, cut to ``limit`` characters."""
+        for secret in self.secrets():
+            text = text.replace(secret, "***")
+        return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def _price(self, gpu: dict[str, Any], key: str, index: int, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
         """A price field as (price, extra): ``None`` when absent, null or 0 (not offered); a value
@@ -104,15 +167,24 @@ class RunpodScraper(Scraper):
             raise ParseError(f"{self.name}: payload should be a GraphQL response object, got {type(raw).__name__}")
         errors = raw.get("errors")
         if errors:
-            messages = "; ".join(
-                str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in (errors if isinstance(errors, list) else [errors])
-            )
             # not cut here: the collector scrubs secrets first, then cuts, so no prefix of a key survives
-            raise ParseError(f"{self.name}: GraphQL errors: {messages}")
+            raise ParseError(f"{self.name}: GraphQL errors: {_messages(errors)}")
         return require(raw, "data", "gpuTypes", provider=self.name, kind=list)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        gpu_types = self._gpu_types(raw)
+        query: str | None = None
+        fallback: Any = None
+        if isinstance(raw, dict) and "response" in raw and "data" not in raw:  # what fetch returns
+            query, fallback, raw = raw.get("query"), raw.get("fallback"), raw["response"]
+        offers = self._offers(self._gpu_types(raw), query)
+        if fallback:
+            return PartialOffers(offers, reason=(
+                f"{self.name}: the keyed gpuTypes query failed ({fallback}); the anonymous query answered, "
+                "without spot or savings-plan prices, which stay unknown"
+            ))
+        return offers
+
+    def _offers(self, gpu_types: list[Any], query: str | None) -> list[ScrapedOffer]:
         if not gpu_types:
             raise ParseError(f"{self.name}: gpuTypes is empty")
         offers: list[ScrapedOffer] = []
@@ -132,8 +204,10 @@ class RunpodScraper(Scraper):
                 "max_gpu_count": gpu.get("maxGpuCount"),
                 "datacenters": datacenters or None,
                 "per_gpu": True,
+                "query": query,
             }
             base_extra = {k: v for k, v in base_extra.items() if v is not None}
+            stock = {cloud: _stock(gpu.get(f"{cloud}Stock")) for cloud in ("secure", "community")}
             common: dict[str, Any] = {
                 "gpu_raw": gpu_id,
                 "gpu_count": 1,
@@ -146,15 +220,16 @@ class RunpodScraper(Scraper):
                 if gpu.get(flag) is False:
                     continue  # not in this cloud: its prices are placeholders
                 sku = f"{gpu_id}:{cloud}"
-                extra = {**base_extra, "cloud": cloud}
+                extra = {**base_extra, "cloud": cloud, **stock[cloud][1]}
+                common_cloud = {**common, "available": stock[cloud][0]}
                 if price[0] == PLACEHOLDER_PRICE and not price[1] and gpu.get(flag) is None:
                     placeholders.append(sku)  # no flag to tell: the placeholder is not a price
                 elif price[0] is not None or price[1]:
                     offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=price[0],
-                                             extra={**extra, **price[1]}, **common))
+                                             extra={**extra, **price[1]}, **common_cloud))
                 spot, bad_spot = self._price(gpu, spot_key, index)
                 if spot is not None or bad_spot:
-                    offers.append(self.offer(sku=sku, kind="spot", price_per_hour=spot, extra={**extra, **bad_spot}, **common))
+                    offers.append(self.offer(sku=sku, kind="spot", price_per_hour=spot, extra={**extra, **bad_spot}, **common_cloud))
             for key, months in TERM_PRICES:
                 term_price, bad_term = self._price(gpu, key, index)
                 if term_price is not None or bad_term:
@@ -164,7 +239,8 @@ class RunpodScraper(Scraper):
                             kind="reserved",
                             term_months=months,
                             price_per_hour=term_price,
-                            extra={**base_extra, "cloud": "secure", "plan": "savings plan", **bad_term},
+                            extra={**base_extra, "cloud": "secure", "plan": "savings plan", **stock["secure"][1], **bad_term},
+                            available=stock["secure"][0],
                             **common,
                         )
                     )
@@ -174,3 +250,20 @@ class RunpodScraper(Scraper):
         if not offers:
             raise ParseError(f"{self.name}: no GPU type has a price (all 0 or null)")
         return offers
+
+
+def _messages(errors: Any) -> str:
+    """GraphQL ``errors`` as one line: their messages joined."""
+    items = errors if isinstance(errors, list) else [errors] if errors else []
+    return "; ".join(str(e.get("message", e)) if isinstance(e, dict) else str(e) for e in items)
+
+
+def _stock(node: Any) -> tuple[bool | None, dict[str, Any]]:
+    """A cloud's ``lowestPrice`` stock object as (available, extra): no object says nothing
+    (None, {}); its ``stockStatus`` null means none in stock (False), a level means some (True)."""
+    if not isinstance(node, dict) or "stockStatus" not in node:
+        return None, {}
+    status = node["stockStatus"]
+    if status is None:
+        return False, {"stock_status": None}
+    return True, {"stock_status": str(status)}

@@ -129,9 +129,8 @@ def _hyperbolic(raw: Any, bad: Any) -> str:
 
 
 def _jarvislabs(raw: Any, bad: Any) -> str:
-    host = next(iter(raw["hosts"]))
-    put(raw["hosts"][host]["server_meta"][0], "price_per_hour", bad)
-    return f"hosts.{host}.server_meta[0].price_per_hour"
+    put(raw["server_meta"][0], "price_per_hour", bad)
+    return "server_meta[0].price_per_hour"
 
 
 def _linode(raw: Any, bad: Any) -> str:
