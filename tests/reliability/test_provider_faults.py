@@ -127,7 +127,8 @@ def _price(value: Any) -> Callable[[dict[str, Any]], None]:
 
 
 def vastai_text_price(h: Handler, _: Asked) -> None:
-    offers = json.loads(recorded_file("vastai", "bundles_2024-11-05_subset.json"))
+    """Every search gets one GPU name's answer (not a clamp, so fetch asks once), one price spoiled."""
+    offers = json.loads(recorded_file("vastai", "bundles_gpu_rtx_5090_2026_reference.json"))
     listing = offers["offers"] if isinstance(offers, dict) else offers
     listing[0]["dph_base"] = "call for price"
     h.send_body(200, json.dumps(offers).encode())
@@ -175,7 +176,7 @@ CASES = [
          "did not return valid utf-8 text"),
     Case("absurd price", "akash", AKASH, body(akash_with(_price(1e6))), "above the 200 USD plausibility limit", outcome="quarantined"),
     Case("non-numeric price", "akash", AKASH, body(akash_with(_price("1.48 USD"))), "akash: "),
-    Case("text price in a marketplace", "vastai", VASTAI, vastai_text_price, "price field offers[0].dph_base holds 'call for price', not a number",
+    Case("text price in a marketplace", "vastai", VASTAI, vastai_text_price, "price field searches[0].response.offers[0].dph_base holds 'call for price', not a number",
          outcome="quarantined"),
 ]
 

@@ -170,10 +170,19 @@ def _tensordock(raw: Any, bad: Any) -> str:
     return f"hostnodes.{node}.specs.gpu.{first}.price"
 
 
+def _vastai_first(raw: Any) -> tuple[dict[str, Any], str]:
+    """The first offer of the first per-GPU-name search (what decides; the clamped search is read
+    after it), and its path."""
+    if isinstance(raw, dict) and "searches" in raw:
+        i = next(i for i, s in enumerate(raw["searches"]) if s["search"].startswith("gpu_name="))
+        return raw["searches"][i]["response"]["offers"][0], f"searches[{i}].response.offers[0]"
+    return (raw if isinstance(raw, list) else raw["offers"])[0], "offers[0]"
+
+
 def _vastai(raw: Any, bad: Any) -> str:
-    offers = raw if isinstance(raw, list) else raw["offers"]
-    put(offers[0], "dph_base", bad)
-    return "offers[0].dph_base"
+    offer, at = _vastai_first(raw)
+    put(offer, "dph_base", bad)
+    return f"{at}.dph_base"
 
 
 def _verda(raw: Any, bad: Any) -> str:
@@ -270,8 +279,9 @@ TWINS: dict[str, Callable[[Any], Any]] = {"akash": _akash_twin, "tensordock": _t
 
 
 def _count_vastai(raw: Any, bad: Any) -> str:
-    put((raw if isinstance(raw, list) else raw["offers"])[0], "num_gpus", bad)
-    return "offers[0].num_gpus"
+    offer, at = _vastai_first(raw)
+    put(offer, "num_gpus", bad)
+    return f"{at}.num_gpus"
 
 
 def _count_linode(raw: Any, bad: Any) -> str:

@@ -1,17 +1,19 @@
-"""Vast.ai: bundles search parse (real CLI recordings) and the live request shape."""
+"""Vast.ai: bundles search parse (the 2026 REFERENCE replay recording, real CLI recordings), the
+live request shape, and the collection of a clamped search in parts."""
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Any
 
 import httpx
 import pytest
 
-from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
-from scrapers.vastai import BUNDLES_URL, VastaiScraper, split_geolocation
+from scrapers.base import UNREADABLE_PRICE, ParseError, PartialOffers, ScrapedOffer
+from scrapers.vastai import BUNDLES_URL, KNOWN_CAPS, VastaiScraper, clamped, split_geolocation
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract, replayed_payload, run_fetch
 from tests.scrapers.requests_helpers import (
     assert_only_optional_credential,
     assert_optional_key_sent_as_bearer,
@@ -30,12 +32,19 @@ def by(offers: list[ScrapedOffer], sku: str, kind: str = "on_demand") -> Scraped
     return match
 
 
+def by_id(offers: list[ScrapedOffer], sku: int, kind: str = "on_demand") -> ScrapedOffer:
+    return by(offers, str(sku), kind)
+
+
 class TestVastai(ProviderContract):
+    """The contract on the bundled replay recording: REFERENCE answers (our own values) in the 2026
+    per-chip shape, the unfiltered search clamped to 64 offers, so fetch collects per GPU name."""
+
     scraper_cls = VastaiScraper
-    min_offers = 8  # the bundled recording: 4 offers, each on_demand + spot
+    min_offers = 160  # 84 offers, each on_demand + spot
 
     def load_raw(self) -> Any:
-        return load_json(TRIMMED)
+        return copy.deepcopy(replayed_payload("vastai"))
 
     def broken_payloads(self) -> list[Any]:
         good = load_json(SMALL)[0]
@@ -59,6 +68,53 @@ class TestVastai(ProviderContract):
         return [
             [no_price],
         ]
+
+    def test_the_replay_asks_per_gpu_name_after_the_clamped_search(self) -> None:
+        searches = [(s["search"], s["count"]) for s in self.load_raw()["searches"]]
+        assert searches == [
+            ("all", 64),
+            ("gpu_name=A100 SXM4", 6), ("gpu_name=H100 SXM", 9), ("gpu_name=H200", 4),
+            ("gpu_name=RTX 3090", 17), ("gpu_name=RTX 4090", 31), ("gpu_name=RTX 5090", 14),
+            ("other GPUs", 3),
+        ]
+
+    def test_the_whole_market_is_collected_and_not_partial(self, offers: list[ScrapedOffer]) -> None:
+        assert not isinstance(offers, PartialOffers)
+        on_demand = [o for o in offers if o.kind == "on_demand"]
+        assert len(on_demand) == 84 and len({o.sku for o in on_demand}) == 84
+        counts = {name: len([o for o in on_demand if o.gpu_raw == name]) for name in {o.gpu_raw for o in on_demand}}
+        assert counts == {"RTX 4090": 31, "RTX 5090": 14, "RTX 3090": 17, "H100 SXM": 9, "A100 SXM4": 6, "H200": 4,
+                          "Tesla V100": 2, "B200": 1}
+
+    def test_h100_offer_values(self, offers: list[ScrapedOffer]) -> None:
+        o = by_id(offers, 31130081)
+        assert (o.gpu_raw, o.gpu_count, o.kind, o.price_per_hour) == ("H100 SXM", 8, "on_demand", 21.4249)
+        assert (o.region, o.country, o.currency, o.available) == ("Victoria, AU", "AU", "USD", True)
+        assert (o.gpu_memory_gb, o.vcpus, o.ram_gb) == (80.0, 16.0, 256.0)
+        assert o.extra["verification"] == "unverified" and o.extra["datacenter"] is False
+        assert o.extra["storage_per_hour"] == 0.00173611 and o.extra["dph_total"] == 21.42663611
+        assert (o.extra["search"], o.extra["search_count"]) == ("gpu_name=H100 SXM", 9)
+        assert by_id(offers, 31130081, "spot").price_per_hour == 11.553
+
+    def test_an_offer_only_the_per_name_search_found(self, offers: list[ScrapedOffer]) -> None:
+        o = by_id(offers, 31058217)  # not among the clamped search's 64
+        assert (o.gpu_raw, o.gpu_count, o.price_per_hour, o.region, o.country) == ("RTX 4090", 1, 0.4019, "Oregon, US", "US")
+        assert (o.extra["search"], o.extra["search_count"]) == ("gpu_name=RTX 4090", 31)
+
+    def test_gpus_only_the_other_gpus_search_found(self, offers: list[ScrapedOffer]) -> None:
+        b200 = by_id(offers, 31158348)
+        assert (b200.gpu_raw, b200.gpu_count, b200.price_per_hour, b200.region) == ("B200", 1, 3.6167, "Ontario, CA")
+        assert (b200.extra["search"], b200.extra["search_count"]) == ("other GPUs", 3)
+        v100 = by_id(offers, 31153690)
+        assert (v100.gpu_raw, v100.gpu_count, v100.price_per_hour, v100.region, v100.country) == ("Tesla V100", 4, 0.5152, "US", "US")
+
+
+class TestCliRecordings:
+    """The real 2024 and 2025 recordings (the CLI's bare list): the offer fields as they were."""
+
+    @pytest.fixture
+    def offers(self) -> list[ScrapedOffer]:
+        return VastaiScraper(env={}).parse(load_json(TRIMMED))
 
     def test_single_gpu_offer_values(self, offers: list[ScrapedOffer]) -> None:
         o = by(offers, "13489095")
@@ -156,9 +212,97 @@ def test_fetch_posts_the_search_query_anonymously() -> None:
     assert body["rentable"] == {"eq": True}
     assert body["rented"] == {"eq": False}
     assert "verified" not in body  # verified=any: no verification filter
+    assert "gpu_name" not in body
     assert body["type"] == "on-demand"
     assert body["limit"] >= 10000
-    assert len(VastaiScraper(env={}).parse(raw)) == 8
+    assert [(s["search"], s["count"]) for s in raw["searches"]] == [("all", 4)]  # honoured: one search
+    offers = VastaiScraper(env={}).parse(raw)
+    assert len(offers) == 8 and not isinstance(offers, PartialOffers)
+    assert {(o.extra["search"], o.extra["search_count"]) for o in offers} == {("all", 4)}
+
+
+def _offer(template: dict[str, Any], oid: int, gpu_name: str) -> dict[str, Any]:
+    return {**template, "id": oid, "gpu_name": gpu_name}
+
+
+class CappedMarket:
+    """A fake bundles search over a market of ``sizes`` offers per GPU name that answers at most
+    ``cap`` offers to any search, whatever limit is asked (the clamp a 2026 keyless client saw)."""
+
+    def __init__(self, sizes: dict[str, int], cap: int = 64) -> None:
+        template = load_json(SMALL)[0]
+        self.market = [_offer(template, 1000 * i + k, name) for i, (name, n) in enumerate(sizes.items(), 1) for k in range(n)]
+        self.cap = cap
+        self.bodies: list[dict[str, Any]] = []
+
+    def handler(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        wanted = body.get("gpu_name") or {}
+        found = [o for o in self.market
+                 if ("eq" not in wanted or o["gpu_name"] == wanted["eq"]) and o["gpu_name"] not in wanted.get("notin", [])]
+        return httpx.Response(200, json={"offers": found[: min(self.cap, body["limit"])]})
+
+
+def test_a_search_clamped_to_64_is_collected_per_gpu_name() -> None:
+    """One search answered the first 64 of 121 offers and was taken for the whole market."""
+    market = CappedMarket({"RTX 4090": 40, "H100 SXM": 30, "A100 SXM4": 20, "L40S": 31})
+    raw = run_fetch(VastaiScraper(env={}), httpx.MockTransport(market.handler))
+    assert [(s["search"], s["count"]) for s in raw["searches"]] == [
+        ("all", 64), ("gpu_name=H100 SXM", 30), ("gpu_name=RTX 4090", 40), ("other GPUs", 51),
+    ]
+    assert market.bodies[1]["gpu_name"] == {"eq": "H100 SXM"}
+    assert market.bodies[3]["gpu_name"] == {"notin": ["H100 SXM", "RTX 4090"]}
+    offers = VastaiScraper(env={}).parse(raw)
+    assert not isinstance(offers, PartialOffers)
+    on_demand = [o for o in offers if o.kind == "on_demand"]
+    assert len(on_demand) == 121
+    assert {o.gpu_raw: 0 for o in on_demand}.keys() == {"RTX 4090", "H100 SXM", "A100 SXM4", "L40S"}
+    l40s = by(offers, "4000")
+    assert (l40s.gpu_raw, l40s.extra["search"], l40s.extra["search_count"]) == ("L40S", "other GPUs", 51)
+
+
+def test_a_clamped_other_gpus_search_gets_its_new_names_searched() -> None:
+    market = CappedMarket({"RTX 4090": 64, "A100 SXM4": 50, "L40S": 20})
+    raw = run_fetch(VastaiScraper(env={}), httpx.MockTransport(market.handler))
+    assert [(s["search"], s["count"]) for s in raw["searches"]] == [
+        ("all", 64), ("gpu_name=RTX 4090", 64), ("other GPUs", 64),
+        ("gpu_name=A100 SXM4", 50), ("gpu_name=L40S", 20), ("other GPUs", 0),
+    ]
+    offers = VastaiScraper(env={}).parse(raw)
+    assert isinstance(offers, PartialOffers)  # RTX 4090 alone answered the cap: it may have more
+    assert offers.reason == ("vastai: 1 search(es) answered a known cap or their limit, so more offers may exist: "
+                             "gpu_name=RTX 4090 (64 offers)")
+    assert len([o for o in offers if o.kind == "on_demand"]) == 134
+
+
+def test_every_search_answering_64_is_a_partial_collection_naming_them() -> None:
+    """A fake that answers 64 offers to every search: no part can be told complete."""
+    market = CappedMarket({"RTX 4090": 100, "H100 SXM": 100, "L4": 100})
+    market.market.sort(key=lambda o: o["id"] % 1000)  # the first 64 mix every GPU name
+    raw = run_fetch(VastaiScraper(env={}), httpx.MockTransport(market.handler))
+    assert [s["count"] for s in raw["searches"]] == [64, 64, 64, 64, 0]
+    offers = VastaiScraper(env={}).parse(raw)
+    assert isinstance(offers, PartialOffers)
+    assert offers.reason.startswith("vastai: 3 search(es) answered a known cap or their limit")
+    for name in ("gpu_name=H100 SXM (64 offers)", "gpu_name=L4 (64 offers)", "gpu_name=RTX 4090 (64 offers)"):
+        assert name in offers.reason
+    assert len([o for o in offers if o.kind == "on_demand"]) == 192
+
+
+def test_one_recorded_answer_of_a_known_cap_is_partial() -> None:
+    template = load_json(SMALL)[0]
+    answer = {"offers": [_offer(template, i, "RTX 4090") for i in range(64)]}
+    offers = VastaiScraper(env={}).parse(answer)
+    assert isinstance(offers, PartialOffers) and "all (64 offers)" in offers.reason
+    assert not isinstance(VastaiScraper(env={}).parse({"offers": answer["offers"][:63]}), PartialOffers)
+
+
+@pytest.mark.parametrize(("count", "limit", "expected"), [(64, 65535, True), (63, 65535, False), (65, 65535, False),
+                                                          (100, 100, True), (64, None, True), (1396, None, False)])
+def test_clamped(count: int, limit: int | None, expected: bool) -> None:
+    assert 64 in KNOWN_CAPS
+    assert clamped(count, limit) is expected
 
 
 def test_fetch_sends_the_optional_key_as_bearer() -> None:
