@@ -154,9 +154,17 @@ def _runpod(raw: Any, bad: Any) -> str:
     return "data.gpuTypes[0].securePrice"
 
 
+def _scaleway_servers(raw: Any) -> tuple[str, dict[str, Any]]:
+    """The first zone listing a GPU type, and its first page's types."""
+    for zone, entry in raw.items():
+        pages = entry["servers"] if isinstance(entry, dict) else entry
+        if any(v.get("gpu") for v in pages[0]["servers"].values()):
+            return zone, pages[0]["servers"]
+    raise AssertionError("no GPU type in the fixture")
+
+
 def _scaleway(raw: Any, bad: Any) -> str:
-    zone = next(iter(raw))
-    servers = raw[zone][0]["servers"]
+    zone, servers = _scaleway_servers(raw)
     name = next(k for k, v in servers.items() if v.get("gpu"))
     put(servers[name], "hourly_price", bad)
     return f"{zone} servers.{name}.hourly_price"
@@ -308,8 +316,7 @@ def _count_hyperbolic(raw: Any, bad: Any) -> str:
 
 
 def _count_scaleway(raw: Any, bad: Any) -> str:
-    zone = next(iter(raw))
-    servers = raw[zone][0]["servers"]
+    zone, servers = _scaleway_servers(raw)
     name = next(k for k, v in servers.items() if v.get("gpu"))
     put(servers[name], "gpu", bad)
     return f"{zone} servers.{name}.gpu"

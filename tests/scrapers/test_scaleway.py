@@ -1,5 +1,7 @@
-"""Scaleway products/servers scraper. The pages are REAL (a terraform-provider-scaleway go-vcr recording of
-fr-par-1, 2026-06-23), trimmed to a few whole server types each: see tests/fixtures/scaleway/SOURCES.md."""
+"""Scaleway products/servers (+ availability) scraper. fr-par-2, where the GPUs are, is a REFERENCE fixture
+(our own values in the structure of getcomputable/gpu-index's 2026 fr-par-2 read), the bundled replay
+recording itself; the fr-par-1 pages are REAL (a terraform-provider-scaleway go-vcr recording, 2026-06-23),
+trimmed to a few whole server types each: see tests/fixtures/scaleway/SOURCES.md."""
 
 from __future__ import annotations
 
@@ -9,11 +11,17 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import FetchError, ScrapedOffer
-from scrapers.scaleway import DEFAULT_ZONES, ZONES_ENV, ScalewayScraper, products_url
+from scrapers.base import FetchError, PartialOffers, ScrapedOffer
+from scrapers.scaleway import DEFAULT_ZONES, ZONES_ENV, ScalewayScraper, availability_url, products_url
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract, replayed_payload, run_fetch
 from tracker.errors import ConfigError
+from tracker.pipeline.replay import BUNDLED_RECORDINGS
+
+# REFERENCE (our own values): the bundled replay recording's fr-par-2 answers, read in place.
+FR_PAR_2 = BUNDLED_RECORDINGS / "scaleway"
+FR_PAR_2_SERVERS = "fr-par-2_servers_2026_reference.json"
+FR_PAR_2_AVAILABILITY = "fr-par-2_availability_2026_reference.json"
 
 PAGES = [f"scaleway/scaleway_products_servers_fr-par-1_page{i}_2026-06-23.json" for i in (1, 2, 3)]
 # The recorded Link headers of pages 1 and 2 (page 3 has no rel="next").
@@ -32,12 +40,52 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
     return {o.sku: o for o in offers}
 
 
-class TestScaleway(ProviderContract):
-    scraper_cls = ScalewayScraper
-    min_offers = 4  # replay: page 1 alone already holds the four L4 types
+def fr_par_2(name: str) -> Any:
+    import json
 
-    def load_raw(self) -> dict[str, list[Any]]:
-        return {"fr-par-1": pages()}
+    return json.loads((FR_PAR_2 / name).read_text())
+
+
+class TestScaleway(ProviderContract):
+    """The contract on the bundled replay: every zone, fr-par-2 (REFERENCE) with its stock."""
+
+    scraper_cls = ScalewayScraper
+    min_offers = 16
+
+    def load_raw(self) -> dict[str, Any]:
+        return copy.deepcopy(replayed_payload("scaleway"))
+
+    @pytest.fixture
+    def fr_par_1(self) -> list[ScrapedOffer]:
+        """The real fr-par-1 pages alone (the older {zone: [page, ...]} payload)."""
+        return ScalewayScraper(env={}).parse({"fr-par-1": pages()})
+
+    def test_every_zone_is_read_and_fr_par_2_holds_the_big_gpus(self, offers: list[ScrapedOffer]) -> None:
+        assert not isinstance(offers, PartialOffers)
+        assert list(self.load_raw()) == list(DEFAULT_ZONES)
+        assert sorted(o.sku for o in offers if o.region == "fr-par-2") == [
+            "B300-SXM-8-288G", "GPU-3070-S", "H100-1-80G", "H100-2-80G", "H100-SXM-2-80G", "H100-SXM-4-80G",
+            "H100-SXM-8-80G", "L40S-1-48G", "L40S-2-48G", "L40S-4-48G", "L40S-8-48G",
+        ]
+        assert sorted(o.sku for o in offers if o.region == "fr-par-1") == ["L4-1-24G", "L4-2-24G", "L4-4-24G", "L4-8-24G", "RENDER-S"]
+
+    def test_fr_par_2_h100_sxm_values_and_stock(self, offers: list[ScrapedOffer]) -> None:
+        o = {(x.region, x.sku): x for x in offers}[("fr-par-2", "H100-SXM-8-80G")]
+        assert (o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind) == ("NVIDIA H100-SXM", 8, 80.0, "on_demand")
+        assert (o.price_per_hour, o.currency, o.country) == (23.4, "EUR", "FR")
+        assert (o.vcpus, o.ram_gb, o.extra["monthly_price"]) == (128, 960, 17082.0)
+        assert (o.available, o.extra["stock"]) == (True, "scarce")  # scarce: still rentable
+
+    def test_fr_par_2_stock_levels(self, offers: list[ScrapedOffer]) -> None:
+        o = {x.sku: x for x in offers if x.region == "fr-par-2"}
+        assert (o["H100-1-80G"].available, o["H100-1-80G"].extra["stock"], o["H100-1-80G"].price_per_hour) == (True, "available", 2.52)
+        assert (o["H100-SXM-2-80G"].available, o["H100-SXM-2-80G"].extra["stock"]) == (False, "shortage")
+        assert (o["B300-SXM-8-288G"].gpu_raw, o["B300-SXM-8-288G"].available, o["B300-SXM-8-288G"].gpu_memory_gb) == ("NVIDIA B300-SXM", False, 288)
+        # no availability listed for the type: not stated
+        assert o["GPU-3070-S"].available is None and "stock" not in o["GPU-3070-S"].extra
+        assert o["GPU-3070-S"].extra["end_of_service"] is True
+        # fr-par-1's stock was not recorded: unknown there
+        assert all(x.available is None for x in offers if x.region == "fr-par-1")
 
     def broken_payloads(self) -> list[Any]:
         return [
@@ -63,10 +111,12 @@ class TestScaleway(ProviderContract):
             {"fr-par-1": no_gpu_field},
         ]
 
-    def test_gpu_types_only(self, offers: list[ScrapedOffer]) -> None:
+    def test_gpu_types_only(self, fr_par_1: list[ScrapedOffer]) -> None:
+        offers = fr_par_1
         assert sorted(o.sku for o in offers) == ["L4-1-24G", "L4-2-24G", "L4-4-24G", "L4-8-24G", "RENDER-S"]
 
-    def test_l4_values_in_eur_per_instance(self, offers: list[ScrapedOffer]) -> None:
+    def test_l4_values_in_eur_per_instance(self, fr_par_1: list[ScrapedOffer]) -> None:
+        offers = fr_par_1
         l4x2 = by_sku(offers)["L4-2-24G"]
         assert (l4x2.gpu_raw, l4x2.gpu_count, l4x2.gpu_memory_gb) == ("NVIDIA L4", 2, 24)
         assert (l4x2.price_per_hour, l4x2.currency) == (1.575, "EUR")  # as listed: nothing converted here
@@ -76,7 +126,8 @@ class TestScaleway(ProviderContract):
         assert l4x2.extra["monthly_price"] == 1149.75
         assert by_sku(offers)["L4-8-24G"].price_per_hour == 6.3
 
-    def test_render_s_is_a_p100(self, offers: list[ScrapedOffer]) -> None:
+    def test_render_s_is_a_p100(self, fr_par_1: list[ScrapedOffer]) -> None:
+        offers = fr_par_1
         render = by_sku(offers)["RENDER-S"]
         assert (render.gpu_raw, render.gpu_count, render.gpu_memory_gb, render.price_per_hour) == ("NVIDIA P100", 1, 16, 1.221)
         assert render.ram_gb == 42 and "end_of_service" not in render.extra
@@ -105,6 +156,8 @@ class TestFetch:
         def handler(request: httpx.Request) -> httpx.Response:
             seen.append(request)
             zone = request.url.path.split("/")[4]
+            if request.url.path.endswith("/availability"):
+                return httpx.Response(200, json={"servers": {"L4-2-24G": {"availability": "shortage"}}})
             if zone not in zones_with_pages:
                 return httpx.Response(200, json={"servers": {}}, headers={"X-Total-Count": "0"})
             page = int(request.url.params["page"])
@@ -118,26 +171,67 @@ class TestFetch:
     def test_requests_follow_the_link_header_per_zone(self) -> None:
         seen: list[httpx.Request] = []
         fetched = run_fetch(ScalewayScraper(env={}), self.serve({"fr-par-1"}, seen))
-        assert [(r.method, str(r.url.copy_with(query=None)), r.url.params.get("page")) for r in seen] == [
-            ("GET", products_url("fr-par-1"), "1"),
-            ("GET", products_url("fr-par-1"), "2"),
-            ("GET", products_url("fr-par-1"), "3"),
-            ("GET", products_url("fr-par-2"), "1"),
-            ("GET", products_url("nl-ams-1"), "1"),
-            ("GET", products_url("pl-waw-2"), "1"),
-        ]
+        expected = [("GET", products_url("fr-par-1"), "1"), ("GET", products_url("fr-par-1"), "2"),
+                    ("GET", products_url("fr-par-1"), "3"), ("GET", availability_url("fr-par-1"), "1")]
+        for zone in DEFAULT_ZONES[1:]:
+            expected += [("GET", products_url(zone), "1"), ("GET", availability_url(zone), "1")]
+        assert [(r.method, str(r.url.copy_with(query=None)), r.url.params.get("page")) for r in seen] == expected
         assert products_url("fr-par-1") == "https://api.scaleway.com/instance/v1/zones/fr-par-1/products/servers"
+        assert availability_url("fr-par-2") == "https://api.scaleway.com/instance/v1/zones/fr-par-2/products/servers/availability"
         assert all(r.url.params["per_page"] == "100" for r in seen)
         assert all("x-auth-token" not in r.headers and "authorization" not in r.headers for r in seen)
         assert all(r.content == b"" for r in seen)
-        assert list(fetched) == list(DEFAULT_ZONES) and len(fetched["fr-par-1"]) == 3
-        assert len(ScalewayScraper(env={}).parse(fetched)) == 5
+        assert list(fetched) == list(DEFAULT_ZONES) and len(fetched["fr-par-1"]["servers"]) == 3
+        offers = ScalewayScraper(env={}).parse(fetched)
+        assert len(offers) == 5 and by_sku(offers)["L4-2-24G"].available is False
+
+    def test_every_zone_peers_query_is_asked(self) -> None:
+        assert DEFAULT_ZONES == ("fr-par-1", "fr-par-2", "fr-par-3", "nl-ams-1", "nl-ams-2", "nl-ams-3",
+                                 "pl-waw-1", "pl-waw-2", "pl-waw-3")
+
+    def test_a_zone_that_does_not_answer_makes_a_partial_collection(self) -> None:
+        seen: list[httpx.Request] = []
+        inner = self.serve({"fr-par-1"}, seen)
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            if "/nl-ams-3/" in request.url.path:
+                return httpx.Response(404, json={"message": "zone not found"})
+            return inner.handle_request(request)
+
+        fetched = run_fetch(ScalewayScraper(env={}), httpx.MockTransport(handler))
+        assert fetched["nl-ams-3"] == {"error": f"scaleway: GET {products_url('nl-ams-3')} -> HTTP 404"}
+        offers = ScalewayScraper(env={}).parse(fetched)
+        assert isinstance(offers, PartialOffers) and len(offers) == 5
+        assert offers.reason.startswith("scaleway: 1 zone(s) did not answer: nl-ams-3 (")
+
+    def test_a_zone_whose_stock_does_not_answer_keeps_its_prices(self) -> None:
+        seen: list[httpx.Request] = []
+        inner = self.serve({"fr-par-1"}, seen)
+
+        def handler(request: httpx.Request) -> httpx.Response:
+            if request.url.path.endswith("/availability"):
+                return httpx.Response(500)
+            return inner.handle_request(request)
+
+        fetched = run_fetch(ScalewayScraper(env={}), httpx.MockTransport(handler))
+        offers = ScalewayScraper(env={}).parse(fetched)
+        assert not isinstance(offers, PartialOffers)
+        assert len(offers) == 5 and all(o.available is None for o in offers)
+        assert "HTTP 500" in fetched["fr-par-1"]["availability_error"]
+
+    def test_every_zone_failing_fails_the_run(self) -> None:
+        def handler(request: httpx.Request) -> httpx.Response:
+            return httpx.Response(503)
+
+        with pytest.raises(FetchError, match=r"scaleway: GET .*fr-par-1/products/servers.* -> HTTP 503"):
+            run_fetch(ScalewayScraper(env={}), httpx.MockTransport(handler))
 
     def test_zones_from_the_environment(self) -> None:
         seen: list[httpx.Request] = []
         scraper = ScalewayScraper(env={ZONES_ENV: "nl-ams-1, fr-par-1"})
         fetched = run_fetch(scraper, self.serve({"fr-par-1"}, seen))
         assert list(fetched) == ["nl-ams-1", "fr-par-1"]
+        assert {o.available for o in scraper.parse(fetched) if o.sku == "L4-2-24G"} == {False}
         assert {o.region for o in scraper.parse(fetched)} == {"fr-par-1"}
 
     def test_an_invalid_zone_is_a_config_error(self) -> None:
@@ -161,12 +255,13 @@ def test_replay_walks_the_three_recorded_pages_by_their_link_headers() -> None:
 
     transport = ReplayTransport.for_provider("scaleway")
     fetched = run_fetch(ScalewayScraper(env={}, replay=True), transport)
-    fr_par_1 = [r.url.params["page"] for r in transport.requests if "/fr-par-1/" in r.url.path]
+    fr_par_1 = [r.url.params["page"] for r in transport.requests if r.url.path.endswith("/fr-par-1/products/servers")]
     assert fr_par_1 == ["1", "2", "3"]
-    assert len(transport.requests) == 6  # plus one (handmade, empty) page for each other default zone
-    assert sorted(o.sku for o in ScalewayScraper(env={}).parse(fetched)) == [
-        "L4-1-24G", "L4-2-24G", "L4-4-24G", "L4-8-24G", "RENDER-S"
-    ]
+    assert len(transport.requests) == 3 + 1 + 2 * 8  # fr-par-1's pages and stock, then products and stock of each other zone
+    assert all(r.url.path.endswith(("/products/servers", "/products/servers/availability")) for r in transport.requests)
+    offers = ScalewayScraper(env={}).parse(fetched)
+    assert len(offers) == 16 and {o.region for o in offers} == {"fr-par-1", "fr-par-2"}
+    assert fetched["fr-par-2"] == {"servers": [fr_par_2(FR_PAR_2_SERVERS)], "availability": [fr_par_2(FR_PAR_2_AVAILABILITY)]}
 
 
 def _replay_prices(db_url: str, config: str) -> list[dict[str, Any]]:
@@ -179,7 +274,7 @@ def _replay_prices(db_url: str, config: str) -> list[dict[str, Any]]:
     runner = CliRunner()
     scrape = runner.invoke(app, ["--config", config, "--db", db_url, "scrape", "--replay", "-p", "scaleway", "--format", "json"])
     assert scrape.exit_code == 0, scrape.stdout
-    assert [(r["provider"], r["status"], r["offers"]) for r in json.loads(scrape.stdout)] == [("scaleway", "ok", 5)]
+    assert [(r["provider"], r["status"], r["offers"]) for r in json.loads(scrape.stdout)] == [("scaleway", "ok", 16)]
     listed = runner.invoke(app, ["--config", config, "--db", db_url, "prices", "-p", "scaleway", "--format", "json"])
     assert listed.exit_code == 0, listed.stdout
     return json.loads(listed.stdout)
