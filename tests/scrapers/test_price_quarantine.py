@@ -171,11 +171,8 @@ def _scaleway(raw: Any, bad: Any) -> str:
 
 
 def _tensordock(raw: Any, bad: Any) -> str:
-    node = next(iter(raw["hostnodes"]))
-    gpus = raw["hostnodes"][node]["specs"]["gpu"]
-    first = next(iter(gpus))
-    put(gpus[first], "price", bad)
-    return f"hostnodes.{node}.specs.gpu.{first}.price"
+    put(raw["data"]["locations"][0]["gpus"][0], "price_per_hr", bad)
+    return "data.locations[0].gpus[0].price_per_hr"
 
 
 def _vastai_first(raw: Any) -> tuple[dict[str, Any], str]:
@@ -275,15 +272,8 @@ def _akash_twin(raw: Any) -> Any:
     return raw
 
 
-def _tensordock_twin(raw: Any) -> Any:
-    """The handmade sample lists one GPU: a second model (the same record) stays readable."""
-    gpus = raw["hostnodes"][next(iter(raw["hostnodes"]))]["specs"]["gpu"]
-    gpus["h100-sxm5-80gb"] = copy.deepcopy(gpus[next(iter(gpus))])
-    return raw
-
-
 #: Fixtures of a single offer get a readable second one, so "the rest is kept" can be seen.
-TWINS: dict[str, Callable[[Any], Any]] = {"akash": _akash_twin, "tensordock": _tensordock_twin}
+TWINS: dict[str, Callable[[Any], Any]] = {"akash": _akash_twin}
 
 
 def _count_vastai(raw: Any, bad: Any) -> str:
