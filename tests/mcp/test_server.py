@@ -27,7 +27,7 @@ TOOLS = {"prices", "history", "trends", "value", "tco", "recommend", "alert_back
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
     "prices_all": ("prices", {"gpu": "H100", "limit": 1000}),
-    "prices_runpod_spot": ("prices", {"provider": ["runpod"], "kind": ["spot"]}),
+    "prices_vastai_spot": ("prices", {"provider": ["vastai"], "kind": ["spot"]}),  # the keyless RunPod replay has no spot
     "prices_bad_gpu": ("prices", {"gpu": "H999"}),
     "prices_bad_limit": ("prices", {"limit": 0}),
     "prices_bad_provider": ("prices", {"provider": ["nosuchcloud"]}),
@@ -94,8 +94,8 @@ def test_prices_are_the_cli_and_api_rows(results: dict[str, Any], store: Store, 
     everything = ok(results, "prices_all")
     assert everything["matching"] == len(get_json(client, "/api/prices?gpu=H100")) == len(everything["rows"]) > 5
     assert {family_of(r["gpu"]) for r in everything["rows"]} == {"H100"}
-    spot = ok(results, "prices_runpod_spot")["rows"]
-    assert spot and {(r["provider"], r["kind"]) for r in spot} == {("runpod", "spot")}
+    spot = ok(results, "prices_vastai_spot")["rows"]
+    assert spot and {(r["provider"], r["kind"]) for r in spot} == {("vastai", "spot")}
 
 
 @pytest.mark.parametrize("key,words", [

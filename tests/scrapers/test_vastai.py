@@ -84,7 +84,7 @@ class TestVastai(ProviderContract):
         assert len(on_demand) == 84 and len({o.sku for o in on_demand}) == 84
         counts = {name: len([o for o in on_demand if o.gpu_raw == name]) for name in {o.gpu_raw for o in on_demand}}
         assert counts == {"RTX 4090": 31, "RTX 5090": 14, "RTX 3090": 17, "H100 SXM": 9, "A100 SXM4": 6, "H200": 4,
-                          "Tesla V100": 2, "B200": 1}
+                          "RTX A6000": 2, "B200": 1}
 
     def test_h100_offer_values(self, offers: list[ScrapedOffer]) -> None:
         o = by_id(offers, 31130081)
@@ -105,8 +105,8 @@ class TestVastai(ProviderContract):
         b200 = by_id(offers, 31158348)
         assert (b200.gpu_raw, b200.gpu_count, b200.price_per_hour, b200.region) == ("B200", 1, 3.6167, "Ontario, CA")
         assert (b200.extra["search"], b200.extra["search_count"]) == ("other GPUs", 3)
-        v100 = by_id(offers, 31153690)
-        assert (v100.gpu_raw, v100.gpu_count, v100.price_per_hour, v100.region, v100.country) == ("Tesla V100", 4, 0.5152, "US", "US")
+        a6000 = by_id(offers, 31153690)
+        assert (a6000.gpu_raw, a6000.gpu_count, a6000.price_per_hour, a6000.region, a6000.country) == ("RTX A6000", 4, 1.8033, "US", "US")
 
 
 class TestCliRecordings:
