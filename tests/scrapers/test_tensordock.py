@@ -150,5 +150,5 @@ def test_needs_no_credentials() -> None:
 
 def test_the_legacy_v0_marketplace_is_no_longer_asked() -> None:
     assert "marketplace.tensordock.com" not in TensordockScraper.endpoint
-    assert TensordockScraper.allowed_domains() == ("tensordock.com",)
+    assert TensordockScraper.allowed_hosts() == ("dashboard.tensordock.com",)
     assert TensordockScraper.retired is None
