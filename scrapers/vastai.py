@@ -16,7 +16,8 @@ the way 2026 clients ask per chip (getcomputable/gpu-index's observatory asks on
 name): one search per GPU name seen (``gpu_name eq <name>``), then one for every other GPU
 (``gpu_name notin [<names asked>]``, an operator of the vast-cli query language) whose new names,
 if that search is clamped too, get searches of their own, for at most ``MAX_ROUNDS`` rounds. A part
-that is still clamped (64 offers of one GPU name) cannot be split further here: ``parse`` then
+that is still clamped (64 offers of one GPU name) cannot be split further here, and one that
+fails (a 429 after the retries, say) is kept as ``{"search": ..., "error": ...}``: ``parse`` then
 returns ``PartialOffers`` naming those searches, so the offers not seen stay unknown rather than
 delisted. Each search and its offer count are in the payload, and every offer says which search
 found it and how many that search answered (``extra["search"]``, ``extra["search_count"]``).
@@ -51,6 +52,7 @@ import re
 from typing import Any, Final
 
 from scrapers.base import (
+    FetchError,
     Http,
     ParseError,
     PartialOffers,
@@ -147,7 +149,13 @@ class VastaiScraper(Scraper):
         searches: list[dict[str, Any]] = []
 
         async def search(label: str, gpu_name: dict[str, Any] | None = None) -> list[Any] | None:
-            body = await http.post_json(BUNDLES_URL, json=search_query(gpu_name), headers=headers)
+            try:
+                body = await http.post_json(BUNDLES_URL, json=search_query(gpu_name), headers=headers)
+            except FetchError as exc:
+                if gpu_name is None:
+                    raise  # the first search is the run
+                searches.append({"search": label, "limit": MAX_OFFERS, "error": str(exc)})  # that part stays unknown
+                return None
             listing = _listing(body)
             searches.append({"search": label, "limit": MAX_OFFERS, "count": None if listing is None else len(listing), "response": body})
             return listing
@@ -191,6 +199,9 @@ class VastaiScraper(Scraper):
             entry = searches[at_search]
             where = field_path("searches", at_search) if wrapped else ""
             label = labels[at_search]
+            if isinstance(entry, dict) and "error" in entry and "response" not in entry:
+                cut.append(f"{label} (failed: {entry['error']})")
+                continue
             body = require(entry, "response", provider=self.name, at=where)
             if isinstance(body, dict):
                 offers = require(body, "offers", provider=self.name, kind=list, at=field_path(where, "response"))
@@ -209,7 +220,7 @@ class VastaiScraper(Scraper):
             raise ParseError(f"{self.name}: the search returned no offers")
         if cut:
             return PartialOffers(result, reason=(
-                f"{self.name}: {len(cut)} search(es) answered a known cap or their limit, so more offers may exist: "
+                f"{self.name}: {len(cut)} search(es) answered a known cap or their limit, or failed, so more offers may exist: "
                 + ", ".join(cut[:5]) + (" ..." if len(cut) > 5 else "")
             ))
         return result

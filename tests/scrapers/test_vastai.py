@@ -271,7 +271,7 @@ def test_a_clamped_other_gpus_search_gets_its_new_names_searched() -> None:
     ]
     offers = VastaiScraper(env={}).parse(raw)
     assert isinstance(offers, PartialOffers)  # RTX 4090 alone answered the cap: it may have more
-    assert offers.reason == ("vastai: 1 search(es) answered a known cap or their limit, so more offers may exist: "
+    assert offers.reason == ("vastai: 1 search(es) answered a known cap or their limit, or failed, so more offers may exist: "
                              "gpu_name=RTX 4090 (64 offers)")
     assert len([o for o in offers if o.kind == "on_demand"]) == 134
 
@@ -285,9 +285,36 @@ def test_every_search_answering_64_is_a_partial_collection_naming_them() -> None
     offers = VastaiScraper(env={}).parse(raw)
     assert isinstance(offers, PartialOffers)
     assert offers.reason.startswith("vastai: 3 search(es) answered a known cap or their limit")
+
     for name in ("gpu_name=H100 SXM (64 offers)", "gpu_name=L4 (64 offers)", "gpu_name=RTX 4090 (64 offers)"):
         assert name in offers.reason
     assert len([o for o in offers if o.kind == "on_demand"]) == 192
+
+
+def test_a_per_name_search_that_fails_leaves_its_part_unknown_not_the_run() -> None:
+    market = CappedMarket({"RTX 4090": 40, "H100 SXM": 30, "L40S": 31})
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        if json.loads(request.content).get("gpu_name") == {"eq": "H100 SXM"}:
+            return httpx.Response(429, headers={"Retry-After": "0"})
+        return market.handler(request)
+
+    raw = run_fetch(VastaiScraper(env={}), httpx.MockTransport(handler))
+    failed = [s for s in raw["searches"] if "error" in s]
+    assert [s["search"] for s in failed] == ["gpu_name=H100 SXM"] and "HTTP 429" in failed[0]["error"]
+    offers = VastaiScraper(env={}).parse(raw)
+    assert isinstance(offers, PartialOffers) and "gpu_name=H100 SXM (failed: " in offers.reason
+    assert {o.gpu_raw for o in offers} == {"RTX 4090", "H100 SXM", "L40S"}  # the clamped search's H100s are still seen
+
+
+def test_the_first_search_failing_fails_the_run() -> None:
+    from scrapers.base import FetchError
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(503)
+
+    with pytest.raises(FetchError, match="vastai: POST https://console.vast.ai/api/v0/bundles/ -> HTTP 503"):
+        run_fetch(VastaiScraper(env={}), httpx.MockTransport(handler))
 
 
 def test_one_recorded_answer_of_a_known_cap_is_partial() -> None:
