@@ -15,7 +15,8 @@ pagination), in one of two shapes:
 * **keyed** (``$RUNPOD_API_KEY`` set, sent as ``Authorization: Bearer <key>``): ``GPU_TYPES_QUERY``,
   the anonymous fields plus ``secureSpotPrice communitySpotPrice oneMonthPrice threeMonthPrice
   sixMonthPrice nodeGroupDatacenters { id name }``, fields only ever recorded with a key. When that
-  answer carries GraphQL ``errors`` (or comes back HTTP 400, how GraphQL servers refuse a query),
+  answer carries GraphQL ``errors`` (or comes back HTTP 400, how GraphQL servers refuse a query,
+  or 401/403, a key RunPod does not take),
   the anonymous query is asked instead, without the key: the run still collects the on-demand
   and community prices, and ``parse`` returns them as ``PartialOffers`` (the spot and savings-plan
   prices it did not see stay unknown, never read as delisted), the reason naming the errors (the
@@ -97,6 +98,9 @@ GPU_TYPES_QUERY = (
 )
 log = logging.getLogger(__name__)
 TERM_PRICES = (("oneMonthPrice", 1), ("threeMonthPrice", 3), ("sixMonthPrice", 6))
+#: Statuses of a keyed query RunPod refused (a query it rejects, a key it does not take): the
+#: anonymous query is asked instead.
+_REFUSALS = (400, 401, 403)
 #: What RunPod puts in the on-demand price of a cloud a GPU type is not in (see the module docstring).
 PLACEHOLDER_PRICE = 0.5
 
@@ -131,15 +135,15 @@ class RunpodScraper(Scraper):
     async def _keyed(self, http: Http, headers: dict[str, str]) -> tuple[Any, str | None]:
         """The keyed query's answer and ``None``, or why it cannot be used (its GraphQL errors, an
         HTTP 400 refusal, an answer without ``data.gpuTypes``), every secret scrubbed from it."""
-        response = await http.request("POST", GRAPHQL_URL, accept=(400,), json={"query": GPU_TYPES_QUERY}, headers=headers)
+        response = await http.request("POST", GRAPHQL_URL, accept=_REFUSALS, json={"query": GPU_TYPES_QUERY}, headers=headers)
         try:
             body = json.loads(response.content)
         except (ValueError, RecursionError):
-            if response.status_code == 400:
-                return None, "HTTP 400"
+            if response.status_code in _REFUSALS:
+                return None, f"HTTP {response.status_code}"
             raise FetchError(f"{self.name}: POST {GRAPHQL_URL} did not return JSON") from None
         errors = body.get("errors") if isinstance(body, dict) else None
-        if errors or response.status_code == 400:
+        if errors or response.status_code in _REFUSALS:
             return body, self._scrub(f"HTTP {response.status_code}, GraphQL errors: {_messages(errors) or 'none given'}")
         if not isinstance(body, dict) or not isinstance(body.get("data"), dict) or not isinstance(body["data"].get("gpuTypes"), list):
             return body, "the answer has no data.gpuTypes list"

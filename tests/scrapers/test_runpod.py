@@ -226,7 +226,7 @@ def test_without_a_key_the_anonymous_query_is_asked() -> None:
     assert len(offers) == 9 and pick(offers, f"{H100}:secure", "on_demand").extra["query"] == "anonymous"
 
 
-@pytest.mark.parametrize("status", [200, 400])
+@pytest.mark.parametrize("status", [200, 400, 401])
 def test_a_graphql_error_on_the_keyed_query_falls_back_to_the_anonymous_one(status: int) -> None:
     """A keyed query RunPod refuses (a field renamed, a key without rights) used to fail the whole run."""
     error = {"data": None, "errors": [{"message": f'Cannot query field "sixMonthPrice" on type "GpuType" for key {KEY}.'}]}
