@@ -50,6 +50,7 @@ class TestScaleway(ProviderContract):
     """The contract on the bundled replay: every zone, fr-par-2 (REFERENCE) with its stock."""
 
     scraper_cls = ScalewayScraper
+    handmade = True  # a reference fixture (the real shape, our own values), not a real recording
     min_offers = 16
 
     def load_raw(self) -> dict[str, Any]:

@@ -32,6 +32,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestTensordock(ProviderContract):
     scraper_cls = TensordockScraper
+    handmade = True  # a reference fixture (the real shape, our own values), not a real recording
     min_offers = 4
 
     def load_raw(self) -> Any:

@@ -41,6 +41,7 @@ class TestVastai(ProviderContract):
     per-chip shape, the unfiltered search clamped to 64 offers, so fetch collects per GPU name."""
 
     scraper_cls = VastaiScraper
+    handmade = True  # a reference fixture (the real shape, our own values), not a real recording
     min_offers = 160  # 84 offers, each on_demand + spot
 
     def load_raw(self) -> Any:
