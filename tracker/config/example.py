@@ -32,7 +32,7 @@ default_interval = "1h"
 timeout_s = 30.0    # seconds per request
 retries = 3         # extra attempts on timeouts, 429 and 5xx (Retry-After is honoured)
 backoff_s = 0.5     # delay before the first retry; doubles each time
-concurrency = 32    # providers collected at the same time
+concurrency = 64    # providers collected at the same time
 
 [retention]
 raw_days = 365      # raw price intervals kept; hourly/daily roll-ups are kept forever

@@ -140,7 +140,7 @@ class HttpSettings(BaseModel):
     backoff_s: Annotated[float, bounded_duration(0, 600)] = 0.5
     #: Providers collected at the same time: by default more than there are providers, so a
     #: cycle takes as long as its slowest provider, not the sum of the slow ones.
-    concurrency: Annotated[int, NoBool] = Field(32, ge=1, le=64)
+    concurrency: Annotated[int, NoBool] = Field(64, ge=1, le=64)
     #: Wall-clock limit for one provider's whole fetch (all pages), so one stuck API cannot hold a cycle.
     provider_timeout_s: Annotated[float, bounded_duration(1, 86400)] = 600.0
 
