@@ -1,0 +1,126 @@
+"""DeepInfra: dedicated GPU prices (per GPU-hour) from the GPU table of its pricing page.
+
+Called: ``GET https://deepinfra.com/pricing`` once per run, after checking robots.txt; no key.
+
+What the parser relies on (what a reader of the page sees, never the generated ``mui-style-*``
+class names): every table whose header names a **GPU** column, a **Memory** column and a
+**Price** column; today one, in the "Custom LLMs" section (dedicated GPUs running the user's own
+model, billed by the minute for uptime). The page's other tables (inference tiers priced as
+"1.5x base price", account tiers, per-token model prices) have no GPU column and are not read.
+The nearest heading above the table is kept in ``extra["section"]``.
+
+Each row: the GPU as printed ("H100"), its memory ("80GB", also in the sku, since DeepInfra
+names the GPU without its variant), and a price such as "$2.20 / GPU-hour": an ``on_demand``
+offer of one GPU (``gpu_count`` 1, ``extra["per_gpu"]``; the page states no count, multi-GPU
+setups are priced per GPU). A price cell that says "Coming soon" (or "soon", "TBA") is a GPU
+announced without a price: an offer with ``price_per_hour=None``, ``available=False`` and
+``extra["coming_soon"]``. "Contact us" is an offer without a price; "-" is not offered. No
+region or stock on the page.
+
+No GPU table, or one without rows -> ``ParseError("deepinfra: layout changed: ...")``. Any other
+price text quarantines that offer only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, ClassVar
+
+from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.html import (
+    body_rows,
+    cell_field,
+    find_tables,
+    header_index,
+    hourly,
+    is_blank,
+    layout_changed,
+    page_soup,
+    parse_gb,
+    read_money,
+    text_of,
+)
+
+PRICING_URL = "https://deepinfra.com/pricing"
+_COMING_RE = re.compile(r"^\s*(?:coming\s+soon|soon|tba|tbd|pre[\s-]?order)\s*$", re.IGNORECASE)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+class DeepinfraScraper(Scraper):
+    name: ClassVar[str] = "deepinfra"
+    display_name: ClassVar[str] = "DeepInfra (dedicated GPUs)"
+    homepage: ClassVar[str] = "https://deepinfra.com/pricing"
+    endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
+    source_kind: ClassVar[str] = "page"
+    fixture_kind: ClassVar[str] = "reference"
+    kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
+    caveats: ClassVar[str] = (
+        "GPU table of the pricing page (dedicated GPUs for custom models, billed per minute of uptime), "
+        "per GPU-hour, one GPU per offer; coming-soon rows listed without a price"
+    )
+
+    async def fetch(self, http: Http) -> str:
+        return await http.get_page(PRICING_URL)
+
+    def parse(self, raw: Any) -> list[ScrapedOffer]:
+        doc = page_soup(self.name, raw)
+        tables = find_tables(doc, "GPU", "Memory", "Price")
+        if not tables:
+            raise layout_changed(self.name, "no table with 'GPU', 'Memory' and 'Price' columns")
+        offers: list[ScrapedOffer] = []
+        seen: set[str] = set()
+        for table in tables:
+            col = header_index(table, "GPU", "Memory", "Price", provider=self.name)
+            heading = table.find_previous(["h2", "h3", "h4"])
+            section = text_of(heading) if heading is not None else ""
+            rows = body_rows(table)
+            if not rows:
+                raise layout_changed(self.name, "the GPU table has no rows")
+            for cells in rows:
+                if len(cells) <= max(col.values()):
+                    raise layout_changed(self.name, f"row {text_of(cells[0])!r} has {len(cells)} cells")
+                gpu = text_of(cells[col["GPU"]])
+                if not gpu:
+                    raise layout_changed(self.name, "a GPU row names no GPU")
+                memory = parse_gb(text_of(cells[col["Memory"]]))
+                text = text_of(cells[col["Price"]])
+                if is_blank(text):
+                    continue  # not offered
+                extra: dict[str, Any] = {"per_gpu": True, "gpu_count_unstated": True}
+                if section:
+                    extra["section"] = section
+                price: float | None = None
+                available: bool | None = None
+                currency = "USD"
+                if _COMING_RE.match(text):
+                    extra["coming_soon"] = text
+                    available = False
+                else:
+                    money, bad = read_money(text, cell_field("Price", gpu), required=True)
+                    extra.update(bad)
+                    if money is not None and money.amount is not None:
+                        price = round(hourly(money, assume="hour"), 6)
+                        currency = money.currency
+                    elif money is not None:
+                        extra["contact_sales"] = True
+                sku = _slug(f"{gpu} {memory:g}gb" if memory else gpu)
+                if sku in seen:
+                    raise layout_changed(self.name, f"two rows for {gpu!r} {text_of(cells[col['Memory']])!r}")
+                seen.add(sku)
+                offers.append(
+                    self.offer(
+                        sku=sku,
+                        gpu_raw=gpu,
+                        gpu_count=1,
+                        gpu_memory_gb=memory,
+                        price_per_hour=price,
+                        kind="on_demand",
+                        currency=currency,
+                        available=available,
+                        extra=extra,
+                    )
+                )
+        return offers
