@@ -1,7 +1,8 @@
 """Generated documentation: the README's provider table comes from the scrapers themselves.
 
 The "fixture" column is what the bundled replay recording is (a real recording, with its date;
-a handmade sample; an API-reference example), from the scraper and its ``manifest.json``.
+a handmade sample; an API-reference example; a reference fixture: our own values in a public
+capture's shape), from the scraper and its ``manifest.json``.
 
 ``python -m tracker.docs`` rewrites the block between the markers in README.md; a test
 fails when the README and the code disagree, so the table cannot go stale.
