@@ -101,7 +101,7 @@ class CivoScraper(Scraper):
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         doc = page_soup(self.name, raw)
         offers: list[ScrapedOffer] = []
-        seen: set[tuple[str, int]] = set()
+        seen: dict[tuple[str, int], float | None] = {}
         gpu_tables = 0
         for table in find_tables(doc, "Size", "RAM", "vCPU", "On-demand"):
             rows = body_rows(table)
@@ -124,7 +124,9 @@ class CivoScraper(Scraper):
                 return text_of(el)
         return text_of(cell)
 
-    def _table_offers(self, table: Tag, rows: list[list[Tag]], seen: set[tuple[str, int]]) -> list[ScrapedOffer]:
+    def _table_offers(
+        self, table: Tag, rows: list[list[Tag]], seen: dict[tuple[str, int], float | None]
+    ) -> list[ScrapedOffer]:
         col = header_index(table, "Size", "RAM", "vCPU", "On-demand", provider=self.name)
         commit_col = column_index(table, "Commitment")
         offers = []
@@ -165,9 +167,11 @@ class CivoScraper(Scraper):
                     price = round(hourly(money, assume="hour"), 6)
                 elif money is not None:
                     extra["contact_sales"] = True
-                if (sku, term) in seen:
-                    raise layout_changed(self.name, f"two rows for the same size {sku!r}")
-                seen.add((sku, term))
+                if (sku, term) in seen:  # the same table shown twice (compute and Kubernetes): one offer
+                    if seen[(sku, term)] != price:
+                        raise layout_changed(self.name, f"two different prices for the size {sku!r} ({label})")
+                    continue
+                seen[(sku, term)] = price
                 offers.append(
                     self.offer(
                         sku=sku,

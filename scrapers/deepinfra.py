@@ -71,7 +71,7 @@ class DeepinfraScraper(Scraper):
         if not tables:
             raise layout_changed(self.name, "no table with 'GPU', 'Memory' and 'Price' columns")
         offers: list[ScrapedOffer] = []
-        seen: set[str] = set()
+        seen: dict[str, float | None] = {}
         for table in tables:
             col = header_index(table, "GPU", "Memory", "Price", provider=self.name)
             heading = table.find_previous(["h2", "h3", "h4"])
@@ -107,9 +107,11 @@ class DeepinfraScraper(Scraper):
                     elif money is not None:
                         extra["contact_sales"] = True
                 sku = _slug(f"{gpu} {memory:g}gb" if memory else gpu)
-                if sku in seen:
-                    raise layout_changed(self.name, f"two rows for {gpu!r} {text_of(cells[col['Memory']])!r}")
-                seen.add(sku)
+                if sku in seen:  # a row repeated with the same price: one offer
+                    if seen[sku] != price:
+                        raise layout_changed(self.name, f"two different prices for {gpu!r} {text_of(cells[col['Memory']])!r}")
+                    continue
+                seen[sku] = price
                 offers.append(
                     self.offer(
                         sku=sku,

@@ -69,7 +69,7 @@ class FalScraper(Scraper):
         if not tables:
             raise layout_changed(self.name, "no table with 'GPU', 'VRAM' and 'List Price' columns")
         offers: list[ScrapedOffer] = []
-        seen: set[tuple[str, str]] = set()
+        seen: dict[tuple[str, str], float | None] = {}
         for table in tables:
             col = header_index(table, "GPU", "VRAM", "List Price", provider=self.name)
             low_col = column_index(table, "As low as")
@@ -100,9 +100,11 @@ class FalScraper(Scraper):
                     elif money is not None:
                         extra["contact_sales"] = True
                     sku = _slug(f"{gpu} {memory:g}gb" if memory else gpu)
-                    if (sku, kind) in seen:
-                        raise layout_changed(self.name, f"two rows for {gpu!r}")
-                    seen.add((sku, kind))
+                    if (sku, kind) in seen:  # a row repeated with the same price: one offer
+                        if seen[(sku, kind)] != price:
+                            raise layout_changed(self.name, f"two different {label!r} prices for {gpu!r}")
+                        continue
+                    seen[(sku, kind)] = price
                     offers.append(
                         self.offer(
                             sku=sku,

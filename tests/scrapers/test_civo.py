@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import httpx
+import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.civo import PRICING_URL, CivoScraper
@@ -98,3 +99,15 @@ def test_replay_recording_is_the_test_fixture() -> None:
 def test_needs_no_credentials() -> None:
     CivoScraper(env={}).check_credentials()
     assert CivoScraper.credentials == () and CivoScraper.optional_credentials == ()
+
+
+def test_a_table_shown_twice_gives_its_offers_once_and_a_conflicting_copy_is_an_error() -> None:
+    from scrapers.base import ParseError
+
+    html = page()
+    start, end = html.index('<div id="nvidia-h100-80gb">'), html.index("</main>")
+    twice = html[:end] + html[start:end] + html[end:]
+    assert len(CivoScraper(env={}).parse(twice)) == len(CivoScraper(env={}).parse(html))
+    conflicting = html[:end] + html[start:end].replace("$2.39<span>", "$2.49<span>") + html[end:]
+    with pytest.raises(ParseError, match="civo: layout changed: two different prices"):
+        CivoScraper(env={}).parse(conflicting)

@@ -91,3 +91,17 @@ def test_replay_recording_is_the_test_fixture() -> None:
 def test_needs_no_credentials() -> None:
     DeepinfraScraper(env={}).check_credentials()
     assert DeepinfraScraper.credentials == () and DeepinfraScraper.optional_credentials == ()
+
+
+def test_a_repeated_row_counts_once_and_a_conflicting_one_is_an_error() -> None:
+    import pytest
+
+    from scrapers.base import ParseError
+
+    html = page()
+    row_at = html.rindex("<tr", 0, html.index(">A100<"))
+    row = html[row_at:html.index("</tr>", row_at) + 5]
+    assert "A100" in row
+    assert len(DeepinfraScraper(env={}).parse(html.replace(row, row + row))) == 5
+    with pytest.raises(ParseError, match="deepinfra: layout changed: two different prices for 'A100'"):
+        DeepinfraScraper(env={}).parse(html.replace(row, row + row.replace("$0.85", "$0.95")))

@@ -93,3 +93,16 @@ def test_replay_recording_is_the_test_fixture() -> None:
 def test_needs_no_credentials() -> None:
     FalScraper(env={}).check_credentials()
     assert FalScraper.credentials == () and FalScraper.optional_credentials == ()
+
+
+def test_a_repeated_row_counts_once_and_a_conflicting_one_is_an_error() -> None:
+    import pytest
+
+    from scrapers.base import ParseError
+
+    html = page()
+    start = html.index("<tr", html.index("<tbody"))
+    row = html[start:html.index("</tr>", start) + 5]
+    assert len(FalScraper(env={}).parse(html.replace(row, row + row))) == len(FalScraper(env={}).parse(html))
+    with pytest.raises(ParseError, match="fal: layout changed: two different 'List Price' prices for 'B300'"):
+        FalScraper(env={}).parse(html.replace(row, row + row.replace("$7.95/h", "$7.99/h")))
