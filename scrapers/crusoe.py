@@ -1,8 +1,11 @@
-"""Crusoe Cloud: the public pricing page https://crusoe.ai/cloud/pricing (HTML, no auth).
+"""Crusoe Cloud: the public pricing page https://www.crusoe.ai/cloud/pricing (HTML, no auth).
 
 What is called
-    ``GET https://crusoe.ai/cloud/pricing`` once per run, after checking robots.txt (disallowed ->
-    ``RobotsDisallowed``: the run is skipped). No credentials.
+    ``GET https://www.crusoe.ai/cloud/pricing`` once per run, after checking robots.txt (disallowed ->
+    ``RobotsDisallowed``: the run is skipped). No credentials. The bare domain ``crusoe.ai``
+    answers 301 to ``www.crusoe.ai``, so the page is asked for at ``www`` directly (one request,
+    not a redirect per run); the allowed hosts are ``www.crusoe.ai`` alone (from ``homepage`` and
+    ``endpoint``).
 
 What is extracted
     The "GPU instances pricing" list: one offer per GPU model and price column. Columns are
@@ -67,7 +70,7 @@ from scrapers.html import (
 if TYPE_CHECKING:
     from bs4 import Tag
 
-PRICING_URL = "https://crusoe.ai/cloud/pricing"
+PRICING_URL = "https://www.crusoe.ai/cloud/pricing"
 
 _HEADING_RE = re.compile(r"^h[1-6]$")
 _ON_DEMAND_RE = re.compile(r"on[\s\-‐–]*demand", re.IGNORECASE)
@@ -191,7 +194,7 @@ def _tags(cell: Tag, heading: Tag) -> list[str]:
 class CrusoeScraper(Scraper):
     name: ClassVar[str] = "crusoe"
     display_name: ClassVar[str] = "Crusoe Cloud"
-    homepage: ClassVar[str] = "https://crusoe.ai"
+    homepage: ClassVar[str] = "https://www.crusoe.ai"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "recording"

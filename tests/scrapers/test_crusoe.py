@@ -147,3 +147,21 @@ def test_fetch_gets_the_pricing_page_once_with_a_browser_user_agent() -> None:
 
 def test_fetch_refuses_when_robots_txt_disallows() -> None:
     assert_refused_by_robots(CrusoeScraper(env={}), PRICING_URL, load_text(PAGE), robots="User-agent: *\nDisallow: /cloud/\n")
+
+
+def test_the_page_is_asked_for_at_www_not_the_bare_domain_that_redirects() -> None:
+    """crusoe.ai answers 301 to www.crusoe.ai: the request goes straight to www, and both the
+    bundled replay recording and the domain allow-list say so."""
+    import json
+
+    from tests.scrapers.contract import run_fetch
+    from tracker.pipeline.replay import BUNDLED_RECORDINGS, ReplayTransport
+
+    assert PRICING_URL == "https://www.crusoe.ai/cloud/pricing"
+    transport = ReplayTransport.for_provider("crusoe")
+    assert CrusoeScraper(env={}, replay=True).parse(run_fetch(CrusoeScraper(env={}, replay=True), transport))
+    pages = [r for r in transport.requests if r.url.path != "/robots.txt"]
+    assert [(r.method, str(r.url)) for r in pages] == [("GET", "https://www.crusoe.ai/cloud/pricing")]
+    manifest = json.loads((BUNDLED_RECORDINGS / "crusoe" / "manifest.json").read_text())
+    assert [r["url"] for r in manifest["responses"]] == ["https://www.crusoe.ai/cloud/pricing"]
+    assert CrusoeScraper.allowed_hosts() == ("www.crusoe.ai",)
