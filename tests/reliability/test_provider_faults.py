@@ -135,7 +135,7 @@ def vastai_text_price(h: Handler, _: Asked) -> None:
 
 
 AKASH_PAGE = recorded_file("akash", "gpu-prices.json")
-COREWEAVE_PAGE = recorded_file("coreweave", "gpu-cloud-pricing.html")
+COREWEAVE_PAGE = recorded_file("coreweave", "pricing_2026_reference.html")
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ CASES = [
          "user-content.akash.network is not one of the provider's hosts"),
     Case("https to http", "akash", AKASH, redirect(f"http://{AKASH}/v1/gpu-prices"), "https -> http"),
     Case("changed HTML layout", "coreweave", COREWEAVE,
-         body(COREWEAVE_PAGE.replace(b"table-body", b"price-list").replace(b"<table", b"<section"), "text/html"),
+         body(COREWEAVE_PAGE.replace(b"table-row-v2", b"price-list"), "text/html"),
          "coreweave: "),
     Case("invalid UTF-8 page", "coreweave", COREWEAVE, body(COREWEAVE_PAGE.replace(b"H100", b"H\xff100"), "text/html"),
          "did not return valid utf-8 text"),

@@ -1,4 +1,10 @@
-"""CoreWeave pricing-page scraper: recorded page (real Wayback excerpt, 2023), requests, layout changes."""
+"""CoreWeave pricing-page scraper on a REFERENCE fixture of the 2026 www.coreweave.com/pricing page.
+
+The fixture is the bundled replay recording itself (tracker/recordings/coreweave/): the structure
+of a public 2026 capture (named in its manifest), every value invented, so the assertions below
+check the mapping (per-region tables, instance prices, GPU counts, spot, contact sales), not
+market prices.
+"""
 
 from __future__ import annotations
 
@@ -8,31 +14,27 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.coreweave import PRICING_URL, CoreweaveScraper
-from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract
-from tests.scrapers.page_requests import fetch_with, page_requests
-from tracker.errors import RobotsDisallowed
+from tests.scrapers.contract import ProviderContract, index_offers
+from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
-# Real-transcribed excerpt of the Wayback capture 20230921194906 of coreweave.com/gpu-cloud-pricing,
-# its cut-off last row removed (see the comment at the top of the file); not handmade.
-PAGE = "coreweave/coreweave_gpu_cloud_pricing_2023-09-21_excerpt_trimmed.html"
+PAGE = BUNDLED_RECORDINGS / "coreweave" / "pricing_2026_reference.html"
+NA, EU = "North America", "Europe"
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return PAGE.read_text()
 
 
-def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
-    return {o.sku: o for o in offers}
-
-
-def without_price_table(html: str) -> str:
-    return re.sub(r'<div class="table-body">.*', "", html, flags=re.S)
+def europe_only(html: str) -> str:
+    """The page without its North American section (the Europe table stays)."""
+    return re.sub(r'<div class="section-content"><h5>.*?(?=<div class="section-content pricing-spacing">)', "", html, flags=re.S)
 
 
 class TestCoreweave(ProviderContract):
     scraper_cls = CoreweaveScraper
-    min_offers = 12
+    handmade = True  # not a real recording: a reference page (the real 2026 shape, invented values)
+    min_offers = 15
 
     def load_raw(self) -> str:
         return page()
@@ -40,83 +42,97 @@ class TestCoreweave(ProviderContract):
     def broken_payloads(self) -> list[object]:
         html = page()
         return [
-            without_price_table(html),  # price table removed
-            html.replace("GPU Component<br/>Cost Per Hour", "Price"),  # price header gone
-            html.replace("table-body-row", "tbr"),  # rows gone
-            html.replace(' data-product="a40"', ""),  # a row without its product link
-            re.sub(r'(data-product="a40".*?</div>)<div class="w-col w-col-2"><div>48</div></div>', r"\1", html),  # a cell gone
             "",
             b"bytes",
-            re.sub(r"<strong>\$[\d.]+</strong>", "<strong>TBA</strong>", html),  # every price cell unreadable
+            "<html><body><h2>Pricing</h2><p>Talk to us</p></body></html>",
+            html.replace("On-Demand Price (Per Hour)", "Price"),  # the price header reworded
+            html.replace("GPU Count", "GPUs per node"),  # the count header gone
+            html.replace("table-row-v2", "table-row-v3"),  # rows gone
+            html.replace("REGION: ", ""),  # two tables, no region to tell them apart
+            re.sub(r"<div>\$[\d.,]+</div>\n    <a", "<div>TBA</div>\n    <a", html),  # every on-demand price unreadable
         ]
 
     def bad_offer_payloads(self) -> list[object]:
-        return [page().replace("<strong>$4.25</strong>", "<strong>TBA</strong>")]  # one row's price unreadable
+        return [page().replace("<div>$17.20</div>", "<div>TBA</div>", 1)]  # the L40S on-demand price in North America
 
-    def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
-        assert len(offers) == 12
-        h100 = by_sku(offers)["hgx-h100"]
-        assert h100.gpu_raw == "NVIDIA HGX H100"
-        assert h100.gpu_count == 1
-        assert h100.kind == "on_demand" and h100.region == ""
-        assert h100.gpu_memory_gb == 80
-        assert h100.price_per_hour == pytest.approx(4.76)  # "$4.76" + a "Reserve Now" link in the cell
-        assert h100.currency == "USD"
-        assert h100.extra["gpu_component_only"] is True
-        assert h100.extra["max_vcpus_per_gpu"] == 48 and h100.extra["max_ram_gb_per_gpu"] == 256
-        assert h100.vcpus is None and h100.ram_gb is None
+    @staticmethod
+    def row_of(offer: object) -> str:
+        return f"{offer.sku}@{offer.region}"  # type: ignore[attr-defined]
 
-    def test_more_rows(self, offers: list[ScrapedOffer]) -> None:
-        skus = by_sku(offers)
-        assert (skus["nvidia-a100-80gb"].gpu_raw, skus["nvidia-a100-80gb"].price_per_hour) == ("A100 80GB NVLINK", 2.21)
-        assert (skus["a100-40gb-pcie"].gpu_memory_gb, skus["a100-40gb-pcie"].price_per_hour) == (40, 2.06)
-        a4000 = skus["rtx-a4000"]
-        assert (a4000.gpu_raw, a4000.gpu_memory_gb, a4000.price_per_hour) == ("RTX A4000", 16, 0.61)
-        assert a4000.extra["max_vcpus_per_gpu"] == 36 and a4000.extra["max_ram_gb_per_gpu"] == 128
-        assert skus["quadro-rtx-4000"].price_per_hour == pytest.approx(0.24)
-        assert all(o.extra["gpu_component_only"] is True for o in offers)
+    def test_h100_whole_instance_prices_per_region(self, offers: list[ScrapedOffer]) -> None:
+        o = index_offers(offers)
+        h100 = o[("hgx-h100", NA, "on_demand")]
+        assert (h100.gpu_raw, h100.gpu_count, h100.gpu_memory_gb, h100.vcpus, h100.ram_gb) == ("NVIDIA HGX H100", 8, 80, 128, 2048)
+        assert (h100.price_per_hour, h100.currency, h100.kind) == (47.60, "USD", "on_demand")
+        assert h100.price_per_gpu_hour == pytest.approx(5.95)
+        assert h100.extra["price_basis"] == "per instance-hour" and h100.extra["local_storage_tb"] == 61.44
+        assert o[("hgx-h100", NA, "spot")].price_per_hour == 18.32
+        assert o[("hgx-h100", EU, "on_demand")].price_per_hour == 47.60
+        assert o[("hgx-h100", EU, "spot")].price_per_hour == 18.96  # spot differs by region
 
-    def test_caveat_says_component_price(self) -> None:
-        assert "GPU component" in CoreweaveScraper.caveats and "billed separately" in CoreweaveScraper.caveats
+    def test_regions_come_from_the_table_labels(self, offers: list[ScrapedOffer]) -> None:
+        assert {o.region for o in offers} == {NA, EU}
+        assert {o.sku for o in offers if o.region == EU} == {"nvidia-gb200-nvl72", "nvidia-b300", "hgx-h100", "hgx-h200"}
+        assert ("hgx-h200", NA, "on_demand") not in index_offers(offers)
+        h200 = index_offers(offers)[("hgx-h200", EU, "on_demand")]
+        assert (h200.gpu_count, h200.gpu_memory_gb, h200.price_per_hour) == (8, 141, 49.10)
 
-    def test_contact_sales_is_listed_without_price(self) -> None:
-        html = page().replace("<strong>$4.25</strong>", "<strong>Contact Sales</strong>")
-        h100 = by_sku(CoreweaveScraper(env={}).parse(html))["h100-pcie"]
-        assert h100.price_per_hour is None and h100.extra["contact_sales"] is True
+    def test_footnoted_count_one_gpu_rows_and_missing_spot(self, offers: list[ScrapedOffer]) -> None:
+        o = index_offers(offers)
+        gb200 = o[("nvidia-gb200-nvl72", NA, "on_demand")]
+        assert (gb200.gpu_raw, gb200.gpu_count, gb200.gpu_memory_gb, gb200.price_per_hour) == ("NVIDIA GB200 NVL72", 4, 186, 40.80)
+        assert ("nvidia-gb200-nvl72", NA, "spot") not in o  # "N/A": no spot offer
+        gh200 = o[("nvidia-gh200", NA, "on_demand")]
+        assert (gh200.gpu_count, gh200.vcpus, gh200.ram_gb, gh200.price_per_hour) == (1, 72, 480, 6.10)
 
-    def test_an_unreadable_price_quarantines_its_row_naming_the_column(self) -> None:
-        offers = by_sku(CoreweaveScraper(env={}).parse(page().replace("<strong>$4.25</strong>", "<strong>TBA</strong>")))
-        h100 = offers["h100-pcie"]
-        assert h100.price_per_hour is None
-        assert h100.extra[UNREADABLE_PRICE] == "price field 'GPU Component Cost Per Hour' of 'NVIDIA H100 PCIe' holds 'TBA', not a price"
-        assert len(offers) == 12 and offers["hgx-h100"].price_per_hour == pytest.approx(4.76)
+    def test_contact_sales_is_listed_without_a_price(self, offers: list[ScrapedOffer]) -> None:
+        o = index_offers(offers)
+        gb300 = o[("nvidia-gb300-nvl72", NA, "on_demand")]
+        assert gb300.price_per_hour is None and gb300.extra["contact_sales"] is True
+        b300 = o[("nvidia-b300", EU, "on_demand")]
+        assert b300.price_per_hour is None and b300.extra["contact_sales"] is True
+        assert o[("nvidia-b300", EU, "spot")].price_per_hour == 35.20
 
-    def test_removed_price_table_says_layout_changed(self) -> None:
-        with pytest.raises(ParseError, match=r"^coreweave: layout changed: no table body"):
-            CoreweaveScraper(env={}).parse(without_price_table(page()))
+    def test_the_inference_column_and_the_small_screen_copies_are_not_offers(self, offers: list[ScrapedOffer]) -> None:
+        assert len(offers) == 16  # North America: 6 on-demand + 3 spot; Europe: 4 on-demand + 3 spot
+        assert not [o for o in offers if o.price_per_hour in (10.20, 8.30, 2.15)]  # inference prices only
+        assert not [o for o in offers if o.extra.get("gpu_component_only")]
 
-    def test_truncated_row_says_layout_changed(self) -> None:
-        # The shared sample as recorded ends inside a row (name only): never taken as an offer.
-        html = page() + '<div class="table-body-row last w-row"><div class="table-body-left w-col w-col-4"><a data-product="tesla-v100-nvlink" href="#">Tesla V100 NVLINK</a>'
-        with pytest.raises(ParseError, match=r"^coreweave: layout changed: row 'Tesla V100 NVLINK' has 1 cells"):
+    def test_an_unreadable_price_quarantines_that_offer_naming_the_column(self) -> None:
+        offers = index_offers(CoreweaveScraper(env={}).parse(page().replace("<div>$17.20</div>", "<div>TBA</div>", 1)))
+        l40s = offers[("nvidia-l40s", NA, "on_demand")]
+        assert l40s.price_per_hour is None
+        assert l40s.extra[UNREADABLE_PRICE] == "price field 'On-Demand Price (Per Hour)' of 'NVIDIA L40S' holds 'TBA', not a price"
+        assert offers[("nvidia-l40s", NA, "spot")].price_per_hour == 7.44
+
+    def test_one_unlabelled_table_has_no_region(self) -> None:
+        offers = CoreweaveScraper(env={}).parse(europe_only(page()).replace("REGION: EUROPE", "All regions"))
+        assert {o.region for o in offers} == {""} and len(offers) == 7
+
+    def test_a_missing_count_header_says_layout_changed(self) -> None:
+        with pytest.raises(ParseError, match=r"^coreweave: layout changed: no price table with 'GPU Model', 'GPU Count'"):
+            CoreweaveScraper(env={}).parse(page().replace("GPU Count", "GPUs per node"))
+
+    def test_a_row_missing_its_cells_says_layout_changed(self) -> None:
+        html = page().replace('<div class="table-v2-cell"><div>$7.44</div></div>', "", 1)
+        with pytest.raises(ParseError, match=r"^coreweave: layout changed: row 'NVIDIA L40S' has 8 cells for 9 headers"):
             CoreweaveScraper(env={}).parse(html)
 
+    def test_the_fixture_is_the_labelled_reference_replay_recording(self) -> None:
+        info = recording_info("coreweave")
+        assert info is not None and (info.fixture, info.recorded) == ("reference", None)
+        assert CoreweaveScraper.fixture_kind == "reference" and PAGE.name.endswith("_reference.html")
 
-def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:
-    raw, sent = fetch_with(CoreweaveScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nAllow: /\n")
-    assert raw == page()
-    pages = page_requests(sent, PRICING_URL)
-    assert len(pages) == 1
-    assert pages[0].method == "GET" and str(pages[0].url) == "https://www.coreweave.com/gpu-cloud-pricing"
-    assert pages[0].headers["User-Agent"].startswith("Mozilla/5.0")
+    def test_needs_no_credentials(self) -> None:
+        assert CoreweaveScraper.credentials == ()
+        CoreweaveScraper(env={}).check_credentials()
+
+
+def test_fetch_gets_the_2025_pricing_page_once_with_a_browser_user_agent() -> None:
+    assert PRICING_URL == "https://www.coreweave.com/pricing"  # not the 2023 /gpu-cloud-pricing page
+    raw = assert_fetches_page_once(CoreweaveScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nAllow: /\n")
+    assert CoreweaveScraper(env={}).parse(raw)
 
 
 def test_fetch_refuses_what_robots_txt_disallows() -> None:
-    with pytest.raises(RobotsDisallowed, match=r"coreweave: robots\.txt .*disallows"):
-        fetch_with(CoreweaveScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /gpu-cloud-pricing\n")
-
-
-def test_needs_no_credentials() -> None:
-    scraper = CoreweaveScraper(env={})
-    assert scraper.credentials == ()
-    scraper.check_credentials()
+    assert_refused_by_robots(CoreweaveScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /pricing\n")

@@ -459,8 +459,8 @@ def test_the_same_price_spoiled_in_every_product_of_an_aws_offer_file_is_a_parse
 #: ``{}`` for the new text, the field as the reason names it (column and row), whether a blank
 #: cell quarantines: where the page prints "–" for "not offered", a blank cell is no offer at all)
 PAGES: dict[str, tuple[ProviderContract, str, str, str, bool]] = {
-    "coreweave": (test_coreweave.TestCoreweave(), "<strong>$4.25</strong>", "<strong>{}</strong>",
-                  "'GPU Component Cost Per Hour' of 'NVIDIA H100 PCIe'", True),
+    "coreweave": (test_coreweave.TestCoreweave(), "<div>$17.20</div>", "<div>{}</div>",
+                  "'On-Demand Price (Per Hour)' of 'NVIDIA L40S'", False),
     "crusoe": (test_crusoe.TestCrusoe(), "<p>$3.90/GPU-hr</p>", "<p>{}</p>", "'On-demand' of 'NVIDIA H100 80GB HGX'", False),
     "datacrunch": (test_datacrunch.TestDatacrunch(), ">$0.80/h<", ">{}<", "'Spot price' of '1B200.30V'", False),
     "hyperstack": (test_hyperstack.TestHyperstack(), "$3.99", "{}",
@@ -497,8 +497,8 @@ def test_one_unreadable_price_cell_quarantines_its_row_naming_the_column(name: s
 
 
 @pytest.mark.parametrize(("name", "spoil", "message"), [
-    ("coreweave", lambda html: re.sub(r"<strong>\$[\d.]+</strong>", "<strong>TBA</strong>", html),
-     r"no offer is readable \(12 listed\): price field 'GPU Component Cost Per Hour' of 'NVIDIA HGX H100' holds 'TBA', not a price$"),
+    ("coreweave", lambda html: re.sub(r"<div>\$[\d.,]+</div>\n    <a", "<div>TBA</div>\n    <a", html),
+     r"no on_demand offer is readable \(8 priced\): price field 'On-Demand Price \(Per Hour\)' of 'NVIDIA GB200 NVL72' holds 'TBA', not a price$"),
     ("lambda", lambda html: re.sub(r">\$[\d.]+</td>", ">soon</td>", html),
      r"no offer is readable \(5 listed\): price field 'PRICE/GPU/HR\*' of '.*' holds 'soon'"),
     ("datacrunch", lambda html: _column_spoiled(html, 7, "call us"),
