@@ -1,4 +1,10 @@
-"""DataCrunch (now Verda) public products page: the instance price table.
+"""DataCrunch (now Verda) public products page: the instance price table. RETIRED.
+
+Retired: DataCrunch renamed itself Verda; ``datacrunch.io/products`` is the page of a site that
+no longer exists as such (no capture of it after 2025-08), and Verda's prices, on demand and
+spot, are read by the ``verda`` provider (its pricing page without keys, its API with them).
+Collecting both would count every Verda offer twice under two names, so this scraper is kept
+only so that its stored history stays readable and its recording replays; it is not collected.
 
 Request: ``GET https://datacrunch.io/products`` (redirects followed), once per run, no auth, after
 checking ``robots.txt`` allows it (``RobotsDisallowed``, a skipped run, otherwise). The same company's authenticated API
@@ -26,9 +32,10 @@ no region. A row repeated in several tables is kept once.
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, unreadable
+from scrapers.base import Http, ParseError, Retired, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     body_rows,
     cell_field,
@@ -59,8 +66,13 @@ class DatacrunchScraper(Scraper):
     hosts = ("verda.com",)
     kinds = ("on_demand", "spot")
     caveats = (
-        "scraped from the public products page (no region); dynamic prices are separate on-demand "
-        "offers with sku '<type>/dynamic'; same company as the verda API scraper"
+        "retired: DataCrunch is now Verda, read by the verda provider; was scraped from the public products page "
+        "(no region), dynamic prices as separate on-demand offers with sku '<type>/dynamic'"
+    )
+    retired = Retired(
+        date(2026, 12, 3),
+        "DataCrunch renamed itself Verda and its products page is gone with the old site; "
+        "Verda's prices are collected by the verda provider (pricing page without keys, API with them)",
     )
 
     async def fetch(self, http: Http) -> str:

@@ -155,3 +155,18 @@ def test_robots_disallow_stops_the_fetch() -> None:
 def test_needs_no_credentials() -> None:
     assert DatacrunchScraper.credentials == ()
     DatacrunchScraper(env={}).check_credentials()
+
+
+def test_datacrunch_is_retired_in_favour_of_verda() -> None:
+    """The renamed site's old page scraper is not collected: Verda's offers come from the verda
+    provider alone (never twice under two names). Its parser stays, so stored history reads."""
+    from datetime import date
+
+    from scrapers.base import Retired
+    from scrapers.verda import VerdaScraper
+
+    retired = DatacrunchScraper.retired
+    assert isinstance(retired, Retired) and retired.on == date(2026, 12, 3)
+    assert "Verda" in retired.reason and "verda provider" in retired.reason
+    assert DatacrunchScraper.caveats.startswith("retired:")
+    assert VerdaScraper.retired is None and VerdaScraper.credentials == ()  # the successor needs no key

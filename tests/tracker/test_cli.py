@@ -138,7 +138,7 @@ def test_replayed_h100s_come_from_the_api_providers(replayed: str) -> None:
     assert {"vastai", "runpod", "azure", "gcp", "oci"} <= providers
 
 
-PAGE_PROVIDERS = ("lambda", "modal", "datacrunch", "coreweave", "nebius", "crusoe", "paperspace")
+PAGE_PROVIDERS = ("lambda", "modal", "coreweave", "nebius", "crusoe", "paperspace")  # datacrunch: retired
 
 
 def test_a_layout_changed_page_fails_alone(tmp_path: Path) -> None:
