@@ -1,22 +1,49 @@
-"""DigitalOcean GPU Droplet prices from the DigitalOcean API v2 sizes list.
+"""DigitalOcean GPU Droplet prices: the public pricing documentation without a token, the API with one.
 
-Request: ``GET https://api.digitalocean.com/v2/sizes?per_page=200`` with
-``Authorization: Bearer <DIGITALOCEAN_TOKEN>`` (a read-only personal access token is enough),
-following ``links.pages.next`` (a full URL) until there is none (at most ``MAX_PAGES`` pages).
-``fetch`` returns the list of page objects ``{"sizes": [...], "links": {...}, "meta": {...}}``.
+One source per run, never both (so no offer is counted twice):
 
-What is extracted: sizes with a ``gpu_info`` object (CPU sizes have none): ``slug`` (sku, e.g.
-"gpu-h100x8-640gb"), ``gpu_info.model`` (gpu_raw as given, e.g. "nvidia_h100", "amd_mi300x"),
-``gpu_info.count``, ``gpu_info.vram {amount, unit}`` (VRAM of all the GPUs together, divided by the
-count for the per-GPU memory), ``vcpus``, ``memory`` (MiB), ``price_hourly`` (USD for the whole
-Droplet), ``available`` and ``regions[]``. One offer per region slug ("nyc1"); a size with no
-region cannot be created anywhere and is skipped, as is a size whose ``price_hourly`` is 0/null.
-A size whose ``price_hourly`` or ``gpu_info.count`` is missing, no number or negative is quarantined
-with the field named; the other sizes are kept.
+* **No token (the default)**: ``GET https://docs.digitalocean.com/products/droplets/details/pricing/``
+  once, after checking robots.txt. The page is static HTML (no script renders its prices): under
+  the section headings "On-Demand GPU Droplet Pricing" and "Spot GPU Droplet Pricing" it prints a
+  ``<table>`` with the columns "GPU" and "Price", a row per Droplet plan: "NVIDIA H100" (one GPU)
+  or "NVIDIA H100 (8x)" (eight), "$... per hour" for the whole Droplet. The section heading
+  (the ``h2`` before the table) gives the kind; the "Contract GPU Droplet Pricing" table (priced
+  per contract, "after contacting sales") and any other section are not read. ``sku`` is the row
+  name as printed ("NVIDIA H100 (8x)"), ``gpu_raw`` the name without the count and without a
+  variant after a comma ("NVIDIA B300, air-cooled" -> "NVIDIA B300", the variant kept in
+  ``extra["variant"]``). The page names no region and no vCPUs or RAM. A price cell that holds
+  no price quarantines that row with the column, row and section named; "contact sales" is
+  listed without a price. No such table, or none under an on-demand or spot heading ->
+  ``ParseError("digitalocean: layout changed: ...")``.
+
+  Why this page and not the marketing page ``www.digitalocean.com/pricing/gpu-droplets``: that
+  one is a JavaScript application whose server-sent data has no public 2026 capture to prove a
+  parser on, while the documentation page's tables are plain HTML with a public 2026 capture
+  (named in the bundled recording's manifest), and it is the page the API documentation points to
+  for GPU Droplet list prices.
+
+* **With ``DIGITALOCEAN_TOKEN`` set** (regions, slugs, vCPUs, RAM, availability):
+  ``GET https://api.digitalocean.com/v2/sizes?per_page=200`` with ``Authorization: Bearer <token>``
+  (a read-only personal access token is enough), following ``links.pages.next`` (a full URL)
+  until there is none (at most ``MAX_PAGES`` pages). ``fetch`` returns the list of page objects
+  ``{"sizes": [...], "links": {...}, "meta": {...}}``. Extracted: sizes with a ``gpu_info``
+  object (CPU sizes have none): ``slug`` (sku, e.g. "gpu-h100x8-640gb"), ``gpu_info.model``
+  (gpu_raw as given, e.g. "nvidia_h100", "amd_mi300x"), ``gpu_info.count``, ``gpu_info.vram
+  {amount, unit}`` (VRAM of all the GPUs together, divided by the count for the per-GPU memory),
+  ``vcpus``, ``memory`` (MiB), ``price_hourly`` (USD for the whole Droplet), ``available`` and
+  ``regions[]``. One offer per region slug ("nyc1"); a size with no region cannot be created
+  anywhere and is skipped, as is a size whose ``price_hourly`` is 0/null. A size whose
+  ``price_hourly`` or ``gpu_info.count`` is missing, no number or negative is quarantined with the
+  field named; the other sizes are kept. The API lists on-demand sizes only.
+
+  The two sources name plans differently (the API's slug per region, the page's printed name
+  without a region), so a store that switches source sees one set of offers end and the other
+  begin. Replay always reads the page (its recording is the page).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from scrapers.base import (
@@ -34,7 +61,12 @@ from scrapers.base import (
     require,
 )
 
+PRICING_URL = "https://docs.digitalocean.com/products/droplets/details/pricing/"
 SIZES_URL = "https://api.digitalocean.com/v2/sizes"
+#: "NVIDIA H100 (8x)": a plan of 8 GPUs; no "(Nx)" means one.
+_COUNT_SUFFIX = re.compile(r"^(?P<name>.*?)\s*\(\s*(?P<count>\d+)\s*x\s*\)\s*$", re.IGNORECASE)
+_ON_DEMAND = re.compile(r"\bon[\s\-‐–]*demand\b", re.IGNORECASE)
+_SPOT = re.compile(r"\bspot\b", re.IGNORECASE)
 PER_PAGE = 200
 MAX_PAGES = 20
 _UNIT_TO_GB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024, "tib": 1024.0, "tb": 1024.0}
@@ -44,14 +76,29 @@ class DigitaloceanScraper(Scraper):
     name = "digitalocean"
     display_name = "DigitalOcean"
     homepage = "https://www.digitalocean.com/pricing/gpu-droplets"
-    endpoint = "GET https://api.digitalocean.com/v2/sizes?per_page=200"
-    source_kind = "api"
-    fixture_kind = "handmade"
-    credentials = ("DIGITALOCEAN_TOKEN",)
-    kinds = ("on_demand",)
-    caveats = "GPU Droplets only (not the AMD Developer Cloud); price includes the boot and scratch disks"
+    endpoint = (
+        f"GET {PRICING_URL} (HTML tables, no key); with DIGITALOCEAN_TOKEN: "
+        "GET https://api.digitalocean.com/v2/sizes?per_page=200"
+    )
+    source_kind = "page"
+    fixture_kind = "reference"
+    optional_credentials = ("DIGITALOCEAN_TOKEN",)
+    kinds = ("on_demand", "spot")
+    caveats = (
+        "GPU Droplets only (not the AMD Developer Cloud); price includes the boot and scratch disks; without a token "
+        "from the pricing documentation (on-demand and spot, no region), with one from the API (on-demand per region)"
+    )
 
-    async def fetch(self, http: Http) -> list[Any]:
+    def keyed(self) -> bool:
+        """Whether this run reads the API: a token set, and not a replay (whose recording is the page)."""
+        return not self.replay and bool(self.env.get("DIGITALOCEAN_TOKEN"))
+
+    async def fetch(self, http: Http) -> Any:
+        if not self.keyed():
+            return await http.get_page(PRICING_URL)
+        return await self._fetch_api(http)
+
+    async def _fetch_api(self, http: Http) -> list[Any]:
         token = self.credential("DIGITALOCEAN_TOKEN")
         if not token:
             raise MissingCredentials(self.name, self.credentials)
@@ -74,6 +121,75 @@ class DigitaloceanScraper(Scraper):
         raise FetchError(f"{self.name}: /v2/sizes did not end after {MAX_PAGES} pages")
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
+        if isinstance(raw, (str, bytes)):
+            return self._parse_page(raw)
+        return self._parse_api(raw)
+
+    # --- the pricing documentation page ------------------------------------------------------
+
+    def _parse_page(self, raw: str | bytes) -> list[ScrapedOffer]:
+        from scrapers.html import body_rows, find_tables, header_index, layout_changed, page_soup, text_of
+
+        doc = page_soup(self.name, raw)
+        tables = find_tables(doc, "GPU", "Price")
+        if not tables:
+            raise layout_changed(self.name, "no GPU price table (columns 'GPU' and 'Price')")
+        offers: dict[tuple[str, str], ScrapedOffer] = {}
+        sections: list[str] = []
+        for table in tables:
+            heading = table.find_previous("h2")
+            section = text_of(heading).removesuffix("public").strip() if heading is not None else ""
+            sections.append(section or "(no heading)")
+            kind = "spot" if _SPOT.search(section) else "on_demand" if _ON_DEMAND.search(section) else None
+            if kind is None:
+                continue  # contract pricing ("after contacting sales") or another section
+            col = header_index(table, "GPU", "Price", provider=self.name)
+            for row in body_rows(table):
+                cells = [text_of(c) for c in row]
+                if len(cells) <= max(col.values()) or not cells[col["GPU"]]:
+                    raise layout_changed(self.name, f"a row of {section!r} has no GPU name or price cell: {cells}")
+                offer = self._page_offer(cells[col["GPU"]], cells[col["Price"]], kind, section)
+                key = (offer.sku, offer.kind)
+                if key in offers:
+                    if offers[key].price_per_hour != offer.price_per_hour:
+                        raise layout_changed(self.name, f"{offer.sku!r} is listed twice with different {kind} prices")
+                    continue
+                offers[key] = offer
+        if not offers:
+            raise layout_changed(self.name, f"no on-demand or spot GPU price table (sections: {', '.join(sections)})")
+        return list(offers.values())
+
+    def _page_offer(self, name: str, text: str, kind: str, section: str) -> ScrapedOffer:
+        from scrapers.html import hourly, read_money
+
+        match = _COUNT_SUFFIX.match(name)
+        base, count = (match.group("name"), int(match.group("count"))) if match else (name, 1)
+        gpu_raw, _, variant = (part.strip() for part in base.partition(","))
+        where = f"'Price' of {name!r} in {section!r}"
+        money, bad = read_money(text, where, required=True)
+        extra: dict[str, Any] = {"price_basis": "per Droplet-hour", "source": "pricing documentation"}
+        if variant:
+            extra["variant"] = variant
+        price: float | None = None
+        if money is None and re.search(r"\bcontact", text, re.IGNORECASE):
+            bad, extra["contact_sales"] = {}, True  # "Per contract after contacting sales"
+        elif money is not None and money.amount is None:
+            extra["contact_sales"] = True
+        elif money is not None:
+            price = round(hourly(money, assume="hour"), 6)
+        return self.offer(
+            sku=name,
+            gpu_raw=gpu_raw or base,
+            gpu_count=count,
+            kind=kind,
+            price_per_hour=price,
+            currency=money.currency if money is not None else "USD",
+            extra={**extra, **bad},
+        )
+
+    # --- the API -----------------------------------------------------------------------------
+
+    def _parse_api(self, raw: Any) -> list[ScrapedOffer]:
         pages = raw if isinstance(raw, list) else [raw]
         sizes: list[Any] = []
         places: list[str] = []  # where each size sits in the payload

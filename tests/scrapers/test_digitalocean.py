@@ -1,20 +1,130 @@
-"""DigitalOcean scraper. The sample is HANDMADE (gpuhunt test literal, see tests/fixtures/digitalocean/README.md)."""
+"""DigitalOcean scraper: the keyless pricing documentation page and the token's API.
+
+The page (the default, no token): a REFERENCE fixture of the 2026 Droplet pricing documentation
+page, which is also the bundled replay recording (tracker/recordings/digitalocean/); its
+structure follows a public capture named in the manifest, every value invented.
+
+The API (with DIGITALOCEAN_TOKEN): the sample is HANDMADE (gpuhunt test literal, see
+tests/fixtures/digitalocean/README.md).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import copy
+import re
 from typing import Any
 
 import httpx
 import pytest
 
-from scrapers.base import FetchError, MissingCredentials
-from scrapers.digitalocean import SIZES_URL, DigitaloceanScraper
+from scrapers.base import UNREADABLE_PRICE, FetchError, MissingCredentials, ParseError, ScrapedOffer
+from scrapers.digitalocean import PRICING_URL, SIZES_URL, DigitaloceanScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, ReplayTransport, recording_info
 
 SIZES = "digitalocean/digitalocean_v2_sizes_handmade.json"
 TOKEN = "dop_v1_test_token"
+PAGE = BUNDLED_RECORDINGS / "digitalocean" / "droplet_pricing_2026_reference.html"
+
+
+def page() -> str:
+    return PAGE.read_text()
+
+
+class TestDigitaloceanPricingPage(ProviderContract):
+    """The keyless path: the pricing documentation's GPU tables (reference fixture = replay recording)."""
+
+    scraper_cls = DigitaloceanScraper
+    handmade = True  # not a real recording: a reference page (the real 2026 shape, invented values)
+    min_offers = 13
+
+    def load_raw(self) -> str:
+        return page()
+
+    def broken_payloads(self) -> list[Any]:
+        html = page()
+        return [
+            "",
+            "<html><body><h1>Droplet Pricing</h1><p>See the pricing page.</p></body></html>",
+            html.replace("<th>Price</th>", "<th>Rate</th>").replace('<th style="text-align: left">Price</th>', '<th style="text-align: left">Rate</th>'),
+            html.replace("On-Demand GPU Droplet Pricing", "GPU Droplet Rates").replace("Spot GPU Droplet Pricing", "Preemptible Rates"),
+            re.sub(r"\$[\d.]+ per hour", "TBA", html),  # every price unreadable
+        ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        return [page().replace("<td>$4.29 per hour</td>", "<td>call us</td>", 1)]  # the one-GPU H100 on demand
+
+    def test_h100_plans_on_demand(self, offers: list[ScrapedOffer]) -> None:
+        o = index_offers(offers)
+        h100x8 = o[("NVIDIA H100 (8x)", "", "on_demand")]
+        assert (h100x8.gpu_raw, h100x8.gpu_count, h100x8.price_per_hour, h100x8.currency) == ("NVIDIA H100", 8, 34.32, "USD")
+        assert h100x8.price_per_gpu_hour == pytest.approx(4.29)
+        assert h100x8.extra["price_basis"] == "per Droplet-hour"
+        h100 = o[("NVIDIA H100", "", "on_demand")]
+        assert (h100.gpu_raw, h100.gpu_count, h100.price_per_hour) == ("NVIDIA H100", 1, 4.29)
+        assert (h100.region, h100.vcpus, h100.ram_gb) == ("", None, None)  # the page prints none of them
+
+    def test_spot_table_and_variants(self, offers: list[ScrapedOffer]) -> None:
+        o = index_offers(offers)
+        b300 = o[("NVIDIA B300, air-cooled (8x)", "", "spot")]
+        assert (b300.gpu_raw, b300.gpu_count, b300.price_per_hour, b300.extra["variant"]) == ("NVIDIA B300", 8, 86.40, "air-cooled")
+        assert o[("NVIDIA B300, liquid-cooled (8x)", "", "spot")].price_per_hour == 84.00
+        assert o[("AMD MI355X", "", "spot")].price_per_hour == 4.20
+        assert ("NVIDIA H100", "", "spot") not in o
+
+    def test_contract_table_and_table_of_contents_are_not_offers(self, offers: list[ScrapedOffer]) -> None:
+        assert len(offers) == 13  # 8 on demand + 5 spot
+        assert not [o for o in offers if "MI350X" in o.sku or o.extra.get("contact_sales")]
+        assert {o.kind for o in offers} == {"on_demand", "spot"}
+
+    def test_an_unreadable_price_quarantines_that_row_naming_column_row_and_section(self) -> None:
+        o = index_offers(DigitaloceanScraper(env={}).parse(page().replace("<td>$4.29 per hour</td>", "<td>call us</td>", 1)))
+        assert o[("NVIDIA H100", "", "on_demand")].extra[UNREADABLE_PRICE] == (
+            "price field 'Price' of 'NVIDIA H100' in 'On-Demand GPU Droplet Pricing' holds 'call us', not a price")
+        assert o[("NVIDIA H100 (8x)", "", "on_demand")].price_per_hour == 34.32
+
+    def test_contact_sales_in_a_priced_section_is_listed_without_a_price(self) -> None:
+        html = page().replace("<td>$0.69 per hour</td>", '<td>Per contract after <a href="/sales">contacting sales</a></td>', 1)
+        rtx = index_offers(DigitaloceanScraper(env={}).parse(html))[("NVIDIA RTX 4000", "", "on_demand")]
+        assert rtx.price_per_hour is None and rtx.extra["contact_sales"] is True and UNREADABLE_PRICE not in rtx.extra
+
+    def test_no_price_table_says_layout_changed(self) -> None:
+        with pytest.raises(ParseError, match=r"^digitalocean: layout changed: no GPU price table"):
+            DigitaloceanScraper(env={}).parse("<html><body><h1>Droplet Pricing</h1></body></html>")
+
+    def test_the_fixture_is_the_labelled_reference_replay_recording(self) -> None:
+        info = recording_info("digitalocean")
+        assert info is not None and (info.fixture, info.recorded) == ("reference", None)
+        assert DigitaloceanScraper.fixture_kind == "reference" and PAGE.name.endswith("_reference.html")
+
+
+def test_without_a_token_fetch_reads_the_pricing_page() -> None:
+    DigitaloceanScraper(env={}).check_credentials()  # the token is optional now
+    assert DigitaloceanScraper.credentials == () and DigitaloceanScraper.optional_credentials == ("DIGITALOCEAN_TOKEN",)
+    assert PRICING_URL == "https://docs.digitalocean.com/products/droplets/details/pricing/"
+    raw = assert_fetches_page_once(DigitaloceanScraper(env={}), PRICING_URL, page())
+    assert len(DigitaloceanScraper(env={}).parse(raw)) == 13
+
+
+def test_the_page_fetch_refuses_what_robots_txt_disallows() -> None:
+    assert_refused_by_robots(DigitaloceanScraper(env={}), PRICING_URL, page(), robots="User-agent: *\nDisallow: /products/\n")
+
+
+def test_with_a_token_the_api_is_read_and_the_page_is_not() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json={"sizes": sizes(), "links": {}, "meta": {"total": 3}})
+
+    scraper = DigitaloceanScraper(env={"DIGITALOCEAN_TOKEN": TOKEN})
+    assert scraper.keyed() and scraper.secrets() == [TOKEN]
+    raw = run_fetch(scraper, httpx.MockTransport(handler))
+    assert [r.url.host for r in seen] == ["api.digitalocean.com"]
+    assert {o.sku for o in scraper.parse(raw)} == {"gpu-h100x8-640gb", "gpu-mi300x8-1536gb"}
 
 
 def sizes() -> list[dict[str, Any]]:
@@ -22,8 +132,10 @@ def sizes() -> list[dict[str, Any]]:
 
 
 class TestDigitalocean(ProviderContract):
+    """The token path: the API (a handmade sample of its answer)."""
+
     scraper_cls = DigitaloceanScraper
-    handmade = True  # the only DigitalOcean sample is a handmade test literal
+    handmade = True  # this API sample is handmade (and the bundled fixture is a reference page)
     min_offers = 2
 
     def load_raw(self) -> Any:
@@ -149,17 +261,15 @@ class TestFetch:
                 run_fetch(DigitaloceanScraper(env={"DIGITALOCEAN_TOKEN": TOKEN}), httpx.MockTransport(handler))
             assert [r.url.host for r in seen] == ["api.digitalocean.com"]
 
-    def test_missing_credentials(self) -> None:
-        scraper = DigitaloceanScraper(env={})
-        with pytest.raises(MissingCredentials, match="set DIGITALOCEAN_TOKEN to enable"):
-            scraper.check_credentials()
-        with pytest.raises(MissingCredentials):
-            run_fetch(scraper, httpx.MockTransport(lambda r: httpx.Response(500)))
+    def test_no_token_is_no_missing_credential(self) -> None:
+        DigitaloceanScraper(env={}).check_credentials()
+        assert DigitaloceanScraper(env={}).missing_credentials() == []
+        with pytest.raises(MissingCredentials):  # the API path itself still refuses to run without one
+            asyncio.run(DigitaloceanScraper(env={})._fetch_api(None))  # type: ignore[arg-type]
 
-    def test_replay_walks_both_recorded_pages(self) -> None:
-        from tracker.pipeline.replay import ReplayTransport
-
+    def test_replay_reads_the_page_even_with_a_token_in_the_environment(self) -> None:
         transport = ReplayTransport.for_provider("digitalocean")
-        fetched = run_fetch(DigitaloceanScraper(env={}, replay=True), transport)
-        assert len(transport.requests) == 2 and len(fetched) == 2
-        assert transport.requests[0].headers["authorization"] == "Bearer replay-no-secret"
+        fetched = run_fetch(DigitaloceanScraper(env={"DIGITALOCEAN_TOKEN": TOKEN}, replay=True), transport)
+        assert [str(r.url) for r in transport.requests if r.url.path != "/robots.txt"] == [PRICING_URL]
+        assert all("authorization" not in r.headers for r in transport.requests)
+        assert len(DigitaloceanScraper(env={}).parse(fetched)) == 13
