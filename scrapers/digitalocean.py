@@ -17,10 +17,12 @@ One source per run, never both (so no offer is counted twice):
   ``ParseError("digitalocean: layout changed: ...")``.
 
   Why this page and not the marketing page ``www.digitalocean.com/pricing/gpu-droplets``: that
-  one is a JavaScript application whose server-sent data has no public 2026 capture to prove a
-  parser on, while the documentation page's tables are plain HTML with a public 2026 capture
-  (named in the bundled recording's manifest), and it is the page the API documentation points to
-  for GPU Droplet list prices.
+  one has no public 2026 capture to prove a parser on, and its last public capture (a 2025
+  Wayback excerpt) shows server-rendered cards with generated class names that mix a
+  struck-through list price, a promotional price ("$3.39/GPU/hour*") and a 12-month reserved
+  price per GPU for one plan; the documentation page prints one price per plan and kind in a
+  plain HTML table, has a public 2026 capture (named in the bundled recording's manifest), and is
+  where the API documentation sends readers for GPU Droplet list prices.
 
 * **With ``DIGITALOCEAN_TOKEN`` set** (regions, slugs, vCPUs, RAM, availability):
   ``GET https://api.digitalocean.com/v2/sizes?per_page=200`` with ``Authorization: Bearer <token>``

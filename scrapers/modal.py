@@ -23,6 +23,30 @@ No "GPU Tasks" label or no line items under it -> ``ParseError("modal: layout ch
 A price without a readable amount or time unit quarantines that GPU with the section and item
 named ("price field 'GPU Tasks' of 'Nvidia H100' holds 'soon', not a price"); the other GPUs are
 kept (every one so: a ``ParseError`` naming it). "Contact sales" -> ``price_per_hour=None``.
+
+What the server sends, what is proven and what is not
+    The only real capture (the bundled recording) is a browser's DOM taken *after* a script
+    clicked the page's "Per hour | Per second" toggle, not the bytes the server sends. What it
+    does show about the server's answer:
+
+    * the page is a SvelteKit page rendered on the server: the GPU line items sit inside
+      Svelte's server-render block markers (``<!--[-->`` ... ``<!--]-->``), which only
+      server-side rendering writes, so the items are in the HTML a plain GET receives, with no
+      browser and no script run;
+    * there is no embedded data to read instead: in the full capture (the recording keeps only
+      the pricing block) the page's start-up script hands the client ``data: [null,null,null]``
+      (no ``load`` data), so the prices are compiled into the page itself, and the printed line
+      items are the only place they are;
+    * the toggle changes only the printed unit: the captured state prints per second
+      ("$0.001097 / sec"); the other prints per hour. The parser reads either (a test proves
+      it on the recording turned to its per-hour form), converting per second x 3600.
+
+    Unproven until a plain GET of the page is recorded: which unit the server's initial state
+    prints (probably per hour, since the capturing script clicked to get per second, so a live
+    price may be rounded to cents: $3.95 where the per-second figure gives $3.9492), and that
+    the served HTML has no further wrapper around the "GPU Tasks" list that this parser's
+    landmarks (the label, ``div.line-item``, ``.price``) would miss. A run that meets either
+    fails with ``layout changed`` rather than storing wrong prices.
 """
 
 from __future__ import annotations

@@ -122,3 +122,36 @@ def test_needs_no_credentials() -> None:
     scraper = ModalScraper(env={})
     assert scraper.credentials == ()
     scraper.check_credentials()
+
+
+def per_hour_state(html: str) -> str:
+    """The recorded page with its toggle in the other state: every "$X / sec" printed as the
+    per-hour figure "$Y / hr" (Y = X x 3600 rounded to cents). A test-built variant of the
+    recording (the unit is the toggle's only effect on the list), not a capture."""
+
+    def to_hour(m: re.Match[str]) -> str:
+        return f"${float(m.group(1)) * 3600:.2f} {m.group(2)}/ hr</span>"
+
+    return re.sub(r'\$(0\.\d+) (<span class="text-light-green/60">)/ sec</span>', to_hour, html)
+
+
+def test_the_toggle_s_per_hour_state_reads_as_the_same_gpus_at_the_rounded_prices() -> None:
+    """Whichever unit the server's initial state prints, the same nine GPUs come out, at prices
+    that agree to the cent."""
+    per_second = by_sku(ModalScraper(env={}).parse(page()))
+    html = per_hour_state(page())
+    assert "/ sec" not in html.split("GPU Tasks")[1].split("<hr")[0]
+    per_hour = by_sku(ModalScraper(env={}).parse(html))
+    assert per_hour.keys() == per_second.keys() and len(per_hour) == 9
+    for sku, offer in per_hour.items():
+        assert offer.price_per_hour == pytest.approx(per_second[sku].price_per_hour, abs=0.005), sku
+        assert offer.extra["price_per_hour"] == offer.price_per_hour and "price_per_second" not in offer.extra
+    assert per_hour["nvidia-h100"].price_per_hour == 3.95
+
+
+def test_the_recorded_gpu_list_is_server_rendered() -> None:
+    """The evidence the docstring cites, held to the recording: Svelte's server-render block
+    markers open the GPU list and close each price, so a plain GET gets those items."""
+    gpu_list = page().split("GPU Tasks", 1)[1].split("<hr", 1)[0]
+    assert gpu_list.removeprefix("</p> ").startswith('<div class="space-y-2"><!--[--><div class="line-item')
+    assert gpu_list.count('<!--[!--><p class="price') == 9 and gpu_list.count("<!--]-->") >= 9
