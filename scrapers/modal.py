@@ -89,7 +89,10 @@ class ModalScraper(Scraper):
     source_kind = "page"
     fixture_kind = "recording"
     kinds = ("on_demand",)
-    caveats = "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top"
+    caveats = (
+        "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top; "
+        "proven on a browser capture of the page, not yet on what a plain GET receives (see the scraper's docstring)"
+    )
 
     async def fetch(self, http: Http) -> str:
         return await http.get_page(PRICING_URL)

@@ -155,3 +155,13 @@ def test_the_recorded_gpu_list_is_server_rendered() -> None:
     gpu_list = page().split("GPU Tasks", 1)[1].split("<hr", 1)[0]
     assert gpu_list.removeprefix("</p> ").startswith('<div class="space-y-2"><!--[--><div class="line-item')
     assert gpu_list.count('<!--[!--><p class="price') == 9 and gpu_list.count("<!--]-->") >= 9
+
+
+def test_what_stays_unproven_is_said_where_users_and_maintainers_read() -> None:
+    """The README table (caveats) and the scraper's docstring say the parser is proven on a
+    browser capture, not on the served page, and what a plain GET may still change."""
+    import scrapers.modal
+
+    assert "not yet on what a plain GET receives" in ModalScraper.caveats
+    doc = scrapers.modal.__doc__ or ""
+    assert "Unproven until a plain GET of the page is recorded" in doc and "data: [null,null,null]" in doc
