@@ -74,6 +74,8 @@ _COLUMNS: dict[str, tuple[str, ...]] = {
 }
 _REQUIRED = ("GPU Model", "GPU Count", "On-Demand Price")
 _PRICES = (("On-Demand Price", "on_demand"), ("Spot Price", "spot"))
+#: More GPUs than any instance has: a count read as larger is no count.
+_MAX_GPUS = 1024
 
 
 def _has_class(tag: Tag, name: str) -> bool:
@@ -138,7 +140,7 @@ class CoreweaveScraper(Scraper):
                 region = ""
             rows = [r for r in table.find_all(class_="table-row-v2")]
             if not rows:
-                raise layout_changed(self.name, f"the {region or 'only'} price table has no rows")
+                raise layout_changed(self.name, f"no rows ('.table-row-v2') in the price table of region {region!r}")
             for row in rows:
                 for offer in self._offers(row, headers, columns, region):
                     key = (offer.sku, offer.region, offer.kind)
@@ -175,7 +177,9 @@ class CoreweaveScraper(Scraper):
 
         count_text = _FOOTNOTE_RE.sub("", cell("GPU Count") or "").strip()
         count = parse_number(count_text)
-        bad_count = {} if count and count > 0 else unreadable("GPU count", cell_field("GPU Count", model), cell("GPU Count") or "")
+        if count is not None and not 0 < count <= _MAX_GPUS:
+            count = None  # 0, negative, or no plausible count (1e400): this row is quarantined
+        bad_count = {} if count else unreadable("GPU count", cell_field("GPU Count", model), cell("GPU Count") or "")
         storage = parse_number(cell("Local Storage"))
         common: dict[str, Any] = {
             "sku": sku,

@@ -61,6 +61,7 @@ from scrapers.base import (
     read_count,
     read_price,
     require,
+    unreadable,
 )
 
 PRICING_URL = "https://docs.digitalocean.com/products/droplets/details/pricing/"
@@ -158,17 +159,19 @@ class DigitaloceanScraper(Scraper):
                     continue
                 offers[key] = offer
         if not offers:
-            raise layout_changed(self.name, f"no on-demand or spot GPU price table (sections: {', '.join(sections)})")
+            raise layout_changed(self.name, f"no 'GPU' | 'Price' table under an on-demand or spot heading (headings: {', '.join(map(repr, sections))})")
         return list(offers.values())
 
     def _page_offer(self, name: str, text: str, kind: str, section: str) -> ScrapedOffer:
         from scrapers.html import hourly, read_money
 
         match = _COUNT_SUFFIX.match(name)
-        base, count = (match.group("name"), int(match.group("count"))) if match else (name, 1)
+        base, count = (match.group("name"), int(match.group("count")[:5])) if match else (name, 1)
         gpu_raw, _, variant = (part.strip() for part in base.partition(","))
         where = f"'Price' of {name!r} in {section!r}"
         money, bad = read_money(text, where, required=True)
+        if not 0 < count <= 1024:  # "(0x)" or a count no Droplet has: this row is quarantined
+            count, bad = 0, unreadable("GPU count", f"'GPU' of {name!r} in {section!r}", name, "not a plausible count")
         extra: dict[str, Any] = {"price_basis": "per Droplet-hour", "source": "pricing documentation"}
         if variant:
             extra["variant"] = variant

@@ -195,7 +195,7 @@ class VerdaScraper(Scraper):
         doc = page_soup(self.name, raw)
         scripts = doc.find_all("script", attrs={"type": "application/ld+json"})
         if not scripts:
-            raise layout_changed(self.name, "no JSON-LD (script type=application/ld+json) block on the pricing page")
+            raise layout_changed(self.name, "no JSON-LD block (<script type='application/ld+json'>) on the pricing page")
         nodes: list[dict[str, Any]] = []
         unreadable_blocks = 0
         for script in scripts:
@@ -212,13 +212,13 @@ class VerdaScraper(Scraper):
                 continue  # a cluster, a serverless container, storage, a CPU instance (no "Nx" name)
             if description and "instance" not in description.lower():
                 continue
-            count, gpu_raw, kind = int(match.group(1)), match.group(2).strip(), _KINDS[match.group(3).lower()]
-            offer = self._page_offer(node, f"Offer {name.strip()!r}", count, gpu_raw, kind, parse_gb(gpu_raw))
+            gpu_raw, kind = match.group(2).strip(), _KINDS[match.group(3).lower()]
+            offer = self._page_offer(node, f"Offer {name.strip()!r}", int(match.group(1)[:5]), gpu_raw, kind, parse_gb(gpu_raw))
             key = (offer.sku, offer.kind)
             offers[key] = self._one_of(offers[key], offer) if key in offers else offer
         if not offers:
             why = f" ({unreadable_blocks} JSON-LD block(s) are not valid JSON)" if unreadable_blocks else ""
-            raise layout_changed(self.name, f"no GPU instance on-demand or spot Offer in the pricing page's JSON-LD{why}")
+            raise layout_changed(self.name, f"no GPU instance 'Offer' named '<N>x <GPU> on-demand' or '... spot' in the pricing page's JSON-LD{why}")
         return list(offers.values())
 
     def _page_offer(
@@ -233,6 +233,8 @@ class VerdaScraper(Scraper):
         if not re.fullmatch(r"[A-Z]{3}", currency):
             bad = bad or unreadable("price", f"{where}.priceCurrency", currency, "not an ISO currency code")
             currency = "USD"
+        if not 0 < count <= 1024:  # "0x ..." or a count no instance has: this offer is quarantined
+            count, bad = 0, unreadable("GPU count", f"{where}.name", node.get("name"), "not a plausible count")
         extra: dict[str, Any] = {"price_basis": "per instance-hour", "source": "pricing page JSON-LD", **bad}
         if isinstance(node.get("@id"), str):
             extra["offer_id"] = node["@id"]
