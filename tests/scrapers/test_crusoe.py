@@ -165,3 +165,26 @@ def test_the_page_is_asked_for_at_www_not_the_bare_domain_that_redirects() -> No
     manifest = json.loads((BUNDLED_RECORDINGS / "crusoe" / "manifest.json").read_text())
     assert [r["url"] for r in manifest["responses"]] == ["https://www.crusoe.ai/cloud/pricing"]
     assert CrusoeScraper.allowed_hosts() == ("www.crusoe.ai",)
+
+
+def test_the_2026_list_shape_one_model_in_two_form_factors_and_an_empty_tag() -> None:
+    """Test-built from the recording (values invented): the 2026 list names one model twice, told
+    apart by its form-factor tag ("80GB SXM" / "80GB PCIe"), and leaves a model's second tag empty
+    (``w-dyn-bind-empty``): two offers per kind, and no empty word in a sku."""
+    html = load_text(PAGE)
+    start = html.rfind('<div role="listitem"', 0, html.index("NVIDIA H100<"))
+    end = html.index("</div></div></div>", html.index("$1.60/GPU-hr")) + len("</div></div></div>")
+    item = html[start:end]
+    assert item.startswith('<div role="listitem"') and item.count('role="listitem"') == 1
+    sxm = item.replace("NVIDIA H100<", "NVIDIA A100<").replace(">HGX<", ">SXM<").replace("$3.90", "$2.10").replace("$1.60", "$1.05")
+    pcie = item.replace("NVIDIA H100<", "NVIDIA A100<").replace(">HGX<", ">PCIe<").replace("$3.90", "$1.85").replace(
+        "<p>$1.60/GPU-hr</p>", "<p><a href=\"/contact-sales\">Contact sales</a></p>")
+    l40s = item.replace("NVIDIA H100<", "NVIDIA L40S<").replace(">80GB<", ">48GB<").replace(
+        '<div class="pricing-tag">HGX</div>', '<div class="pricing-tag w-dyn-bind-empty"></div>').replace("$3.90", "$1.45")
+    o = by_key(CrusoeScraper(env={}).parse(html[:end] + sxm + pcie + l40s + html[end:]))
+    assert (o[("NVIDIA A100 80GB SXM", "on_demand", 0)].price_per_hour, o[("NVIDIA A100 80GB SXM", "spot", 0)].price_per_hour) == (2.10, 1.05)
+    assert o[("NVIDIA A100 80GB PCIe", "on_demand", 0)].price_per_hour == 1.85
+    assert o[("NVIDIA A100 80GB PCIe", "spot", 0)].extra["contact_sales"] is True
+    assert o[("NVIDIA A100 80GB PCIe", "on_demand", 0)].gpu_raw == "NVIDIA A100 PCIe"
+    l40 = o[("NVIDIA L40S 48GB", "on_demand", 0)]
+    assert (l40.gpu_raw, l40.gpu_memory_gb, l40.price_per_hour, "form_factor" in l40.extra) == ("NVIDIA L40S", 48, 1.45, False)
