@@ -89,7 +89,7 @@ _INSTANCE_OFFER = re.compile(r"^\s*(\d+)\s*x\s+(\S.*?)\s+(on-demand|spot)\s*$", 
 _KINDS = {"on-demand": "on_demand", "spot": "spot"}
 #: Words of an offer that is not a GPU instance (clusters, serverless containers).
 _NOT_INSTANCE = re.compile(r"\b(?:serverless|container|cluster)\b", re.IGNORECASE)
-_HOURLY_UNITS = frozenset({"hour", "hours", "hr", "h", "per hour"})
+_HOURLY_UNITS = frozenset({"hour", "hours", "hr", "h", "per hour", "hur"})  # "HUR": the UN/CEFACT code
 
 
 def _offer_nodes(node: Any) -> Iterator[dict[str, Any]]:
