@@ -50,10 +50,10 @@ def raw_horizon(reader: Reader) -> int:
 
 
 def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | None, provider_ids: list[int] | None,
-             kind_ids: list[int] | None, usd: int | None) -> list[tuple[Any, ...]]:
+             kind_ids: list[int] | None, usd: int | None, regions: Iterable[str] | None = None) -> list[tuple[Any, ...]]:
     """``db.rollups.RAW_COLUMNS`` tuples (``db.sql.raw_intervals``)."""
     params: dict[str, Any] = {}
-    return reader.rows(q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd), params)
+    return reader.rows(q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd, regions), params)
 
 
 def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,

@@ -12,7 +12,8 @@ expanding parameters do. No SQLAlchemy is imported here: commands that start thr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -116,3 +117,16 @@ def reader_of(source: Any, close: Callable[[], None] | None = None) -> Reader:
         return _CoreCursor(conn.exec_driver_sql(sql, values))
 
     return Reader(execute, marker, conn.dialect.name, close)
+
+
+@contextmanager
+def reading(source: Any) -> Iterator[Reader]:
+    """A ``Reader`` of ``source`` for the length of a ``with``: a ``Reader``, a SQLAlchemy
+    ``Connection`` or ``Session`` as they are (``reader_of``), or an ``Engine``, of which one
+    connection is opened and closed again (recognised without importing SQLAlchemy)."""
+    if not isinstance(source, Reader) and hasattr(source, "connect") and not hasattr(source, "exec_driver_sql") \
+            and not callable(getattr(source, "connection", None)):
+        with source.connect() as conn:
+            yield reader_of(conn)
+        return
+    yield reader_of(source)

@@ -21,6 +21,12 @@ def origin(step: int) -> int:
     return 4 * DAY if step == WEEK else 0
 
 
+def floor(t: int, step: int) -> int:
+    """Start (epoch seconds) of the bucket of ``step`` holding epoch second ``t``."""
+    o = origin(step)
+    return o + ((t - o) // step) * step
+
+
 def hold_end(last_seen: int, ends_at: int | None, interval_s: int) -> int:
     """Exclusive end of the time a price holds (``db.rollups.hold_end``): the next collection
     attempt (``ends_at``; ``None``: not yet), at most one collection interval after the last

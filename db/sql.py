@@ -86,22 +86,39 @@ def label_terms(column: str, name: str, ids: object, params: dict[str, object]) 
     return f" AND {column} IN :{name}"
 
 
-def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
-                  provider_ids: object, kind_ids: object, usd: int | None) -> str:
-    """``RAW_SELECT`` of the intervals of ``gpus`` with ``last_seen >= since`` and ``first_seen <=
-    until`` (either ``None``: unbounded), of the providers and kinds given (``None``: all) and, with
-    ``usd`` (the currency's label id), in USD only; fills ``params``."""
-    sql = RAW_SELECT + " WHERE gpu_id IN :gpus"
+def region_terms(column: str, regions: object, params: dict[str, object]) -> str:
+    """`` AND`` the offer ``column`` is in one of ``regions`` (``None``: no term)."""
+    if not regions:
+        return ""
+    params["regions"] = list(regions)  # type: ignore[call-overload]
+    return f" AND {column} IN (SELECT id FROM offer WHERE region IN :regions)"
+
+
+def interval_terms(alias: str, params: dict[str, object], gpus: list[int], provider_ids: object, kind_ids: object,
+                   usd: int | None, regions: object = None) -> str:
+    """The ``WHERE`` of the intervals an analysis reads, on ``price_interval`` alias ``alias``
+    (``""``: none): of ``gpus``, of the providers, kinds and regions given (``None``: all) and,
+    with ``usd`` (the currency's label id), in USD only; fills ``params``."""
+    p = f"{alias}." if alias else ""
     params["gpus"] = gpus or [-1]
+    sql = f"{p}gpu_id IN :gpus"
+    if usd is not None:
+        sql += f" AND {p}currency_id = :usd"
+        params["usd"] = usd
+    return (sql + label_terms(f"{p}provider_id", "providers", provider_ids, params)
+            + label_terms(f"{p}kind_id", "kinds", kind_ids, params) + region_terms(f"{p}offer_id", regions, params))
+
+
+def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
+                  provider_ids: object, kind_ids: object, usd: int | None, regions: object = None) -> str:
+    """``RAW_SELECT`` of the intervals of ``gpus`` with ``last_seen >= since`` and ``first_seen <=
+    until`` (either ``None``: unbounded), of the providers, kinds and regions given (``None``: all)
+    and, with ``usd`` (the currency's label id), in USD only; fills ``params``."""
+    sql = RAW_SELECT + " WHERE " + interval_terms("", params, gpus, provider_ids, kind_ids, usd, regions)
     if since is not None:
         sql += f" AND {RAW_SEEN_SINCE}"
         params["since"] = since
     if until is not None:
         sql += " AND first_seen <= :until"
         params["until"] = until
-    sql += label_terms("provider_id", "providers", provider_ids, params)
-    sql += label_terms("kind_id", "kinds", kind_ids, params)
-    if usd is not None:
-        sql += " AND currency_id = :usd"
-        params["usd"] = usd
     return sql

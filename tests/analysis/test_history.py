@@ -10,13 +10,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import DAY, HOUR, T0, offer, scrape
-from tracker.analysis.frames import (
-    Filters,
-    Resolution,
-    expand_to_grid,
-    load_intervals,
-    parse_span,
-)
+from tracker.analysis.grid import Filters, Resolution, parse_span
 from tracker.analysis.history import (
     breakeven_history,
     cost_per_tflop_history,
@@ -127,9 +121,9 @@ def test_tolerance_is_the_scrape_interval(engine: Engine) -> None:
 def test_price_change_inside_the_tolerance_window_counts_once_per_offer(engine: Engine) -> None:
     scrape(engine, "p", T0, offer("p", "x", 3.0))
     scrape(engine, "p", T0 + HOUR / 2, offer("p", "x", 2.0))  # 30 minutes later
-    iv = load_intervals(engine, H100)
-    grid = expand_to_grid(iv, Resolution.hour, T0, T0)
-    assert len(grid) == 2 and grid["price"].min() == 2.0  # both were in effect during the hour; min wins
+    h = price_history(engine, H100, since=T0, until=T0 + HOUR / 2, resolution="hour")
+    # both were in effect during the hour: the offer counts once, and the min wins
+    assert h.market["offers"].tolist() == [1] and h.market["min"].tolist() == [2.0]
 
 
 def test_filters_kinds_regions_and_currency(engine: Engine) -> None:

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from tests.analysis.seq import HOUR, T0
 from tests.analysis.test_history import store_day_one
-from tracker.analysis.frames import Filters, load_intervals
+from tracker.analysis.frames import Filters
 from tracker.analysis.history import cost_per_tflop_history, price_history
 from tracker.analysis.plot import lows_for, plot, plot_html, plot_png
 from tracker.analysis.trends import all_time_lows
@@ -46,7 +46,7 @@ def assert_self_contained_html(path: Path) -> str:
 def test_png_and_html_from_a_stored_sequence(engine: Engine, tmp_path: Path) -> None:
     store_day_one(engine)
     h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
-    lows = lows_for(all_time_lows(load_intervals(engine, H100)), "price")
+    lows = lows_for(all_time_lows(engine, H100), "price")
     assert lows["H100-SXM"].value == 2.0 and lows["H100-SXM"].at == T0 + 8 * HOUR
     assert_png(plot_png(h, tmp_path / "chart.png", lows))
     html = assert_self_contained_html(plot_html(h, tmp_path / "chart.html", lows))
@@ -57,7 +57,7 @@ def test_png_and_html_from_a_stored_sequence(engine: Engine, tmp_path: Path) -> 
 def test_cost_per_tflop_chart(engine: Engine, tmp_path: Path) -> None:
     store_day_one(engine)
     h = cost_per_tflop_history(price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour"))
-    lows = lows_for(all_time_lows(load_intervals(engine, H100)), "cost-per-tflop")
+    lows = lows_for(all_time_lows(engine, H100), "cost-per-tflop")
     assert lows["H100-SXM"].value == pytest.approx(2.0 / 989.4)
     assert_png(plot(h, tmp_path / "cpt.png", lows))
     html = assert_self_contained_html(plot(h, tmp_path / "cpt.htm", lows))

@@ -2,12 +2,15 @@
 the bundled real recordings replayed through the real pipeline, on SQLite and PostgreSQL.
 
 ``price_history`` reads the hourly/daily roll-ups for the buckets a range covers whole and raw
-intervals for the partial ones; ``aggregate(load_intervals(...))`` is the all-raw answer.
+intervals for the partial ones; ``price_history(..., use_rollups=False)`` is the all-raw answer.
+Trends read the day roll-ups for the all-time low; a filter on every stored region makes them
+read every raw interval instead.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,10 +24,11 @@ from sqlalchemy.engine import Engine
 from db import queries
 from db.engine import session_scope
 from tests.conftest import recordings_recorded_now
-from tracker.analysis import buckets
-from tracker.analysis.frames import Filters, Resolution, load_intervals
-from tracker.analysis.history import aggregate, price_history
-from tracker.analysis.trends import PERIODS, trends, trends_from_intervals
+from db.reader import reading
+from db.times import epoch
+from tracker.analysis.grid import Filters, Resolution
+from tracker.analysis.history import price_history, provider_buckets
+from tracker.analysis.trends import PERIODS, trends
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
 from tracker.pipeline import store as store_stage
@@ -90,9 +94,9 @@ def record(engine: Engine, history: list[tuple[str, int, bool, list[tuple[str, s
 
 def both_ways(engine: Engine, f: Filters, res: Resolution, since: pd.Timestamp, until: pd.Timestamp) -> tuple[pd.DataFrame, pd.DataFrame]:
     h = price_history(engine, f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res)
-    raw_market, raw_by_provider = aggregate(load_intervals(engine, f, since=since.to_pydatetime(),
-                                                           until=until.to_pydatetime()), res, since, until)
-    return (h.market, h.by_provider), (raw_market, raw_by_provider)  # type: ignore[return-value]
+    raw = price_history(engine, f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res,
+                        use_rollups=False)
+    return (h.market, h.by_provider), (raw.market, raw.by_provider)  # type: ignore[return-value]
 
 
 def assert_same(got: tuple[pd.DataFrame, pd.DataFrame], want: tuple[pd.DataFrame, pd.DataFrame]) -> None:
@@ -122,11 +126,10 @@ def test_rollup_answers_equal_raw_answers_on_random_histories(engine: Engine, hi
 
 def assert_same_trends(engine: Engine, f: Filters, at: pd.Timestamp) -> None:
     got = trends(engine, f, as_of=at.to_pydatetime())
-    want = trends_from_intervals(load_intervals(engine, f, until=at.to_pydatetime()), at.to_pydatetime())
-    if got.empty or want.empty:
-        assert got.empty and want.empty, (got, want)
-        return
-    pd.testing.assert_frame_equal(got, want, check_dtype=False)
+    with engine.connect() as conn:  # every region: the same prices, from every raw interval
+        regions = tuple(r for (r,) in conn.execute(text("SELECT DISTINCT region FROM offer")) if r is not None)
+    want = trends(engine, replace(f, regions=regions or ("r",)), as_of=at.to_pydatetime())
+    assert got == want
 
 
 # collections minutes to months apart, so that the trends' look-backs (24 h, 7 d, 30 d, 90 d)
@@ -168,11 +171,12 @@ def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:
     record(engine, [("hourly", 0, True, [("a", "on_demand", "H100-SXM", 2.0)]),
                     ("hourly", 59, True, [("a", "on_demand", "H100-SXM", 1.5)])])
     day = pd.Timestamp(T0)
-    _, source = buckets.provider_buckets(engine, Filters(), Resolution.day, day, day + pd.Timedelta(days=2) - pd.Timedelta(seconds=1))
-    assert source == "rollups"
-    _, source = buckets.provider_buckets(engine, Filters(), Resolution.day, day + pd.Timedelta(hours=5),
-                                         day + pd.Timedelta(days=2, hours=3))
-    assert source == "rollups+raw"
+    with reading(engine) as reader:
+        *_, source = provider_buckets(reader, Filters(), Resolution.day, epoch(day), epoch(day + pd.Timedelta(days=2)) - 1, None)
+        assert source == "rollups"
+        *_, source = provider_buckets(reader, Filters(), Resolution.day, epoch(day + pd.Timedelta(hours=5)),
+                                      epoch(day + pd.Timedelta(days=2, hours=3)), None)
+        assert source == "rollups+raw"
     got, want = both_ways(engine, Filters(), Resolution.hour, day, day + pd.Timedelta(hours=4))
     assert_same(got, want)
     assert list(got[0]["min"].dropna()) == [2.0, 1.5]

@@ -7,8 +7,8 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import DAY, T0, offer, scrape
-from tracker.analysis.frames import Filters, load_intervals, market_at
-from tracker.analysis.trends import TREND_COLUMNS, is_good_deal, trends, trends_from_intervals, volatility
+from tracker.analysis.grid import Filters
+from tracker.analysis.trends import TREND_COLUMNS, is_good_deal, trends, volatility
 
 H100 = Filters.of(gpus=["H100-SXM"])
 
@@ -32,8 +32,8 @@ def hundred_days(engine: Engine) -> Engine:
     return engine
 
 
-def row(df, gpu: str = "H100-SXM") -> dict:  # type: ignore[no-untyped-def]
-    return df.set_index("gpu").loc[gpu].to_dict()
+def row(rows: list[dict], gpu: str = "H100-SXM") -> dict:  # type: ignore[type-arg]
+    return next(r for r in rows if r["gpu"] == gpu)
 
 
 def test_changes_low_and_deal_at_the_end(hundred_days: Engine) -> None:
@@ -73,8 +73,7 @@ def test_outage_leaves_no_price_when_the_provider_alone_is_out(engine: Engine) -
     for d in range(10):
         if d not in (4, 5):
             scrape(engine, "solo", T0 + d * DAY, offer("solo", "s", 2.0 if d < 4 else 1.8))
-    iv = load_intervals(engine, H100, tolerance=DAY)
-    assert market_at(iv, T0 + 4 * DAY).empty  # nothing is carried over the outage
+    assert row(trends(engine, H100, as_of=T0 + 4 * DAY, tolerance=DAY))["current"] is None  # nothing is carried over the outage
     t = row(trends(engine, H100, as_of=T0 + 9 * DAY, tolerance=DAY))
     assert t["price_24h_ago"] == pytest.approx(1.8)
 
@@ -88,9 +87,10 @@ def test_stale_providers_do_not_count_as_current(engine: Engine) -> None:
 
 
 def test_every_gpu_gets_a_row_and_empty_store_gives_none(engine: Engine) -> None:
-    assert list(trends(engine).columns) == TREND_COLUMNS and trends(engine).empty
+    assert trends(engine) == []
     scrape(engine, "p", T0, offer("p", "a", 2.0), offer("p", "b", 0.4, gpu="RTX-4090"))
-    assert trends(engine)["gpu"].tolist() == ["H100-SXM", "RTX-4090"]
+    assert [r["gpu"] for r in trends(engine)] == ["H100-SXM", "RTX-4090"]
+    assert all(list(r) == TREND_COLUMNS for r in trends(engine))
 
 
 def test_good_deal_boundary_and_volatility_edges() -> None:
@@ -108,10 +108,11 @@ def store_days(engine: Engine, days: int, price: float = 2.0) -> None:
 
 @pytest.mark.parametrize(("days", "deal"), [(1, False), (6, False), (7, True)])
 def test_good_deal_needs_seven_days_of_observations(engine: Engine, days: int, deal: bool) -> None:
-    """At its all-time low every day, but only a week of history makes it a good deal (both read paths)."""
+    """At its all-time low every day, but only a week of history makes it a good deal (both read paths:
+    the day roll-ups, and every raw interval, which a region filter makes the trends read)."""
     store_days(engine, days)
     t = row(trends(engine, H100, tolerance=DAY))
     assert t["current"] == pytest.approx(t["all_time_low"])
     assert t["history_days"] == days and t["good_deal"] is deal
-    raw = row(trends_from_intervals(load_intervals(engine, H100, tolerance=DAY)))
+    raw = row(trends(engine, Filters.of(gpus=["H100-SXM"], regions=["r1"]), tolerance=DAY))
     assert raw["history_days"] == days and raw["good_deal"] is deal

@@ -201,8 +201,9 @@ def test_trends_read_of_daily_lows_uses_the_key(engine: Engine) -> None:
     """The all-time low's daily lows (one packed statement on PostgreSQL, grouped rows on
     SQLite) are read through the roll-up key's GPU range (SQLite groups in key order, without
     a temporary B-tree)."""
+    from db.reader import reader_of
     from tracker.analysis import trends
-    from tracker.analysis.frames import Filters
+    from tracker.analysis.grid import Filters
 
     init_db(engine)
     ran: list[tuple[str, Any]] = []
@@ -213,7 +214,7 @@ def test_trends_read_of_daily_lows_uses_the_key(engine: Engine) -> None:
     with engine.connect() as conn:
         event.listen(engine, "before_cursor_execute", remember)
         try:
-            trends._rollup_lows(conn, Filters(), 30 * rollups.DAY)
+            trends._Reads(reader_of(conn), Filters(), None).day_lows(30 * rollups.DAY)
         finally:
             event.remove(engine, "before_cursor_execute", remember)
         reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]

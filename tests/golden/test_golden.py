@@ -185,10 +185,9 @@ def history_answer(engine: Engine, **kw: Any) -> dict[str, Any]:
 
 
 def trends_answer(engine: Engine, **kw: Any) -> list[dict[str, Any]]:
-    from tracker.analysis.frames import records
     from tracker.analysis.trends import trends
 
-    return records(trends(engine, **kw))
+    return trends(engine, **kw)
 
 
 def lows_answer(engine: Engine, step: int, gpus: list[str], lo: datetime, hi: datetime) -> list[list[Any]]:

@@ -63,7 +63,7 @@ def test_prices_reads_without_sqlalchemy_pandas_or_alembic(replay_store: str) ->
 
 def test_history_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
     """``history`` answers from roll-ups and intervals in plain Python on the store's own driver
-    (``tracker.analysis.history_rows``): neither SQLAlchemy nor pandas, numpy or the chart
+    (``tracker.analysis.history``): neither SQLAlchemy nor pandas, numpy or the chart
     libraries are loaded."""
     code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
@@ -71,7 +71,7 @@ def test_history_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
             " '--format', 'json'])\n"
             "assert any(r['min'] is not None for r in json.loads(out.getvalue())), out.getvalue()")
     modules = modules_after(code)
-    assert "tracker.analysis.history_rows" in modules, "the probe did run the command"
+    assert "tracker.analysis.history" in modules, "the probe did run the command"
     assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
 
 
@@ -135,14 +135,14 @@ def test_alerts_list_reads_without_sqlalchemy(replay_store: str, tmp_path: Path)
 
 
 def test_trends_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
-    """``trends`` answers in plain Python on the store's own driver (``tracker.analysis.trend_rows``):
+    """``trends`` answers in plain Python on the store's own driver (``tracker.analysis.trends``):
     only the volatility's standard deviation takes numpy; neither SQLAlchemy nor pandas is loaded."""
     code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             f"    main(['--db', {replay_store!r}, 'trends', '--format', 'json'])\n"
             "assert any(r['current'] is not None for r in json.loads(out.getvalue())), out.getvalue()")
     modules = modules_after(code)
-    assert "tracker.analysis.trend_rows" in modules, "the probe did run the command"
+    assert "tracker.analysis.trends" in modules, "the probe did run the command"
     assert {m.split(".")[0] for m in modules} & NOT_FOR_READING - {"numpy"} == set()
 
 

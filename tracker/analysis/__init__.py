@@ -1,7 +1,8 @@
-"""Analysis over the stored price history: DataFrames in, DataFrames out.
+"""Analysis over the stored price history.
 
 Each function takes a time range and filters (``Filters``: GPU ids, providers, regions,
-kinds) and returns DataFrames or small records; the CLI and the API only present them.
+kinds) and returns plain records (history and trends are plain Python over ``db.reader``;
+pandas is imported by tco, recommend, plot and the exports only); the CLI and the API only present them.
 
 Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-interval path):
 
@@ -14,16 +15,14 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
   one collection interval after ``last_seen`` (exclusive), so a missed collection is a gap;
 * market figures are taken across providers, each provider's cheapest once;
 * long ranges read the hourly/daily roll-ups for the buckets they cover whole and raw
-  intervals only for partial buckets and filters the roll-ups do not carry (``buckets``);
+  intervals only for partial buckets and filters the roll-ups do not carry (``history``);
   both give the same answer (a property test on both backends).
 
 * ``grid``       -- resolutions, spans, dates, filters and tolerances: the time grid in plain Python
-* ``frames``     -- loading intervals, the "price at t" rule, the time grid as pandas
-* ``buckets``    -- each provider's value per bucket: roll-ups where they answer, raw intervals elsewhere
-* ``history``    -- min/p25/median across providers and per provider; cost per TFLOP; break-even
-* ``history_rows`` -- the same history as the CLI prints it, in plain Python (no pandas to import)
+* ``history``    -- each provider's value per bucket (roll-ups where they answer, raw intervals
+  elsewhere), the market rule (min/p25/median across providers), cost per TFLOP, break-even
 * ``trends``     -- change over 24 h/7 d/30 d/90 d, all-time low, good-deal flag, volatility
-* ``trend_rows`` -- the same trends as the CLI prints them, in plain Python (and their definitions)
+* ``frames``     -- stored intervals as a pandas DataFrame, for charts and exports
 * ``tco``        -- electricity, ownership cost, break-even, market rent
 * ``recommend``  -- VRAM estimate, GPUs that fit at market prices, rent-vs-buy advice
 * ``imports``    -- history on day one: our own CSV exports, SkyPilot (a vms.csv or a catalog clone's git

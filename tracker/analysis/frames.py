@@ -1,12 +1,11 @@
-"""Loading price intervals into pandas, and the one rule for "price at time t".
+"""Stored price intervals as a pandas DataFrame, for what charts and exports them
+(``gpu-tracker export``, the chart's markers, tests), and DataFrames as plain records.
 
-Everything in ``tracker.analysis`` starts from :func:`load_intervals`: the stored
-``price_interval`` rows (quarantined observations never reach that table) joined with their
-offer, as a DataFrame; long-range histories read the roll-ups instead (``buckets``). The
-time rules are stated once, in the ``tracker.analysis`` package docstring: a price holds
-until the provider's next collection attempt (at most one collection interval), a failed
-collection ends an interval, and gaps stay gaps (a bucket nothing counts in is ``NaN``,
-never forward-filled).
+``load_intervals`` returns the stored ``price_interval`` rows (quarantined observations never
+reach that table) joined with their offer; ``end`` is when each price stops holding (the
+"price at t" rule of ``db.spans.hold_end``: the provider's next collection attempt, at most one
+collection interval after ``last_seen``). The history and trend answers do not read intervals
+this way: they are computed in plain Python (``history``, ``trends``).
 
 Prices are compared per GPU-hour in USD; intervals stored in another currency (no configured
 rate) are left out rather than mixed in.
@@ -43,7 +42,6 @@ from tracker.analysis.grid import (
     scrape_intervals,
     since_time,
     tolerance_lookup,
-    too_many_rows,
 )
 from tracker.kinds import DEFAULT_KINDS
 
@@ -146,86 +144,6 @@ def label_terms(conn: Any, f: Filters, alias: str, params: dict[str, Any], binds
         params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
         binds.append(bindparam("kinds", expanding=True))
     return sql
-
-
-def filter_sql(conn: Any, f: Filters, alias: str = "i") -> tuple[str, dict[str, Any], list[Any]]:
-    """``WHERE`` terms (after ``gpu_id IN :gpus``) for ``f`` on a ``price_interval`` alias."""
-    gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
-    sql = f"{alias}.gpu_id IN :gpus AND {alias}.currency_id = :usd"
-    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": labels.usd_id(conn)}
-    binds = [bindparam("gpus", expanding=True)]
-    sql += label_terms(conn, f, alias, params, binds)
-    if f.regions:
-        sql += f" AND {alias}.offer_id IN (SELECT id FROM offer WHERE region IN :regions)"
-        params["regions"] = list(f.regions)
-        binds.append(bindparam("regions", expanding=True))
-    return sql, params, binds
-
-
-def first_price(source: Engine | Connection | Session, filters: Filters | None = None, until: datetime | pd.Timestamp | None = None) -> pd.Timestamp | None:
-    """When the first stored USD price matching ``filters`` (and starting by ``until``) was first seen."""
-    f = filters or Filters()
-    with connected(source) as conn:
-        where, params, binds = filter_sql(conn, f)
-        if until is not None:
-            where += " AND i.first_seen <= :until"
-            params["until"] = epoch(pd.Timestamp(until).to_pydatetime())
-        value = conn.execute(text(f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {where}").bindparams(*binds),
-                             params).scalar()
-    return None if value is None else pd.Timestamp(int(value), unit="s", tz="UTC")
-
-
-def in_effect(intervals: pd.DataFrame, t: datetime | pd.Timestamp) -> pd.DataFrame:
-    """The intervals in effect at ``t`` (``first_seen <= t < end``), one per offer (the newest)."""
-    ts = pd.Timestamp(t)
-    live = intervals[(intervals["first_seen"] <= ts) & (intervals["end"] > ts)]
-    # a price change inside the tolerance window: the newer interval wins for that offer
-    return live.sort_values("first_seen").drop_duplicates("offer_id", keep="last")
-
-
-def market_at(intervals: pd.DataFrame, t: datetime | pd.Timestamp) -> pd.DataFrame:
-    """Per GPU at ``t``: the cheapest price, its provider, and how many providers/offers list it.
-
-    Columns: gpu, min, provider, providers, offers. A GPU with nothing in effect is absent.
-    """
-    live = in_effect(intervals, t)
-    if live.empty:
-        return pd.DataFrame(columns=["gpu", "min", "provider", "providers", "offers"])
-    best = live.sort_values(["price", "provider"]).drop_duplicates("gpu")
-    counts = live.groupby("gpu").agg(providers=("provider", "nunique"), offers=("offer_id", "nunique"))
-    out = best[["gpu", "price", "provider"]].rename(columns={"price": "min"}).set_index("gpu").join(counts)
-    return out.reset_index()
-
-
-def expand_to_grid(
-    intervals: pd.DataFrame,
-    resolution: Resolution,
-    since: datetime | pd.Timestamp,
-    until: datetime | pd.Timestamp,
-) -> pd.DataFrame:
-    """One row per (interval, bucket) the interval counts in (``db.rollups.spans``: the
-    buckets it was observed in, plus, for buckets finer than the provider's collection
-    interval, those its price held into). Returns the interval columns plus ``time``
-    (bucket start, UTC)."""
-    columns = [*intervals.columns, "time"]
-    if intervals.empty:
-        return pd.DataFrame(columns=columns)
-    step = int(resolution.step / pd.Timedelta(seconds=1))
-    try:
-        out = rollups.expand(intervals, step, epoch(pd.Timestamp(since).to_pydatetime()),
-                             epoch(pd.Timestamp(until).to_pydatetime()), MAX_GRID_ROWS,
-                             first_col="first_seen_s", last_col="last_seen_s")
-    except OverflowError as exc:
-        raise too_many_rows(exc.args[0], resolution) from None
-    if out.empty:
-        return pd.DataFrame(columns=columns)
-    out["time"] = pd.to_datetime(out.pop("bucket"), unit="s", utc=True)
-    return out
-
-
-def grid(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> pd.DatetimeIndex:
-    """Every bucket start from the one holding ``since`` to the one holding ``until``."""
-    return pd.date_range(resolution.floor(since), resolution.floor(until), freq=resolution.step, name="time")
 
 
 def utc(ts: datetime | pd.Timestamp | None) -> pd.Timestamp | None:

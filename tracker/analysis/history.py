@@ -3,251 +3,471 @@ providers) and each provider's own line; cost-per-TFLOP and break-even series de
 
 How a bucket gets its numbers:
 
-1. every stored interval that counts in the bucket counts (``db.rollups.spans``: observed
-   during it, or, for buckets finer than the collection interval, held into it); whole
-   buckets are read from the roll-ups, partial ones from raw intervals (``buckets``);
+1. every stored interval that counts in the bucket counts (``db.spans``, the bucket rule:
+   observed during it, or, for buckets finer than the collection interval, held into it);
+   whole buckets are read from the hourly/daily roll-ups, the partial buckets at either end of
+   the range (a range starting at 14:20 counts only prices in effect from 14:20 on), region
+   filters, week buckets and caller-given collection intervals that move a price into other
+   buckets from raw intervals (``provider_buckets``). Both give the same numbers (a property test
+   on both backends). Before the raw-retention horizon only roll-ups are left: a partial bucket
+   there is answered by its whole roll-up bucket;
 2. a provider's value is the lowest USD per GPU-hour among its offers of that GPU in the
    bucket (a price cut at 14:00 makes the day's value the new price);
-3. the market columns are taken *across providers* (each provider's value once), so a
-   marketplace listing 500 hosts does not outweigh a cloud listing one: ``min`` is the
+3. the market columns are taken *across providers* (each provider's value once; ``market``), so
+   a marketplace listing 500 hosts does not outweigh a cloud listing one: ``min`` is the
    cheapest provider, ``median`` the typical provider, ``p25`` in between (linear
    interpolation, so with one provider all three are its price).
 
-A bucket no interval touches is ``NaN`` in the market frame (the grid is complete, gaps
-included) and has no row in the provider frame. Nothing is forward-filled.
+A bucket no interval touches is ``NaN`` in the market (the grid is complete, gaps included) and
+has no row per provider. Nothing is forward-filled.
 
-Derived metrics transform each price column the same way: ``cost-per-tflop`` is the price
-divided by the GPU's dense TFLOPS on the chosen basis (USD per TFLOP-hour), and
-``breakeven-months`` is purchase price / (price x 730 h) -- how many months of 24/7 rent cost
-as much as buying the card. So the ``min`` column of a break-even series is the break-even
-*at the cheapest rent* (the longest one).
+Derived metrics transform each price the same way: ``cost-per-tflop`` is the price divided by
+the GPU's dense TFLOPS on the chosen basis (USD per TFLOP-hour), and ``breakeven-months`` is
+purchase price / (price x 730 h) -- how many months of 24/7 rent cost as much as buying the
+card. So the ``min`` column of a break-even series is the break-even *at the cheapest rent*
+(the longest one).
+
+Plain Python on a ``db.reader.Reader`` (the store's own driver for the CLI): no pandas or numpy
+is imported, so ``gpu-tracker history`` starts in a fraction of the time. ``History.market``,
+``by_provider`` and ``wide()`` give the answer as DataFrames for the callers that chart or
+export it (pandas is imported then).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
-from sqlalchemy.engine import Connection, Engine
-
-from db.types import utcnow
-from tracker.analysis import buckets, specs
-from tracker.analysis.frames import (
+from db import sql as q
+from db.asof import provider_intervals
+from db.plain_reads import Labels, provider_lows, raw_horizon, raw_rows
+from db.reader import Reader, reading
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, floor, hold_end, origin, span
+from db.times import epoch, from_epoch, utcnow
+from tracker.analysis import specs
+from tracker.analysis.grid import (
     HOURS_PER_MONTH,
+    MAX_GRID_ROWS,
     Filters,
     Resolution,
+    Tolerance,
     check_dates,
     check_range,
-    Tolerance,
-    first_price,
-    grid,
-    records,
-    utc,
+    grid_starts,
+    tolerance_lookup,
+    too_many_rows,
 )
-from tracker.analysis.history_rows import HOW_TO_GET_HISTORY, METRICS, check_metric
-from tracker.analysis.history_rows import unit as _unit
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    import pandas as pd
 
+METRICS = ("price", "cost-per-tflop", "breakeven-months")
+#: What to do when a history is empty or a single point (CLI notes, charts, API notes).
+HOW_TO_GET_HISTORY = ("collect over time with `gpu-tracker run` (or `gpu-tracker scrape` now and then), "
+                      "or load older prices with `gpu-tracker import FILE`")
 MARKET_COLUMNS = ["time", "gpu", "min", "p25", "median", "providers", "offers"]
 PROVIDER_COLUMNS = ["time", "gpu", "provider", "value"]
 #: Fixed columns of the wide export (``history --format csv``); any other column is a provider.
 EXPORT_COLUMNS = ["time", "gpu", "metric", "unit", "kinds", "min", "p25", "median", "providers", "offers"]
-
-
-@dataclass
-class History:
-    """A history result. ``market`` is the complete grid per GPU (gaps are NaN rows);
-    ``by_provider`` has a row only where the provider had a price."""
-
-    metric: str
-    unit: str
-    resolution: Resolution
-    since: pd.Timestamp
-    until: pd.Timestamp
-    kinds: tuple[str, ...] | None
-    market: pd.DataFrame
-    by_provider: pd.DataFrame
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def gpus(self) -> list[str]:
-        return sorted(self.market["gpu"].unique()) if not self.market.empty else []
-
-    @property
-    def providers(self) -> list[str]:
-        return sorted(self.by_provider["provider"].unique()) if not self.by_provider.empty else []
-
-    def provider_series(self, gpu: str, provider: str) -> pd.Series:
-        """One provider's values for one GPU on the full grid (NaN where it had no price)."""
-        rows = self.by_provider[(self.by_provider["gpu"] == gpu) & (self.by_provider["provider"] == provider)]
-        times = self.market.loc[self.market["gpu"] == gpu, "time"]
-        return rows.set_index("time")["value"].reindex(pd.DatetimeIndex(times, name="time"))
-
-    def wide(self) -> pd.DataFrame:
-        """One row per (time, gpu): the market columns, then one column per provider."""
-        out = self.market.copy()
-        out.insert(2, "metric", self.metric)
-        out.insert(3, "unit", self.unit)
-        out.insert(4, "kinds", ",".join(self.kinds) if self.kinds else "all")
-        if not self.by_provider.empty:
-            pivot = self.by_provider.pivot_table(index=["time", "gpu"], columns="provider", values="value", aggfunc="min")
-            pivot.columns = [str(c) for c in pivot.columns]
-            out = out.merge(pivot.reset_index(), on=["time", "gpu"], how="left")
-        return out
-
-    def rows(self) -> list[dict[str, Any]]:
-        return records(self.wide())
-
+_ROLLUP_STEPS = {Resolution.hour: HOUR, Resolution.day: DAY}
+#: One provider's value in one bucket: (bucket start, gpu id, provider id, lowest price, offers).
+Bucket = tuple[int, int, int, float, int]
 
 __all__ = ["HOW_TO_GET_HISTORY", "METRICS", "History", "history", "price_history"]
 
 
-def _quantile(v: np.ndarray, starts: np.ndarray, n: np.ndarray, q: float) -> np.ndarray:
-    """Linear-interpolation quantile ``q`` of each group ``v[starts[i]:starts[i] + n[i]]`` (sorted
-    ascending), computed as pandas' ``groupby().quantile`` does, so the numbers match to the bit."""
-    pos = q * (n - 1)
-    below = np.floor(pos).astype(np.int64)
+def unit(metric: str, basis: str | None) -> str:
+    if metric == "price":
+        return "USD/GPU-h"
+    if metric == "cost-per-tflop":
+        return f"USD/TFLOP-h ({basis})"
+    return "months of 24/7 rent"
+
+
+def check_metric(metric: str) -> None:
+    if metric not in METRICS:
+        raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
+
+
+# --- the market rule -----------------------------------------------------------------------
+
+
+def quantile(ordered: Sequence[float], q: float) -> float:
+    """Linear-interpolation quantile ``q`` of ascending ``ordered`` (as pandas and numpy compute it)."""
+    pos = q * (len(ordered) - 1)
+    below = math.floor(pos)
     frac = pos - below
-    a = v[starts + below]
-    b = v[np.minimum(starts + below + 1, starts + n - 1)]
-    return np.where(frac == 0, a, a + (b - a) * frac)
+    a = ordered[below]
+    b = ordered[min(below + 1, len(ordered) - 1)]
+    return a if frac == 0 else a + (b - a) * frac
 
 
-def _median(v: np.ndarray, starts: np.ndarray, n: np.ndarray) -> np.ndarray:
-    """Median of each sorted group, as pandas' ``groupby().median`` computes it (the mean of the
-    two middle values of an even group)."""
-    a = v[starts + (n - 1) // 2]
-    b = v[starts + n // 2]
-    return np.where(n % 2 == 1, a, (a + b) / 2)
+def median(ordered: Sequence[float]) -> float:
+    """Median of ascending ``ordered`` (the mean of the two middle values of an even count)."""
+    n = len(ordered)
+    a, b = ordered[(n - 1) // 2], ordered[n // 2]
+    return a if n % 2 == 1 else (a + b) / 2
 
 
-def market_from_buckets(buckets: pd.DataFrame, times: pd.DatetimeIndex) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(market, by_provider) frames from per-provider bucket values (``buckets.BUCKET_COLUMNS``)
-    on the grid ``times``; see the module docstring.
-
-    Computed on arrays (one sort, no per-group Python): a year of daily buckets of a GPU family
-    is tens of thousands of provider values, and this runs on every history request."""
-    if buckets.empty:
-        return pd.DataFrame(columns=MARKET_COLUMNS), pd.DataFrame(columns=PROVIDER_COLUMNS)
-    gpu_codes, gpus = pd.factorize(buckets["gpu"], sort=True)
-    provider_codes, _ = pd.factorize(buckets["provider"], sort=True)
-    when = pd.DatetimeIndex(buckets["time"])
-    order = np.lexsort((when.asi8, provider_codes, gpu_codes))
-    by_provider = buckets.iloc[order].reset_index(drop=True)[PROVIDER_COLUMNS]
-
-    n_times = len(times)
-    at = times.get_indexer(when)  # -1: off the grid (left out of the market, as a reindex would)
-    value = buckets["value"].to_numpy(dtype=float)
-    on_grid = at >= 0
-    cell = gpu_codes * n_times + at
-    size = len(gpus) * n_times
-    offers = np.bincount(cell[on_grid], weights=buckets["offers"].to_numpy(dtype=float)[on_grid], minlength=size)
-    priced = on_grid & ~np.isnan(value)
-    cell, value = cell[priced], value[priced]
-    order = np.lexsort((value, cell))
-    cell, value = cell[order], value[order]
-    starts = np.flatnonzero(np.r_[True, cell[1:] != cell[:-1]]) if len(cell) else np.zeros(0, dtype=np.int64)
-    n = np.diff(np.r_[starts, len(cell)])
-    cells = cell[starts]
-    stats = {"min": value[starts] if len(cell) else value, "p25": _quantile(value, starts, n, 0.25),
-             "median": _median(value, starts, n)}
-    market = pd.DataFrame({"time": times[np.tile(np.arange(n_times), len(gpus))],
-                           "gpu": np.repeat(np.asarray(gpus, dtype=object), n_times)})
-    for name, figures in stats.items():
-        column = np.full(size, np.nan)
-        column[cells] = figures
-        market[name] = column
-    providers = np.zeros(size, dtype=np.int64)
-    providers[cells] = n
-    market["providers"] = providers
-    market["offers"] = offers.astype(np.int64)
-    return market[MARKET_COLUMNS], by_provider
+def market(values: Iterable[float]) -> tuple[float, float, float]:
+    """The market figures of one bucket from each provider's value in it: (min, p25, median),
+    NaN when no provider has one."""
+    ordered = sorted(v for v in values if not math.isnan(v))
+    if not ordered:
+        return math.nan, math.nan, math.nan
+    return ordered[0], quantile(ordered, 0.25), median(ordered)
 
 
-def aggregate(
-    intervals: pd.DataFrame, resolution: Resolution, since: pd.Timestamp, until: pd.Timestamp
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(market, by_provider) frames from loaded intervals (the raw path); see the module docstring."""
-    return market_from_buckets(buckets.from_intervals(intervals, resolution, since, until), grid(resolution, since, until))
+# --- each provider's value per bucket ------------------------------------------------------
+
+
+class Scope:
+    """The label ids of a query's filters, and the collection intervals prices hold for."""
+
+    def __init__(self, reader: Reader, f: Filters, tolerance: Tolerance | None) -> None:
+        self.labels = Labels(reader)
+        lab = self.labels
+        self.regions = f.regions
+        self.gpu_ids = lab.lookup("gpu", f.gpus) if f.gpus is not None else sorted(lab.names("gpu"))
+        self.provider_ids = lab.lookup("provider", f.providers) if f.providers else None
+        self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
+        usd = lab.lookup("currency", ["USD"])
+        self.usd = usd[0] if usd else -1
+        self.stored = provider_intervals(reader)
+        self.tolerance = tolerance
+        longest = max([*self.stored.values(), DEFAULT_INTERVAL_S])
+        self.given: dict[int, int] | None = None
+        if tolerance is not None:
+            tol = tolerance_lookup(tolerance)
+            self.given = {pid: int(tol(name).total_seconds()) for pid, name in lab.names("provider").items()}
+            longest = max([longest, *self.given.values()])
+        #: The longest a price may hold past its last observation: the bound a read of "in effect
+        #: from t" puts on ``last_seen``.
+        self.longest = longest
+
+    def interval_s(self, provider_id: int) -> int:
+        if self.given is not None:
+            return self.given.get(provider_id, DEFAULT_INTERVAL_S)
+        return self.stored.get(provider_id, DEFAULT_INTERVAL_S)
+
+    def where(self, params: dict[str, Any], alias: str = "i") -> str:
+        """The ``WHERE`` of the intervals in scope on ``price_interval`` alias ``alias``."""
+        return q.interval_terms(alias, params, self.gpu_ids, self.provider_ids, self.kind_ids, self.usd, self.regions)
+
+    def raw(self, reader: Reader, lo: int | None, hi: int | None) -> list[tuple[Any, ...]]:
+        """The intervals in scope that may be in effect in ``[lo, hi]`` (``RAW_COLUMNS``), in the
+        order the bucket rule reads them (offer, ``first_seen``, id)."""
+        rows = raw_rows(reader, self.gpu_ids, None if lo is None else lo - self.longest, hi, self.provider_ids,
+                        self.kind_ids, self.usd, self.regions)
+        rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
+        return rows
+
+    def tolerance_agrees(self, step: int) -> bool:
+        """The given collection intervals put every price in the buckets the roll-ups were built
+        with (equal to the stored ones, or both no longer than a bucket)."""
+        if self.given is None:
+            return True
+        in_scope = self.provider_ids if self.provider_ids is not None else sorted(self.labels.names("provider"))
+        for pid in in_scope:
+            given, have = self.given[pid], self.stored.get(pid, DEFAULT_INTERVAL_S)
+            if given != have and not (given <= step and have <= step):
+                return False
+        return True
+
+
+def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
+                 max_rows: int | None = None) -> list[Bucket]:
+    """Each provider's lowest price and distinct offers per bucket of ``step`` holding ``[lo, hi]``,
+    from the raw intervals in effect then."""
+    if not scope.gpu_ids:
+        return []
+    rows = scope.raw(reader, lo, hi)
+    o = origin(step)
+    b_lo, b_hi = (lo - o) // step, (hi - o) // step
+    groups: dict[tuple[int, int, int], tuple[float, set[int]]] = {}
+    total = 0
+    for k, (_id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
+        nxt = rows[k + 1] if k + 1 < len(rows) else None
+        next_seen = int(nxt[6]) if nxt is not None and int(nxt[1]) == int(offer) else None
+        interval_s = scope.interval_s(int(provider))
+        ends = None if ends_at is None else int(ends_at)
+        if hold_end(int(last_seen), ends, interval_s) <= lo:
+            continue
+        first, last = span(int(first_seen), int(last_seen), ends, interval_s, next_seen, step)
+        first, last = max(first, b_lo), min(last, b_hi)
+        total += max(last - first + 1, 0)
+        if max_rows is not None and total > max_rows:
+            raise OverflowError(total)
+        for b in range(first, last + 1):
+            key = (o + b * step, int(gpu), int(provider))
+            have = groups.get(key)
+            if have is None:
+                groups[key] = (float(price), {int(offer)})
+            else:
+                have[1].add(int(offer))
+                if float(price) < have[0]:
+                    groups[key] = (float(price), have[1])
+    return [(b, g, p, v, len(offers)) for (b, g, p), (v, offers) in groups.items()]
+
+
+def provider_buckets(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int, tolerance: Tolerance | None,
+                     *, use_rollups: bool = True) -> tuple[list[Bucket], Labels, str]:
+    """Each provider's value per bucket of the grid from ``lo`` to ``hi`` (epoch seconds): the
+    roll-ups for whole buckets, raw intervals elsewhere (see the module docstring); the labels
+    read, and which data answered (``"rollups"``, ``"rollups+raw"`` or ``"raw"``).
+    ``use_rollups=False``: raw intervals alone (what the roll-ups are held equal to)."""
+    scope = Scope(reader, f, tolerance)
+
+    def all_raw() -> tuple[list[Bucket], Labels, str]:
+        try:
+            return _raw_buckets(reader, scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope.labels, "raw"
+        except OverflowError as exc:
+            raise too_many_rows(exc.args[0], res) from None
+
+    step = _ROLLUP_STEPS.get(res)
+    if step is None or f.regions or not use_rollups:
+        return all_raw()
+    first_full = floor(lo, step) + (0 if lo % step == 0 else step)
+    last_full = floor(hi + 1, step) - step  # the last bucket ending by ``hi``
+    if last_full < first_full:
+        return all_raw()
+    if not scope.gpu_ids:
+        return [], scope.labels, "rollups"
+    if not scope.tolerance_agrees(step):
+        return all_raw()
+    horizon = raw_horizon(reader)
+    if lo < horizon:  # raw intervals there were pruned: the whole first bucket is what is known
+        first_full = floor(lo, step)
+    if hi < horizon:
+        last_full = floor(hi, step)
+    out = [(b, g, p, v, n) for g, b, p, v, n in provider_lows(
+        reader, step, gpu_ids=scope.gpu_ids, lo=first_full, hi=last_full, provider_ids=scope.provider_ids,
+        kind_ids=scope.kind_ids)]
+    source = "rollups"
+    if lo < first_full:
+        out += _raw_buckets(reader, scope, step, lo, first_full - 1)
+        source = "rollups+raw"
+    if last_full + step <= hi:
+        out += _raw_buckets(reader, scope, step, last_full + step, hi)
+        source = "rollups+raw"
+    return out, scope.labels, source
+
+
+def first_price(reader: Reader, f: Filters, until: int | None = None) -> int | None:
+    """When the first stored USD price matching ``f`` (and starting by ``until``) was first seen."""
+    scope = Scope(reader, f, None)
+    params: dict[str, Any] = {}
+    sql = f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {scope.where(params)}"
+    if until is not None:
+        sql += " AND i.first_seen <= :until"
+        params["until"] = until
+    value = reader.scalar(sql, params)
+    return None if value is None else int(value)
+
+
+# --- the answer ----------------------------------------------------------------------------
+
+
+def _nan_to_none(v: Any) -> Any:
+    return None if isinstance(v, float) and math.isnan(v) else v
+
+
+@dataclass
+class History:
+    """A history result. ``market_rows`` is the complete grid per GPU (``MARKET_COLUMNS``; gaps
+    are NaN); ``provider_rows`` (``PROVIDER_COLUMNS``, by gpu, provider and time) has a row only
+    where the provider had a price."""
+
+    metric: str
+    unit: str
+    resolution: Resolution
+    since: datetime
+    until: datetime
+    kinds: tuple[str, ...] | None
+    market_rows: list[dict[str, Any]]
+    provider_rows: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def gpus(self) -> list[str]:
+        return sorted({r["gpu"] for r in self.market_rows})
+
+    @property
+    def providers(self) -> list[str]:
+        return sorted({r["provider"] for r in self.provider_rows})
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per (time, gpu): ``EXPORT_COLUMNS``, then one column per provider with a value
+        (``None``: no value in that bucket)."""
+        shown = {(r["time"], r["gpu"], r["provider"]): r["value"] for r in self.provider_rows}
+        columns = sorted({p for (_t, _g, p), v in shown.items() if not math.isnan(v)})
+        kinds = ",".join(self.kinds) if self.kinds else "all"
+        out = []
+        for m in self.market_rows:
+            row: dict[str, Any] = {"time": m["time"], "gpu": m["gpu"], "metric": self.metric, "unit": self.unit,
+                                   "kinds": kinds, "min": _nan_to_none(m["min"]), "p25": _nan_to_none(m["p25"]),
+                                   "median": _nan_to_none(m["median"]), "providers": m["providers"], "offers": m["offers"]}
+            for p in columns:
+                row[p] = _nan_to_none(shown.get((m["time"], m["gpu"], p)))
+            out.append(row)
+        return out
+
+    # pandas forms, for charts and exports (pandas is imported by the callers that use them)
+    @property
+    def market(self) -> pd.DataFrame:
+        return _frame(self.market_rows, MARKET_COLUMNS)
+
+    @property
+    def by_provider(self) -> pd.DataFrame:
+        return _frame(self.provider_rows, PROVIDER_COLUMNS)
+
+    def provider_series(self, gpu: str, provider: str) -> pd.Series:
+        """One provider's values for one GPU on the full grid (NaN where it had no price)."""
+        import pandas as pd
+
+        values = {r["time"]: r["value"] for r in self.provider_rows if r["gpu"] == gpu and r["provider"] == provider}
+        times = [m["time"] for m in self.market_rows if m["gpu"] == gpu]
+        return pd.Series([values.get(t, math.nan) for t in times], index=pd.DatetimeIndex(times, name="time"),
+                         name="value", dtype=float)
+
+    def wide(self) -> pd.DataFrame:
+        """``rows()`` as a frame (NaN for no value)."""
+        import pandas as pd
+
+        rows = self.rows()
+        columns = [*EXPORT_COLUMNS, *sorted({k for r in rows[:1] for k in r} - set(EXPORT_COLUMNS))]
+        df = pd.DataFrame(rows, columns=columns)
+        for c in columns:
+            if c not in ("time", "gpu", "metric", "unit", "kinds", "providers", "offers"):
+                df[c] = df[c].astype(float)
+        return df
+
+    def convert(self, metric: str, factor: dict[str, float], unit_: str, notes: list[str]) -> History:
+        """The history in ``metric``: each value ``v`` of a GPU becomes ``factor[gpu] / v``
+        (break-even: dividing flips the order, so ``min`` keeps meaning "from the cheapest price")
+        or ``v * factor[gpu]`` (per TFLOP); NaN where the factor is."""
+
+        def one(gpu: str, v: float) -> float:
+            f = factor.get(gpu, math.nan)
+            return _divide(f, v) if metric == "breakeven-months" else v * f
+
+        market_rows = [{**m, **{c: one(m["gpu"], m[c]) for c in ("min", "p25", "median")}} for m in self.market_rows]
+        provider_rows = [{**r, "value": one(r["gpu"], r["value"])} for r in self.provider_rows]
+        return replace(self, metric=metric, unit=unit_, market_rows=market_rows, provider_rows=provider_rows,
+                       notes=[*self.notes, *notes])
+
+
+def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
+    import pandas as pd
+
+    df = pd.DataFrame(rows, columns=columns)
+    if rows:
+        df["time"] = pd.to_datetime(df["time"], utc=True)
+    return df
+
+
+def _divide(a: float, b: float) -> float:
+    """``a / b`` as floats divide in numpy (no exception at zero)."""
+    if b == 0:
+        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def _utc(t: datetime) -> datetime:
+    if hasattr(t, "to_pydatetime"):
+        t = t.to_pydatetime()
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
+
+
+def answer(buckets: list[Bucket], labels: Labels, res: Resolution, lo: int, hi: int
+           ) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
+    """The GPUs, market rows and provider rows of a grid from each provider's bucket values."""
+    names = labels.names("gpu") | labels.names("provider")  # ids are unique across spaces
+    times = grid_starts(res, lo, hi)
+    on_grid = set(times)
+    gpus = sorted({names[g] for _b, g, _p, _v, _n in buckets})
+    cells: dict[tuple[str, int], list[float]] = {}
+    offers: dict[tuple[str, int], int] = {}
+    provider_rows = []
+    for b, g, p, v, n in buckets:
+        gpu = names[g]
+        provider_rows.append({"time": b, "gpu": gpu, "provider": names[p], "value": v})
+        if b in on_grid:
+            offers[(gpu, b)] = offers.get((gpu, b), 0) + n
+            cells.setdefault((gpu, b), []).append(v)
+    provider_rows.sort(key=lambda r: (r["gpu"], r["provider"], r["time"]))
+    for r in provider_rows:
+        r["time"] = from_epoch(r["time"])
+    market_rows = []
+    for gpu in gpus:
+        for t in times:
+            values = cells.get((gpu, t), [])
+            low, p25, mid = market(values)
+            market_rows.append({"time": from_epoch(t), "gpu": gpu, "min": low, "p25": p25, "median": mid,
+                                "providers": sum(1 for v in values if not math.isnan(v)), "offers": offers.get((gpu, t), 0)})
+    return gpus, market_rows, provider_rows
 
 
 def price_history(
-    source: Engine | Connection | Session,
+    source: Any,
     filters: Filters | None = None,
     *,
     since: datetime | None = None,
     until: datetime | None = None,
     resolution: Resolution | str = Resolution.day,
     tolerance: Tolerance | None = None,
+    use_rollups: bool = True,
 ) -> History:
     """USD per GPU-hour history for the GPUs in ``filters`` (every mapped GPU when ``None``).
 
-    ``since`` defaults to the first stored price, ``until`` to now.
-    """
+    ``source``: a ``db.reader.Reader``, a SQLAlchemy ``Engine``, ``Connection`` or ``Session``.
+    ``since`` defaults to the first stored price, ``until`` to now."""
     res = Resolution.parse(resolution)
     f = filters or Filters()
     check_dates(since=since, until=until)
-    until_ts = utc(until) or pd.Timestamp(utcnow())
-    if since is None:
-        first = first_price(source, f, until_ts)
-        since_ts = first if first is not None else until_ts
-    else:
-        since_ts = utc(since)
-    assert since_ts is not None
-    if since_ts > until_ts:
-        raise ConfigError(f"history: the range starts ({since_ts}) after it ends ({until_ts})")
-    check_range(res, since_ts, until_ts)
+    until = _utc(until) if until is not None else utcnow()
+    with reading(source) as reader:
+        if since is None:
+            first = first_price(reader, f, epoch(until))
+            since = from_epoch(first) if first is not None else until
+        else:
+            since = _utc(since)
+        if since > until:
+            raise ConfigError(f"history: the range starts ({since}) after it ends ({until})")
+        check_range(res, since, until)
+        lo, hi = epoch(since), epoch(until)
+        buckets, labels, _source = provider_buckets(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
+    gpus, market_rows, provider_rows = answer(buckets, labels, res, lo, hi)
     notes: list[str] = []
-    per_provider, _answered_by = buckets.provider_buckets(source, f, res, since_ts, until_ts, tolerance)
-    market, by_provider = market_from_buckets(per_provider, grid(res, since_ts, until_ts))
-    if market.empty:
+    if not gpus:
         what = ", ".join(f.gpus) if f.gpus else "any GPU"
         notes.append(f"no stored prices in range for {what} with these filters; {HOW_TO_GET_HISTORY}")
-    else:
-        # a range of several buckets with a price in at most one: a dot, not a line
-        buckets_per_gpu = market.groupby("gpu").size()
-        points = market.dropna(subset=["min"]).groupby("gpu").size()
-        single = sorted(str(g) for g, n in points.items() if n <= 1 and buckets_per_gpu.get(g, 0) > 1)
+    else:  # a range of several buckets with a price in at most one: a dot, not a line
+        points: dict[str, int] = {}
+        for m in market_rows:
+            points[m["gpu"]] = points.get(m["gpu"], 0) + (0 if math.isnan(m["min"]) else 1)
+        single = sorted(g for g in gpus if points[g] <= 1 and len(market_rows) > len(gpus))
         if single:
             notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
                          f"{HOW_TO_GET_HISTORY}")
-    return History("price", _unit("price", None), res, since_ts, until_ts, f.kinds, market, by_provider, notes)
-
-
-def _transform(h: History, metric: str, factor: dict[str, float | None], unit: str, notes: list[str]) -> History:
-    """Apply ``value -> factor[gpu] / value`` (break-even) or ``value * factor[gpu]`` (per TFLOP)."""
-
-    def apply(df: pd.DataFrame, cols: list[str]) -> pd.DataFrame:
-        out = df.copy()
-        f = out["gpu"].map(lambda g: factor.get(g)).astype(float)
-        for c in cols:
-            v = out[c].astype(float)
-            out[c] = f / v if metric == "breakeven-months" else v * f
-        return out
-
-    # for break-even, dividing flips the order: "min" keeps meaning "from the cheapest price"
-    market = apply(h.market, ["min", "p25", "median"]) if not h.market.empty else h.market
-    by_provider = apply(h.by_provider, ["value"]) if not h.by_provider.empty else h.by_provider
-    return replace(h, metric=metric, unit=unit, market=market, by_provider=by_provider, notes=[*h.notes, *notes])
+    return History("price", unit("price", None), res, since, until, f.kinds, market_rows, provider_rows, notes)
 
 
 def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.Catalog | None = None) -> History:
     """Price history -> USD per TFLOP-hour on ``basis`` (``fp16-dense`` unless told otherwise)."""
     basis = specs.check_basis(basis)
-    factor: dict[str, float | None] = {}
+    factor: dict[str, float] = {}
     notes = []
     for gpu in h.gpus:
         t = specs.tflops(specs.spec_for(gpu, catalog), basis)
-        factor[gpu] = (1.0 / t) if t else np.nan
+        factor[gpu] = (1.0 / t) if t else math.nan
         if not t:
             notes.append(f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty")
-    return _transform(h, "cost-per-tflop", factor, _unit("cost-per-tflop", basis), notes)
+    return h.convert("cost-per-tflop", factor, unit("cost-per-tflop", basis), notes)
 
 
 def breakeven_history(
@@ -259,16 +479,16 @@ def breakeven_history(
     """Price history -> months of renting (at ``utilization``) that cost the purchase price."""
     if not 0 < utilization <= 1:
         raise ConfigError(f"--utilization: {utilization} must be in (0, 1]")
-    factor: dict[str, float | None] = {}
+    factor: dict[str, float] = {}
     notes = []
     for gpu in h.gpus:
         spec = specs.spec_for(gpu, catalog)
         price = (purchase or {}).get(gpu) or (spec.purchase_price_usd if spec else None)
-        factor[gpu] = price / (HOURS_PER_MONTH * utilization) if price else np.nan
+        factor[gpu] = price / (HOURS_PER_MONTH * utilization) if price else math.nan
         if not price:
             notes.append(f"{gpu}: no purchase price in the catalog; its break-even is left empty")
-    unit = "months of 24/7 rent" if utilization == 1 else f"months of rent at {utilization:.0%} use"
-    return _transform(h, "breakeven-months", factor, unit, notes)
+    unit_ = "months of 24/7 rent" if utilization == 1 else f"months of rent at {utilization:.0%} use"
+    return h.convert("breakeven-months", factor, unit_, notes)
 
 
 def convert_price(
@@ -289,7 +509,7 @@ def convert_price(
 
 
 def history(
-    source: Engine | Connection | Session,
+    source: Any,
     filters: Filters | None = None,
     *,
     metric: str = "price",

@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import textwrap
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -36,16 +37,17 @@ class Low:
     provider: str | None = None
 
 
-def lows_for(table: pd.DataFrame, metric: str, basis: str | None = None, catalog: Catalog | None = None) -> dict[str, Low]:
-    """``trends.all_time_lows`` output -> markers in ``metric``'s unit (break-even has none:
+def lows_for(table: Iterable[Mapping[str, Any]], metric: str, basis: str | None = None,
+             catalog: Catalog | None = None) -> dict[str, Low]:
+    """``trends.all_time_lows`` rows -> markers in ``metric``'s unit (break-even has none:
     its extreme is the all-time *high* of months)."""
     out: dict[str, Low] = {}
     if metric == "breakeven-months":
         return out
-    for row in table.itertuples(index=False):
-        value = convert_price(metric, row.gpu, float(row.all_time_low), basis=basis, catalog=catalog)
+    for row in table:
+        value = convert_price(metric, row["gpu"], float(row["all_time_low"]), basis=basis, catalog=catalog)
         if value is not None:
-            out[row.gpu] = Low(value, pd.Timestamp(row.all_time_low_at).to_pydatetime(), row.all_time_low_provider)
+            out[row["gpu"]] = Low(value, pd.Timestamp(row["all_time_low_at"]).to_pydatetime(), row["all_time_low_provider"])
     return out
 
 

@@ -123,27 +123,20 @@ def history(
     """
     from db.times import utcnow
     from tracker.analysis.grid import Resolution, parse_when, scrape_intervals
-    from tracker.analysis.history_rows import HistoryRows, history_rows
+    from tracker.analysis.history import history as run_history
 
     st = state(ctx)
     now = utcnow()
     end = parse_when(until) if until else now
     reader = st.reader  # the store is opened (and migrated if it must be) before the options are read
-    args: dict[str, Any] = dict(filters=_filters(gpu, provider, kind, region, st, read_only=True), metric=metric, basis=basis,
-                since=_since(since, end), until=end, resolution=Resolution.parse(every),
-                tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
-    # plain Python on the store's own driver (no pandas, no SQLAlchemy); region filters and an
-    # open start take the frame path
-    h = history_rows(reader, **args)
-    if h is None:
-        from tracker.analysis.history import history as run_history
-
-        full = run_history(st.engine, **args)
-        h = HistoryRows(full.metric, full.unit, full.resolution, full.providers, full.rows(), full.notes)
+    # plain Python on the store's own driver (no pandas, no SQLAlchemy)
+    h = run_history(reader, _filters(gpu, provider, kind, region, st, read_only=True), metric=metric, basis=basis,
+                    since=_since(since, end), until=end, resolution=Resolution.parse(every),
+                    tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
     _notes(h.notes)
     table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
              ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
-    emit(h.rows, fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
+    emit(h.rows(), fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
          only=columns)
 
 
@@ -177,19 +170,13 @@ def trends(
     daily low over 30 days.
     """
     from tracker.analysis.grid import parse_when, scrape_intervals
-    from tracker.analysis.trend_rows import trend_rows
+    from tracker.analysis.trends import trends as run_trends
 
     st = state(ctx)
     f = _filters(gpu, provider, kind, region, st, read_only=True)
     when, tolerance = parse_when(as_of) if as_of else None, scrape_intervals(st.settings)
-    # in plain Python on the store's own driver when it is current (``State.reader``); region
-    # filters take the frame path
-    rows = trend_rows(st.reader, f, as_of=when, tolerance=tolerance)
-    if rows is None:
-        from tracker.analysis.frames import records
-        from tracker.analysis.trends import trends as run_trends
-
-        rows = records(run_trends(st.engine, f, as_of=when, tolerance=tolerance))
+    # in plain Python on the store's own driver when it is current (``State.reader``)
+    rows = run_trends(st.reader, f, as_of=when, tolerance=tolerance)
     _trend_notes(rows)
     as_of_text = f" as of {rows[0]['as_of']:%Y-%m-%d %H:%M UTC}" if rows else ""
     emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)", wide=wide,
@@ -198,8 +185,8 @@ def trends(
 
 def _trend_notes(rows: list[dict[str, Any]]) -> None:
     """Say what is missing when there is no history, or too little for the good-deal flag."""
-    from tracker.analysis.history_rows import HOW_TO_GET_HISTORY
-    from tracker.analysis.trend_rows import MIN_HISTORY_DAYS
+    from tracker.analysis.history import HOW_TO_GET_HISTORY
+    from tracker.analysis.trends import MIN_HISTORY_DAYS
 
     if not rows:
         _notes([f"no price history matches these filters yet; {HOW_TO_GET_HISTORY}"])
@@ -371,12 +358,7 @@ def plot(
     if metric not in ("price", "cost-per-tflop"):
         raise ConfigError(f"--metric: {metric!r} is not one of price, cost-per-tflop")
     from db.types import utcnow
-    from tracker.analysis.frames import (
-        Resolution,
-        load_intervals,
-        parse_when,
-        scrape_intervals,
-    )
+    from tracker.analysis.grid import Resolution, parse_when, scrape_intervals
     from tracker.analysis.history import history as run_history
     from tracker.analysis.plot import lows_for
     from tracker.analysis.plot import plot as write_plot
@@ -390,7 +372,7 @@ def plot(
     h = run_history(st.engine, filters, metric=metric, basis=basis, since=_since(since, end), until=end,
                     resolution=Resolution.parse(every), tolerance=tolerance, catalog=cat)
     _notes(h.notes)
-    lows = lows_for(all_time_lows(load_intervals(st.engine, filters, until=end, tolerance=tolerance)), metric,
+    lows = lows_for(all_time_lows(st.engine, filters, until=end, tolerance=tolerance), metric,
                     basis, cat)
     path = write_plot(h, output, lows)
     console.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)

@@ -25,12 +25,11 @@ from db.models import ScrapeRun
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
-from tracker.analysis.frames import (
+from tracker.analysis.grid import (
     DEFAULT_KINDS,
     Filters,
     Resolution,
     parse_when,
-    records,
     scrape_intervals,
     since_time,
 )
@@ -135,6 +134,10 @@ def parse_since(text: str | None, now: datetime) -> datetime | None:
     if text is None or not text.strip() or text.strip().lower() == "all":
         return None
     return since_time(text, now, f"since: {text!r} is not a span like 24h, 30d, 12w, 3m, 1y, an ISO date, or 'all'")
+
+
+def _no_nan(v: Any) -> Any:
+    return None if isinstance(v, float) and math.isnan(v) else v
 
 
 def _round(v: Any, places: int = 10) -> Any:
@@ -274,17 +277,14 @@ def history_frame(
 
 
 def history_json(h: History) -> dict[str, Any]:
-    market = records(h.market)
-    for m in market:
-        for k in ("min", "p25", "median"):
-            m[k] = _round(m[k])
-    by_provider = [{**r, "value": _round(r["value"])} for r in records(h.by_provider)]
+    market = [{k: _round(_no_nan(v)) for k, v in m.items()} for m in h.market_rows]
+    by_provider = [{**r, "value": _round(_no_nan(r["value"]))} for r in h.provider_rows]
     return {
         "metric": h.metric,
         "unit": h.unit,
         "resolution": h.resolution.value,
-        "since": h.since.to_pydatetime(),
-        "until": h.until.to_pydatetime(),
+        "since": h.since,
+        "until": h.until,
         "kinds": list(h.kinds) if h.kinds else None,
         "gpus": h.gpus,
         "providers": h.providers,
@@ -302,8 +302,8 @@ def trends(
     kinds: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    df = analysis_trends(ctx.engine, _filters(ctx, gpu, providers, kinds, regions), tolerance=ctx.tolerance)
-    return [{k: _round(v) for k, v in r.items()} for r in records(df)]
+    rows = analysis_trends(ctx.engine, _filters(ctx, gpu, providers, kinds, regions), tolerance=ctx.tolerance)
+    return [{k: _round(v) for k, v in r.items()} for r in rows]
 
 
 # --- providers and runs -----------------------------------------------------------------------
@@ -467,7 +467,7 @@ def backtest(ctx: ReadContext, rule: str | None, *, since: str, until: str | Non
     """``tracker.alerts.backtest`` for the API (read-only; bounded by its evaluation limit)."""
     from tracker.alerts.backtest import backtest as run_backtest
     from tracker.alerts.backtest import resolve_rule
-    from tracker.analysis.frames import parse_when
+    from tracker.analysis.grid import parse_when
 
     end = parse_when(until) if until else utcnow()
     start = since_time(since, end, f"since: {since!r} is not a span like 30d, 12w, 1y or an ISO date")
