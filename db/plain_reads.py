@@ -1,6 +1,6 @@
-"""Roll-up and raw-interval reads as plain tuples over a ``db.reader.Reader``: the same
-statements (``db.sql``) as ``db.rollups``' frames and arrays, without pandas or numpy, for
-the CLI's ``history`` (``tracker.analysis.history_rows``); and the store's row counts (``info``).
+"""Roll-up and raw-interval reads as plain tuples over a ``db.reader.Reader`` (the statements
+of ``db.sql``), without pandas or numpy, for the history and trends (``tracker.analysis``); and
+the store's row counts (``info``).
 """
 
 from __future__ import annotations
@@ -59,9 +59,10 @@ def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | No
 def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
                   provider_ids: list[int] | None = None,
                   kind_ids: list[int] | None = None) -> list[tuple[int, int, int, float, int]]:
-    """``db.rollups.provider_lows`` as sorted tuples (gpu id, bucket start, provider id, lowest
-    price, offers) of buckets starting in ``[lo, hi]``: the same day rows (one per kind) and
-    hours expanded from their runs, grouped here."""
+    """Per (gpu, bucket, provider) of buckets starting in ``[lo, hi]``, across the kinds asked
+    for, sorted tuples (gpu id, bucket start, provider id, lowest price, offers): what a
+    provider's bucket value is made of. Day rows (one per kind) and hours expanded from their
+    runs are grouped here."""
     lows: dict[tuple[int, int, int], list[Any]] = {}
 
     def add(g: int, b: int, p: int, low: float, offers: int) -> None:
@@ -74,7 +75,7 @@ def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi:
 
     if step != HOUR:
         params: dict[str, Any] = {"gpus": gpu_ids or [-1], "lo": lo, "hi": hi}
-        sql = (f"SELECT {', '.join(expr for expr, _ in q.DAY_LOW_COLUMNS)} {q.DAY_ROWS_FROM}"
+        sql = (q.DAY_LOWS
                + q.label_terms("provider_id", "providers", provider_ids, params)
                + q.label_terms("kind_id", "kinds", kind_ids, params))
         for g, b, p, low, offers in reader.rows(sql, params):

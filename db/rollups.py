@@ -1,18 +1,6 @@
-"""Bucket semantics and the hourly/daily roll-ups built on them.
-
-The one rule for which buckets an interval counts in (``spans``), used both by the roll-ups
-and by the raw-interval path of the analysis, so the two always agree:
-
-* A bucket's value is taken over the prices **observed** during the bucket: an interval
-  counts in every bucket from the one holding ``first_seen`` to the one holding
-  ``last_seen`` (every collection in between saw it).
-* For buckets **finer** than the provider's collection interval (hourly buckets of a daily
-  provider), a price also holds after its last observation until the provider's next
-  collection attempt (``ends_at``), never beyond it, never longer than one collection
-  interval after ``last_seen`` (an attempt that never happened is unknown, not "unchanged"),
-  and never into a bucket where a newer observation of the same offer exists.
-* Buckets at least as long as the collection interval see observations only, so a price last
-  seen at 23:35 is not carried into the next day.
+"""The hourly/daily roll-ups, built on the bucket rule of ``db.spans`` (the one rule for which
+buckets an interval counts in, which the analysis' raw-interval path follows too, so the two
+always agree).
 
 Roll-ups hold, per (gpu, provider, kind, bucket), the min, median and max USD price per
 GPU-hour over the intervals counting in the bucket and the number of distinct offers among
@@ -22,12 +10,13 @@ hands them over as they are). They cover USD intervals of mapped GPUs (what the 
 reads). The store refreshes a provider's buckets around each collection (``refresh``), and
 ``rebuild`` recomputes everything (after an import or a migration). Because a roll-up row is
 one provider's, each provider's refresh is independent of the others; it reads only the
-intervals of the days it touches and computes with numpy on arrays of that size, so its
+intervals of the days it touches and groups them with numpy on arrays of that size, so its
 cost depends on a day of that provider's data, not on the length of the history.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
@@ -36,9 +25,9 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, columns, labels, open_intervals
+from db import bulk, labels, open_intervals
 from db import sql as q
-from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, origin  # noqa: F401 - WEEK: callers read the steps here
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
 
 
 #: The roll-up steps.
@@ -52,7 +41,6 @@ OPEN_TABLE = "rollup_hour_open"
 MAX_RUN = 120
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
-_NEVER = NEVER
 
 COLUMNS = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
 RUN_COLUMNS = ["gpu_id", "provider_id", "kind_id", "first", "last", "min", "median", "max", "offers"]
@@ -72,81 +60,12 @@ def fetch_tuples(conn: Connection, statement: Any, params: dict[str, Any] | None
         result.close()
 
 
-def floor(t: int, step: int) -> int:
-    o = origin(step)
-    return o + ((t - o) // step) * step
-
-
-def hold_end(last_seen: np.ndarray, ends_at: np.ndarray, interval_s: np.ndarray) -> np.ndarray:
-    """Exclusive end of the time a price is taken to hold: the next collection attempt, at
-    most one collection interval after the last observation (``ends_at`` NaN: not yet), and
-    never before the end of the second it was last observed in (times are whole seconds: a
-    failed attempt within the same second still leaves the observation in effect at it)."""
-    ends = np.where(np.isnan(ends_at), _NEVER, np.nan_to_num(ends_at, nan=0)).astype(np.int64)
-    return np.maximum(np.minimum(ends, last_seen + interval_s), last_seen + 1)
-
-
-def span_indices(first_seen: np.ndarray, last_seen: np.ndarray, ends_at: np.ndarray, interval_s: np.ndarray,
-                 next_seen: np.ndarray, step: int) -> tuple[np.ndarray, np.ndarray]:
-    """First and last bucket index (bucket start = origin + index * step) each interval counts
-    in, from integer ``first_seen``/``last_seen``/``interval_s`` and float ``ends_at``/``next_seen``
-    (NaN: none) arrays."""
-    o = origin(step)
-    first = (first_seen - o) // step
-    observed = (last_seen - o) // step
-    held = (hold_end(last_seen, ends_at, interval_s) - 1 - o) // step
-    next_bucket = np.where(np.isnan(next_seen), _NEVER, (np.nan_to_num(next_seen, nan=0).astype(np.int64) - o) // step)
-    held = np.where((held > observed) & (next_bucket == held), held - 1, held)
-    fine = step < interval_s
-    return first, np.where(fine, np.maximum(held, observed), observed)
-
-
-def spans(df: pd.DataFrame, step: int, first_col: str = "first_seen", last_col: str = "last_seen") -> tuple[np.ndarray, np.ndarray]:
-    """``span_indices`` of a frame with integer ``first_seen``, ``last_seen``, ``interval_s`` and
-    float ``ends_at``, ``next_seen`` (the offer's next observation after this interval; NaN when none)."""
-    return span_indices(df[first_col].to_numpy(dtype=np.int64), df[last_col].to_numpy(dtype=np.int64),
-                        df["ends_at"].to_numpy(dtype=float), df["interval_s"].to_numpy(dtype=np.int64),
-                        df["next_seen"].to_numpy(dtype=float), step)
-
-
-def with_next_seen(df: pd.DataFrame, first_col: str = "first_seen") -> pd.DataFrame:
-    """Add ``next_seen``: the first observation (epoch seconds) of the same offer's next
-    interval, NaN if none is loaded."""
-    if df.empty:
-        return df.assign(next_seen=pd.Series(dtype=float))
-    out = df.sort_values(["offer_id", first_col, "interval_id"])
-    out["next_seen"] = out.groupby("offer_id")[first_col].shift(-1).astype(float)
-    return out
-
-
 def ranges(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every integer of each range ``first[i]..last[i]`` (empty where ``last < first``): the
     range's position ``i`` and the integer, one element per integer."""
     counts = np.where(last >= first, last - first + 1, 0)
     idx = np.repeat(np.arange(len(counts)), counts)
     return idx, np.repeat(first, counts) + np.arange(len(idx)) - np.repeat(np.cumsum(counts) - counts, counts)
-
-
-def expand(df: pd.DataFrame, step: int, lo: int, hi: int, max_rows: int | None = None,
-           first_col: str = "first_seen", last_col: str = "last_seen") -> pd.DataFrame:
-    """One row per (interval, bucket) it counts in, for buckets starting in ``[floor(lo), floor(hi)]``.
-
-    Adds ``bucket`` (epoch seconds of the bucket start). ``df`` must carry ``next_seen``.
-    Raises ``OverflowError`` when more than ``max_rows`` rows would be produced.
-    """
-    if df.empty:
-        return df.assign(bucket=pd.Series(dtype=np.int64))
-    o = origin(step)
-    first, last = spans(df, step, first_col, last_col)
-    first = np.maximum(first, (lo - o) // step)
-    last = np.minimum(last, (hi - o) // step)
-    total = int(np.where(last >= first, last - first + 1, 0).sum())
-    if max_rows is not None and total > max_rows:
-        raise OverflowError(total)
-    idx, index = ranges(first, last)
-    out = df.iloc[idx].reset_index(drop=True)
-    out["bucket"] = o + index * step
-    return out
 
 
 def expanding(params: dict[str, Any]) -> list[Any]:
@@ -176,12 +95,9 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
 
 #: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}`` (``db.sql``).
 _RAW_COLUMNS_SQL = q.RAW_COLUMNS_SQL
-_RAW_SELECT = q.RAW_SELECT
-#: ``_RAW_SELECT`` with the row's own ``last_seen``: for intervals that are no offer's current one
+#: A raw interval's columns with the row's own ``last_seen``: for intervals that are no offer's current one
 #: (they never hold ``open_intervals.OPEN``), or whose states were read already.
 _PLAIN_SELECT = f"SELECT {_RAW_COLUMNS_SQL.format(p='', last='last_seen')} FROM price_interval"
-#: "Last seen from ``:since`` on" on ``_RAW_SELECT``'s rows (true values, through the GPU index).
-_SEEN_SINCE = q.RAW_SEEN_SINCE
 #: A provider's intervals in effect from ``:since`` to ``:until``: its current ones through
 #: ``offer_state`` (joined: an open one's true last_seen is its state's, no lookup per row), the
 #: others through the GPU index, where intervals that are some offer's current one are set aside
@@ -204,55 +120,6 @@ def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int |
     params: dict[str, Any] = {}
     sql = q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd)
     return fetch_tuples(conn, statement(sql, params), params)
-
-
-def load_raw(
-    conn: Connection,
-    *,
-    gpu_ids: Iterable[int],
-    since: int | None = None,
-    until: int | None = None,
-    provider_ids: Iterable[int] | None = None,
-    kind_ids: Iterable[int] | None = None,
-    usd_only: bool = True,
-    slack: int = 0,
-    intervals: dict[int, int] | None = None,
-) -> pd.DataFrame:
-    """USD intervals of the given GPUs that may count in ``[since, until]``, with ``interval_s``
-    and ``next_seen``, as a frame for the analysis. ``slack`` widens the lower bound (holds
-    reach past ``last_seen``); ``intervals``: collection intervals by provider id (default: the
-    stored ones, ``provider_intervals``)."""
-    return pd.DataFrame(raw_arrays(conn, gpu_ids=gpu_ids, since=since, until=until, provider_ids=provider_ids,
-                                   kind_ids=kind_ids, usd_only=usd_only, slack=slack, intervals=intervals))
-
-
-def raw_arrays(
-    conn: Connection,
-    *,
-    gpu_ids: Iterable[int],
-    since: int | None = None,
-    until: int | None = None,
-    provider_ids: Iterable[int] | None = None,
-    kind_ids: Iterable[int] | None = None,
-    usd_only: bool = True,
-    slack: int = 0,
-    intervals: dict[int, int] | None = None,
-) -> dict[str, np.ndarray]:
-    """``load_raw``'s columns as arrays (sorted by offer, ``first_seen``, id), for callers that
-    add columns before making one frame."""
-    gpus = list(gpu_ids)
-    rows = _raw_rows(conn, gpus, since - slack if since is not None else None, until, provider_ids, kind_ids,
-                     usd_only) if gpus else []
-    table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
-    cols = {c: table[:, k] if c in ("price", "ends_at") else table[:, k].astype(np.int64) for k, c in enumerate(RAW_COLUMNS)}
-    order = np.lexsort((cols["interval_id"], cols["first_seen"], cols["offer_id"]))
-    out = {c: a[order] for c, a in cols.items()}
-    per_provider = intervals if intervals is not None else provider_intervals(conn)
-    providers = np.unique(out["provider_id"])
-    out["interval_s"] = np.array([per_provider.get(p, DEFAULT_INTERVAL_S) for p in providers.tolist()],
-                                 dtype=np.int64)[np.searchsorted(providers, out["provider_id"])]
-    out["next_seen"] = next_seen(out["offer_id"], out["first_seen"])
-    return out
 
 
 def next_seen(offer: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
@@ -370,8 +237,11 @@ class Summary(NamedTuple):
 def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -> Summary:
     """Min, median, max and distinct offers per (gpu, kind, bucket) over the intervals counting
     in buckets ``b_lo..b_hi`` (bucket indices of ``step``), with numpy sorts only."""
-    first, last = span_indices(iv.first_seen, iv.last_seen, iv.ends_at, np.full(len(iv.offer), interval_s),
-                               iv.next_seen, step)
+    spans = [span(f, last_seen, None if math.isnan(ends) else int(ends), interval_s, None if math.isnan(nxt) else int(nxt), step)
+             for f, last_seen, ends, nxt in zip(iv.first_seen.tolist(), iv.last_seen.tolist(), iv.ends_at.tolist(),
+                                                iv.next_seen.tolist(), strict=True)]
+    bounds = np.array(spans, dtype=np.int64).reshape(-1, 2)
+    first, last = bounds[:, 0], bounds[:, 1]
     first, last = np.maximum(first, b_lo), np.minimum(last, b_hi)
     idx, bucket = ranges(first, last)
     total = len(idx)
@@ -693,52 +563,3 @@ def read(
     sql = (q.ROLLUP_DAYS + q.label_terms("provider_id", "providers", provider_ids, params)
            + q.label_terms("kind_id", "kinds", kind_ids, params) + " ORDER BY gpu_id, bucket, provider_id, kind_id")
     return pd.DataFrame(fetch_tuples(conn, statement(sql, params), params), columns=COLUMNS)
-
-
-def provider_lows(
-    conn: Connection,
-    step: int,
-    *,
-    gpu_ids: Iterable[int],
-    lo: int,
-    hi: int,
-    provider_ids: Iterable[int] | None = None,
-    kind_ids: Iterable[int] | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Per (gpu, bucket, provider) of buckets starting in ``[lo, hi]``, across the kinds asked
-    for: arrays of gpu id, bucket start, provider id, lowest price and number of offers, sorted
-    in that order (what a provider's bucket value is made of). Day rows are read as packed
-    columns (``db.columns``), hours expanded from their runs (``read``), and both grouped with
-    numpy (``group_lows``)."""
-    gpus = list(gpu_ids)
-    if step == HOUR:
-        rows = read(conn, step, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
-        return group_lows(*(rows[c].to_numpy(dtype=np.int64) for c in ("gpu_id", "bucket", "provider_id")),
-                          rows["min"].to_numpy(dtype=float), rows["offers"].to_numpy(dtype=np.int64))
-    params: dict[str, Any] = {"gpus": gpus or [-1], "lo": lo, "hi": hi}
-    rest = (q.DAY_ROWS_FROM + q.label_terms("provider_id", "providers", provider_ids, params)
-            + q.label_terms("kind_id", "kinds", kind_ids, params))
-    gpu, bucket, provider, low, offers = columns.read(conn, DAY_LOW_COLUMNS, rest, params, expanding(params))
-    return group_lows(gpu, bucket, provider, low, offers)
-
-
-#: What ``provider_lows`` reads of each day roll-up row (``db.columns``).
-DAY_LOW_COLUMNS: list[columns.Column] = q.DAY_LOW_COLUMNS  # type: ignore[assignment]
-
-
-def group_lows(gpu: np.ndarray, bucket: np.ndarray, provider: np.ndarray, low: np.ndarray,
-               offers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rows of (gpu, bucket, provider, low, offers) in any order -> one per (gpu, bucket,
-    provider) in that order, with the lowest ``low`` and the summed ``offers``.
-
-    Grouped here rather than by the engine: PostgreSQL grouped a year of a GPU family's days by
-    hashing and then sorting them, several times the cost of reading them (the rows of a day
-    are one per kind, so grouping saves little transfer)."""
-    order = np.lexsort((provider, bucket, gpu))
-    gpu, bucket, provider, low, offers = gpu[order], bucket[order], provider[order], low[order], offers[order]
-    if not len(order):
-        return gpu, bucket, provider, low, offers
-    new = np.r_[True, (gpu[1:] != gpu[:-1]) | (bucket[1:] != bucket[:-1]) | (provider[1:] != provider[:-1])]
-    starts = np.flatnonzero(new)
-    return (gpu[starts], bucket[starts], provider[starts], np.minimum.reduceat(low, starts),
-            np.add.reduceat(offers, starts))

@@ -1,11 +1,26 @@
-"""The bucket rule of ``db.rollups`` (``hold_end``, ``span_indices``) for one interval at a time,
-in plain Python: for readers that start without numpy (the CLI's ``history``,
-``tracker.analysis.history_rows``, and ``db.asof``'s price at a moment). A property test holds the
-two forms equal. The bucket steps, their origin and the default collection interval are defined
-here once, and ``db.rollups`` takes them from here.
+"""The bucket rule: which buckets an interval counts in, and until when a price holds. Defined
+here once, in plain Python, for every reader and writer (the roll-ups, ``db.rollups``; the
+history and trends, ``tracker.analysis``; the price at a moment, ``db.asof``; the frames of the
+exports and the back-test):
+
+* A bucket's value is taken over the prices **observed** during the bucket: an interval
+  counts in every bucket from the one holding ``first_seen`` to the one holding
+  ``last_seen`` (every collection in between saw it).
+* For buckets **finer** than the provider's collection interval (hourly buckets of a daily
+  provider), a price also holds after its last observation until the provider's next
+  collection attempt (``ends_at``), never beyond it, never longer than one collection
+  interval after ``last_seen`` (an attempt that never happened is unknown, not "unchanged"),
+  and never into a bucket where a newer observation of the same offer exists.
+* Buckets at least as long as the collection interval see observations only, so a price last
+  seen at 23:35 is not carried into the next day.
+
+The bucket steps, their origin and the default collection interval are defined here too.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
 
 HOUR = 3600
 DAY = 86_400
@@ -33,6 +48,12 @@ def hold_end(last_seen: int, ends_at: int | None, interval_s: int) -> int:
     observation, never before the end of the second it was last observed in."""
     end = NEVER if ends_at is None else int(ends_at)
     return max(min(end, last_seen + interval_s), last_seen + 1)
+
+
+def hold_ends(last_seen: Iterable[Any], ends_at: Iterable[Any], interval_s: Iterable[Any]) -> list[int]:
+    """``hold_end`` of each interval of columns (an ``ends_at`` of ``None`` or NaN: not yet)."""
+    return [hold_end(int(last), None if end is None or end != end else int(end), int(every))
+            for last, end, every in zip(last_seen, ends_at, interval_s, strict=True)]
 
 
 def span(first_seen: int, last_seen: int, ends_at: int | None, interval_s: int, next_seen: int | None,

@@ -73,9 +73,9 @@ ROLLUP_RUNS = f"{_RUNS_OF.format(table='rollup_hour_run')} UNION ALL {_RUNS_OF.f
 DAY_ROWS_FROM = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
 #: Day roll-up rows, before their label terms and order.
 ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + DAY_ROWS_FROM
-#: What a provider's day value is made of, per row (one per kind; ``db.rollups.provider_lows``
-#: groups them): the column and whether it holds integers or floats (``db.columns.Column``).
-DAY_LOW_COLUMNS = [("gpu_id", "int"), ("bucket", "int"), ("provider_id", "int"), ("min", "float"), ("offers", "int")]
+#: What a provider's day value is made of, per row (one per kind; ``db.plain_reads.provider_lows``
+#: groups them).
+DAY_LOWS = "SELECT gpu_id, bucket, provider_id, min, offers " + DAY_ROWS_FROM
 
 
 def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:

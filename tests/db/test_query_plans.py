@@ -12,7 +12,8 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, queries, rollups
+from db import labels, plain_reads, queries, rollups
+from db.reader import reader_of
 from db.engine import session_scope
 from db.migrate import init_db
 from tracker.pipeline import store as store_stage
@@ -171,8 +172,8 @@ def test_no_statement_of_a_rollup_refresh_scans_a_big_table(engine: Engine) -> N
 
 
 def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
-    """A history's whole days (``rollups.provider_lows``: one packed statement on PostgreSQL,
-    plain rows on SQLite) are read through the roll-up key's GPU and day range."""
+    """A history's whole days (``plain_reads.provider_lows``) are read through the roll-up key's
+    GPU and day range."""
     init_db(engine)
     ran: list[tuple[str, Any]] = []
 
@@ -182,7 +183,7 @@ def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
     with engine.connect() as conn:
         event.listen(engine, "before_cursor_execute", remember)
         try:
-            rollups.provider_lows(conn, rollups.DAY, gpu_ids=[1, 2], lo=0, hi=30 * rollups.DAY, kind_ids=[3])
+            plain_reads.provider_lows(reader_of(conn), rollups.DAY, gpu_ids=[1, 2], lo=0, hi=30 * rollups.DAY, kind_ids=[3])
         finally:
             event.remove(engine, "before_cursor_execute", remember)
         reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]
@@ -198,10 +199,8 @@ def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
 
 
 def test_trends_read_of_daily_lows_uses_the_key(engine: Engine) -> None:
-    """The all-time low's daily lows (one packed statement on PostgreSQL, grouped rows on
-    SQLite) are read through the roll-up key's GPU range (SQLite groups in key order, without
+    """The all-time low's daily lows (grouped rows) are read through the roll-up key's GPU range (SQLite groups in key order, without
     a temporary B-tree)."""
-    from db.reader import reader_of
     from tracker.analysis import trends
     from tracker.analysis.grid import Filters
 

@@ -34,7 +34,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import open_intervals, rollups, series
+from db import open_intervals, rollups, series, spans
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
@@ -107,7 +107,7 @@ _COLUMNS = ["offer_id", "provider", "gpu", "gpu_count", "kind", "region", "sku",
 def load_intervals(session: Session, rule: Rule, *, since: datetime | None = None,
                    until: datetime | None = None) -> pd.DataFrame:
     """The stored USD intervals the rule watches that may be in effect in ``[since, until]``, with
-    ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.rollups.hold_end``)."""
+    ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.spans.hold_end``)."""
     conn = session.connection()
     rows = rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
                           f"i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
@@ -118,7 +118,7 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     df["price"] = df["price"].astype(float)
     intervals = rollups.provider_intervals(conn)
     interval_s = df["provider_id"].map(lambda p: intervals.get(p, rollups.DEFAULT_INTERVAL_S)).to_numpy(dtype=np.int64)
-    end = rollups.hold_end(df["last_seen_s"].to_numpy(dtype=np.int64), df["ends_at"].to_numpy(dtype=float), interval_s)
+    end = spans.hold_ends(df["last_seen_s"].tolist(), df["ends_at"].tolist(), interval_s.tolist())
     df["first_seen"] = pd.to_datetime(df["first_seen_s"].astype(np.int64), unit="s", utc=True)
     df["last_seen"] = pd.to_datetime(df["last_seen_s"].astype(np.int64), unit="s", utc=True)
     df["end"] = pd.to_datetime(end, unit="s", utc=True)

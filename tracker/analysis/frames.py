@@ -22,7 +22,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, open_intervals, rollups
+from db import labels, open_intervals, rollups, spans
 from db.engine import connected
 from db.types import epoch
 from tracker.analysis.grid import (
@@ -71,8 +71,8 @@ def load_intervals(
 
     Columns: ``INTERVAL_COLUMNS`` plus ``end`` (when the price stops holding, exclusive: the
     provider's next collection attempt, at most one collection interval after ``last_seen``),
-    and the integer fields the bucket rule needs (``first_seen_s``, ``last_seen_s``, ``ends_at``,
-    ``interval_s``, ``next_seen``: epoch seconds). ``price`` is USD per GPU-hour. ``tolerance`` overrides the providers'
+    and the integer fields of the bucket rule (``first_seen_s``, ``last_seen_s``, ``ends_at``,
+    ``interval_s``: epoch seconds). ``price`` is USD per GPU-hour. ``tolerance`` overrides the providers'
     stored collection intervals. With ``since``/``until``, only intervals in effect at some
     point of that range are returned.
     """
@@ -122,10 +122,8 @@ def load_intervals(
     df["last_seen"] = pd.to_datetime(df["last_seen_s"], unit="s", utc=True)
     df["price"] = df["price"].astype(float)
     df["price_per_hour"] = df["price_per_hour"].astype(float)
-    end = rollups.hold_end(df["last_seen_s"].to_numpy(dtype=np.int64), df["ends_at"].to_numpy(dtype=float),
-                           df["interval_s"].to_numpy(dtype=np.int64))
+    end = spans.hold_ends(df["last_seen_s"].tolist(), df["ends_at"].tolist(), df["interval_s"].tolist())
     df["end"] = pd.to_datetime(end, unit="s", utc=True)
-    df = rollups.with_next_seen(df, "first_seen_s")
     if since is not None:
         df = df[df["end"] > pd.Timestamp(since)]
     return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
