@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 
     Source = Reader | Connection | Session
 
-#: The alerts' staleness limit, in collection intervals of a provider (``tracker.alerts.data``).
+#: The staleness limit, in collection intervals of a provider: a provider whose newest data is
+#: older counts as stale (the alerts' freshness, ``tracker.alerts.data``; this read's note).
 STALE_AFTER_INTERVALS = 3
 #: Collection intervals are at most a week: the SQL bound before the exact filter.
 _MAX_HOLD_S = 7 * 86_400

@@ -12,10 +12,6 @@ from db import sql as q
 from db.reader import Reader
 from db.spans import HOUR
 
-#: ``db.rollups.MAX_RUN`` and ``HORIZON_KEY`` (a test keeps them equal).
-MAX_RUN = 120
-HORIZON_KEY = "raw_pruned_before"
-
 
 #: The tables ``info`` counts, in the order it shows them.
 COUNTED_TABLES = ("provider", "gpu_model", "offer", "price_interval", "scrape_run", "quarantine")
@@ -45,7 +41,7 @@ class Labels:
 
 def raw_horizon(reader: Reader) -> int:
     """``db.rollups.raw_horizon``."""
-    value = reader.scalar(q.STORE_META, {"k": HORIZON_KEY})
+    value = reader.scalar(q.STORE_META, {"k": q.HORIZON_KEY})
     return int(value) if value is not None else 0
 
 
@@ -90,7 +86,7 @@ def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi:
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return []
-    runs = reader.rows(q.ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    runs = reader.rows(q.ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - q.MAX_RUN + 1, "b": h_hi, "lo": h_lo})
     for sid, start, hours, mn, _md, _mx, offers in runs:
         g, p = series[int(sid)]
         for h in range(max(int(start), h_lo), min(int(start) + int(hours) - 1, h_hi) + 1):

@@ -36,9 +36,7 @@ DAY_TABLE = "rollup_day"
 RUN_TABLE = "rollup_hour_run"
 #: Each series' newest run (``db.models.RollupHourOpen``).
 OPEN_TABLE = "rollup_hour_open"
-#: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
-#: many hours before it (one byte in SQLite).
-MAX_RUN = 120
+MAX_RUN = q.MAX_RUN
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
 
@@ -465,8 +463,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     return written
 
 
-#: ``store_meta`` key: epoch seconds before which raw intervals were pruned.
-HORIZON_KEY = "raw_pruned_before"
+HORIZON_KEY = q.HORIZON_KEY
 
 
 def raw_horizon(conn: Connection) -> int:

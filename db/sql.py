@@ -34,6 +34,11 @@ ALERT_RULE_DEFINITIONS = "SELECT definition FROM alert_rule ORDER BY created_at"
 #: What ``alerts list`` shows of each rule's stored state.
 ALERT_STATES = ("SELECT rule, fingerprint, state, pending_count, last_value, last_evaluated_at, last_fired_at, "
                 "last_resolved_at FROM alert_state")
+#: ``store_meta`` key: epoch seconds before which raw intervals were pruned.
+HORIZON_KEY = "raw_pruned_before"
+#: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
+#: many hours before it (one byte in SQLite).
+MAX_RUN = 120
 #: ``store_meta`` value of ``:k``.
 STORE_META = "SELECT value FROM store_meta WHERE key = :k"
 

@@ -69,6 +69,7 @@ from typing import TYPE_CHECKING, Any, Final
 from scrapers._lazy import lazy_module
 from scrapers.base import unreadable
 from tracker.errors import ParseError
+from tracker.kinds import HOURS_PER_MONTH
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup, Tag
@@ -106,8 +107,6 @@ __all__ = [
     "text_of",
 ]
 
-#: Hours in a billing month, the cloud convention (365 * 24 / 12).
-HOURS_PER_MONTH: Final = 730.0
 
 _PER_HOUR_FACTOR: Final = {
     "hour": 1.0,

@@ -13,8 +13,11 @@ from typing import Final
 
 from tracker.errors import ConfigError
 
-__all__ = ["DEFAULT_KINDS", "DEFAULT_KINDS_TEXT", "KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds",
+__all__ = ["DEFAULT_KINDS", "DEFAULT_KINDS_TEXT", "HOURS_PER_MONTH", "KINDS", "KIND_ALIASES", "canonical_kind", "check_kinds",
            "normalise_kinds"]
+
+#: Hours in a billing month, the cloud convention (365 * 24 / 12): monthly prices, break-even months.
+HOURS_PER_MONTH: Final = 730.0
 
 #: Pricing kinds. ``spot`` covers interruptible/preemptible/bid floors; ``community`` is
 #: marketplace community hosts sold on demand; ``reserved`` has ``term_months``, or 0 with

@@ -28,11 +28,12 @@ from sqlmodel import Session, select
 
 from db import labels, open_intervals, queries
 from db.models import Provider
+from db.asof import STALE_AFTER_INTERVALS
 from db.types import epoch
-from tracker.alerts.rules import HOURS_PER_MONTH, Rule
+from tracker.alerts.rules import Rule
+from tracker.kinds import HOURS_PER_MONTH
 from tracker.config.settings import Settings
 
-STALE_AFTER_INTERVALS = 3
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,7 +91,6 @@ def normalise_basis(basis: str) -> str | None:
     b = basis.strip().lower().replace("_", "-")
     b = BASIS_ALIASES.get(b, b)
     return b if b in BASES else None
-HOURS_PER_MONTH = 730.0
 KEYS = (
     "name", "gpu", "providers", "regions", "kinds", "min_gpu_count", "metric", "basis", "aggregate",
     *CONDITIONS, "window", "for", "rearm", "notify", "resolved", "webhook_secret_env", "enabled",

@@ -17,7 +17,10 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from tracker.errors import ConfigError, QueryTooLarge
-from tracker.kinds import DEFAULT_KINDS
+from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH  # noqa: F401 - importable from here
+
+#: What a history can show: the price, its cost per TFLOP, or the months of rent that buy the card.
+METRICS = ("price", "cost-per-tflop", "breakeven-months")
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -26,7 +29,6 @@ if TYPE_CHECKING:
 # otherwise. Spot (a bid floor that can be taken away) and reserved (a commitment) are
 # opt-in, so a "market minimum" never compares an interruptible bid with an on-demand price.
 DEFAULT_TOLERANCE = timedelta(hours=1)
-HOURS_PER_MONTH = 730.0  # 8,760 / 12
 #: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).
 MAX_GRID_ROWS = 20_000_000
 #: Most time buckets one history grid may have (a year of hours is 8,760; 27 years of days):

@@ -51,6 +51,7 @@ from tracker.analysis import specs
 from tracker.analysis.grid import (
     HOURS_PER_MONTH,
     MAX_GRID_ROWS,
+    METRICS,
     Filters,
     Resolution,
     Tolerance,
@@ -65,7 +66,6 @@ from tracker.errors import ConfigError
 if TYPE_CHECKING:
     import pandas as pd
 
-METRICS = ("price", "cost-per-tflop", "breakeven-months")
 #: What to do when a history is empty or a single point (CLI notes, charts, API notes).
 HOW_TO_GET_HISTORY = ("collect over time with `gpu-tracker run` (or `gpu-tracker scrape` now and then), "
                       "or load older prices with `gpu-tracker import FILE`")

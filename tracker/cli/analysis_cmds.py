@@ -28,6 +28,7 @@ from tracker.cli.options import (
 )
 from tracker.cli.render import ESSENTIAL
 from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
+from tracker.analysis.grid import METRICS as HISTORY_METRICS
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
 #: The choices of options whose lists live in modules that import pandas; a test keeps them equal.
-HISTORY_METRICS = ("price", "cost-per-tflop", "breakeven-months")
 WORKLOAD_NAMES = ("inference", "lora", "qlora", "full")
 RENT_BASIS_NAMES = ("cheapest", "median")
 BASES, DEFAULT_BASIS = tuple(catalog_value.BASES), catalog_value.DEFAULT_BASIS

@@ -11,12 +11,11 @@ import typer
 
 from tracker.cli import app
 from tracker.cli.common import Format, emit, err_console, state
+from tracker.analysis.imports import FORMAT_NAMES
 from tracker.errors import ConfigError
 
 #: Skipped rows printed one by one; the rest are counted.
 SHOW_BAD_ROWS = 25
-#: ``tracker.analysis.imports.FORMATS`` (that module brings pandas; a test keeps the two equal).
-FORMAT_NAMES = ("csv", "tugot17", "ewyluda", "skypilot-git")
 
 
 def _max_gap(text: str | None) -> timedelta | None | str:

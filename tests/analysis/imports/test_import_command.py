@@ -78,6 +78,6 @@ def test_external_providers_are_listed(sqlite_engine: Engine) -> None:
 
 def test_the_command_knows_every_format() -> None:
     from tracker.analysis.imports import FORMATS
-    from tracker.cli.import_cmds import FORMAT_NAMES
+    from tracker.analysis.imports import FORMAT_NAMES
 
     assert tuple(FORMATS) == FORMAT_NAMES

@@ -19,6 +19,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from scrapers.base import ScrapedOffer
+from tracker.analysis.imports import EWYLUDA
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.imports.base import (
     BadRow,
@@ -34,7 +35,7 @@ from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import resolve_gpu
 from tracker.errors import TrackerError
 
-NAME = "ewyluda"
+NAME = EWYLUDA
 DESCRIPTION = "ewyluda/gpu-price-index daily observation CSVs (data/observations/<year>/<date>.csv)"
 CADENCE = timedelta(days=1)
 MAX_GAP = timedelta(hours=30)

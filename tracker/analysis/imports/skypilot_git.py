@@ -20,6 +20,7 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from tracker.analysis.imports import SKYPILOT_GIT
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.imports.base import (
     BadRow,
@@ -31,7 +32,7 @@ from tracker.analysis.imports.base import (
 from tracker.analysis.imports.own_csv import SKYPILOT_REQUIRED, read_skypilot_rows
 from tracker.errors import ConfigError
 
-NAME = "skypilot-git"
+NAME = SKYPILOT_GIT
 DESCRIPTION = "a local git clone of skypilot-org/skypilot-catalog: every commit of catalogs/<version>/<cloud>/vms.csv"
 CADENCE = timedelta(days=1)
 MAX_GAP: timedelta | None = None

@@ -17,6 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from scrapers.base import ScrapedOffer
+from tracker.analysis.imports import TUGOT17
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.imports.base import (
     BadRow,
@@ -28,7 +29,7 @@ from tracker.analysis.imports.base import (
 )
 from tracker.errors import TrackerError
 
-NAME = "tugot17"
+NAME = TUGOT17
 DESCRIPTION = "tugot17/gpu-price-tracker data/summary/*.jsonl (aggregated snapshots, ~30 min)"
 CADENCE = timedelta(minutes=30)
 MAX_GAP = timedelta(hours=1)

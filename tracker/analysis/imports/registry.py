@@ -1,0 +1,121 @@
+"""The import formats' registry: each format's description, module, cadence and gap, which
+format a file is (``detect``), and ``import_files``. Loaded when first used (the package itself
+only names the formats; see its docstring)."""
+
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from sqlalchemy.engine import Engine
+
+from tracker.analysis.imports import (
+    CSV,
+    ewyluda,
+    own_csv,
+    skypilot_git,
+    snapshots,
+    tugot17,
+)
+from tracker.analysis.imports.base import BadRow, ImportResult, Progress, Snapshot
+from tracker.errors import ConfigError, ValidationError
+
+
+@dataclass(frozen=True, slots=True)
+class Format:
+    name: str
+    description: str
+    module: ModuleType | None
+    cadence: timedelta | None
+    max_gap: timedelta | None
+
+
+FORMATS: dict[str, Format] = {
+    CSV: Format(CSV, "gpu-tracker's own prices/history CSV exports, or one SkyPilot vms.csv", None, None, None),
+    tugot17.NAME: Format(tugot17.NAME, tugot17.DESCRIPTION, tugot17, tugot17.CADENCE, tugot17.MAX_GAP),
+    ewyluda.NAME: Format(ewyluda.NAME, ewyluda.DESCRIPTION, ewyluda, ewyluda.CADENCE, ewyluda.MAX_GAP),
+    skypilot_git.NAME: Format(skypilot_git.NAME, skypilot_git.DESCRIPTION, skypilot_git, skypilot_git.CADENCE,
+                              skypilot_git.MAX_GAP),
+}
+
+
+def detect(path: Path) -> str:
+    """The format of a file, from its name and first bytes (``csv`` when no archive format claims it)."""
+    if path.is_dir():
+        if (path / ".git").exists():
+            return skypilot_git.NAME
+        raise ConfigError(f"import: {path} is a folder; pass its files (e.g. {path}/*.jsonl)")
+    with path.open(encoding="utf-8-sig", errors="replace") as fh:
+        head = fh.read(4096)
+    for fmt in (tugot17, ewyluda):
+        if fmt.sniff(path, head):
+            return fmt.NAME
+    if path.suffix == ".jsonl":
+        raise ConfigError(f"import: {path.name} is JSON lines but not a tugot17 summary file (no gpu_type/by_provider)")
+    return CSV
+
+
+def import_files(
+    engine: Engine,
+    paths: Sequence[Path],
+    *,
+    fmt: str | None = None,
+    provider: str | None = None,
+    observed_at: datetime | None = None,
+    clouds: Sequence[str] = (),
+    version: str | None = None,
+    max_gap: timedelta | None | str = "default",
+    currency_rates: Mapping[str, float] | None = None,
+    catalog: Mapping[str, Any] | None = None,
+    strict: bool = False,
+    progress: Progress | None = None,
+) -> ImportResult:
+    """Import ``paths`` (all of one format) in one transaction; see the package docstring.
+
+    ``max_gap``: ``"default"`` takes the format's, ``None`` means no gap is assumed."""
+    if not paths:
+        raise ConfigError("import: name at least one file")
+    for p in paths:
+        if not p.exists():
+            raise ConfigError(f"import: {p} does not exist")
+    names = {fmt} if fmt else {detect(p) for p in paths}
+    if len(names) > 1:
+        raise ConfigError(f"import: the files are of different formats ({', '.join(sorted(names))}); import them apart")
+    name = names.pop()
+    if name not in FORMATS:
+        raise ConfigError(f"import: unknown format {name!r}; one of {', '.join(FORMATS)}")
+    spec = FORMATS[name]
+    if spec.module is None:
+        if max_gap != "default":
+            raise ConfigError("import: --max-gap is for archive formats; a CSV export states its own continuity")
+        return own_csv.import_files(engine, list(paths), provider=provider, observed_at=observed_at,
+                                    currency_rates=currency_rates, catalog=catalog, strict=strict)
+    if provider or observed_at:
+        raise ConfigError(f"import: --provider and --observed-at are for a single SkyPilot vms.csv; {name} names its own")
+    gap = spec.max_gap if max_gap == "default" else max_gap
+    assert not isinstance(gap, str)
+    label = ", ".join(p.name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    result = ImportResult(label, name)
+    found: list[Snapshot] = []
+    if spec.module is skypilot_git:
+        if len(paths) != 1:
+            raise ConfigError("import skypilot-git: name one clone")
+        found.extend(skypilot_git.read(paths[0], result, clouds=clouds, version=version, progress=progress))
+    else:
+        if clouds or version:
+            raise ConfigError("import: --cloud and --catalog-version are for skypilot-git")
+        for p in sorted(paths):
+            found.extend(spec.module.read(p, result, progress))
+    if strict and result.bad_rows:
+        raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
+    note = f"import of {label} ({name} format, {result.rows} rows, {len(result.bad_rows)} bad)"
+    return snapshots.store_snapshots(engine, found, result, max_gap=gap, cadence=spec.cadence, note=note,
+                                     currency_rates=currency_rates, progress=progress)
+
+
+__all__ = ["FORMATS", "BadRow", "Format", "ImportResult", "detect", "import_files"]
