@@ -8,9 +8,11 @@ Keys written to ``bench/results.json`` (each printed with its same-run baseline)
   interval spread over the days it was observed, lowest price per provider and day, then min /
   p25 / median across providers. Both are timed best of ``RUNS``, one run of each in turn, so
   a busy moment of the machine falls on both sides instead of on one (``duckdb_history_year_ms``);
+* ``history_hourly_year_ms`` -- ``history(H100-SXM, since 365d, every 1h)`` in-process, best of ``RUNS``;
 * ``trends_year_ms`` -- ``trends`` of every GPU, best of ``RUNS``;
 * ``history_cli_s`` -- ``gpu-tracker history --gpu H100 --since 365d --every 1d`` as a whole
-  process, best of 3 (baseline: ``python -c pass``);
+  process, best of 3 (baseline: ``python -c pass``); ``history_hourly_cli_s`` the same with
+  ``--every 1h``;
 * ``storage_mb_year`` -- the SQLite file of the year (baseline: the same intervals in a plain
   sqlite3 table with no index, the least any layout can take).
 
@@ -119,17 +121,23 @@ def in_process(url: str, duck: Callable[[], int]) -> dict[str, float]:
         return history(engine, h100(), since=SINCE, until=END, resolution="day")
 
     h = ours()
-    assert len(h.market) >= 365, len(h.market)
+    assert len(h.market_rows) >= 365, len(h.market_rows)
     hist_s, duck_s = best_in_turn(RUNS, ours, duck)
+
+    def hourly() -> object:
+        return history(engine, Filters.of(gpus=["H100-SXM"]), since=SINCE, until=END, resolution="hour")
+
+    assert len(hourly().market_rows) >= 365 * 24  # type: ignore[attr-defined]
+    hourly_s = best_of(RUNS, hourly)
     df = trends(engine, Filters())
     assert len(df) >= 10, df
     trends_s = best_of(RUNS, lambda: trends(engine, Filters()))
     engine.dispose()
-    return {"history": hist_s, "duckdb": duck_s, "trends": trends_s}
+    return {"history": hist_s, "duckdb": duck_s, "trends": trends_s, "hourly": hourly_s}
 
 
-def cli_seconds(url: str) -> tuple[float, float]:
-    cmd = [sys.executable, "-m", "tracker", "--db", url, "history", "--gpu", "H100", "--since", "365d", "--every", "1d",
+def cli_seconds(url: str, every: str = "1d") -> tuple[float, float]:
+    cmd = [sys.executable, "-m", "tracker", "--db", url, "history", "--gpu", "H100", "--since", "365d", "--every", every,
            "--until", END.isoformat()]
     out = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert out.returncode == 0, out.stderr
@@ -183,15 +191,19 @@ def main() -> None:
     duck_s = ours["duckdb"]
     print(f"history H100 365d/1d: {ours['history'] * 1e3:.1f} ms; DuckDB on the same intervals: {duck_s * 1e3:.1f} ms "
           f"({duck_rows} rows); ratio {ours['history'] / duck_s:.2f} (best of {RUNS} each, in turn)")
+    print(f"history H100-SXM 365d/1h: {ours['hourly'] * 1e3:.1f} ms")
     print(f"trends (every GPU): {ours['trends'] * 1e3:.1f} ms")
     cli, base = cli_seconds(url)
-    print(f"history as a CLI process: {cli:.2f} s (python -c pass: {base:.2f} s)")
+    hourly_cli, _ = cli_seconds(url, "1h")
+    print(f"history as a CLI process: {cli:.2f} s, hourly {hourly_cli:.2f} s (python -c pass: {base:.2f} s)")
     figures: dict[str, object] = {
         "history_year_ms": round(ours["history"] * 1e3, 1),
         "history_year_vs_duckdb_ratio": round(ours["history"] / duck_s, 2),
         "duckdb_history_year_ms": round(duck_s * 1e3, 1),
+        "history_hourly_year_ms": round(ours["hourly"] * 1e3, 1),
         "trends_year_ms": round(ours["trends"] * 1e3, 1),
         "history_cli_s": round(cli, 3),
+        "history_hourly_cli_s": round(hourly_cli, 3),
         "python_startup_s": round(base, 3),
         "storage_mb_year": round(size_mb, 1),
         "storage_plain_table_mb_year": round(floor_mb, 1),
