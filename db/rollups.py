@@ -18,16 +18,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
 from db import bulk, labels, open_intervals
 from db import sql as q
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 #: The roll-up steps.
@@ -508,6 +510,8 @@ def read_runs(
     """Hourly roll-ups as runs (``RUN_COLUMNS``: ``first``/``last`` bucket starts, epoch
     seconds), clipped to the hours starting in ``[lo, hi]``: one row per run of equal figures,
     for callers that can use a price over a stretch of hours without one row per hour."""
+    import pandas as pd
+
     gpus = list(gpu_ids)
     if not gpus:
         return pd.DataFrame(columns=RUN_COLUMNS)
@@ -547,6 +551,8 @@ def read(
     """Roll-up rows (``COLUMNS``) of buckets starting in ``[lo, hi]``, one per (gpu, bucket,
     provider, kind) in that order: day rows by a primary-key range per GPU, hours expanded from
     their runs."""
+    import pandas as pd
+
     gpus = list(gpu_ids)
     if not gpus:
         return pd.DataFrame(columns=COLUMNS)
