@@ -60,22 +60,18 @@ def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi:
     provider's bucket value is made of. Day rows (one per kind) and hours expanded from their
     runs are grouped here."""
     lows: dict[tuple[int, int, int], list[Any]] = {}
-
-    def add(g: int, b: int, p: int, low: float, offers: int) -> None:
-        have = lows.get((g, b, p))
-        if have is None:
-            lows[(g, b, p)] = [low, offers]
-        else:
-            have[0] = min(have[0], low)
-            have[1] += offers
-
     if step != HOUR:
         params: dict[str, Any] = {"gpus": gpu_ids or [-1], "lo": lo, "hi": hi}
         sql = (q.DAY_LOWS
                + q.label_terms("provider_id", "providers", provider_ids, params)
                + q.label_terms("kind_id", "kinds", kind_ids, params))
         for g, b, p, low, offers in reader.rows(sql, params):
-            add(int(g), int(b), int(p), float(low), int(offers))
+            have = lows.get((g, b, p))
+            if have is None:
+                lows[(g, b, p)] = [float(low), int(offers)]
+            else:
+                have[0] = min(have[0], float(low))
+                have[1] += int(offers)
         return [(g, b, p, v, n) for (g, b, p), (v, n) in sorted(lows.items())]
     if not gpu_ids:
         return []
@@ -89,6 +85,13 @@ def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi:
     runs = reader.rows(q.ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - q.MAX_RUN + 1, "b": h_hi, "lo": h_lo})
     for sid, start, hours, mn, _md, _mx, offers in runs:
         g, p = series[int(sid)]
+        low, n = float(mn), int(offers)
         for h in range(max(int(start), h_lo), min(int(start) + int(hours) - 1, h_hi) + 1):
-            add(g, h * HOUR, p, float(mn), int(offers))
+            key = (g, h * HOUR, p)
+            have = lows.get(key)
+            if have is None:
+                lows[key] = [low, n]
+            else:
+                have[0] = min(have[0], low)
+                have[1] += n
     return [(g, b, p, v, n) for (g, b, p), (v, n) in sorted(lows.items())]

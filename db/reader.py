@@ -123,10 +123,20 @@ def reader_of(source: Any, close: Callable[[], None] | None = None) -> Reader:
 def reading(source: Any) -> Iterator[Reader]:
     """A ``Reader`` of ``source`` for the length of a ``with``: a ``Reader``, a SQLAlchemy
     ``Connection`` or ``Session`` as they are (``reader_of``), or an ``Engine``, of which one
-    connection is opened and closed again (recognised without importing SQLAlchemy)."""
-    if not isinstance(source, Reader) and hasattr(source, "connect") and not hasattr(source, "exec_driver_sql") \
-            and not callable(getattr(source, "connection", None)):
-        with source.connect() as conn:
-            yield reader_of(conn)
+    driver connection is taken from its pool and given back (recognised without importing
+    SQLAlchemy)."""
+    if not isinstance(source, Reader) and hasattr(source, "raw_connection"):
+        raw = source.raw_connection()  # the driver's own connection: no result objects per row
+        postgres = source.dialect.name == "postgresql"
+
+        def execute(sql: str, values: tuple[Any, ...]) -> Any:
+            cursor = raw.cursor()
+            cursor.execute(sql, (values or None) if postgres else values)
+            return cursor
+
+        try:
+            yield Reader(execute, "?" if source.dialect.paramstyle == "qmark" else "%s", source.dialect.name)
+        finally:
+            raw.close()
         return
     yield reader_of(source)

@@ -388,26 +388,23 @@ def answer(buckets: list[Bucket], labels: Labels, res: Resolution, lo: int, hi: 
     """The GPUs, market rows and provider rows of a grid from each provider's bucket values."""
     names = labels.names("gpu") | labels.names("provider")  # ids are unique across spaces
     times = grid_starts(res, lo, hi)
-    on_grid = set(times)
+    when = {t: from_epoch(t) for t in times}
     gpus = sorted({names[g] for _b, g, _p, _v, _n in buckets})
     cells: dict[tuple[str, int], list[float]] = {}
     offers: dict[tuple[str, int], int] = {}
-    provider_rows = []
-    for b, g, p, v, n in buckets:
-        gpu = names[g]
-        provider_rows.append({"time": b, "gpu": gpu, "provider": names[p], "value": v})
-        if b in on_grid:
-            offers[(gpu, b)] = offers.get((gpu, b), 0) + n
-            cells.setdefault((gpu, b), []).append(v)
-    provider_rows.sort(key=lambda r: (r["gpu"], r["provider"], r["time"]))
-    for r in provider_rows:
-        r["time"] = from_epoch(r["time"])
+    for b, g, _p, v, n in buckets:
+        if b in when:
+            key = (names[g], b)
+            offers[key] = offers.get(key, 0) + n
+            cells.setdefault(key, []).append(v)
+    provider_rows = [{"time": when.get(b) or from_epoch(b), "gpu": gpu, "provider": provider, "value": v}
+                     for gpu, provider, b, v in sorted((names[g], names[p], b, v) for b, g, p, v, _n in buckets)]
     market_rows = []
     for gpu in gpus:
         for t in times:
-            values = cells.get((gpu, t), [])
+            values = cells.get((gpu, t), ())
             low, p25, mid = market(values)
-            market_rows.append({"time": from_epoch(t), "gpu": gpu, "min": low, "p25": p25, "median": mid,
+            market_rows.append({"time": when[t], "gpu": gpu, "min": low, "p25": p25, "median": mid,
                                 "providers": sum(1 for v in values if not math.isnan(v)), "offers": offers.get((gpu, t), 0)})
     return gpus, market_rows, provider_rows
 
