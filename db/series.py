@@ -46,6 +46,13 @@ def add(conn: Connection, series: str, new: Iterable[int]) -> None:
                      rows)
 
 
+def remove(conn: Connection, series: str, gone: Iterable[int]) -> None:
+    """Forget snapshot times of ``series`` (a newer snapshot replaced them)."""
+    rows = [{"s": series, "t": int(t)} for t in sorted(set(gone))]
+    if rows:
+        conn.execute(text("DELETE FROM snapshot_time WHERE series = :s AND at = :t"), rows)
+
+
 def of_offers(conn: Connection, offer_ids: Iterable[int]) -> dict[int, str]:
     """``{offer id: series}`` of the given offers that belong to an imported series."""
     ids = sorted(set(offer_ids))

@@ -45,7 +45,7 @@ def import_cmd(
     observed_at: Annotated[str | None, typer.Option("--observed-at", help="When a single SkyPilot file's prices were current (ISO date-time, UTC).")] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="skypilot-git: clouds to read, comma-separated (lambda,runpod,aws).")] = None,
     catalog_version: Annotated[str | None, typer.Option("--catalog-version", help="skypilot-git: catalogs/<version> to read (default: the newest at HEAD).")] = None,
-    max_gap: Annotated[str | None, typer.Option("--max-gap", help="Archive formats: snapshots further apart than this have a gap between them (default per format: tugot17 1h, ewyluda 30h, skypilot-git none).")] = None,
+    max_gap: Annotated[str | None, typer.Option("--max-gap", help="Archive formats: snapshots further apart than this have a gap between them (default per format: tugot17 1h, ewyluda 30h, opencomputeprices 48h, skypilot-git none).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Refuse everything if any row is bad (default: skip bad rows).")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:

@@ -8,6 +8,7 @@ format             module
 ``tugot17``        ``tugot17``: tugot17/gpu-price-tracker ``data/summary/*.jsonl``
 ``ewyluda``        ``ewyluda``: ewyluda/gpu-price-index daily observation CSVs
 ``skypilot-git``   ``skypilot_git``: every commit of a skypilot-catalog clone's ``vms.csv``
+``opencomputeprices`` ``opencomputeprices``: thatkavish/OpenComputePrices unified CSVs
 =================  ===========================================================================
 
 The archive formats and our own ``prices``/``history`` exports produce ``Snapshot`` records and

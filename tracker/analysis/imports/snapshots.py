@@ -49,11 +49,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, cast
+from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import labels, queries, rollups
+from db import labels, open_intervals, queries, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Provider, Quarantine, ScrapeRun
@@ -73,6 +73,14 @@ SERIES_KEY = series_db.SERIES_KEY
 SINCE_KEY = "interval_since"
 #: Offer columns kept from an offer's newest observation (besides its identity).
 OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
+
+
+def newest_per_day(times: Iterable[int]) -> set[int]:
+    """Of epoch-second snapshot times, the newest of each UTC day."""
+    best: dict[int, int] = {}
+    for t in times:
+        best[t // 86400] = max(best.get(t // 86400, t), t)
+    return set(best.values())
 
 
 def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[datetime]], dict[tuple[str, str], dict[datetime, list[ScrapedOffer]]]]:
@@ -178,12 +186,16 @@ class _Series:
     max_gap_s: float | None
     #: the source states where each interval began: a stored interval's ``first_seen`` is one
     stated_starts: bool = False
+    #: stored snapshot times a newer one replaces (``store_snapshots(one_per_day=True)``)
+    dropped: set[int] = field(default_factory=set)
 
     def bounds(self) -> tuple[int, int]:
-        """The range whose intervals the new snapshots can change: from the stored snapshot
-        before the oldest new one to the stored snapshot after the newest."""
-        i, j = bisect_left(self.times, min(self.new)), bisect_left(self.times, max(self.new))
-        return self.times[max(i - 1, 0)], self.times[min(j + 1, len(self.times) - 1)]
+        """The range whose intervals the new (and dropped) snapshots can change: from the stored
+        snapshot before the oldest to the stored snapshot after the newest."""
+        changed = self.new | self.dropped
+        i, j = bisect_left(self.times, min(changed)), bisect_left(self.times, max(changed))
+        lo, hi = self.times[max(i - 1, 0)], self.times[min(j + 1, len(self.times) - 1)]
+        return min(lo, *changed), hi
 
     def next_after(self, t: int) -> int | None:
         k = bisect_right(self.times, t)
@@ -262,7 +274,7 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
             plan.seen[r["offer_id"]][t] = s
     held = _held(session, provider, offers, lo, hi)
     currency = labels.names(conn, "currency")
-    first_new = min(sr.new)
+    first_new = min(sr.new | sr.dropped)
     previous = {by_id[o]: p for o, p in series_db.prices_before(conn, by_id, lo).items()}
     as_stored = dict(previous)  # the judgement state the stored history implies
     pending: dict[Identity, float] = {}
@@ -335,6 +347,11 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     if plan is None:
         return None
     lo, hi, seen = plan.lo, plan.hi, plan.seen  # the whole of every interval taking part
+    if sr.dropped:  # what a replaced snapshot quarantined goes with it
+        for q in session.exec(select(Quarantine).where(
+                Quarantine.provider == provider,
+                col(Quarantine.observed_at).in_([from_epoch(t) for t in sorted(sr.dropped)]))).all():
+            session.delete(q)
     for t, rejected in [*plan.rejected_at.items(), *plan.now_held.items()]:
         quarantined = store_stage.store_quarantine(session, run.id, rejected, from_epoch(t))
         result.quarantined += quarantined
@@ -399,7 +416,22 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     dropped = set(drop)
     touched = {r["offer_id"] for r in plan.stored if r["id"] in dropped} | {r["offer_id"] for r in insert}
     series_db.replace_intervals(conn, pid, drop, insert, touched, lo, hi)
+    if sr.dropped:
+        _resight(session, offers, sr.dropped)
     return lo, sr.next_after(hi) or hi
+
+
+def _resight(session: Session, offers: Mapping[Identity, Offer], dropped: set[int]) -> None:
+    """An offer first or last seen at a replaced snapshot takes its sightings from its intervals."""
+    conn = session.connection()
+    for o in offers.values():
+        if o.id is None or not ({epoch(o.first_seen), epoch(o.last_seen)} & dropped):
+            continue
+        first, last = conn.execute(text(f"SELECT MIN(first_seen), MAX({open_intervals.LAST_SEEN}) FROM price_interval i "
+                                        "LEFT JOIN offer_state s ON s.interval_id = i.id WHERE i.offer_id = :o"),
+                                   {"o": o.id}).one()
+        if first is not None:
+            o.first_seen, o.last_seen = from_epoch(int(first)), from_epoch(int(last))
 
 
 def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer],
@@ -443,6 +475,7 @@ def store_snapshots(
     max_gap: timedelta | None,
     cadence: timedelta | None = None,
     stated_starts: bool = False,
+    one_per_day: bool = False,
     note: str,
     currency_rates: Mapping[str, float] | None = None,
     progress: Progress | None = None,
@@ -450,7 +483,12 @@ def store_snapshots(
     """Store ``snapshots`` (see the module docstring) in one transaction; fill ``result``.
 
     ``stated_starts``: each offer's ``extra[SINCE_KEY]`` says where its interval began (an
-    export that states it); give every import of a series the same value."""
+    export that states it); give every import of a series the same value.
+
+    ``one_per_day``: a series keeps one snapshot per UTC day, the newest (an archive whose
+    re-run of a day replaces that day's rows): an older one of a day is skipped, and a stored
+    one a newer snapshot of its day replaces is taken out of the history (its observations,
+    held prices and snapshot time), whatever order the files come in."""
     series_times, series_map = merge(snapshots)
     by_series: dict[str, dict[str, dict[datetime, list[ScrapedOffer]]]] = defaultdict(dict)
     for (provider, name), by_time in series_map.items():
@@ -470,7 +508,11 @@ def store_snapshots(
                 progress(done, total)
             stored = set(series_db.times(conn, name))
             wanted = {epoch(t) for t in series_times[name]}
-            sr = _Series(name, sorted(stored | wanted), wanted - stored, gap_s, stated_starts)
+            dropped: set[int] = set()
+            if one_per_day:
+                kept = newest_per_day(stored | wanted)
+                dropped, wanted = stored - kept, wanted & kept
+            sr = _Series(name, sorted((stored - dropped) | wanted), wanted - stored, gap_s, stated_starts, dropped)
             for provider, by_time in by_series[name].items():
                 repeated = sum(len(v) for t, v in by_time.items() if epoch(t) in stored)
                 result.observations += repeated
@@ -505,6 +547,7 @@ def store_snapshots(
                     if not prov.display_name or prov.display_name == provider:
                         prov.display_name = provider
             series_db.add(conn, name, sr.new)
+            series_db.remove(conn, name, sr.dropped)
         for provider, at in latest.items():
             prov = queries.ensure_provider(session, provider)
             if (prov.last_success_at is None or at > prov.last_success_at) and not _scraped_live(session, provider):
