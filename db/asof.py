@@ -81,11 +81,23 @@ def replay_mark(extra: Any) -> dict[str, Any] | None:
     return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
 
 
+def via_of(extra: Any) -> str | None:
+    """The cloud an aggregator's offer is rented from (``extra["via"]``; see ``tracker.analysis.aggregators``)."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return None
+    via = extra.get("via") if isinstance(extra, dict) else None
+    return via if isinstance(via, str) and via else None
+
+
 def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
     d = dict(zip(PRICE_KEYS, values, strict=True))
     d["available"] = None if d["available"] is None else bool(d["available"])
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
     mark = replay_mark(extra)
+    d["via"] = via_of(extra)
     d["replay"] = mark is not None
     d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
     return d

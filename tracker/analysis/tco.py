@@ -34,6 +34,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from db.asof import current_prices
+from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
@@ -121,9 +122,7 @@ def market_rent(
     rows = [r for r in rows if r["currency"] == "USD" and r["price_per_gpu_hour"]]
     if not rows:
         return None
-    per_provider: dict[str, dict[str, Any]] = {}
-    for r in rows:  # already cheapest first
-        per_provider.setdefault(r["provider"], r)
+    per_provider = cheapest_per_provider(rows)  # already cheapest first; an aggregator's row for a cloud is the cloud's
     if basis == "cheapest":
         best = rows[0]
         return RentQuote(best["price_per_gpu_hour"], basis, gpu, best["observed_at"], len(per_provider), len(rows),

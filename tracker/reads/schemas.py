@@ -44,6 +44,8 @@ class PriceOut(_Out):
     recorded: str | None = Field(None, description="For a replayed price: its recording's date (YYYY-MM-DD, YYYY-MM "
                                                     "or YYYY; `observed_at` is its start), null if unknown.")
     fixture: str | None = Field(None, description="For a replayed price: recording, reference, handmade or api-reference.")
+    via: str | None = Field(None, description="For an aggregator's offer: the cloud it is rented from (market "
+                                              "figures count it as that cloud's where that cloud is collected too).")
 
 
 class GpuOut(_Out):

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.analysis.history import History
 from tracker.catalog import value as value_mod
 from tracker.errors import TrackerError
@@ -51,7 +52,7 @@ def cheapest_by_gpu(ctx: WebContext, rows: Sequence[Mapping[str, Any]]) -> list[
             "best": rentable,
             "best_spot": spot,
             "offers": len(offers),
-            "providers": len({o["provider"] for o in offers}),
+            "providers": len(cheapest_per_provider(offers)),
             "tflops": tflops(ctx, gpu),
             "cost_per_tflop_hour": cost_per_tflop(ctx, gpu, rentable["price_per_gpu_hour"]) if rentable else None,
         })
