@@ -23,7 +23,7 @@ here: importing them is most of what a command pays to start, and ``prices`` nee
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -81,15 +81,43 @@ def replay_mark(extra: Any) -> dict[str, Any] | None:
     return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
 
 
-def via_of(extra: Any) -> str | None:
-    """The cloud an aggregator's offer is rented from (``extra["via"]``; see ``tracker.analysis.aggregators``)."""
+def _extra_dict(extra: Any) -> dict[str, Any]:
     if isinstance(extra, str):
         try:
             extra = json.loads(extra)
         except ValueError:
-            return None
-    via = extra.get("via") if isinstance(extra, dict) else None
+            return {}
+    return extra if isinstance(extra, dict) else {}
+
+
+def via_of(extra: Any) -> str | None:
+    """The cloud an aggregator's offer is rented from (``extra["via"]``; see ``tracker.analysis.aggregators``)."""
+    via = _extra_dict(extra).get("via")
     return via if isinstance(via, str) and via else None
+
+
+#: Price-row fields of a price converted to USD (``tracker.pipeline.normalise``): the price as
+#: listed, its currency, the rate and the day it was read. ``None`` for a price listed in USD.
+CONVERSION_KEYS = ("original_price_per_hour", "original_currency", "usd_rate", "usd_rate_date")
+
+
+def conversion_of(extra: Any) -> dict[str, Any]:
+    """``CONVERSION_KEYS`` of an offer's ``extra`` (all ``None`` unless its price was converted)."""
+    e = _extra_dict(extra)
+    if not e.get("original_currency"):
+        return dict.fromkeys(CONVERSION_KEYS)
+    return {k: e.get(k) for k in CONVERSION_KEYS}
+
+
+def conversions(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, float | None, str | None, int]]:
+    """(currency, rate, rate date, prices) of each conversion the price rows carry, for a note
+    beside them: a converted price is never shown without its rate and date."""
+    seen: dict[tuple[str, float | None, str | None], int] = {}
+    for r in rows:
+        if r.get("original_currency"):
+            key = (r["original_currency"], r.get("usd_rate"), r.get("usd_rate_date"))
+            seen[key] = seen.get(key, 0) + 1
+    return [(c, rate, on, n) for (c, rate, on), n in sorted(seen.items(), key=lambda kv: (kv[0][0], str(kv[0][2])))]
 
 
 def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
@@ -98,6 +126,7 @@ def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
     mark = replay_mark(extra)
     d["via"] = via_of(extra)
+    d.update(conversion_of(extra))
     d["replay"] = mark is not None
     d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
     return d

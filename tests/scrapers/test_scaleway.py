@@ -290,6 +290,26 @@ def test_replayed_prices_stay_eur_without_a_rate(db_url: str, tmp_path: Any) -> 
 
 def test_replayed_prices_are_converted_with_a_configured_eur_rate(db_url: str, tmp_path: Any) -> None:
     config = tmp_path / "eur.toml"
-    config.write_text("[currency_rates]\nEUR = 1.08\n")  # a test rate, not a quoted one
+    config.write_text("[currency_rates]\nEUR = { rate = 1.08, date = 2026-12-01 }\n")  # a test rate, not a quoted one
     rows = {r["gpu_count"]: r for r in _replay_prices(db_url, str(config)) if r["gpu_raw"] == "NVIDIA L4"}
     assert (rows[2]["currency"], rows[2]["price_per_hour"]) == ("USD", pytest.approx(1.575 * 1.08))
+    # shown with what it was converted from, at which rate, read on which day
+    assert (rows[2]["original_price_per_hour"], rows[2]["original_currency"], rows[2]["usd_rate"],
+            rows[2]["usd_rate_date"]) == (pytest.approx(1.575), "EUR", 1.08, "2026-12-01")
+    from typer.testing import CliRunner
+
+    from tracker.cli import app
+
+    table = CliRunner().invoke(app, ["--config", str(config), "--db", db_url, "prices", "-p", "scaleway"])
+    assert table.exit_code == 0
+    assert "5 prices converted from EUR to USD at 1.08 USD per EUR (rate of 2026-12-01)" in " ".join(table.stderr.split())
+
+
+def test_a_rate_without_its_date_is_refused(tmp_path: Any) -> None:
+    from tracker.config.settings import load_settings
+    from tracker.errors import ConfigError
+
+    config = tmp_path / "undated.toml"
+    config.write_text("[currency_rates]\nEUR = 1.08\n")
+    with pytest.raises(ConfigError, match=r"currency_rates\.EUR: give the day the rate was read"):
+        load_settings(config)

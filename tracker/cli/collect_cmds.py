@@ -173,7 +173,7 @@ def prices(
     A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
     columns as fit; --wide shows them all, --columns picks them.
     """
-    from db.asof import current_prices
+    from db.asof import conversions, current_prices
 
     st = state(ctx)
     gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
@@ -187,6 +187,9 @@ def prices(
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
     emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}", wide=wide,
          only=columns)
+    for currency, rate, on, n in conversions(rows):  # JSON and CSV rows carry the rate and its date as fields
+        err_console.print(f"[yellow]note:[/yellow] {n} price{'s' if n > 1 else ''} converted from {currency} to USD at "
+                          f"{rate:g} USD per {currency} (rate of {on or 'an unknown day'})", highlight=False, soft_wrap=True)
     if when is None:
         warn_if_stale(st, provider)
 

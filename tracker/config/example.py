@@ -52,9 +52,10 @@ port = 8000
 # allowed_hosts = ["gpu.example.com"]     # Host names answered besides loopback and this machine's
 # Binding anything but loopback needs an API token in $GPU_TRACKER_API_TOKEN (never in this file).
 
-# Convert prices listed in other currencies: 1 unit = rate USD.
+# Convert prices listed in other currencies: 1 unit = rate USD, read on that date (every converted
+# price is shown with its rate and date).
 # [currency_rates]
-# EUR = 1.08
+# EUR = { rate = 1.08, date = 2026-12-01 }
 
 # Your own GPU specs or purchase prices, merged into the catalog.
 # catalog_file = "/etc/gpu-tracker/catalog.toml"

@@ -10,6 +10,7 @@ them (``api_key_env``), and ``ConfigError`` messages never echo a value that mig
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import os
 import re
@@ -25,6 +26,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    model_validator,
 )
 from pydantic_settings import (
     BaseSettings,
@@ -204,8 +206,12 @@ class Settings(BaseSettings):
     alerts: list[dict[str, Any]] = Field(default_factory=list)
     #: ``[[digests]]``: a daily or weekly summary per channel list (checked by ``tracker.alerts.digest_config``).
     digests: list[dict[str, Any]] = Field(default_factory=list)
-    #: Multiply a price in this currency by the rate to get USD, e.g. {"EUR": 1.08}.
+    #: Multiply a price in this currency by the rate to get USD, with the day the rate was read:
+    #: ``EUR = { rate = 1.08, date = 2026-12-01 }`` (or a number here and its day in
+    #: ``currency_rate_dates``). Each value is a ``DatedRate``: a float that knows its ``date``.
     currency_rates: dict[str, Annotated[float, NoBool, Field(gt=0, allow_inf_nan=False)]] = Field(default_factory=dict)
+    #: The day each rate of ``currency_rates`` was read (a converted price is shown with it).
+    currency_rate_dates: dict[str, dt.date] = Field(default_factory=dict)
     #: A TOML file that adds GPUs to the catalog or overrides fields (e.g. your purchase price).
     catalog_file: Path | None = None
     #: Default schedule interval for providers without their own (at least 1s).
@@ -213,6 +219,37 @@ class Settings(BaseSettings):
 
     _source_path: Path | None = None
     toml_file_path: ClassVar[Path | None] = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _rate_tables(cls, data: Any) -> Any:
+        """``EUR = { rate = 1.08, date = 2026-12-01 }``: the rate to ``currency_rates``, its day
+        to ``currency_rate_dates``."""
+        if not isinstance(data, dict) or not isinstance(data.get("currency_rates"), dict):
+            return data
+        rates, dates = {}, dict(data.get("currency_rate_dates") or {})
+        for code, value in data["currency_rates"].items():
+            if isinstance(value, dict):
+                table = {str(k).lower(): v for k, v in value.items()}
+                if set(table) - {"rate", "date"}:
+                    raise ValueError(f"currency_rates.{code}: a table holds rate and date only (got "
+                                     f"{', '.join(sorted(table))})")
+                value = table.get("rate")
+                if table.get("date") is not None:
+                    dates[code] = table["date"]
+            rates[code] = value
+        return {**data, "currency_rates": rates, "currency_rate_dates": dates}
+
+    @model_validator(mode="after")
+    def _dated_rates(self) -> Settings:
+        """Every rate has its day (no converted price is shown without both); each becomes a ``DatedRate``."""
+        for code, rate in self.currency_rates.items():
+            on = self.currency_rate_dates.get(code)
+            if on is None:
+                raise ValueError(f"currency_rates.{code}: give the day the rate was read, e.g. "
+                                 f"{code} = {{ rate = {rate:g}, date = YYYY-MM-DD }}")
+            self.currency_rates[code] = DatedRate(rate, on)
+        return self
 
     @classmethod
     def settings_customise_sources(
@@ -274,6 +311,20 @@ class Settings(BaseSettings):
     @property
     def source_path(self) -> Path | None:
         return self._source_path
+
+
+class DatedRate(float):
+    """A currency's rate to USD that knows the day it was read (``date``)."""
+
+    date: dt.date
+
+    def __new__(cls, rate: float, on: dt.date) -> DatedRate:
+        self = super().__new__(cls, rate)
+        self.date = on
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (DatedRate, (float(self), self.date))
 
 
 def _primary_credential(provider: str) -> str | None:

@@ -52,8 +52,10 @@ def normalise(
 ) -> NormalisedOffer:
     """Resolve the GPU and compute per-GPU prices.
 
-    A price in a currency with a configured rate is converted to USD (the original is kept in
-    ``extra``); without a rate it stays in its own currency and says so in ``currency``.
+    A price in a currency with a configured rate is converted to USD; ``extra`` keeps the
+    original price and currency, the rate and the day it was read (``usd_rate``,
+    ``usd_rate_date``: every converted price is shown with them). Without a rate it stays in its
+    own currency and says so in ``currency``.
     A price the provider announced for a later date (``extra["announced_price_per_hour"]`` from
     ``extra["announced_effective"]``) replaces the current one once ``observed_at`` has reached
     that date, so the store holds the price in effect when the page was seen.
@@ -61,8 +63,11 @@ def normalise(
     gpu = offer.gpu or resolve_gpu(offer.gpu_raw, offer.gpu_memory_gb, provider=offer.provider)
     price, currency, extra = price_in_effect(offer, observed_at)
     if price is not None and currency != "USD" and rates_to_usd and currency in rates_to_usd:
-        extra.update(original_price_per_hour=price, original_currency=currency)
-        price, currency = price * rates_to_usd[currency], "USD"
+        rate = rates_to_usd[currency]
+        on = getattr(rate, "date", None)
+        extra.update(original_price_per_hour=price, original_currency=currency, usd_rate=float(rate),
+                     usd_rate_date=on.isoformat() if on is not None else None)
+        price, currency = price * rate, "USD"
     per_gpu = price / offer.gpu_count if price is not None and offer.gpu_count > 0 else None
     return NormalisedOffer(
         provider=offer.provider,

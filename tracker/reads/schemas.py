@@ -46,6 +46,11 @@ class PriceOut(_Out):
     fixture: str | None = Field(None, description="For a replayed price: recording, reference, handmade or api-reference.")
     via: str | None = Field(None, description="For an aggregator's offer: the cloud it is rented from (market "
                                               "figures count it as that cloud's where that cloud is collected too).")
+    original_price_per_hour: float | None = Field(None, description="For a price converted to USD: the whole "
+                                                                    "instance's price as listed, in `original_currency`.")
+    original_currency: str | None = Field(None, description="For a converted price: the currency it was listed in.")
+    usd_rate: float | None = Field(None, description="For a converted price: USD per unit of `original_currency`.")
+    usd_rate_date: str | None = Field(None, description="For a converted price: the day the rate was read (YYYY-MM-DD).")
 
 
 class GpuOut(_Out):
