@@ -18,6 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from db.asof import latest_prices
 from db.models import Offer
 from tests.analysis.imports.test_archives import stored_intervals
 from tests.conftest import fixture_path
@@ -221,6 +222,33 @@ def test_rows_that_are_not_rentals_slices_and_counts(engine: Engine, tmp_path: P
     assert vcg.gpu is None and vcg.gpu_raw.endswith("slice")
     (reserved,) = offers(engine, "lambda")
     assert (reserved.kind, reserved.term_months, reserved.gpu) == ("reserved", 12, "H100-SXM")
+
+
+def test_a_price_in_rupees_is_converted_with_its_dated_rate(engine: Engine, tmp_path: Path) -> None:
+    """Handmade row: an E2E Networks price in INR, imported with a configured rate of a stated day."""
+    path = tmp_path / "handmade_inr.csv"
+    path.write_text("\n".join([HEADER, handmade_row(
+        source="e2e", provider="e2e", instance_type="GDC.H100-80GB", gpu_name="H100", gpu_variant="SXM",
+        gpu_memory_gb="80", gpu_count="1", price_per_hour="250.0", price_per_gpu_hour="250.0", currency="INR",
+        region="Delhi")]) + "\n")
+    from tracker.config.settings import Settings
+
+    rates = Settings(currency_rates={"INR": {"rate": 0.012, "date": "2026-03-20"}}).currency_rates  # a test rate
+    import_files(engine, [path], currency_rates=rates)
+    with Session(engine) as s:
+        (row,) = [r for r in latest_prices(s, providers=["e2e"])]
+    assert (row["currency"], row["price_per_gpu_hour"]) == ("USD", pytest.approx(3.0))
+    assert (row["original_price_per_hour"], row["original_currency"], row["usd_rate"], row["usd_rate_date"]) == (
+        250.0, "INR", 0.012, "2026-03-20")
+    unconverted = tmp_path / "unconverted"
+    unconverted.mkdir()
+    other = unconverted / "handmade_inr.csv"
+    other.write_text(path.read_text().replace("GDC.H100-80GB", "GDC.2xH100-80GB").replace("03-22", "03-23"))
+    import_files(engine, [other])  # imported without a rate: stored in rupees, nothing converted
+    with Session(engine) as s:
+        rows = latest_prices(s, providers=["e2e"])
+    assert [(r["sku"], r["currency"], r["price_per_hour"], r["usd_rate"]) for r in rows if r["currency"] == "INR"] == [
+        ("GDC.2xH100-80GB/SXM", "INR", 250.0, None)]
 
 
 def test_provider_names() -> None:
