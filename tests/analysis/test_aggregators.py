@@ -29,26 +29,26 @@ def test_an_aggregators_row_for_a_collected_cloud_counts_as_that_cloud(engine: E
         h100("runpod", "runpod", "2.50", "H100 SXM"),  # RunPod's own list
         h100("lambda", "lambda_labs", "3.00", "gpu_1x_h100_sxm5"),
         h100("getdeploying", "runpod", "2.20", "1x H100 1x H100 80GB"),  # RunPod through the aggregator
-        h100("getdeploying", "hot_aisle", "2.80", "1x H100 1x H100 80GB"),  # a cloud we do not collect
+        h100("getdeploying", "database_mart", "2.80", "1x H100 1x H100 80GB"),  # a cloud we do not collect
     ]) + "\n")
     import_files(engine, [path])
     with Session(engine) as session:
         rows = latest_prices(session, gpus=["H100-SXM"])
     assert sorted((r["provider"], r["via"], r["price_per_gpu_hour"]) for r in rows) == [
-        ("getdeploying", "hotaisle", pytest.approx(2.8)), ("getdeploying", "runpod", pytest.approx(2.2)),
+        ("getdeploying", "databasemart", pytest.approx(2.8)), ("getdeploying", "runpod", pytest.approx(2.2)),
         ("lambda", None, pytest.approx(3.0)), ("runpod", None, pytest.approx(2.5))]
     per = cheapest_per_provider(rows)
     assert {p: r["price_per_gpu_hour"] for p, r in per.items()} == {
         "runpod": pytest.approx(2.2), "getdeploying": pytest.approx(2.8), "lambda": pytest.approx(3.0)}
     quote = market_rent(engine, "H100-SXM", "median")
     assert quote is not None
-    # runpod once (its cheaper price, through the aggregator), hot aisle's row the aggregator's
+    # runpod once (its cheaper price, through the aggregator), Database Mart's row the aggregator's
     assert (quote.providers, quote.offers, quote.rate) == (3, 4, pytest.approx(2.8))
 
 
 def test_market_provider() -> None:
     direct = {"runpod", "lambda"}
     assert market_provider("getdeploying", "runpod", direct) == "runpod"
-    assert market_provider("getdeploying", "hotaisle", direct) == "getdeploying"
+    assert market_provider("getdeploying", "databasemart", direct) == "getdeploying"
     assert market_provider("runpod", None, direct) == "runpod"
     assert market_provider("getdeploying", "runpod") == "runpod"  # runpod has a scraper

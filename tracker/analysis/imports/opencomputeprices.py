@@ -93,7 +93,8 @@ AGGREGATORS = frozenset({"getdeploying", "shadeform", "primeintellect"})
 ALIASES = {"lambda": "lambda", "google cloud": "gcp", "oracle cloud": "oci", "ovh": "ovhcloud",
            "packet·ai": "packetai", "packet.ai": "packetai", "hot aisle": "hotaisle", "thunder compute": "thundercompute",
            "voltage park": "voltagepark", "lightning ai": "lightningai", "massed compute": "massedcompute",
-           "prime intellect": "primeintellect", "gmi cloud": "gmicloud", "e2e networks": "e2e"}
+           "prime intellect": "primeintellect", "gmi cloud": "gmicloud", "e2e networks": "e2e",
+           "gpu.ai": "gpuai", "database mart": "databasemart"}
 KINDS = {"on_demand": "on_demand", "ondemand": "on_demand", "on-demand": "on_demand", "spot": "spot",
          "preemptible": "spot", "interruptible": "spot", "reserved": "reserved", "committed": "reserved"}
 #: Rows that are not a GPU rental, by words in their names or ``raw_extra``.
