@@ -251,6 +251,21 @@ def test_a_price_in_rupees_is_converted_with_its_dated_rate(engine: Engine, tmp_
         ("GDC.2xH100-80GB/SXM", "INR", 250.0, None)]
 
 
+def test_a_snapshot_of_bad_rows_is_no_delisting(engine: Engine, tmp_path: Path) -> None:
+    """The next day's copy of Crusoe's rows with a pricing type this importer does not know: the
+    rows are reported by line, and the offers are not read as delisted at that snapshot."""
+    import_files(engine, [CRUSOE])
+    lines = CRUSOE.read_text().splitlines()
+    bad = [lines[0], *(x.replace("2026-03-22", "2026-03-23").replace(",on_demand,", ",flex,") for x in lines[1:])]
+    path = tmp_path / "crusoe_bad_pricing_type.csv"
+    path.write_text("\n".join(bad) + "\n")
+    before = stored_intervals(engine)
+    result = import_files(engine, [path])
+    assert len(result.bad_rows) == len(lines) - 1 and result.bad_rows[0].line == 2
+    assert "pricing_type 'flex'" in result.bad_rows[0].reason
+    assert result.snapshots == 0 and stored_intervals(engine) == before
+
+
 def test_provider_names() -> None:
     assert [provider_of(n) for n in ("google_cloud", "lambda_labs", "oracle_cloud", "runpod_sponsored", "vastai",
                                      "packet·ai_sponsored", "hot_aisle", "tensordock")] == [

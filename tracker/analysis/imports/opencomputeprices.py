@@ -313,11 +313,14 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 if not source:
                     raise ValueError("source is empty")
                 key = (source, at)
-                by_snapshot.setdefault(key, [])  # a collection that saw only rows kept out still happened
                 if not_a_rental(row, _extra(row)):
                     result.not_gpu += 1
+                    by_snapshot.setdefault(key, [])  # a collection that saw only rows kept out still happened
                     continue
-                by_snapshot[key].append((line, _offer(row, source)))
+                offer = _offer(row, source)
+                # only rows read make a snapshot: one whose every row is bad is no collection, and
+                # never a delisting of every offer of its source
+                by_snapshot.setdefault(key, []).append((line, offer))
             except (ValueError, TrackerError) as exc:
                 result.bad_rows.append(BadRow(line, str(exc).splitlines()[0], path.name))
     for (source, at), rows in sorted(by_snapshot.items()):
