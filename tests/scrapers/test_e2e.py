@@ -95,3 +95,25 @@ def test_replayed_rupees_are_converted_with_a_dated_rate_and_shown_with_it(db_ur
         300.0, "INR", 0.0115, "2026-12-01")
     table = runner.invoke(app, ["--config", str(dated), "--db", db_url, "prices", "-p", "e2e"])
     assert "6 prices converted from INR to USD at 0.0115 USD per INR (rate of 2026-12-01)" in " ".join(table.stderr.split())
+
+
+def test_the_dashboard_shows_a_converted_price_with_its_rate_and_date(tmp_path: Path) -> None:
+    from fastapi.testclient import TestClient
+
+    from db.engine import make_engine
+    from db.migrate import init_db
+    from tracker.config.settings import Settings
+    from tracker.pipeline.collect import collect
+    from tracker.web import create_app
+
+    url = f"sqlite:///{tmp_path / 'tracker.db'}"
+    engine = make_engine(url)
+    init_db(engine)
+    settings = Settings(database=url, currency_rates={"INR": {"rate": 0.0115, "date": "2026-12-01"}})
+    [result] = collect(engine, settings, ["e2e"], replay=True)
+    assert result.status == "ok"
+    with TestClient(create_app(settings, engine), base_url="http://127.0.0.1") as client:
+        page = client.get("/gpu/H100-SXM")
+    engine.dispose()
+    assert page.status_code == 200
+    assert "INR at 0.0115 (2026-12-01)" in page.text
