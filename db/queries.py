@@ -75,15 +75,21 @@ def offers_by_identity(session: Session, provider: str) -> dict[Identity, Offer]
     return {_identity(o): o for o in rows}
 
 
-def previous_prices(session: Session, provider: str) -> dict[Identity, float]:
+def previous_prices(session: Session, provider: str, currencies: Mapping[Identity, str] | None = None) -> dict[Identity, float]:
     """Last stored whole-instance price per offer identity (for outlier checks), from the
-    current state: one row per offer of ``provider``, however long the history."""
+    current state: one row per offer of ``provider``, however long the history.
+
+    ``currencies``: the currency each offer is now priced in; a stored price in another one
+    (a rate configured since, say) is left out, so a conversion is never judged a price jump."""
     stmt = text(
-        "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour FROM offer_state s "
+        "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour, c.name FROM offer_state s "
         "JOIN label l ON l.id = s.provider_id JOIN price_interval i ON i.id = s.interval_id "
+        "JOIN label c ON c.id = i.currency_id "
         "JOIN offer o ON o.id = s.offer_id WHERE l.space = 'provider' AND l.name = :p"
     )
-    return {(sku, region, kind, term): price for sku, region, kind, term, price in session.connection().execute(stmt, {"p": provider})}
+    return {(sku, region, kind, term): price for sku, region, kind, term, price, currency
+            in session.connection().execute(stmt, {"p": provider})
+            if currencies is None or currencies.get((sku, region, kind, term), currency) == currency}
 
 
 def pending_jumps(session: Session, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:

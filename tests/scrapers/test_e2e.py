@@ -97,6 +97,26 @@ def test_replayed_rupees_are_converted_with_a_dated_rate_and_shown_with_it(db_ur
     assert "6 prices converted from INR to USD at 0.0115 USD per INR (rate of 2026-12-01)" in " ".join(table.stderr.split())
 
 
+def test_a_rate_configured_later_converts_without_holding_a_jump(db_url: str, tmp_path: Path) -> None:
+    """Rupees stored first; once a rate is set the next collection stores USD at once (a change of
+    currency is not a price jump held for confirmation)."""
+    from typer.testing import CliRunner
+
+    from tracker.cli import app
+
+    runner = CliRunner()
+    plain, dated = tmp_path / "plain.toml", tmp_path / "inr.toml"
+    plain.write_text("")
+    dated.write_text("[currency_rates]\nINR = { rate = 0.0115, date = 2026-12-01 }\n")  # a test rate, not a quoted one
+    for config in (plain, dated):
+        scrape = runner.invoke(app, ["--config", str(config), "--db", db_url, "scrape", "--replay", "-p", "e2e",
+                                     "--no-alerts", "--format", "json"])
+        assert scrape.exit_code == 0
+    assert [(r["offers"], r["quarantined"]) for r in json.loads(scrape.stdout)] == [(6, 0)]
+    listed = runner.invoke(app, ["--config", str(dated), "--db", db_url, "prices", "-p", "e2e", "--format", "json"])
+    assert {r["currency"] for r in json.loads(listed.stdout)} == {"USD"}
+
+
 def test_the_dashboard_shows_a_converted_price_with_its_rate_and_date(tmp_path: Path) -> None:
     from fastapi.testclient import TestClient
 

@@ -122,7 +122,7 @@ def _store(
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
-        previous = queries.previous_prices(session, scraper.name)
+        previous = queries.previous_prices(session, scraper.name, {o.identity: o.currency for o in normalised})
         # the market judges new offers only: a collection of known offers skips its query
         market = (queries.market_medians(session, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
