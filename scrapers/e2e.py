@@ -67,7 +67,7 @@ class E2eScraper(Scraper):
     homepage = "https://www.e2enetworks.com"
     endpoint = "GET https://www.e2enetworks.com/pricing (JSON-LD OfferCatalog in the page)"
     source_kind = "page"
-    fixture_kind = "handmade"
+    fixture_kind = "reference"
     kinds = ("on_demand", "reserved")
     caveats = (
         "prices in INR as the page's JSON-LD offer catalogue states them, converted to USD only with a configured, "

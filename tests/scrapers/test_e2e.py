@@ -30,7 +30,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestE2e(ProviderContract):
     scraper_cls = E2eScraper
-    handmade = True
+    handmade = True  # a reference fixture: the real structure with our own values
     min_offers = 6
 
     def load_raw(self) -> Any:
