@@ -26,7 +26,8 @@ from typing import Any
 #: The format names, in the order ``gpu-tracker import`` lists them (each format's module takes
 #: its ``NAME`` from here): named without importing any format, so the command's help is cheap.
 CSV, TUGOT17, EWYLUDA, SKYPILOT_GIT = "csv", "tugot17", "ewyluda", "skypilot-git"
-FORMAT_NAMES = (CSV, TUGOT17, EWYLUDA, SKYPILOT_GIT)
+OPENCOMPUTEPRICES = "opencomputeprices"
+FORMAT_NAMES = (CSV, TUGOT17, EWYLUDA, SKYPILOT_GIT, OPENCOMPUTEPRICES)
 
 
 #: What the registry (``registry``) offers from here, imported when first asked for.

@@ -63,6 +63,7 @@ from typing import Any
 from scrapers._aws_common import is_not_gpu
 from scrapers.base import ScrapedOffer, positive
 from scrapers.oci import NOT_PUBLIC
+from tracker.analysis.imports import OPENCOMPUTEPRICES
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.imports.base import (
     BadRow,
@@ -78,7 +79,7 @@ from tracker.catalog.names import MEMORY_LOW
 from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.errors import TrackerError
 
-NAME = "opencomputeprices"
+NAME = OPENCOMPUTEPRICES
 DESCRIPTION = "thatkavish/OpenComputePrices unified CSVs (data/<source>.csv, release assets)"
 CADENCE = timedelta(days=1)
 #: Newest snapshots of two consecutive days can be up to two days apart.

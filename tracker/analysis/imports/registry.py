@@ -17,6 +17,7 @@ from sqlalchemy.engine import Engine
 from tracker.analysis.imports import (
     CSV,
     ewyluda,
+    opencomputeprices,
     own_csv,
     skypilot_git,
     snapshots,
@@ -33,6 +34,8 @@ class Format:
     module: ModuleType | None
     cadence: timedelta | None
     max_gap: timedelta | None
+    #: the archive keeps one snapshot per source and UTC day, the newest (see ``store_snapshots``)
+    one_per_day: bool = False
 
 
 FORMATS: dict[str, Format] = {
@@ -41,6 +44,8 @@ FORMATS: dict[str, Format] = {
     ewyluda.NAME: Format(ewyluda.NAME, ewyluda.DESCRIPTION, ewyluda, ewyluda.CADENCE, ewyluda.MAX_GAP),
     skypilot_git.NAME: Format(skypilot_git.NAME, skypilot_git.DESCRIPTION, skypilot_git, skypilot_git.CADENCE,
                               skypilot_git.MAX_GAP),
+    opencomputeprices.NAME: Format(opencomputeprices.NAME, opencomputeprices.DESCRIPTION, opencomputeprices,
+                                   opencomputeprices.CADENCE, opencomputeprices.MAX_GAP, one_per_day=True),
 }
 
 
@@ -52,7 +57,7 @@ def detect(path: Path) -> str:
         raise ConfigError(f"import: {path} is a folder; pass its files (e.g. {path}/*.jsonl)")
     with path.open(encoding="utf-8-sig", errors="replace") as fh:
         head = fh.read(4096)
-    for fmt in (tugot17, ewyluda):
+    for fmt in (tugot17, ewyluda, opencomputeprices):
         if fmt.sniff(path, head):
             return fmt.NAME
     if path.suffix == ".jsonl":
@@ -115,7 +120,7 @@ def import_files(
         raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
     note = f"import of {label} ({name} format, {result.rows} rows, {len(result.bad_rows)} bad)"
     return snapshots.store_snapshots(engine, found, result, max_gap=gap, cadence=spec.cadence, note=note,
-                                     currency_rates=currency_rates, progress=progress)
+                                     one_per_day=spec.one_per_day, currency_rates=currency_rates, progress=progress)
 
 
 __all__ = ["FORMATS", "BadRow", "Format", "ImportResult", "detect", "import_files"]
