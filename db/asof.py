@@ -152,10 +152,13 @@ def current_condition(source: Source, providers: Sequence[str] | None = None) ->
     for k, p in enumerate(provider_states(conn)):
         if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
             continue
-        # after a successful collection, what it listed is open; after a failed one, the
-        # last good list was closed by the failure and is still shown (held)
-        still_open = "" if p.last_status in ("failed", "skipped") else " AND i.ends_at IS NULL"
-        parts.append(f"(s.provider_id = :p{k} AND s.last_seen = :t{k}{still_open})")
+        # after a complete collection, what it listed is open; after a failed one, the last good
+        # list was closed by the failure and is still shown (held); after a partial one
+        # (``tracker.pipeline.partial``), the last complete list with what was seen since
+        if p.last_status in ("failed", "skipped", "partial"):
+            parts.append(f"(s.provider_id = :p{k} AND s.last_seen >= :t{k})")
+        else:
+            parts.append(f"(s.provider_id = :p{k} AND s.last_seen = :t{k} AND i.ends_at IS NULL)")
         params[f"p{k}"], params[f"t{k}"] = ids[p.name], epoch(p.last_success_at)
     return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
 

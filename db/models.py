@@ -33,6 +33,8 @@ Storage model (why it is shaped this way):
   backtest evaluates at every snapshot, not only where a price changed (``db.series``).
 * ``quarantine`` keeps rejected or implausible observations with their reason, out of the
   price history, so they can be inspected but never alerted on.
+* ``parse_failure`` keeps the raw payload (cut, secrets scrubbed) of a provider's last few
+  collections that failed to parse, so a changed layout is fixed from what broke it.
 """
 
 from __future__ import annotations
@@ -422,3 +424,24 @@ class DigestState(SQLModel, table=True):
     #: GPU label -> {"price": USD per GPU-hour or null, "provider", "region", "kind", "gpu"} as last sent.
     last_values: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     version: int = 0
+
+
+class ParseFailure(SQLModel, table=True):
+    """The raw payload of a collection whose parse failed, as text: secrets scrubbed, cut at a
+    size limit (``tracker.pipeline.failures``). Only the last few per provider are kept."""
+
+    __tablename__ = "parse_failure"
+    __table_args__ = (Index("ix_parse_failure_provider_captured", "provider", "captured_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str = Field(max_length=64)
+    run_id: int | None = None
+    captured_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
+    #: The run's error message (scrubbed, cut like every stored error).
+    error: str = ""
+    #: How the payload was turned into text: ``json``, ``text`` or ``repr``.
+    encoding: str = Field(default="json", max_length=16)
+    payload: str = ""
+    #: Characters of the whole payload text before the cut, and whether it was cut.
+    size: int = 0
+    truncated: bool = False

@@ -100,7 +100,7 @@ def pending_jumps(session: Session, provider: str, marker: str = "held until a s
     scanning every run the provider ever had."""
     rows = session.connection().execute(text(
         "SELECT sku, region, kind, term_months, price_per_hour, reason FROM quarantine WHERE run_id = "
-        "(SELECT id FROM scrape_run WHERE provider = :p AND status = 'ok' ORDER BY started_at DESC, id DESC LIMIT 1) "
+        "(SELECT id FROM scrape_run WHERE provider = :p AND status IN ('ok', 'partial') ORDER BY started_at DESC, id DESC LIMIT 1) "
         "AND price_per_hour IS NOT NULL"
     ), {"p": provider})
     return {(sku, region, kind, term): price for sku, region, kind, term, price, reason in rows

@@ -25,12 +25,14 @@ No GPU memory in this payload (``gpu_memory_gb`` None; the catalog knows it).
 from __future__ import annotations
 
 import re
+from datetime import date
 from typing import Any
 
 from scrapers.base import (
     UNREADABLE_PRICE,
     Http,
     ParseError,
+    Retired,
     ScrapedOffer,
     Scraper,
     field_path,
@@ -50,6 +52,8 @@ class CudoScraper(Scraper):
     endpoint = "GET https://rest.compute.cudo.org/v1/vms/machine-types"
     source_kind = "api"
     fixture_kind = "handmade"
+    retired = Retired(date(2026, 3, 31), "CUDO Compute's public platform shut down on 2026-03-31 "
+                      "(dstack issue #4017 / PR #4018; gpuhunt PR #237 dropped it)")
     optional_credentials = ("CUDO_API_KEY",)
     kinds = ("on_demand",)
     caveats = (

@@ -13,6 +13,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
+from scrapers.registry import get_scraper
 from tracker.catalog.specs import family_of
 from tracker.cli import app, expand_replay_dir
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
@@ -138,7 +139,9 @@ def test_replayed_h100s_come_from_the_api_providers(replayed: str) -> None:
     assert {"vastai", "runpod", "azure", "gcp", "oci"} <= providers
 
 
-PAGE_PROVIDERS = ("lambda", "modal", "coreweave", "nebius", "crusoe", "paperspace")  # datacrunch: retired
+#: The page providers still collected (a retired one is never replayed).
+PAGE_PROVIDERS = tuple(p for p in ("lambda", "modal", "datacrunch", "coreweave", "nebius", "crusoe", "paperspace")
+                       if get_scraper(p).retired is None)
 
 
 def test_a_layout_changed_page_fails_alone(tmp_path: Path) -> None:
@@ -172,5 +175,7 @@ def test_prices_say_which_rows_are_replayed_and_from_when(replayed: str) -> None
     rows = json.loads(out)
     assert rows and all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in rows)
     assert all(r["observed_at"].startswith("2026-10-01T00:00:00") for r in rows)  # the recording's date, not now
-    _, table = cli(replayed, "prices", "--provider", "oci", "--provider", "cudo", env={"COLUMNS": "250"})
+    from tests.tracker.test_replay import handmade_provider
+
+    _, table = cli(replayed, "prices", "--provider", "oci", "--provider", handmade_provider(), env={"COLUMNS": "250"})
     assert "replay 2026-10-01" in table and "replay (handmade)" in table

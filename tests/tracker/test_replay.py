@@ -114,6 +114,13 @@ def test_every_bundled_manifest_says_what_it_is(provider: str) -> None:
         assert info.recorded is None and info.fixture.upper() in manifest["source"].upper().replace("API REFERENCE", "API-REFERENCE")
 
 
+def handmade_provider() -> str:
+    """An active provider whose bundled recording is a handmade sample."""
+    from scrapers.registry import all_scrapers
+
+    return next(n for n, c in all_scrapers().items() if c.fixture_kind == "handmade" and c.retired is None)
+
+
 def _replay(engine: Engine, *providers: str) -> None:
     results = collect(engine, Settings(), list(providers), replay=True)
     assert [r.status for r in results] == ["ok"] * len(providers), [r.error_message for r in results]
@@ -121,16 +128,17 @@ def _replay(engine: Engine, *providers: str) -> None:
 
 def test_replayed_prices_are_stored_at_the_recording_date_and_marked(engine: Engine) -> None:
     before = utcnow().replace(microsecond=0)  # the store keeps whole seconds
-    _replay(engine, "oci", "cudo")
+    sample = handmade_provider()
+    _replay(engine, "oci", sample)
     with Session(engine) as s:
         rows = queries.latest_prices(s)
         providers = queries.provider_rows(s)
     oci = [r for r in rows if r["provider"] == "oci"]
     assert oci and all(r["observed_at"] == datetime(2026, 10, 1, tzinfo=UTC) for r in oci)  # not the replay time
     assert all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in oci)
-    cudo = [r for r in rows if r["provider"] == "cudo"]  # a handmade sample has no recording date
-    assert cudo and all((r["replay"], r["recorded"], r["fixture"]) == (True, None, "handmade") for r in cudo)
-    assert all(r["observed_at"] >= before for r in cudo)
+    handmade = [r for r in rows if r["provider"] == sample]  # a handmade sample has no recording date
+    assert handmade and all((r["replay"], r["recorded"], r["fixture"]) == (True, None, "handmade") for r in handmade)
+    assert all(r["observed_at"] >= before for r in handmade)
     assert providers["oci"].last_success_at == datetime(2026, 10, 1, tzinfo=UTC)
 
 

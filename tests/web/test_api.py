@@ -187,6 +187,11 @@ def test_providers_status_names_credentials_but_never_values(client: TestClient)
     assert rows["runpod"]["health"] == "ok" and rows["runpod"]["data_age_s"] < 3600
     broken = rows[BROKEN_PROVIDER]
     assert broken["health"] == "failing" and broken["consecutive_failures"] == 1
+    cudo = rows["cudo"]  # retired: listed apart, after the active ones, with the date and the reason
+    assert (cudo["health"], cudo["retired"], cudo["retired_on"], cudo["enabled"]) == ("retired", True, "2026-03-31", False)
+    assert "shut down" in cudo["retired_reason"] and cudo["status"] is None  # never collected by the replay
+    order = [p["provider"] for p in get_json(client, "/api/providers") if not p["external"]]
+    assert order.index("cudo") > max(order.index(n) for n, c in all_scrapers().items() if c.retired is None)
     assert broken["last_error_class"] == "ParseError" and broken["offers"] > 0  # last good prices still shown
 
 

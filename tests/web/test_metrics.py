@@ -58,7 +58,7 @@ def test_per_provider_figures_match_the_api(client: TestClient, metrics: dict[st
     assert value(metrics["gpu_tracker_provider_consecutive_failures"], provider=BROKEN_PROVIDER) == 1
     states = {s.labels["gpu_tracker_provider_status"]: s.value for s in metrics["gpu_tracker_provider_status"]
               if s.labels["provider"] == BROKEN_PROVIDER}
-    assert states == {"ok": 0, "failed": 1, "skipped": 0, "running": 0}
+    assert states == {"ok": 0, "partial": 0, "failed": 1, "skipped": 0, "running": 0}
     assert {s.labels["provider"] for s in metrics["gpu_tracker_provider_offers"]} == set(all_scrapers())
 
 

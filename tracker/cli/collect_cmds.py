@@ -73,6 +73,11 @@ def scrape(
     from tracker.pipeline.collect import collect
     from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
+    if provider:  # a retired provider asked for by name: one line saying so, before anything starts
+        from scrapers.registry import get_scraper
+        from tracker.pipeline.collect import check_active
+
+        check_active(get_scraper(n) for n in provider)
     st = state(ctx)
     engine = st.collector_engine
     use_replay = replay or replay_dir is not None
@@ -80,7 +85,8 @@ def scrape(
     names = list(provider) if provider else None
     if use_replay and not names:
         directory = replay_dir or BUNDLED_RECORDINGS
-        names = [n for n in all_scrapers() if (directory / n / "manifest.json").is_file()]
+        names = [n for n, cls in all_scrapers().items()
+                 if cls.retired is None and (directory / n / "manifest.json").is_file()]
         if not names:
             raise ConfigError(f"--replay: no recordings found under {directory}")
     if fmt is Format.table:
@@ -103,7 +109,7 @@ def scrape(
         ("changed", "changed"), ("quarantined", "quarantined"), ("unmapped", "unmapped"),
         ("duration_s", "seconds"), ("error", "error"),
     ])
-    if not no_alerts and any(r.status == "ok" for r in results):
+    if not no_alerts and any(r.ok for r in results):
         _after_scrape(st.engine, st.settings, results)
     if any(r.status == "failed" for r in results):
         raise typer.Exit(1)
@@ -216,21 +222,34 @@ def providers(
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,
+    failure: Annotated[str | None, typer.Option("--failure", metavar="NAME", help="Show the raw payload (secrets scrubbed) of NAME's newest collection that failed to parse.")] = None,
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", help="With --failure: save the payload to FILE instead of printing it.", dir_okay=False)] = None,
 ) -> None:
     """Every registered scraper: credentials, last run and status, failures in a row, data age.
 
-    Providers known only from imported history (no scraper) follow, marked external."""
+    --failure NAME shows the payload of NAME's newest live collection whose parse failed (the
+    last few are kept in the store, cut and with secrets scrubbed), or saves it with -o FILE.
+
+    Retired providers (no longer collected; their stored history stays readable) follow the
+    active ones, with the date and the reason; providers known only from imported history (no
+    scraper) come last, marked external."""
     from db.provider_status import imported_providers, latest_runs, provider_rows
     from scrapers.registry import all_scrapers
 
     st = state(ctx)
+    if failure is not None:
+        _show_failure(st, failure, output)
+        return
+    if output is not None:
+        raise ConfigError("-o/--output saves a payload: use it with --failure NAME")
     # the store's own driver when it is current (``State.reader``); the scrapers' declarations
     # from their classes (cheap to import: the HTTP and HTML libraries load on first use)
     stored, runs, imported = provider_rows(st.reader), latest_runs(st.reader), imported_providers(st.reader)
     scrapers = all_scrapers()
     external = {name: p for name, p in stored.items() if name in imported and name not in scrapers}
     rows = []
-    for name, cls in scrapers.items():
+    # the active ones first, then the retired ones (no longer collected; their history stays readable)
+    for name, cls in sorted(scrapers.items(), key=lambda item: (item[1].retired is not None, item[0])):
         env = st.settings.provider_env(name)
         missing = [n for n in cls.credentials if not env.get(n)]
         p = stored.get(name)
@@ -238,19 +257,25 @@ def providers(
         note = f"set {' and '.join(missing)} to enable" if missing else None
         if last is not None and last.status != "ok" and last.error_message:
             note = last.error_message
+        retired = cls.retired
+        if retired is not None:
+            missing, note = [], f"retired since {retired.on.isoformat()}: {retired.reason}"
         rows.append({
             "provider": name,
             "display_name": cls.display_name,
-            "enabled": st.settings.provider(name).enabled,
+            "enabled": st.settings.provider(name).enabled and retired is None,
             "credentials": ", ".join(cls.credentials) or None,
             "credentials_missing": bool(missing),
             "kinds": ", ".join(cls.kinds),
             "last_run": p.last_run_at if p else None,
-            "status": p.last_status if p else None,
+            "status": "retired" if retired is not None else (p.last_status if p else None),
             "consecutive_failures": p.consecutive_failures if p else 0,
             "last_success": p.last_success_at if p else None,
             "data_age": _age(p.last_success_at) if p else None,
             "external": False,
+            "retired": retired is not None,
+            "retired_on": retired.on.isoformat() if retired is not None else None,
+            "retired_reason": retired.reason if retired is not None else None,
             "note": note,
         })
     for name, p in sorted(external.items()):
@@ -258,12 +283,37 @@ def providers(
             "provider": name, "display_name": p.display_name or name, "enabled": False, "credentials": None,
             "credentials_missing": False, "kinds": None, "last_run": p.last_run_at, "status": "external",
             "consecutive_failures": 0, "last_success": p.last_success_at, "data_age": _age(p.last_success_at),
-            "external": True, "note": "external: known from imported history only (no scraper)",
+            "external": True, "retired": False, "retired_on": None, "retired_reason": None,
+            "note": "external: known from imported history only (no scraper)",
         })
     emit(rows, fmt, title="providers", wide=wide, only=columns, columns=[
         ("provider", "provider"), ("status", "status"), ("data_age", "data age"), ("consecutive_failures", "failures"),
         ("credentials", "credentials"), ("last_run", "last run"), ("note", "note"),
     ])
+
+
+def _show_failure(st: State, name: str, output: Path | None) -> None:
+    """``providers --failure NAME``: the kept payload on stdout (a one-line header on stderr), or saved."""
+    from tracker.pipeline.failures import latest
+
+    kept = latest(st.engine, name)
+    if kept is None:
+        raise ConfigError(f"--failure: no failed parse of {name!r} is kept (only live collections whose parse "
+                          "failed are; see `gpu-tracker providers` for the last status)")
+    cut = f", cut to {len(kept.payload):,} of {kept.size:,} characters" if kept.truncated else ""
+    header = (f"{name}: payload ({kept.encoding}, secrets scrubbed{cut}) of the collection that failed at "
+              f"{kept.captured_at:%Y-%m-%d %H:%M:%S} UTC (run {kept.run_id}): {kept.error}")
+    if output is not None:
+        try:
+            output.write_text(kept.payload, encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"-o: cannot write {output}: {exc.strerror or exc}") from None
+        err_console.print(f"saved to {output}: {header}", highlight=False, markup=False, soft_wrap=True)
+        return
+    err_console.print(header, highlight=False, markup=False, soft_wrap=True)
+    import sys
+
+    sys.stdout.write(kept.payload if kept.payload.endswith("\n") else kept.payload + "\n")
 
 
 @app.command()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 import threading
 import time
 import traceback
@@ -22,22 +21,24 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
-from urllib.parse import quote, quote_plus
 
 import httpx
 from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from db import queries
+from db import labels, queries
 from db.engine import session_scope
 from db.models import ScrapeRun
-from db.types import utcnow
+from db.types import epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.http import Http, shared_ssl_context
 from scrapers.registry import all_scrapers, get_scraper
 from tracker.config.settings import Settings
-from tracker.errors import FetchError, ParseError, ProviderSkipped, ScraperError
+from tracker.errors import ConfigError, FetchError, ParseError, ProviderSkipped, ScraperError
+from tracker.pipeline import failures
+from tracker.pipeline import partial as partial_rule
 from tracker.pipeline import store as store_stage
+from tracker.pipeline.secrets import scrub  # re-exported: error messages are scrubbed here
 from tracker.pipeline.normalise import normalise
 from tracker.pipeline.replay import RecordingInfo, ReplayTransport, recording_info
 from tracker.pipeline.validate import HELD, MARKET_MIN_OFFERS, validate
@@ -55,7 +56,7 @@ class RunResult:
     """What one provider's collection did: the row written to ``scrape_run``, as a value."""
 
     provider: str
-    status: str  # ok | failed | skipped
+    status: str  # ok | partial | failed | skipped
     started_at: datetime
     duration_s: float
     offers_seen: int = 0
@@ -72,21 +73,8 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
-
-
-def scrub(message: str, secrets: Iterable[str]) -> str:
-    """Remove secret values from an error message before it is stored or shown.
-
-    An API that echoes a key back may change its case or URL-encode it, so each secret is
-    matched case-insensitively, as is and percent-encoded.
-    """
-    for secret in secrets:
-        if not secret or len(secret) < 4:
-            continue
-        for form in {secret, quote(secret, safe=""), quote_plus(secret)}:
-            message = re.sub(re.escape(form), "***", message, flags=re.IGNORECASE)
-    return message
+        """Whether it stored prices: a complete collection, or a partial one (``error_message`` says why)."""
+        return self.status in ("ok", "partial")
 
 
 #: Longest error message stored or shown; cut only after ``scrub`` so no prefix of a secret survives.
@@ -107,11 +95,12 @@ _store_lock = threading.Lock()
 def _store(
     engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], settings: Settings,
     recording: RecordingInfo | None = None, started_at: datetime | None = None,
-) -> dict[str, int]:
+) -> dict[str, Any]:
     """Normalise, validate and store one collection, and close its run row, in one transaction.
 
     A replay is observed when its recording was made (``recording.observed_at``), not now, and
     each offer is marked ``extra["replay"]``; the run itself (``scrape_run``) keeps its real times.
+    A partial collection (``tracker.pipeline.partial``) ends its run as ``partial``, with why.
     ``started_at``: the run row's start, when the caller has it (saves reading the row back).
     """
     with _store_lock, session_scope(engine) as session:
@@ -127,11 +116,14 @@ def _store(
         market = (queries.market_medians(session, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
         accepted, rejected = validate(normalised, previous, queries.pending_jumps(session, scraper.name, HELD), market)
+        partial = partial_rule.judge(session.connection(), scraper.name, raw_offers)
         interval = settings.interval_for(scraper.name, type(scraper))
+        # a partial collection is stored as a complete one: what it did not see ends at it, as a
+        # failed collection ends it (unknown); what makes it partial is the provider's state below
         stats = store_stage.store_observation(session, scraper.name, accepted, observed_at,
                                               provider.last_attempt_at, interval_s=interval)
         quarantined = store_stage.store_quarantine(session, run_id, rejected, observed_at)
-        counts = {
+        counts: dict[str, Any] = {
             "offers_seen": len(normalised),
             "new_offers": stats.new_offers,
             "prices_changed": stats.prices_changed,
@@ -139,15 +131,26 @@ def _store(
             "quarantined": quarantined,
             "unmapped": sum(1 for o in normalised if o.gpu is None),
         }
+        status, note = "ok", {}
+        if partial is not None:
+            pid = labels.lookup(session.connection(), "provider", [scraper.name])[0]
+            since = epoch(provider.last_success_at or observed_at)
+            unseen = partial_rule.unseen(session.connection(), pid, since, epoch(observed_at))
+            status = "partial"
+            note = {"error_class": partial.rule, "error_message": error_text(
+                f"{partial.reason}; {unseen} offers not seen are unknown, not delisted", scraper.secrets())}
         finished = utcnow()
         session.connection().execute(
             _runs.update().where(_runs.c.id == run_id).values(
-                status="ok", finished_at=finished, duration_s=(finished - started_at).total_seconds(), **counts)
+                status=status, finished_at=finished, duration_s=(finished - started_at).total_seconds(), **counts, **note)
         )
-        provider.last_run_at, provider.last_status = finished, "ok"
+        provider.last_run_at, provider.last_status = finished, status
         provider.last_attempt_at = observed_at
-        provider.last_success_at, provider.consecutive_failures = observed_at, 0
-        return counts
+        provider.consecutive_failures = 0
+        if partial is None or provider.last_success_at is None:
+            # the current list is the last complete one (``tracker.pipeline.partial``)
+            provider.last_success_at = observed_at
+        return {**counts, "status": status, **note}
 
 
 def _start_runs(engine: Engine, starts: Sequence[tuple[Scraper, bool, datetime]]) -> list[tuple[int, datetime]]:
@@ -214,7 +217,9 @@ class CycleWriter:
         self._thread.shutdown(wait=True, cancel_futures=True)
 
 
-def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseException, message: str) -> None:
+def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseException, message: str,
+                         failure: failures.Captured | None = None) -> None:
+    """End a run that stored nothing; ``failure``: the payload whose parse failed, kept with it."""
     with _store_lock, session_scope(engine) as session:
         run = session.get(ScrapeRun, run_id)
         assert run is not None
@@ -229,6 +234,8 @@ def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseExce
         provider.last_attempt_at = run.started_at
         if status == "failed":
             provider.consecutive_failures += 1
+        if failure is not None:
+            failures.keep(session.connection(), run.provider, run_id, finished, message, failure)
 
 
 async def collect_one(
@@ -257,6 +264,8 @@ async def collect_one(
     # the run row is written while the fetch goes on: a provider's request never waits for it
     starting = writer.start(scraper, scraper.replay, utcnow())
     t0 = time.monotonic()
+    raw: Any = None
+    parsing = False  # a failure while parsing keeps the payload (``tracker.pipeline.failures``)
     try:
         scraper.check_credentials()
         notify(scraper.name, "fetching")
@@ -276,9 +285,11 @@ async def collect_one(
         # a `running` row the next leader marks abandoned
         run_id, started = await starting
         notify(scraper.name, "parsing")
+        parsing = True
         offers = await asyncio.to_thread(scraper.parse_payload, raw)
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
+        parsing = False
         notify(scraper.name, "storing")
         counts = await writer.run(_store, engine, run_id, scraper, offers, settings, recording, started)
     except ProviderSkipped as exc:
@@ -294,26 +305,55 @@ async def collect_one(
             trace = "".join(traceback.format_exception(exc))
             log.debug("unexpected error in %s:\n%s", scraper.name, scrub(trace, scraper.secrets()))
         run_id, started = await starting  # re-raises when the run row itself could not be written
-        await writer.run(_finish_unsuccessful, engine, run_id, "failed", exc, message)
+        failure = None
+        if parsing and not scraper.replay:  # a live payload that broke the parser: kept to fix it from
+            try:
+                failure = await asyncio.to_thread(failures.capture, raw, scraper.secrets())
+            except Exception:  # noqa: BLE001 - keeping the payload must never hide the failure itself
+                log.warning("scrape provider=%s: the payload that failed to parse could not be kept", scraper.name)
+        await writer.run(_finish_unsuccessful, engine, run_id, "failed", exc, message, failure)
         duration = time.monotonic() - t0
         log.warning("scrape provider=%s status=failed duration=%.2fs error=%s: %s",
                     scraper.name, duration, type(exc).__name__, message)
         return RunResult(scraper.name, "failed", started, duration, error_class=type(exc).__name__,
                          error_message=message, run_id=run_id)
     duration = time.monotonic() - t0
+    status = counts.pop("status")
     log.info(
-        "scrape provider=%s status=ok offers=%d new=%d changed=%d quarantined=%d unmapped=%d duration=%.2fs",
-        scraper.name, counts["offers_seen"], counts["new_offers"], counts["prices_changed"],
+        "scrape provider=%s status=%s offers=%d new=%d changed=%d quarantined=%d unmapped=%d duration=%.2fs%s",
+        scraper.name, status, counts["offers_seen"], counts["new_offers"], counts["prices_changed"],
         counts["quarantined"], counts["unmapped"], duration,
+        f" partial={counts['error_message']}" if status == "partial" else "",
     )
-    return RunResult(scraper.name, "ok", started, duration, run_id=run_id, **counts)
+    return RunResult(scraper.name, status, started, duration, run_id=run_id, **counts)
+
+
+def retired_refusal(cls: type[Scraper]) -> str | None:
+    """Why ``cls`` is not collected (one line: since when and why), or ``None`` while it is active.
+
+    A retired provider's source is gone: asking for it is a user error, never a failed run, and
+    its stored history stays readable."""
+    retired = cls.retired
+    if retired is None:
+        return None
+    return (f"{cls.name} is retired since {retired.on.isoformat()} and no longer collected: {retired.reason} "
+            "(its stored history stays readable)")
+
+
+def check_active(classes: Iterable[type[Scraper]]) -> None:
+    """Raise ``ConfigError`` naming the first retired scraper asked for by name."""
+    for cls in classes:
+        if (reason := retired_refusal(cls)) is not None:
+            raise ConfigError(reason)
 
 
 def selected_scrapers(settings: Settings, names: Sequence[str] | None = None) -> list[type[Scraper]]:
-    """The scrapers to run: the named ones, or every enabled one."""
+    """The scrapers to run: the named ones (a retired one is refused), or every enabled active one."""
     if names:
-        return [get_scraper(n) for n in names]
-    return [cls for name, cls in all_scrapers().items() if settings.provider(name).enabled]
+        classes = [get_scraper(n) for n in names]
+        check_active(classes)
+        return classes
+    return [cls for name, cls in all_scrapers().items() if settings.provider(name).enabled and cls.retired is None]
 
 
 async def collect_async(
@@ -333,6 +373,7 @@ async def collect_async(
     ``classes`` bypasses the registry (tests and embedding applications).
     """
     classes = list(classes) if classes is not None else selected_scrapers(settings, names)
+    check_active(classes)
     limit = asyncio.Semaphore(settings.http.concurrency)
     await asyncio.to_thread(shared_ssl_context)  # built once, off the event loop
     writer = CycleWriter(engine)

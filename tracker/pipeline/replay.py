@@ -209,7 +209,7 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
     ``store`` names it in the message (a masked URL: no password)."""
     with engine.connect() as conn:
         other = conn.execute(
-            select(ScrapeRun.id).where(ScrapeRun.replay.is_(not replay), ScrapeRun.status == "ok").limit(1)
+            select(ScrapeRun.id).where(ScrapeRun.replay.is_(not replay), ScrapeRun.status.in_(("ok", "partial"))).limit(1)
         ).first()
     if other is None:
         return None

@@ -341,6 +341,8 @@ def _health(enabled: bool, missing: list[str], status: str | None, last_success:
         return "failing"
     if status == "skipped":
         return "skipped"
+    if status == "partial":
+        return "partial"
     if last_success is not None and (now - last_success).total_seconds() > 2 * interval_s + 300:
         return "stale"
     return "ok"
@@ -354,7 +356,8 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
         counts = queries.current_offer_counts(s)
         external = external_providers(s)
     out = []
-    for name, cls in all_scrapers().items():
+    # the active ones first, then the retired ones (no longer collected; their history stays readable)
+    for name, cls in sorted(all_scrapers().items(), key=lambda item: (item[1].retired is not None, item[0])):
         env = ctx.settings.provider_env(name)
         required, optional = credential_names(ctx.settings, name, cls)
         missing = [shown for default, shown in zip(cls.credentials, required, strict=True) if not env.get(default)]
@@ -369,6 +372,9 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
         if last is not None and last.status not in ("ok", "running"):
             error_class, error_message = last.error_class, last.error_message
             note = error_message or note
+        retired = cls.retired
+        if retired is not None:
+            enabled, missing, note = False, [], f"retired since {retired.on.isoformat()}: {retired.reason}"
         out.append({
             "provider": name,
             "display_name": cls.display_name,
@@ -381,7 +387,7 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
             "optional_credentials": optional,
             "credentials_missing": missing,
             "interval_s": interval,
-            "health": _health(enabled, missing, status, last_success, interval, now),
+            "health": "retired" if retired is not None else _health(enabled, missing, status, last_success, interval, now),
             "last_run_at": p.last_run_at if p else None,
             "status": status,
             "last_success_at": last_success,
@@ -392,6 +398,9 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
             "last_error_class": error_class,
             "last_error_message": error_message,
             "external": False,
+            "retired": retired is not None,
+            "retired_on": retired.on if retired is not None else None,
+            "retired_reason": retired.reason if retired is not None else None,
             "note": note,
         })
     for name, p in sorted(external.items()):
@@ -404,7 +413,7 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
             "last_success_at": last_success, "consecutive_failures": 0,
             "data_age_s": round((now - last_success).total_seconds(), 1) if last_success else None,
             "data_age": age(last_success, now), "offers": counts.get(name, 0), "last_error_class": None,
-            "last_error_message": None, "external": True,
+            "last_error_message": None, "external": True, "retired": False, "retired_on": None, "retired_reason": None,
             "note": "external: known from imported history only (no scraper)",
         })
     return out
@@ -422,9 +431,9 @@ def run_row(r: ScrapeRun) -> dict[str, Any]:
 def runs(ctx: ReadContext, *, limit: int = 50, providers: Sequence[str] | None = None,
          statuses: Sequence[str] | None = None) -> list[dict[str, Any]]:
     st = _split(statuses)
-    bad = [x for x in st or () if x not in ("ok", "failed", "skipped", "running")]
+    bad = [x for x in st or () if x not in ("ok", "partial", "failed", "skipped", "running")]
     if bad:
-        raise ConfigError(f"status: {', '.join(bad)} is not one of ok, failed, skipped, running")
+        raise ConfigError(f"status: {', '.join(bad)} is not one of ok, partial, failed, skipped, running")
     with ctx.session() as s:
         rows = queries.recent_runs(s, limit=limit, providers=check_providers(providers), statuses=st)
     return [run_row(r) for r in rows]

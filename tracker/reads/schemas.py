@@ -7,7 +7,7 @@ Keys are snake_case and match the CLI's ``--format json`` output where both exis
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -176,7 +176,7 @@ class ProviderOut(_Out):
     optional_credentials: list[str]
     credentials_missing: list[str] = Field(description="Required variables that are not set.")
     interval_s: float
-    health: str = Field(description="ok, stale, failing, skipped, disabled, never_run, or external (imported history only, no scraper).")
+    health: str = Field(description="ok, partial, stale, failing, skipped, disabled, never_run, retired (no longer collected), or external (imported history only, no scraper).")
     last_run_at: datetime | None
     status: str | None
     last_success_at: datetime | None
@@ -187,6 +187,9 @@ class ProviderOut(_Out):
     last_error_class: str | None
     last_error_message: str | None
     external: bool = Field(default=False, description="Known from imported history only: no scraper collects it.")
+    retired: bool = Field(default=False, description="No longer collected (its source shut down); its stored history stays readable.")
+    retired_on: date | None = Field(default=None, description="Since when it is retired.")
+    retired_reason: str | None = Field(default=None, description="Why it is retired.")
     note: str | None
 
 

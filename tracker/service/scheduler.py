@@ -123,11 +123,13 @@ def plan_providers(
     replay: bool = False,
     replay_dir: Path | None = None,
 ) -> list[ProviderPlan]:
-    """Named providers (even disabled ones), else every enabled one; with replay, those recorded."""
+    """Named providers (even disabled ones; a retired one is refused), else every enabled active one;
+    with replay, those recorded."""
     if names:
         classes = [get_scraper(n) for n in dict.fromkeys(names)]
+        collect_mod.check_active(classes)
     else:
-        classes = [cls for name, cls in all_scrapers().items() if settings.provider(name).enabled]
+        classes = [cls for name, cls in all_scrapers().items() if settings.provider(name).enabled and cls.retired is None]
         if replay:
             directory = replay_dir or BUNDLED_RECORDINGS
             classes = [c for c in classes if (directory / c.name / "manifest.json").is_file()]
@@ -299,9 +301,10 @@ def next_run(scheduler: BaseScheduler | None) -> datetime | None:
 def cycle_summary(results: Sequence[RunResult], alerts_sent: int, next_at: datetime | None) -> str:
     """One logfmt line per collection: ``cycle providers=1 ok=1 failed=0 skipped=0 offers=151
     changed=3 alerts_sent=0 next_run=...`` (the JSON log format lifts the pairs into fields)."""
-    count = {s: sum(1 for r in results if r.status == s) for s in ("ok", "failed", "skipped")}
+    count = {s: sum(1 for r in results if r.status == s) for s in ("ok", "partial", "failed", "skipped")}
     nxt = next_at.isoformat(timespec="seconds") if next_at is not None else "none"
-    return (f"cycle providers={len(results)} ok={count['ok']} failed={count['failed']} skipped={count['skipped']} "
+    partial = f"partial={count['partial']} " if count["partial"] else ""
+    return (f"cycle providers={len(results)} ok={count['ok']} {partial}failed={count['failed']} skipped={count['skipped']} "
             f"offers={sum(r.offers_seen for r in results)} changed={sum(r.prices_changed for r in results)} "
             f"alerts_sent={alerts_sent} next_run={nxt}")
 

@@ -33,7 +33,7 @@ from tracker.web.context import WebContext
 
 PREFIX = "gpu_tracker"
 #: Every value a run's status takes (``scrape_run.status``).
-RUN_STATUSES = ("ok", "failed", "skipped", "running")
+RUN_STATUSES = ("ok", "partial", "failed", "skipped", "running")
 
 
 def _ts(dt: datetime | None) -> float | None:
