@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: install run demo test test-postgres lint bench clean
+.PHONY: install run demo record test test-postgres lint bench clean
 
 $(BIN)/gpu-tracker: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,14 @@ demo: install
 	$(BIN)/gpu-tracker --db $(DEMO_DB) scrape --replay
 	$(BIN)/gpu-tracker --db $(DEMO_DB) prices --gpu H100 --limit 15
 
+## Refresh the replay recordings from the providers themselves (needs the network): every active
+## provider's real answers, secrets replaced, into RECORD_DIR (default: the bundled recordings),
+## collected into a store of their own (record.db here). A provider that fails keeps its old one.
+RECORD_DIR ?= $(CURDIR)/tracker/recordings
+RECORD_DB ?= sqlite:///$(CURDIR)/record.db
+record: install
+	$(BIN)/gpu-tracker --db $(RECORD_DB) scrape --record $(RECORD_DIR) --no-alerts
+
 ## The test suite. PostgreSQL tests run when TRACKER_TEST_DATABASE_URL is set, else skip.
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
@@ -43,4 +51,4 @@ bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache demo.db
+	rm -rf $(VENV) build *.egg-info .pytest_cache demo.db record.db

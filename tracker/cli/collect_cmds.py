@@ -58,12 +58,17 @@ def scrape(
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     no_alerts: Annotated[bool, typer.Option("--no-alerts", help="Do not evaluate the alert rules after collecting.")] = False,
     mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise).")] = False,
+    record_dir: Annotated[Path | None, typer.Option("--record", metavar="DIR", help="Also save every provider's answers under DIR as replay recordings (secrets replaced), one folder per provider.", file_okay=False)] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:
     """Collect prices now from every enabled provider (or --provider ones) and store them.
 
     Replayed and live prices never share a store unless --mix-replay: a replay into a store that
     holds live prices (or a live scrape into one filled by a replay) is refused with what to do.
+
+    --record DIR makes the real requests and saves each provider's answers as DIR/<provider>/
+    (manifest.json and the bodies, the layout --replay-dir reads: no credential, token or key
+    in them); a provider whose collection failed keeps its old recording.
 
     Then, as `run` does, the alert rules are evaluated and their messages sent (unless
     --no-alerts or no provider succeeded). Exit code 1 when any provider failed (skipped
@@ -78,9 +83,11 @@ def scrape(
         from tracker.pipeline.collect import check_active
 
         check_active(get_scraper(n) for n in provider)
+    use_replay = replay or replay_dir is not None
+    if record_dir is not None and use_replay:
+        raise ConfigError("--record makes the real requests: it cannot be combined with --replay")
     st = state(ctx)
     engine = st.collector_engine
-    use_replay = replay or replay_dir is not None
     refuse_mixing(st, engine, replay=use_replay, allowed=mix_replay)
     names = list(provider) if provider else None
     if use_replay and not names:
@@ -101,14 +108,19 @@ def scrape(
                     tasks[name] = progress.add_task(f"{name}: {step}", total=None)
                 progress.update(tasks[name], description=f"{name}: {step}")
 
-            results = collect(engine, st.settings, names, replay=use_replay, replay_dir=replay_dir, on_progress=on_progress)
+            results = collect(engine, st.settings, names, replay=use_replay, replay_dir=replay_dir, on_progress=on_progress,
+                              record_dir=record_dir)
     else:
-        results = collect(engine, st.settings, names, replay=use_replay, replay_dir=replay_dir)
+        results = collect(engine, st.settings, names, replay=use_replay, replay_dir=replay_dir, record_dir=record_dir)
     emit(_summary_rows(results), fmt, title="scrape summary", columns=[
         ("provider", "provider"), ("status", "status"), ("offers", "offers"), ("new_offers", "new"),
         ("changed", "changed"), ("quarantined", "quarantined"), ("unmapped", "unmapped"),
         ("duration_s", "seconds"), ("error", "error"),
     ])
+    if record_dir is not None:
+        saved = [r.provider for r in results if r.extra.get("recorded")]
+        err_console.print(f"recorded {len(saved)} provider(s) under {record_dir}: {', '.join(saved) or 'none'}",
+                          highlight=False, markup=False, soft_wrap=True)
     if not no_alerts and any(r.ok for r in results):
         _after_scrape(st.engine, st.settings, results)
     if any(r.status == "failed" for r in results):

@@ -37,6 +37,7 @@ from tracker.config.settings import Settings
 from tracker.errors import ConfigError, FetchError, ParseError, ProviderSkipped, ScraperError
 from tracker.pipeline import failures
 from tracker.pipeline import partial as partial_rule
+from tracker.pipeline import record
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.secrets import scrub  # re-exported: error messages are scrubbed here
 from tracker.pipeline.normalise import normalise
@@ -367,11 +368,16 @@ async def collect_async(
     environ: Mapping[str, str] | None = None,
     on_progress: ProgressCallback | None = None,
     classes: Sequence[type[Scraper]] | None = None,
+    record_dir: Path | None = None,
 ) -> list[RunResult]:
     """Collect the selected providers concurrently (bounded by ``http.concurrency``).
 
-    ``classes`` bypasses the registry (tests and embedding applications).
+    ``classes`` bypasses the registry (tests and embedding applications). ``record_dir``: also
+    save every provider's answers there as replay recordings (``tracker.pipeline.record``); a
+    provider whose collection stored prices gets ``extra["recorded"]``, the folder written.
     """
+    if record_dir is not None and replay:
+        raise ConfigError("--record makes the real requests: it cannot be combined with --replay")
     classes = list(classes) if classes is not None else selected_scrapers(settings, names)
     check_active(classes)
     limit = asyncio.Semaphore(settings.http.concurrency)
@@ -387,9 +393,18 @@ async def collect_async(
             recording = recording_info(cls.name, replay_dir) or RecordingInfo(cls.name, None, "unknown")
         else:
             transport = transport_factory(cls.name) if transport_factory else None
+        recorder = None
+        if record_dir is not None:
+            recorder = record.RecordingTransport(transport or httpx.AsyncHTTPTransport(verify=shared_ssl_context()))
+            transport = recorder
         async with limit:
-            return await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress,
-                                     recording=recording, writer=writer)
+            result = await collect_one(engine, scraper, settings, transport=transport, on_progress=on_progress,
+                                       recording=recording, writer=writer)
+        if recorder is not None and record_dir is not None and result.status in ("ok", "partial"):
+            folder = await asyncio.to_thread(record.save, record_dir, cls.name, recorder.exchanges, scraper.secrets(),
+                                             result.started_at)
+            result = replace(result, extra={**result.extra, "recorded": str(folder)})
+        return result
 
     try:
         return list(await asyncio.gather(*(one(c) for c in classes)))
