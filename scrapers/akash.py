@@ -68,6 +68,7 @@ class AkashScraper(Scraper):
     kinds = ("community",)
     source_kind = "marketplace summary"
     fixture_kind = "recording"
+    checked_by = "recording: a live GET of /v1/gpu-prices quoted in opencolin/n8n-nodes-akash"
     caveats = (
         "marketplace summary, not a price list: the price is the median of the providers' recent "
         "one-GPU bids (min/max/avg/weighted average kept in extra); per GPU-hour; network-wide, no region"

@@ -68,6 +68,7 @@ class AwsScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL.format(location='<Location>')}"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: AWS's published price list JSON, via ewyluda/gpu-price-index"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "Linux shared-tenancy on-demand list prices per region ($AWS_PRICING_REGIONS; "

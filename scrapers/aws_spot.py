@@ -70,6 +70,7 @@ class AwsSpotScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {SPOT_URL}"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: the spot.json the EC2 Spot page reads, via alexei-led/spotinfo"
     kinds: ClassVar[tuple[str, ...]] = ("spot",)
     caveats: ClassVar[str] = (
         "Linux spot prices per region from the feed behind AWS's spot pricing page (one price per region, "

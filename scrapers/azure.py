@@ -97,6 +97,7 @@ class AzureScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICES_URL}"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: Azure Retail Prices API items, via ewyluda/gpu-price-index"
     #: pages of up to 1,000 price items; allow for much larger ones before calling it hostile
     max_body_bytes: ClassVar[int] = 64 << 20
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot")

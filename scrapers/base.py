@@ -416,6 +416,11 @@ class Scraper(ABC):
     #: contract tests check it), "" means undeclared (shown as "?" in the README table).
     source_kind: ClassVar[str] = ""
     fixture_kind: ClassVar[str] = ""
+    #: How its request was checked against what the provider really serves: "recording: <whose
+    #: capture>", "reference: <the public capture whose shape its fixture follows>", "API
+    #: reference: <the provider's documentation>" or "public client: <a named project that makes
+    #: the same request>" (the README table shows it).
+    checked_by: ClassVar[str] = ""
     #: Default schedule interval in seconds. Keeping the base value declares none, and the
     #: settings' ``default_interval`` applies; another value is the provider's own (the rule:
     #: ``Settings.interval_for``).

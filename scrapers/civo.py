@@ -89,6 +89,7 @@ class CivoScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "reserved")
     caveats: ClassVar[str] = (
         "GPU tables of the pricing page: whole-instance hourly prices, on demand and per commitment term "

@@ -114,6 +114,7 @@ class CoreweaveScraper(Scraper):
     endpoint = f"GET {PRICING_URL} (HTML page)"
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     kinds = ("on_demand", "spot")
     caveats = (
         "whole-instance prices per hour (GPU count per row), one table per region (North America, Europe); "

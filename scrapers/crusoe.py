@@ -198,6 +198,7 @@ class CrusoeScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: a Wayback capture of the pricing page"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; prices are per GPU-hour (one-GPU offers); "

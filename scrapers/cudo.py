@@ -52,8 +52,9 @@ class CudoScraper(Scraper):
     endpoint = "GET https://rest.compute.cudo.org/v1/vms/machine-types"
     source_kind = "api"
     fixture_kind = "handmade"
+    checked_by = "public client: dstackai/gpuhunt (its machine-types request and test fixture)"
     retired = Retired(date(2026, 3, 31), "CUDO Compute's public platform shut down on 2026-03-31 "
-                      "(dstack issue #4017 / PR #4018; gpuhunt PR #237 dropped it)")
+                      "(dstackai/dstack#4017 and PR #4018; dstackai/gpuhunt PR #237 dropped it)")
     optional_credentials = ("CUDO_API_KEY",)
     kinds = ("on_demand",)
     caveats = (

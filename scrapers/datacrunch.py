@@ -62,6 +62,7 @@ class DatacrunchScraper(Scraper):
     endpoint = "GET https://datacrunch.io/products"
     source_kind = "page"
     fixture_kind = "recording"
+    checked_by = "recording: a Wayback capture of the pricing page"
     #: datacrunch.io redirects to verda.com since the rename
     hosts = ("verda.com",)
     kinds = ("on_demand", "spot")

@@ -56,6 +56,7 @@ class DeepinfraScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "GPU table of the pricing page (dedicated GPUs for custom models, billed per minute of uptime), "

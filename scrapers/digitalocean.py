@@ -85,6 +85,7 @@ class DigitaloceanScraper(Scraper):
     )
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the shape of DigitalOcean's public Droplet pricing page (own values)"
     optional_credentials = ("DIGITALOCEAN_TOKEN",)
     kinds = ("on_demand", "spot")
     caveats = (

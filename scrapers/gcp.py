@@ -204,6 +204,7 @@ class GcpScraper(Scraper):
     endpoint = "GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
     source_kind = "api"
     fixture_kind = "recording"
+    checked_by = "recording: Cloud Billing API SKUs, via Jumbo2020/gpu_prices"
     #: pages of 5,000 SKUs
     max_body_bytes = 64 << 20
     credentials = ("GCP_API_KEY",)

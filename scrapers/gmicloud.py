@@ -49,6 +49,7 @@ class GmicloudScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "starting ('from') price per GPU-hour of each GPU card, one GPU per offer (no count printed); "

@@ -66,6 +66,7 @@ class GpuaiScraper(Scraper):
     kinds = ("on_demand", "community", "spot")
     source_kind = "api"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     caveats = (
         "reference fixture (real 2026 shape, own values); marketplace book: one offer per listed configuration (whole-configuration price); community capacity as "
         "community, secure as on-demand; sold-out rows kept as unavailable; USD by the site's prints (no currency field)"

@@ -54,6 +54,7 @@ class HotaisleScraper(Scraper):
     kinds = ("on_demand", "reserved")
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     caveats = (
         "reference fixture (real 2026 shape, own values); AMD Instinct only; prices printed per GPU-hour, shown for the whole VM or node; bare metal is a "
         "one-month minimum (reserved, 1 month); no region on the page"

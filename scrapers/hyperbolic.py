@@ -50,6 +50,7 @@ class HyperbolicScraper(Scraper):
     kinds = ("on_demand",)
     source_kind = "api"
     fixture_kind = "recording"
+    checked_by = "recording: an anonymous rental-options answer, via getcomputable/gpu-index"
     caveats = "price is for the whole option (costPerHourCents / 100 for gpuCount GPUs); disabled options are skipped"
 
     async def fetch(self, http: Http) -> Any:

@@ -130,6 +130,7 @@ class HyperstackScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: a saved copy of the pricing page, via ewyluda/gpu-price-index"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; prices are per GPU-hour (one-GPU offers); "

@@ -56,6 +56,7 @@ class JarvislabsScraper(Scraper):
     endpoint = "GET https://backendn.jarvislabs.net/misc/server_meta"
     source_kind = "api"
     fixture_kind = "handmade"
+    checked_by = "public client: dstackai/gpuhunt (its request and test fixture)"
     credentials = ("JARVISLABS_TOKEN",)
     per_gpu_limit_field = "max_gpus"
     kinds = ("on_demand", "spot")

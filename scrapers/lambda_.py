@@ -94,6 +94,7 @@ class LambdaScraper(Scraper):
     endpoint = f"GET {PRICING_URL} (HTML page)"
     source_kind = "page"
     fixture_kind = "recording"
+    checked_by = "recording: a Wayback capture of the pricing page"
     kinds = ("on_demand",)
     caveats = "read from the public pricing page; listed price is per GPU-hour plus applicable sales tax, shown here for the whole instance"
 

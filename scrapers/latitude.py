@@ -49,6 +49,7 @@ class LatitudeScraper(Scraper):
     kinds = ("on_demand", "reserved")
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     caveats = "reference fixture (real 2026 shape, own values); bare-metal GPU servers (whole server); monthly price as reserved (1 month, /730 h); USD only (BRL list prices kept aside)"
 
     async def fetch(self, http: Http) -> str:

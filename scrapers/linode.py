@@ -78,6 +78,7 @@ class LinodeScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {TYPES_URL}?page_size=500 (paged)"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: a go-vcr cassette of linode/linodego"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "hourly rate up to a monthly cap; one offer for the default price (no region) plus one per "

@@ -56,6 +56,7 @@ class LiumScraper(Scraper):
     kinds = ("on_demand", "spot")
     source_kind = "api"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     caveats = (
         "reference fixture (real 2026 shape, own values); marketplace: one offer per machine at its owner's price (per GPU x the machine's GPUs); "
         "available = free GPUs now; region is the machine's country; USD by the site's prints (no currency field)"

@@ -68,6 +68,7 @@ class MassedcomputeScraper(Scraper):
     kinds = ("on_demand",)
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     caveats = "reference fixture (real 2026 shape, own values); on-demand VM rates from the pricing page's flight data (whole row price for its GPU count); no region on the page"
 
     async def fetch(self, http: Http) -> str:

@@ -88,6 +88,7 @@ class ModalScraper(Scraper):
     endpoint = f"GET {PRICING_URL} (HTML page)"
     source_kind = "page"
     fixture_kind = "recording"
+    checked_by = "recording: the pricing page as a browser rendered it, via United-Compute/gpu-price-tracker"
     kinds = ("on_demand",)
     caveats = (
         "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top; "

@@ -152,6 +152,7 @@ class NebiusScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICES_URL} (HTML price page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: a Wayback capture of the pricing page"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot")
     caveats: ClassVar[str] = (
         "scraped from the public price page; prices are per GPU-hour (one-GPU offers), "

@@ -92,6 +92,7 @@ class OciScraper(Scraper):
     )
     source_kind = "api"
     fixture_kind = "recording"
+    checked_by = "recording: the cetools products API, via ewyluda/gpu-price-index"
     kinds = ("on_demand",)
     caveats = (
         "list price, the same in every region; GPU parts no shape references are priced per single GPU; "

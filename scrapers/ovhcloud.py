@@ -75,6 +75,7 @@ class OvhcloudScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {API}?ovhSubsidiary={SUBSIDIARY}"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the public order catalogue as SpareCores/sc-crawler reads it (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "reserved")
     caveats: ClassVar[str] = (
         "public order catalogue of the FR subsidiary: EUR excluding VAT (currency read from the payload), "

@@ -63,6 +63,7 @@ class PacketaiScraper(Scraper):
     kinds = ("on_demand", "reserved")
     source_kind = "api"
     fixture_kind = "reference"
+    checked_by = "reference: the shape of the provider's published feed KavSh890/packet.ai-Pricing (own values)"
     caveats = (
         "reference fixture (real 2026 shape, own values); the provider's own aggregator feed; monthly plans as reserved (1 month) at their effective hourly price; "
         "'launching soon' rows listed without a price"

@@ -201,6 +201,7 @@ class PaperspaceScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "recording"
+    checked_by: ClassVar[str] = "recording: a Wayback capture of the pricing page"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; starred card prices are 3-year commitments, the H100 "

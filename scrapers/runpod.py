@@ -112,6 +112,7 @@ class RunpodScraper(Scraper):
     endpoint = "POST https://api.runpod.io/graphql (gpuTypes)"
     source_kind = "api"
     fixture_kind = "recording"
+    checked_by = "recording: the same GraphQL query's answer, via Jumbo2020/gpu_prices"
     optional_credentials = ("RUNPOD_API_KEY",)
     per_gpu_limit_field = "max_gpu_count"
     kinds = ("on_demand", "community", "spot", "reserved")

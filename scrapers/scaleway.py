@@ -106,6 +106,7 @@ class ScalewayScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {API}/{{zone}}/products/servers[/availability]?per_page=100 (zones: $SCALEWAY_ZONES)"
     source_kind: ClassVar[str] = "api"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2026 fr-par-2 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "prices are EUR per instance-hour (no currency in the payload); converted to USD only with "

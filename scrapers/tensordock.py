@@ -70,6 +70,7 @@ class TensordockScraper(Scraper):
     endpoint = "GET https://dashboard.tensordock.com/api/v2/locations"
     source_kind = "api"
     fixture_kind = "reference"
+    checked_by = "reference: the v2 locations answer as thatkavish/OpenComputePrices reads it (structure only, own values)"
     optional_credentials = ("TENSORDOCK_API_KEY",)
     per_gpu_limit_field = "max_gpus"
     kinds = ("on_demand",)

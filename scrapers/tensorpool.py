@@ -44,6 +44,7 @@ class TensorpoolScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "TensorPool's own card of a comparison page (other clouds' columns are not read); per GPU-hour, "

@@ -64,6 +64,7 @@ class ThundercomputeScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML page, schema.org Product JSON-LD)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the page shape as thatkavish/OpenComputePrices reads it (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     per_gpu_limit_field: ClassVar[str] = "max_gpu_count"
     caveats: ClassVar[str] = (

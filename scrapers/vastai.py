@@ -134,6 +134,7 @@ class VastaiScraper(Scraper):
     endpoint = "POST https://console.vast.ai/api/v0/bundles/"
     source_kind = "api"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 per-chip search answers of getcomputable/gpu-index's observatory (structure only, own values)"
     optional_credentials = ("VAST_API_KEY",)
     kinds = ("on_demand", "spot")
     caveats = (

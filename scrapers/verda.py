@@ -117,6 +117,7 @@ class VerdaScraper(Scraper):
     )
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 JSON-LD shape of verda.com/pricing (structure only, own values)"
     optional_credentials = ("VERDA_CLIENT_ID", "VERDA_CLIENT_SECRET")
     kinds = ("on_demand", "spot")
     caveats = (

@@ -56,6 +56,7 @@ class VoltageparkScraper(Scraper):
     kinds = ("on_demand",)
     source_kind = "api"
     fixture_kind = "recording"
+    checked_by = "recording: an anonymous locations answer, via getcomputable/gpu-index"
     caveats = (
         "prices are per GPU (gpu_count 1; nodes have 8 GPUs); Ethernet and InfiniBand are two offers; "
         "region is Voltage Park's opaque location id; USD by the provider's own prints (no currency field)"

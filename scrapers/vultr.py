@@ -93,6 +93,7 @@ class VultrScraper(Scraper):
     endpoint = "GET https://api.vultr.com/v2/plans?type=all&per_page=500 and GET /v2/plans-metal?per_page=500"
     source_kind = "api"
     fixture_kind = "handmade"
+    checked_by = "public client: dstackai/gpuhunt (the plans API and its test fixture)"
     kinds = ("on_demand", "spot")
     caveats = (
         "hourly rate up to a monthly cap; Cloud GPU plans can be a fraction of one GPU (fractional gpu_count); "

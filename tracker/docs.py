@@ -1,8 +1,10 @@
 """Generated documentation: the README's provider table comes from the scrapers themselves.
 
-The "fixture" column is what the bundled replay recording is (a real recording, with its date;
-a handmade sample; an API-reference example; a reference fixture: our own values in a public
-capture's shape), from the scraper and its ``manifest.json``.
+Per provider: whether it is active or retired (since when, why: listed apart), its source (an
+API or a page) and the request it makes, whether it needs a key, its newest bundled replay
+recording (its kind: a real recording, a handmade sample, an API-reference example or a
+reference fixture, our own values in a public capture's shape; and its date, from its
+``manifest.json``), and how its request was checked (``Scraper.checked_by``).
 
 ``python -m tracker.docs`` rewrites the block between the markers in README.md; a test
 fails when the README and the code disagree, so the table cannot go stale.
@@ -14,6 +16,7 @@ import re
 import sys
 from pathlib import Path
 
+from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tracker.pipeline.replay import recording_info
 
@@ -25,26 +28,49 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ").strip()
 
 
+def _key(cls: type[Scraper]) -> str:
+    """Whether it needs a key: "no", "yes: `ENV`", "optional: `ENV`" (used when set)."""
+    if cls.credentials:
+        return "yes: " + ", ".join(f"`{c}`" for c in cls.credentials)
+    if cls.optional_credentials:
+        return "optional: " + ", ".join(f"`{c}`" for c in cls.optional_credentials)
+    return "no"
+
+
+def _recording(name: str, cls: type[Scraper]) -> str:
+    """The newest bundled recording: its kind and date (the manifest's; "undated" when it has none)."""
+    info = recording_info(name)
+    if info is None:
+        return f"none ({_cell(cls.fixture_kind) or '?'} fixture)"
+    if info.recorded:
+        return f"{info.fixture} ({info.recorded})"
+    return f"{info.fixture} (undated)" if info.fixture == "recording" else info.fixture
+
+
+def _row(name: str, cls: type[Scraper], status: str) -> str:
+    kinds = ", ".join(k.replace("_", "-") for k in cls.kinds)
+    return (f"| **{name}** ({_cell(cls.display_name)}) | {status} | {_cell(cls.source_kind) or '?'} "
+            f"| `{_cell(cls.endpoint)}` | {_key(cls)} | {kinds} | {_recording(name, cls)} "
+            f"| {_cell(cls.checked_by) or '?'} | {_cell(cls.caveats) or '-'} |")
+
+
+HEADER = [
+    "| provider | status | source | request | needs a key | kinds | newest recording | request checked by | caveats |",
+    "|---|---|---|---|---|---|---|---|---|",
+]
+
+
 def provider_table() -> str:
-    lines = [
-        "| provider | source | endpoint | auth | kinds | fixture | caveats |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for name, cls in all_scrapers().items():
-        auth = ", ".join(f"`{c}`" for c in cls.credentials) or "none"
-        if cls.optional_credentials:
-            auth += " (optional: " + ", ".join(f"`{c}`" for c in cls.optional_credentials) + ")"
-        kinds = ", ".join(k.replace("_", "-") for k in cls.kinds)
-        source, fixture = _cell(cls.source_kind) or "?", _cell(cls.fixture_kind) or "?"
-        info = recording_info(name)
-        if info is not None and info.recorded:
-            fixture += f" ({info.recorded})"
-        elif info is not None and info.fixture == "recording":
-            fixture += " (undated)"
-        lines.append(
-            f"| **{name}** ({_cell(cls.display_name)}) | {source} | `{_cell(cls.endpoint)}` | {auth} | {kinds} "
-            f"| {fixture} | {_cell(cls.caveats) or '-'} |"
-        )
+    """The active providers' table, then the retired ones' (no longer collected, history kept)."""
+    scrapers = all_scrapers()
+    active = [(n, c) for n, c in scrapers.items() if c.retired is None]
+    retired = [(n, c) for n, c in scrapers.items() if c.retired is not None]
+    lines = [*HEADER, *(_row(n, c, "active") for n, c in active)]
+    if retired:
+        lines += ["", "Retired: no longer collected; their stored history stays readable.", "", *HEADER]
+        for n, c in retired:
+            assert c.retired is not None
+            lines.append(_row(n, c, f"retired since {c.retired.on.isoformat()}: {_cell(c.retired.reason)}"))
     return "\n".join(lines)
 
 
