@@ -5,7 +5,8 @@ observations never count: they are not in that table. Providers fall in three gr
 
 * **fresh**: the latest scrape succeeded and is not older than ``STALE_AFTER_INTERVALS``
   times the provider's scrape interval;
-* **held**: the latest scrape failed (or was skipped) while the last good one is still recent;
+* **held**: the latest scrape failed, was skipped or was partial (``tracker.pipeline.partial``: it
+  saw only part of the market) while the last good (complete) one is still recent;
 * **stale**: no good scrape within that time; its offers are ignored entirely.
 
 A rule is judged on two views: *fresh* (fresh providers only) and *combined* (fresh plus the

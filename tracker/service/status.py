@@ -117,10 +117,11 @@ def provider_statuses(engine: Engine, settings: Settings, now: datetime | None =
     with Session(engine) as session:
         stored = {p.name: p for p in session.exec(select(Provider)).all()}
         latest, first = _runs(session)
-    names = sorted({n for n in scrapers if settings.provider(n).enabled} | set(jobs) | set(stored))
+    active = {n for n, cls in scrapers.items() if cls.retired is None}  # a retired one is never scheduled
+    names = sorted({n for n in active if settings.provider(n).enabled} | set(jobs) | set(stored))
     out = []
     for name in names:
-        enabled = settings.provider(name).enabled if name in scrapers else False
+        enabled = settings.provider(name).enabled if name in active else False
         job = jobs.get(name)
         interval = (job.interval_s if job and job.interval_s else None) or settings.interval_for(name, scrapers.get(name))
         p = stored.get(name)
