@@ -8,6 +8,7 @@ suite's ``LocalTransport`` sends their requests over a real socket to a server o
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -72,9 +73,12 @@ def secret_cloud(handler: Handler, asked: Asked) -> None:
         body = {"offers": [{"sku": f"h100-{page}-{i}", "gpu": "H100 SXM", "count": 8, "price": 20.0 + page + i / 10}
                            for i in range(3)],
                 "debug": {"request": asked.url, "api_key": STRANGER, "auth": f"Bearer {TOKEN.upper()}"}}
-        handler.send_body(200, json.dumps(body).encode(), "application/json; charset=utf-8",
+        data, extra = json.dumps(body).encode(), {}
+        if page == 2:  # compressed on the wire, as most providers answer
+            data, extra = gzip.compress(data), {"Content-Encoding": "gzip"}
+        handler.send_body(200, data, "application/json; charset=utf-8",
                           {"Link": f"<https://{HOST}/v1/offers?page={page + 1}&api_key={KEY}>; rel=\"next\"",
-                           "Set-Cookie": f"session={TOKEN}"})
+                           "Set-Cookie": f"session={TOKEN}", **extra})
 
 
 @pytest.fixture
@@ -135,6 +139,8 @@ def test_a_recording_holds_no_secret_and_replays_to_the_same_offers(server: Faul
     body = json.loads((out / "secretcloud" / page1["file"]).read_text())
     assert body["offers"][0] == {"sku": "h100-1-0", "gpu": "H100 SXM", "count": 8, "price": 21.0}
     assert body["debug"]["api_key"] == "***"
+    page2 = entries[("GET", f"https://{HOST}/v1/offers", '{"page": "2"}')]
+    assert json.loads((out / "secretcloud" / page2["file"]).read_text())["offers"][2]["price"] == 22.2  # decoded
     token_entry = entries[("POST", f"https://{HOST}/oauth/token", "null")]
     assert token_entry["body_contains"] == '{"grant_type":"client_credentials","client_id":"tracker","client_secret":"'
 

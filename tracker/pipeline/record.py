@@ -40,6 +40,11 @@ KEPT_HEADERS: Final = ("link", "location", "x-total-count", "x-next-page", "x-ne
 _EXTENSIONS: Final = {"json": ".json", "html": ".html", "xml": ".xml", "csv": ".csv", "javascript": ".js", "text": ".txt"}
 
 
+#: Raw bytes of one answer kept for its recording; a larger one (a bulk download) is still
+#: passed through to the scraper, but recorded as missing (``not_recorded`` in the manifest).
+MAX_RECORDED_BYTES: Final = 64 * 1024 * 1024
+
+
 @dataclass
 class Exchange:
     """One request and its raw answer, as sent and received (secrets still in: scrubbed on save)."""
@@ -49,7 +54,28 @@ class Exchange:
     body: bytes
     status: int
     headers: httpx.Headers
-    content: bytes
+    content: bytearray = field(default_factory=bytearray)
+    too_big: bool = False
+
+
+class _Tee(httpx.AsyncByteStream):
+    """The answer's raw stream as the client reads it, copied into its ``Exchange`` up to the cap:
+    the client still reads (and bounds, and decodes) the body itself, as from the network."""
+
+    def __init__(self, stream: httpx.AsyncByteStream, exchange: Exchange) -> None:
+        self.stream, self.exchange = stream, exchange
+
+    async def __aiter__(self):  # type: ignore[no-untyped-def]
+        async for chunk in self.stream:
+            if not self.exchange.too_big:
+                if len(self.exchange.content) + len(chunk) > MAX_RECORDED_BYTES:
+                    self.exchange.too_big, self.exchange.content = True, bytearray()
+                else:
+                    self.exchange.content += chunk
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
 
 
 @dataclass
@@ -62,16 +88,12 @@ class RecordingTransport(httpx.AsyncBaseTransport):
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         body = await request.aread()
         response = await self.inner.handle_async_request(request)
-        try:
-            raw = b"".join([chunk async for chunk in response.aiter_raw()])
-        finally:
-            await response.aclose()
-        headers = httpx.Headers([(k, v) for k, v in response.headers.multi_items()
-                                 if k.lower() not in ("content-length", "transfer-encoding")])
-        self.exchanges.append(Exchange(request.method, str(request.url), body, response.status_code, headers, raw))
-        # the client decodes the raw body itself (``scrapers.http``), as from the network
-        return httpx.Response(response.status_code, headers=headers, content=raw, request=request,
-                              extensions=response.extensions)
+        exchange = Exchange(request.method, str(request.url), body, response.status_code, response.headers)
+        self.exchanges.append(exchange)
+        stream = response.stream
+        assert isinstance(stream, httpx.AsyncByteStream)
+        return httpx.Response(response.status_code, headers=response.headers, stream=_Tee(stream, exchange),
+                              request=request, extensions=response.extensions)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
@@ -79,7 +101,8 @@ class RecordingTransport(httpx.AsyncBaseTransport):
 
 def _decoded(exchange: Exchange) -> bytes:
     """The body as the client reads it (gzip or deflate undone), for the recording file."""
-    return httpx.Response(exchange.status, headers=exchange.headers, content=exchange.content).content
+    headers = [(k, v) for k, v in exchange.headers.multi_items() if k.lower() not in ("content-length", "transfer-encoding")]
+    return httpx.Response(exchange.status, headers=headers, content=bytes(exchange.content)).content
 
 
 def _clean(text: str, secrets: list[str]) -> str:
@@ -146,12 +169,16 @@ def save(directory: Path, provider: str, exchanges: list[Exchange], secrets: lis
     out = Path(directory) / provider
     out.mkdir(parents=True, exist_ok=True)
     _drop_old_bodies(out)
-    responses = []
+    responses, missing = [], []
     hosts = []
     # replay takes the first entry that matches, and an entry matches a request that has its query
     # parameters and more: the entries asking more come first (page 2's token before page 1)
     ordered = sorted(entries.values(), key=lambda pair: -(len(pair[0].get("query", {})) + ("body_contains" in pair[0])))
     for i, (entry, exchange) in enumerate(ordered, start=1):
+        if exchange.too_big:
+            missing.append({"method": entry["method"], "url": entry["url"],
+                            "reason": f"larger than {MAX_RECORDED_BYTES // (1024 * 1024)} MiB, not recorded"})
+            continue
         body = _decoded(exchange)
         try:
             data = _clean(body.decode("utf-8"), secrets).encode("utf-8")
@@ -169,6 +196,7 @@ def save(directory: Path, provider: str, exchanges: list[Exchange], secrets: lis
         "recorded": recorded_at.isoformat(timespec="seconds"),
         "fixture": "recording",
         "responses": responses,
+        **({"not_recorded": missing} if missing else {}),
     }
     (out / "manifest.json").write_text(json.dumps(manifest, indent=2, ensure_ascii=False) + "\n")
     return out
