@@ -3,8 +3,9 @@ having delisted the rest.
 
 A collection is **partial** when
 
-* its scraper says so: ``parse`` returned ``scrapers.base.PartialOffers`` (a capped search, a
-  region that did not answer), with its reason; or
+* its scraper says so: ``parse`` returned ``scrapers.base.PartialOffers`` (a search that hit a
+  known cap, a region or a page that did not answer), with its reason: a cap is the scraper's to
+  know (it knows what it asked for and how many came back), so it is declared there; or
 * it is far smaller than the provider's recent collections (the size rule): fewer than
   ``SMALL_FRACTION`` (half) of the median offer count of the provider's last ``RECENT``
   (five) collections, that median being at least ``MIN_MEDIAN`` (20) offers (a small price list
