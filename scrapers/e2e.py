@@ -68,6 +68,7 @@ class E2eScraper(Scraper):
     endpoint = "GET https://www.e2enetworks.com/pricing (JSON-LD OfferCatalog in the page)"
     source_kind = "page"
     fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture of the e2enetworks.com pricing page (structure only, own values)"
     kinds = ("on_demand", "reserved")
     caveats = (
         "prices in INR as the page's JSON-LD offer catalogue states them, converted to USD only with a configured, "

@@ -92,6 +92,7 @@ class GetdeployingScraper(Scraper):
     endpoint = "GET https://getdeploying.com/gpus/<gpu> (HTML pages: " + ", ".join(GPU_PAGES) + ")"
     source_kind = "page"
     fixture_kind = "handmade"
+    checked_by = "public client: thatkavish/OpenComputePrices collectors/getdeploying.py (MIT) reads this table; our fixture is handmade around its columns, unproven against the live site"
     kinds = ("on_demand", "spot", "reserved")
     caveats = (
         "aggregator: every row is another cloud's price, stored under getdeploying with that cloud as 'via' "
