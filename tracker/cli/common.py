@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
+from tracker.cells import safe_cell
 from tracker.cli.render import (
     ColumnSpec,
     as_columns,
@@ -171,9 +172,9 @@ def emit(
         keys = list(rows[0].keys()) if rows else [c.key for c in as_columns(columns or [])]
         buf = io.StringIO()
         writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
-        writer.writeheader()
+        writer.writerow({k: safe_cell(k) for k in keys})
         for r in rows:
-            writer.writerow({k: _plain(v) for k, v in r.items()})
+            writer.writerow({k: safe_cell(_plain(v)) for k, v in r.items()})
         sys.stdout.write(buf.getvalue())
         return
     cols = as_columns(columns or [], rows)

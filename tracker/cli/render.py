@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
 
+from tracker.cells import safe_cell
 from tracker.errors import ConfigError
 
 ESSENTIAL, DEFAULT, WIDE = 0, 1, 2
@@ -170,13 +171,17 @@ def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) ->
 
 
 def tsv(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
-    """Tab-separated keys and raw values; an empty field for none; tabs and newlines in text become spaces."""
+    """Tab-separated keys and raw values; an empty field for none; tabs and newlines in text become
+    spaces; a text a spreadsheet would run as a formula gets a quote in front (``tracker.cells``)."""
 
     def field(value: Any) -> str:
         v = plain_value(value)
-        return "" if v is None else str(v).replace("\t", " ").replace("\n", " ")
+        if v is None:
+            return ""
+        text = safe_cell(v) if isinstance(v, str) else str(v)
+        return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
-    lines = ["\t".join(c.key for c in columns)]
+    lines = ["\t".join(safe_cell(c.key) for c in columns)]
     lines += ["\t".join(field(r.get(c.key)) for c in columns) for r in rows]
     return "\n".join(lines) + "\n"
 

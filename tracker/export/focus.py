@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from tracker import __version__
+from tracker.cells import safe_cell
 
 FOCUS_VERSION = "1.5-draft"
 SPEC_SOURCE = ("FinOps-Open-Cost-and-Usage-Spec/FOCUS_Spec specification/datasets/sku_price "
@@ -118,7 +119,7 @@ def write(rows: Sequence[Mapping[str, Any]], path: Path, provider_names: Mapping
         writer = csv.DictWriter(fh, fieldnames=[c for c, _ in COLUMNS], lineterminator="\n")
         writer.writeheader()
         for r in rows:
-            writer.writerow(record(r, provider_names))
+            writer.writerow({k: safe_cell(v) for k, v in record(r, provider_names).items()})
     meta = metadata_path(path)
     meta.write_text(json.dumps(metadata(created, len(rows)), indent=2) + "\n", encoding="utf-8")
     return path, meta

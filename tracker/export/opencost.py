@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracker.cells import safe_row
+
 HEADER = ("EndTimestamp", "InstanceID", "Region", "AssetClass", "InstanceIDField", "InstanceType",
           "MarketPriceHourly", "Version")
 ASSET_CLASSES = ("gpu", "node")
@@ -68,5 +70,5 @@ def write(prices: Sequence[Mapping[str, Any]], out: TextIO | Path, asset_class: 
 def _write(fh: TextIO, rows: list[tuple[str, ...]]) -> int:
     writer = csv.writer(fh, lineterminator="\n")
     writer.writerow(HEADER)
-    writer.writerows(rows)
+    writer.writerows(safe_row(r) for r in rows)
     return len(rows)

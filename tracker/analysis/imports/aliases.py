@@ -27,7 +27,14 @@ neither listed nor a registered scraper is stored under its own (lower-cased) na
 
 from __future__ import annotations
 
+import re
 from functools import cache
+
+#: A plain provider name: letters, digits and ``_ . -`` (single spaces inside), starting with a
+#: letter or digit, at most 64 characters. Anything else (``=HYPERLINK(...)``, control characters,
+#: a path) is refused: the name is stored, listed and written into every export.
+PLAIN_NAME = re.compile(r"[a-z0-9](?:[a-z0-9_.\-]| (?! ))*")
+MAX_NAME = 64
 
 ALIASES: dict[str, str] = {
     "lambdalabs": "lambda", "lambda labs": "lambda", "lambda cloud": "lambda",
@@ -54,9 +61,20 @@ def _registered() -> frozenset[str]:
     return frozenset(all_scrapers())
 
 
+def plain_name(raw: str, what: str = "provider name") -> str:
+    """``raw`` stripped, or a one-line ``ValueError`` when it is not a plain name (see ``PLAIN_NAME``)."""
+    name = raw.strip()
+    if not name or len(name) > MAX_NAME or not PLAIN_NAME.fullmatch(name.lower()):
+        shown = name if len(name) <= 40 else name[:40] + "..."
+        raise ValueError(f"{what} {shown!r} is not a plain name (letters, digits, '_', '.', '-' and single "
+                         f"spaces, starting with a letter or digit, at most {MAX_NAME} characters)")
+    return name
+
+
 def provider_name(raw: str) -> str:
-    """The project's name for an archive's provider name (the table above, else the name itself)."""
-    key = " ".join(raw.strip().lower().split())
+    """The project's name for an archive's provider name (the table above, else the name itself);
+    a name that is not plain (``plain_name``) is a ``ValueError``."""
+    key = plain_name(" ".join(raw.split())).lower()
     return ALIASES.get(key, key)
 
 

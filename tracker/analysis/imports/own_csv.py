@@ -71,9 +71,11 @@ from tracker.analysis.history import EXPORT_COLUMNS
 from tracker.analysis.imports.base import FUTURE_TOLERANCE, BadRow, ImportResult, Snapshot, check_future, missing_columns
 from tracker.analysis.imports.base import number as _float
 from tracker.analysis.imports.base import when as _time
+from tracker.analysis.imports.aliases import plain_name
 from tracker.analysis.imports.snapshots import SINCE_KEY, store_snapshots
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import load_catalog
+from tracker.cells import unescape
 from tracker.errors import ConfigError, TrackerError, ValidationError
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
@@ -139,8 +141,10 @@ def _bool(raw: str | None) -> bool | None:
 
 
 def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """Rows with their line numbers, each cell as it was before the export quoted it for
+    spreadsheets (``tracker.cells``)."""
     for row in reader:
-        yield reader.line_num, row
+        yield reader.line_num, {k: unescape(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 # --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
@@ -169,7 +173,7 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             check_future(observed, "observed_at")
             gpu = (row.get("gpu") or "").strip() or None
             offer = ScrapedOffer(
-                provider=(row.get("provider") or "").strip(), sku=(row.get("sku") or "").strip(),
+                provider=plain_name(row.get("provider") or "", "provider"), sku=(row.get("sku") or "").strip(),
                 gpu_raw=(row.get("gpu_raw") or "").strip() or (gpu or ""),
                 gpu_count=_float(row, "gpu_count"), price_per_hour=_float(row, "price_per_hour"),  # type: ignore[arg-type]
                 kind=(row.get("kind") or "").strip(), region=(row.get("region") or "").strip(),
@@ -202,6 +206,11 @@ def _history_kind(kinds: str) -> str:
 def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[Snapshot]:
     header = list(reader.fieldnames or [])
     provider_cols = [c for c in header if c not in EXPORT_COLUMNS]
+    for c in provider_cols:
+        try:
+            plain_name(c, "provider column")
+        except ValueError as exc:
+            raise ConfigError(f"import: {exc}") from None
     out: list[Snapshot] = []
     for line, row in _rows(reader):
         result.rows += 1
@@ -420,7 +429,7 @@ def import_files(
             raise ConfigError(f"import: {path} is not a file")
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            header = [h.strip() for h in (reader.fieldnames or [])]
+            header = [unescape(h.strip()) for h in (reader.fieldnames or [])]
             reader.fieldnames = header
             rest = fh.read()
             fh.seek(0)
@@ -439,6 +448,10 @@ def import_files(
                     raise ConfigError("import: a SkyPilot vms.csv is imported alone (or use skypilot-git for a clone)")
                 if not provider or observed_at is None:
                     raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
+                try:
+                    provider = plain_name(provider, "--provider")
+                except ValueError as exc:
+                    raise ConfigError(f"import: {exc}") from None
                 if observed_at > utcnow() + FUTURE_TOLERANCE:
                     raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
                 batches = _read_skypilot(reader, result, provider, observed_at)
