@@ -16,6 +16,7 @@ import time
 from functools import cache
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote_plus
 
 import anyio
 from fastapi import FastAPI, Request
@@ -97,6 +98,17 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
     )
     app.state.web = WebContext.create(settings, engine)
     app.state.metrics = metrics.registry_for(app.state.web)
+
+    @app.middleware("http")
+    async def no_nul_characters(request: Request, call_next: Any) -> Response:
+        """A NUL character in the path or a query value is a 400 here: PostgreSQL refuses one in
+        any text parameter, which would otherwise surface as a 500 from whichever read took it."""
+        query = unquote_plus(request.scope.get("query_string", b"").decode("latin-1"))
+        if "\x00" in request.scope.get("path", "") or "\x00" in query:
+            return _error_response(request, 400, "the request holds a NUL character")
+        response: Response = await call_next(request)
+        return response
+
     app.add_middleware(GZipMiddleware, minimum_size=1024)
     app.add_middleware(SecurityMiddleware, security=security)  # outermost: refused requests cost nothing
 

@@ -10,6 +10,7 @@ import math
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
@@ -103,12 +104,17 @@ def overview(request: Request) -> Response:
 
 @router.get("/gpu")
 def gpu_search(request: Request, q: str = "") -> Response:
-    if not q.strip():
+    """The search box's answer: a redirect to the GPU's page. The text is one path segment,
+    percent-encoded whole (a slash or ``..`` in it stays inside the segment), so any text
+    lands on the GPU page, which says when no GPU matches."""
+    text = q.strip()
+    if not text:
         return RedirectResponse(str(request.url_for("overview")), status_code=303)
-    return RedirectResponse(str(request.url_for("gpu", query=q.strip())), status_code=303)
+    base = str(request.url_for("gpu", query="_"))[:-1]
+    return RedirectResponse(base + quote(text, safe=""), status_code=303)
 
 
-@router.get("/gpu/{query}")
+@router.get("/gpu/{query:path}")
 def gpu(
     request: Request,
     query: str,
@@ -117,6 +123,8 @@ def gpu(
     kind: Annotated[list[str] | None, Query()] = None,
 ) -> Response:
     ctx = _ctx(request)
+    if not query.strip():  # ``/gpu/`` or blanks: the search box with nothing in it
+        return RedirectResponse(str(request.url_for("overview")), status_code=303)
     try:
         data.resolve_gpus(ctx, query)
     except ConfigError:
