@@ -47,6 +47,8 @@ class Receiver:
     server: ThreadingHTTPServer
     requests: list[Received] = field(default_factory=list)
     codes: list[int] = field(default_factory=list)
+    #: ``Location`` sent with a 3xx answer (a redirect the sender must not follow).
+    location: str = ""
 
     @property
     def port(self) -> int:
@@ -77,6 +79,8 @@ def start_receiver() -> Iterator[Receiver]:
             payload = b'{"ok": true}' if code < 300 else b'{"error": "try later"}'
             self.send_response(code)
             self.send_header("Content-Type", "application/json")
+            if 300 <= code < 400 and handle.receiver.location:
+                self.send_header("Location", handle.receiver.location)
             self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
             self.wfile.write(payload)
@@ -102,6 +106,8 @@ def h100(sku: str, price: float, **extra: Any) -> dict[str, Any]:
 
 
 def fast_settings(*rules: dict[str, Any], **kwargs: Any) -> Settings:
+    """Quick HTTP settings; the test receiver on 127.0.0.1 is allowed by name, as an operator would."""
+    kwargs.setdefault("delivery", {"allow_hosts": ["127.0.0.1"]})
     return Settings(http={"timeout_s": 2, "retries": 1, "backoff_s": 0}, alerts=list(rules), **kwargs)
 
 

@@ -22,7 +22,7 @@ from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 from tracker.pipeline import store as store_stage
 
-SETTINGS = Settings()
+SETTINGS = Settings(delivery={"allow_hosts": ["127.0.0.1"]})
 
 
 def collect(engine: Engine, prices: list[float | None], provider: str = "alpha") -> list[datetime]:
@@ -43,7 +43,7 @@ def collect(engine: Engine, prices: list[float | None], provider: str = "alpha")
 
 
 def rule(**table: object):  # type: ignore[no-untyped-def]
-    return parse_rule({"name": "bt", "gpu": "H100", **table}, where="test")
+    return parse_rule({"name": "bt", "gpu": "H100", **table}, where="test", allow_hosts=["127.0.0.1"])
 
 
 def run(engine: Engine, times: list[datetime], **table: object):  # type: ignore[no-untyped-def]

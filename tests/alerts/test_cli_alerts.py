@@ -19,7 +19,8 @@ def test_alerts_commands(tmp_path: Path, receiver: Receiver) -> None:
     db = f"sqlite:///{tmp_path / 'tracker.db'}"
     config = tmp_path / "config.toml"
     hook = receiver.url("webhook+http", TOKEN)
-    config.write_text(f'[[alerts]]\nname = "from-config"\ngpu = "H100"\nbelow = 2.0\nnotify = ["{hook}"]\n')
+    config.write_text('[delivery]\nallow_hosts = ["127.0.0.1"]\n\n'
+                      f'[[alerts]]\nname = "from-config"\ngpu = "H100"\nbelow = 2.0\nnotify = ["{hook}"]\n')
     engine = make_engine(db)
     init_db(engine)
     Market(engine, fast_settings()).collect(p1=[h100("a", 1.9)])

@@ -191,6 +191,7 @@ def test_secrets_stay_out_of_rows_errors_logs_and_history(engine: Engine, receiv
 def test_the_smallest_config_rule_works_as_written(tmp_path: Path, engine: Engine) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
+        '[delivery]\nallow_hosts = ["127.0.0.1"]\n\n'
         '[[alerts]]\nname = "h100-under-2"\ngpu = "H100"\nbelow = 2.0\n'
         'notify = ["json://127.0.0.1:9999/hook", "mailto://user:pass@example.com"]\n'
     )

@@ -125,6 +125,7 @@ def test_bad_digests_name_the_key_and_never_a_url(raw: dict[str, Any], message: 
 def test_config_check_and_show_cover_digests(tmp_path: Path) -> None:
     config = tmp_path / "config.toml"
     config.write_text(
+        '[delivery]\nallow_hosts = ["127.0.0.1"]\n\n'
         '[[digests]]\nname = "a"\nevery = "fortnightly"\n\n'
         f'[[digests]]\nname = "b"\nnotify = ["nope://{TOKEN}"]\n\n'
         f'[[digests]]\nname = "c"\nnotify = ["json://127.0.0.1:9999/{TOKEN}"]\n\n'
@@ -355,7 +356,8 @@ def test_alerts_digest_command(tmp_path: Path, receiver: Receiver) -> None:
     db = f"sqlite:///{tmp_path / 'tracker.db'}"
     config = tmp_path / "config.toml"
     hook = receiver.url("webhook+http", TOKEN)
-    config.write_text(f'[[digests]]\nname = "morning"\nat = "08:00"\ngpus = ["H100"]\nnotify = ["{hook}"]\n\n'
+    config.write_text('[delivery]\nallow_hosts = ["127.0.0.1"]\n\n'
+                      f'[[digests]]\nname = "morning"\nat = "08:00"\ngpus = ["H100"]\nnotify = ["{hook}"]\n\n'
                       '[[digests]]\nname = "weekly"\nevery = "weekly"\ngpus = ["A100-SXM-80GB"]\nnotify = ["log"]\n')
     engine = make_engine(db)
     init_db(engine)

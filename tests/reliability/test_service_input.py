@@ -111,7 +111,7 @@ def test_non_finite_thresholds_are_refused(engine: Engine, db_url: str, capsys: 
 
 @pytest.mark.parametrize("url", [
     f"mailto://alerts:{SECRET}@example.com",
-    f"json://bot:{SECRET}@127.0.0.1:9999/hook",
+    f"json://bot:{SECRET}@hooks.example.com/hook",
     f"slack://T024BE7LD/B024BE7LH/{ALNUM}",
     f"tgram://123456789:AAH{ALNUM}{ALNUM[:8]}/987654",
     f"discord://1234567890/{SECRET}",

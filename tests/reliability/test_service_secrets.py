@@ -69,6 +69,7 @@ def test_no_configured_secret_appears_anywhere(engine: Engine, db_url: str, tmp_
     url = with_password(db_url)
     config = tmp_path / "config.toml"
     config.write_text(
+        '[delivery]\nallow_hosts = ["127.0.0.1"]\n'  # the test's receiver, allowed by name
         '[providers.gcp]\napi_key_env = "MY_GCP_KEY"\n'
         '[[alerts]]\nname = "h100-any"\ngpu = "H100"\nbelow = 1000.0\n'
         'notify = ["env:ALERT_HOOK"]\nwebhook_secret_env = "HOOK_SIGNING"\n'

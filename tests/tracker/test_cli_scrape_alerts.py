@@ -22,7 +22,8 @@ def receiver() -> Iterator[Receiver]:
 
 def config_with_rule(tmp_path: Path, receiver: Receiver) -> Path:
     path = tmp_path / "config.toml"
-    path.write_text(f'[[alerts]]\nname = "any-h100"\ngpu = "H100"\nbelow = 1000.0\nnotify = ["{receiver.url("json")}"]\n')
+    path.write_text('[delivery]\nallow_hosts = ["127.0.0.1"]\n\n'
+                    f'[[alerts]]\nname = "any-h100"\ngpu = "H100"\nbelow = 1000.0\nnotify = ["{receiver.url("json")}"]\n')
     return path
 
 

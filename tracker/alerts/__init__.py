@@ -76,7 +76,8 @@ class AlertCycle:
 def check_config(settings: Settings) -> list[str]:
     """Every problem of the config file's rules, one message per rule (for ``config check``)."""
     return check_tables(settings.alerts, "alerts", "alert rule",
-                        lambda raw, where: parse_rule(raw, where=where, catalog_file=settings.catalog_file))
+                        lambda raw, where: parse_rule(raw, where=where, catalog_file=settings.catalog_file,
+                                                      allow_hosts=settings.delivery.allow_hosts))
 
 
 def check(engine: Engine, settings: Settings, *, now: datetime | None = None, dry_run: bool = False,

@@ -31,7 +31,7 @@ import os
 import re
 import sys
 import warnings
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +43,7 @@ from tracker.alerts.redact import (
     scheme_of,
     scrub,
 )
+from tracker.alerts.targets import check_host, guarded
 from tracker.errors import ConfigError
 
 log = logging.getLogger("tracker.alerts.notify")
@@ -90,10 +91,12 @@ def channel_kind(target: str) -> str:
     return "apprise"
 
 
-def check_target(target: Any, where: str) -> None:
+def check_target(target: Any, where: str, allow_hosts: Collection[str] = ()) -> None:
     """Raise ``ConfigError`` (naming ``where``, never the URL) unless ``target`` can be sent to.
 
-    An ``env:VAR`` target is checked for the variable's name only: its value may appear later.
+    An ``env:VAR`` target is checked for the variable's name only: its value may appear later
+    (and is checked when sent). A host on this machine, the local network or a metadata service
+    is refused unless ``allow_hosts`` names it (``tracker.alerts.targets``).
     """
     if not isinstance(target, str) or not target.strip():
         raise ConfigError(f"{where}: must be a non-empty string (an Apprise URL, webhook+https://..., console or log)")
@@ -117,7 +120,9 @@ def check_target(target: Any, where: str) -> None:
 
         if not httpx.URL(_webhook_url(target)).host:
             raise ConfigError(f"{where}: the webhook URL has no host")
+        check_host(_webhook_url(target), where, allow_hosts)
         return
+    check_host(target.strip(), where, allow_hosts)
     if not _apprise_loads(target.strip()):
         hint = " (for a plain JSON webhook write webhook+" + scheme + "://...)" if scheme in ("http", "https") else ""
         raise ConfigError(f"{where}: Apprise does not accept this {scheme}:// URL{hint}")
@@ -145,7 +150,8 @@ def _apprise_loads(url: str) -> bool:
 
 
 def _asset() -> Any:
-    return _apprise().AppriseAsset(storage_mode="memory")
+    """No redirects: a redirect could lead to an internal address (``tracker.alerts.targets``)."""
+    return _apprise().AppriseAsset(storage_mode="memory", http_redirects=False)
 
 
 def _webhook_url(target: str) -> str:
@@ -174,21 +180,32 @@ def send(
     secret_env: str | None = None,
     environ: Mapping[str, str] | None = None,
     timeout: float = SEND_TIMEOUT_S,
+    allow_hosts: Collection[str] = (),
 ) -> None:
-    """Send ``message`` through one channel; raise ``DeliveryError`` (scrubbed) on failure."""
+    """Send ``message`` through one channel; raise ``DeliveryError`` (scrubbed) on failure.
+
+    The host is checked again (an ``env:`` URL is known only now), and every address it resolves
+    to is checked as the channel connects; no channel follows a redirect (``tracker.alerts.targets``)."""
     url = resolve_target(target, environ)
     register_secret_url(url)
     try:
         kind = channel_kind(url)
+        if kind in ("webhook", "apprise"):
+            try:
+                check_host(_webhook_url(url) if kind == "webhook" else url, "channel", allow_hosts)
+            except ConfigError as exc:
+                raise DeliveryError(str(exc)) from None
         if kind == "console":
             sys.stdout.write(f"{message.title}\n{message.body}\n")
             sys.stdout.flush()
         elif kind == "log":
             log.warning("%s | %s", message.title, message.body.replace("\n", " | "))
         elif kind == "webhook":
-            _send_webhook(url, message, secret_env, environ, timeout)
+            with guarded(allow_hosts):
+                _send_webhook(url, message, secret_env, environ, timeout)
         else:
-            _send_apprise(url, message, timeout)
+            with guarded(allow_hosts):
+                _send_apprise(url, message, timeout)
     except DeliveryError as exc:
         raise DeliveryError(scrub(str(exc), [url])) from None
     except Exception as exc:  # noqa: BLE001 - whatever a channel library raises becomes a safe message

@@ -145,7 +145,8 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
     assert rule is not None
     error = None
     try:
-        send(target, _message(event, row), secret_env=rule.webhook_secret_env, environ=environ)
+        send(target, _message(event, row), secret_env=rule.webhook_secret_env, environ=environ,
+             allow_hosts=rule.allow_hosts)
     except DeliveryError as exc:
         error = str(exc) or "delivery failed"
     done = _record(engine, row_id, now=now, ok=error is None, error=error, final=final)

@@ -46,6 +46,7 @@ class DigestTarget:
     name: str
     notify: tuple[str, ...]
     webhook_secret_env: str | None = None
+    allow_hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,7 +113,8 @@ def _duration(seconds: float) -> str:
 # --- configuration -------------------------------------------------------------------------
 
 
-def parse_digest(raw: Mapping[str, Any], *, where: str = "digests", catalog_file: Any = None) -> Digest:
+def parse_digest(raw: Mapping[str, Any], *, where: str = "digests", catalog_file: Any = None,
+                 allow_hosts: Sequence[str] = ()) -> Digest:
     """Check one ``[[digests]]`` table; ``ConfigError`` names the digest and the key, never a URL."""
     name, where = check_table(raw, where, "a digest", "digest", _NAME, 57, KEYS)
 
@@ -137,7 +139,7 @@ def parse_digest(raw: Mapping[str, Any], *, where: str = "digests", catalog_file
     if not isinstance(notify_raw, (list, tuple)) or not notify_raw:
         raise ConfigError(f"{where}: notify: must be a list of channel URLs")
     for i, target in enumerate(notify_raw):
-        check_target(target, f"{where}: notify[{i}]")
+        check_target(target, f"{where}: notify[{i}]", allow_hosts)
     secret_env = raw.get("webhook_secret_env")
     if secret_env is not None and (not isinstance(secret_env, str) or not _ENV_NAME.match(secret_env)):
         raise ConfigError(f"{where}: webhook_secret_env: must be the name of an environment variable (not the secret)")
@@ -197,11 +199,12 @@ def _weekday(v: Any, where: str) -> int:
     raise ConfigError(f"{where}: day: must be a weekday like \"monday\" or \"mon\" (got {_show(v)})")
 
 
-def parse_digests(tables: Sequence[Mapping[str, Any]], *, catalog_file: Any = None) -> list[Digest]:
+def parse_digests(tables: Sequence[Mapping[str, Any]], *, catalog_file: Any = None,
+                  allow_hosts: Sequence[str] = ()) -> list[Digest]:
     seen: set[str] = set()
     out = []
     for i, raw in enumerate(tables):
-        d = parse_digest(raw, where=f"digests[{i}]", catalog_file=catalog_file)
+        d = parse_digest(raw, where=f"digests[{i}]", catalog_file=catalog_file, allow_hosts=allow_hosts)
         if d.name in seen:
             raise ConfigError(f"digest {d.name!r}: name: used by more than one digest")
         seen.add(d.name)
@@ -210,13 +213,15 @@ def parse_digests(tables: Sequence[Mapping[str, Any]], *, catalog_file: Any = No
 
 
 def config_digests(settings: Settings) -> list[Digest]:
-    return parse_digests(settings.digests, catalog_file=settings.catalog_file)
+    return parse_digests(settings.digests, catalog_file=settings.catalog_file,
+                         allow_hosts=settings.delivery.allow_hosts)
 
 
 def check_config(settings: Settings) -> list[str]:
     """Every problem of the config file's digests, one message per digest (for ``config check``)."""
     return check_tables(settings.digests, "digests", "digest",
-                        lambda raw, where: parse_digest(raw, where=where, catalog_file=settings.catalog_file))
+                        lambda raw, where: parse_digest(raw, where=where, catalog_file=settings.catalog_file,
+                                                        allow_hosts=settings.delivery.allow_hosts))
 
 
 def config_warnings(settings: Settings) -> list[str]:
@@ -246,7 +251,8 @@ def digest_targets(settings: Settings) -> dict[str, DigestTarget]:
             continue
         secret = raw.get("webhook_secret_env")
         out[PREFIX + raw["name"]] = DigestTarget(raw["name"], tuple(t.strip() for t in notify),
-                                                 secret if isinstance(secret, str) else None)
+                                                 secret if isinstance(secret, str) else None,
+                                                 tuple(settings.delivery.allow_hosts))
     return out
 
 

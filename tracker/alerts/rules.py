@@ -124,6 +124,8 @@ class Rule:
     enabled: bool = True
     source: str = "config"  # config | added
     definition: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
+    #: Internal hosts its channels may reach (``[delivery] allow_hosts`` when it was read).
+    allow_hosts: tuple[str, ...] = field(default=(), compare=False, hash=False, repr=False)
 
     @property
     def gpu_label(self) -> str:
@@ -285,7 +287,7 @@ def check_tables(raws: Sequence[Any], section: str, label: str, parse: Callable[
 
 
 def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "config",
-               catalog_file: Any = None) -> Rule:
+               catalog_file: Any = None, allow_hosts: Iterable[str] = ()) -> Rule:
     """Check one rule table and build a ``Rule``; ``ConfigError`` names the rule and the key."""
     name, where = check_table(raw, where, "an alert rule", "alert rule", _NAME, 64, KEYS)
 
@@ -354,8 +356,9 @@ def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "
         notify_raw = [notify_raw]
     if not isinstance(notify_raw, (list, tuple)) or not notify_raw:
         raise ConfigError(f"{where}: notify: must be a list of channel URLs")
+    allow = tuple(allow_hosts)
     for i, target in enumerate(notify_raw):
-        check_target(target, f"{where}: notify[{i}]")
+        check_target(target, f"{where}: notify[{i}]", allow)
     notify = tuple(t.strip() for t in notify_raw)
 
     resolved = raw.get("resolved", False)
@@ -376,6 +379,7 @@ def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "
         min_gpu_count=_number(raw, "min_gpu_count", where, positive=True), metric=metric, basis=basis,
         aggregate=aggregate, for_count=for_raw, rearm=rearm, rearm_is_pct=rearm_is_pct, notify=notify,
         resolved=resolved, webhook_secret_env=secret_env, enabled=enabled, source=source, definition=dict(raw),
+        allow_hosts=allow,
     )
 
 
@@ -399,12 +403,13 @@ def _rearm(raw: Mapping[str, Any], where: str, condition: str) -> tuple[float, b
 
 
 def parse_rules(tables: Sequence[Mapping[str, Any]], *, source: str = "config", catalog_file: Any = None,
-                taken: Iterable[str] = ()) -> list[Rule]:
+                taken: Iterable[str] = (), allow_hosts: Iterable[str] = ()) -> list[Rule]:
     """Parse a list of rule tables; names must be unique (also against ``taken``)."""
     seen = set(taken)
     rules = []
     for i, raw in enumerate(tables):
-        rule = parse_rule(raw, where=f"alerts[{i}]", source=source, catalog_file=catalog_file)
+        rule = parse_rule(raw, where=f"alerts[{i}]", source=source, catalog_file=catalog_file,
+                          allow_hosts=allow_hosts)
         if rule.name in seen:
             raise ConfigError(f"alert rule {rule.name!r}: name: used by more than one rule")
         seen.add(rule.name)
@@ -413,7 +418,8 @@ def parse_rules(tables: Sequence[Mapping[str, Any]], *, source: str = "config", 
 
 
 def config_rules(settings: Settings) -> list[Rule]:
-    return parse_rules(settings.alerts, source="config", catalog_file=settings.catalog_file)
+    return parse_rules(settings.alerts, source="config", catalog_file=settings.catalog_file,
+                       allow_hosts=settings.delivery.allow_hosts)
 
 
 def all_rules(settings: Settings, added: Sequence[Mapping[str, Any]]) -> list[Rule]:
@@ -423,7 +429,7 @@ def all_rules(settings: Settings, added: Sequence[Mapping[str, Any]]) -> list[Ru
     from_config = config_rules(settings)
     try:
         added_rules = parse_rules(added, source="added", catalog_file=settings.catalog_file,
-                                  taken=[r.name for r in from_config])
+                                  taken=[r.name for r in from_config], allow_hosts=settings.delivery.allow_hosts)
     except ConfigError as exc:
         raise ConfigError(f"{exc} (a rule added with `alerts add`: fix the config or run "
                           "`gpu-tracker alerts remove NAME`)") from None

@@ -24,7 +24,8 @@ def load_rules(settings: Settings, session: Session) -> list[Rule]:
 
 def add_rule(settings: Settings, session: Session, table: Mapping[str, Any]) -> Rule:
     """Check ``table`` against every existing rule and store it in ``alert_rule``."""
-    rule = parse_rule(table, where="alerts add", source="added", catalog_file=settings.catalog_file)
+    rule = parse_rule(table, where="alerts add", source="added", catalog_file=settings.catalog_file,
+                      allow_hosts=settings.delivery.allow_hosts)
     existing = {r.name: r for r in load_rules(settings, session)}
     if rule.name in existing:
         where = "the config file" if existing[rule.name].source == "config" else "`alerts add`"

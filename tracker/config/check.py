@@ -148,7 +148,8 @@ def _alert_errors(settings: Settings) -> list[str]:
             name = rule.get("name") if isinstance(rule, dict) else None
             where = f"alerts[{i}]" + (f" ({name})" if isinstance(name, str) and len(name) <= 64 else "")
             try:
-                parse_rule(rule, where=where, catalog_file=settings.catalog_file)
+                parse_rule(rule, where=where, catalog_file=settings.catalog_file,
+                           allow_hosts=settings.delivery.allow_hosts)
             except ConfigError as exc:
                 errors.append(str(exc))
         if not errors:
@@ -169,7 +170,7 @@ def _notify_errors(settings: Settings) -> list[str]:
         targets = rule.get("notify", [])
         for j, target in enumerate(targets if isinstance(targets, list) else [targets]):
             try:
-                check_target(target, f"alerts[{i}].notify[{j}]")
+                check_target(target, f"alerts[{i}].notify[{j}]", settings.delivery.allow_hosts)
             except ConfigError as exc:
                 errors.append(str(exc))
     return errors

@@ -169,6 +169,16 @@ class WebSettings(BaseModel):
     cache_s: Annotated[float, bounded_duration(0.1, 300, zero_off=True)] = 2.0
 
 
+class DeliverySettings(BaseModel):
+    """Where alerts may go (see ``tracker.alerts.targets``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Hosts on this machine, the local network or a metadata service that alert channels may
+    #: reach after all, by name as written in their URLs (``"127.0.0.1"``, ``"alerts.lan"``).
+    allow_hosts: list[str] = Field(default_factory=list)
+
+
 class SchedulerSettings(BaseModel):
     """How ``gpu-tracker run`` schedules the providers (all durations accept "30s", "5m", ...)."""
 
@@ -204,6 +214,7 @@ class Settings(BaseSettings):
     web: WebSettings = Field(default_factory=WebSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     alerts: list[dict[str, Any]] = Field(default_factory=list)
+    delivery: DeliverySettings = Field(default_factory=DeliverySettings)
     #: ``[[digests]]``: a daily or weekly summary per channel list (checked by ``tracker.alerts.digest_config``).
     digests: list[dict[str, Any]] = Field(default_factory=list)
     #: Multiply a price in this currency by the rate to get USD, with the day the rate was read:
