@@ -26,6 +26,12 @@ def file_heads() -> frozenset[str]:
     return frozenset(revisions - revised)
 
 
+def known_revisions() -> frozenset[str]:
+    """Every revision this version's migrations define."""
+    return frozenset(value for path in (MIGRATIONS / "versions").glob("*.py")
+                     for key, value in _HEADER.findall(path.read_text()) if key == "revision")
+
+
 def at_head(stored: list[str]) -> bool:
     """Whether the revisions a store's version table holds are exactly the one head."""
     heads = file_heads()

@@ -67,6 +67,22 @@ def is_current(engine: Engine) -> bool:
 BASELINE = "0001"
 
 
+def refuse_newer_schema(engine: Engine, where: str) -> None:
+    """A store whose schema revision this version does not know was written by a newer
+    gpu-tracker: a one-line ``ConfigError`` rather than Alembic's "Can't locate revision"."""
+    from db.heads import known_revisions
+
+    try:
+        with engine.connect() as conn:
+            stored = [row[0] for row in conn.execute(text(VERSION_SQL))]
+    except (OperationalError, ProgrammingError):
+        return
+    unknown = [r for r in stored if r not in known_revisions()]
+    if unknown:
+        raise ConfigError(f"database {where} has schema revision {unknown[0]!r}, which this gpu-tracker "
+                          "does not know: it was written by a newer version; upgrade gpu-tracker to use it")
+
+
 #: Waiting longer than this for another process's migration is an error, not a hang.
 MIGRATION_LOCK_TIMEOUT_S = 120.0
 #: Alembic keeps its migration context in module globals: one migration per process at a time.
@@ -152,6 +168,7 @@ def init_db(engine: Engine) -> None:
     where = mask_url(engine.url.render_as_string(hide_password=False))
     if is_current(engine):
         return
+    refuse_newer_schema(engine, where)
     from filelock import Timeout  # migrating only: a current store never locks
 
     try:

@@ -63,7 +63,7 @@ Errors
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from scrapers._lazy import lazy_module
@@ -245,6 +245,17 @@ def _currency(marker: str | None, default: str) -> str:
     return marker.upper()
 
 
+#: A minus sign (ASCII or U+2212) right before an amount or its currency marker, at the start of
+#: the text or after a space or parenthesis (so "A100-$2" and ranges "1 - 2" are not negatives).
+_MINUS_BEFORE_RE: Final = re.compile(r"(?:^|[\s($€£])[-\u2212]\s*(?:[$€£]|USD|EUR|GBP)?\s*$", re.IGNORECASE)
+
+
+def _number_start(s: str, start: int, end: int) -> int:
+    """Where the digits of the amount matched at ``s[start:end]`` begin (after any currency marker)."""
+    m = re.search(r"[\d.]", s[start:end])
+    return start + m.start() if m else start
+
+
 def parse_money(text: str | None, default_currency: str = "USD") -> Money | None:
     """Parse one printed price (see the module docstring); ``None`` when there is no price."""
     if text is None:
@@ -284,6 +295,8 @@ def parse_money(text: str | None, default_currency: str = "USD") -> Money | None
     if not amounts:
         return Money(None, currency, contact_sales=True) if contact else None
     amount, start, end = amounts[0]
+    if _MINUS_BEFORE_RE.search(s[:_number_start(s, start, end)]):
+        amount = -amount  # "-$2.50", "$-2.50", "−2.50": a negative figure, which validation refuses by name
     amount_max = None
     if len(amounts) > 1 and _RANGE_SEP_RE.match(s[end : amounts[1][1]]):
         amount_max = amounts[1][0]
@@ -308,8 +321,6 @@ def parse_money(text: str | None, default_currency: str = "USD") -> Money | None
 
 
 _BLANK_RE: Final = re.compile(r"^[\s\-–—‒−]*$|^n/?a$", re.IGNORECASE)
-#: A minus sign before the (first) amount, "-$2.50" or "$ -2.50": ``parse_money`` reads no sign.
-_NEGATIVE_RE: Final = re.compile(rf"^\s*(?:[-−]\s*(?:{_SYMBOL_RE})?|(?:{_SYMBOL_RE})\s*[-−])\s*\d")
 
 
 def is_blank(text: str | None) -> bool:
@@ -333,8 +344,8 @@ def read_money(
         money = parse_money(text, default_currency)
     except ValueError:
         money = None
-    if money is not None and money.amount is not None and _NEGATIVE_RE.match(text or ""):
-        return replace(money, amount=-money.amount), unreadable("price", where, text, "a negative price")
+    if money is not None and money.amount is not None and money.amount < 0:  # parse_money keeps the sign
+        return money, unreadable("price", where, text or "", "a negative price")
     if money is not None:
         return money, {}
     if is_blank(text) and not required:

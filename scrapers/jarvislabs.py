@@ -68,9 +68,11 @@ class JarvislabsScraper(Scraper):
 
     @staticmethod
     def _price(row: dict[str, Any], key: str, where: str) -> tuple[float | None, dict[str, str]]:
-        """(price, extra): 0 means not offered; a value that is no number is kept for quarantine."""
+        """(price, extra): a spot price of 0 means no spot offer; an on-demand price of 0 stays 0,
+        so validation quarantines it with its reason (a listed GPU at no price is no offer to
+        drop unexplained); a value that is no number is kept for quarantine."""
         price, bad = read_price(row.get(key), at=field_path(where, key))
-        return (None if price == 0 else price), bad
+        return (None if price == 0 and key != "price_per_hour" else price), bad
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         rows = require(raw, "server_meta", provider=self.name, kind=list)

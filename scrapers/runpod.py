@@ -157,13 +157,15 @@ class RunpodScraper(Scraper):
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def _price(self, gpu: dict[str, Any], key: str, index: int, *, required: bool = False) -> tuple[float | None, dict[str, str]]:
-        """A price field as (price, extra): ``None`` when absent, null or 0 (not offered); a value
-        that is no number, or a required one that is missing, is kept in extra so the offer is
-        quarantined with it."""
+        """A price field as (price, extra): ``None`` when absent, null or (optional prices: spot,
+        terms) 0, which RunPod prints for "not offered"; a value that is no number, or a required
+        one that is missing, is kept in extra so the offer is quarantined with it. A required price
+        (a cloud's hourly price) of 0 is returned as 0: where the cloud's flag says it offers the
+        GPU, validation quarantines it with its reason instead of the offer vanishing unexplained."""
         if key not in gpu and not required:
             return None, {}
         price, bad = read_price(gpu, key, at=field_path("data", "gpuTypes", index))
-        return (None if price == 0 else price), bad
+        return (None if price == 0 and not required else price), bad
 
     def _gpu_types(self, raw: Any) -> list[Any]:
         if isinstance(raw, list):
@@ -227,10 +229,11 @@ class RunpodScraper(Scraper):
                 sku = f"{gpu_id}:{cloud}"
                 extra = {**base_extra, "cloud": cloud, **stock[cloud][1]}
                 common_cloud = {**common, "available": stock[cloud][0]}
+                amount = None if price[0] == 0 and gpu.get(flag) is not True else price[0]
                 if price[0] == PLACEHOLDER_PRICE and not price[1] and gpu.get(flag) is None:
                     placeholders.append(sku)  # no flag to tell: the placeholder is not a price
-                elif price[0] is not None or price[1]:
-                    offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=price[0],
+                elif amount is not None or price[1]:
+                    offers.append(self.offer(sku=sku, kind=on_demand_kind, price_per_hour=amount,
                                              extra={**extra, **price[1]}, **common_cloud))
                 spot, bad_spot = self._price(gpu, spot_key, index)
                 if spot is not None or bad_spot:

@@ -383,6 +383,11 @@ def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "
     )
 
 
+#: The largest re-arm margin in a metric's unit: a margin beyond it could never re-arm a rule
+#: (no price, cost or break-even reaches it) and 1e308 would overflow the band's arithmetic.
+MAX_REARM = 1e6
+
+
 def _rearm(raw: Mapping[str, Any], where: str, condition: str) -> tuple[float, bool]:
     v = raw.get("rearm")
     if v is None:
@@ -394,11 +399,12 @@ def _rearm(raw: Mapping[str, Any], where: str, condition: str) -> tuple[float, b
             pct = float(v.strip()[:-1])
         except ValueError:
             raise ConfigError(f"{where}: rearm: not a number or percentage (got {_show(v)})") from None
-        if pct < 0:
-            raise ConfigError(f"{where}: rearm: must not be negative")
+        if not 0 <= pct <= 100:  # NaN fails too
+            raise ConfigError(f"{where}: rearm: a percentage must be between 0% and 100% (got {_show(v)})")
         return pct, True
-    if not _is_number(v) or v < 0:
-        raise ConfigError(f"{where}: rearm: must be a number >= 0 or a percentage like \"5%\" (got {_show(v)})")
+    if not _is_number(v) or not 0 <= v <= MAX_REARM:
+        raise ConfigError(f"{where}: rearm: must be a number >= 0 or a percentage like \"5%\" (at most "
+                          f"{MAX_REARM:g} or 100%; got {_show(v)})")
     return float(v), False
 
 

@@ -52,6 +52,13 @@ def electricity_per_hour(tdp_w: float, usd_per_kwh: float) -> float:
     return tdp_w / 1000.0 * usd_per_kwh
 
 
+#: Upper bounds of the inputs: far beyond any real GPU, low enough that no sum overflows.
+MAX_YEARS = 100.0
+MAX_PURCHASE = 1e9
+MAX_RENT = 1e6
+MAX_RUNNING = 1e6
+
+
 def effective_hourly_cost(purchase: float, years: float, running_per_hour: float, utilization: float = 1.0) -> float:
     """Owning, per hour of use: purchase / (years x 8,760 x utilisation) + running cost."""
     return purchase / (years * HOURS_PER_YEAR * utilization) + running_per_hour
@@ -189,11 +196,15 @@ def tco(
     for name, value in (("purchase", purchase), ("rent", rent), ("years", years)):
         if not value or value <= 0 or math.isnan(value):
             raise ConfigError(f"--{name}: {value} must be a positive number")
+    # Bounds no real purchase reaches; beyond them the sums overflow to Infinity.
+    for name, value, top in (("purchase", purchase, MAX_PURCHASE), ("rent", rent, MAX_RENT), ("years", years, MAX_YEARS)):
+        if value > top:
+            raise ConfigError(f"--{name}: {value:g} is more than {top:g}")
     if not 0 < utilization <= 1:
         raise ConfigError(f"--utilization: {utilization} must be in (0, 1]")
     for name, value in (("kwh", usd_per_kwh), ("cooling", cooling_per_hour), ("maintenance", maintenance_per_hour)):
-        if value < 0:
-            raise ConfigError(f"--{name}: {value} must not be negative")
+        if not 0 <= value <= MAX_RUNNING:
+            raise ConfigError(f"--{name}: {value:g} must be between 0 and {MAX_RUNNING:g}")
     if electricity_per_hour_override is not None:
         elec_hour = electricity_per_hour_override
         elec_year = elec_hour * utilization * HOURS_PER_YEAR

@@ -177,6 +177,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"catalog_file: {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"catalog_file: {path} is not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"catalog_file: {path}: arrays or tables nested too deeply") from None
     unknown = set(data) - {"gpus"}
     if unknown:
         raise ConfigError(f"catalog_file: {path}: unknown top-level key(s) {', '.join(sorted(unknown))} (use [gpus.<id>])")

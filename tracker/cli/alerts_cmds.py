@@ -101,7 +101,7 @@ def test_cmd(
 def history_cmd(
     ctx: typer.Context,
     rule: Annotated[str | None, typer.Option("--rule", help="Only this rule.")] = None,
-    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="At most N events (newest first).")] = 50,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, max=100_000, help="At most N events (newest first).")] = 50,
     fmt: FMT = Format.table,
 ) -> None:
     """What fired or resolved, when, and whether each channel got it (attempts, last error)."""

@@ -176,8 +176,32 @@ def _notify_errors(settings: Settings) -> list[str]:
     return errors
 
 
+def _literal_secret_warnings(settings: Settings) -> list[str]:
+    """A channel URL written in the config file with a credential in it (``user:pass@``, a
+    token): it works, but the file now holds a secret; ``env:VAR`` keeps it in the environment."""
+    try:
+        from tracker.alerts.redact import literal_secrets
+    except ImportError:
+        return []
+    out: list[str] = []
+    for section, tables in (("alerts", settings.alerts), ("digests", settings.digests)):
+        for i, table in enumerate(tables):
+            if not isinstance(table, dict):
+                continue
+            targets = table.get("notify", [])
+            for j, target in enumerate(targets if isinstance(targets, list) else [targets]):
+                if isinstance(target, str) and not target.strip().startswith("env:"):
+                    found = literal_secrets(target)
+                    if found:
+                        name = table.get("name")
+                        label = f"{section}[{i}]" + (f" ({name})" if isinstance(name, str) and len(name) <= 64 else "")
+                        out.append(f"{label}: notify[{j}] holds a literal secret ({found[0]}) in the config file; "
+                                   f"put the URL in an environment variable and write notify = [\"env:VAR\"]")
+    return out
+
+
 def semantic_warnings(settings: Settings, env: dict[str, str]) -> list[str]:
-    warnings: list[str] = []
+    warnings: list[str] = _literal_secret_warnings(settings)
     if settings.digests:
         from tracker.alerts.digest_config import config_warnings
 

@@ -112,6 +112,11 @@ def default_config_path() -> Path:
     return Path(platformdirs.user_config_dir("gpu-price-tracker")) / "config.toml"
 
 
+#: The slowest download rate a large offer file is still expected to come at (16 MiB/s): a 6 GiB
+#: AWS download is given 384 s.
+SLOW_DOWNLOAD_BYTES_S = 16 << 20
+
+
 class ProviderSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -125,6 +130,9 @@ class ProviderSettings(BaseModel):
     #: Largest decoded response body, and download to disk, in MiB (default: the scraper's own).
     max_body_mb: float | None = Field(None, gt=0)
     max_download_mb: float | None = Field(None, gt=0)
+    #: Wall-clock limit for this provider's whole fetch (default: ``http.provider_timeout_s``,
+    #: longer for a provider whose downloads may pass 1 GiB; see ``Settings.fetch_timeout_s``).
+    timeout_s: Annotated[float | None, bounded_duration(1, 86400)] = None
 
     def body_limits(self, default_body: int, default_download: int) -> tuple[int, int]:
         """(body, download) limits in bytes: the configured ones, else the scraper's defaults."""
@@ -143,8 +151,12 @@ class HttpSettings(BaseModel):
     #: Providers collected at the same time: by default more than there are providers, so a
     #: cycle takes as long as its slowest provider, not the sum of the slow ones.
     concurrency: Annotated[int, NoBool] = Field(64, ge=1, le=64)
-    #: Wall-clock limit for one provider's whole fetch (all pages), so one stuck API cannot hold a cycle.
-    provider_timeout_s: Annotated[float, bounded_duration(1, 86400)] = 600.0
+    #: Wall-clock limit for one provider's whole fetch (all pages), so one stuck (or slow-loris)
+    #: API cannot hold a worker. Real APIs answer in seconds: the largest API payload sampled is
+    #: 3.8 MB (Vast.ai's offers), and a request that keeps failing gives up after
+    #: (retries + 1) x timeout_s = 120 s by default; 180 s leaves room for both. Downloads
+    #: larger than 1 GiB (AWS offer files) get more: see ``Settings.fetch_timeout_s``.
+    provider_timeout_s: Annotated[float, bounded_duration(1, 86400)] = 180.0
 
 
 class RetentionSettings(BaseModel):
@@ -277,6 +289,16 @@ class Settings(BaseSettings):
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
         return tuple(sources)
 
+    def fetch_timeout_s(self, name: str, download_bytes: int) -> float:
+        """The wall-clock limit of ``name``'s fetch: ``providers.<name>.timeout_s`` when set;
+        else ``http.provider_timeout_s``, raised for a provider whose download limit passes
+        1 GiB to the time that download takes at ``SLOW_DOWNLOAD_BYTES_S``."""
+        own = self.provider(name).timeout_s
+        if own is not None:
+            return own
+        base = self.http.provider_timeout_s
+        return max(base, download_bytes / SLOW_DOWNLOAD_BYTES_S) if download_bytes > 1 << 30 else base
+
     def provider(self, name: str) -> ProviderSettings:
         ps = self.providers.get(name)
         if ps is None:
@@ -364,6 +386,10 @@ def _looks_secret(key: str) -> bool:
     return any(w in key.lower() for w in ("key", "secret", "token", "password", "notify", "url", "database"))
 
 
+#: A config file is a few KiB; anything this large is a mistake (or an attack on the parser).
+MAX_CONFIG_BYTES = 1024 * 1024
+
+
 def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
     """Read the config file (if any), apply env overrides and explicit ``overrides``.
 
@@ -375,13 +401,19 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
         raise ConfigError(f"config file {toml_path} does not exist")
     use_file = toml_path if toml_path.is_file() else None
     if use_file is not None:
+        if use_file.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{use_file}: larger than {MAX_CONFIG_BYTES // 1024} KiB; not a config file")
         try:
             tomllib.loads(use_file.read_text())
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{use_file}: not valid TOML ({exc})") from None
+        except RecursionError:
+            raise ConfigError(f"{use_file}: arrays or tables nested too deeply to be a config file") from None
     cls = type("FileSettings", (Settings,), {"toml_file_path": use_file, "__annotations__": {}})
     try:
         settings: Settings = cls(**{k: v for k, v in overrides.items() if v is not None})
+    except RecursionError:
+        raise ConfigError(f"{use_file or 'settings'}: values nested too deeply to be a config file") from None
     except ValidationError as exc:
         where = f"{use_file}: " if use_file else ""
         raise ConfigError(where + "; ".join(_describe(e) for e in exc.errors())) from None

@@ -276,11 +276,13 @@ async def collect_one(
             body, download = settings.provider(scraper.name).body_limits(scraper.max_body_bytes, scraper.max_download_bytes)
             http = Http(client, provider=scraper.name, retries=settings.http.retries, backoff_s=settings.http.backoff_s,
                         hosts=scraper.allowed_hosts(), max_body_bytes=body, max_download_bytes=download)
+            limit = settings.fetch_timeout_s(scraper.name, download)
             try:
-                raw = await asyncio.wait_for(scraper.fetch(http), settings.http.provider_timeout_s)
+                raw = await asyncio.wait_for(scraper.fetch(http), limit)
             except TimeoutError:
                 raise FetchError(
-                    f"{scraper.name}: fetch took longer than {settings.http.provider_timeout_s:g}s (http.provider_timeout_s)"
+                    f"{scraper.name}: fetch took longer than {limit:g}s "
+                    f"(http.provider_timeout_s or providers.{scraper.name}.timeout_s)"
                 ) from None
         # the run row is in the store before any parsing: a process killed from here on leaves
         # a `running` row the next leader marks abandoned

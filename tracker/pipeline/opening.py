@@ -35,7 +35,11 @@ def sync_catalog(engine: Engine, settings: Settings) -> int:
 
 def open_store(settings: Settings, url: str | None = None) -> Engine:
     engine = make_engine(url or database_url(settings))
-    init_db(engine)
-    if not is_read_only(engine):  # a store only this process cannot write keeps the catalog it has
-        sync_catalog(engine, settings)
+    try:
+        init_db(engine)
+        if not is_read_only(engine):  # a store only this process cannot write keeps the catalog it has
+            sync_catalog(engine, settings)
+    except BaseException:
+        engine.dispose()  # a store that cannot be opened leaves no pooled connection behind
+        raise
     return engine

@@ -394,8 +394,12 @@ ABANDONED = "Abandoned"
 
 def longest_run_s(settings: Settings) -> float:
     """A collection still ``running`` after this long has no live process behind it: the fetch is
-    cut at ``http.provider_timeout_s`` and parsing and storing take a fraction of that."""
-    return settings.http.provider_timeout_s + 300.0
+    cut at ``http.provider_timeout_s`` (or a provider's own, longer limit) and parsing and
+    storing take a fraction of that."""
+    from tracker.config.settings import SLOW_DOWNLOAD_BYTES_S
+
+    own = [p.timeout_s for p in settings.providers.values() if p.timeout_s is not None]
+    return max([settings.http.provider_timeout_s, (6 << 30) / SLOW_DOWNLOAD_BYTES_S, *own]) + 300.0
 
 
 def abandon_orphaned_runs(engine: Engine, started_before: datetime, reason: str | None = None) -> int:

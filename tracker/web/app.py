@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import logging
 import re
 import time
 from functools import cache
@@ -38,6 +39,7 @@ from tracker.web import api, metrics, pages
 from tracker.web.context import WebContext
 from tracker.web.security import Security, SecurityMiddleware, security_for
 
+log = logging.getLogger("tracker.web")
 STATIC_DIR = Path(__file__).parent / "static"
 PLOTLY_CACHE_SECONDS = 7 * 86400
 #: /healthz asks the database at most this often.
@@ -69,6 +71,25 @@ def _plotly() -> tuple[bytes, bytes, str]:
 
     source = plotly.offline.get_plotlyjs().encode("utf-8")
     return source, gzip.compress(source, compresslevel=6), plotly.offline.get_plotlyjs_version()
+
+
+def _damaged(engine: Engine) -> bool:
+    """Whether a SQLite store fails its integrity quick check as the server starts. Readers
+    only read the pages a question needs, so damage elsewhere would go unnoticed while every
+    answer looks normal: it is found once here (a WARNING, and /healthz answers 503), by
+    ``gpu-tracker db check``, and by the collector, which refuses to write to such a store."""
+    if engine.url.get_backend_name() != "sqlite":
+        return False
+    from db.integrity import check_store
+
+    try:
+        result = check_store(engine, quick=True)
+    except Exception:  # noqa: BLE001 - an unreadable store is reported by /healthz's own ping
+        return False
+    if not result.ok:
+        log.warning("the store failed its integrity quick check (%s); answers may be wrong: run `gpu-tracker db "
+                    "check`", result.problems[0][:200] if result.problems else "problem")
+    return not result.ok
 
 
 def _error_response(request: Request, status: int, message: str) -> Response:
@@ -132,7 +153,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
 
     app.include_router(api.router)
 
-    health: dict[str, Any] = {"at": -HEALTH_TTL_S, "error": None}
+    health: dict[str, Any] = {"at": -HEALTH_TTL_S, "error": None, "damaged": _damaged(engine)}
     ping_lock = asyncio.Lock()
 
     def ping() -> str | None:
@@ -156,6 +177,10 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
                     health["at"] = time.monotonic()
         if health["error"] is not None:
             body = HealthOut(status="error", version=__version__, database=f"unreachable ({health['error']})")
+            return JSONResponse(body.model_dump(), status_code=503)
+        if health["damaged"]:
+            body = HealthOut(status="error", version=__version__,
+                             database="damaged: it failed its integrity quick check at start (run gpu-tracker db check)")
             return JSONResponse(body.model_dump(), status_code=503)
         return JSONResponse(HealthOut(status="ok", version=__version__, database="ok").model_dump())
 

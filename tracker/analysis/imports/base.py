@@ -4,7 +4,7 @@ future-timestamp rule, value parsing, and the snapshot record the archive format
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -113,6 +113,27 @@ def when(row: Mapping[str, Any], key: str) -> datetime:
         return parse_when(text)
     except ConfigError:
         raise ValueError(f"{key} {text!r} is not an ISO date-time") from None
+
+
+#: The longest CSV field read (Python's csv module's own limit): a field past it is a file that is
+#: not a price export, refused with its line rather than read into memory.
+MAX_FIELD = 128 * 1024
+
+
+def csv_rows(reader: Any, file: str) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, row)`` of a ``csv.DictReader``; a malformed or oversized field is a one-line
+    ``ConfigError`` naming the file and line (nothing of the file is imported)."""
+    import csv
+
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            why = f"a field is longer than {MAX_FIELD // 1024} KiB" if "field limit" in str(exc) else str(exc)
+            raise ConfigError(f"import: {file}: the record after line {reader.line_num}: {why}; nothing was imported") from None
+        yield reader.line_num, row
 
 
 def missing_columns(header: list[str], required: list[str], fmt: str) -> None:

@@ -27,6 +27,7 @@ from tracker.analysis.imports.base import (
     Progress,
     Snapshot,
     check_future,
+    csv_rows,
     missing_columns,
     number,
     when,
@@ -70,8 +71,7 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
         missing_columns(header, REQUIRED, "ewyluda observations")
-        for row in reader:
-            line = reader.line_num
+        for line, row in csv_rows(reader, path.name):
             result.rows += 1
             if progress is not None and result.rows % 500 == 0:
                 progress(result.rows, result.rows + 1)

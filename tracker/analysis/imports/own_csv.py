@@ -68,7 +68,15 @@ from db.models import Offer, ScrapeRun
 from db.types import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
-from tracker.analysis.imports.base import FUTURE_TOLERANCE, BadRow, ImportResult, Snapshot, check_future, missing_columns
+from tracker.analysis.imports.base import (
+    FUTURE_TOLERANCE,
+    BadRow,
+    ImportResult,
+    Snapshot,
+    check_future,
+    csv_rows,
+    missing_columns,
+)
 from tracker.analysis.imports.base import number as _float
 from tracker.analysis.imports.base import when as _time
 from tracker.analysis.imports.aliases import plain_name
@@ -142,9 +150,9 @@ def _bool(raw: str | None) -> bool | None:
 
 def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
     """Rows with their line numbers, each cell as it was before the export quoted it for
-    spreadsheets (``tracker.cells``)."""
-    for row in reader:
-        yield reader.line_num, {k: unescape(v) if isinstance(v, str) else v for k, v in row.items()}
+    spreadsheets (``tracker.cells``); a malformed or oversized field is a one-line error."""
+    for line, row in csv_rows(reader, getattr(reader, "file_name", "the file")):
+        yield line, {k: unescape(v) if isinstance(v, str) else v for k, v in row.items()}
 
 
 # --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
@@ -429,12 +437,16 @@ def import_files(
             raise ConfigError(f"import: {path} is not a file")
         with path.open(newline="", encoding="utf-8-sig") as fh:
             reader = csv.DictReader(fh)
-            header = [unescape(h.strip()) for h in (reader.fieldnames or [])]
+            try:
+                header = [unescape(h.strip()) for h in (reader.fieldnames or [])]
+            except csv.Error as exc:
+                raise ConfigError(f"import: {path.name} line 1: the header cannot be read ({exc})") from None
             reader.fieldnames = header
-            rest = fh.read()
+            rest = fh.read(1 << 16)
             fh.seek(0)
             reader = csv.DictReader(fh)
             reader.fieldnames = header
+            reader.file_name = path.name  # type: ignore[attr-defined]
             next(reader.reader, None)  # the header line
             fmt = detect_format(header, has_rows=bool(rest.strip()))
             if result is None:
