@@ -108,6 +108,21 @@ class LeaderLock(Protocol):
     def release(self) -> None: ...
 
 
+def unwritable_reason(exc: BaseException) -> str | None:
+    """Why the store cannot be written, when ``exc`` says so: a full disk (SQLite's SQLITE_FULL,
+    PostgreSQL's disk_full 53100 or "No space left on device") or a read-only store; else None
+    (another trouble: the database is away, a lock, a bug)."""
+    orig = getattr(exc, "orig", exc)
+    text = str(orig).lower()
+    code = getattr(orig, "sqlite_errorname", "") or getattr(orig, "sqlstate", "") or ""
+    if code in ("SQLITE_FULL", "53100") or "disk is full" in text or "no space left" in text \
+            or "could not extend file" in text:
+        return "the disk holding the store is full"
+    if code in ("SQLITE_READONLY", "25006") or "readonly database" in text or "read-only" in text:
+        return "the store is read-only"
+    return None
+
+
 def default_lease(heartbeat_s: float) -> float:
     return max(MIN_LEASE_S, LEASE_HEARTBEATS * heartbeat_s)
 
@@ -124,6 +139,9 @@ class LeaseLock:
         self._renewed = 0.0  # time.monotonic() just before the last successful renewal
         self.description = f"lease in {LEASE_TABLE} ({self.lease_s:g}s)"
         self._ready = False
+        #: Why the last ``try_acquire`` could not even ask (an exception, e.g. the disk is full),
+        #: or None when it asked and another scheduler holds the lease.
+        self.error: str | None = None
         #: Whether the lease was last taken from a holder that never let go (killed, frozen,
         #: lost its database): its in-flight runs are orphans.
         self.took_over = False
@@ -140,10 +158,11 @@ class LeaseLock:
         try:
             self._ensure_table()
             epoch = self._take()
-        except SQLAlchemyError as exc:  # a standby just tries again later
-            log.warning("could not ask for the scheduler lease: %s", type(exc).__name__,
-                        exc_info=log.isEnabledFor(logging.DEBUG))
+        except SQLAlchemyError as exc:  # the caller says why (once) and tries again later
+            self.error = unwritable_reason(exc) or f"could not ask for the scheduler lease: {type(exc).__name__}"
+            log.debug("could not ask for the scheduler lease", exc_info=True)
             return False
+        self.error = None
         if epoch is None:
             return False
         self.epoch, self._renewed = epoch, t0

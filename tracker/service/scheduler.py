@@ -388,6 +388,9 @@ def mark_abandoned(engine: Engine, inflight: dict[str, datetime], *, hold_store_
         return marked
 
 
+#: (first, longest) wait between attempts while the store cannot be written (a full disk).
+UNWRITABLE_BACKOFF_S = (1.0, 60.0)
+
 #: What an abandoned run's row says.
 ABANDONED = "Abandoned"
 
@@ -607,10 +610,26 @@ class SchedulerService:
         global _runtime
         _runtime = self.runtime
         announced_standby = False
+        blocked: str | None = None  # why the store could not be written, said once
+        backoff = UNWRITABLE_BACKOFF_S[0]
         try:
             while not self.stop_event.is_set():
                 if not self.is_leader:
-                    if self.lock.try_acquire():
+                    acquired = self.lock.try_acquire()
+                    error = getattr(self.lock, "error", None)
+                    if error is not None:
+                        # Not a standby: nobody collects while the store cannot be written.
+                        if error != blocked:
+                            log.error("not collecting: %s; trying again with backoff (at most every %gs)",
+                                      error, UNWRITABLE_BACKOFF_S[1])
+                            blocked = error
+                        self.stop_event.wait(backoff)
+                        backoff = min(backoff * 2, UNWRITABLE_BACKOFF_S[1])
+                        continue
+                    if blocked is not None:
+                        log.warning("the store can be used again (before: %s)", blocked)
+                        blocked, backoff = None, UNWRITABLE_BACKOFF_S[0]
+                    if acquired:
                         try:
                             self._lead()
                         except Exception as exc:  # noqa: BLE001 - e.g. the database is down: retry
