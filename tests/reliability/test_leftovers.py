@@ -187,3 +187,28 @@ def test_the_dashboard_reports_a_damaged_sqlite_store(tmp_path: Path, caplog: py
         r = client.get("/healthz")
     engine.dispose()
     assert r.status_code == 503 and "damaged" in r.json()["database"]
+
+
+def test_a_huge_jsonl_line_is_refused_by_number_without_reading_it_whole(engine: Engine, tmp_path: Path) -> None:
+    """A tugot17 summary file whose third line is 20 MB: refused naming the line after reading
+    1 MiB of it, nothing imported."""
+    import resource
+
+    from tracker.analysis.imports import import_files
+
+    good = ('{"timestamp": "2025-06-01T12:00:00Z", "gpu_type": "H100_80GB", "socket_type": "SXM5", '
+            '"by_provider": {"lambda": {"min": 2.49}}}\n')
+    path = tmp_path / "summary.jsonl"
+    with path.open("w") as fh:
+        fh.write(good * 2)
+        fh.write('{"gpu_type": "' + "x" * (20 << 20) + '", "by_provider": {}}\n')
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ConfigError, match=r"summary.jsonl line 3: longer than 1024 KiB"):
+        import_files(engine, [path], fmt="tugot17")
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 40 * 1024  # KiB: not the 20 MB line x copies
+    with Session(engine) as s:
+        assert s.exec(select(Quarantine)).all() == []
+    from db import queries
+
+    with Session(engine) as s:
+        assert queries.latest_prices(s) == []

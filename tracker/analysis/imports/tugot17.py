@@ -27,7 +27,7 @@ from tracker.analysis.imports.base import (
     check_future,
     when,
 )
-from tracker.errors import TrackerError
+from tracker.errors import ConfigError, TrackerError
 
 NAME = TUGOT17
 DESCRIPTION = "tugot17/gpu-price-tracker data/summary/*.jsonl (aggregated snapshots, ~30 min)"
@@ -41,6 +41,11 @@ def sniff(path: Path, head: str) -> bool:
     return path.suffix == ".jsonl" and '"by_provider"' in head and '"gpu_type"' in head
 
 
+#: The longest line read (characters): a summary line is about 1 KB; one past this bound is
+#: refused with its number before more of it is held in memory.
+MAX_LINE = 1 << 20
+
+
 def gpu_name(gpu_type: str, socket: str | None) -> str:
     """``H100_80GB`` + ``SXM5`` -> ``H100 80GB SXM5`` (what the catalog's normaliser reads)."""
     return " ".join([*gpu_type.replace("_", " ").split(), *([socket] if socket else [])])
@@ -50,7 +55,10 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
     size = max(path.stat().st_size, 1)
     read_bytes = 0
     with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
+        for line_no, line in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), ""), start=1):
+            if len(line) > MAX_LINE:  # read no further: a line this long is no summary record
+                raise ConfigError(f"import: {path.name} line {line_no}: longer than {MAX_LINE // 1024} KiB; "
+                                  "not a tugot17 summary line; nothing was imported")
             read_bytes += len(line.encode("utf-8"))
             if progress is not None and line_no % 200 == 0:
                 progress(read_bytes, size)
