@@ -203,6 +203,15 @@ class Http:
         self.hosts = tuple(h.lower().strip(".") for h in hosts)
         self._sleep = sleep
         self._robots: dict[str, RobotFileParser | None] = {}
+        #: The provider's memory budget for bodies being read at once (see ``_reserve``): one
+        #: body limit. The oldest body always proceeds, so at most budget + one body limit is
+        #: being read at once: eight concurrent 120 MiB AWS answers take 256 MiB, not 1 GiB.
+        self.body_budget_bytes = max_body_bytes
+        self._in_flight = 0
+        self.peak_in_flight = 0
+        self._readers: list[int] = []  # tickets of the bodies being read, oldest first
+        self._ticket = 0
+        self._budget_changed: asyncio.Condition | None = None
 
     def _fail(self, message: str) -> FetchError:
         return FetchError(f"{self.provider}: {message}" if self.provider else message)
@@ -266,18 +275,42 @@ class Http:
             f"(providers.{name}.{setting})"
         )
 
+    async def _reserve(self, ticket: int, n: int) -> None:
+        """Count ``n`` more bytes against the provider's budget, waiting while concurrent bodies
+        hold it. The oldest body being read never waits (so the bodies always finish, one at a
+        time at worst); a waiting body reads nothing more from its socket meanwhile."""
+        if self._budget_changed is None:
+            self._budget_changed = asyncio.Condition()
+        async with self._budget_changed:
+            await self._budget_changed.wait_for(
+                lambda: self._readers[0] == ticket or self._in_flight + n <= self.body_budget_bytes)
+            self._in_flight += n
+            self.peak_in_flight = max(self.peak_in_flight, self._in_flight)
+
+    async def _release(self, ticket: int, n: int) -> None:
+        self._readers.remove(ticket)
+        self._in_flight -= n
+        if self._budget_changed is not None:
+            async with self._budget_changed:
+                self._budget_changed.notify_all()
+
     async def _read(self, response: httpx.Response, where: str, limit: int) -> httpx.Response:
-        """Read a streamed response into memory, decoded, stopping past ``limit`` bytes.
+        """Read a streamed response into memory, decoded, stopping past ``limit`` bytes; the
+        bodies of one provider read at once share its budget (``_reserve``).
 
         Returns an ordinary (already decoded) response; closes the stream whatever happens.
         """
+        self._ticket += 1
+        ticket = self._ticket
+        self._readers.append(ticket)
+        body = bytearray()
         try:
             declared = response.headers.get("content-length", "")
             if "content-encoding" not in response.headers and declared.isdigit() and int(declared) > limit:
                 raise self._too_big(where, limit, "max_body_mb")
-            body = bytearray()
             try:
                 async for piece in _decoded_chunks(response):
+                    await self._reserve(ticket, len(piece))
                     body += piece
                     if len(body) > limit:
                         raise self._too_big(where, limit, "max_body_mb")
@@ -286,6 +319,7 @@ class Http:
                     raise
                 raise self._fail(f"{where}: {exc}") from None
         finally:
+            await self._release(ticket, len(body))
             await response.aclose()
         headers = [
             (k, v) for k, v in response.headers.multi_items()

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.http import Http, _retry_after_seconds, format_bytes
+from scrapers.http import CHUNK_BYTES, Http, _retry_after_seconds, format_bytes
 from tracker.errors import FetchError
 
 
@@ -303,3 +303,40 @@ def test_a_redirect_to_shared_hosting_beside_a_providers_host_is_refused_before_
     with pytest.raises(FetchError, match="is not one of the provider's hosts"):
         run(handler, lambda h: h.get_json(f"https://{start}/start"), hosts=cls.allowed_hosts())
     assert [r.url.host for r in seen] == [start]
+
+
+# --- one provider's bodies share a memory budget ---------------------------------------------
+
+
+def test_concurrent_bodies_of_one_provider_share_its_budget() -> None:
+    """Eight concurrent 3 MiB answers under a 4 MiB body limit (and budget): never more than the
+    budget plus one body (the oldest always proceeds), plus the piece each waiting body has in
+    hand (one decoded chunk), is being read at once -- not 8 x 3 MiB -- and every body arrives."""
+    piece, size, n = 64 << 10, 3 << 20, 8
+    state = {"held": 0, "peak": 0}
+
+    class Slow(httpx.AsyncByteStream):
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            sent = 0
+            try:
+                while sent < size:
+                    await asyncio.sleep(0)  # other bodies interleave
+                    state["held"] += piece
+                    sent += piece
+                    state["peak"] = max(state["peak"], state["held"])
+                    yield b"0" * piece
+                await asyncio.sleep(0)
+            finally:
+                state["held"] -= sent  # read to the end: the reader owns the body now
+
+    handler = lambda req: httpx.Response(200, stream=Slow())
+
+    async def many(h: Http) -> list[str]:
+        bodies = await asyncio.gather(*(h.get_text(f"https://api.x.test/p{i}") for i in range(n)))
+        assert h.peak_in_flight <= h.body_budget_bytes + h.max_body_bytes
+        return list(bodies)
+
+    bodies = run(handler, many, max_body_bytes=4 << 20)
+    assert [len(b) for b in bodies] == [size] * n
+    # each waiting body holds at most the one decoded chunk it pulled before waiting
+    assert state["peak"] <= 2 * (4 << 20) + n * CHUNK_BYTES, state  # not n x 3 MiB = 24 MiB at once
