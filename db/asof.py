@@ -9,10 +9,12 @@ collection interval after its last observation; ``observed_at`` is then the last
 at or before ``at`` that the interval vouches for. ``current_prices(conn, at=None, ...)`` is
 one or the other, for commands with ``--at``.
 
-``stale_note(...)``: when the newest data is older than the staleness limit (the alerts'
-``STALE_AFTER_INTERVALS`` collection intervals of its provider), a one-line note naming the
-newest data's date and the ``--at`` option, so an imported archive's last year is not
-silently "nothing on sale".
+"Now" is one rule (``ProviderState.fresh``): what a provider listed last answers "now" while its
+collection is no older than ``STALE_AFTER_INTERVALS`` of its collection intervals (the alerts'
+staleness rule); an older one is history, shown only when asked (``include_stale``, ``--at``).
+``stale_note(...)``: when nothing is current although data is stored, a one-line note naming
+the newest data's date and the options that show it, so an imported archive's last year is
+not silently "nothing on sale".
 
 Every function takes a ``db.reader.Reader`` (``db.direct``: the DB-API driver opened from the
 store URL), a Core ``Connection`` or an ORM ``Session`` (its connection is used); the SQL text
@@ -53,11 +55,27 @@ class ProviderState(NamedTuple):
     name: str
     last_status: str | None
     last_success_at: datetime | None
+    interval_s: int = DEFAULT_INTERVAL_S
+    #: When its newest successful collection ran (live, or a replay of recordings); None when
+    #: everything it has came from imported archives.
+    collected_at: datetime | None = None
+
+    def fresh(self, now: datetime) -> bool:
+        """Whether what it listed last still answers "now": its newest collection ran (or, for
+        a provider known only from imports, its newest snapshot was taken) no longer than
+        ``STALE_AFTER_INTERVALS`` of its collection intervals ago, the alerts' staleness rule.
+        A replay counts as a collection when it ran, its rows say which recording they are."""
+        basis = self.collected_at or self.last_success_at
+        return basis is not None and now - basis <= timedelta(seconds=STALE_AFTER_INTERVALS * self.interval_s)
 
 
 def provider_states(source: Source) -> list[ProviderState]:
-    """Every stored provider's name, last status and last successful collection."""
-    return [ProviderState(name, status, utc_datetime(at)) for name, status, at in reader_of(source).rows(q.PROVIDER_STATES)]
+    """Every stored provider's name, last status, last successful collection, interval and the
+    time its newest collection ran."""
+    rows = reader_of(source).rows(q.PROVIDER_STATES, {"note": q.IMPORT_NOTE})
+    return [ProviderState(name, status, utc_datetime(at), int(every) if every else DEFAULT_INTERVAL_S,
+                          utc_datetime(ran) if ran is not None else None)
+            for name, status, at, every, ran in rows]
 
 
 def provider_intervals(source: Source) -> dict[int, int]:
@@ -120,7 +138,32 @@ def conversions(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, float | No
     return [(c, rate, on, n) for (c, rate, on), n in sorted(seen.items(), key=lambda kv: (kv[0][0], str(kv[0][2])))]
 
 
-def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
+def price_source(row: dict[str, Any], imported: str | None = None) -> str:
+    """Where a price row came from, as every surface shows it: ``live``; ``replay 2025-06-21``
+    (the recording's date), ``replay (handmade)``; ``import <archive>`` for a provider known only
+    from an imported archive (``imported``: its newest import's label)."""
+    if imported is not None:
+        return f"import {imported}"
+    if not row.get("replay"):
+        return "live"
+    if row.get("fixture") not in (None, "recording"):
+        return f"replay ({row['fixture']})"
+    return f"replay {row['recorded']}" if row.get("recorded") else "replay (undated)"
+
+
+def imported_sources(source: Source) -> dict[str, str]:
+    """``{provider: archive}`` for the providers whose data all came from imports (no collection
+    run), with the label of each one's newest import (``import of <label> (...)``)."""
+    conn = reader_of(source)
+    collected = {p.name for p in provider_states(conn) if p.collected_at is not None}
+    out: dict[str, str] = {}
+    for provider, message in conn.rows(q.LATEST_IMPORTS, {"note": q.IMPORT_NOTE}):
+        if provider not in collected and message:
+            out[provider] = message[len(q.IMPORT_NOTE):].split(" (", 1)[0]
+    return out
+
+
+def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now: datetime) -> dict[str, Any]:
     d = dict(zip(PRICE_KEYS, values, strict=True))
     d["available"] = None if d["available"] is None else bool(d["available"])
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
@@ -129,6 +172,8 @@ def _price_row(values: Sequence[Any], extra: Any) -> dict[str, Any]:
     d.update(conversion_of(extra))
     d["replay"] = mark is not None
     d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
+    d["source"] = price_source(d, imported.get(d["provider"]))
+    d["age_s"] = max(0, int((now - d["observed_at"]).total_seconds())) if d["observed_at"] is not None else None
     return d
 
 
@@ -144,13 +189,18 @@ def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, region
     return sql
 
 
-def current_condition(source: Source, providers: Sequence[str] | None = None) -> tuple[str, dict[str, Any]]:
-    """SQL matching ``offer_state`` rows listed by their provider's latest successful collection."""
+def current_condition(source: Source, providers: Sequence[str] | None = None, *, now: datetime | None = None,
+                      include_stale: bool = False) -> tuple[str, dict[str, Any]]:
+    """SQL matching ``offer_state`` rows listed by their provider's latest successful collection,
+    if that collection still answers "now" (``ProviderState.fresh``) or ``include_stale``."""
     conn = reader_of(source)
+    now = now or utcnow()
     ids = {n: i for i, n in conn.rows(q.LABEL_NAMES, {"s": "provider"})}
     parts, params = [], {}
     for k, p in enumerate(provider_states(conn)):
         if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
+            continue
+        if not include_stale and not p.fresh(now):
             continue
         # after a complete collection, what it listed is open; after a failed one, the last good
         # list was closed by the failure and is still shown (held); after a partial one
@@ -171,9 +221,13 @@ def latest_prices(
     kinds: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
     include_unmapped: bool = True,
+    now: datetime | None = None,
+    include_stale: bool = False,
 ) -> list[dict[str, Any]]:
     """Current price of every offer listed by its provider's latest successful scrape,
-    cheapest per GPU-hour first.
+    cheapest per GPU-hour first: the one answer to "what does it cost now" that every surface
+    gives (``prices``, ``value``, ``trends``' current, ``tco`` and ``recommend``'s rent, alerts,
+    the dashboard, the API, MCP and exports).
 
     ``replay`` says the price came from a replayed recording; ``recorded`` is then that
     recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
@@ -181,17 +235,22 @@ def latest_prices(
 
     "Current" means the offer's newest interval (``offer_state``) was seen by the provider's
     latest successful collection (``last_success_at``): an offer missing from it is no
-    longer on sale and is not shown.
+    longer on sale and is not shown. A provider whose latest collection is older than its
+    staleness limit (``ProviderState.fresh``) answers nothing now unless ``include_stale``: a
+    year-old imported price is history, never today's. Each row says its ``source`` (live,
+    replay of a dated recording, import of an archive) and ``age_s`` (seconds since observed).
     """
     conn = reader_of(source)
-    where, params = current_condition(conn, providers)
+    now = now or utcnow()
+    where, params = current_condition(conn, providers, now=now, include_stale=include_stale)
     sql = q.LATEST_PRICES.format(where=where)
     sql += _offer_terms(gpus, kinds, regions, params)
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
     rows = conn.rows(sql, params)
-    return [_price_row(row[:16], row[16]) for row in rows]
+    imported = imported_sources(conn)
+    return [_price_row(row[:16], row[16], imported, now) for row in rows]
 
 
 def prices_at(
@@ -222,15 +281,17 @@ def prices_at(
         have = newest.get(offer_id)
         if have is None or int(r[15]) > int(have[15]):
             newest[offer_id] = tuple(r)
-    out = [_price_row((*r[:14], min(int(r[14]), t), r[15]), r[19]) for r in newest.values()]
+    imported = imported_sources(conn)
+    out = [_price_row((*r[:14], min(int(r[14]), t), r[15]), r[19], imported, at) for r in newest.values()]
     out.sort(key=lambda d: (d["price_per_gpu_hour"] is None, d["price_per_gpu_hour"] or 0.0, d["provider"], d["sku"]))
     return out
 
 
-def current_prices(source: Source, at: datetime | None = None, **filters: Any) -> list[dict[str, Any]]:
-    """``latest_prices`` now, or ``prices_at`` as of ``at``."""
+def current_prices(source: Source, at: datetime | None = None, *, include_stale: bool = False,
+                   **filters: Any) -> list[dict[str, Any]]:
+    """``latest_prices`` now (stale providers only with ``include_stale``), or ``prices_at`` as of ``at``."""
     if at is None:
-        return latest_prices(source, **filters)
+        return latest_prices(source, include_stale=include_stale, **filters)
     return prices_at(source, at, **filters)
 
 
@@ -241,22 +302,20 @@ def newest_data(source: Source, providers: Sequence[str] | None = None) -> Provi
     return max(rows, key=lambda p: p.last_success_at) if rows else None  # type: ignore[arg-type,return-value]
 
 
-def stale_note(source: Source, interval_of: Any, *, providers: Sequence[str] | None = None,
-               now: datetime | None = None) -> str | None:
-    """A note when the newest stored data is older than the staleness limit, else ``None``.
-
-    ``interval_of(provider) -> seconds``: the provider's collection interval (from the settings)."""
+def stale_note(source: Source, *, providers: Sequence[str] | None = None, now: datetime | None = None) -> str | None:
+    """A note when no provider (of ``providers``) answers "now" (``ProviderState.fresh``) although
+    data is stored, naming the newest data's date and how to ask about it, else ``None``."""
     now = now or utcnow()
+    states = [p for p in provider_states(source) if not providers or p.name in providers]
+    if any(p.fresh(now) for p in states):
+        return None
     p = newest_data(source, providers)
     if p is None or p.last_success_at is None:
         return None
-    limit = timedelta(seconds=STALE_AFTER_INTERVALS * float(interval_of(p.name)))
-    age = now - p.last_success_at
-    if age <= limit:
-        return None
     when = p.last_success_at
-    hours = age.total_seconds() / 3600
+    hours = (now - when).total_seconds() / 3600
     old = f"{hours / 24:.0f} days" if hours >= 48 else f"{hours:.0f} hours"
     return (f"the newest data is from {when:%Y-%m-%d %H:%M} UTC ({p.name}, {old} old; older than "
             f"{STALE_AFTER_INTERVALS} collection intervals): nothing is current. Ask about that time with "
-            f"--at {when:%Y-%m-%dT%H:%M}Z, or collect fresh prices with `gpu-tracker scrape`")
+            f"--at {when:%Y-%m-%dT%H:%M}Z, show the last prices anyway with --include-stale, or collect "
+            "fresh prices with `gpu-tracker scrape`")

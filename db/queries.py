@@ -110,10 +110,11 @@ def pending_jumps(session: Session, provider: str, marker: str = "held until a s
 def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
     """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers
     (from the current state, not from history: the offers ``latest_prices`` shows, read as
-    two columns, since every provider's validation asks for it)."""
+    two columns, since every provider's validation asks for it). Stale providers count: this is
+    a plausibility check on what the market last listed, not an answer to "now"."""
     import statistics
 
-    where, params = current_condition(session)
+    where, params = current_condition(session, include_stale=True)
     rows = session.connection().execute(text(
         "SELECT o.gpu, i.price_per_gpu_hour FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
         f"JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where} "
@@ -205,8 +206,9 @@ def latest_run_per_provider(session: Session) -> dict[str, ScrapeRun]:
 
 
 def current_offer_counts(session: Session) -> dict[str, int]:
-    """Per provider: priced offers listed by its latest successful scrape (what ``latest_prices`` shows)."""
-    where, params = current_condition(session)
+    """Per provider: priced offers listed by its latest successful scrape, however old (the
+    providers view shows it beside the collection's age)."""
+    where, params = current_condition(session, include_stale=True)
     rows = session.connection().execute(
         text("SELECT l.name, COUNT(*) FROM offer_state s JOIN label l ON l.id = s.provider_id "
              f"JOIN price_interval i ON i.id = s.interval_id WHERE {where} GROUP BY l.name"),

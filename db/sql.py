@@ -14,8 +14,15 @@ from db.open_intervals import LAST_SEEN, last_seen, seen_since
 LABEL_NAMES = "SELECT id, name FROM label WHERE space = :s"
 #: Every label: ``(id, space, name)``.
 ALL_LABELS = "SELECT id, space, name FROM label"
-#: Every stored provider's name, last status and last successful collection.
-PROVIDER_STATES = "SELECT name, last_status, last_success_at FROM provider ORDER BY name"
+#: The error message an archive import writes on its scrape runs begins with this.
+IMPORT_NOTE = "import of "
+#: Every stored provider's name, last status, last successful collection (for an imported provider, its
+#: newest imported snapshot), collection interval, and when its newest successful collection ran (live
+#: or replay; an import is not a collection: ``:note`` is ``IMPORT_NOTE``).
+PROVIDER_STATES = ("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, "
+                   "(SELECT MAX(r.started_at) FROM scrape_run r WHERE r.provider = p.name AND r.status = 'ok' "
+                   "AND (r.error_message IS NULL OR r.error_message NOT LIKE :note || '%')) "
+                   "FROM provider p ORDER BY p.name")
 #: Collection interval in seconds (NULL: the default) by provider label id.
 PROVIDER_INTERVALS = "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
 #: What ``gpu-tracker providers`` shows of each stored provider.
@@ -24,8 +31,9 @@ PROVIDER_ROWS = ("SELECT name, display_name, last_run_at, last_status, last_succ
 #: Each provider's newest scrape run: its status and error message.
 LATEST_RUNS = ("SELECT provider, status, error_message FROM scrape_run "
                "WHERE id IN (SELECT MAX(id) FROM scrape_run GROUP BY provider)")
-#: The error message an archive import writes on its scrape runs begins with this.
-IMPORT_NOTE = "import of "
+#: Each provider's newest run written by an archive import (``:note``): its provider and message.
+LATEST_IMPORTS = ("SELECT provider, error_message FROM scrape_run WHERE id IN (SELECT MAX(id) FROM scrape_run "
+                  "WHERE error_message LIKE :note || '%' GROUP BY provider)")
 #: Providers with a run written by an archive import (``IMPORT_NOTE`` as ``:note``; ``LIKE`` as
 #: SQLAlchemy's ``startswith`` renders it, so both paths match alike on each backend).
 IMPORTED_PROVIDERS = "SELECT DISTINCT provider FROM scrape_run WHERE error_message LIKE :note || '%'"

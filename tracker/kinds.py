@@ -3,7 +3,7 @@
 ``KINDS`` is the one list of kinds (scrapers emit them, the store keeps them); ``KIND_ALIASES`` maps the other
 spellings people use to it. ``canonical_kind`` reads one spelling, ``check_kinds`` rejects
 anything that is not a kind with a ``ConfigError`` naming the option, and ``normalise_kinds``
-is the two together for a repeatable ``--kind`` option.
+is the one reading of a kind choice everywhere (the default set, ``all``, commas).
 """
 
 from __future__ import annotations
@@ -48,10 +48,20 @@ def check_kinds(kinds: Sequence[str], option: str = "--kind", hint: str = "") ->
         raise ConfigError(f"{option}: {', '.join(bad)} is not one of on-demand, spot, community, reserved{hint}")
 
 
-def normalise_kinds(kinds: list[str] | None) -> list[str] | None:
-    """``--kind`` values -> canonical kinds; nothing -> ``None`` (no restriction)."""
-    if not kinds:
-        return None
-    out = [canonical_kind(k) for k in kinds]
-    check_kinds(out)
-    return out
+def normalise_kinds(kinds: Sequence[str] | None, option: str = "--kind") -> tuple[str, ...] | None:
+    """The one reading of a kind choice, for every surface (CLI, API, dashboard, MCP, exports):
+    repeated or comma-separated spellings -> canonical kinds; nothing -> ``DEFAULT_KINDS``, so no
+    surface answers with a spot price where another answers on demand; ``all`` -> ``None`` (every
+    kind). Anything else is a ``ConfigError`` naming ``option``."""
+    out: list[str] = []
+    for k in kinds or ():
+        for part in k.split(","):
+            part = part.strip()
+            if part.lower() == "all":
+                return None
+            if part:
+                out.append(canonical_kind(part))
+    if not out:
+        return DEFAULT_KINDS
+    check_kinds(out, option, hint=" (or all)")
+    return tuple(dict.fromkeys(out))

@@ -61,11 +61,13 @@ def test_tco_reproduces_the_article(sqlite_engine: Engine) -> None:
 def test_tco_rent_defaults_to_the_market(sqlite_engine: Engine) -> None:
     scrape(sqlite_engine, "lambda", T0, offer("lambda", "gpu_1x_h100_sxm5", 2.99), offer("lambda", "x8", 3.29, count=8))
     scrape(sqlite_engine, "runpod", T0 + HOUR, offer("runpod", "h100", 2.69))
-    out = json.loads(run(sqlite_engine, "tco", "--gpu", "H100-SXM", "--purchase", "25000", "--format", "json"))
+    out = json.loads(run(sqlite_engine, "tco", "--gpu", "H100-SXM", "--purchase", "25000", "--include-stale",
+                         "--format", "json"))
     assert out["rent"] == 2.69 and "runpod" in out["rent_source"] and "2026-01-01 01:00 UTC" in out["rent_source"]
     assert out["rent_observed_at"].startswith("2026-01-01T01:00")
     assert out["breakeven_hours"] == pytest.approx(25_000 / 2.69)
-    median = json.loads(run(sqlite_engine, "tco", "--gpu", "H100-SXM", "--rent-basis", "median", "--format", "json"))
+    median = json.loads(run(sqlite_engine, "tco", "--gpu", "H100-SXM", "--rent-basis", "median", "--include-stale",
+                            "--format", "json"))
     assert median["rent"] == pytest.approx((2.69 + 2.99) / 2) and "median" in median["rent_source"]
 
 
@@ -105,10 +107,10 @@ def test_trends_json(sqlite_engine: Engine) -> None:
 def test_recommend_json(sqlite_engine: Engine) -> None:
     scrape(sqlite_engine, "cloud", T0, offer("cloud", "t4", 0.35, gpu="T4"), offer("cloud", "4090", 0.45, gpu="RTX-4090"))
     out = json.loads(run(sqlite_engine, "recommend", "--params", "13B", "--workload", "qlora", "--hours-per-month", "40",
-                         "--format", "json"))
+                         "--include-stale", "--format", "json"))
     assert out["vram_needed_gb"] == pytest.approx(9.3) and out["workload"] == "qlora"
     assert out["options"][0]["gpu"] == "T4" and out["advice"]["verdict"] == "rent"
-    table = " ".join(run(sqlite_engine, "recommend", "--params", "7B", "--workload", "inference").split())
+    table = " ".join(run(sqlite_engine, "recommend", "--params", "7B", "--workload", "inference", "--include-stale").split())
     assert "18.3 GB" in table and "RTX-4" in table and "T4 x2" in table  # (80 columns may cut names)
 
 

@@ -49,7 +49,7 @@ def test_vram_rules() -> None:
 
 def test_7b_inference_runs_on_one_24gb_card(engine: Engine) -> None:
     store_market(engine)
-    rec = recommend(engine, "7B", "inference")
+    rec = recommend(engine, "7B", "inference", include_stale=True)
     priced = rec.options.dropna(subset=["price_per_hour"])
     assert priced.iloc[0]["gpu"] == "RTX-4090" and priced.iloc[0]["gpu_count"] == 1
     assert priced["price_per_hour"].is_monotonic_increasing
@@ -66,7 +66,7 @@ def test_7b_inference_runs_on_one_24gb_card(engine: Engine) -> None:
 
 def test_13b_qlora_fits_a_t4(engine: Engine) -> None:
     store_market(engine)
-    rec = recommend(engine, "13B", "qlora")
+    rec = recommend(engine, "13B", "qlora", include_stale=True)
     top = rec.options.iloc[0]
     assert (top["gpu"], top["gpu_count"], top["price_per_hour"]) == ("T4", 1, 0.35)
     assert rec.estimate.total_gb == pytest.approx(9.3)
@@ -74,7 +74,7 @@ def test_13b_qlora_fits_a_t4(engine: Engine) -> None:
 
 def test_70b_full_finetune_needs_an_8_gpu_node_of_big_cards(engine: Engine) -> None:
     store_market(engine)
-    rec = recommend(engine, "70B", "full")
+    rec = recommend(engine, "70B", "full", include_stale=True)
     fits = set(rec.options["gpu"])
     assert {"B200", "MI300X", "MI325X"} <= fits
     assert not fits & {"H100-SXM", "H200", "A100-SXM-80GB", "RTX-4090"}  # 8 x 141 GB = 1,128 GB < 1,345 GB
@@ -85,7 +85,7 @@ def test_70b_full_finetune_needs_an_8_gpu_node_of_big_cards(engine: Engine) -> N
 
 
 def test_too_big_for_one_node_says_so(engine: Engine) -> None:
-    rec = recommend(engine, "405B", "full")
+    rec = recommend(engine, "405B", "full", include_stale=True)
     assert rec.options.empty and "several nodes" in rec.notes[0]
 
 
@@ -106,10 +106,10 @@ def test_rent_or_buy_checklist() -> None:
 
 def test_recommend_with_usage_gives_advice_on_a_buyable_option(engine: Engine) -> None:
     store_market(engine)
-    rec = recommend(engine, "7B", "inference", hours_per_month=600, months=24)
+    rec = recommend(engine, "7B", "inference", include_stale=True, hours_per_month=600, months=24)
     assert rec.advice is not None and rec.advice.gpu == "RTX-4090"
     assert rec.advice.purchase == load_catalog()["RTX-4090"].purchase_price_usd
     assert rec.advice.verdict == "consider buying"
-    rec = recommend(engine, "13B", "qlora", hours_per_month=40)
+    rec = recommend(engine, "13B", "qlora", include_stale=True, hours_per_month=40)
     assert rec.advice is not None and rec.advice.verdict == "rent"
     assert rec.advice.gpu == "RTX-4090" and any("purchase price" in n for n in rec.notes)  # the T4 has none

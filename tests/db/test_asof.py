@@ -45,14 +45,14 @@ def test_prices_at_follow_the_price_at_t_rule(engine: Engine) -> None:
         assert row["observed_at"] == T0 + HOUR and row["price_since"] == T0
         from db.queries import latest_prices
 
-        assert set(row) == set(latest_prices(s)[0])  # the same rows as "now", as of then
+        assert set(row) == set(latest_prices(s, include_stale=True)[0])  # the same rows as "now", as of then
 
 
 def test_stale_note_names_the_newest_data_and_the_at_option(engine: Engine) -> None:
     history(engine)
     with Session(engine) as s:
-        assert stale_note(s, lambda _p: 3600, now=T0 + 5 * HOUR) is None
-        note = stale_note(s, lambda _p: 3600, now=T0 + timedelta(days=30))
+        assert stale_note(s, now=T0 + 5 * HOUR) is None
+        note = stale_note(s, now=T0 + timedelta(days=30))
     assert note is not None
     assert "2026-01-01 04:00 UTC" in note and "--at 2026-01-01T04:00Z" in note and "alpha" in note
 
@@ -89,7 +89,7 @@ def test_fresh_data_gets_no_note(engine: Engine) -> None:
     scrape(engine, "alpha", datetime.now(T0.tzinfo) - timedelta(minutes=5), offer("alpha", "h", 3.0))
     with session_scope(engine) as s:
         assert s.get(Provider, "alpha") is not None
-        assert stale_note(s, lambda _p: 3600) is None
+        assert stale_note(s) is None
 
 
 def test_constants_match_their_sources() -> None:

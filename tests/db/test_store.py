@@ -73,9 +73,9 @@ def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine
     scrape(engine, T0, offer("a", 3.0), offer("b", 16.0, count=8))
     scrape(engine, T0 + HOUR, offer("b", 16.0, count=8))
     with Session(engine) as s:
-        rows = queries.latest_prices(s)
+        rows = queries.latest_prices(s, include_stale=True)
         assert [(r["sku"], r["price_per_gpu_hour"], r["observed_at"]) for r in rows] == [("b", 2.0, T0 + HOUR)]
-        assert queries.latest_prices(s, gpus=["A100-SXM-80GB"]) == []
+        assert queries.latest_prices(s, gpus=["A100-SXM-80GB"], include_stale=True) == []
         assert rows[0]["observed_at"].tzinfo is not None
 
 

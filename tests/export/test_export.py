@@ -46,7 +46,7 @@ def test_focus_sku_prices(store: Store, tmp_path: Path) -> None:
     assert [c["ColumnName"] for c in schema["ColumnDefinition"]] == header
     assert {"ServiceProviderName", "SkuId", "SkuPriceId", "PricingRegionId", "PricingUnit", "PricingCurrency",
             "UnitPrice", "UnitPriceType", "SkuPriceEffectiveStart", "SkuPriceEffectiveEnd"} <= set(header or [])
-    stored = prices(store.url)
+    stored = prices(store.url, "--kind", "all")
     assert len(records) == len(stored) == meta["x_Records"] > 100
     key = ("ServiceProviderName", "SkuPriceId", "ContractId", "SkuPriceEffectiveStart", "PricingCurrency", "UnitPriceType")
     assert len({tuple(r[k] for k in key) for r in records}) == len(records)  # the draft's uniqueness rule
@@ -102,7 +102,7 @@ def test_parquet_prices_are_typed(store: Store, tmp_path: Path) -> None:
     assert table.schema.field("term_months").type == pa.int32() and table.schema.field("available").type == pa.bool_()
     assert table.schema.metadata[b"gpu_price_tracker.table"] == b"prices"
     df = pd.read_parquet(out)
-    stored = prices(store.url, "--gpu", "H100")
+    stored = prices(store.url, "--gpu", "H100", "--kind", "all")
     assert len(df) == len(stored) > 5
     assert df["price_per_gpu_hour"].tolist() == pytest.approx([s["price_per_gpu_hour"] for s in stored])
     assert df["sku"].tolist() == [s["sku"] for s in stored]
@@ -138,7 +138,7 @@ def test_parquet_prices_on_both_backends(engine: Engine, db_url: str, tmp_path: 
     out = tmp_path / "p.parquet"
     run(db_url, "export", "--format", "parquet", "-o", str(out))
     df = pd.read_parquet(out)
-    stored = prices(db_url)
+    stored = prices(db_url, "--kind", "all")
     assert len(df) == len(stored) > 10 and set(df["provider"]) == {"runpod", "aws_spot"}
     assert df["price_per_hour"].tolist() == pytest.approx([s["price_per_hour"] for s in stored])
 
@@ -150,7 +150,7 @@ def test_the_prices_csv_of_the_replayed_store_imports_again(store: Store, engine
     from tests.analysis.imports.test_import_order import clear, intervals
     from tracker.analysis.imports import import_files
 
-    text = run(store.url, "prices", "--format", "csv")
+    text = run(store.url, "prices", "--kind", "all", "--format", "csv")
     header, *body = text.splitlines(keepends=True)
     whole, early, late = tmp_path / "all.csv", tmp_path / "a.csv", tmp_path / "b.csv"
     whole.write_text(text)

@@ -215,10 +215,10 @@ def test_prices_on_both_backends(engine: Engine, db_url: str, config: Path) -> N
     settings = Settings(database=db_url)
     results = collect(engine, settings, ["runpod", "lambda", "aws_spot"], replay=True)
     assert {r.status for r in results} == {"ok"}
-    out = with_client(db_url, config, lambda client: client.call_tool("prices", {"gpu": "H100", "limit": 1000}))
+    out = with_client(db_url, config, lambda client: client.call_tool("prices", {"gpu": "H100", "limit": 1000, "kind": ["all"]}))
     assert not out.is_error, out.content
     rows = out.structured_content["rows"]
-    cli = CliRunner().invoke(cli_app, ["--db", db_url, "prices", "--gpu", "H100", "--format", "json"])
+    cli = CliRunner().invoke(cli_app, ["--db", db_url, "prices", "--gpu", "H100", "--kind", "all", "--format", "json"])
     assert cli.exit_code == 0, cli.output
     expected = json.loads(cli.stdout)
     assert [(r["provider"], r["sku"], r["region"], r["price_per_gpu_hour"]) for r in rows] == [

@@ -64,9 +64,9 @@ def test_piped_output_is_a_plain_full_width_table(replay_store: str) -> None:
     code, out, _ = cli(replay_store, "prices", "--gpu", "H100", env={"COLUMNS": "80"})
     assert code == 0
     lines = out.splitlines()
-    assert lines[0] == "latest prices for H100"
-    assert lines[1].split() == ["gpu", "provider", "kind", "$/GPU-h", "region", "source", "GPUs", "per", "hour", "cur",
-                                "raw", "name", "observed"]
+    assert lines[0] == "latest prices for H100: on-demand, community"
+    assert lines[1].split() == ["gpu", "provider", "kind", "$/GPU-h", "region", "source", "age", "GPUs", "per", "hour",
+                                "cur", "raw", "name", "observed"]
     assert not any(ch in out for ch in "┃│…")
     assert len(lines) == 3 + len(rows)
     for line, r in zip(lines[3:], rows, strict=True):
@@ -104,13 +104,9 @@ def test_tsv_is_the_table_columns_with_raw_values(replay_store: str) -> None:
 def test_wide_and_columns(replay_store: str) -> None:
     rows = json_rows(replay_store, "prices", "--gpu", "H100", "--limit", "3")
     _, out, _ = cli(replay_store, "prices", "--gpu", "H100", "--limit", "3", "--wide", "--format", "tsv")
-    assert out.splitlines()[0].split("\t") == [*["gpu", "provider", "kind", "price_per_gpu_hour", "region",
-                                                 "source", "gpu_count", "price_per_hour", "currency", "gpu_raw",
-                                                 "observed_at"],
-                                               *[k for k in rows[0] if k not in {
-                                                   "gpu", "provider", "kind", "price_per_gpu_hour", "region",
-                                                   "gpu_count", "price_per_hour", "currency", "gpu_raw",
-                                                   "observed_at"}]]
+    shown = ["gpu", "provider", "kind", "price_per_gpu_hour", "region", "source", "age", "gpu_count",
+             "price_per_hour", "currency", "gpu_raw", "observed_at"]
+    assert out.splitlines()[0].split("\t") == [*shown, *[k for k in rows[0] if k not in shown]]
     code, out, _ = cli(replay_store, "prices", "--gpu", "H100", "--limit", "3", "--columns", "provider,price_per_hour")
     assert code == 0
     assert out.splitlines()[1].split() == ["provider", "per", "hour"]

@@ -29,7 +29,7 @@ from tracker.cli import app as cli_app
 PRICE_KEYS = {"provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
               "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
               "replay", "recorded", "fixture", "via", "original_price_per_hour", "original_currency",
-              "usd_rate", "usd_rate_date"}
+              "usd_rate", "usd_rate_date", "source", "age_s"}
 
 
 def _dt(v: str) -> datetime:
@@ -50,11 +50,14 @@ def test_prices_are_the_cli_rows_cheapest_first(client: TestClient, store: Store
         for key in PRICE_KEYS:
             if key in ("observed_at", "price_since"):
                 assert _dt(a[key]) == _dt(c[key])
+            elif key == "age_s":  # read a moment apart
+                assert abs(a[key] - c[key]) <= 5
             elif isinstance(c[key], float):
                 assert a[key] == pytest.approx(c[key], rel=1e-9), key
             else:
                 assert a[key] == c[key], key
-    assert all(r["replay"] is True and r["fixture"] in ("recording", "handmade", "reference") for r in api)
+    assert all(r["replay"] is True and r["fixture"] in ("recording", "reference", "handmade") for r in api)
+    assert all(r["source"].startswith("replay ") and r["age_s"] >= 0 for r in api)
     assert all(r["recorded"] for r in api if r["fixture"] == "recording")
     per_gpu = [r["price_per_gpu_hour"] for r in api]
     assert per_gpu == sorted(per_gpu)
@@ -181,7 +184,7 @@ def test_providers_status_names_credentials_but_never_values(client: TestClient)
     assert keyed["credentials_missing"] == keyed["credentials"] and f"set {missing} to enable" in keyed["note"]
     assert rows["digitalocean"]["credentials"] == [] and rows["digitalocean"]["credentials_missing"] == []  # its key is optional
     counts: dict[str, int] = {}
-    for r in get_json(client, "/api/prices"):
+    for r in get_json(client, "/api/prices?kind=all"):  # the providers view counts every kind
         counts[r["provider"]] = counts.get(r["provider"], 0) + 1
     assert all(rows[p]["offers"] == n for p, n in counts.items())
     assert rows["runpod"]["health"] == "ok" and rows["runpod"]["data_age_s"] < 3600

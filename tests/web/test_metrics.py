@@ -47,7 +47,7 @@ def test_per_provider_figures_match_the_api(client: TestClient, metrics: dict[st
     providers = {p["provider"]: p for p in get_json(client, "/api/providers")}
     runpod = providers["runpod"]
     assert value(metrics["gpu_tracker_provider_offers"], provider="runpod") == runpod["offers"] == len(
-        get_json(client, "/api/prices?provider=runpod"))
+        get_json(client, "/api/prices?provider=runpod&kind=all"))
     assert value(metrics["gpu_tracker_provider_up"], provider="runpod") == 1
     assert value(metrics["gpu_tracker_provider_consecutive_failures"], provider="runpod") == 0
     assert value(metrics["gpu_tracker_provider_interval_seconds"], provider="runpod") == runpod["interval_s"]

@@ -150,6 +150,7 @@ def gpu_options(
     basis: str | None = None,
     catalog: specs.Catalog | None = None,
     at: datetime | None = None,
+    include_stale: bool = False,
 ) -> pd.DataFrame:
     """Every catalog GPU that holds the model on 1..``max_gpus`` cards, each with its
     cheapest current offer of at least that many GPUs (whole-instance price), cheapest first.
@@ -168,7 +169,8 @@ def gpu_options(
         return pd.DataFrame(columns=OPTION_COLUMNS)
     session = source if isinstance(source, Session) else Session(source)
     try:
-        offers = current_prices(session, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions)
+        offers = current_prices(session, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
+                                include_stale=include_stale)
         fields = per_gpu_limit_fields()
         limits = queries.offer_extra_field(session, sorted({o["provider"] for o in offers} & set(fields)), fields,
                                            list(fitting))
@@ -324,12 +326,13 @@ def recommend(
     usd_per_kwh: float = 0.10,
     catalog: specs.Catalog | None = None,
     at: datetime | None = None,
+    include_stale: bool = False,
 ) -> Recommendation:
     """VRAM estimate, fitting GPUs at market prices, and (with ``hours_per_month``) advice
     for the cheapest priced option that has a purchase price."""
     est = estimate_vram(parse_params(params), workload, precision)
     options = gpu_options(source, est, max_gpus=max_gpus, kinds=kinds, providers=providers, regions=regions,
-                          basis=basis, catalog=catalog, at=at)
+                          basis=basis, catalog=catalog, at=at, include_stale=include_stale)
     notes: list[str] = []
     if options.empty:
         notes.append(f"needs {est.total_gb:.0f} GB: more than {max_gpus} of any GPU in the catalog hold; "

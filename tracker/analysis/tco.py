@@ -115,6 +115,7 @@ def market_rent(
     providers: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
     at: datetime | None = None,
+    include_stale: bool = False,
 ) -> RentQuote | None:
     """The current USD per GPU-hour for ``gpu`` from the latest successful scrapes
     (what ``gpu-tracker prices`` shows), or as of ``at``: the cheapest provider or the median provider."""
@@ -122,7 +123,8 @@ def market_rent(
         raise ConfigError(f"--rent-basis: {basis!r} is not one of {', '.join(RENT_BASES)}")
     session = source if isinstance(source, Session) else Session(source)
     try:
-        rows = current_prices(session, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions)
+        rows = current_prices(session, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
+                              include_stale=include_stale)
     finally:
         if session is not source:
             session.close()
@@ -251,6 +253,7 @@ def tco_for_gpu(
     providers: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
     at: datetime | None = None,
+    include_stale: bool = False,
     **model: Any,
 ) -> TcoResult:
     """``tco`` with the gaps filled the way users expect, shared by the CLI and the API: the
@@ -269,12 +272,13 @@ def tco_for_gpu(
     if rent is None:
         if gpu is None:
             raise ConfigError("tco: pass --gpu (for the market rent) or --rent")
-        quote = market_rent(engine, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions, at=at)
+        quote = market_rent(engine, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions, at=at,
+                            include_stale=include_stale)
         if quote is None:
             if at is not None:
                 raise ConfigError(f"tco: no {gpu} price in effect at {at:%Y-%m-%d %H:%M} UTC; pass --rent or another --at")
             raise ConfigError(f"tco: no current {gpu} price in the store; run `gpu-tracker scrape`, pass --rent, "
-                              "or ask about a past moment with --at")
+                              "ask about a past moment with --at, or use the last (stale) prices with --include-stale")
         rent, rent_source, rent_at = quote.rate, quote.source, quote.observed_at
     return tco(purchase=purchase, rent=rent, tdp_w=tdp_w if tdp_w is not None else getattr(spec, "tdp_w", None),
                gpu=gpu, purchase_source=purchase_source, rent_source=rent_source, rent_observed_at=rent_at, **model)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tracker.analysis.grid import METRICS as HISTORY_METRICS
 from tracker.catalog import value as catalog_value
 from tracker.cli import app
 from tracker.cli.collect_cmds import resolve_gpu_query
@@ -27,8 +28,7 @@ from tracker.cli.options import (
     chosen_kinds,
 )
 from tracker.cli.render import ESSENTIAL
-from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
-from tracker.analysis.grid import METRICS as HISTORY_METRICS
+from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -232,6 +232,7 @@ def tco(
     table: Annotated[bool, typer.Option("--electricity-table", help="Also print electricity per year for common TDPs, uses and prices.")] = False,
     fmt: FormatOption = Format.table,
     at: AtOption = None,
+    include_stale: StaleOption = False,
 ) -> None:
     """Buy or rent: electricity, ownership cost per hour and break-even.
 
@@ -252,7 +253,8 @@ def tco(
     if when is None and rent is None:
         warn_if_stale(st, provider)
     result = tco_for_gpu(st.engine, cat, gid, purchase=purchase, rent=rent, rent_basis=rent_basis, tdp_w=tdp,
-                         kinds=_kinds(kind), providers=provider, regions=region, at=when, utilization=utilization,
+                         kinds=_kinds(kind), providers=provider, regions=region, at=when, include_stale=include_stale,
+                         utilization=utilization,
                          usd_per_kwh=kwh, years=years, cooling_per_hour=cooling, maintenance_per_hour=maintenance)
     data = result.as_dict()
     if fmt is Format.json:
@@ -293,6 +295,7 @@ def recommend(
     wide: WideOption = False,
     columns: ColumnsOption = None,
     at: AtOption = None,
+    include_stale: StaleOption = False,
 ) -> None:
     """Which GPU for a model and workload, and whether to rent or buy.
 
@@ -311,7 +314,7 @@ def recommend(
         warn_if_stale(st, provider)
     rec = run_recommend(st.engine, params, workload, precision=precision, hours_per_month=hours_per_month,
                         months=months, max_gpus=max_gpus, kinds=_kinds(kind), providers=provider, regions=region,
-                        basis=basis, catalog=_catalog(st), at=when)
+                        basis=basis, catalog=_catalog(st), at=when, include_stale=include_stale)
     options = records(rec.options)
     if fmt is Format.json:
         _print_json({**rec.estimate.as_dict(), "vram_needed_gb": rec.estimate.total_gb, "options": options,

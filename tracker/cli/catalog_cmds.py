@@ -26,7 +26,7 @@ from tracker.cli.options import (
     kinds_text,
 )
 from tracker.cli.render import ESSENTIAL, WIDE
-from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
+from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 
 catalog_app = typer.Typer(help="The GPU spec catalog: specs, purchase prices and sources; name resolution.")
@@ -105,6 +105,7 @@ def value(
     wide: WideOption = False,
     columns: ColumnsOption = None,
     at: AtOption = None,
+    include_stale: StaleOption = False,
 ) -> None:
     """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers).
 
@@ -134,7 +135,8 @@ def value(
         when = parse_at(at)
         # the store's own driver when it is current (``State.reader``), as ``prices`` reads
         check_providers(st.reader, provider)
-        offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False)
+        offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False,
+                                include_stale=include_stale)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
         by_gpu: dict[str, list[float]] = {}
         cheapest: dict[str, dict[str, Any]] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -16,9 +16,10 @@ from tracker.cli.options import (
     ProvidersOption,
     WideOption,
     check_providers,
+    kind_names,
     resolve_gpu_query,  # re-exported: other command modules import it from here
 )
-from tracker.cli.timetravel import AtOption, parse_at, warn_if_stale
+from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 from tracker.kinds import (
     normalise_kinds,  # re-exported: catalog_cmds and analysis_cmds import it from here
@@ -157,18 +158,9 @@ def _after_scrape(engine: Engine, settings: Settings, results: list[RunResult]) 
 
 PRICE_COLUMNS = [
     ("gpu", "gpu"), ("provider", "provider"), ("kind", "kind"), ("price_per_gpu_hour", "$/GPU-h"),
-    ("region", "region"), ("source", "source"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"),
+    ("region", "region"), ("source", "source"), ("age", "age"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"),
     ("currency", "cur"), ("gpu_raw", "raw name"), ("observed_at", "observed"),
 ]
-
-
-def price_source(row: dict[str, Any]) -> str:
-    """"live", or which replay the price came from: "replay 2025-06-21", "replay (handmade)"."""
-    if not row.get("replay"):
-        return "live"
-    if row.get("fixture") not in (None, "recording"):
-        return f"replay ({row['fixture']})"
-    return f"replay {row['recorded']}" if row.get("recorded") else "replay (undated)"
 
 
 @app.command()
@@ -183,10 +175,14 @@ def prices(
     wide: WideOption = False,
     columns: ColumnsOption = None,
     at: AtOption = None,
+    include_stale: StaleOption = False,
 ) -> None:
     """The latest price of every offer on sale, cheapest per GPU-hour first (--at: as of then).
 
-    When the newest data is older than the staleness limit, a note names its date and --at.
+    A provider whose newest collection is older than its staleness limit (three collection
+    intervals) is history, not "now": it is left out unless --include-stale; when nothing is
+    current, a note names the newest data's date, --at and --include-stale. Every row says its
+    source (live, replay of a dated recording, import of an archive) and age.
 
     A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
     columns as fit; --wide shows them all, --columns picks them.
@@ -197,14 +193,15 @@ def prices(
     gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
     check_providers(st.reader, provider)
     when = parse_at(at)
-    rows = current_prices(st.reader, when, gpus=gpus, providers=provider, kinds=kinds, regions=region)
+    rows = current_prices(st.reader, when, gpus=gpus, providers=provider, kinds=kinds, regions=region,
+                          include_stale=include_stale)
     if limit is not None:
         rows = rows[:limit]
-    if fmt in (Format.table, Format.tsv):  # JSON and CSV carry replay, recorded and fixture as fields
-        rows = [{**r, "source": price_source(r)} for r in rows]
+    if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s)
+        rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"])} for r in rows]
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
-    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}", wide=wide,
-         only=columns)
+    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}: {kind_names(kinds)}",
+         wide=wide, only=columns)
     for currency, rate, on, n in conversions(rows):  # JSON and CSV rows carry the rate and its date as fields
         err_console.print(f"[yellow]note:[/yellow] {n} price{'s' if n > 1 else ''} converted from {currency} to USD at "
                           f"{rate:g} USD per {currency} (rate of {on or 'an unknown day'})", highlight=False, soft_wrap=True)

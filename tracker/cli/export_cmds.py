@@ -61,7 +61,9 @@ def export(
     resolve_gpu_query(gpu)  # the CLI's own wording (did-you-mean) for a bad filter
     check_providers(st.engine, provider)
     web = data.ReadContext.create(st.settings, st.engine)
-    kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else None)
+    # an export is a data set whose rows each say their kind: every kind unless --kind narrows it
+    # (OpenCost prices nodes on demand); the answers to "what does it cost now" default to DEFAULT_KINDS
+    kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else ["all"])
     if fmt is ExportFormat.parquet and table == "history":
         from db.types import utcnow
         from tracker.analysis.frames import Filters, load_intervals

@@ -33,13 +33,13 @@ ColumnsOption = Annotated[str | None, typer.Option(
     "--columns", help="Show these columns in this order (comma-separated keys, e.g. gpu,provider,price_per_gpu_hour).")]
 
 
-def chosen_kinds(kind: list[str] | None) -> tuple[str, ...] | None:
-    """``--kind`` values -> canonical kinds; none given -> ``DEFAULT_KINDS``; ``all`` -> ``None`` (every kind)."""
-    if not kind:
-        return DEFAULT_KINDS
-    if any(k.lower() == "all" for k in kind):
-        return None
-    return tuple(normalise_kinds(kind) or ())
+#: ``--kind`` values -> the kinds a command covers (``tracker.kinds.normalise_kinds``).
+chosen_kinds = normalise_kinds
+
+
+def kind_names(kinds: Sequence[str] | None) -> str:
+    """The kinds a table covers, short enough for its title: ``on-demand, community`` or ``every kind``."""
+    return "every kind" if kinds is None else ", ".join(k.replace("_", "-") for k in kinds)
 
 
 def kinds_text(kinds: Sequence[str] | None) -> str:

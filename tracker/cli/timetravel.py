@@ -13,21 +13,30 @@ from tracker.cli.common import State, err_console
 
 AtOption = Annotated[str | None, typer.Option(
     "--at", help="Answer as of this moment (ISO date-time, UTC): the prices in effect then.")]
+StaleOption = Annotated[bool, typer.Option(
+    "--include-stale", help="Also show providers whose newest collection is older than their staleness limit "
+                            "(three collection intervals); each row says its age and source.")]
 
 
 def parse_at(text: str | None) -> datetime | None:
+    """``--at`` as an aware UTC time; a moment in the future is refused, as ``history`` refuses it."""
     if not text:
         return None
+    from db.times import utcnow
     from tracker.analysis.grid import parse_when
+    from tracker.errors import ConfigError
 
-    return parse_when(text)
+    when = parse_when(text)
+    if when > utcnow():
+        raise ConfigError(f"--at {text}: that is in the future; prices are known up to now")
+    return when
 
 
 def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: str = "") -> str | None:
     """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
     from db.asof import stale_note
 
-    note = stale_note(st.reader, st.settings.interval_for, providers=providers)
+    note = stale_note(st.reader, providers=providers)
     if note:
         note += hint
         err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Engine
 
 from db.engine import default_database_url, make_engine, table_names
 from tracker import __version__
-from tracker.analysis.frames import DEFAULT_KINDS, records
+from tracker.analysis.frames import records
 from tracker.analysis.history import METRICS
 from tracker.analysis.recommend import WORKLOADS
 from tracker.analysis.recommend import recommend as run_recommend
@@ -237,7 +237,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         prices (cheapest first, with cost per TFLOP), and rent-vs-buy advice (= `gpu-tracker recommend`)."""
         rec = _answer(lambda: run_recommend(
             ctx.engine, params, workload, precision=precision, hours_per_month=hours_per_month, months=months,
-            max_gpus=max_gpus, kinds=data.normalise_kinds(kind, DEFAULT_KINDS), providers=data.check_providers(provider),
+            max_gpus=max_gpus, kinds=data.normalise_kinds(kind), providers=data.check_providers(provider),
             regions=region, basis=basis, catalog=ctx.catalog))
         e = rec.estimate
         return RecommendOut(

@@ -43,7 +43,7 @@ from tracker.catalog import value as value_mod
 from tracker.catalog.specs import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
-from tracker.kinds import canonical_kind, check_kinds
+from tracker import kinds as kinds_mod
 
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
@@ -91,24 +91,14 @@ def tco(ctx: ReadContext, gpu: str, *, providers: Sequence[str] | None = None, k
     if chosen is None:
         raise ConfigError(f"gpu: {gpu!r} matches no GPU in the catalog (see /api/gpus)")
     result = tco_for_gpu(ctx.engine, ctx.catalog, chosen, providers=providers, regions=regions,
-                         kinds=normalise_kinds(kinds, DEFAULT_KINDS), **options)
+                         kinds=normalise_kinds(kinds), **options)
     return result.as_dict()
 
 
-def normalise_kinds(kinds: Sequence[str] | None, default: Sequence[str] | None = None) -> list[str] | None:
-    """``on-demand`` -> ``on_demand`` etc.; ``all`` -> no restriction; nothing -> ``default``."""
-    if not kinds:
-        return list(default) if default else None
-    out: list[str] = []
-    for k in kinds:
-        for part in k.split(","):
-            part = part.strip().lower()
-            if part == "all":
-                return None
-            if part:
-                out.append(canonical_kind(part))
-    check_kinds(out, "kind", hint=" (or all)")
-    return out or (list(default) if default else None)
+def normalise_kinds(kinds: Sequence[str] | None) -> list[str] | None:
+    """``kind=`` values as every surface reads them (``tracker.kinds.normalise_kinds``), as a list."""
+    chosen = kinds_mod.normalise_kinds(kinds, "kind")
+    return None if chosen is None else list(chosen)
 
 
 def _split(values: Sequence[str] | None) -> list[str] | None:
@@ -200,7 +190,7 @@ def value(
     """GPUs ranked by USD per TFLOP-hour of their cheapest current USD price, on ``basis``."""
     b = value_mod.check_basis(basis)
     gpu_ids = resolve_gpus(ctx, gpu)
-    ks = normalise_kinds(kinds, RENTABLE_KINDS)
+    ks = normalise_kinds(kinds)
     with ctx.session() as s:
         rows = queries.latest_prices(s, gpus=gpu_ids, providers=check_providers(providers), kinds=ks,
                                      regions=_split(regions), include_unmapped=False)
@@ -227,7 +217,7 @@ def _filters(ctx: ReadContext, gpu: str | None, providers: Sequence[str] | None,
         gpus=tuple(g) if (g := resolve_gpus(ctx, gpu)) else None,
         providers=tuple(p) if (p := check_providers(providers)) else None,
         regions=tuple(r) if (r := _split(regions)) else None,
-        kinds=tuple(k) if (k := normalise_kinds(kinds, RENTABLE_KINDS)) else None,
+        kinds=tuple(k) if (k := normalise_kinds(kinds)) else None,
     )
 
 

@@ -51,6 +51,9 @@ class PriceOut(_Out):
     original_currency: str | None = Field(None, description="For a converted price: the currency it was listed in.")
     usd_rate: float | None = Field(None, description="For a converted price: USD per unit of `original_currency`.")
     usd_rate_date: str | None = Field(None, description="For a converted price: the day the rate was read (YYYY-MM-DD).")
+    source: str = Field(description="Where the price came from: `live`, `replay <recording date>` (or `replay "
+                                    "(handmade)`...), or `import <archive>` for a provider known only from imports.")
+    age_s: int | None = Field(description="Seconds since the provider last listed this price (`observed_at`).")
 
 
 class GpuOut(_Out):

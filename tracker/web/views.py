@@ -117,7 +117,7 @@ def gpu_page(ctx: WebContext, query: str, *, since: str = "90d", every: str = "a
              kinds: Sequence[str] | None = None) -> dict[str, Any]:
     ids = resolve_gpus(ctx, query)
     assert ids
-    ks = normalise_kinds(kinds, RENTABLE_KINDS)
+    ks = normalise_kinds(kinds)
     kind_arg = ks or ["all"]
     offers = prices(ctx, gpu=query)
     for o in offers:

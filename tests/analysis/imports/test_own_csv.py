@@ -50,7 +50,7 @@ def csv_of(rows: list[dict], capsys: pytest.CaptureFixture[str], path: Path) -> 
 
 def prices(engine: Engine) -> list[dict]:  # type: ignore[type-arg]
     with Session(engine) as s:
-        rows = queries.latest_prices(s)
+        rows = queries.latest_prices(s, include_stale=True)
     return sorted(rows, key=lambda r: (r["provider"], r["sku"]))
 
 
@@ -70,9 +70,14 @@ def test_prices_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, 
 
     result = import_file(engine, path)
     assert result.format == "prices" and not result.bad_rows and result.providers == ["alpha", "beta"]
-    assert prices(engine) == exported
-    csv_of(prices(engine), capsys, tmp_path / "again.csv")
-    assert (tmp_path / "again.csv").read_text() == path.read_text()
+    def same(rows: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+        return [{k: v for k, v in r.items() if k not in ("source", "age_s")} for r in rows]
+
+    assert same(prices(engine)) == same(exported)
+    assert {r["source"] for r in prices(engine)} == {"import prices.csv"}, "an imported price says so"
+    csv_of(same(prices(engine)), capsys, tmp_path / "again.csv")
+    csv_of(same(exported), capsys, tmp_path / "first.csv")
+    assert (tmp_path / "again.csv").read_text() == (tmp_path / "first.csv").read_text()
     with Session(engine) as s:
         runs = s.exec(select(ScrapeRun)).all()
         assert {r.provider for r in runs} == {"alpha", "beta"}
@@ -267,7 +272,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     from sqlmodel import Session
 
     with Session(sqlite_engine) as s:
-        assert sorted(r["sku"] for r in queries.latest_prices(s, providers=["livecloud"])) == ["s0", "s1", "s2"]
+        assert sorted(r["sku"] for r in queries.latest_prices(s, providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
 
 
 def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
