@@ -93,14 +93,14 @@ def test_history_json_csv_and_table(sqlite_engine: Engine) -> None:
 
 def test_trends_json(sqlite_engine: Engine) -> None:
     store_day_one(sqlite_engine)
-    rows = json.loads(run(sqlite_engine, "trends", "--format", "json"))
+    rows = json.loads(run(sqlite_engine, "trends", "--as-of", "2026-01-01T09:00Z", "--format", "json"))
     by = {r["gpu"]: r for r in rows}
     assert by["H100-SXM"]["current"] == 2.0 and by["H100-SXM"]["all_time_low"] == 2.0
     # at its low, but one day of observations is too little to call it a good deal
     assert by["H100-SXM"]["history_days"] == 1 and by["H100-SXM"]["good_deal"] is False
     assert by["H100-SXM"]["all_time_low_at"] == "2026-01-01T08:00:00+00:00"
     assert set(by) == {"H100-SXM", "A100-SXM-80GB"}
-    only = json.loads(run(sqlite_engine, "trends", "--gpu", "A100", "--format", "json"))
+    only = json.loads(run(sqlite_engine, "trends", "--gpu", "A100", "--as-of", "2026-01-01T09:00Z", "--format", "json"))
     assert [r["gpu"] for r in only] == ["A100-SXM-80GB"]
 
 

@@ -185,8 +185,12 @@ def history_answer(engine: Engine, **kw: Any) -> dict[str, Any]:
 
 
 def trends_answer(engine: Engine, **kw: Any) -> list[dict[str, Any]]:
-    from tracker.analysis.trends import trends
+    """Trends as of the given moment, or as of the end of the stored history (the golden
+    histories are fixed in time; "now" is the wall clock, which would move the answers)."""
+    from tracker.analysis.trends import newest_observation, trends
 
+    if "as_of" not in kw:
+        kw["as_of"] = newest_observation(engine, kw.get("filters"))
     return trends(engine, **kw)
 
 
@@ -209,7 +213,7 @@ def value_answer(engine: Engine, **kw: Any) -> dict[str, Any]:
     from tracker.reads import data
 
     ctx = data.ReadContext.create(Settings(database=engine.url.render_as_string(hide_password=False)), engine)
-    return data.value(ctx, **kw)
+    return data.value(ctx, include_stale=True, **kw)  # the golden histories are fixed in time
 
 
 def questions(store: str) -> dict[str, Callable[[Engine], Any]]:

@@ -3,10 +3,12 @@ all-time low and when it happened, a good-deal flag, and volatility.
 
 Definitions (all in USD per GPU-hour, across the filtered kinds, providers and regions):
 
-* **current** -- the cheapest price in effect at ``as_of`` (``frames.market_at``: the
-  "price at t" rule, so a provider whose last good scrape is older than its scrape interval
-  does not count). ``as_of`` defaults to the newest observation in the store, so a database
-  that was last scraped yesterday reports as of yesterday instead of showing nothing.
+* **current** -- without ``as_of``: the cheapest price now, as every surface answers it
+  (``db.asof.latest_prices``: each provider's latest collection while it is within its
+  staleness limit, USD, the filtered kinds), so a store whose newest data is a year old has
+  no current price and says so rather than reporting last year as today. With ``as_of``: the
+  cheapest price in effect then (the "price at t" rule: a provider whose last good scrape is
+  older than its scrape interval does not count).
 * **change over P** -- ``current`` against the cheapest price in effect at ``as_of - P``, in
   percent. When nothing was in effect then (before the history starts, or a gap), the change
   is empty: a gap is never bridged with a neighbour's price.
@@ -40,7 +42,8 @@ from db import sql as q
 from db.open_intervals import LAST_SEEN, seen_since
 from db.reader import Reader, reading
 from db.spans import DAY, hold_end, origin
-from db.times import epoch, from_epoch
+from db.asof import latest_prices
+from db.times import epoch, from_epoch, utcnow
 from tracker.analysis.grid import Filters, Resolution, Tolerance, grid_starts
 from tracker.analysis.history import Scope, provider_buckets
 
@@ -300,6 +303,14 @@ def _daily_lows(reader: Reader, f: Filters, start: int, at_s: int, tolerance: To
     return {gpu: [lows.get((gpu, t), math.nan) for t in times] for gpu in sorted({names[g] for _b, g, _p, _v, _n in buckets})}
 
 
+def newest_observation(source: Any, filters: Filters | None = None) -> datetime | None:
+    """The newest observation of a price matching ``filters``: the moment a stored history
+    ends, for asking trends as of then (``as_of``) when nothing is current."""
+    with reading(source) as reader:
+        newest = _Reads(reader, filters or Filters(), None).current_at()
+    return None if newest is None else from_epoch(newest)
+
+
 def trends(source: Any, filters: Filters | None = None, *, as_of: datetime | None = None,
            tolerance: Tolerance | None = None) -> list[dict[str, Any]]:
     """The trend table (``TREND_COLUMNS``, one row per GPU, by name) for every GPU matching
@@ -311,19 +322,15 @@ def trends(source: Any, filters: Filters | None = None, *, as_of: datetime | Non
 
 def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Tolerance | None) -> list[dict[str, Any]]:
     reads = _Reads(reader, f, tolerance)
-    if as_of is not None:
-        at = _utc(as_of)
-    else:
-        newest = reads.current_at()
-        if newest is None:
-            return []
-        at = from_epoch(newest)
+    if reads.current_at() is None:
+        return []
+    at = _utc(as_of) if as_of is not None else utcnow().replace(microsecond=0)
     at_s = epoch(at)
     recent = reads.recent(floor_day(at_s), at_s)
     lows = _lows(reads, at, at_s, recent)
     if not lows:
         return []
-    now = markets_at(recent, reads.names).get(at_s, {})
+    now = markets_at(recent, reads.names).get(at_s, {}) if as_of is not None else _market_now(reader, f)
     then = {p: epoch(at - span) for p, span in PERIODS.items()}
     past = markets_at(reads.rows_at(list(then.values())), reads.names)
     daily = _daily_lows(reader, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
@@ -353,6 +360,22 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
         row["volatility_30d_pct"] = volatility(daily.get(gpu, []))
         rows.append({c: _plain(row[c]) for c in TREND_COLUMNS})
     return rows
+
+
+def _market_now(reader: Reader, f: Filters) -> dict[str, Market]:
+    """Per GPU, the market now as ``prices`` answers it (``db.asof.latest_prices``, USD): the
+    cheapest price, its provider (the first name on a tie), and how many providers and offers."""
+    rows = latest_prices(reader, gpus=f.gpus, providers=f.providers, kinds=f.kinds, regions=f.regions,
+                         include_unmapped=False)
+    listed: dict[str, list[tuple[float, str]]] = {}
+    for r in rows:
+        if r["currency"] == "USD" and r["price_per_gpu_hour"] is not None:
+            listed.setdefault(r["gpu"], []).append((r["price_per_gpu_hour"], r["provider"]))
+    out: dict[str, Market] = {}
+    for gpu, offers in listed.items():
+        price, provider = min(offers)
+        out[gpu] = (price, provider, len({p for _v, p in offers}), len(offers))
+    return out
 
 
 def _plain(v: Any) -> Any:

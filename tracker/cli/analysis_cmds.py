@@ -156,28 +156,30 @@ def trends(
     provider: ProvidersOption = None,
     kind: KindsOption = None,
     region: RegionsOption = None,
-    as_of: Annotated[str | None, typer.Option("--as-of", help="Evaluate at this ISO date-time (default: the newest observation).")] = None,
+    as_of: Annotated[str | None, typer.Option("--as-of", help="Evaluate at this ISO date-time (default: now; the past only).")] = None,
     fmt: FormatOption = Format.table,
     wide: WideOption = False,
     columns: ColumnsOption = None,
 ) -> None:
     """Every GPU's price now, its changes, all-time low and good-deal flag.
 
-    The current price is the cheapest USD/GPU-h in effect at --as-of (default: the newest
-    observation); changes compare it with the price 24h, 7d, 30d and 90d earlier; the
+    The current price is what `prices` answers now (each provider's latest collection within
+    its staleness limit), or the cheapest USD/GPU-h in effect at --as-of; changes compare it with the price 24h, 7d, 30d and 90d earlier; the
     good-deal flag is set within 5% of the all-time low once the GPU has 7 days of
     observations (history_days); volatility is the std dev of day-over-day changes of the
     daily low over 30 days.
     """
-    from tracker.analysis.grid import parse_when, scrape_intervals
+    from tracker.analysis.grid import scrape_intervals
     from tracker.analysis.trends import trends as run_trends
 
     st = state(ctx)
     f = _filters(gpu, provider, kind, region, st, read_only=True)
-    when, tolerance = parse_when(as_of) if as_of else None, scrape_intervals(st.settings)
+    when, tolerance = parse_at(as_of, "--as-of") if as_of else None, scrape_intervals(st.settings)
     # in plain Python on the store's own driver when it is current (``State.reader``)
     rows = run_trends(st.reader, f, as_of=when, tolerance=tolerance)
     _trend_notes(rows)
+    if when is None:
+        warn_if_stale(st, provider, hint=" (trends: --as-of)")
     as_of_text = f" as of {rows[0]['as_of']:%Y-%m-%d %H:%M UTC}" if rows else ""
     emit(rows, fmt, columns=TREND_TABLE, title=f"GPU price trends{as_of_text} (USD per GPU-hour)", wide=wide,
          only=columns)

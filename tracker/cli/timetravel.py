@@ -18,7 +18,7 @@ StaleOption = Annotated[bool, typer.Option(
                             "(three collection intervals); each row says its age and source.")]
 
 
-def parse_at(text: str | None) -> datetime | None:
+def parse_at(text: str | None, option: str = "--at") -> datetime | None:
     """``--at`` as an aware UTC time; a moment in the future is refused, as ``history`` refuses it."""
     if not text:
         return None
@@ -28,7 +28,7 @@ def parse_at(text: str | None) -> datetime | None:
 
     when = parse_when(text)
     if when > utcnow():
-        raise ConfigError(f"--at {text}: that is in the future; prices are known up to now")
+        raise ConfigError(f"{option} {text}: that is in the future; prices are known up to now")
     return when
 
 

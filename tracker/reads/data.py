@@ -147,13 +147,15 @@ def prices(
     regions: Sequence[str] | None = None,
     limit: int | None = None,
     include_unmapped: bool = True,
+    include_stale: bool = False,
 ) -> list[dict[str, Any]]:
-    """The latest price of every offer on sale, cheapest per GPU-hour first (= ``gpu-tracker prices``)."""
+    """The latest price of every offer on sale, cheapest per GPU-hour first (= ``gpu-tracker prices``;
+    ``include_stale`` as ``--include-stale``)."""
     gpus = resolve_gpus(ctx, gpu)
     with ctx.session() as s:
         rows = queries.latest_prices(
             s, gpus=gpus, providers=check_providers(providers), kinds=normalise_kinds(kinds),
-            regions=_split(regions), include_unmapped=include_unmapped,
+            regions=_split(regions), include_unmapped=include_unmapped, include_stale=include_stale,
         )
     if limit is not None:
         rows = rows[:limit]
@@ -186,14 +188,16 @@ def value(
     providers: Sequence[str] | None = None,
     kinds: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
+    include_stale: bool = False,
 ) -> dict[str, Any]:
-    """GPUs ranked by USD per TFLOP-hour of their cheapest current USD price, on ``basis``."""
+    """GPUs ranked by USD per TFLOP-hour of their cheapest current USD price, on ``basis``
+    (``include_stale``: also providers past their staleness limit, as ``latest_prices``)."""
     b = value_mod.check_basis(basis)
     gpu_ids = resolve_gpus(ctx, gpu)
     ks = normalise_kinds(kinds)
     with ctx.session() as s:
         rows = queries.latest_prices(s, gpus=gpu_ids, providers=check_providers(providers), kinds=ks,
-                                     regions=_split(regions), include_unmapped=False)
+                                     regions=_split(regions), include_unmapped=False, include_stale=include_stale)
     by_gpu: dict[str, list[float]] = {}
     for r in rows:
         if r["gpu"] and r["currency"] == "USD":
