@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 
+from db.asof import stale_note
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.analysis.history import History
 from tracker.catalog import value as value_mod
@@ -64,7 +65,10 @@ def overview(ctx: WebContext) -> dict[str, Any]:
     trend = {t["gpu"]: t for t in trends(ctx)}
     provs = providers(ctx)
     newest = max((r["observed_at"] for r in rows), default=None)
+    with ctx.session() as s:
+        note = stale_note(s) if not rows else None
     return {
+        "stale_note": note,
         "gpus": cheapest_by_gpu(ctx, rows),
         "trends": trend,
         "providers": provs,
