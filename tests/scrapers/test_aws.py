@@ -349,7 +349,7 @@ def test_replay_scrape_then_prices_lists_aws_h100s(tmp_path: Path) -> None:
     summary = {r["provider"]: r for r in json.loads(scrape.stdout)}
     assert summary["aws"]["status"] == summary["aws_spot"]["status"] == "ok"
     assert summary["aws"]["offers"] >= 40 and summary["aws_spot"]["offers"] == 47
-    prices = runner.invoke(app, ["--db", db, "prices", "--gpu", "H100", "--format", "json"])
+    prices = runner.invoke(app, ["--db", db, "prices", "--gpu", "H100", "--kind", "all", "--format", "json"])
     assert prices.exit_code == 0, prices.output
     rows = {(r["provider"], r["gpu_raw"], r["kind"], r["region"]): r for r in json.loads(prices.stdout)}
     p5 = rows[("aws", "p5.48xlarge", "on_demand", "us-east-1")]

@@ -93,7 +93,7 @@ def test_replayed_rupees_are_converted_with_a_dated_rate_and_shown_with_it(db_ur
     assert (h100["currency"], h100["price_per_hour"]) == ("USD", pytest.approx(300 * 0.0115))
     assert (h100["original_price_per_hour"], h100["original_currency"], h100["usd_rate"], h100["usd_rate_date"]) == (
         300.0, "INR", 0.0115, "2026-12-01")
-    table = runner.invoke(app, ["--config", str(dated), "--db", db_url, "prices", "-p", "e2e"])
+    table = runner.invoke(app, ["--config", str(dated), "--db", db_url, "prices", "-p", "e2e", "--kind", "all"])
     assert "6 prices converted from INR to USD at 0.0115 USD per INR (rate of 2026-12-01)" in " ".join(table.stderr.split())
 
 

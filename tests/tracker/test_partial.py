@@ -97,7 +97,7 @@ def _intervals(engine: Engine, provider: str) -> dict[str, list[tuple[int, int |
 
 def _current(engine: Engine, provider: str) -> dict[str, dict[str, Any]]:
     with Session(engine) as s:
-        return {r["sku"]: r for r in queries.latest_prices(s, providers=[provider])}
+        return {r["sku"]: r for r in queries.latest_prices(s, providers=[provider], include_stale=True)}
 
 
 def _epoch(at: datetime) -> int:

@@ -141,9 +141,11 @@ def observe(session: Session, rule: Rule, settings: Settings, now: datetime, spe
             *, want_history_low: bool = False) -> Observation:
     status_all = provider_status(session, settings, now)
     status = {p: s for p, s in status_all.items() if not rule.providers or p in rule.providers}
+    # every provider's last list, judged below by the same staleness rule (``provider_status``,
+    # as of the evaluation's ``now``): fresh rows fire, held ones keep a rule's state
     rows = queries.latest_prices(
         session, gpus=list(rule.gpus), providers=list(rule.providers) or None, kinds=list(rule.kinds),
-        regions=list(rule.regions) or None,
+        regions=list(rule.regions) or None, now=now, include_stale=True,
     )
     fresh_rows = [r for r in rows if status.get(r["provider"]) == "fresh"]
     combined_rows = [r for r in rows if status.get(r["provider"]) in ("fresh", "held")]

@@ -236,7 +236,7 @@ def test_a_price_in_rupees_is_converted_with_its_dated_rate(engine: Engine, tmp_
     rates = Settings(currency_rates={"INR": {"rate": 0.012, "date": "2026-03-20"}}).currency_rates  # a test rate
     import_files(engine, [path], currency_rates=rates)
     with Session(engine) as s:
-        (row,) = [r for r in latest_prices(s, providers=["e2e"])]
+        (row,) = [r for r in latest_prices(s, providers=["e2e"], include_stale=True)]
     assert (row["currency"], row["price_per_gpu_hour"]) == ("USD", pytest.approx(3.0))
     assert (row["original_price_per_hour"], row["original_currency"], row["usd_rate"], row["usd_rate_date"]) == (
         250.0, "INR", 0.012, "2026-03-20")
@@ -246,7 +246,7 @@ def test_a_price_in_rupees_is_converted_with_its_dated_rate(engine: Engine, tmp_
     other.write_text(path.read_text().replace("GDC.H100-80GB", "GDC.2xH100-80GB").replace("03-22", "03-23"))
     import_files(engine, [other])  # imported without a rate: stored in rupees, nothing converted
     with Session(engine) as s:
-        rows = latest_prices(s, providers=["e2e"])
+        rows = latest_prices(s, providers=["e2e"], include_stale=True)
     assert [(r["sku"], r["currency"], r["price_per_hour"], r["usd_rate"]) for r in rows if r["currency"] == "INR"] == [
         ("GDC.2xH100-80GB/SXM", "INR", 250.0, None)]
 
