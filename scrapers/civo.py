@@ -45,6 +45,7 @@ from scrapers.html import (
     parse_gb,
     parse_number,
     read_money,
+    slug,
     text_of,
 )
 
@@ -55,10 +56,6 @@ PRICING_URL = "https://www.civo.com/pricing"
 _DETAIL_RE = re.compile(r"^\s*(\d+(?:\.\d+)?|\d+\s*/\s*\d+)\s*[x×]\s*(.+?)\s*$", re.IGNORECASE)
 _TERM_RE = re.compile(r"^(\d+)[_-]?months?$", re.IGNORECASE)
 _PER_HOUR_RE = re.compile(r"per\s+hour|/\s*h(?:ou)?r\b", re.IGNORECASE)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _count(text: str) -> float:
@@ -141,7 +138,7 @@ class CivoScraper(Scraper):
             count = _count(m.group(1))
             gpu = m.group(2)
             size = text_of(cells[col["Size"]]).replace(detail, "").strip() or detail
-            sku = _slug(f"{size} {m.group(1)}x {gpu}")
+            sku = slug(f"{size} {m.group(1)}x {gpu}")
             base: dict[str, Any] = {"size": size}
             if count < 1:
                 base["fractional"] = True

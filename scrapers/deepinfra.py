@@ -38,15 +38,12 @@ from scrapers.html import (
     page_soup,
     parse_gb,
     read_money,
+    slug,
     text_of,
 )
 
 PRICING_URL = "https://deepinfra.com/pricing"
 _COMING_RE = re.compile(r"^\s*(?:coming\s+soon|soon|tba|tbd|pre[\s-]?order)\s*$", re.IGNORECASE)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 class DeepinfraScraper(Scraper):
@@ -107,7 +104,7 @@ class DeepinfraScraper(Scraper):
                         currency = money.currency
                     elif money is not None:
                         extra["contact_sales"] = True
-                sku = _slug(f"{gpu} {memory:g}gb" if memory else gpu)
+                sku = slug(f"{gpu} {memory:g}gb" if memory else gpu)
                 if sku in seen:  # a row repeated with the same price: one offer
                     if seen[sku] != price:
                         raise layout_changed(self.name, f"two different prices for {gpu!r} {text_of(cells[col['Memory']])!r}")

@@ -21,7 +21,6 @@ that is no price quarantines that offer only.
 
 from __future__ import annotations
 
-import re
 from typing import Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper
@@ -37,14 +36,11 @@ from scrapers.html import (
     page_soup,
     parse_gb,
     read_money,
+    slug,
     text_of,
 )
 
 PRICING_URL = "https://fal.ai/pricing"
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 class FalScraper(Scraper):
@@ -100,7 +96,7 @@ class FalScraper(Scraper):
                         price = round(hourly(money, assume="hour"), 6)
                     elif money is not None:
                         extra["contact_sales"] = True
-                    sku = _slug(f"{gpu} {memory:g}gb" if memory else gpu)
+                    sku = slug(f"{gpu} {memory:g}gb" if memory else gpu)
                     if (sku, kind) in seen:  # a row repeated with the same price: one offer
                         if seen[(sku, kind)] != price:
                             raise layout_changed(self.name, f"two different {label!r} prices for {gpu!r}")

@@ -27,7 +27,16 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper
-from scrapers.html import cell_field, hourly, is_hidden, layout_changed, page_soup, read_money, text_of
+from scrapers.html import (
+    cell_field,
+    hourly,
+    is_hidden,
+    layout_changed,
+    page_soup,
+    read_money,
+    slug,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from bs4 import Tag
@@ -36,10 +45,6 @@ PRICING_URL = "https://www.gmicloud.ai/en/pricing"
 _UNIT_RE = re.compile(r"/\s*GPU[\s-]*(?:hour|hr|h)\b", re.IGNORECASE)
 _COMING_RE = re.compile(r"\b(?:pre[\s-]?order|coming\s+soon|waitlist|join\s+the\s+wait)", re.IGNORECASE)
 _STATUS_RE = re.compile(r"^(?:available(?: now)?|limited(?: availability)?|sold out|out of stock|coming soon|new)$", re.IGNORECASE)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 class GmicloudScraper(Scraper):
@@ -133,7 +138,7 @@ class GmicloudScraper(Scraper):
             elif money is not None:
                 extra["contact_sales"] = True
         return self.offer(
-            sku=_slug(gpu),
+            sku=slug(gpu),
             gpu_raw=gpu,
             gpu_count=1,
             price_per_hour=price,

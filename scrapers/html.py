@@ -83,6 +83,7 @@ __all__ = [
     "is_document",
     "is_tag",
     "is_text",
+    "slug",
     "page_soup",
     "HOURS_PER_MONTH",
     "Money",
@@ -391,6 +392,12 @@ def text_of(node: PageElement | None) -> str:
 
 _HIDDEN_CLASSES: Final = frozenset({"hide", "hidden", "is-hidden", "d-none", "sr-only", "visually-hidden", "w-condition-invisible"})
 _HIDDEN_STYLE_RE: Final = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+
+
+def slug(text: str) -> str:
+    """A stable sku from a printed name: lower case, runs of anything else than letters and
+    digits as one dash (``"H100 SXM (80GB)"`` -> ``"h100-sxm-80gb"``)."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def is_tag(node: Any) -> bool:

@@ -52,6 +52,7 @@ from scrapers.html import (
     parse_gb,
     parse_number,
     read_money,
+    slug,
     text_of,
 )
 
@@ -81,10 +82,6 @@ def _plan_and_badge(tr: Tag, name_cell: Tag) -> tuple[str, str | None]:
         plan = plan[: m.start()].strip()
         m = _BADGE_RE.search(plan)
     return plan, (badges[0] if badges else None)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 class LambdaScraper(Scraper):
@@ -174,7 +171,7 @@ class LambdaScraper(Scraper):
                 extra["storage"] = storage
 
             memory = parse_gb(text_of(cells[col["VRAM"]])) or parse_number(text_of(cells[col["VRAM"]]))
-            sku = _slug(f"{count}x {plan} {memory:g}gb" if memory else f"{count}x {plan}")
+            sku = slug(f"{count}x {plan} {memory:g}gb" if memory else f"{count}x {plan}")
             if sku in seen:
                 raise layout_changed(self.name, f"two rows for the same instance {sku!r}")
             seen.add(sku)

@@ -63,6 +63,7 @@ from scrapers.html import (
     page_soup,
     parse_gb,
     read_money,
+    slug,
     text_of,
 )
 
@@ -71,10 +72,6 @@ if TYPE_CHECKING:
 
 PRICING_URL = "https://modal.com/pricing"
 _SECTION_RE = re.compile(r"^\s*GPUs?(?:\s+(?:tasks|pricing|compute))?\s*$", re.IGNORECASE)
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _has_class(tag: Tag, name: str) -> bool:
@@ -172,7 +169,7 @@ class ModalScraper(Scraper):
             if money.is_from:
                 extra["price_from"] = True
         return self.offer(
-            sku=_slug(name),
+            sku=slug(name),
             gpu_raw=name,
             gpu_count=1,
             gpu_memory_gb=parse_gb(name),

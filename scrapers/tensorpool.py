@@ -23,7 +23,17 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapers.base import Http, ScrapedOffer, Scraper
-from scrapers.html import cell_field, hourly, is_blank, layout_changed, norm_label, page_soup, read_money, text_of
+from scrapers.html import (
+    cell_field,
+    hourly,
+    is_blank,
+    layout_changed,
+    norm_label,
+    page_soup,
+    read_money,
+    slug,
+    text_of,
+)
 
 if TYPE_CHECKING:
     from bs4 import Tag
@@ -31,10 +41,6 @@ if TYPE_CHECKING:
 PRICING_URL = "https://tensorpool.dev/pricing"
 _LINE_RE = re.compile(r"^\s*(?P<name>.+?)\s+[-–—:]\s+(?P<price>.+?)\s*$")
 _NOT_GPUS = frozenset({"cpu", "cpus", "storage"})
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 class TensorpoolScraper(Scraper):
@@ -78,7 +84,7 @@ class TensorpoolScraper(Scraper):
                 extra["contact_sales"] = True
             offers.append(
                 self.offer(
-                    sku=_slug(gpu),
+                    sku=slug(gpu),
                     gpu_raw=gpu,
                     gpu_count=1,
                     price_per_hour=price,

@@ -29,8 +29,15 @@ import json
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, field_path, read_price
-from scrapers.html import page_soup
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    field_path,
+    read_price,
+)
+from scrapers.html import page_soup, slug
 
 if TYPE_CHECKING:
     from bs4 import BeautifulSoup
@@ -42,10 +49,6 @@ _NVLINK_RE = re.compile(r"\s*\bnvlink\b\s*", re.IGNORECASE)
 _IN_STOCK = ("instock", "limitedavailability", "onlineonly", "instoreonly")
 _OUT = ("outofstock", "soldout", "discontinued")
 _SOON = ("preorder", "presale", "backorder")
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _items(node: Any) -> list[Any]:
@@ -150,7 +153,7 @@ class ThundercomputeScraper(Scraper):
         if availability:
             extra["availability"] = availability
         return self.offer(
-            sku=_slug(name),
+            sku=slug(name),
             gpu_raw=gpu,
             gpu_count=1,
             price_per_hour=price,

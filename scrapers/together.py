@@ -44,6 +44,7 @@ from scrapers.html import (
     norm_label,
     page_soup,
     read_money,
+    slug,
     text_of,
 )
 
@@ -53,10 +54,6 @@ if TYPE_CHECKING:
 PRICING_URL = "https://www.together.ai/pricing"
 _DAYS_RE = re.compile(r"(\d+)\s*(?:-|–|to)\s*(\d+)\s*days?|(\d+)\s*\+\s*days?", re.IGNORECASE)
 _NOT_OFFERED = {"—", "–", "-", "n/a", ""}
-
-
-def _slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
 
 
 def _grid(rows: list[list[Tag]]) -> list[list[Tag | None]]:
@@ -205,7 +202,7 @@ class TogetherScraper(Scraper):
                 term_slug = f":{term_extra.get('term_days', term)}d" if kind == "reserved" else ""
                 offers.append(
                     self.offer(
-                        sku=f"{_slug(gpu)}{term_slug}",
+                        sku=f"{slug(gpu)}{term_slug}",
                         gpu_raw=gpu,
                         gpu_count=1,
                         price_per_hour=price,
