@@ -49,9 +49,9 @@ class HyperbolicScraper(Scraper):
     endpoint = "GET https://api.hyperbolic.ai/v2/alpha/on-demand/rental-options"
     kinds = ("on_demand",)
     source_kind = "api"
-    fixture_kind = "recording"
-    checked_by = "recording: an anonymous rental-options answer, via getcomputable/gpu-index"
-    caveats = "price is for the whole option (costPerHourCents / 100 for gpuCount GPUs); disabled options are skipped"
+    fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of an anonymous rental-options answer shown by getcomputable/gpu-index (structure only, own values)"
+    caveats = "reference fixture (real 2026 shape, own values); price is for the whole option (costPerHourCents / 100 for gpuCount GPUs); disabled options are skipped"
 
     async def fetch(self, http: Http) -> Any:
         return await http.get_json(URL, headers={"Accept": "application/json"})

@@ -15,7 +15,7 @@ options of the same on-demand product (Ethernet vs InfiniBand), so both are ``on
 offers, under the skus ``"<gpu_model>:ethernet"`` and ``"<gpu_model>:infiniband"``.
 
 Per GPU: the prices are per GPU-hour (the dashboard multiplies them by the GPU count; the
-provider's own pages print "$1.99/GPU/hour"), so each offer has ``gpu_count`` 1 and the node's
+provider's own pages print prices "/GPU/hour"), so each offer has ``gpu_count`` 1 and the node's
 specs go to ``extra``. The payload has no currency field; it is USD (the provider's dollar
 prints match the Ethernet figure). ``gpu_count_ethernet`` / ``gpu_count_infiniband`` are free
 GPUs, kept as ``available`` (>0) and in ``extra``; they never gate the price. A row with a new
@@ -55,10 +55,10 @@ class VoltageparkScraper(Scraper):
     per_gpu_limit_field = "node_gpu_count"
     kinds = ("on_demand",)
     source_kind = "api"
-    fixture_kind = "recording"
-    checked_by = "recording: an anonymous locations answer, via getcomputable/gpu-index"
+    fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of an anonymous locations answer shown by getcomputable/gpu-index (structure only, own values)"
     caveats = (
-        "prices are per GPU (gpu_count 1; nodes have 8 GPUs); Ethernet and InfiniBand are two offers; "
+        "reference fixture (real 2026 shape, own values); prices are per GPU (gpu_count 1; nodes have 8 GPUs); Ethernet and InfiniBand are two offers; "
         "region is Voltage Park's opaque location id; USD by the provider's own prints (no currency field)"
     )
 

@@ -1,4 +1,5 @@
-"""Hyperbolic: the anonymous on-demand rental-options API (real 2026 recording, trimmed) and its request."""
+"""Hyperbolic: the anonymous on-demand rental-options API (a reference fixture: the real 2026 shape, our own
+values) and its request."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
-# Real: getcomputable/gpu-index tests/fixtures/observatory/hyperbolic/rental_options.json @ f78dffff,
-# 13 options, only the supplier-cost key dropped (README.md).
-OPTIONS = "hyperbolic/hyperbolic_rental_options_2026_trimmed.json"
+# Reference: the shape of getcomputable/gpu-index tests/fixtures/observatory/hyperbolic/rental_options.json
+# @ f78dffff, our own 13 options (one disabled); no value copied (README.md).
+OPTIONS = "hyperbolic/hyperbolic_rental_options_reference_2026-12-03.json"
+VM_1X = "h100-sxm5-1x-virtual-machine-ethernet-normal"
 
 
 def options(index: int = 0, **changes: Any) -> list[dict[str, Any]]:
-    """The recording with option ``index``'s keys replaced."""
+    """The fixture with option ``index``'s keys replaced."""
     raw = load_json(OPTIONS)
     raw[index].update(copy.deepcopy(changes))
     return raw
@@ -31,7 +33,8 @@ def without(key: str, index: int = 0) -> list[dict[str, Any]]:
 
 class TestHyperbolic(ProviderContract):
     scraper_cls = HyperbolicScraper
-    min_offers = 13
+    handmade = True  # a reference fixture: the real shape with our own values
+    min_offers = 12
 
     def load_raw(self) -> Any:
         return load_json(OPTIONS)
@@ -48,7 +51,7 @@ class TestHyperbolic(ProviderContract):
             options(gpuType=" "),
             options(enabled="yes"),
             options(spotCostPerHourCents=199),  # a new price tier must not be dropped silently
-            options(1, region="us-east-1", gpuType="h100", costPerHourCents=300),  # two prices for one option
+            options(1, gpuType="h100", costPerHourCents=300),  # two prices for one option
             [dict(o, enabled=False) for o in load_json(OPTIONS)],
         ]
 
@@ -57,7 +60,7 @@ class TestHyperbolic(ProviderContract):
         return [
             without("costPerHourCents"),
             without("gpuCount"),
-            options(costPerHourCents="319"),
+            options(costPerHourCents="289"),
             options(gpuCount=0),
             options(gpuCount=1.5),
         ]
@@ -66,39 +69,56 @@ class TestHyperbolic(ProviderContract):
         return index_offers(offers, ("sku", "region"))
 
     def test_single_h100_vm_whole_option_price(self, offers: list[ScrapedOffer]) -> None:
-        o = self.by(offers)[("h100-sxm5-1x-virtual-machine-ethernet-normal", "us-east-1")]
-        assert (o.gpu_raw, o.gpu_count, o.kind, o.currency) == ("h100 sxm5", 1, "on_demand", "USD")
-        assert o.price_per_hour == 3.19  # costPerHourCents 319
-        assert (o.vcpus, o.ram_gb) == (20, 240)
+        o = self.by(offers)[(VM_1X, "us-central-1")]
+        assert (o.gpu_raw, o.gpu_count, o.kind, o.currency, o.region) == ("h100 sxm5", 1, "on_demand", "USD", "us-central-1")
+        assert o.price_per_hour == 2.89  # costPerHourCents 289
+        assert (o.vcpus, o.ram_gb) == (24, 200)
         assert o.available is None  # no totalAvailable: unknown, not zero
-        assert o.extra["cpu_model"] == "Intel Xeon Platinum" and o.extra["storage_gb"] == 720
-        assert self.by(offers)[("h100-sxm5-1x-virtual-machine-ethernet-normal", "ca-east-3")].price_per_hour == 4.85
+        assert o.extra["cpu_model"] == "AMD EPYC 9454" and o.extra["storage_gb"] == 800
+        assert self.by(offers)[(VM_1X, "eu-central-2")].price_per_hour == 3.42
 
     def test_eight_gpu_bare_metal_price_is_for_the_node(self, offers: list[ScrapedOffer]) -> None:
-        o = self.by(offers)[("h100-sxm5-8x-bare-metal-infiniband", "uk-southeast-3")]
-        assert o.gpu_count == 8 and o.price_per_hour == 25.52  # costPerHourCents 2552 for 8 GPUs
-        assert o.price_per_gpu_hour == 3.19
-        assert (o.vcpus, o.ram_gb) == (96, 2000)  # bare metal gives cpuCount, not vcpuCount
+        o = self.by(offers)[("h100-sxm5-8x-bare-metal-infiniband", "us-central-1")]
+        assert (o.gpu_raw, o.gpu_count, o.kind) == ("h100 sxm5", 8, "on_demand")
+        assert o.price_per_hour == 23.12  # costPerHourCents 2312 for 8 GPUs
+        assert o.price_per_gpu_hour == 2.89
+        assert (o.vcpus, o.ram_gb) == (112, 1920)  # bare metal gives cpuCount, not vcpuCount
         assert o.extra["machine_type"] == "bare-metal" and o.extra["connection_type"] == "infiniband"
+        assert o.extra["ethernet_variant"] is None
+
+    def test_two_and_four_gpu_options(self, offers: list[ScrapedOffer]) -> None:
+        by = self.by(offers)
+        two = by[("h100-sxm5-2x-virtual-machine-ethernet-normal", "eu-central-2")]
+        assert (two.gpu_count, two.price_per_hour, two.price_per_gpu_hour, two.vcpus) == (2, 6.68, 3.34, 56)
+        four = by[("h100-sxm5-4x-virtual-machine-ethernet-normal", "ap-northeast-1")]
+        assert (four.gpu_count, four.price_per_hour, four.price_per_gpu_hour) == (4, 12.44, 3.11)
+        assert four.extra["cpu_model"] == "Intel(R) Xeon(R) Gold 6448Y"
 
     def test_pcie_h100_with_stock_and_h200s(self, offers: list[ScrapedOffer]) -> None:
         by = self.by(offers)
-        pcie = by[("h100-pcie-1x-virtual-machine-ethernet-normal", "ca-east-1")]
-        assert (pcie.gpu_raw, pcie.price_per_hour, pcie.available) == ("h100 pcie", 2.75, True)
-        assert pcie.extra["total_available"] == 2
-        assert by[("h200-sxm5-8x-virtual-machine-ethernet-normal", "eu-north-5")].price_per_hour == 31.92
-        assert by[("h100-sxm5-8x-virtual-machine-ethernet-rocev2", "eu-north-4")].extra["ethernet_variant"] == "rocev2"
+        pcie = by[("h100-pcie-1x-virtual-machine-ethernet-normal", "ca-central-1")]
+        assert (pcie.gpu_raw, pcie.price_per_hour, pcie.available) == ("h100 pcie", 2.49, True)
+        assert pcie.extra["total_available"] == 3
+        h200 = by[("h200-sxm5-1x-virtual-machine-ethernet-normal", "us-central-1")]
+        assert (h200.gpu_raw, h200.price_per_hour, h200.available) == ("h200 sxm5", 3.79, False)  # totalAvailable 0
+        metal = by[("h200-sxm5-8x-bare-metal-infiniband", "us-west-2")]
+        assert (metal.price_per_hour, metal.available, metal.extra["total_available"]) == (29.52, True, 1)
+        assert by[("h200-sxm5-8x-virtual-machine-ethernet-normal", "eu-west-1")].price_per_hour == 30.96
+        assert by[("h100-sxm5-8x-virtual-machine-ethernet-rocev2", "eu-central-2")].extra["ethernet_variant"] == "rocev2"
 
     def test_supplier_cost_is_never_the_price(self) -> None:
         raw = options(providerCostPerHourCents=111)
-        o = self.by(HyperbolicScraper(env={}).parse(raw))[("h100-sxm5-1x-virtual-machine-ethernet-normal", "us-east-1")]
-        assert o.price_per_hour == 3.19
+        o = self.by(HyperbolicScraper(env={}).parse(raw))[(VM_1X, "us-central-1")]
+        assert o.price_per_hour == 2.89
         assert "111" not in repr(dict(o.extra))
 
-    def test_disabled_options_give_no_offer(self) -> None:
-        offers = HyperbolicScraper(env={}).parse(options(0, enabled=False))
-        assert len(offers) == 12
-        assert ("h100-sxm5-1x-virtual-machine-ethernet-normal", "us-east-1") not in self.by(offers)
+    def test_disabled_options_give_no_offer(self, offers: list[ScrapedOffer]) -> None:
+        assert len(offers) == 12  # 13 options, the H200 in us-west-2 is disabled
+        assert ("h200-sxm5-1x-virtual-machine-ethernet-normal", "us-west-2") not in self.by(offers)
+        fewer = HyperbolicScraper(env={}).parse(options(0, enabled=False))
+        assert len(fewer) == 11 and (VM_1X, "us-central-1") not in self.by(fewer)
+        enabled = HyperbolicScraper(env={}).parse(options(3, enabled=True))
+        assert self.by(enabled)[("h200-sxm5-1x-virtual-machine-ethernet-normal", "us-west-2")].price_per_hour == 4.15
 
     def test_the_catalog_resolves_every_recorded_name(self, offers: list[ScrapedOffer]) -> None:
         from tracker.catalog.specs import resolve_gpu
@@ -120,3 +140,11 @@ def test_fetch_is_one_anonymous_get() -> None:
 def test_needs_no_credentials() -> None:
     HyperbolicScraper(env={}).check_credentials()
     assert HyperbolicScraper.credentials == () and HyperbolicScraper.optional_credentials == ()
+
+
+def test_the_fixture_is_the_bundled_replay_recording() -> None:
+    from tests.conftest import FIXTURES
+    from tracker.pipeline.replay import BUNDLED_RECORDINGS
+
+    name = OPTIONS.split("/")[1]
+    assert (BUNDLED_RECORDINGS / "hyperbolic" / name).read_bytes() == (FIXTURES / OPTIONS).read_bytes()

@@ -1,4 +1,5 @@
-"""Voltage Park: the anonymous bare-metal locations API (real 2026-08-22 recording) and its request."""
+"""Voltage Park: the anonymous bare-metal locations API (a reference fixture: the real 2026 shape, our own values)
+and its request."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ from tests.conftest import load_json
 from tests.scrapers.contract import ProviderContract, run_fetch
 from tests.scrapers.requests_helpers import json_fetch
 
-# Real, exact copy: getcomputable/gpu-index tests/fixtures/observatory/voltagepark/locations.json @ 055204ad.
-LOCATIONS = "voltagepark/voltagepark_bare_metal_locations_2026-08-22.json"
-LOCATION = "a3111bd4-550a-47d0-838a-0a52bff2ae3f"
+# Reference: the shape of getcomputable/gpu-index tests/fixtures/observatory/voltagepark/locations.json
+# @ 055204ad, our own two locations (made-up ids); no value copied (README.md).
+LOCATIONS = "voltagepark/voltagepark_bare_metal_locations_reference_2026-12-03.json"
+LOCATION = "5e0c2b7a-91d4-4f3e-b6a8-2c7d0e94f1a3"  # InfiniBand GPUs free, Ethernet none
+SECOND = "b71f4d08-3c6e-4a92-8e15-d9a0f6c2e7b4"  # Ethernet GPUs free, InfiniBand none
 
 
 def locations(**changes: Any) -> dict[str, Any]:
-    """The recording with the one location row's keys replaced."""
+    """The fixture with the first location row's keys replaced."""
     raw = load_json(LOCATIONS)
     raw["results"][0].update(changes)
     return raw
@@ -33,7 +36,8 @@ def without(key: str) -> dict[str, Any]:
 
 class TestVoltagepark(ProviderContract):
     scraper_cls = VoltageparkScraper
-    min_offers = 2
+    handmade = True  # a reference fixture: the real shape with our own values
+    min_offers = 4
 
     def load_raw(self) -> Any:
         return load_json(LOCATIONS)
@@ -45,6 +49,7 @@ class TestVoltagepark(ProviderContract):
             {"results": [], "total_result_count": 0},
             {"results": [row]},  # no total_result_count
             {"results": [row], "total_result_count": 2},  # rows this page does not hold
+            load_json(LOCATIONS) | {"total_result_count": 1},  # more rows than it says
             {"results": {"id": LOCATION}, "total_result_count": 1},
             [row],
             {"results": ["h100"], "total_result_count": 1},
@@ -52,43 +57,54 @@ class TestVoltagepark(ProviderContract):
             without("id"),
             locations(specs_per_node={"gpu_count": 8}),
             locations(specs_per_node={"gpu_model": "  "}),
-            locations(gpu_price_spot="1.49"),  # a new price tier must not be dropped silently
+            locations(gpu_price_spot="1.59"),  # a new price tier must not be dropped silently
         ]
 
     def bad_offer_payloads(self) -> list[Any]:
         """One offer's own price or GPU count spoiled: that offer is quarantined, not the run."""
         return [
             without("gpu_price_infiniband"),
-            locations(gpu_price_ethernet="one ninety-nine"),
+            locations(gpu_price_ethernet="two oh nine"),
             locations(gpu_price_ethernet=True),
         ]
 
-    def by_sku(self, offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
-        return {o.sku: o for o in offers}
+    def by_sku(self, offers: list[ScrapedOffer], region: str = LOCATION) -> dict[str, ScrapedOffer]:
+        """The offers of one location by sku."""
+        return {o.sku: o for o in offers if o.region == region}
 
     def test_ethernet_and_infiniband_h100_per_gpu(self, offers: list[ScrapedOffer]) -> None:
+        assert {o.region for o in offers} == {LOCATION, SECOND}
         by = self.by_sku(offers)
         assert set(by) == {"h100-sxm5-80gb:ethernet", "h100-sxm5-80gb:infiniband"}
         ethernet, infiniband = by["h100-sxm5-80gb:ethernet"], by["h100-sxm5-80gb:infiniband"]
-        assert ethernet.price_per_hour == 1.99 and infiniband.price_per_hour == 2.49  # decimal strings "1.99"/"2.49"
+        assert ethernet.price_per_hour == 2.09 and infiniband.price_per_hour == 2.59  # decimal strings "2.09"/"2.59"
         for o in (ethernet, infiniband):
             assert (o.gpu_raw, o.gpu_count, o.kind, o.currency) == ("h100-sxm5-80gb", 1, "on_demand", "USD")
-            assert o.region == LOCATION
-            assert o.available is False  # gpu_count_ethernet / gpu_count_infiniband are 0
-            assert o.extra["free_gpus"] == 0 and o.extra["per_gpu"] is True
+            assert o.region == LOCATION and o.extra["per_gpu"] is True
             assert o.vcpus is None and o.ram_gb is None  # node specs are for 8 GPUs: kept in extra only
-            assert (o.extra["node_gpu_count"], o.extra["node_cpu_count"], o.extra["node_ram_gb"]) == (8, 104, 1024)
-            assert o.extra["node_cpu_model"] == "Intel Xeon Platinum 8470" and o.extra["node_storage_gb"] == 18000
+            assert (o.extra["node_gpu_count"], o.extra["node_cpu_count"], o.extra["node_ram_gb"]) == (8, 112, 2048)
+            assert o.extra["node_cpu_model"] == "Intel Xeon Platinum 8480+" and o.extra["node_storage_gb"] == 30720
         assert (ethernet.extra["network"], infiniband.extra["network"]) == ("ethernet", "infiniband")
+        # free GPUs per network: gpu_count_ethernet 0, gpu_count_infiniband 16
+        assert (ethernet.available, ethernet.extra["free_gpus"]) == (False, 0)
+        assert (infiniband.available, infiniband.extra["free_gpus"]) == (True, 16)
+
+    def test_the_second_location_has_its_own_prices_and_stock(self, offers: list[ScrapedOffer]) -> None:
+        by = self.by_sku(offers, SECOND)
+        ethernet, infiniband = by["h100-sxm5-80gb:ethernet"], by["h100-sxm5-80gb:infiniband"]
+        assert (ethernet.price_per_hour, ethernet.available, ethernet.extra["free_gpus"]) == (2.15, True, 8)
+        assert (infiniband.price_per_hour, infiniband.available, infiniband.extra["free_gpus"]) == (2.65, False, 0)
+        assert (ethernet.extra["node_cpu_model"], ethernet.extra["node_cpu_count"], ethernet.extra["node_ram_gb"]) == (
+            "AMD EPYC 9454", 96, 1536)
 
     def test_free_gpus_make_an_offer_available(self) -> None:
-        offers = self.by_sku(VoltageparkScraper(env={}).parse(locations(gpu_count_infiniband=16)))
-        assert offers["h100-sxm5-80gb:infiniband"].available is True
-        assert offers["h100-sxm5-80gb:ethernet"].available is False
+        offers = self.by_sku(VoltageparkScraper(env={}).parse(locations(gpu_count_ethernet=4, gpu_count_infiniband=0)))
+        assert offers["h100-sxm5-80gb:ethernet"].available is True
+        assert offers["h100-sxm5-80gb:infiniband"].available is False
 
     def test_a_numeric_price_and_a_null_one(self) -> None:
-        offers = self.by_sku(VoltageparkScraper(env={}).parse(locations(gpu_price_ethernet=1.99, gpu_price_infiniband=None)))
-        assert offers["h100-sxm5-80gb:ethernet"].price_per_hour == 1.99
+        offers = self.by_sku(VoltageparkScraper(env={}).parse(locations(gpu_price_ethernet=2.09, gpu_price_infiniband=None)))
+        assert offers["h100-sxm5-80gb:ethernet"].price_per_hour == 2.09
         assert offers["h100-sxm5-80gb:infiniband"].price_per_hour is None  # listed without a price
 
     def test_the_catalog_resolves_the_recorded_name(self, offers: list[ScrapedOffer]) -> None:
@@ -105,7 +121,7 @@ def test_fetch_is_one_anonymous_get() -> None:
 
 
 def test_a_second_page_fails_the_fetch_instead_of_a_partial_list() -> None:
-    page = load_json(LOCATIONS) | {"has_next": True, "total_result_count": 2}
+    page = load_json(LOCATIONS) | {"has_next": True, "total_result_count": 3}
     sent: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -120,3 +136,11 @@ def test_a_second_page_fails_the_fetch_instead_of_a_partial_list() -> None:
 def test_needs_no_credentials() -> None:
     VoltageparkScraper(env={}).check_credentials()
     assert VoltageparkScraper.credentials == () and VoltageparkScraper.optional_credentials == ()
+
+
+def test_the_fixture_is_the_bundled_replay_recording() -> None:
+    from tests.conftest import FIXTURES
+    from tracker.pipeline.replay import BUNDLED_RECORDINGS
+
+    name = LOCATIONS.split("/")[1]
+    assert (BUNDLED_RECORDINGS / "voltagepark" / name).read_bytes() == (FIXTURES / LOCATIONS).read_bytes()

@@ -3,8 +3,9 @@ it (an older snapshot makes it no jump), its interval has the availability the s
 and the start the source stated (joining the observations after it of that start), as when the
 snapshots are imported in the other order or at once, on SQLite and PostgreSQL.
 
-The offers are akash's (available) and voltagepark's (not available), from a replay of their
-real recordings, exported as ``prices`` CSV; the prices and times around them are handmade:
+The offers are akash's (available) and voltagepark's (some available, some not), from a replay of
+their bundled recordings (akash's real, voltagepark's a reference of our own values), exported as
+``prices`` CSV; the prices and times around them are handmade:
 each offer jumps x6 an hour after its real observation and is seen again at that price twice."""
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from tracker.cli.common import Format, emit
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
 
-PROVIDERS = ["akash", "voltagepark"]  # real recordings that list availability
+PROVIDERS = ["akash", "voltagepark"]  # bundled recordings that list availability
 JUMP = 6.0  # more than validate's x5: held until the next snapshot confirms it
 
 
