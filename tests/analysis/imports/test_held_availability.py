@@ -6,7 +6,8 @@ snapshots are imported in the other order or at once, on SQLite and PostgreSQL.
 The offers are akash's (available) and voltagepark's (some available, some not), from a replay of
 their bundled recordings (akash's real, voltagepark's a reference of our own values), exported as
 ``prices`` CSV; the prices and times around them are handmade:
-each offer jumps x6 an hour after its real observation and is seen again at that price twice."""
+each offer is set a day before its replayed observation, jumps x6 an hour later and is seen again at that
+price twice."""
 
 from __future__ import annotations
 
@@ -54,8 +55,10 @@ def write(rows: list[dict[str, Any]], path: Path, capsys: pytest.CaptureFixture[
 
 
 def at(row: dict[str, Any], price: float, since: timedelta, seen: timedelta) -> dict[str, Any]:
-    """``row`` at ``price`` per hour (per GPU-hour likewise), listed from ``since`` to ``seen`` after its real time (handmade)."""
-    t = row["observed_at"]
+    """``row`` at ``price`` per hour (per GPU-hour likewise), listed from ``since`` to ``seen`` after its real time
+    (handmade), all a day earlier: a reference replay has no date and is observed now, and an import refuses
+    observations from the future."""
+    t = row["observed_at"] - timedelta(days=1)
     return {**row, "price_per_hour": round(row["price_per_hour"] * price, 6),
             "price_per_gpu_hour": round(row["price_per_gpu_hour"] * price, 6),
             "price_since": t + since, "observed_at": t + seen}
