@@ -151,11 +151,13 @@ def price_source(row: dict[str, Any], imported: str | None = None) -> str:
     return f"replay {row['recorded']}" if row.get("recorded") else "replay (undated)"
 
 
-def imported_sources(source: Source) -> dict[str, str]:
+def imported_sources(source: Source, states: Sequence[ProviderState] | None = None) -> dict[str, str]:
     """``{provider: archive}`` for the providers whose data all came from imports (no collection
-    run), with the label of each one's newest import (``import of <label> (...)``)."""
+    run), with the label of each one's newest import (``import of <label> (...)``). ``states``:
+    ``provider_states`` when the caller has read them already."""
     conn = reader_of(source)
-    collected = {p.name for p in provider_states(conn) if p.collected_at is not None}
+    states = provider_states(conn) if states is None else states
+    collected = {p.name for p in states if p.collected_at is not None}
     out: dict[str, str] = {}
     for provider, message in conn.rows(q.LATEST_IMPORTS, {"note": q.IMPORT_NOTE}):
         if provider not in collected and message:
@@ -190,14 +192,16 @@ def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, region
 
 
 def current_condition(source: Source, providers: Sequence[str] | None = None, *, now: datetime | None = None,
-                      include_stale: bool = False) -> tuple[str, dict[str, Any]]:
+                      include_stale: bool = False,
+                      states: Sequence[ProviderState] | None = None) -> tuple[str, dict[str, Any]]:
     """SQL matching ``offer_state`` rows listed by their provider's latest successful collection,
-    if that collection still answers "now" (``ProviderState.fresh``) or ``include_stale``."""
+    if that collection still answers "now" (``ProviderState.fresh``) or ``include_stale``.
+    ``states``: ``provider_states`` when the caller has read them already."""
     conn = reader_of(source)
     now = now or utcnow()
     ids = {n: i for i, n in conn.rows(q.LABEL_NAMES, {"s": "provider"})}
     parts, params = [], {}
-    for k, p in enumerate(provider_states(conn)):
+    for k, p in enumerate(provider_states(conn) if states is None else states):
         if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
             continue
         if not include_stale and not p.fresh(now):
@@ -242,14 +246,15 @@ def latest_prices(
     """
     conn = reader_of(source)
     now = now or utcnow()
-    where, params = current_condition(conn, providers, now=now, include_stale=include_stale)
+    states = provider_states(conn)  # read once: the "now" rule and the rows' sources both need them
+    where, params = current_condition(conn, providers, now=now, include_stale=include_stale, states=states)
     sql = q.LATEST_PRICES.format(where=where)
     sql += _offer_terms(gpus, kinds, regions, params)
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
     rows = conn.rows(sql, params)
-    imported = imported_sources(conn)
+    imported = imported_sources(conn, states)
     return [_price_row(row[:16], row[16], imported, now) for row in rows]
 
 
@@ -295,9 +300,11 @@ def current_prices(source: Source, at: datetime | None = None, *, include_stale:
     return prices_at(source, at, **filters)
 
 
-def newest_data(source: Source, providers: Sequence[str] | None = None) -> ProviderState | None:
-    """The provider whose last successful collection is the newest (of ``providers``, or all)."""
-    rows = [p for p in provider_states(source)
+def newest_data(source: Source, providers: Sequence[str] | None = None,
+                states: Sequence[ProviderState] | None = None) -> ProviderState | None:
+    """The provider whose last successful collection is the newest (of ``providers``, or all;
+    ``states``: ``provider_states`` when the caller has read them already)."""
+    rows = [p for p in (provider_states(source) if states is None else states)
             if p.last_success_at is not None and (not providers or p.name in providers)]
     return max(rows, key=lambda p: p.last_success_at) if rows else None  # type: ignore[arg-type,return-value]
 
@@ -309,7 +316,7 @@ def stale_note(source: Source, *, providers: Sequence[str] | None = None, now: d
     states = [p for p in provider_states(source) if not providers or p.name in providers]
     if any(p.fresh(now) for p in states):
         return None
-    p = newest_data(source, providers)
+    p = newest_data(source, providers, states)
     if p is None or p.last_success_at is None:
         return None
     when = p.last_success_at
