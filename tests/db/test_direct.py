@@ -11,6 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import direct, engine as engine_module
+from db.times import utcnow
 from db.asof import latest_prices, prices_at, provider_states
 from db.engine import make_engine
 from db.reader import bind, reader_of
@@ -55,9 +56,10 @@ def test_answers_equal_sqlalchemys(replay_store: str) -> None:
     eng = make_engine(replay_store)
     try:
         with eng.connect() as conn:
-            assert latest_prices(reader) == latest_prices(conn) and len(latest_prices(reader)) > 5
-            assert latest_prices(reader, gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"]) == latest_prices(
-                conn, gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"])
+            now = utcnow()  # one clock for both reads: each row's age is taken from it
+            assert latest_prices(reader, now=now) == latest_prices(conn, now=now) and len(latest_prices(reader)) > 5
+            assert latest_prices(reader, gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"], now=now) == latest_prices(
+                conn, gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"], now=now)
             states = provider_states(reader)
             assert states == provider_states(conn) and all(s.last_success_at.tzinfo is not None for s in states)
             at = max(s.last_success_at for s in states)
