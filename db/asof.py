@@ -165,9 +165,12 @@ def imported_sources(source: Source, states: Sequence[ProviderState] | None = No
     return out
 
 
-def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now: datetime) -> dict[str, Any]:
+def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now: datetime,
+               available_count: int | None = None) -> dict[str, Any]:
     d = dict(zip(PRICE_KEYS, values, strict=True))
     d["available"] = None if d["available"] is None else bool(d["available"])
+    # GPUs free now: the store keeps the newest count only, so a past moment (``prices_at``) has none
+    d["available_count"] = None if available_count is None else int(available_count)
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
     mark = replay_mark(extra)
     d["via"] = via_of(extra)
@@ -255,7 +258,7 @@ def latest_prices(
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
     rows = conn.rows(sql, params)
     imported = imported_sources(conn, states)
-    return [_price_row(row[:16], row[16], imported, now) for row in rows]
+    return [_price_row(row[:16], row[16], imported, now, row[17]) for row in rows]
 
 
 def prices_at(

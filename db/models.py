@@ -13,7 +13,8 @@ Storage model (why it is shaped this way):
   integer ids from ``label``; the only index is ``(gpu_id, last_seen, first_seen)`` for a
   GPU's history over a range (the other hot question, the latest price per offer, is answered by
   ``offer_state``).
-* ``offer_state`` is the current state: per offer, its newest interval. Previous prices,
+* ``offer_state`` is the current state: per offer, its newest interval (and the GPUs free now,
+  where the provider states a count: current-only, so hourly count moves never split intervals). Previous prices,
   market medians and "what is on sale now" read it instead of scanning history, so the work
   of one collection does not grow with the length of the history.
 * ``rollup_day`` holds min, median, max and offer count per (gpu, provider, kind, day);
@@ -185,6 +186,11 @@ class OfferState(SQLModel, table=True):
     provider_id: int = Field(sa_type=SmallInteger)
     last_seen: int = Field(sa_type=BigInteger)
     observations: int = 1
+    #: GPUs the provider said are free to rent at its newest observation of the offer (NULL: it
+    #: states no count). Current-only on purpose: marketplace counts move every collection, and
+    #: as a column of ``price_interval`` each move would open a new interval; whether the offer
+    #: was available at all (``price_interval.available``) is the history.
+    available_count: int | None = None
 
 
 class RollupDay(SQLModel, table=True):

@@ -56,7 +56,7 @@ PRICE_SELECT = (
     f"o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, {LAST_SEEN}, i.first_seen, "
 )
 #: Current prices: every offer's newest interval (``offer_state``); ``{where}`` is ``db.asof.current_condition``.
-LATEST_PRICES = (PRICE_SELECT + "o.extra FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
+LATEST_PRICES = (PRICE_SELECT + "o.extra, s.available_count FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
                  "JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
 #: Intervals that may be in effect at ``:t`` (``:lo``: the longest hold before it).
 PRICES_AT = (PRICE_SELECT + "i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i "

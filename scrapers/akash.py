@@ -42,6 +42,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
+    free_count,
     number,
     read_price,
     require,
@@ -133,7 +134,8 @@ class AkashScraper(Scraper):
             region="",
             gpu_memory_gb=_memory_gb(parts[2]),
             currency="USD",
-            available=(free > 0) if isinstance(free, (int, float)) and not isinstance(free, bool) else None,
+            available=None if free_count(free) is None else free_count(free) > 0,
+            available_count=free_count(free),
             extra=extra,
         )
 

@@ -46,6 +46,7 @@ __all__ = [
     "as_list",
     "dig",
     "field_path",
+    "free_count",
     "is_one_of",
     "names_in",
     "number",
@@ -104,6 +105,9 @@ class ScrapedOffer:
     available: bool | None = None
     gpu: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: GPUs (not instances) the provider says are free to rent now; ``None`` when it states no
+    #: count. With a count, ``available`` is whether it is above zero.
+    available_count: int | None = None
 
     def __post_init__(self) -> None:
         where = f"{self.provider or '?'}: offer {self.sku!r}"
@@ -127,6 +131,11 @@ class ScrapedOffer:
                 raise ParseError(f"{where}: {name} must be a finite number or absent, got {type(value).__name__}")
         if len(self.currency) != 3 or not self.currency.isalpha() or not self.currency.isupper():
             raise ParseError(f"{where}: currency must be an ISO 4217 code, got {self.currency!r}")
+        if self.available_count is not None:
+            if isinstance(self.available_count, bool) or not isinstance(self.available_count, int) or self.available_count < 0:
+                raise ParseError(f"{where}: available_count must be a whole number >= 0 or absent, got {shown(self.available_count)}")
+            if self.available is not (self.available_count > 0):
+                raise ParseError(f"{where}: available must be whether available_count ({self.available_count}) is above zero")
 
     @property
     def price_per_gpu_hour(self) -> float | None:
@@ -304,6 +313,18 @@ def read_count(
     if count < 0 or (count == 0 and not zero):
         return count, unreadable("GPU count", where, value, "not a positive count")
     return count, {}
+
+
+def free_count(value: Any, per_unit: float = 1) -> int | None:
+    """A provider's count of free units as GPUs free now (``ScrapedOffer.available_count``):
+    ``value`` (a whole number >= 0, or a numeric string of one) times ``per_unit`` (the GPUs of one
+    unit, when it counts instances), or ``None`` when it is absent, no count or not a whole number of
+    GPUs (shared-GPU units): unknown, never 0."""
+    count = number(value, strings=True)
+    if count is None or count < 0 or not count.is_integer() or per_unit <= 0:
+        return None
+    gpus = count * per_unit
+    return int(gpus) if gpus.is_integer() else None
 
 
 def dig(node: Any, *path: str | int) -> Any:

@@ -18,7 +18,7 @@ Keys relied on: ``machineTypes[]``, ``dataCenterId`` (region; its first dash-sep
 ISO country, e.g. ``no-luster-1`` -> NO), ``machineType`` and ``gpuModelId`` (sku), ``gpuModel``
 (gpu_raw), ``gpuPriceHr.value``; optional ``vcpuPriceHr``, ``memoryGibPriceHr``,
 ``minStorageGibPriceHr``, ``ipv4PriceHr``, ``maxGpuFree`` (GPUs free on one host -> available),
-``totalGpuFree``, ``minVcpuPerGpu``/``maxVcpuPerGpu``, ``cpuModel``, ``renewableEnergy``.
+``totalGpuFree`` (GPUs free in the data center -> ``available_count``, 0 when no host has one), ``minVcpuPerGpu``/``maxVcpuPerGpu``, ``cpuModel``, ``renewableEnergy``.
 No GPU memory in this payload (``gpu_memory_gb`` None; the catalog knows it).
 """
 
@@ -36,6 +36,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
+    free_count,
     read_price,
     require,
     shown,
@@ -120,6 +121,9 @@ class CudoScraper(Scraper):
             currency = currency.upper() if isinstance(currency, str) and len(currency) == 3 else "USD"
             country_match = _COUNTRY_PREFIX.match(data_center)
             max_free = item.get("maxGpuFree")
+            available = max_free > 0 if isinstance(max_free, (int, float)) and not isinstance(max_free, bool) else None
+            # GPUs of this type free in the data center (none when no host has one free)
+            free = (free_count(item.get("totalGpuFree")) or None) if available else (0 if available is False else None)
             extra = {
                 "gpu_component_only": True,
                 "gpu_model_id": gpu_model_id,
@@ -145,7 +149,8 @@ class CudoScraper(Scraper):
                     region=data_center,
                     country=country_match.group(1).upper() if country_match else None,
                     currency=currency,
-                    available=max_free > 0 if isinstance(max_free, (int, float)) and not isinstance(max_free, bool) else None,
+                    available=available,
+                    available_count=free,
                     extra={**{k: v for k, v in extra.items() if v is not None}, **bad_price},
                 )
             )

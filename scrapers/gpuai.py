@@ -43,6 +43,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
+    free_count,
     number,
     positive,
     read_count,
@@ -174,6 +175,7 @@ class GpuaiScraper(Scraper):
             vcpus=positive(row.get("cpu_cores")),
             ram_gb=positive(row.get("ram_gb")),
             available=None if free is None else free > 0,
+            available_count=None if free is None or bad_count else free_count(free, count),
             extra={
                 "available_count": free,
                 "capacity_class": capacity,

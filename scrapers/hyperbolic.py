@@ -33,6 +33,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
+    free_count,
     positive,
     read_count,
     read_price,
@@ -131,6 +132,7 @@ class HyperbolicScraper(Scraper):
             ram_gb=positive(ram),
             currency="USD",
             available=None if free is None else free > 0,
+            available_count=None if free is None or bad else free_count(free, count),
             extra={
                 "machine_type": machine,
                 "connection_type": connection,

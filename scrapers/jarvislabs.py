@@ -34,6 +34,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
+    free_count,
     number,
     read_price,
     require,
@@ -118,6 +119,7 @@ class JarvislabsScraper(Scraper):
                     region=region,
                     country="IN" if region.startswith("india-") else None,
                     available=None if available is None else available > 0,
+                    available_count=free_count(available),
                     extra={**extra, **bad_price},
                 )
         return list(offers.values())

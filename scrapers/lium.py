@@ -116,6 +116,7 @@ class LiumScraper(Scraper):
             country=country,
             currency="USD",
             available=None if free is None else free > 0,
+            available_count=free,
             extra={
                 "price_per_gpu_hour": per_gpu,
                 "available_count": free,

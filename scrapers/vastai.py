@@ -59,6 +59,7 @@ from scrapers.base import (
     ScrapedOffer,
     Scraper,
     field_path,
+    free_count,
     number,
     read_count,
     read_price,
@@ -251,7 +252,8 @@ class VastaiScraper(Scraper):
             cpu_ram = _number(item.get("cpu_ram"))
             region, country = split_geolocation(item.get("geolocation"))
             rentable, rented = item.get("rentable"), item.get("rented")
-            available = None if rentable is None and rented is None else bool(rentable) and not rented
+            # the search asks for rentable, unrented offers only: a listing that does not say is one
+            available = True if rentable is None and rented is None else bool(rentable) and not rented
             verification = item.get("verification")
             extra = {
                 "verified": verification == "verified" if isinstance(verification, str) else None,
@@ -276,6 +278,7 @@ class VastaiScraper(Scraper):
                 "vcpus": _number(item.get("cpu_cores_effective")),
                 "ram_gb": round(cpu_ram / MIB_PER_GIB, 2) if cpu_ram else None,
                 "available": available,
+                "available_count": None if bad_count else (free_count(num_gpus) or None) if available else 0,
                 "extra": extra,
             }
             result.append(self.offer(kind="on_demand", price_per_hour=price, **{**common, "extra": {**extra, **bad_price}}))

@@ -124,6 +124,7 @@ class VoltageparkScraper(Scraper):
                     region=location,
                     currency="USD",
                     available=None if free is None else free > 0,
+                    available_count=free,
                     extra={**extra_common, "network": network, "free_gpus": free, **bad},
                 )
             )

@@ -27,8 +27,8 @@ from tracker.catalog.value import DEFAULT_BASIS
 from tracker.cli import app as cli_app
 
 PRICE_KEYS = {"provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
-              "replay", "recorded", "fixture", "via", "original_price_per_hour", "original_currency",
+              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "available_count", "observed_at",
+              "price_since", "replay", "recorded", "fixture", "via", "original_price_per_hour", "original_currency",
               "usd_rate", "usd_rate_date", "source", "age_s"}
 
 

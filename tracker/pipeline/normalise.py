@@ -36,6 +36,8 @@ class NormalisedOffer:
     ram_gb: float | None = None
     country: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    #: GPUs free now, where the provider states a count (``ScrapedOffer.available_count``).
+    available_count: int | None = None
 
     @property
     def identity(self) -> tuple[str, str, str, int]:
@@ -87,6 +89,7 @@ def normalise(
         ram_gb=offer.ram_gb,
         country=offer.country,
         extra=extra,
+        available_count=offer.available_count,
     )
 
 

@@ -50,7 +50,7 @@ _STATE_SQL = (
     f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in _OFFER_FIELDS)}, "
     "CAST(o.extra AS TEXT), "
     "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, s.last_seen, i.ends_at, "
-    "i.kind_id, i.price_per_gpu_hour, i.first_seen, i.last_seen FROM offer o "
+    "i.kind_id, i.price_per_gpu_hour, i.first_seen, i.last_seen, s.available_count FROM offer o "
     "LEFT JOIN offer_state s ON s.offer_id = o.id LEFT JOIN price_interval i ON i.id = s.interval_id WHERE o.provider = :p"
 )
 #: Positions in a ``_STATE_SQL`` row: the offer's id, fields and extra, then its newest interval.
@@ -58,8 +58,10 @@ _ID, _ATTRS, _EXTRA = 4, slice(5, 12), 12
 _IV, _IV_GPU, _IV_CURRENCY, _IV_PRICE, _IV_AVAILABLE, _IV_LAST, _IV_ENDS = range(13, 20)
 #: ... and what the roll-ups read of it (``_IV_ROW_LAST``: the row's own ``last_seen``, ``OPEN`` while open).
 _IV_KIND, _IV_GPU_PRICE, _IV_FIRST, _IV_ROW_LAST = range(20, 24)
+#: ... and the GPUs free at its last observation (``offer_state.available_count``).
+_COUNT = 24
 #: What follows the identity and id in the row of a new offer (no stored fields, no interval).
-_NO_STATE: tuple[None, ...] = (None,) * 19
+_NO_STATE: tuple[None, ...] = (None,) * 20
 
 State = tuple[Any, ...]
 
@@ -177,6 +179,7 @@ def store_observation(
     extend: list[int] = []
     extend_offers: list[int] = []
     opened: list[tuple[object, ...]] = []
+    counts: list[tuple[int | None, int]] = []  # (GPUs free now, offer) where that changed
     leaving: list[int] = []  # open intervals of offers that get a new one
     currency_ids = {c: i for (space, c), i in ids.items() if space == "currency"}
     kind_ids = {k: i for (space, k), i in ids.items() if space == "kind"}
@@ -192,6 +195,8 @@ def store_observation(
         if o.price_per_hour is None or o.price_per_gpu_hour is None:
             unpriced += 1
             continue
+        if o.available_count != row[_COUNT]:
+            counts.append((o.available_count, oid))
         gpu_id = gpu_ids[o.gpu] if o.gpu is not None else None
         currency_id = currency_ids[o.currency]
         continuous = cur_id is not None and row[_IV_ENDS] is None and prev is not None and row[_IV_LAST] >= prev
@@ -245,6 +250,8 @@ def store_observation(
             f"SELECT offer_id, id, provider_id, first_seen, observations FROM price_interval WHERE id > {m} "
             f"AND provider_id = {m} AND first_seen = {m} {bulk.OFFER_STATE_UPSERT} RETURNING offer_id, interval_id",
             (before, pid, t)).all())
+    if counts:  # the state row of every priced offer exists now; only the counts that moved are written
+        conn.exec_driver_sql(f"UPDATE offer_state SET available_count = {m} WHERE offer_id = {m}", counts)
 
     # 4. the provider's roll-ups around this collection, from the current intervals at hand
     if refresh_rollups:

@@ -36,7 +36,11 @@ class PriceOut(_Out):
     price_per_hour: float = Field(description="Whole instance, in `currency`.")
     price_per_gpu_hour: float
     currency: str
-    available: bool | None
+    available: bool | None = Field(description="Whether the provider listed it as available to rent; null when it "
+                                                "does not say (unknown, never taken as unavailable).")
+    available_count: int | None = Field(None, description="GPUs the provider said were free to rent at its newest "
+                                                           "collection, where it states a count (null otherwise, "
+                                                           "and for a past moment: only the newest count is kept).")
     observed_at: datetime = Field(description="When the provider last listed this price.")
     price_since: datetime = Field(description="Since when the price has been unchanged.")
     replay: bool = Field(False, description="True when the price was replayed from a bundled or given recording, "
