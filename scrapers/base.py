@@ -32,6 +32,7 @@ __all__ = [
     "FIXTURE_KINDS",
     "KINDS",
     "SOURCE_KINDS",
+    "STOCK_LEVEL",
     "FetchError",
     "Http",
     "PartialOffers",
@@ -313,6 +314,11 @@ def read_count(
     if count < 0 or (count == 0 and not zero):
         return count, unreadable("GPU count", where, value, "not a positive count")
     return count, {}
+
+
+#: ``extra`` key of the provider's own word for an offer's stock level, where it states one
+#: ("High", "scarce", "limited", "out_of_stock"...): kept as said, beside ``available``.
+STOCK_LEVEL: Final = "stock"
 
 
 def free_count(value: Any, per_unit: float = 1) -> int | None:

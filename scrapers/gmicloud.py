@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import STOCK_LEVEL, Http, ScrapedOffer, Scraper
 from scrapers.html import (
     cell_field,
     hourly,
@@ -117,7 +117,7 @@ class GmicloudScraper(Scraper):
         if low.startswith("available"):
             available = True
         elif low.startswith("limited"):
-            available, extra["stock"] = True, "limited"
+            available, extra[STOCK_LEVEL] = True, "limited"
         elif low in ("sold out", "out of stock"):
             available = False
 

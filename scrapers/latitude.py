@@ -18,7 +18,7 @@ one ``{"hour", "month", "year"}`` per currency. Prices are for the whole server 
 * USD only: the page also prints BRL list prices (set by Latitude, not converted); they are
   kept in ``extra["brl"]`` and never stored as prices.
 * A null or 0 price means that term is not offered in that region: no offer (a region with
-  neither is skipped). ``available`` is ``stock_level != "unavailable"``; the stock level and the
+  neither is skipped). ``available`` is ``stock_level != "unavailable"``; the stock level (``extra["stock"]``) and the
   sites with stock (``locations.in_stock``) go to ``extra``.
 
 No flight data, no ``plansData``, no plan list, or no GPU plan at all -> ``ParseError``; a
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, dig, number, positive, shown
+from scrapers.base import STOCK_LEVEL, Http, ParseError, ScrapedOffer, Scraper, dig, number, positive, shown
 from scrapers.html import layout_changed
 from scrapers._nextjs import flight_stream
 
@@ -129,7 +129,7 @@ class LatitudeScraper(Scraper):
             stock = dig(region, "stock_level")
             extra = {
                 "plan": attrs.get("name"),
-                "stock_level": stock,
+                STOCK_LEVEL: stock,
                 "in_stock_sites": dig(region, "locations", "in_stock"),
                 "brl": dig(region, "pricing", "BRL"),
                 "year_price": dig(usd, "year"),

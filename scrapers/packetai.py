@@ -18,7 +18,7 @@ instance), ``vcpu``, ``storage_gb``, ``region`` ("Los Angeles, US (LA-1)", "TBC"
   month at 730 hours). They are a one-month commitment: ``reserved`` with ``term_months`` 1 at the
   effective hourly price (derived as month / 730 when only the month is given);
 * ``launching_soon`` rows have no price (``null``): listed without a price (never 0) and
-  unavailable. ``available`` is True for ``in_stock``, False otherwise; the status is kept.
+  unavailable. ``available`` is True for ``in_stock``, False otherwise; the status is kept (``extra["stock"]``).
 
 Plans "dynamic" and "dedicated" are separate on-demand products (sku ``<gpu>:<plan>:<n>x``). A row
 without a GPU count is read as one GPU at the per-GPU price, marked ``gpu_count_unstated``; a
@@ -35,6 +35,7 @@ from collections import defaultdict
 from typing import Any
 
 from scrapers.base import (
+    STOCK_LEVEL,
     Http,
     ParseError,
     ScrapedOffer,
@@ -153,7 +154,7 @@ class PacketaiScraper(Scraper):
             "available": STOCK.get(status) if isinstance(status, str) else None,
             "extra": {
                 "plan_type": plan,
-                "stock_status": status,
+                STOCK_LEVEL: status,
                 "storage_gb": row.get("storage_gb"),
                 "section": section,
                 **({"gpu_count_unstated": True} if count is None else {}),

@@ -42,7 +42,7 @@ What is extracted per GPU type (sku = ``"<id>:secure"`` or ``"<id>:community"``)
 * ``oneMonthPrice`` / ``threeMonthPrice`` / ``sixMonthPrice`` -> ``reserved`` with term_months
   1 / 3 / 6 (savings-plan prices, discounts on the secure price; under the secure sku)
 * availability: when the answer has that cloud's ``<cloud>Stock`` object, its ``stockStatus``
-  ("Low", "Medium", "High"; null = none in stock) goes to ``extra["stock_status"]`` and
+  ("Low", "Medium", "High"; null = none in stock) goes to ``extra["stock"]`` (``STOCK_LEVEL``) and
   ``available`` is whether it is not null, for every offer of that cloud; without it
   ``available`` is None (not stated).
 
@@ -71,6 +71,7 @@ from typing import Any
 
 from scrapers.base import (
     FetchError,
+    STOCK_LEVEL,
     Http,
     ParseError,
     PartialOffers,
@@ -273,5 +274,5 @@ def _stock(node: Any) -> tuple[bool | None, dict[str, Any]]:
         return None, {}
     status = node["stockStatus"]
     if status is None:
-        return False, {"stock_status": None}
-    return True, {"stock_status": str(status)}
+        return False, {STOCK_LEVEL: None}
+    return True, {STOCK_LEVEL: str(status)}

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from scrapers.base import (
     FetchError,
+    STOCK_LEVEL,
     Http,
     ParseError,
     PartialOffers,
@@ -222,7 +223,7 @@ class ScalewayScraper(Scraper):
         if spec.get("mig_profile"):
             extra["mig_profile"] = spec["mig_profile"]
         if stock is not None:
-            extra["stock"] = stock
+            extra[STOCK_LEVEL] = stock
         return self.offer(
             sku=commercial_type,
             gpu_raw=gpu_raw,

@@ -66,7 +66,7 @@ class TestLatitude(ProviderContract):
         hourly = by[("g3-h100-large", "United States", "on_demand")]
         assert (hourly.gpu_raw, hourly.gpu_count, hourly.price_per_hour, hourly.currency) == ("H100", 8, 17.2, "USD")
         assert (hourly.gpu_memory_gb, hourly.vcpus, hourly.ram_gb, hourly.available) == (80, 64, 1536, True)
-        assert hourly.extra["stock_level"] == "low" and hourly.extra["interconnect"] == "NVLink"
+        assert hourly.extra["stock"] == "low" and hourly.extra["interconnect"] == "NVLink"
         monthly = by[("g3-h100-large", "United States", "reserved")]
         assert (monthly.term_months, monthly.extra["price_per_month"]) == (1, 9400)
         assert monthly.price_per_hour == pytest.approx(9400 / 730)
@@ -79,7 +79,7 @@ class TestLatitude(ProviderContract):
 
     def test_stock_level_unavailable_is_listed_unavailable(self, offers: list[ScrapedOffer]) -> None:
         brazil = index_offers(offers)[("g3-h100-small", "Brazil", "on_demand")]
-        assert (brazil.available, brazil.price_per_hour, brazil.extra["stock_level"]) == (False, 2.49, "unavailable")
+        assert (brazil.available, brazil.price_per_hour, brazil.extra["stock"]) == (False, 2.49, "unavailable")
 
     def test_a_region_without_a_price_and_a_term_not_offered_give_no_offer(self, offers: list[ScrapedOffer]) -> None:
         assert not [o for o in offers if o.region == "United Kingdom"]  # null USD, 0 BRL

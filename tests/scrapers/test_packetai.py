@@ -73,7 +73,7 @@ class TestPacketai(ProviderContract):
     def test_stock_status_is_availability(self, offers: list[ScrapedOffer]) -> None:
         assert offer(offers, "NVIDIA B200:dedicated:1x", LA).available is True
         eight = offer(offers, "NVIDIA B200:dedicated:8x", LA)
-        assert (eight.available, eight.extra["stock_status"], eight.price_per_hour) == (False, "out_of_stock", pytest.approx(55.12))
+        assert (eight.available, eight.extra["stock"], eight.price_per_hour) == (False, "out_of_stock", pytest.approx(55.12))
 
     def test_dynamic_and_dedicated_are_two_products(self, offers: list[ScrapedOffer]) -> None:
         assert offer(offers, "NVIDIA B200:dynamic:1x", LA).price_per_hour == 3.69

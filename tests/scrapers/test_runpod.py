@@ -177,12 +177,12 @@ class TestAnonymous2026Reference:
 
     def test_stock_status_is_kept_per_offer(self, offers: list[ScrapedOffer]) -> None:
         secure = pick(offers, f"{H100}:secure", "on_demand")
-        assert (secure.price_per_hour, secure.available, secure.extra["stock_status"]) == (2.89, True, "High")
+        assert (secure.price_per_hour, secure.available, secure.extra["stock"]) == (2.89, True, "High")
         community = pick(offers, f"{H100}:community", "community")
-        assert (community.price_per_hour, community.available, community.extra["stock_status"]) == (2.39, True, "Low")
+        assert (community.price_per_hour, community.available, community.extra["stock"]) == (2.39, True, "Low")
         # RTX 4090: none in stock on Secure Cloud (stockStatus null), plenty on Community Cloud
         out = pick(offers, "NVIDIA GeForce RTX 4090:secure", "on_demand")
-        assert (out.price_per_hour, out.available, out.extra["stock_status"]) == (0.61, False, None)
+        assert (out.price_per_hour, out.available, out.extra["stock"]) == (0.61, False, None)
         assert pick(offers, "NVIDIA GeForce RTX 4090:community", "community").available is True
 
     def test_cloud_flags_and_placeholders(self, offers: list[ScrapedOffer]) -> None:
@@ -241,7 +241,7 @@ def test_a_graphql_error_on_the_keyed_query_falls_back_to_the_anonymous_one(stat
     assert "keyed gpuTypes query failed" in offers.reason and "sixMonthPrice" in offers.reason and KEY not in offers.reason
     assert "spot or savings-plan prices" in offers.reason
     h100 = pick(offers, f"{H100}:secure", "on_demand")
-    assert (h100.price_per_hour, h100.available, h100.extra["stock_status"], h100.extra["query"]) == (2.89, True, "High", "anonymous")
+    assert (h100.price_per_hour, h100.available, h100.extra["stock"], h100.extra["query"]) == (2.89, True, "High", "anonymous")
     assert list(offers) == RunpodScraper(env={}).parse(load_json(ANONYMOUS_2026_REFERENCE))
 
 
