@@ -1,0 +1,150 @@
+"""How available a GPU was, per provider and region: the share of observed time at least one
+matching offer was listed as available, the longest stretch none was, and when one last was.
+
+The rules, over the stored intervals (``db.availability``):
+
+* an interval counts from its first observation until its provider's next collection attempt, at
+  most one collection interval after its last observation (``db.spans.hold_end``, the rule every
+  "price at t" read uses), cut to the range asked;
+* *observed* time is when some offer of the group had a stated availability; an interval whose
+  provider did not say (``available`` NULL) is unknown and counts neither way, so a provider that
+  states no stock shows ``unknown``, never "unavailable"; a failed or missing collection is a gap
+  (not observed), never a stretch of unavailability;
+* *available* time is when at least one offer of the group was listed as available; the share is
+  available / observed; an unavailable stretch is observed time with none available, and a gap in
+  the observations ends it;
+* *last available* is the last observation inside the range that saw an offer available, or the
+  end of the range when an interval seen available spans it (available then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from db.asof import provider_intervals
+from db.availability import availability_rows
+from db.plain_reads import Labels
+from db.reader import Reader, reading
+from db.spans import DEFAULT_INTERVAL_S, hold_end
+from db.times import epoch, from_epoch
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class Availability:
+    """One provider and region over a range (times in epoch seconds inside, UTC datetimes out)."""
+
+    provider: str
+    region: str
+    offers: int
+    observed_s: int
+    available_s: int
+    longest_unavailable_s: int
+    longest_unavailable_from: int | None
+    last_available: int | None
+
+    @property
+    def share(self) -> float | None:
+        """Available / observed time; ``None`` when nothing about its stock was observed (unknown)."""
+        return self.available_s / self.observed_s if self.observed_s else None
+
+    def row(self) -> dict[str, Any]:
+        """The row every surface shows (CLI, API, MCP, the GPU page): hours and a percentage."""
+        share = self.share
+        return {
+            "provider": self.provider,
+            "region": self.region,
+            "offers": self.offers,
+            "available_pct": None if share is None else round(100 * share, 2),
+            "observed_h": round(self.observed_s / 3600, 2),
+            "available_h": round(self.available_s / 3600, 2),
+            "longest_unavailable_h": None if share is None else round(self.longest_unavailable_s / 3600, 2),
+            "longest_unavailable_from": from_epoch(self.longest_unavailable_from) if self.longest_unavailable_from is not None else None,
+            "last_available": from_epoch(self.last_available) if self.last_available is not None else None,
+        }
+
+
+def union(spans: Iterable[Span]) -> list[Span]:
+    """The spans merged: sorted, no two overlapping or touching."""
+    out: list[Span] = []
+    for a, b in sorted(s for s in spans if s[1] > s[0]):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def minus(spans: Sequence[Span], cut: Sequence[Span]) -> list[Span]:
+    """``spans`` without ``cut`` (both merged, as ``union`` returns them)."""
+    out: list[Span] = []
+    for a, b in spans:
+        start = a
+        for c, d in cut:
+            if d <= start or c >= b:
+                continue
+            if c > start:
+                out.append((start, c))
+            start = max(start, d)
+        if start < b:
+            out.append((start, b))
+    return out
+
+
+def _length(spans: Iterable[Span]) -> int:
+    return sum(b - a for a, b in spans)
+
+
+def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since: int, until: int,
+              interval_s: int) -> Availability:
+    """The figures of one group from its ``db.availability.COLUMNS`` rows."""
+    known: list[Span] = []
+    up: list[Span] = []
+    last: int | None = None
+    for _pid, _region, _offer, available, first, last_seen, ends_at in rows:
+        if available is None:
+            continue
+        span = (max(int(first), since), min(hold_end(int(last_seen), ends_at, interval_s), until))
+        known.append(span)
+        if available:
+            up.append(span)
+            seen = min(int(last_seen), until)
+            if seen >= max(int(first), since) and (last is None or seen > last):
+                last = seen
+    observed, available_spans = union(known), union(up)
+    down = union(minus(observed, available_spans))
+    longest = max(down, key=lambda s: (s[1] - s[0], -s[0]), default=None)
+    return Availability(provider, region, len({r[2] for r in rows}), _length(observed), _length(available_spans),
+                        0 if longest is None else longest[1] - longest[0], None if longest is None else longest[0], last)
+
+
+def availability(source: Any, gpus: Sequence[str], since: datetime, until: datetime, *,
+                 providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
+                 regions: Sequence[str] | None = None) -> list[Availability]:
+    """Per (provider, region) with an interval of ``gpus`` (canonical ids) in ``[since, until]``,
+    sorted by provider then region; ``source``: a ``Reader``, connection, session or engine."""
+    with reading(source) as reader:
+        return _availability(reader, gpus, epoch(since), epoch(until), providers, kinds, regions)
+
+
+def _availability(reader: Reader, gpus: Sequence[str], since: int, until: int, providers: Sequence[str] | None,
+                  kinds: Sequence[str] | None, regions: Sequence[str] | None) -> list[Availability]:
+    labels = Labels(reader)
+    gpu_ids = labels.lookup("gpu", gpus)
+    if not gpu_ids:
+        return []
+    rows = availability_rows(reader, gpu_ids, since, until,
+                             provider_ids=None if providers is None else labels.lookup("provider", providers),
+                             kind_ids=None if kinds is None else labels.lookup("kind", kinds), regions=regions)
+    groups: dict[tuple[int, str], list[tuple[Any, ...]]] = {}
+    for r in rows:
+        groups.setdefault((int(r[0]), r[1] or ""), []).append(r)
+    names = labels.names("provider")
+    every = provider_intervals(reader)
+    out = [summarise(names.get(pid, str(pid)), region, group, since, until, every.get(pid, DEFAULT_INTERVAL_S))
+           for (pid, region), group in groups.items()]
+    return sorted(out, key=lambda a: (a.provider, a.region))
