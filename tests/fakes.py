@@ -18,7 +18,7 @@ FAKE_URL = "https://prices.example.test/v1/offers"
 
 
 class FakeScraper(Scraper):
-    """GETs FAKE_URL/<name> and parses {"offers": [{"sku", "gpu", "count", "price", ...}]}."""
+    """GETs FAKE_URL/<name> and parses {"offers": [{"sku", "gpu", "count", "price", ...}]} (``free``: GPUs free now)."""
 
     name: ClassVar[str] = "fake"
     display_name: ClassVar[str] = "Fake Cloud"
@@ -36,7 +36,9 @@ class FakeScraper(Scraper):
             self.offer(
                 sku=require(r, "sku", provider=self.name), gpu_raw=require(r, "gpu", provider=self.name),
                 gpu_count=r.get("count", 1), price_per_hour=r.get("price"), kind=r.get("kind", "on_demand"),
-                region=r.get("region", "r1"), currency=r.get("currency", "USD"), available=r.get("available"),
+                region=r.get("region", "r1"), currency=r.get("currency", "USD"),
+                available=r.get("available", None if r.get("free") is None else r["free"] > 0),
+                available_count=r.get("free"),
             )
             for r in rows
         ]

@@ -180,6 +180,9 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
              specs: Mapping[str, Any] | None = None) -> Backtest:
     """Run ``rule`` over ``[since, until]`` (see the module docstring). Read-only."""
     until = until or utcnow()
+    if rule.min_available is not None:
+        raise ConfigError(f"alerts backtest: rule {rule.name!r} asks for GPUs free now (min_available), and only the "
+                          "newest count of free GPUs is stored: it can be evaluated, not backtested")
     if since >= until:
         raise ConfigError(f"alerts backtest: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
     specs = specs if specs is not None else (gpu_specs(settings) if rule.metric != "price" else {})

@@ -117,6 +117,30 @@ def aggregate(rule: Rule, values: Sequence[float]) -> float | None:
     return min(values) if rule.aggregate == "min" else max(values)
 
 
+def with_free_gpus(rule: Rule, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` (each with its ``metric``) left at providers where ``rule.min_available`` GPUs are free
+    now: per provider, the offers with a stated free count taken best value first (cheapest; the
+    longest break-even for ``higher_is_better``), counts added until they reach it; the offers from
+    that one on are kept, so the best value kept is the value at which that many GPUs are free at
+    that provider. Offers without a stated count (or without a metric) never count."""
+    if rule.min_available is None:
+        return list(rows)
+    by_provider: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        if r.get("available_count") and r.get("metric") is not None:
+            by_provider.setdefault(r["provider"], []).append(r)
+    kept: list[dict[str, Any]] = []
+    for offers in by_provider.values():
+        offers.sort(key=lambda r: (r["metric"], r["price_per_gpu_hour"]), reverse=rule.higher_is_better)
+        free = 0
+        for i, r in enumerate(offers):
+            free += int(r["available_count"])
+            if free >= rule.min_available:
+                kept.extend(offers[i:])
+                break
+    return kept
+
+
 def make_view(rule: Rule, rows: Sequence[Mapping[str, Any]], specs: Mapping[str, Any]) -> View:
     kept = []
     for r in rows:
@@ -126,6 +150,7 @@ def make_view(rule: Rule, rows: Sequence[Mapping[str, Any]], specs: Mapping[str,
         if m is None and rule.condition != "available_again":
             continue
         kept.append({**r, "metric": m})
+    kept = with_free_gpus(rule, kept)
     if rule.condition == "available_again":
         # the cheapest available offer is the one worth telling about
         avail = [r for r in kept if r.get("available") is not False]

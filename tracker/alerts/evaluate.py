@@ -104,6 +104,11 @@ def judge(rule: Rule, st: StateData, obs: Observation) -> tuple[bool | None, boo
             return None, None
         newly = avail and (st.state == "pending" or st.last_available is False)
         return newly, not avail
+    if rule.min_available is not None and (va is None or vb is None):
+        # no provider has that many GPUs free: a state of its own (the condition does not hold), when
+        # both views agree on it and a fresh collection said so
+        none_free = obs.has_fresh and _agree(va is None, vb is None)
+        return (False, True) if none_free else (None, None)
     if va is None or vb is None:
         return None, None
     t = rule.threshold

@@ -20,6 +20,13 @@ kinds               ``on-demand``, ``spot``, ``community``, ``reserved``, or ``"
                     default on-demand and community (what anyone can rent now without
                     interruption), so a spot bid floor never trips a price rule by surprise
 min_gpu_count       only offers with at least this many GPUs
+min_available       only providers with at least this many GPUs free now (the counts they state,
+                    ``available_count``, of their matching offers added up best value first): the
+                    rule's value is then the value at which that many are free at one provider
+                    (``below = 2.5`` with ``min_available = 8``: 8 or more GPUs free at one
+                    provider under $2.50 per GPU-hour). Offers without a stated count never
+                    count; with ``below``, ``above`` or ``available_again`` only (the stored
+                    history keeps no counts)
 metric              ``price`` (USD per GPU-hour, default), ``cost_per_tflop`` (USD per hour per
                     dense TFLOPS on ``basis``), ``breakeven_months`` (catalog purchase price /
                     (price per GPU-hour x 730 h): months of 24/7 renting that cost as much as
@@ -92,7 +99,7 @@ def normalise_basis(basis: str) -> str | None:
     b = BASIS_ALIASES.get(b, b)
     return b if b in BASES else None
 KEYS = (
-    "name", "gpu", "providers", "regions", "kinds", "min_gpu_count", "metric", "basis", "aggregate",
+    "name", "gpu", "providers", "regions", "kinds", "min_gpu_count", "min_available", "metric", "basis", "aggregate",
     *CONDITIONS, "window", "for", "rearm", "notify", "resolved", "webhook_secret_env", "enabled",
 )
 UNITS = {"price": "USD/GPU-h", "cost_per_tflop": "USD/TFLOPS-h", "breakeven_months": "months"}
@@ -112,6 +119,8 @@ class Rule:
     regions: tuple[str, ...] = ()
     kinds: tuple[str, ...] = DEFAULT_KINDS
     min_gpu_count: float | None = None
+    #: GPUs that must be free now at one provider (``make_view``); ``None``: no such filter.
+    min_available: int | None = None
     metric: str = "price"
     basis: str | None = None
     aggregate: str = "min"
@@ -158,18 +167,23 @@ class Rule:
         if self.basis_field:
             what += f" ({self.basis or DEFAULT_BASIS})"
         what += f" of {self.gpu_label}"
+        if self.min_available is not None:
+            what += f" with {self.min_available}+ GPUs free at one provider"
         if self.condition in ("below", "above"):
             return f"{what} {self.condition} {self.threshold:g}"
         if self.condition == "drop_pct":
             return f"{what} dropped {self.threshold:g}% over {_duration(self.window_s or 0)}"
         if self.condition == "new_low":
             return f"{what} at a new all-time low"
-        return f"{self.gpu_label} available again"
+        free = f" ({self.min_available}+ GPUs free at one provider)" if self.min_available is not None else ""
+        return f"{self.gpu_label} available again{free}"
 
     def fingerprint(self) -> str:
         """What the rule watches; a change resets its state (thresholds and channels do not)."""
         watched = [sorted(self.gpus), sorted(self.providers), sorted(self.regions), sorted(self.kinds),
                    self.min_gpu_count, self.metric, self.basis_field, self.aggregate, self.condition, self.window_s]
+        if self.min_available is not None:  # appended only when set: older rules keep their fingerprint
+            watched.append(self.min_available)
         return hashlib.sha256(json.dumps(watched, default=str).encode()).hexdigest()[:32]
 
     @property
@@ -373,16 +387,28 @@ def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "
     if secret_env is not None and (not isinstance(secret_env, str) or not _ENV_NAME.match(secret_env)):
         raise ConfigError(f"{where}: webhook_secret_env: must be the name of an environment variable (not the secret)")
 
+    min_available = raw.get("min_available")
+    if min_available is not None:
+        if not isinstance(min_available, int) or isinstance(min_available, bool) or not 1 <= min_available <= MAX_AVAILABLE:
+            raise ConfigError(f"{where}: min_available: must be a whole number of GPUs from 1 to {MAX_AVAILABLE} "
+                              f"(got {_show(min_available)})")
+        if condition not in ("below", "above", "available_again"):
+            raise ConfigError(f"{where}: min_available: applies to below, above and available_again only (the stored "
+                              "history keeps no counts of free GPUs to compare with)")
+
     return Rule(
         name=name, gpu_query=gpu_query, gpus=gpus, condition=condition, threshold=threshold, window_s=window_s,
         providers=_str_list(raw, "providers", where), regions=_str_list(raw, "regions", where), kinds=_kinds(raw, where),
-        min_gpu_count=_number(raw, "min_gpu_count", where, positive=True), metric=metric, basis=basis,
+        min_gpu_count=_number(raw, "min_gpu_count", where, positive=True), min_available=min_available,
+        metric=metric, basis=basis,
         aggregate=aggregate, for_count=for_raw, rearm=rearm, rearm_is_pct=rearm_is_pct, notify=notify,
         resolved=resolved, webhook_secret_env=secret_env, enabled=enabled, source=source, definition=dict(raw),
         allow_hosts=allow,
     )
 
 
+#: The largest ``min_available``: more GPUs than any provider lists free at once.
+MAX_AVAILABLE = 1_000_000
 #: The largest re-arm margin in a metric's unit: a margin beyond it could never re-arm a rule
 #: (no price, cost or break-even reaches it) and 1e308 would overflow the band's arithmetic.
 MAX_REARM = 1e6

@@ -179,6 +179,7 @@ def add_cmd(
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Only these provider region codes (repeatable).")] = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community).")] = None,
     min_gpu_count: Annotated[float | None, typer.Option("--min-gpu-count", callback=finite, help="Only offers with at least this many GPUs.")] = None,
+    min_available: Annotated[int | None, typer.Option("--min-available", help="Only providers with at least this many GPUs free now (their stated counts, best value first): with --below 2.5, N or more GPUs free at one provider under $2.50.")] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="price (per GPU-hour, default), cost_per_tflop or breakeven_months.")] = None,
     basis: Annotated[str | None, typer.Option("--basis", help="TFLOPS basis for cost_per_tflop: fp16-dense (default), fp16-sparse, fp8-dense, tf32-dense, fp32.")] = None,
     aggregate: Annotated[str | None, typer.Option("--aggregate", help="min, median or max across matching offers.")] = None,
@@ -201,8 +202,8 @@ def add_cmd(
         "name": name, "gpu": gpu if len(gpu) != 1 else gpu[0], "below": below, "above": above, "drop_pct": drop_pct,
         "window": window, "new_low": new_low or None, "available_again": available_again or None,
         "providers": provider or None, "regions": region or None, "kinds": kind or None,
-        "min_gpu_count": min_gpu_count, "metric": metric, "basis": basis, "aggregate": aggregate, "for": for_count,
-        "notify": notify or None, "resolved": resolved or None, "webhook_secret_env": webhook_secret_env,
+        "min_gpu_count": min_gpu_count, "min_available": min_available, "metric": metric, "basis": basis,
+        "aggregate": aggregate, "for": for_count, "notify": notify or None, "resolved": resolved or None, "webhook_secret_env": webhook_secret_env,
     }
     if rearm is not None:
         try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -159,8 +159,19 @@ def _after_scrape(engine: Engine, settings: Settings, results: list[RunResult]) 
 PRICE_COLUMNS = [
     ("gpu", "gpu"), ("provider", "provider"), ("kind", "kind"), ("price_per_gpu_hour", "$/GPU-h"),
     ("region", "region"), ("source", "source"), ("age", "age"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"),
-    ("currency", "cur"), ("gpu_raw", "raw name"), ("observed_at", "observed"),
+    ("currency", "cur"), ("gpu_raw", "raw name"), ("observed_at", "observed"), ("stock", "available"),
 ]
+
+
+def stock_text(row: dict[str, Any]) -> str:
+    """An offer's availability as the table says it: ``yes (16 free)``, ``yes``, ``no``, or ``?`` when
+    its provider does not say (unknown, never "no")."""
+    if row.get("available") is None:
+        return "?"
+    if not row["available"]:
+        return "no"
+    count = row.get("available_count")
+    return "yes" if count is None else f"yes ({count} free)"
 
 
 @app.command()
@@ -176,6 +187,7 @@ def prices(
     columns: ColumnsOption = None,
     at: AtOption = None,
     include_stale: StaleOption = False,
+    available: Annotated[bool, typer.Option("--available", help="Only offers their provider lists as available now (an offer whose provider states no stock is left out).")] = False,
 ) -> None:
     """The latest price of every offer on sale, cheapest per GPU-hour first (--at: as of then).
 
@@ -195,10 +207,13 @@ def prices(
     when = parse_at(at)
     rows = current_prices(st.reader, when, gpus=gpus, providers=provider, kinds=kinds, regions=region,
                           include_stale=include_stale)
+    if available:
+        rows = [r for r in rows if r["available"] is True]
     if limit is not None:
         rows = rows[:limit]
-    if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s)
-        rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"])} for r in rows]
+    if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s) and the raw stock fields
+        rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"]), "stock": stock_text(r)}
+                for r in rows]
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
     emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}: {kind_names(kinds)}",
          wide=wide, only=columns)
