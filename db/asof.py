@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from db import sql as q
 from db.reader import Reader, reader_of, utc_datetime
 from db.spans import DEFAULT_INTERVAL_S, hold_end
+from db.via import via_of
 from db.times import epoch, from_epoch, utcnow
 
 if TYPE_CHECKING:
@@ -106,12 +107,6 @@ def _extra_dict(extra: Any) -> dict[str, Any]:
         except ValueError:
             return {}
     return extra if isinstance(extra, dict) else {}
-
-
-def via_of(extra: Any) -> str | None:
-    """The cloud an aggregator's offer is rented from (``extra["via"]``; see ``tracker.analysis.aggregators``)."""
-    via = _extra_dict(extra).get("via")
-    return via if isinstance(via, str) and via else None
 
 
 #: Price-row fields of a price converted to USD (``tracker.pipeline.normalise``): the price as

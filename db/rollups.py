@@ -24,7 +24,7 @@ import numpy as np
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, labels, open_intervals
+from db import bulk, labels, open_intervals, via
 from db import sql as q
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -132,7 +132,8 @@ def next_seen(offer: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
 
 
 class Intervals(NamedTuple):
-    """One provider's USD intervals of mapped GPUs as arrays (``next_seen``: NaN when none loaded)."""
+    """One provider's USD intervals of mapped GPUs as arrays (``next_seen``: NaN when none loaded;
+    ``key``: the label id of the series each rolls up under, ``db.via``)."""
 
     offer: np.ndarray
     gpu: np.ndarray
@@ -142,6 +143,7 @@ class Intervals(NamedTuple):
     last_seen: np.ndarray
     ends_at: np.ndarray
     next_seen: np.ndarray
+    key: np.ndarray
 
     def window(self, keep: np.ndarray) -> Intervals:
         return Intervals(*(a[keep] for a in self))
@@ -219,14 +221,25 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     order = np.lexsort((ids, first_seen, offer))
     offer, gpu, kind, price = offer[order], gpu[order], kind[order], price[order]
     first_seen, last_seen, ends_at = first_seen[order], last_seen[order], ends_at[order]
-    return Intervals(offer, gpu, kind, price, first_seen, last_seen, ends_at, next_seen(offer, first_seen))
+    return Intervals(offer, gpu, kind, price, first_seen, last_seen, ends_at, next_seen(offer, first_seen),
+                     series_keys(conn, provider_id, offer))
+
+
+def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.ndarray:
+    """Per interval (by its offer), the label id of the series it rolls up under: the provider's
+    own, or for an aggregator's offer through a cloud, that pair's key (``db.via``)."""
+    keys = via.offer_keys(conn, labels.names(conn, "provider"), [provider_id])
+    if not keys:
+        return np.full(len(offer), provider_id, dtype=np.int64)
+    return np.array([keys.get(o, provider_id) for o in offer.tolist()], dtype=np.int64)
 
 
 class Summary(NamedTuple):
-    """Figures per (gpu, kind, bucket index) of one provider, sorted by gpu, kind, bucket."""
+    """Figures per (gpu, kind, series key, bucket index) of one provider, sorted by gpu, kind, key, bucket."""
 
     gpu: np.ndarray
     kind: np.ndarray
+    key: np.ndarray
     bucket: np.ndarray
     min: np.ndarray
     median: np.ndarray
@@ -235,8 +248,8 @@ class Summary(NamedTuple):
 
 
 def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -> Summary:
-    """Min, median, max and distinct offers per (gpu, kind, bucket) over the intervals counting
-    in buckets ``b_lo..b_hi`` (bucket indices of ``step``), with numpy sorts only."""
+    """Min, median, max and distinct offers per (gpu, kind, series key, bucket) over the intervals
+    counting in buckets ``b_lo..b_hi`` (bucket indices of ``step``), with numpy sorts only."""
     spans = [span(f, last_seen, None if math.isnan(ends) else int(ends), interval_s, None if math.isnan(nxt) else int(nxt), step)
              for f, last_seen, ends, nxt in zip(iv.first_seen.tolist(), iv.last_seen.tolist(), iv.ends_at.tolist(),
                                                 iv.next_seen.tolist(), strict=True)]
@@ -245,30 +258,35 @@ def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -
     first, last = np.maximum(first, b_lo), np.minimum(last, b_hi)
     idx, bucket = ranges(first, last)
     total = len(idx)
-    gpu, kind, offer, price = iv.gpu[idx], iv.kind[idx], iv.offer[idx], iv.price[idx]
-    by_price = np.lexsort((price, bucket, kind, gpu))
-    g, k, b, p = gpu[by_price], kind[by_price], bucket[by_price], price[by_price]
+    gpu, kind, offer, price, key = iv.gpu[idx], iv.kind[idx], iv.offer[idx], iv.price[idx], iv.key[idx]
+    by_price = np.lexsort((price, bucket, key, kind, gpu))
+    g, k, s, b, p = gpu[by_price], kind[by_price], key[by_price], bucket[by_price], price[by_price]
     new = np.ones(total, dtype=bool)
-    new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1]) | (b[1:] != b[:-1])
+    new[1:] = (g[1:] != g[:-1]) | (k[1:] != k[:-1]) | (s[1:] != s[:-1]) | (b[1:] != b[:-1])
     starts = np.flatnonzero(new)
     n = np.diff(np.append(starts, total))
-    by_offer = np.lexsort((offer, bucket, kind, gpu))  # the same groups in the same order
+    by_offer = np.lexsort((offer, bucket, key, kind, gpu))  # the same groups in the same order
     o, ob = offer[by_offer], np.zeros(total, dtype=bool)
     ob[:1] = True
     ob[1:] = new[1:] | (o[1:] != o[:-1])
     distinct = np.add.reduceat(ob.astype(np.int64), starts) if total else np.zeros(0, dtype=np.int64)
     median = (p[starts + (n - 1) // 2] + p[starts + n // 2]) / 2
-    return Summary(g[starts], k[starts], b[starts], p[starts], median, p[starts + n - 1], distinct)
+    return Summary(g[starts], k[starts], s[starts], b[starts], p[starts], median, p[starts + n - 1], distinct)
+
+
+def provider_keys(conn: Connection, provider_id: int) -> list[int]:
+    """The label ids of every series key of ``provider_id``: its own and its composite ones (``db.via``)."""
+    return via.expand(labels.names(conn, "provider"), [provider_id]) or [provider_id]
 
 
 def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Summary) -> int:
-    """Replace ``provider_id``'s day roll-ups of days ``b_lo..b_hi`` (indices) by ``s``."""
-    conn.execute(text(f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id = :p AND bucket >= :lo "
-                      "AND bucket <= :hi").bindparams(bindparam("gpus", expanding=True)),
-                 {"gpus": gpu_ids(conn) or [-1], "p": provider_id, "lo": b_lo * DAY, "hi": b_hi * DAY})
+    """Replace ``provider_id``'s day roll-ups (all its series keys) of days ``b_lo..b_hi`` (indices) by ``s``."""
+    conn.execute(text(f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo "
+                      "AND bucket <= :hi").bindparams(bindparam("gpus", expanding=True), bindparam("p", expanding=True)),
+                 {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": b_lo * DAY, "hi": b_hi * DAY})
     if not len(s.gpu):
         return 0
-    values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), [provider_id] * len(s.gpu), s.kind.tolist(),
+    values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), s.key.tolist(), s.kind.tolist(),
                       s.min.tolist(), s.median.tolist(), s.max.tolist(), s.offers.tolist(), strict=True))
     conn.exec_driver_sql(f"INSERT INTO {DAY_TABLE} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
                          f"VALUES ({bulk.placeholders(conn, 8)})", values)
@@ -276,13 +294,18 @@ def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Sum
 
 
 def series_ids(conn: Connection, provider_id: int | None = None, wanted: Iterable[tuple[int, int, int]] = ()) -> dict[tuple[int, int, int], int]:
-    """Ids of (gpu, provider, kind) series, creating the ``wanted`` ones that are missing;
-    returns ``provider_id``'s series (or every series) as ``{(gpu, provider, kind): id}``."""
+    """Ids of (gpu, series key, kind) series, creating the ``wanted`` ones that are missing;
+    returns ``provider_id``'s series (all its keys, ``db.via``; or every series) as
+    ``{(gpu, key, kind): id}``."""
+    keys = provider_keys(conn, provider_id) if provider_id is not None else None
+
     def stored() -> dict[tuple[int, int, int], int]:
-        sql, params = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series", {}
-        if provider_id is not None:
-            sql, params = sql + " WHERE provider_id = :p", {"p": provider_id}
-        return {(g, p, k): i for i, g, p, k in conn.execute(text(sql), params).all()}
+        if keys is None:
+            rows = conn.execute(text("SELECT id, gpu_id, provider_id, kind_id FROM rollup_series")).all()
+        else:
+            rows = conn.execute(text("SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE provider_id IN :p")
+                                .bindparams(bindparam("p", expanding=True)), {"p": keys}).all()
+        return {(g, p, k): i for i, g, p, k in rows}
 
     have = stored()
     missing = sorted(set(wanted) - have.keys())
@@ -335,7 +358,7 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
     changed (or changed table) are written: an hour that lengthens a series' newest run rewrites one
     row of the small open table. ``open_runs=False`` writes every run to ``RUN_TABLE`` (the layout of
     the migrations before the open table, which call this through ``rebuild``)."""
-    sids = series_ids(conn, provider_id, {(g, provider_id, k) for g, k in zip(s.gpu.tolist(), s.kind.tolist(), strict=True)})
+    sids = series_ids(conn, provider_id, set(zip(s.gpu.tolist(), s.key.tolist(), s.kind.tolist(), strict=True)))
     if not sids:
         return 0
     a, b, lo = h_lo - MAX_RUN, h_hi + 1, h_lo
@@ -360,8 +383,8 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
                 take(sid, True, start, n, f)
             else:
                 elsewhere[sid] = (start, n, f)
-    for g, k, h, mn, md, mx, offers in zip(*(arr.tolist() for arr in s), strict=True):
-        values.setdefault(sids[(g, provider_id, k)], {})[h] = (mn, md, mx, offers)
+    for g, k, key, h, mn, md, mx, offers in zip(*(arr.tolist() for arr in s), strict=True):
+        values.setdefault(sids[(g, key, k)], {})[h] = (mn, md, mx, offers)
     gone: list[tuple[int, _Placed]] = []
     new: list[tuple[int, _Placed]] = []
     orphaned: list[int] = []  # series whose newest run went: an earlier one takes its place
@@ -445,6 +468,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     # fresh statistics: a provider's whole history is best read by one pass over the table, which
     # a planner without them (a store just imported or migrated) would do through the GPU index
     conn.execute(text("ANALYZE price_interval"))
+    labels.ensure(conn, via.stored_key_labels(conn))  # an aggregator's clouds as their own series
     pids = list(provider_ids) if provider_ids is not None else sorted(
         p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
     )

@@ -4,6 +4,7 @@ aggregator's. Handmade rows in the OpenComputePrices schema, imported into the s
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -12,8 +13,12 @@ from sqlmodel import Session
 
 from db.asof import latest_prices
 from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
-from tracker.analysis.aggregators import cheapest_per_provider, market_provider
+from db.reader import reading
+from tracker.analysis.aggregators import cheapest_per_provider, market_of_key, market_provider, market_values
+from tracker.analysis.grid import Filters
+from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
+from tracker.analysis.trends import trends
 from tracker.analysis.tco import market_rent
 
 
@@ -22,16 +27,31 @@ def h100(source: str, provider: str, price: str, instance: str) -> str:
                         gpu_memory_gb="80", gpu_count="1", price_per_hour=price, price_per_gpu_hour=price)
 
 
-def test_an_aggregators_row_for_a_collected_cloud_counts_as_that_cloud(engine: Engine, tmp_path: Path) -> None:
+#: One snapshot: RunPod's own H100 at 2.50 and the same cloud through GetDeploying at 2.20,
+#: Lambda at 3.00, and GetDeploying's row of Database Mart (no scraper of ours) at 2.80.
+#: Counted once, the market is {runpod: 2.20, getdeploying: 2.80, lambda: 3.00}: median 2.80
+#: over 3 providers. Counted twice (an aggregator as one provider) it would be a median of 2.50.
+SNAPSHOT_ROWS = [
+    h100("runpod", "runpod", "2.50", "H100 SXM"),  # RunPod's own list
+    h100("lambda", "lambda_labs", "3.00", "gpu_1x_h100_sxm5"),
+    h100("getdeploying", "runpod", "2.20", "1x H100 1x H100 80GB"),  # RunPod through the aggregator
+    h100("getdeploying", "database_mart", "2.80", "1x H100 1x H100 80GB"),  # a cloud we do not collect
+    # an A100 only RunPod rents, listed by RunPod and through the aggregator: one provider
+    handmade_row(source="runpod", provider="runpod", instance_type="A100 SXM", gpu_name="A100", gpu_variant="SXM4",
+                 gpu_memory_gb="80", gpu_count="1", price_per_hour="1.50", price_per_gpu_hour="1.50"),
+    handmade_row(source="getdeploying", provider="runpod", instance_type="1x A100 1x A100 80GB", gpu_name="A100",
+                 gpu_variant="SXM4", gpu_memory_gb="80", gpu_count="1", price_per_hour="1.40", price_per_gpu_hour="1.40"),
+]
+
+
+def import_snapshot(engine: Engine, tmp_path: Path) -> None:
     path = tmp_path / "handmade_aggregator.csv"
-    path.write_text("\n".join([
-        HEADER,
-        h100("runpod", "runpod", "2.50", "H100 SXM"),  # RunPod's own list
-        h100("lambda", "lambda_labs", "3.00", "gpu_1x_h100_sxm5"),
-        h100("getdeploying", "runpod", "2.20", "1x H100 1x H100 80GB"),  # RunPod through the aggregator
-        h100("getdeploying", "database_mart", "2.80", "1x H100 1x H100 80GB"),  # a cloud we do not collect
-    ]) + "\n")
+    path.write_text("\n".join([HEADER, *SNAPSHOT_ROWS]) + "\n")
     import_files(engine, [path])
+
+
+def test_an_aggregators_row_for_a_collected_cloud_counts_as_that_cloud(engine: Engine, tmp_path: Path) -> None:
+    import_snapshot(engine, tmp_path)
     with Session(engine) as session:
         rows = latest_prices(session, gpus=["H100-SXM"], include_stale=True)
     assert sorted((r["provider"], r["via"], r["price_per_gpu_hour"]) for r in rows) == [
@@ -52,3 +72,75 @@ def test_market_provider() -> None:
     assert market_provider("getdeploying", "databasemart", direct) == "getdeploying"
     assert market_provider("runpod", None, direct) == "runpod"
     assert market_provider("getdeploying", "runpod") == "runpod"  # runpod has a scraper
+
+
+@pytest.mark.parametrize("use_rollups", [True, False])
+def test_history_market_counts_each_cloud_once(engine: Engine, tmp_path: Path, use_rollups: bool) -> None:
+    """The day of the snapshot from the roll-ups (which keep GetDeploying's clouds apart) and from
+    the raw intervals: RunPod once, at its cheaper price through the aggregator."""
+    import_snapshot(engine, tmp_path)
+    day = datetime(2026, 3, 22, tzinfo=UTC)
+    h = price_history(engine, Filters(gpus=["H100-SXM"]), since=day, until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC),
+                      resolution="1d", use_rollups=use_rollups)
+    (m,) = h.market_rows
+    assert (m["providers"], m["offers"]) == (3, 4)
+    assert (m["min"], m["median"]) == (pytest.approx(2.2), pytest.approx(2.8))
+    # each stored provider's own line: GetDeploying's is the cheapest of its rows
+    assert {r["provider"]: r["value"] for r in h.provider_rows} == {
+        "getdeploying": pytest.approx(2.2), "lambda": pytest.approx(3.0), "runpod": pytest.approx(2.5)}
+    only = price_history(engine, Filters(gpus=["H100-SXM"], providers=["getdeploying"]), since=day,
+                         until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d", use_rollups=use_rollups)
+    # the aggregator alone: its RunPod row is RunPod's in the market, its Database Mart row its own
+    assert (only.market_rows[0]["providers"], only.market_rows[0]["median"]) == (2, pytest.approx(2.5))
+    assert [r["provider"] for r in only.provider_rows] == ["getdeploying"]
+    a100 = price_history(engine, Filters(gpus=["A100-SXM-80GB"]), since=day,
+                         until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d", use_rollups=use_rollups)
+    assert (a100.market_rows[0]["providers"], a100.market_rows[0]["offers"]) == (1, 2)  # RunPod, once
+    assert a100.market_rows[0]["median"] == pytest.approx(1.4)
+
+
+def test_rollups_keep_an_aggregators_clouds_apart(engine: Engine, tmp_path: Path) -> None:
+    import_snapshot(engine, tmp_path)
+    with reading(engine) as r:
+        keys = {name for (name,) in r.rows("SELECT DISTINCT l.name FROM rollup_day d JOIN label l ON l.id = d.provider_id")}
+    assert keys == {"runpod", "lambda", "getdeploying/runpod", "getdeploying/databasemart"}
+    with reading(engine) as r:
+        (a100,) = r.rows("SELECT COUNT(*) FROM rollup_day d JOIN label g ON g.id = d.gpu_id WHERE g.name = 'A100-SXM-80GB'")
+    assert a100 == (2,)  # RunPod's own series and the aggregator's RunPod series
+
+
+def test_trends_count_each_cloud_once(engine: Engine, tmp_path: Path) -> None:
+    import_snapshot(engine, tmp_path)
+    at = datetime(2026, 3, 22, 10, 30, tzinfo=UTC)
+    a100, h100_ = trends(engine, Filters(gpus=["H100-SXM", "A100-SXM-80GB"]), as_of=at)
+    assert (h100_["current"], h100_["provider"], h100_["providers"], h100_["offers"]) == (
+        pytest.approx(2.2), "getdeploying", 3, 4)
+    # the A100 rented from RunPod, listed twice: one provider, two offers
+    assert (a100["gpu"], a100["current"], a100["providers"], a100["offers"]) == ("A100-SXM-80GB", pytest.approx(1.4), 1, 2)
+
+
+def test_market_values_take_one_value_per_market_provider() -> None:
+    direct = {"runpod", "lambda"}
+    assert market_of_key("getdeploying/runpod", direct) == "runpod"
+    assert market_of_key("getdeploying/databasemart", direct) == "getdeploying"
+    assert market_of_key("lambda", direct) == "lambda"
+    values = [("runpod", 2.5), ("getdeploying/runpod", 2.2), ("getdeploying/databasemart", 2.8),
+              ("getdeploying", 3.1), ("lambda", float("nan"))]
+    assert market_values(values, direct) == {"runpod": 2.2, "getdeploying": 2.8}
+
+
+def test_a_rebuild_splits_roll_ups_written_before_composite_keys(engine: Engine, tmp_path: Path) -> None:
+    """A store whose roll-ups blend an aggregator's clouds (written before composite keys): a
+    rebuild gives each cloud its series, and the market counts RunPod once."""
+    import_snapshot(engine, tmp_path)
+    with engine.begin() as conn:  # as an older store has it: no composite labels, one series per provider
+        conn.exec_driver_sql("DELETE FROM rollup_day")
+        conn.exec_driver_sql("DELETE FROM label WHERE name LIKE 'getdeploying/%%'" if engine.dialect.name == "postgresql"
+                             else "DELETE FROM label WHERE name LIKE 'getdeploying/%'")
+    from db import rollups
+
+    with engine.begin() as conn:
+        rollups.rebuild(conn)
+    h = price_history(engine, Filters(gpus=["A100-SXM-80GB"]), since=datetime(2026, 3, 22, tzinfo=UTC),
+                      until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d")
+    assert (h.market_rows[0]["providers"], h.market_rows[0]["offers"]) == (1, 2)

@@ -8,8 +8,11 @@ directly (it has a scraper), the aggregator's row is that cloud's row -- the clo
 provider of the market, its price the cheaper of its own and the aggregator's. An aggregator's
 row for a cloud we do not collect stays the aggregator's.
 
-``market_provider`` is the one place that says whose a row is; every market read that counts
-providers or takes each provider's cheapest goes through ``cheapest_per_provider``.
+``market_provider`` is the one place that says whose a row is. Price rows (with ``via``) go
+through ``cheapest_per_provider``; history reads, whose roll-ups keep each (aggregator, cloud)
+pair as its own series under a key label (``db.via``: ``getdeploying/lambda``), go through
+``market_of_key`` for one series and ``market_values`` for a bucket's values, so a market
+figure (min, quartiles, median, provider count, an index) takes one value per market provider.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from collections.abc import Collection, Iterable, Mapping
 from functools import cache
 from typing import Any, TypeVar
 
+from db import via as series_key
+
 #: ``offer.extra`` key (and price-row field) naming the cloud an aggregator's offer is rented from.
-VIA_KEY = "via"
+VIA_KEY = series_key.VIA_KEY
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
 
@@ -45,4 +50,25 @@ def cheapest_per_provider(rows: Iterable[Row], direct: Collection[str] | None = 
     out: dict[str, Row] = {}
     for r in rows:
         out.setdefault(market_provider(r["provider"], r.get(VIA_KEY), direct), r)
+    return out
+
+
+def market_of_key(key: str, direct: Collection[str] | None = None) -> str:
+    """The market provider of a roll-up series or interval key (a provider's name, or an
+    aggregator's ``<aggregator>/<cloud>`` key, ``db.via``)."""
+    provider, via = series_key.split(key)
+    return market_provider(provider, via, direct)
+
+
+def market_values(values: Iterable[tuple[str, float]], direct: Collection[str] | None = None) -> dict[str, float]:
+    """Each market provider's value from ``(key, value)`` pairs of one bucket (keys as
+    ``market_of_key`` takes them): the lowest of the values its keys have, NaN left out. What
+    market figures are taken over: one value per market provider."""
+    out: dict[str, float] = {}
+    for key, v in values:
+        if v == v:  # not NaN
+            who = market_of_key(key, direct)
+            have = out.get(who)
+            if have is None or v < have:
+                out[who] = v
     return out

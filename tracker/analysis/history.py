@@ -16,7 +16,10 @@ How a bucket gets its numbers:
 3. the market columns are taken *across providers* (each provider's value once; ``market``), so
    a marketplace listing 500 hosts does not outweigh a cloud listing one: ``min`` is the
    cheapest provider, ``median`` the typical provider, ``p25`` in between (linear
-   interpolation, so with one provider all three are its price).
+   interpolation, so with one provider all three are its price). An aggregator's offers of a
+   cloud we also collect directly count as that cloud's (``tracker.analysis.aggregators``: the
+   roll-ups keep each aggregator's clouds apart, ``db.via``), so no cloud counts twice; the
+   per-provider lines stay each stored provider's own.
 
 A bucket no interval touches is ``NaN`` in the market (the grid is complete, gaps included) and
 has no row per provider. Nothing is forward-filled.
@@ -42,12 +45,14 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from db import sql as q
+from db import via
 from db.asof import provider_intervals
 from db.plain_reads import Labels, provider_lows, raw_horizon, raw_rows
 from db.reader import Reader, reading
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, floor, hold_end, origin, span
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis import specs
+from tracker.analysis.aggregators import market_values
 from tracker.analysis.grid import (
     HOURS_PER_MONTH,
     MAX_GRID_ROWS,
@@ -133,17 +138,23 @@ class Scope:
         lab = self.labels
         self.regions = f.regions
         self.gpu_ids = lab.lookup("gpu", f.gpus) if f.gpus is not None else sorted(lab.names("gpu"))
-        self.provider_ids = lab.lookup("provider", f.providers) if f.providers else None
+        names = lab.names("provider")
+        #: roll-ups are read by series key: a provider's composite keys come with it (``db.via``)
+        self.provider_ids = via.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
+        #: the offers of aggregators that go to a composite key, and that key's id
+        self.offer_key = via.offer_keys(reader, names, self.provider_ids)
         self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
         usd = lab.lookup("currency", ["USD"])
         self.usd = usd[0] if usd else -1
         self.stored = provider_intervals(reader)
+        owner = via.owners(names)
+        self.stored |= {k: self.stored[p] for k, p in owner.items() if p in self.stored}
         self.tolerance = tolerance
         longest = max([*self.stored.values(), DEFAULT_INTERVAL_S])
         self.given: dict[int, int] | None = None
         if tolerance is not None:
             tol = tolerance_lookup(tolerance)
-            self.given = {pid: int(tol(name).total_seconds()) for pid, name in lab.names("provider").items()}
+            self.given = {pid: int(tol(via.split(name)[0]).total_seconds()) for pid, name in names.items()}
             longest = max([longest, *self.given.values()])
         #: The longest a price may hold past its last observation: the bound a read of "in effect
         #: from t" puts on ``last_seen``.
@@ -181,8 +192,8 @@ class Scope:
 
 def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
                  max_rows: int | None = None) -> list[Bucket]:
-    """Each provider's lowest price and distinct offers per bucket of ``step`` holding ``[lo, hi]``,
-    from the raw intervals in effect then."""
+    """Each series key's (a provider's, or an aggregator's per cloud: ``db.via``) lowest price and
+    distinct offers per bucket of ``step`` holding ``[lo, hi]``, from the raw intervals in effect then."""
     if not scope.gpu_ids:
         return []
     rows = scope.raw(reader, lo, hi)
@@ -203,7 +214,7 @@ def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
         if max_rows is not None and total > max_rows:
             raise OverflowError(total)
         for b in range(first, last + 1):
-            key = (o + b * step, int(gpu), int(provider))
+            key = (o + b * step, int(gpu), scope.offer_key.get(int(offer), int(provider)))
             have = groups.get(key)
             if have is None:
                 groups[key] = (float(price), {int(offer)})
@@ -390,22 +401,25 @@ def answer(buckets: list[Bucket], labels: Labels, res: Resolution, lo: int, hi: 
     times = grid_starts(res, lo, hi)
     when = {t: from_epoch(t) for t in times}
     gpus = sorted({names[g] for _b, g, _p, _v, _n in buckets})
-    cells: dict[tuple[str, int], list[float]] = {}
+    cells: dict[tuple[str, int], list[tuple[str, float]]] = {}
     offers: dict[tuple[str, int], int] = {}
-    for b, g, _p, v, n in buckets:
+    lines: dict[tuple[str, str, int], float] = {}  # each stored provider's value: its keys' lowest
+    for b, g, p, v, n in buckets:
+        own = (names[g], via.split(names[p])[0], b)
+        lines[own] = v if own not in lines or v < lines[own] else lines[own]
         if b in when:
             key = (names[g], b)
             offers[key] = offers.get(key, 0) + n
-            cells.setdefault(key, []).append(v)
+            cells.setdefault(key, []).append((names[p], v))
     provider_rows = [{"time": when.get(b) or from_epoch(b), "gpu": gpu, "provider": provider, "value": v}
-                     for gpu, provider, b, v in sorted((names[g], names[p], b, v) for b, g, p, v, _n in buckets)]
+                     for (gpu, provider, b), v in sorted(lines.items())]
     market_rows = []
     for gpu in gpus:
         for t in times:
-            values = cells.get((gpu, t), ())
-            low, p25, mid = market(values)
+            values = market_values(cells.get((gpu, t), ()))  # one value per market provider
+            low, p25, mid = market(values.values())
             market_rows.append({"time": when[t], "gpu": gpu, "min": low, "p25": p25, "median": mid,
-                                "providers": sum(1 for v in values if not math.isnan(v)), "offers": offers.get((gpu, t), 0)})
+                                "providers": len(values), "offers": offers.get((gpu, t), 0)})
     return gpus, market_rows, provider_rows
 
 

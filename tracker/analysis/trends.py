@@ -34,7 +34,7 @@ values of ``history.provider_buckets``.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,6 +44,7 @@ from db.reader import Reader, reading
 from db.spans import DAY, hold_end, origin
 from db.asof import latest_prices
 from db.times import epoch, from_epoch, utcnow
+from tracker.analysis.aggregators import market_of_key, market_provider
 from tracker.analysis.grid import Filters, Resolution, Tolerance, grid_starts
 from tracker.analysis.history import Scope, provider_buckets
 
@@ -119,11 +120,14 @@ Live = tuple[int, int, int, int, float, int, int]
 Market = tuple[float, str, int, int]
 
 
-def markets_at(rows: Sequence[Live], names: dict[int, str]) -> dict[int, dict[str, Market]]:
+def markets_at(rows: Sequence[Live], names: dict[int, str], keys: Mapping[int, int] | None = None
+               ) -> dict[int, dict[str, Market]]:
     """The market at each time, per GPU name: among the rows in effect at their ``t``
     (``first_seen <= t < end``), per offer the newest (the later row on a tie, as a stable sort
     keeps it), the cheapest price, its provider (the first name on a tie), and how many
-    providers and offers list the GPU."""
+    providers (market providers: an aggregator's offer of a cloud we collect is the cloud's;
+    ``keys``: an aggregator's offer id -> its series key id, ``db.via``) and offers list the GPU."""
+    keys = keys or {}
     newest: dict[tuple[int, int], Live] = {}
     for row in rows:
         t, _gpu, _provider, offer, _price, first, end = row
@@ -131,13 +135,14 @@ def markets_at(rows: Sequence[Live], names: dict[int, str]) -> dict[int, dict[st
             have = newest.get((t, offer))
             if have is None or first >= have[5]:
                 newest[(t, offer)] = row
-    cells: dict[tuple[int, str], list[tuple[float, str]]] = {}
-    for t, gpu, provider, _offer, price, _first, _end in newest.values():
-        cells.setdefault((t, names[gpu]), []).append((price, names[provider]))
+    cells: dict[tuple[int, str], list[tuple[float, str, str]]] = {}
+    for t, gpu, provider, offer, price, _first, _end in newest.values():
+        who = market_of_key(names[keys.get(offer, provider)])
+        cells.setdefault((t, names[gpu]), []).append((price, names[provider], who))
     out: dict[int, dict[str, Market]] = {}
     for (t, gpu), listed in cells.items():
-        price, provider = min(listed, key=lambda c: (math.isnan(c[0]), c[0], c[1]))
-        out.setdefault(t, {})[gpu] = (price, provider, len({p for _v, p in listed}), len(listed))
+        price, provider, _who = min(listed, key=lambda c: (math.isnan(c[0]), c[0], c[1]))
+        out.setdefault(t, {})[gpu] = (price, provider, len({w for _v, _p, w in listed}), len(listed))
     return out
 
 
@@ -330,9 +335,10 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
     lows = _lows(reads, at, at_s, recent)
     if not lows:
         return []
-    now = markets_at(recent, reads.names).get(at_s, {}) if as_of is not None else _market_now(reader, f)
+    keys = reads.scope.offer_key
+    now = markets_at(recent, reads.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
     then = {p: epoch(at - span) for p, span in PERIODS.items()}
-    past = markets_at(reads.rows_at(list(then.values())), reads.names)
+    past = markets_at(reads.rows_at(list(then.values())), reads.names, keys)
     daily = _daily_lows(reader, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.items()):
@@ -364,17 +370,19 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
 
 def _market_now(reader: Reader, f: Filters) -> dict[str, Market]:
     """Per GPU, the market now as ``prices`` answers it (``db.asof.latest_prices``, USD): the
-    cheapest price, its provider (the first name on a tie), and how many providers and offers."""
+    cheapest price, its provider (the first name on a tie), and how many providers (market
+    providers: ``tracker.analysis.aggregators``) and offers."""
     rows = latest_prices(reader, gpus=f.gpus, providers=f.providers, kinds=f.kinds, regions=f.regions,
                          include_unmapped=False)
-    listed: dict[str, list[tuple[float, str]]] = {}
+    listed: dict[str, list[tuple[float, str, str]]] = {}
     for r in rows:
         if r["currency"] == "USD" and r["price_per_gpu_hour"] is not None:
-            listed.setdefault(r["gpu"], []).append((r["price_per_gpu_hour"], r["provider"]))
+            who = market_provider(r["provider"], r.get("via"))
+            listed.setdefault(r["gpu"], []).append((r["price_per_gpu_hour"], r["provider"], who))
     out: dict[str, Market] = {}
     for gpu, offers in listed.items():
-        price, provider = min(offers)
-        out[gpu] = (price, provider, len({p for _v, p in offers}), len(offers))
+        price, provider, _who = min(offers)
+        out[gpu] = (price, provider, len({w for _v, _p, w in offers}), len(offers))
     return out
 
 

@@ -27,7 +27,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import bulk, labels, open_intervals, queries, rollups
+from db import bulk, labels, open_intervals, queries, rollups, via
 from db.models import Offer, Provider, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
@@ -148,7 +148,7 @@ def store_observation(
     for o in offers:  # a listing that repeats an offer: the last one wins
         unique[(o.sku, o.region, o.kind, o.term_months)] = o  # ``identity``, without a call per offer
     listed = unique.values()
-    ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed}
+    ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed} | via.key_labels(provider, [o.extra for o in listed])
                         | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
     pid = ids[("provider", provider)]
 

@@ -53,7 +53,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import labels, open_intervals, queries, rollups
+from db import labels, open_intervals, queries, rollups, via
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Provider, Quarantine, ScrapeRun
@@ -376,7 +376,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     earlier = {o.id for o in offers.values() if o.id not in fresh and epoch(o.first_seen) < lo}
     now = [(t, o) for t, acc in plan.accepted_at.items() for o in acc]
     now += [(epoch(q.observed_at), _held_offer(q)) for q in plan.now_accepted]
-    ids = labels.ensure(conn, [("provider", provider)]
+    ids = labels.ensure(conn, [("provider", provider), *via.key_labels(provider, [o.extra for _t, o in now])]
                         + [(sp, v) for _t, o in now for sp, v in (("kind", o.kind), ("currency", o.currency))]
                         + [("gpu", o.gpu) for _t, o in now if o.gpu is not None])
     pid = ids[("provider", provider)]
