@@ -144,3 +144,20 @@ def test_a_rebuild_splits_roll_ups_written_before_composite_keys(engine: Engine,
     h = price_history(engine, Filters(gpus=["A100-SXM-80GB"]), since=datetime(2026, 3, 22, tzinfo=UTC),
                       until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d")
     assert (h.market_rows[0]["providers"], h.market_rows[0]["offers"]) == (1, 2)
+
+
+def test_value_median_is_across_providers_each_cloud_once(engine: Engine, db_url: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """``value``: the median over each market provider's cheapest (RunPod once, at 2.20 through
+    the aggregator): 2.80 for the H100, where a median over the four offers would be 2.65."""
+    import json
+
+    from tests.conftest import run_main
+
+    import_snapshot(engine, tmp_path)
+    code, out, err = run_main(capsys, "--db", db_url, "value", "--include-stale", "--format", "json")
+    assert code == 0, err
+    rows = {r["gpu"]: r for r in json.loads(out)}
+    assert (rows["H100-SXM"]["price_per_gpu_hour"], rows["H100-SXM"]["median_price_per_gpu_hour"],
+            rows["H100-SXM"]["offers"]) == (pytest.approx(2.2), pytest.approx(2.8), 4)
+    assert (rows["A100-SXM-80GB"]["median_price_per_gpu_hour"], rows["A100-SXM-80GB"]["offers"]) == (pytest.approx(1.4), 2)

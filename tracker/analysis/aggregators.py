@@ -53,6 +53,19 @@ def cheapest_per_provider(rows: Iterable[Row], direct: Collection[str] | None = 
     return out
 
 
+def market_prices(rows: Iterable[Row], direct: Collection[str] | None = None) -> dict[str, list[float]]:
+    """Per GPU of price rows (USD per-GPU-hour prices; rows without a GPU or price left out):
+    each market provider's cheapest, what a median "across the market" is taken over."""
+    per: dict[str, dict[str, float]] = {}
+    for r in rows:
+        price = r.get("price_per_gpu_hour")
+        if r.get("gpu") and price is not None:
+            who = per.setdefault(r["gpu"], {})
+            key = market_provider(r["provider"], r.get(VIA_KEY), direct)
+            who[key] = min(price, who.get(key, price))
+    return {gpu: sorted(v.values()) for gpu, v in per.items()}
+
+
 def market_of_key(key: str, direct: Collection[str] | None = None) -> str:
     """The market provider of a roll-up series or interval key (a provider's name, or an
     aggregator's ``<aggregator>/<cloud>`` key, ``db.via``)."""

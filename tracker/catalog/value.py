@@ -171,10 +171,14 @@ def value_table(
     prices_by_gpu: Mapping[str, Iterable[float]],
     catalog: Mapping[str, HasTflops],
     basis: str = DEFAULT_BASIS,
+    offers: Mapping[str, int] | None = None,
 ) -> list[ValueRow]:
-    """Rank GPUs by cost per TFLOP-hour of their cheapest price (per-GPU USD prices, e.g. the
-    latest price of every offer), with the median across offers. GPUs without a figure on the
-    basis (or not in the catalog) come last with ``cost_per_tflop_hour=None``; ties by id."""
+    """Rank GPUs by cost per TFLOP-hour of their cheapest price (per-GPU USD prices: the store's
+    callers pass each market provider's cheapest, ``tracker.analysis.aggregators.market_prices``,
+    so the median is across providers, each cloud once), with the median of those prices.
+    ``offers``: how many offers each GPU has (default: how many prices were given). GPUs without
+    a figure on the basis (or not in the catalog) come last with ``cost_per_tflop_hour=None``;
+    ties by id."""
     basis = check_basis(basis)
     rows: list[ValueRow] = []
     for gpu, prices in prices_by_gpu.items():
@@ -183,7 +187,7 @@ def value_table(
             continue
         spec = catalog.get(gpu)
         flops = tflops_for(spec, basis) if spec is not None else None
-        rows.append(_row(gpu, basis, flops, ps[0], statistics.median(ps), len(ps), spec))
+        rows.append(_row(gpu, basis, flops, ps[0], statistics.median(ps), (offers or {}).get(gpu, len(ps)), spec))
     return rank(rows)
 
 

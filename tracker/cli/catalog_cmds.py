@@ -107,7 +107,7 @@ def value(
     at: AtOption = None,
     include_stale: StaleOption = False,
 ) -> None:
-    """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across offers).
+    """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across providers).
 
     Like the API and the dashboard, it considers on-demand and community prices unless
     --kind says otherwise (--kind spot, --kind all); the title and every row say which.
@@ -131,6 +131,7 @@ def value(
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
         from db.asof import current_prices
+        from tracker.analysis.aggregators import market_prices
 
         when = parse_at(at)
         # the store's own driver when it is current (``State.reader``), as ``prices`` reads
@@ -138,13 +139,13 @@ def value(
         offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False,
                                 include_stale=include_stale)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
-        by_gpu: dict[str, list[float]] = {}
         cheapest: dict[str, dict[str, Any]] = {}
+        counts: dict[str, int] = {}
         for o in usd:  # already sorted cheapest first
-            by_gpu.setdefault(o["gpu"], []).append(o["price_per_gpu_hour"])
             cheapest.setdefault(o["gpu"], o)
+            counts[o["gpu"]] = counts.get(o["gpu"], 0) + 1
         rows = []
-        for r in value_table(by_gpu, cat, basis):
+        for r in value_table(market_prices(usd), cat, basis, counts):
             best = cheapest[r.gpu]
             rows.append({**r.as_json(), "cheapest_provider": best["provider"], "cheapest_region": best["region"],
                          "cheapest_kind": best["kind"], "kinds": ",".join(kinds) if kinds else "all"})

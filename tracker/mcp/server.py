@@ -196,7 +196,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
     def value(basis: Basis = DEFAULT_BASIS, gpu: Gpu = None, provider: Providers = None, kind: Kinds = None,
               region: Regions = None) -> ValueOut:
         """GPUs ranked by USD per TFLOP-hour of their cheapest current USD price on an explicit TFLOPS basis,
-        with the median across offers and USD per GB of VRAM (= /api/value)."""
+        with the median across providers (each cloud once) and USD per GB of VRAM (= /api/value)."""
         return ValueOut.model_validate(_answer(lambda: data.value(ctx, basis=basis, gpu=gpu, providers=provider,
                                                                   kinds=kind, regions=region)))
 

@@ -25,6 +25,7 @@ from db.models import ScrapeRun
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
+from tracker.analysis.aggregators import market_prices
 from tracker.analysis.grid import (
     DEFAULT_KINDS,
     Filters,
@@ -198,11 +199,11 @@ def value(
     with ctx.session() as s:
         rows = queries.latest_prices(s, gpus=gpu_ids, providers=check_providers(providers), kinds=ks,
                                      regions=_split(regions), include_unmapped=False, include_stale=include_stale)
-    by_gpu: dict[str, list[float]] = {}
-    for r in rows:
-        if r["gpu"] and r["currency"] == "USD":
-            by_gpu.setdefault(r["gpu"], []).append(r["price_per_gpu_hour"])
-    table = value_mod.value_table(by_gpu, ctx.catalog, b)
+    usd = [r for r in rows if r["gpu"] and r["currency"] == "USD"]
+    counts: dict[str, int] = {}
+    for r in usd:
+        counts[r["gpu"]] = counts.get(r["gpu"], 0) + 1
+    table = value_mod.value_table(market_prices(usd), ctx.catalog, b, counts)
     return {
         "basis": b,
         "basis_label": value_mod.BASIS_LABELS[b],
