@@ -51,6 +51,7 @@ __all__ = [
     "is_one_of",
     "names_in",
     "number",
+    "numbered_by_price",
     "optional_number",
     "positive",
     "read_count",
@@ -400,6 +401,24 @@ def shape_error(provider: str, exc: BaseException) -> ParseError:
             fields.append(name)
     where = f" at field {'/'.join(repr(f)[1:-1] for f in fields[:3])}" if fields else ""
     return ParseError(f"{provider}: unexpected payload{where}: {what}")
+
+
+def numbered_by_price(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
+    """Offers sharing an identity (sku, kind, term) numbered ``#1``, ``#2``... by price: an
+    aggregator's listing of one cloud's alike rows that differ only in price, each its own offer."""
+    from dataclasses import replace
+
+    groups: dict[tuple[str, str, str, int], list[ScrapedOffer]] = {}
+    for o in offers:
+        groups.setdefault((o.sku, o.region, o.kind, o.term_months), []).append(o)
+    out: list[ScrapedOffer] = []
+    for group in groups.values():
+        if len(group) == 1:
+            out += group
+            continue
+        group.sort(key=lambda o: (o.price_per_hour is None, o.price_per_hour or 0.0))
+        out += [replace(o, sku=f"{o.sku}#{i}") for i, o in enumerate(group, start=1)]
+    return out
 
 
 class Retired(NamedTuple):

@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, unreadable
+from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, numbered_by_price, unreadable
 from scrapers.html import (
     body_rows,
     cell_field,
@@ -158,21 +158,4 @@ class GetdeployingScraper(Scraper):
                     offer = self._row([text_of(c) for c in row], col, slug)
                     if offer is not None:
                         offers.append(offer)
-        return _numbered(offers)
-
-
-def _numbered(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
-    """Offers sharing an identity (one cloud's two rows alike but for the price) numbered by price."""
-    from dataclasses import replace
-
-    groups: dict[tuple[str, str, int], list[ScrapedOffer]] = {}
-    for o in offers:
-        groups.setdefault((o.sku, o.kind, o.term_months), []).append(o)
-    out: list[ScrapedOffer] = []
-    for group in groups.values():
-        if len(group) == 1:
-            out += group
-            continue
-        group.sort(key=lambda o: (o.price_per_hour is None, o.price_per_hour or 0.0))
-        out += [replace(o, sku=f"{o.sku}#{i}") for i, o in enumerate(group, start=1)]
-    return out
+        return numbered_by_price(offers)

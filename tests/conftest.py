@@ -33,6 +33,22 @@ def load_text(relative: str) -> str:
     return fixture_path(relative).read_text()
 
 
+def recording_path(relative: str) -> Path:
+    """A file of the bundled replay recordings (``tracker/recordings/<provider>/<file>``): where a
+    reference fixture lives once, read by its parser tests and by replay alike."""
+    from tracker.pipeline.replay import BUNDLED_RECORDINGS
+
+    return BUNDLED_RECORDINGS / relative
+
+
+def load_recording_json(relative: str) -> Any:
+    return json.loads(recording_path(relative).read_text())
+
+
+def load_recording_text(relative: str) -> str:
+    return recording_path(relative).read_text()
+
+
 def run_main(capsys: Any, *args: str) -> tuple[int, str, str]:
     """``gpu-tracker ARGS`` in this process through the real entry point (its error handling
     included): (exit code, stdout, stderr)."""

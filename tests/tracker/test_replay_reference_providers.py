@@ -48,3 +48,9 @@ def test_every_reference_provider_replays_into_a_fresh_store(engine: Engine) -> 
     assert (civo["price_per_hour"], civo["gpu"], civo["gpu_count"]) == (7.92, "L40S", 8)
     assert one("together", "nvidia-hgx-h100", "on_demand")["price_per_hour"] == 3.79
     assert one("tensorpool", "h100-sxm", "on_demand")["price_per_hour"] == 1.89
+    # the aggregators: each row under the aggregator, the cloud it names as via, the GPU named by the catalog
+    sf = one("shadeform", "lambda:H100x8", "on_demand", "us-west-1")
+    assert (sf["price_per_hour"], sf["gpu"], sf["gpu_count"], sf["via"], sf["available"]) == (23.92, "H100-SXM", 8, "lambda", True)
+    cp = one("computepulse", "vastai:H100 SXM:2x", "spot", "ap-japan")
+    assert (cp["price_per_hour"], cp["gpu"], cp["via"]) == (1.92, "H100-SXM", "vastai")
+    assert one("computepulse", "vastai:A100 SXM:1x", "on_demand", "us")["gpu"] == "A100-SXM-80GB"
