@@ -10,15 +10,14 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.civo import PRICING_URL, CivoScraper
-from tests.conftest import fixture_path, load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
-PAGE = "civo/civo_pricing_reference.html"
+PAGE = "civo/pricing_reference.html"  # the replay recording: the one copy
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return load_recording_text(PAGE)
 
 
 class TestCivo(ProviderContract):
@@ -90,10 +89,6 @@ def test_fetch_is_one_page_get() -> None:
 
     assert run_fetch(CivoScraper(env={}), httpx.MockTransport(handler)) == page()
     assert str(sent[-1].url) == PRICING_URL
-
-
-def test_replay_recording_is_the_test_fixture() -> None:
-    assert (BUNDLED_RECORDINGS / "civo" / "pricing_reference.html").read_bytes() == fixture_path(PAGE).read_bytes()
 
 
 def test_needs_no_credentials() -> None:

@@ -13,15 +13,15 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.e2e import E2eScraper
-from tests.conftest import load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract
 from tracker.pipeline.normalise import normalise
 
-PAGE = "e2e/e2e_pricing_reference.html"
+PAGE = "e2e/e2e_pricing_reference.html"  # the replay recording: the one copy
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return load_recording_text(PAGE)
 
 
 def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:

@@ -10,17 +10,17 @@ import pytest
 
 from scrapers.base import FetchError, ParseError, PartialOffers, ScrapedOffer
 from scrapers.gpuai import MAX_PAGES, URL, GpuaiScraper
-from tests.conftest import load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract, run_fetch
 
-PAGE1 = "gpuai/gpuai_pricing_page1_reference_2026-12-03.json"
-PAGE2 = "gpuai/gpuai_pricing_page2_reference_2026-12-03.json"
+PAGE1 = "gpuai/pricing_page1.json"  # the replay recording: the one copy
+PAGE2 = "gpuai/pricing_page2.json"  # the replay recording: the one copy
 CURSOR = "MjAyNi0xMi0wM1QwNjowMDowMFp8cmVmZXJlbmNlfHBhZ2UtMg"
 
 
 def book(page: int = 1, index: int = 0, **changes: Any) -> dict[str, Any]:
     """What ``fetch`` returns for the two fixture pages, with one row's keys replaced (``...`` removes)."""
-    pages = [copy.deepcopy(load_json(PAGE1)), copy.deepcopy(load_json(PAGE2))]
+    pages = [copy.deepcopy(load_recording_json(PAGE1)), copy.deepcopy(load_recording_json(PAGE2))]
     row = pages[page - 1]["data"][index]
     for key, value in changes.items():
         if value is ...:
@@ -56,7 +56,7 @@ class TestGpuai(ProviderContract):
         return book()
 
     def broken_payloads(self) -> list[Any]:
-        page1 = load_json(PAGE1)
+        page1 = load_recording_json(PAGE1)
         return [
             {},
             [],
@@ -105,7 +105,7 @@ class TestGpuai(ProviderContract):
     def test_both_pages_are_read(self, offers: list[ScrapedOffer]) -> None:
         assert not isinstance(offers, PartialOffers)
         assert {"rtx_5090", "rtx_pro_6000", "a100_40gb"} <= {o.gpu_raw for o in offers}
-        assert len(offers) == len(load_json(PAGE1)["data"]) + len(load_json(PAGE2)["data"])
+        assert len(offers) == len(load_recording_json(PAGE1)["data"]) + len(load_recording_json(PAGE2)["data"])
 
     def test_an_offer_seen_on_two_pages_is_read_once(self) -> None:
         raw = book()
@@ -121,11 +121,11 @@ class TestGpuai(ProviderContract):
         assert resolved["rtx_6000_ada"] == "RTX-6000-Ada" and resolved["b300"] == "B300"
 
     def test_one_page_with_a_cursor_left_is_partial(self) -> None:
-        offers = GpuaiScraper(env={}).parse(load_json(PAGE1))
+        offers = GpuaiScraper(env={}).parse(load_recording_json(PAGE1))
         assert isinstance(offers, PartialOffers) and "next_cursor" in offers.reason and len(offers) == 14
 
     def test_one_last_page_alone_is_whole(self) -> None:
-        offers = GpuaiScraper(env={}).parse(load_json(PAGE2))
+        offers = GpuaiScraper(env={}).parse(load_recording_json(PAGE2))
         assert not isinstance(offers, PartialOffers) and len(offers) == 5
 
     def test_a_renamed_tier_is_a_clear_parse_error(self) -> None:
@@ -135,8 +135,8 @@ class TestGpuai(ProviderContract):
 
 def test_fetch_follows_next_cursor_keyless() -> None:
     sent: list[httpx.Request] = []
-    raw = run_fetch(GpuaiScraper(env={}), serve({None: load_json(PAGE1), CURSOR: load_json(PAGE2)}, sent))
-    assert raw == {"pages": [load_json(PAGE1), load_json(PAGE2)], "incomplete": None}
+    raw = run_fetch(GpuaiScraper(env={}), serve({None: load_recording_json(PAGE1), CURSOR: load_recording_json(PAGE2)}, sent))
+    assert raw == {"pages": [load_recording_json(PAGE1), load_recording_json(PAGE2)], "incomplete": None}
     assert [str(r.url.copy_with(query=None)) for r in sent] == [URL, URL]
     assert [dict(r.url.params) for r in sent] == [
         {"limit": "200", "include_unavailable": "true"},
@@ -147,7 +147,7 @@ def test_fetch_follows_next_cursor_keyless() -> None:
 
 def test_a_missing_page_is_a_partial_answer() -> None:
     sent: list[httpx.Request] = []
-    raw = run_fetch(GpuaiScraper(env={}), serve({None: load_json(PAGE1)}, sent))
+    raw = run_fetch(GpuaiScraper(env={}), serve({None: load_recording_json(PAGE1)}, sent))
     assert raw["incomplete"].startswith("page 2 did not answer")
     offers = GpuaiScraper(env={}).parse(raw)
     assert isinstance(offers, PartialOffers) and len(offers) == 14 and "page 2 did not answer" in offers.reason
@@ -160,12 +160,12 @@ def test_a_failing_first_page_fails_the_run() -> None:
 
 def test_paging_is_bounded() -> None:
     sent: list[httpx.Request] = []
-    endless = load_json(PAGE2) | {"next_cursor": "again"}
-    pages: dict[str | None, Any] = {None: load_json(PAGE1) | {"next_cursor": "again"}, "again": endless}
+    endless = load_recording_json(PAGE2) | {"next_cursor": "again"}
+    pages: dict[str | None, Any] = {None: load_recording_json(PAGE1) | {"next_cursor": "again"}, "again": endless}
     raw = run_fetch(GpuaiScraper(env={}), serve(pages, sent))
     assert len(sent) == 2 and "did not move" in raw["incomplete"]
-    pages = {None: load_json(PAGE1) | {"next_cursor": "p1"}}
-    pages |= {f"p{i}": load_json(PAGE2) | {"next_cursor": f"p{i + 1}"} for i in range(1, MAX_PAGES + 5)}
+    pages = {None: load_recording_json(PAGE1) | {"next_cursor": "p1"}}
+    pages |= {f"p{i}": load_recording_json(PAGE2) | {"next_cursor": f"p{i + 1}"} for i in range(1, MAX_PAGES + 5)}
     sent.clear()
     raw = run_fetch(GpuaiScraper(env={}), serve(pages, sent))
     assert len(sent) == MAX_PAGES and raw["incomplete"] == f"still paging after {MAX_PAGES} pages"
@@ -181,9 +181,9 @@ def test_a_fractional_gpu_stays_a_slice_and_a_mig_slice_is_never_a_whole_gpu() -
     from tracker.catalog.specs import resolve_gpu
 
     raw = book(index=1, gpu_count=0.5, gpu_type="a100_80gb")
-    raw["pages"][1]["data"].append(load_json(PAGE2)["data"][0] | {"gpu_type": "a100_mig_3g_40gb", "offering_id": "mig-slice-1"})
+    raw["pages"][1]["data"].append(load_recording_json(PAGE2)["data"][0] | {"gpu_type": "a100_mig_3g_40gb", "offering_id": "mig-slice-1"})
     offers = {o.sku: o for o in GpuaiScraper(env={}).parse(raw)}
-    half = offers[load_json(PAGE1)["data"][1]["offering_id"]]
+    half = offers[load_recording_json(PAGE1)["data"][1]["offering_id"]]
     assert (half.gpu_count, half.price_per_hour, half.extra["fractional_gpu"]) == (0.5, 0.89, True)
     assert half.price_per_gpu_hour == pytest.approx(1.78)
     assert resolve_gpu(offers["mig-slice-1"].gpu_raw) is None  # unmapped, never an A100
@@ -191,6 +191,6 @@ def test_a_fractional_gpu_stays_a_slice_and_a_mig_slice_is_never_a_whole_gpu() -
 
 def test_a_row_without_a_gpu_count_is_quarantined_not_guessed() -> None:
     offers = {o.sku: o for o in GpuaiScraper(env={}).parse(book(index=1, gpu_count=...))}
-    unpriced = offers[load_json(PAGE1)["data"][1]["offering_id"]]
+    unpriced = offers[load_recording_json(PAGE1)["data"][1]["offering_id"]]
     assert unpriced.extra["unreadable_price"] == "GPU count field pages[0].data[1].gpu_count is missing"
     assert len(offers) == 19

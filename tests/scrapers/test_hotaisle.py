@@ -8,15 +8,15 @@ import pytest
 
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.hotaisle import PRICING_URL, HotaisleScraper
-from tests.conftest import load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
-PAGE = "hotaisle/hotaisle_pricing_reference_2026-12-03.html"
+PAGE = "hotaisle/pricing.html"  # the replay recording: the one copy
 
 
 def page(old: str, new: str, count: int = 1) -> str:
-    html = load_text(PAGE)
+    html = load_recording_text(PAGE)
     assert old in html
     return html.replace(old, new, count)
 
@@ -31,7 +31,7 @@ class TestHotaisle(ProviderContract):
     min_offers = 5
 
     def load_raw(self) -> Any:
-        return load_text(PAGE)
+        return load_recording_text(PAGE)
 
     def broken_payloads(self) -> list[Any]:
         return [
@@ -90,11 +90,11 @@ class TestHotaisle(ProviderContract):
 
 
 def test_fetch_reads_robots_then_the_page_once() -> None:
-    assert_fetches_page_once(HotaisleScraper(env={}), PRICING_URL, load_text(PAGE))
+    assert_fetches_page_once(HotaisleScraper(env={}), PRICING_URL, load_recording_text(PAGE))
 
 
 def test_fetch_respects_robots() -> None:
-    assert_refused_by_robots(HotaisleScraper(env={}), PRICING_URL, load_text(PAGE), "User-agent: *\nDisallow: /pricing\n")
+    assert_refused_by_robots(HotaisleScraper(env={}), PRICING_URL, load_recording_text(PAGE), "User-agent: *\nDisallow: /pricing\n")
 
 
 def test_needs_no_credentials() -> None:

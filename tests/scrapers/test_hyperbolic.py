@@ -8,25 +8,25 @@ from typing import Any
 
 from scrapers.base import ScrapedOffer
 from scrapers.hyperbolic import URL, HyperbolicScraper
-from tests.conftest import load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
 # Reference: the shape of getcomputable/gpu-index tests/fixtures/observatory/hyperbolic/rental_options.json
 # @ f78dffff, our own 13 options (one disabled); no value copied (README.md).
-OPTIONS = "hyperbolic/hyperbolic_rental_options_reference_2026-12-03.json"
+OPTIONS = "hyperbolic/hyperbolic_rental_options_reference_2026-12-03.json"  # the replay recording: the one copy
 VM_1X = "h100-sxm5-1x-virtual-machine-ethernet-normal"
 
 
 def options(index: int = 0, **changes: Any) -> list[dict[str, Any]]:
     """The fixture with option ``index``'s keys replaced."""
-    raw = load_json(OPTIONS)
+    raw = load_recording_json(OPTIONS)
     raw[index].update(copy.deepcopy(changes))
     return raw
 
 
 def without(key: str, index: int = 0) -> list[dict[str, Any]]:
-    raw = load_json(OPTIONS)
+    raw = load_recording_json(OPTIONS)
     raw[index].pop(key)
     return raw
 
@@ -37,13 +37,13 @@ class TestHyperbolic(ProviderContract):
     min_offers = 12
 
     def load_raw(self) -> Any:
-        return load_json(OPTIONS)
+        return load_recording_json(OPTIONS)
 
     def broken_payloads(self) -> list[Any]:
         return [
             {},
             [],
-            {"options": load_json(OPTIONS)},
+            {"options": load_recording_json(OPTIONS)},
             ["h100"],
             without("gpuType"),
             without("region"),
@@ -52,7 +52,7 @@ class TestHyperbolic(ProviderContract):
             options(enabled="yes"),
             options(spotCostPerHourCents=199),  # a new price tier must not be dropped silently
             options(1, gpuType="h100", costPerHourCents=300),  # two prices for one option
-            [dict(o, enabled=False) for o in load_json(OPTIONS)],
+            [dict(o, enabled=False) for o in load_recording_json(OPTIONS)],
         ]
 
     def bad_offer_payloads(self) -> list[Any]:
@@ -131,10 +131,10 @@ class TestHyperbolic(ProviderContract):
 
 
 def test_fetch_is_one_anonymous_get() -> None:
-    raw, sent = json_fetch(HyperbolicScraper(env={}), load_json(OPTIONS))
+    raw, sent = json_fetch(HyperbolicScraper(env={}), load_recording_json(OPTIONS))
     assert [(r.method, str(r.url)) for r in sent] == [("GET", URL)]
     assert sent[0].content == b"" and "authorization" not in sent[0].headers
-    assert raw == load_json(OPTIONS)
+    assert raw == load_recording_json(OPTIONS)
 
 
 def test_needs_no_credentials() -> None:
@@ -142,9 +142,3 @@ def test_needs_no_credentials() -> None:
     assert HyperbolicScraper.credentials == () and HyperbolicScraper.optional_credentials == ()
 
 
-def test_the_fixture_is_the_bundled_replay_recording() -> None:
-    from tests.conftest import FIXTURES
-    from tracker.pipeline.replay import BUNDLED_RECORDINGS
-
-    name = OPTIONS.split("/")[1]
-    assert (BUNDLED_RECORDINGS / "hyperbolic" / name).read_bytes() == (FIXTURES / OPTIONS).read_bytes()

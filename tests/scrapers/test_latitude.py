@@ -10,11 +10,11 @@ import pytest
 from scrapers._nextjs import flight_stream
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.latitude import PRICING_URL, LatitudeScraper
-from tests.conftest import load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract, index_offers
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
-PAGE = "latitude/latitude_pricing_reference_2026-12-03.html"
+PAGE = "latitude/pricing.html"  # the replay recording: the one copy
 
 
 def page_with(plans_data: Any) -> str:
@@ -24,7 +24,7 @@ def page_with(plans_data: Any) -> str:
 
 
 def plans_data() -> dict[str, Any]:
-    stream = flight_stream("latitude", load_text(PAGE))
+    stream = flight_stream("latitude", load_recording_text(PAGE))
     start = stream.index('"plansData":') + len('"plansData":')
     data, _ = json.JSONDecoder().raw_decode(stream, start)
     return data
@@ -43,7 +43,7 @@ class TestLatitude(ProviderContract):
     min_offers = 13
 
     def load_raw(self) -> Any:
-        return load_text(PAGE)
+        return load_recording_text(PAGE)
 
     def broken_payloads(self) -> list[Any]:
         data = plans_data()
@@ -100,11 +100,11 @@ class TestLatitude(ProviderContract):
 
 
 def test_fetch_reads_robots_then_the_page_once() -> None:
-    assert_fetches_page_once(LatitudeScraper(env={}), PRICING_URL, load_text(PAGE))
+    assert_fetches_page_once(LatitudeScraper(env={}), PRICING_URL, load_recording_text(PAGE))
 
 
 def test_fetch_respects_robots() -> None:
-    assert_refused_by_robots(LatitudeScraper(env={}), PRICING_URL, load_text(PAGE), "User-agent: *\nDisallow: /pricing\n")
+    assert_refused_by_robots(LatitudeScraper(env={}), PRICING_URL, load_recording_text(PAGE), "User-agent: *\nDisallow: /pricing\n")
 
 
 def test_needs_no_credentials() -> None:

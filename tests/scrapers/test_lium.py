@@ -9,11 +9,11 @@ import pytest
 
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.lium import URL, LiumScraper
-from tests.conftest import load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.requests_helpers import json_fetch
 
-BOOK = "lium/lium_executors_reference_2026-12-03.json"
+BOOK = "lium/executors.json"  # the replay recording: the one copy
 B300 = "00000000-0000-0000-0000-00000000a001"
 H100_FI = "00000000-0000-0000-0000-00000000a002"
 H200_SPOT = "00000000-0000-0000-0000-00000000a004"
@@ -24,7 +24,7 @@ PRO_SERVER = "00000000-0000-0000-0000-00000000a008"
 
 def book(index: int = 0, **changes: Any) -> list[dict[str, Any]]:
     """The fixture with row ``index``'s keys replaced (a value of ``...`` removes the key)."""
-    rows = copy.deepcopy(load_json(BOOK))
+    rows = copy.deepcopy(load_recording_json(BOOK))
     for key, value in changes.items():
         if value is ...:
             rows[index].pop(key)
@@ -43,13 +43,13 @@ class TestLium(ProviderContract):
     min_offers = 13
 
     def load_raw(self) -> Any:
-        return load_json(BOOK)
+        return load_recording_json(BOOK)
 
     def broken_payloads(self) -> list[Any]:
         return [
             {},
             [],
-            {"executors": load_json(BOOK)},
+            {"executors": load_recording_json(BOOK)},
             ["NVIDIA H100"],
             book(machine_name=...),
             book(id=...),
@@ -93,7 +93,7 @@ class TestLium(ProviderContract):
         assert (b200.extra["pending_price_per_gpu_hour"], b200.extra["price_change_effective_date"]) == (5.5, "2026-12-10T00:00:00")
 
     def test_a_machine_listed_twice_is_one_offer(self) -> None:
-        rows = load_json(BOOK)
+        rows = load_recording_json(BOOK)
         offers = LiumScraper(env={}).parse([*rows, rows[0]])
         assert len(offers) == len(rows)
 
@@ -111,10 +111,10 @@ class TestLium(ProviderContract):
 
 
 def test_fetch_is_one_anonymous_get() -> None:
-    raw, sent = json_fetch(LiumScraper(env={}), load_json(BOOK))
+    raw, sent = json_fetch(LiumScraper(env={}), load_recording_json(BOOK))
     assert [(r.method, str(r.url)) for r in sent] == [("GET", URL)]
     assert "authorization" not in sent[0].headers and "cookie" not in sent[0].headers
-    assert raw == load_json(BOOK)
+    assert raw == load_recording_json(BOOK)
 
 
 def test_needs_no_credentials() -> None:

@@ -9,15 +9,15 @@ import pytest
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers._nextjs import flight_stream
 from scrapers.massedcompute import PRICING_URL, MassedcomputeScraper
-from tests.conftest import load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
-PAGE = "massedcompute/massedcompute_pricing_reference_2026-12-03.html"
+PAGE = "massedcompute/pricing.html"  # the replay recording: the one copy
 
 
 def stream() -> str:
-    return flight_stream("massedcompute", load_text(PAGE))
+    return flight_stream("massedcompute", load_recording_text(PAGE))
 
 
 def excerpt(text: str) -> str:
@@ -41,7 +41,7 @@ class TestMassedcompute(ProviderContract):
     min_offers = 17
 
     def load_raw(self) -> Any:
-        return load_text(PAGE)
+        return load_recording_text(PAGE)
 
     def broken_payloads(self) -> list[Any]:
         return [
@@ -101,11 +101,11 @@ class TestMassedcompute(ProviderContract):
 
 
 def test_fetch_reads_robots_then_the_page_once() -> None:
-    assert_fetches_page_once(MassedcomputeScraper(env={}), PRICING_URL, load_text(PAGE))
+    assert_fetches_page_once(MassedcomputeScraper(env={}), PRICING_URL, load_recording_text(PAGE))
 
 
 def test_fetch_respects_robots() -> None:
-    assert_refused_by_robots(MassedcomputeScraper(env={}), PRICING_URL, load_text(PAGE), "User-agent: *\nDisallow: /pricing\n")
+    assert_refused_by_robots(MassedcomputeScraper(env={}), PRICING_URL, load_recording_text(PAGE), "User-agent: *\nDisallow: /pricing\n")
 
 
 def test_needs_no_credentials() -> None:

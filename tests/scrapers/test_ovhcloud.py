@@ -7,16 +7,15 @@ from typing import Any
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.ovhcloud import API, OvhcloudScraper
-from tests.conftest import fixture_path, load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
-CATALOG = "ovhcloud/ovhcloud_catalog_public_cloud_FR_reference.json"
+CATALOG = "ovhcloud/catalog_public_cloud_FR_reference.json"  # the replay recording: the one copy
 
 
 def catalog() -> dict[str, Any]:
-    return load_json(CATALOG)
+    return load_recording_json(CATALOG)
 
 
 def addon(raw: dict[str, Any], code: str) -> dict[str, Any]:
@@ -106,11 +105,6 @@ def test_fetch_is_one_anonymous_get_of_the_fr_catalogue() -> None:
     assert [(r.method, str(r.url)) for r in sent] == [("GET", f"{API}?ovhSubsidiary=FR")]
     assert "authorization" not in sent[0].headers and "x-ovh-application" not in sent[0].headers
     assert raw == catalog()
-
-
-def test_replay_recording_is_the_test_fixture() -> None:
-    recorded = BUNDLED_RECORDINGS / "ovhcloud" / "catalog_public_cloud_FR_reference.json"
-    assert recorded.read_bytes() == fixture_path(CATALOG).read_bytes()
 
 
 def test_needs_no_credentials() -> None:

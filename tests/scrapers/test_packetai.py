@@ -9,17 +9,17 @@ import pytest
 
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.packetai import URL, PacketaiScraper
-from tests.conftest import load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
-FEED = "packetai/packetai_product_detail_reference_2026-12-03.json"
+FEED = "packetai/product_detail.json"  # the replay recording: the one copy
 LA = "Los Angeles, US (LA-1)"
 
 
 def feed(section: str = "on_demand", index: int = 0, **changes: Any) -> dict[str, Any]:
     """The fixture with one row's keys replaced (``...`` removes the key)."""
-    raw = copy.deepcopy(load_json(FEED))
+    raw = copy.deepcopy(load_recording_json(FEED))
     for key, value in changes.items():
         if value is ...:
             raw[section][index].pop(key)
@@ -38,10 +38,10 @@ class TestPacketai(ProviderContract):
     min_offers = 31
 
     def load_raw(self) -> Any:
-        return load_json(FEED)
+        return load_recording_json(FEED)
 
     def broken_payloads(self) -> list[Any]:
-        raw = load_json(FEED)
+        raw = load_recording_json(FEED)
         return [
             {},
             [],
@@ -100,7 +100,7 @@ class TestPacketai(ProviderContract):
         assert derived.price_per_hour == pytest.approx(2686 / 730) and derived.extra["effective_hourly_derived"] is True
 
     def test_the_feeds_earlier_whole_instance_form_is_read_as_such(self) -> None:
-        raw = load_json(FEED)
+        raw = load_recording_json(FEED)
         for row in raw["on_demand"]:
             if row["price_per_gpu_hour_usd"] is not None:
                 row["price_per_gpu_hour_usd"] = round(row["price_per_gpu_hour_usd"] * row["gpu_count"], 2)
@@ -123,16 +123,16 @@ class TestPacketai(ProviderContract):
         assert resolve_gpu("NVIDIA H100 SXM") == "H100-SXM" and None not in resolved.values()
 
     def test_a_new_section_is_a_clear_parse_error(self) -> None:
-        raw = load_json(FEED)
+        raw = load_recording_json(FEED)
         with pytest.raises(ParseError, match=r"packetai: the feed has section\(s\) this parser does not read: \['spot'\]"):
             PacketaiScraper(env={}).parse({**raw, "spot": raw["on_demand"]})
 
 
 def test_fetch_is_one_anonymous_get_of_the_feed() -> None:
-    raw, sent = json_fetch(PacketaiScraper(env={}), load_json(FEED))
+    raw, sent = json_fetch(PacketaiScraper(env={}), load_recording_json(FEED))
     assert [(r.method, str(r.url)) for r in sent] == [("GET", URL)]
     assert "authorization" not in sent[0].headers
-    assert raw == load_json(FEED)
+    assert raw == load_recording_json(FEED)
 
 
 def test_needs_no_credentials() -> None:

@@ -9,15 +9,14 @@ import httpx
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.sesterce import COMPUTE_URL, SesterceScraper, flight_text
-from tests.conftest import fixture_path, load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
-PAGE = "sesterce/sesterce_compute_reference.html"
+PAGE = "sesterce/compute_reference.html"  # the replay recording: the one copy
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return load_recording_text(PAGE)
 
 
 def with_offers(change: Any) -> str:
@@ -112,10 +111,6 @@ def test_fetch_is_one_page_get() -> None:
 
     assert run_fetch(SesterceScraper(env={}), httpx.MockTransport(handler)) == page()
     assert str(sent[-1].url) == COMPUTE_URL and "x-api-key" not in sent[-1].headers
-
-
-def test_replay_recording_is_the_test_fixture() -> None:
-    assert (BUNDLED_RECORDINGS / "sesterce" / "compute_reference.html").read_bytes() == fixture_path(PAGE).read_bytes()
 
 
 def test_needs_no_credentials() -> None:

@@ -10,15 +10,14 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.tensorpool import PRICING_URL, TensorpoolScraper
-from tests.conftest import fixture_path, load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract, run_fetch
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
-PAGE = "tensorpool/tensorpool_pricing_reference.html"
+PAGE = "tensorpool/pricing_reference.html"  # the replay recording: the one copy
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return load_recording_text(PAGE)
 
 
 def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
@@ -81,10 +80,6 @@ def test_fetch_is_one_page_get() -> None:
 
     assert run_fetch(TensorpoolScraper(env={}), httpx.MockTransport(handler)) == page()
     assert str(sent[-1].url) == PRICING_URL
-
-
-def test_replay_recording_is_the_test_fixture() -> None:
-    assert (BUNDLED_RECORDINGS / "tensorpool" / "pricing_reference.html").read_bytes() == fixture_path(PAGE).read_bytes()
 
 
 def test_needs_no_credentials() -> None:

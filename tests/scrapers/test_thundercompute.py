@@ -9,15 +9,14 @@ import httpx
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.thundercompute import PRICING_URL, ThundercomputeScraper
-from tests.conftest import fixture_path, load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract, run_fetch
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
-PAGE = "thundercompute/thundercompute_pricing_reference.html"
+PAGE = "thundercompute/pricing_reference.html"  # the replay recording: the one copy
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return load_recording_text(PAGE)
 
 
 def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
@@ -95,11 +94,6 @@ def test_fetch_is_one_page_get() -> None:
 
     assert run_fetch(ThundercomputeScraper(env={}), httpx.MockTransport(handler)) == page()
     assert str(sent[-1].url) == PRICING_URL
-
-
-def test_replay_recording_is_the_test_fixture() -> None:
-    recorded = BUNDLED_RECORDINGS / "thundercompute" / "pricing_reference.html"
-    assert recorded.read_bytes() == fixture_path(PAGE).read_bytes()
 
 
 def test_needs_no_credentials() -> None:

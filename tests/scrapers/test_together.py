@@ -7,15 +7,14 @@ from typing import Any
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.together import PRICING_URL, TogetherScraper
-from tests.conftest import fixture_path, load_text
+from tests.conftest import load_recording_text
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
-from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
-PAGE = "together/together_pricing_reference.html"
+PAGE = "together/pricing_reference.html"  # the replay recording: the one copy
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return load_recording_text(PAGE)
 
 
 class TestTogether(ProviderContract):
@@ -92,10 +91,6 @@ def test_fetch_is_one_page_get() -> None:
 
     raw = run_fetch(TogetherScraper(env={}), httpx.MockTransport(handler))
     assert raw == page() and str(sent[-1].url) == PRICING_URL and "authorization" not in sent[-1].headers
-
-
-def test_replay_recording_is_the_test_fixture() -> None:
-    assert (BUNDLED_RECORDINGS / "together" / "pricing_reference.html").read_bytes() == fixture_path(PAGE).read_bytes()
 
 
 def test_needs_no_credentials() -> None:

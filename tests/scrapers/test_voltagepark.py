@@ -10,26 +10,26 @@ import pytest
 
 from scrapers.base import FetchError, ScrapedOffer
 from scrapers.voltagepark import URL, VoltageparkScraper
-from tests.conftest import load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract, run_fetch
 from tests.scrapers.requests_helpers import json_fetch
 
 # Reference: the shape of getcomputable/gpu-index tests/fixtures/observatory/voltagepark/locations.json
 # @ 055204ad, our own two locations (made-up ids); no value copied (README.md).
-LOCATIONS = "voltagepark/voltagepark_bare_metal_locations_reference_2026-12-03.json"
+LOCATIONS = "voltagepark/voltagepark_bare_metal_locations_reference_2026-12-03.json"  # the replay recording: the one copy
 LOCATION = "5e0c2b7a-91d4-4f3e-b6a8-2c7d0e94f1a3"  # InfiniBand GPUs free, Ethernet none
 SECOND = "b71f4d08-3c6e-4a92-8e15-d9a0f6c2e7b4"  # Ethernet GPUs free, InfiniBand none
 
 
 def locations(**changes: Any) -> dict[str, Any]:
     """The fixture with the first location row's keys replaced."""
-    raw = load_json(LOCATIONS)
+    raw = load_recording_json(LOCATIONS)
     raw["results"][0].update(changes)
     return raw
 
 
 def without(key: str) -> dict[str, Any]:
-    raw = load_json(LOCATIONS)
+    raw = load_recording_json(LOCATIONS)
     raw["results"][0].pop(key)
     return raw
 
@@ -40,16 +40,16 @@ class TestVoltagepark(ProviderContract):
     min_offers = 4
 
     def load_raw(self) -> Any:
-        return load_json(LOCATIONS)
+        return load_recording_json(LOCATIONS)
 
     def broken_payloads(self) -> list[Any]:
-        row = load_json(LOCATIONS)["results"][0]
+        row = load_recording_json(LOCATIONS)["results"][0]
         return [
             {},
             {"results": [], "total_result_count": 0},
             {"results": [row]},  # no total_result_count
             {"results": [row], "total_result_count": 2},  # rows this page does not hold
-            load_json(LOCATIONS) | {"total_result_count": 1},  # more rows than it says
+            load_recording_json(LOCATIONS) | {"total_result_count": 1},  # more rows than it says
             {"results": {"id": LOCATION}, "total_result_count": 1},
             [row],
             {"results": ["h100"], "total_result_count": 1},
@@ -114,14 +114,14 @@ class TestVoltagepark(ProviderContract):
 
 
 def test_fetch_is_one_anonymous_get() -> None:
-    raw, sent = json_fetch(VoltageparkScraper(env={}), load_json(LOCATIONS))
+    raw, sent = json_fetch(VoltageparkScraper(env={}), load_recording_json(LOCATIONS))
     assert [(r.method, str(r.url)) for r in sent] == [("GET", URL)]
     assert sent[0].content == b"" and "authorization" not in sent[0].headers and "cookie" not in sent[0].headers
-    assert raw == load_json(LOCATIONS)
+    assert raw == load_recording_json(LOCATIONS)
 
 
 def test_a_second_page_fails_the_fetch_instead_of_a_partial_list() -> None:
-    page = load_json(LOCATIONS) | {"has_next": True, "total_result_count": 3}
+    page = load_recording_json(LOCATIONS) | {"has_next": True, "total_result_count": 3}
     sent: list[httpx.Request] = []
 
     def handler(request: httpx.Request) -> httpx.Response:
@@ -138,9 +138,3 @@ def test_needs_no_credentials() -> None:
     assert VoltageparkScraper.credentials == () and VoltageparkScraper.optional_credentials == ()
 
 
-def test_the_fixture_is_the_bundled_replay_recording() -> None:
-    from tests.conftest import FIXTURES
-    from tracker.pipeline.replay import BUNDLED_RECORDINGS
-
-    name = LOCATIONS.split("/")[1]
-    assert (BUNDLED_RECORDINGS / "voltagepark" / name).read_bytes() == (FIXTURES / LOCATIONS).read_bytes()
