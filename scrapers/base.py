@@ -35,7 +35,9 @@ __all__ = [
     "STOCK_LEVEL",
     "FetchError",
     "Http",
+    "PageScraper",
     "PartialOffers",
+    "REFERENCE_CAPTURE",
     "Retired",
     "MissingCredentials",
     "ParseError",
@@ -572,3 +574,20 @@ class Scraper(ABC):
     def offer(self, **fields: Any) -> ScrapedOffer:
         """Shorthand for ``ScrapedOffer(provider=self.name, ...)``."""
         return ScrapedOffer(provider=self.name, **fields)
+
+
+#: ``Scraper.checked_by`` of a page whose reference fixture follows getcomputable/gpu-index's 2026
+#: observatory capture of it (that project reserves its raw observations: its structure only).
+REFERENCE_CAPTURE: Final = ("reference: the 2026 shape of getcomputable/gpu-index's observatory capture "
+                            "(structure only, own values)")
+
+
+class PageScraper(Scraper):
+    """A provider read from one public HTML pricing page (no credentials): ``fetch`` gets
+    ``pricing_url`` (after robots.txt); ``parse`` reads the page."""
+
+    pricing_url: ClassVar[str]
+    source_kind: ClassVar[str] = "page"
+
+    async def fetch(self, http: Http) -> str:
+        return await http.get_page(self.pricing_url)

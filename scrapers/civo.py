@@ -31,7 +31,7 @@ import re
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import REFERENCE_CAPTURE, PageScraper, ScrapedOffer
 from scrapers.html import (
     body_rows,
     cell_field,
@@ -79,22 +79,19 @@ def _hourly_text(node: Tag) -> str:
     return text_of(node)
 
 
-class CivoScraper(Scraper):
+class CivoScraper(PageScraper):
     name: ClassVar[str] = "civo"
     display_name: ClassVar[str] = "Civo"
     homepage: ClassVar[str] = "https://www.civo.com/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
-    source_kind: ClassVar[str] = "page"
+    pricing_url: ClassVar[str] = PRICING_URL
     fixture_kind: ClassVar[str] = "reference"
-    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by: ClassVar[str] = REFERENCE_CAPTURE
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "reserved")
     caveats: ClassVar[str] = (
         "GPU tables of the pricing page: whole-instance hourly prices, on demand and per commitment term "
         "(6-36 months as reserved); no region on the page"
     )
-
-    async def fetch(self, http: Http) -> str:
-        return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         doc = page_soup(self.name, raw)

@@ -26,18 +26,13 @@ from __future__ import annotations
 import re
 from typing import Any, ClassVar
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import REFERENCE_CAPTURE, PageScraper, ScrapedOffer
 from scrapers.html import (
-    body_rows,
     cell_field,
-    find_tables,
-    header_index,
-    hourly,
+    gpu_table_rows,
+    hourly_price,
     is_blank,
     layout_changed,
-    page_soup,
-    parse_gb,
-    read_money,
     slug,
     text_of,
 )
@@ -46,81 +41,59 @@ PRICING_URL = "https://deepinfra.com/pricing"
 _COMING_RE = re.compile(r"^\s*(?:coming\s+soon|soon|tba|tbd|pre[\s-]?order)\s*$", re.IGNORECASE)
 
 
-class DeepinfraScraper(Scraper):
+class DeepinfraScraper(PageScraper):
     name: ClassVar[str] = "deepinfra"
     display_name: ClassVar[str] = "DeepInfra (dedicated GPUs)"
     homepage: ClassVar[str] = "https://deepinfra.com/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
-    source_kind: ClassVar[str] = "page"
+    pricing_url: ClassVar[str] = PRICING_URL
     fixture_kind: ClassVar[str] = "reference"
-    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by: ClassVar[str] = REFERENCE_CAPTURE
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "GPU table of the pricing page (dedicated GPUs for custom models, billed per minute of uptime), "
         "per GPU-hour, one GPU per offer; coming-soon rows listed without a price"
     )
 
-    async def fetch(self, http: Http) -> str:
-        return await http.get_page(PRICING_URL)
-
     def parse(self, raw: Any) -> list[ScrapedOffer]:
-        doc = page_soup(self.name, raw)
-        tables = find_tables(doc, "GPU", "Memory", "Price")
-        if not tables:
-            raise layout_changed(self.name, "no table with 'GPU', 'Memory' and 'Price' columns")
         offers: list[ScrapedOffer] = []
         seen: dict[str, float | None] = {}
-        for table in tables:
-            col = header_index(table, "GPU", "Memory", "Price", provider=self.name)
-            heading = table.find_previous(["h2", "h3", "h4"])
+        for row in gpu_table_rows(self.name, raw, "GPU", "Memory", "Price"):
+            cells, col, gpu, memory = row.cells, row.col, row.gpu, row.memory_gb
+            heading = row.table.find_previous(["h2", "h3", "h4"])
             section = text_of(heading) if heading is not None else ""
-            rows = body_rows(table)
-            if not rows:
-                raise layout_changed(self.name, "the GPU table has no rows")
-            for cells in rows:
-                if len(cells) <= max(col.values()):
-                    raise layout_changed(self.name, f"row {text_of(cells[0])!r} has {len(cells)} cells")
-                gpu = text_of(cells[col["GPU"]])
-                if not gpu:
-                    raise layout_changed(self.name, "a GPU row names no GPU")
-                memory = parse_gb(text_of(cells[col["Memory"]]))
-                text = text_of(cells[col["Price"]])
-                if is_blank(text):
-                    continue  # not offered
-                extra: dict[str, Any] = {"per_gpu": True, "gpu_count_unstated": True}
-                if section:
-                    extra["section"] = section
-                price: float | None = None
-                available: bool | None = None
-                currency = "USD"
-                if _COMING_RE.match(text):
-                    extra["coming_soon"] = text
-                    available = False
-                else:
-                    money, bad = read_money(text, cell_field("Price", gpu), required=True)
-                    extra.update(bad)
-                    if money is not None and money.amount is not None:
-                        price = round(hourly(money, assume="hour"), 6)
-                        currency = money.currency
-                    elif money is not None:
-                        extra["contact_sales"] = True
-                sku = slug(f"{gpu} {memory:g}gb" if memory else gpu)
-                if sku in seen:  # a row repeated with the same price: one offer
-                    if seen[sku] != price:
-                        raise layout_changed(self.name, f"two different prices for {gpu!r} {text_of(cells[col['Memory']])!r}")
-                    continue
-                seen[sku] = price
-                offers.append(
-                    self.offer(
-                        sku=sku,
-                        gpu_raw=gpu,
-                        gpu_count=1,
-                        gpu_memory_gb=memory,
-                        price_per_hour=price,
-                        kind="on_demand",
-                        currency=currency,
-                        available=available,
-                        extra=extra,
-                    )
+            text = text_of(cells[col["Price"]])
+            if is_blank(text):
+                continue  # not offered
+            extra: dict[str, Any] = {"per_gpu": True, "gpu_count_unstated": True}
+            if section:
+                extra["section"] = section
+            price: float | None = None
+            available: bool | None = None
+            currency = "USD"
+            if _COMING_RE.match(text):
+                extra["coming_soon"] = text
+                available = False
+            else:
+                price, currency, read = hourly_price(text, cell_field("Price", gpu))
+                extra.update(read)
+            sku = slug(f"{gpu} {memory:g}gb" if memory else gpu)
+            if sku in seen:  # a row repeated with the same price: one offer
+                if seen[sku] != price:
+                    raise layout_changed(self.name, f"two different prices for {gpu!r} {text_of(cells[col['Memory']])!r}")
+                continue
+            seen[sku] = price
+            offers.append(
+                self.offer(
+                    sku=sku,
+                    gpu_raw=gpu,
+                    gpu_count=1,
+                    gpu_memory_gb=memory,
+                    price_per_hour=price,
+                    kind="on_demand",
+                    currency=currency,
+                    available=available,
+                    extra=extra,
                 )
+            )
         return offers

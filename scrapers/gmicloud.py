@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import STOCK_LEVEL, Http, ScrapedOffer, Scraper
+from scrapers.base import REFERENCE_CAPTURE, STOCK_LEVEL, PageScraper, ScrapedOffer
 from scrapers.html import (
     cell_field,
     hourly,
@@ -47,22 +47,19 @@ _COMING_RE = re.compile(r"\b(?:pre[\s-]?order|coming\s+soon|waitlist|join\s+the\
 _STATUS_RE = re.compile(r"^(?:available(?: now)?|limited(?: availability)?|sold out|out of stock|coming soon|new)$", re.IGNORECASE)
 
 
-class GmicloudScraper(Scraper):
+class GmicloudScraper(PageScraper):
     name: ClassVar[str] = "gmicloud"
     display_name: ClassVar[str] = "GMI Cloud"
     homepage: ClassVar[str] = "https://www.gmicloud.ai/en/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
-    source_kind: ClassVar[str] = "page"
+    pricing_url: ClassVar[str] = PRICING_URL
     fixture_kind: ClassVar[str] = "reference"
-    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by: ClassVar[str] = REFERENCE_CAPTURE
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "starting ('from') price per GPU-hour of each GPU card, one GPU per offer (no count printed); "
         "stock from the card's label; pre-order cards listed without a price"
     )
-
-    async def fetch(self, http: Http) -> str:
-        return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         doc = page_soup(self.name, raw)

@@ -63,8 +63,9 @@ Errors
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 from scrapers._lazy import lazy_module
 from scrapers.base import unreadable
@@ -567,3 +568,49 @@ def body_rows(table: Tag) -> list[list[Tag]]:
 def layout_changed(provider: str, what: str) -> ParseError:
     """``ParseError("<provider>: layout changed: <what>")`` -- raise it when a landmark is gone."""
     return ParseError(f"{provider}: layout changed: {what}")
+
+
+class GpuRow(NamedTuple):
+    """One data row of a page's GPU table: its table, the column of each header asked for, its
+    cells, the GPU as printed and the memory the row states (``None``: not stated)."""
+
+    table: Tag
+    col: dict[str, int]
+    cells: list[Tag]
+    gpu: str
+    memory_gb: float | None
+
+
+def gpu_table_rows(provider: str, raw: object, gpu: str, memory: str, *labels: str) -> Iterator[GpuRow]:
+    """Every row of every table of the page ``raw`` headed ``gpu``, ``memory`` and ``labels``: the
+    preamble the pages priced per GPU-hour in a table share. No such table, a table without rows,
+    a row shorter than its headers or one naming no GPU is a changed layout (``ParseError``)."""
+    tables = find_tables(page_soup(provider, raw), gpu, memory, *labels)
+    if not tables:
+        names = [repr(h) for h in (gpu, memory, *labels)]
+        raise layout_changed(provider, f"no table with {', '.join(names[:-1])} and {names[-1]} columns")
+    for table in tables:
+        col = header_index(table, gpu, memory, *labels, provider=provider)
+        rows = body_rows(table)
+        if not rows:
+            raise layout_changed(provider, "the GPU table has no rows")
+        for cells in rows:
+            if len(cells) <= max(col.values()):
+                raise layout_changed(provider, f"row {text_of(cells[0])!r} has {len(cells)} cells")
+            name = text_of(cells[col[gpu]])
+            if not name:
+                raise layout_changed(provider, "a GPU row names no GPU")
+            yield GpuRow(table, col, cells, name, parse_gb(text_of(cells[col[memory]])))
+
+
+def hourly_price(text: str, where: str) -> tuple[float | None, str, dict[str, Any]]:
+    """A printed price cell read as ``(price per hour, currency, extra)``: an amount without a unit
+    is per hour; "Contact sales" is no price (``extra["contact_sales"]``); text that is no price
+    leaves the offer to be quarantined (``extra`` says why, naming ``where``)."""
+    money, bad = read_money(text, where, required=True)
+    extra: dict[str, Any] = dict(bad)
+    if money is not None and money.amount is not None:
+        return round(hourly(money, assume="hour"), 6), money.currency, extra
+    if money is not None:
+        extra["contact_sales"] = True
+    return None, money.currency if money is not None else "USD", extra

@@ -22,15 +22,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import REFERENCE_CAPTURE, PageScraper, ScrapedOffer
 from scrapers.html import (
     cell_field,
-    hourly,
+    hourly_price,
     is_blank,
     layout_changed,
     norm_label,
     page_soup,
-    read_money,
     slug,
     text_of,
 )
@@ -43,22 +42,19 @@ _LINE_RE = re.compile(r"^\s*(?P<name>.+?)\s+[-–—:]\s+(?P<price>.+?)\s*$")
 _NOT_GPUS = frozenset({"cpu", "cpus", "storage"})
 
 
-class TensorpoolScraper(Scraper):
+class TensorpoolScraper(PageScraper):
     name: ClassVar[str] = "tensorpool"
     display_name: ClassVar[str] = "TensorPool"
     homepage: ClassVar[str] = "https://tensorpool.dev/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
-    source_kind: ClassVar[str] = "page"
+    pricing_url: ClassVar[str] = PRICING_URL
     fixture_kind: ClassVar[str] = "reference"
-    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by: ClassVar[str] = REFERENCE_CAPTURE
     kinds: ClassVar[tuple[str, ...]] = ("on_demand",)
     caveats: ClassVar[str] = (
         "TensorPool's own card of a comparison page (other clouds' columns are not read); per GPU-hour, "
         "one GPU per offer"
     )
-
-    async def fetch(self, http: Http) -> str:
-        return await http.get_page(PRICING_URL)
 
     def parse(self, raw: Any) -> list[ScrapedOffer]:
         doc = page_soup(self.name, raw)
@@ -75,13 +71,8 @@ class TensorpoolScraper(Scraper):
                 continue
             if is_blank(price_text):
                 continue  # "N/A": not offered
-            money, bad = read_money(price_text, cell_field("GPU COSTS / HR", gpu), required=True)
-            extra: dict[str, Any] = {"per_gpu": True, "gpu_count_unstated": True, **bad}
-            price = None
-            if money is not None and money.amount is not None:
-                price = round(hourly(money, assume="hour"), 6)
-            elif money is not None:
-                extra["contact_sales"] = True
+            price, currency, read = hourly_price(price_text, cell_field("GPU COSTS / HR", gpu))
+            extra: dict[str, Any] = {"per_gpu": True, "gpu_count_unstated": True, **read}
             offers.append(
                 self.offer(
                     sku=slug(gpu),
@@ -89,7 +80,7 @@ class TensorpoolScraper(Scraper):
                     gpu_count=1,
                     price_per_hour=price,
                     kind="on_demand",
-                    currency=money.currency if money is not None else "USD",
+                    currency=currency,
                     extra=extra,
                 )
             )

@@ -257,3 +257,27 @@ def test_read_money_leaves_an_unreadable_cell_for_quarantine_naming_it() -> None
     assert bad == {UNREADABLE_PRICE: "price field 'Spot price' of '1B200.30V' holds '-$2.50/h', a negative price"}
     assert read_money("$1.99 - $2.49", where)[1] == {}  # a range, not a negative price
     assert read_money("", where, required=True) == (None, {UNREADABLE_PRICE: "price field 'Spot price' of '1B200.30V' holds '', not a price"})
+
+
+def test_hourly_price_reads_a_printed_cell() -> None:
+    from scrapers.html import hourly_price
+
+    assert hourly_price("$2.50/hr", "'Price' of 'H100'") == (2.5, "USD", {})
+    assert hourly_price("€1.20", "'Price' of 'L40S'")[:2] == (1.2, "EUR")
+    price, _currency, extra = hourly_price("Contact sales", "'Price' of 'B200'")
+    assert price is None and extra == {"contact_sales": True}
+    price, _currency, extra = hourly_price("soon-ish", "'Price' of 'B300'")
+    assert price is None and "'Price' of 'B300'" in extra["unreadable_price"]
+
+
+def test_gpu_table_rows_read_each_row_and_refuse_a_changed_table() -> None:
+    from scrapers.html import gpu_table_rows
+
+    page = ("<table><tr><th>GPU</th><th>Memory</th><th>Price</th></tr>"
+            "<tr><td>H100</td><td>80 GB</td><td>$2.00</td></tr><tr><td>L4</td><td>24GB</td><td>-</td></tr></table>")
+    rows = list(gpu_table_rows("acme", page, "GPU", "Memory", "Price"))
+    assert [(r.gpu, r.memory_gb, r.col["Price"]) for r in rows] == [("H100", 80.0, 2), ("L4", 24.0, 2)]
+    with pytest.raises(ParseError, match="acme: layout changed: no table with 'GPU', 'VRAM' and 'Price' columns"):
+        list(gpu_table_rows("acme", page, "GPU", "VRAM", "Price"))
+    with pytest.raises(ParseError, match="acme: layout changed: a GPU row names no GPU"):
+        list(gpu_table_rows("acme", page.replace("<td>L4</td>", "<td></td>"), "GPU", "Memory", "Price"))
