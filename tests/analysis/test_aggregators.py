@@ -161,3 +161,19 @@ def test_value_median_is_across_providers_each_cloud_once(engine: Engine, db_url
     assert (rows["H100-SXM"]["price_per_gpu_hour"], rows["H100-SXM"]["median_price_per_gpu_hour"],
             rows["H100-SXM"]["offers"]) == (pytest.approx(2.2), pytest.approx(2.8), 4)
     assert (rows["A100-SXM-80GB"]["median_price_per_gpu_hour"], rows["A100-SXM-80GB"]["offers"]) == (pytest.approx(1.4), 2)
+
+
+def test_market_runs_merge_an_aggregators_series_into_the_clouds() -> None:
+    from tracker.analysis.aggregators import market_runs
+
+    names = {1: "runpod", 2: "getdeploying/runpod", 3: "getdeploying/databasemart", 4: "lambda"}
+    runs = {
+        1: [(0, 9, 2.5, 3)],                      # RunPod's own, buckets 0-9
+        2: [(5, 14, 2.2, 1)],                     # RunPod through the aggregator, buckets 5-14
+        3: [(0, 4, 2.8, 1)],
+        4: [(0, 2, 3.0, 1), (3, 6, 3.1, 1)],
+    }
+    merged = market_runs(runs, names.__getitem__, {"runpod", "lambda"})
+    assert merged["runpod"] == [(0, 4, 2.5, 3), (5, 9, 2.2, 4), (10, 14, 2.2, 1)]
+    assert merged["getdeploying"] == [(0, 4, 2.8, 1)]
+    assert merged["lambda"] == runs[4]

@@ -17,7 +17,7 @@ figure (min, quartiles, median, provider count, an index) takes one value per ma
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from functools import cache
 from typing import Any, TypeVar
 
@@ -27,6 +27,9 @@ from db import via as series_key
 VIA_KEY = series_key.VIA_KEY
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
+Key = TypeVar("Key")
+#: A series' value over a run of buckets: (first bucket, last bucket, value, offers).
+Run = tuple[int, int, float, int]
 
 
 @cache
@@ -84,4 +87,40 @@ def market_values(values: Iterable[tuple[str, float]], direct: Collection[str] |
             have = out.get(who)
             if have is None or v < have:
                 out[who] = v
+    return out
+
+
+def market_runs(runs: Mapping[Key, Sequence[Run]], name_of: Callable[[Key], str],
+                direct: Collection[str] | None = None) -> dict[str, list[Run]]:
+    """Each market provider's runs from the runs of its series (by key; ``name_of`` gives a
+    key's name as ``market_of_key`` takes it; one series' runs in order, never overlapping): where several of
+    its series have a value, the lowest, and their offers added up. What a sweep over run
+    boundaries takes the market over, so an aggregator's series of a cloud is that cloud's."""
+    groups: dict[str, list[Sequence[Run]]] = {}
+    for key, series in runs.items():
+        groups.setdefault(market_of_key(name_of(key), direct), []).append(series)
+    out: dict[str, list[Run]] = {}
+    for who, parts in groups.items():
+        if len(parts) == 1:
+            out[who] = list(parts[0])
+            continue
+        edges = sorted({b for part in parts for first, last, _v, _n in part for b in (first, last + 1)})
+        merged: list[Run] = []
+        at = [0] * len(parts)  # per series, its first run not yet past
+        for lo, hi in zip(edges, edges[1:], strict=False):
+            live = []
+            for k, part in enumerate(parts):
+                while at[k] < len(part) and part[at[k]][1] < lo:
+                    at[k] += 1
+                if at[k] < len(part) and part[at[k]][0] <= lo:
+                    live.append((part[at[k]][2], part[at[k]][3]))
+            if not live:
+                continue
+            values = [v for v, _n in live if v == v]  # NaN: no value
+            run = (lo, hi - 1, min(values) if values else float("nan"), sum(n for _v, n in live))
+            if merged and merged[-1][1] + 1 == lo and merged[-1][2:] == run[2:]:
+                merged[-1] = (merged[-1][0], run[1], *run[2:])
+            else:
+                merged.append(run)
+        out[who] = merged
     return out
