@@ -60,6 +60,8 @@ __all__ = [
     "read_price",
     "require",
     "require_number",
+    "require_text",
+    "paged_result",
     "shape_error",
     "shown",
     "unreadable",
@@ -198,6 +200,15 @@ def require_number(payload: Any, *path: str | int, provider: str, at: str = "", 
     if result is None:
         raise ParseError(f"{provider}: {field_path(at, *path)} should be a finite number, got {shown(value)}")
     return result
+
+
+def require_text(row: Mapping[str, Any], key: str, *, provider: str, at: str = "") -> str:
+    """The non-empty string at ``row[key]``, stripped, or a ``ParseError`` naming the provider and
+    the field (``at`` is where ``row`` sits in the payload): for the names an offer cannot do without."""
+    value = row.get(key)
+    if not isinstance(value, str) or not value.strip():
+        raise ParseError(f"{provider}: {field_path(at, key)} should be a non-empty string, got {shown(value)}")
+    return value.strip()
 
 
 def optional_number(value: Any, where: str, *, provider: str, strings: bool = False) -> float | None:
@@ -439,6 +450,17 @@ class PartialOffers(list):  # type: ignore[type-arg]
     def __init__(self, offers: Collection[ScrapedOffer] = (), *, reason: str) -> None:
         super().__init__(offers)
         self.reason = reason
+
+
+def paged_result(provider: str, offers: list[ScrapedOffer], incomplete: str | None, empty: str) -> list[ScrapedOffer]:
+    """What ``parse`` returns from a paged answer: ``PartialOffers`` when paging stopped early
+    (``incomplete`` says why: the offers not read are unknown, never delisted), else the offers;
+    a complete answer without any is a ``ParseError`` (``empty`` says what held none)."""
+    if incomplete:
+        return PartialOffers(offers, reason=f"{provider}: {incomplete}")
+    if not offers:
+        raise ParseError(f"{provider}: {empty}")
+    return offers
 
 
 class Scraper(ABC):

@@ -42,15 +42,16 @@ from scrapers.base import (
     FetchError,
     Http,
     ParseError,
-    PartialOffers,
     ScrapedOffer,
     Scraper,
     field_path,
     number,
     numbered_by_price,
+    paged_result,
     positive,
     read_count,
     read_price,
+    require_text,
     shown,
     unreadable,
 )
@@ -138,12 +139,7 @@ class ComputepulseScraper(Scraper):
             for i, page in enumerate(pages):
                 offers += self._page_offers(page, field_path("books", str(slug), i))
         offers = numbered_by_price(offers)
-        incomplete = raw.get("incomplete")
-        if incomplete:
-            return PartialOffers(offers, reason=f"{self.name}: {incomplete}")
-        if not offers:
-            raise ParseError(f"{self.name}: payload holds no listing (every data list is empty)")
-        return offers
+        return paged_result(self.name, offers, raw.get("incomplete"), "payload holds no listing (every data list is empty)")
 
     def _page_offers(self, page: Any, where: str) -> list[ScrapedOffer]:
         if not isinstance(page, dict):
@@ -163,18 +159,13 @@ class ComputepulseScraper(Scraper):
             raise ParseError(f"{self.name}: {where} has no 'page' object (paging changed)")
         return [o for i, row in enumerate(data) if (o := self._row_offer(row, field_path(where, "data", i))) is not None]
 
-    def _text(self, row: dict[str, Any], key: str, at: str) -> str:
-        value = row.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"{self.name}: {field_path(at, key)} should be a non-empty string, got {shown(value)}")
-        return value.strip()
 
     def _row_offer(self, row: Any, at: str) -> ScrapedOffer | None:
         if not isinstance(row, dict):
             raise ParseError(f"{self.name}: {at} should be an object, got {type(row).__name__}")
-        cloud = self._text(row, "provider", at)
-        model = self._text(row, "gpu_model", at)
-        billing = self._text(row, "billing_type", at)
+        cloud = require_text(row, "provider", provider=self.name, at=at)
+        model = require_text(row, "gpu_model", provider=self.name, at=at)
+        billing = require_text(row, "billing_type", provider=self.name, at=at)
         if billing not in BILLING:
             raise ParseError(f"{self.name}: {field_path(at, 'billing_type')} is {billing!r}, not one of {', '.join(BILLING)}")
         term = BILLING[billing]

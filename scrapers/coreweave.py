@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
+from scrapers.base import REFERENCE_CAPTURE, Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import (
     cell_field,
     children,
@@ -114,7 +114,7 @@ class CoreweaveScraper(Scraper):
     endpoint = f"GET {PRICING_URL} (HTML page)"
     source_kind = "page"
     fixture_kind = "reference"
-    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by = REFERENCE_CAPTURE
     kinds = ("on_demand", "spot")
     caveats = (
         "whole-instance prices per hour (GPU count per row), one table per region (North America, Europe); "

@@ -32,7 +32,7 @@ from scrapers.html import (
     gpu_table_rows,
     hourly_price,
     is_blank,
-    layout_changed,
+    printed_once,
     slug,
     text_of,
 )
@@ -78,11 +78,8 @@ class DeepinfraScraper(PageScraper):
                 price, currency, read = hourly_price(text, cell_field("Price", gpu))
                 extra.update(read)
             sku = slug(f"{gpu} {memory:g}gb" if memory else gpu)
-            if sku in seen:  # a row repeated with the same price: one offer
-                if seen[sku] != price:
-                    raise layout_changed(self.name, f"two different prices for {gpu!r} {text_of(cells[col['Memory']])!r}")
+            if not printed_once(seen, sku, price, self.name, f"{gpu!r} {text_of(cells[col['Memory']])!r}"):
                 continue
-            seen[sku] = price
             offers.append(
                 self.offer(
                     sku=sku,

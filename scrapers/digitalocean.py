@@ -132,7 +132,14 @@ class DigitaloceanScraper(Scraper):
     # --- the pricing documentation page ------------------------------------------------------
 
     def _parse_page(self, raw: str | bytes) -> list[ScrapedOffer]:
-        from scrapers.html import body_rows, find_tables, header_index, layout_changed, page_soup, text_of
+        from scrapers.html import (
+            body_rows,
+            find_tables,
+            header_index,
+            layout_changed,
+            page_soup,
+            text_of,
+        )
 
         doc = page_soup(self.name, raw)
         tables = find_tables(doc, "GPU", "Price")

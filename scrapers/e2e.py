@@ -29,7 +29,14 @@ import json
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, read_price, unreadable
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    read_price,
+    unreadable,
+)
 
 URL = "https://www.e2enetworks.com/pricing"
 HOURS_PER_MONTH = 730.0

@@ -31,6 +31,7 @@ from scrapers.html import (
     hourly_price,
     is_blank,
     layout_changed,
+    printed_once,
     slug,
     text_of,
 )
@@ -70,11 +71,8 @@ class FalScraper(PageScraper):
                 if kind == "reserved":
                     extra["term_unstated"] = True
                 sku = slug(f"{gpu} {memory:g}gb" if memory else gpu)
-                if (sku, kind) in seen:  # a row repeated with the same price: one offer
-                    if seen[(sku, kind)] != price:
-                        raise layout_changed(self.name, f"two different {label!r} prices for {gpu!r}")
+                if not printed_once(seen, (sku, kind), price, self.name, f"{label!r} of {gpu!r}"):
                     continue
-                seen[(sku, kind)] = price
                 offers.append(
                     self.offer(
                         sku=sku,

@@ -34,7 +34,14 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from scrapers.base import Http, ParseError, ScrapedOffer, Scraper, numbered_by_price, unreadable
+from scrapers.base import (
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    numbered_by_price,
+    unreadable,
+)
 from scrapers.html import (
     body_rows,
     cell_field,

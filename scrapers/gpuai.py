@@ -36,15 +36,16 @@ from __future__ import annotations
 from typing import Any
 
 from scrapers.base import (
+    REFERENCE_CAPTURE,
     FetchError,
     Http,
     ParseError,
-    PartialOffers,
     ScrapedOffer,
     Scraper,
     field_path,
     free_count,
     number,
+    paged_result,
     positive,
     read_count,
     read_price,
@@ -67,7 +68,7 @@ class GpuaiScraper(Scraper):
     kinds = ("on_demand", "community", "spot")
     source_kind = "api"
     fixture_kind = "reference"
-    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by = REFERENCE_CAPTURE
     caveats = (
         "reference fixture (real 2026 shape, own values); marketplace book: one offer per listed configuration (whole-configuration price); community capacity as "
         "community, secure as on-demand; sold-out rows kept as unavailable; USD by the site's prints (no currency field)"
@@ -119,11 +120,7 @@ class GpuaiScraper(Scraper):
         last = pages[-1]
         if incomplete is None and isinstance(last.get("next_cursor"), str) and last["next_cursor"]:
             incomplete = f"the last page read ({len(pages)}) still has a next_cursor"
-        if incomplete:
-            return PartialOffers(offers, reason=f"{self.name}: {incomplete}")
-        if not offers:
-            raise ParseError(f"{self.name}: payload holds no offer (every data list is empty)")
-        return offers
+        return paged_result(self.name, offers, incomplete, "payload holds no offer (every data list is empty)")
 
     def _page_offers(self, page: Any, where: str) -> list[ScrapedOffer]:
         if not isinstance(page, dict):

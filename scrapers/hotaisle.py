@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
+from scrapers.base import REFERENCE_CAPTURE, Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import layout_changed, page_soup, text_of
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ class HotaisleScraper(Scraper):
     kinds = ("on_demand", "reserved")
     source_kind = "page"
     fixture_kind = "reference"
-    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by = REFERENCE_CAPTURE
     caveats = (
         "reference fixture (real 2026 shape, own values); AMD Instinct only; prices printed per GPU-hour, shown for the whole VM or node; bare metal is a "
         "one-month minimum (reserved, 1 month); no region on the page"

@@ -614,3 +614,15 @@ def hourly_price(text: str, where: str) -> tuple[float | None, str, dict[str, An
     if money is not None:
         extra["contact_sales"] = True
     return None, money.currency if money is not None else "USD", extra
+
+
+def printed_once(seen: dict[Any, float | None], key: Any, price: float | None, provider: str, what: str) -> bool:
+    """Whether a page prints the row ``key`` for the first time (remembering its price in
+    ``seen``): a row repeated at the same price is one offer (``False`` the second time); at
+    another price the page is ambiguous, a changed layout (``ParseError`` naming ``what``)."""
+    if key in seen:
+        if seen[key] != price:
+            raise layout_changed(provider, f"two different prices for {what}")
+        return False
+    seen[key] = price
+    return True

@@ -31,9 +31,20 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from scrapers.base import STOCK_LEVEL, Http, ParseError, ScrapedOffer, Scraper, dig, number, positive, shown
-from scrapers.html import layout_changed
 from scrapers._nextjs import flight_stream
+from scrapers.base import (
+    REFERENCE_CAPTURE,
+    STOCK_LEVEL,
+    Http,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+    dig,
+    number,
+    positive,
+    shown,
+)
+from scrapers.html import layout_changed
 
 PRICING_URL = "https://www.latitude.sh/pricing"
 HOURS_PER_MONTH = 730
@@ -49,7 +60,7 @@ class LatitudeScraper(Scraper):
     kinds = ("on_demand", "reserved")
     source_kind = "page"
     fixture_kind = "reference"
-    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by = REFERENCE_CAPTURE
     caveats = "reference fixture (real 2026 shape, own values); bare-metal GPU servers (whole server); monthly price as reserved (1 month, /730 h); USD only (BRL list prices kept aside)"
 
     async def fetch(self, http: Http) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from scrapers.base import (
+    REFERENCE_CAPTURE,
     Http,
     ParseError,
     ScrapedOffer,
@@ -39,7 +40,7 @@ from scrapers.base import (
     number,
     read_count,
     read_price,
-    shown,
+    require_text,
     unreadable,
 )
 
@@ -56,7 +57,7 @@ class LiumScraper(Scraper):
     kinds = ("on_demand", "spot")
     source_kind = "api"
     fixture_kind = "reference"
-    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by = REFERENCE_CAPTURE
     caveats = (
         "reference fixture (real 2026 shape, own values); marketplace: one offer per machine at its owner's price (per GPU x the machine's GPUs); "
         "available = free GPUs now; region is the machine's country; USD by the site's prints (no currency field)"
@@ -80,19 +81,14 @@ class LiumScraper(Scraper):
             offers.append(offer)
         return offers
 
-    def _text(self, row: dict[str, Any], key: str, at: str) -> str:
-        value = row.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"{self.name}: {field_path(at, key)} should be a non-empty string, got {shown(value)}")
-        return value.strip()
 
     def _row_offer(self, row: Any, index: int) -> ScrapedOffer:
         at = field_path("payload", index)
         if not isinstance(row, dict):
             raise ParseError(f"{self.name}: {at} should be an object, got {type(row).__name__}")
-        machine = self._text(row, "id", at)
-        gpu_name = self._text(row, "machine_name", at)
-        tier = self._text(row, "tier", at)
+        machine = require_text(row, "id", provider=self.name, at=at)
+        gpu_name = require_text(row, "machine_name", provider=self.name, at=at)
+        tier = require_text(row, "tier", provider=self.name, at=at)
         kind = TIERS.get(tier.lower())
         if kind is None:
             raise ParseError(f"{self.name}: {field_path(at, 'tier')} is {tier!r}, not one of {', '.join(TIERS)}")

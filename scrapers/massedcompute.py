@@ -33,8 +33,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from scrapers.base import Http, ScrapedOffer, Scraper, unreadable
 from scrapers._nextjs import flight_stream
+from scrapers.base import REFERENCE_CAPTURE, Http, ScrapedOffer, Scraper, unreadable
 from scrapers.html import layout_changed, parse_gb, parse_number
 
 PRICING_URL = "https://massedcompute.com/pricing"
@@ -68,7 +68,7 @@ class MassedcomputeScraper(Scraper):
     kinds = ("on_demand",)
     source_kind = "page"
     fixture_kind = "reference"
-    checked_by = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by = REFERENCE_CAPTURE
     caveats = "reference fixture (real 2026 shape, own values); on-demand VM rates from the pricing page's flight data (whole row price for its GPU count); no region on the page"
 
     async def fetch(self, http: Http) -> str:

@@ -70,8 +70,8 @@ import logging
 from typing import Any
 
 from scrapers.base import (
-    FetchError,
     STOCK_LEVEL,
+    FetchError,
     Http,
     ParseError,
     PartialOffers,

@@ -50,8 +50,8 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar, Final
 
 from scrapers.base import (
-    FetchError,
     STOCK_LEVEL,
+    FetchError,
     Http,
     ParseError,
     PartialOffers,

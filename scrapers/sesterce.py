@@ -35,6 +35,7 @@ import re
 from typing import Any, ClassVar
 
 from scrapers.base import (
+    REFERENCE_CAPTURE,
     Http,
     ParseError,
     ScrapedOffer,
@@ -72,7 +73,7 @@ class SesterceScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {COMPUTE_URL} (console page, Next.js flight data)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
-    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by: ClassVar[str] = REFERENCE_CAPTURE
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot")
     caveats: ClassVar[str] = (
         "live offer book of the public compute console: whole-instance USD prices per region with stock; "

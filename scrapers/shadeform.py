@@ -41,6 +41,7 @@ from scrapers.base import (
     positive,
     read_count,
     read_price,
+    require_text,
     shown,
     unreadable,
 )
@@ -96,21 +97,16 @@ class ShadeformScraper(Scraper):
                     offers.append(offer)
         return offers
 
-    def _text(self, node: dict[str, Any], key: str, at: str) -> str:
-        value = node.get(key)
-        if not isinstance(value, str) or not value.strip():
-            raise ParseError(f"{self.name}: {field_path(at, key)} should be a non-empty string, got {shown(value)}")
-        return value.strip()
 
     def _row_offers(self, row: Any, at: str) -> list[ScrapedOffer]:
         if not isinstance(row, dict):
             raise ParseError(f"{self.name}: {at} should be an object, got {type(row).__name__}")
-        cloud = self._text(row, "cloud", at)
-        shade_type = self._text(row, "shade_instance_type", at)
+        cloud = require_text(row, "cloud", provider=self.name, at=at)
+        shade_type = require_text(row, "shade_instance_type", provider=self.name, at=at)
         config = row.get("configuration")
         if not isinstance(config, dict):
             raise ParseError(f"{self.name}: {field_path(at, 'configuration')} should be an object, got {shown(config)}")
-        gpu_type = self._text(config, "gpu_type", field_path(at, "configuration"))
+        gpu_type = require_text(config, "gpu_type", provider=self.name, at=field_path(at, "configuration"))
         cents, bad = read_price(row, "hourly_price", at=at, strings=False)
         if cents == 0:
             cents, bad = None, unreadable("price", field_path(at, "hourly_price"), 0, "a zero price")

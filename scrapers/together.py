@@ -34,7 +34,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from scrapers.base import Http, ScrapedOffer, Scraper
+from scrapers.base import REFERENCE_CAPTURE, Http, ScrapedOffer, Scraper
 from scrapers.html import (
     cell_field,
     hourly,
@@ -100,7 +100,7 @@ class TogetherScraper(Scraper):
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
     fixture_kind: ClassVar[str] = "reference"
-    checked_by: ClassVar[str] = "reference: the 2026 shape of getcomputable/gpu-index's observatory capture (structure only, own values)"
+    checked_by: ClassVar[str] = REFERENCE_CAPTURE
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "reserved")
     caveats: ClassVar[str] = (
         "GPU clusters table only (dedicated inference endpoints are not GPU rentals); prices per GPU-hour, "

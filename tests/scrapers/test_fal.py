@@ -99,5 +99,5 @@ def test_a_repeated_row_counts_once_and_a_conflicting_one_is_an_error() -> None:
     start = html.index("<tr", html.index("<tbody"))
     row = html[start:html.index("</tr>", start) + 5]
     assert len(FalScraper(env={}).parse(html.replace(row, row + row))) == len(FalScraper(env={}).parse(html))
-    with pytest.raises(ParseError, match="fal: layout changed: two different 'List Price' prices for 'B300'"):
+    with pytest.raises(ParseError, match="fal: layout changed: two different prices for 'List Price' of 'B300'"):
         FalScraper(env={}).parse(html.replace(row, row + row.replace("$7.95/h", "$7.99/h")))
