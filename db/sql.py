@@ -47,8 +47,8 @@ HORIZON_KEY = "raw_pruned_before"
 #: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
 #: many hours before it (one byte in SQLite).
 MAX_RUN = 120
-#: The id, provider and ``extra`` of every offer of ``:providers`` (aggregators: ``db.via.offer_keys``).
-OFFER_EXTRAS = "SELECT id, provider, extra FROM offer WHERE provider IN :providers"
+#: The id, provider and ``extra`` of the offers ``:ids`` (an aggregator's: ``db.via.offer_keys``).
+OFFER_EXTRAS = "SELECT id, provider, extra FROM offer WHERE id IN :ids"
 #: The provider and ``extra`` of every offer whose ``extra`` (as text) is ``LIKE :pattern`` (``db.via``).
 OFFERS_EXTRA_LIKE = "SELECT provider, extra FROM offer WHERE CAST(extra AS TEXT) LIKE :pattern"
 #: ``store_meta`` value of ``:k``.

@@ -24,6 +24,8 @@ from db.reader import reader_of
 
 #: Between the aggregator's and the cloud's name in a series key (provider names are plain words).
 SEP = "/"
+#: Offer ids read per statement (bounded parameter lists).
+_CHUNK = 500
 #: ``offer.extra`` key naming the cloud an aggregator's offer is rented from.
 VIA_KEY = "via"
 
@@ -94,19 +96,22 @@ def expand(provider_names: Mapping[int, str], provider_ids: Iterable[int] | None
     return wanted + sorted(set(extra) - set(wanted))
 
 
-def offer_keys(source: Any, provider_names: Mapping[int, str], provider_ids: Iterable[int] | None = None) -> dict[int, int]:
-    """``{offer id: key label id}`` of the offers of aggregators (those with composite keys;
-    of ``provider_ids`` when given) that roll up under a composite key. Every other offer rolls
-    up under its provider's own id. Reads only those aggregators' offers."""
+def offer_keys(source: Any, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """``{offer id: key label id}`` of the offers among ``rows`` (``(offer id, provider id)``
+    pairs, as intervals carry them) that roll up under a composite key: those of aggregators
+    (providers with composite keys) naming a cloud. Every other offer rolls up under its
+    provider's own id. Reads only those aggregators' offers among ``rows``, so the cost follows
+    the rows at hand, never the length of the history."""
     by_provider = keys_of(provider_names)
-    if provider_ids is not None:
-        wanted = {provider_names.get(i) for i in provider_ids}
-        by_provider = {p: k for p, k in by_provider.items() if p in wanted}
     if not by_provider:
         return {}
+    aggregators = {i for i, name in provider_names.items() if name in by_provider}
+    wanted = sorted({int(offer) for offer, provider in rows if int(provider) in aggregators})
     out: dict[int, int] = {}
-    for oid, provider, extra in reader_of(source).rows(q.OFFER_EXTRAS, {"providers": sorted(by_provider)}):
-        key = by_provider[provider].get(via_of(extra) or "")
-        if key is not None:
-            out[int(oid)] = key
+    reader = reader_of(source)
+    for start in range(0, len(wanted), _CHUNK):
+        for oid, provider, extra in reader.rows(q.OFFER_EXTRAS, {"ids": wanted[start:start + _CHUNK]}):
+            key = by_provider.get(provider, {}).get(via_of(extra) or "")
+            if key is not None:
+                out[int(oid)] = key
     return out

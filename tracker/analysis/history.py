@@ -141,8 +141,7 @@ class Scope:
         names = lab.names("provider")
         #: roll-ups are read by series key: a provider's composite keys come with it (``db.via``)
         self.provider_ids = via.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
-        #: the offers of aggregators that go to a composite key, and that key's id
-        self.offer_key = via.offer_keys(reader, names, self.provider_ids)
+        self.reader = reader
         self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
         usd = lab.lookup("currency", ["USD"])
         self.usd = usd[0] if usd else -1
@@ -164,6 +163,11 @@ class Scope:
         if self.given is not None:
             return self.given.get(provider_id, DEFAULT_INTERVAL_S)
         return self.stored.get(provider_id, DEFAULT_INTERVAL_S)
+
+    def offer_keys(self, rows: Iterable[tuple[int, int]]) -> dict[int, int]:
+        """The series key of each aggregator offer among ``rows`` ((offer, provider) ids) that
+        names a cloud (``db.via``); other offers' key is their provider's id."""
+        return via.offer_keys(self.reader, self.labels.names("provider"), rows)
 
     def where(self, params: dict[str, Any], alias: str = "i") -> str:
         """The ``WHERE`` of the intervals in scope on ``price_interval`` alias ``alias``."""
@@ -200,6 +204,7 @@ def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
     o = origin(step)
     b_lo, b_hi = (lo - o) // step, (hi - o) // step
     groups: dict[tuple[int, int, int], tuple[float, set[int]]] = {}
+    keys = scope.offer_keys((int(r[1]), int(r[2])) for r in rows)
     total = 0
     for k, (_id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
         nxt = rows[k + 1] if k + 1 < len(rows) else None
@@ -214,7 +219,7 @@ def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
         if max_rows is not None and total > max_rows:
             raise OverflowError(total)
         for b in range(first, last + 1):
-            key = (o + b * step, int(gpu), scope.offer_key.get(int(offer), int(provider)))
+            key = (o + b * step, int(gpu), keys.get(int(offer), int(provider)))
             have = groups.get(key)
             if have is None:
                 groups[key] = (float(price), {int(offer)})

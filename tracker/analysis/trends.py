@@ -335,10 +335,11 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
     lows = _lows(reads, at, at_s, recent)
     if not lows:
         return []
-    keys = reads.scope.offer_key
-    now = markets_at(recent, reads.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
     then = {p: epoch(at - span) for p, span in PERIODS.items()}
-    past = markets_at(reads.rows_at(list(then.values())), reads.names, keys)
+    earlier = reads.rows_at(list(then.values()))
+    keys = reads.scope.offer_keys((r[3], r[2]) for r in [*recent, *earlier])
+    now = markets_at(recent, reads.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
+    past = markets_at(earlier, reads.names, keys)
     daily = _daily_lows(reader, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.items()):
