@@ -256,6 +256,28 @@ class RollupHourOpen(SQLModel, table=True):
     offers: int
 
 
+class IndexDay(SQLModel, table=True):
+    """The per-GPU-hour prices one (gpu, provider, kind, via) had observed in one day, with their
+    median, min, max and distinct offers (``db.index_rollup``: what the rental index reads; the
+    prices are kept because sellers made of several rows need the median of their union)."""
+
+    __tablename__ = "index_day"
+    __table_args__ = {"sqlite_with_rowid": False}
+
+    gpu_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    bucket: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
+    provider_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    kind_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
+    #: The cloud an aggregator's offers name ("": the provider's own offers).
+    via: str = Field(default="", primary_key=True, max_length=64)
+    median: float
+    min: float
+    max: float
+    offers: int
+    #: The sorted prices as a JSON list (each interval counting in the day once).
+    prices: str
+
+
 class StoreMeta(SQLModel, table=True):
     """Facts about the store itself (``raw_pruned_before``: the raw-retention horizon)."""
 

@@ -24,7 +24,7 @@ import numpy as np
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, labels, open_intervals, via
+from db import bulk, index_rollup, labels, open_intervals, via
 from db import sql as q
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -430,10 +430,17 @@ def _promote(conn: Connection, sid: int) -> None:
 
 
 def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int,
-                    open_runs: bool = True) -> int:
+                    open_runs: bool = True, index: bool = True) -> int:
     d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
     written = _write_days(conn, provider_id, d_lo, d_hi, summarise(iv, DAY, interval_s, d_lo, d_hi))
+    if index:  # the index roll-up of the same days, from the same intervals (``db.index_rollup``)
+        names = labels.names(conn, "provider")
+        vias = {o: cloud for o, k in zip(iv.offer.tolist(), iv.key.tolist(), strict=True)
+                if k != provider_id and (cloud := via.split(names.get(k, ""))[1])}
+        written += index_rollup.write(conn, provider_id, d_lo, d_hi, index_rollup.rows_of(
+            (iv.offer.tolist(), iv.gpu.tolist(), iv.kind.tolist(), iv.price.tolist(), iv.first_seen.tolist(),
+             iv.last_seen.tolist(), iv.ends_at.tolist(), iv.next_seen.tolist())), interval_s, vias)
     return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise(iv, HOUR, interval_s, h_lo, h_hi),
                                   open_runs=open_runs)
 
@@ -456,14 +463,14 @@ def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dic
 
 
 def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None,
-            open_runs: bool = True) -> int:
+            open_runs: bool = True, index: bool = True) -> int:
     """Recompute every roll-up (of ``provider_ids``, or all) from the stored intervals.
 
     Roll-ups of buckets before the raw-retention horizon (``prune``) are kept as they are:
     only the range that raw data still covers whole is recomputed. Each provider's intervals
     are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
     ``horizon`` overrides the stored one; ``open_runs=False``: for the migrations before the open
-    table (see ``_write_hours``)."""
+    table (see ``_write_hours``); ``index=False``: for the migrations before the index roll-up."""
     intervals = provider_intervals(conn)
     horizon = raw_horizon(conn) if horizon is None else horizon
     # fresh statistics: a provider's whole history is best read by one pass over the table, which
@@ -485,7 +492,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
         while start <= hi:
             end = min(start + REBUILD_WINDOW - 1, hi)
             near = (iv.last_seen >= start - interval_s) & (iv.first_seen <= end)
-            written += _refresh_window(conn, iv.window(near), pid, interval_s, max(start, lo), end, open_runs)
+            written += _refresh_window(conn, iv.window(near), pid, interval_s, max(start, lo), end, open_runs, index)
             start += REBUILD_WINDOW
     return written
 

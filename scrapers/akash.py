@@ -63,6 +63,7 @@ _RAM = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:Gi|G|GB|GiB)\s*$", re.IGNORECASE)
 
 class AkashScraper(Scraper):
     name = "akash"
+    segment = "marketplace"
     display_name = "Akash Network"
     homepage = "https://akash.network/pricing/gpus/"
     endpoint = "GET https://console-api.akash.network/v1/gpu-prices"

@@ -63,6 +63,7 @@ CONCURRENCY: Final = 4
 
 class AwsScraper(Scraper):
     name: ClassVar[str] = "aws"
+    segment: ClassVar[str] = "hyperscaler"
     display_name: ClassVar[str] = "Amazon Web Services (EC2)"
     homepage: ClassVar[str] = "https://aws.amazon.com/ec2/pricing/on-demand/"
     endpoint: ClassVar[str] = f"GET {PRICING_URL.format(location='<Location>')}"

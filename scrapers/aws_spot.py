@@ -65,6 +65,7 @@ _JSONP: Final = re.compile(r"^\s*callback\((.*)\);?\s*$", re.DOTALL)
 
 class AwsSpotScraper(Scraper):
     name: ClassVar[str] = "aws_spot"
+    segment: ClassVar[str] = "hyperscaler"
     display_name: ClassVar[str] = "Amazon Web Services (EC2 Spot)"
     homepage: ClassVar[str] = "https://aws.amazon.com/ec2/spot/pricing/"
     endpoint: ClassVar[str] = f"GET {SPOT_URL}"

@@ -92,6 +92,7 @@ def _tier(item: Mapping[str, Any]) -> str:
 
 class AzureScraper(Scraper):
     name: ClassVar[str] = "azure"
+    segment: ClassVar[str] = "hyperscaler"
     display_name: ClassVar[str] = "Microsoft Azure"
     homepage: ClassVar[str] = "https://azure.microsoft.com/pricing/details/virtual-machines/linux/"
     endpoint: ClassVar[str] = f"GET {PRICES_URL}"

@@ -434,6 +434,9 @@ def numbered_by_price(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
     return out
 
 
+SEGMENTS = ("hyperscaler", "neocloud", "marketplace")
+
+
 class Retired(NamedTuple):
     """Why and since when a provider is no longer collected (its source shut down or moved
     beyond what this scraper reads). Its stored history stays readable; it is listed apart."""
@@ -508,6 +511,11 @@ class Scraper(ABC):
     per_gpu_limit_field: ClassVar[str] = ""
     #: Set when the provider is no longer collected (see ``Retired``); None while active.
     retired: ClassVar[Retired | None] = None
+    #: Market segment, one of ``SEGMENTS``: ``hyperscaler``, ``neocloud`` (a GPU cloud selling its own
+    #: capacity at list prices) or ``marketplace`` (hosts' or other clouds' capacity in one book). The
+    #: rental index's segment series group sellers by it (``tracker.analysis.segments``); every
+    #: built-in declares one (a contract test checks it).
+    segment: ClassVar[str] = ""
 
     def __init__(self, env: Mapping[str, str] | None = None, *, replay: bool = False) -> None:
         self.env: Mapping[str, str] = os.environ if env is None else env

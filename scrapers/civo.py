@@ -81,6 +81,7 @@ def _hourly_text(node: Tag) -> str:
 
 class CivoScraper(PageScraper):
     name: ClassVar[str] = "civo"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Civo"
     homepage: ClassVar[str] = "https://www.civo.com/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

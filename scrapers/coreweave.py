@@ -109,6 +109,7 @@ def _region_of(table: Tag) -> str | None:
 
 class CoreweaveScraper(Scraper):
     name = "coreweave"
+    segment = "neocloud"
     display_name = "CoreWeave"
     homepage = "https://www.coreweave.com"
     endpoint = f"GET {PRICING_URL} (HTML page)"

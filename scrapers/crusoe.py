@@ -193,6 +193,7 @@ def _tags(cell: Tag, heading: Tag) -> list[str]:
 
 class CrusoeScraper(Scraper):
     name: ClassVar[str] = "crusoe"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Crusoe Cloud"
     homepage: ClassVar[str] = "https://www.crusoe.ai"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

@@ -48,6 +48,7 @@ _COUNTRY_PREFIX = re.compile(r"^([a-z]{2})-")
 
 class CudoScraper(Scraper):
     name = "cudo"
+    segment = "neocloud"
     display_name = "Cudo Compute"
     homepage = "https://www.cudocompute.com/pricing"
     endpoint = "GET https://rest.compute.cudo.org/v1/vms/machine-types"

@@ -57,6 +57,7 @@ OPTIONAL = ("CPU", "RAM", "VRAM", "P2P", "Dynamic price", "Spot price")
 
 class DatacrunchScraper(Scraper):
     name = "datacrunch"
+    segment = "neocloud"
     display_name = "DataCrunch (pricing page)"
     homepage = "https://datacrunch.io"
     endpoint = "GET https://datacrunch.io/products"

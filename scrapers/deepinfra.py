@@ -43,6 +43,7 @@ _COMING_RE = re.compile(r"^\s*(?:coming\s+soon|soon|tba|tbd|pre[\s-]?order)\s*$"
 
 class DeepinfraScraper(PageScraper):
     name: ClassVar[str] = "deepinfra"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "DeepInfra (dedicated GPUs)"
     homepage: ClassVar[str] = "https://deepinfra.com/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

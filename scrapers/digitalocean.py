@@ -77,6 +77,7 @@ _UNIT_TO_GB = {"gib": 1.0, "gb": 1.0, "mib": 1 / 1024, "mb": 1 / 1024, "tib": 10
 
 class DigitaloceanScraper(Scraper):
     name = "digitalocean"
+    segment = "neocloud"
     display_name = "DigitalOcean"
     homepage = "https://www.digitalocean.com/pricing/gpu-droplets"
     endpoint = (

@@ -70,6 +70,7 @@ def catalogue(html: str, provider: str) -> list[Any]:
 
 class E2eScraper(Scraper):
     name = "e2e"
+    segment = "neocloud"
     display_name = "E2E Networks"
     homepage = "https://www.e2enetworks.com"
     endpoint = "GET https://www.e2enetworks.com/pricing (JSON-LD OfferCatalog in the page)"

@@ -41,6 +41,7 @@ PRICING_URL = "https://fal.ai/pricing"
 
 class FalScraper(PageScraper):
     name: ClassVar[str] = "fal"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "fal (Serverless & Compute)"
     homepage: ClassVar[str] = "https://fal.ai/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

@@ -199,6 +199,7 @@ def gpu_memory_gb(model: str) -> float | None:
 
 class GcpScraper(Scraper):
     name = "gcp"
+    segment = "hyperscaler"
     display_name = "Google Cloud"
     homepage = "https://cloud.google.com/compute/gpus-pricing"
     endpoint = "GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"

@@ -94,6 +94,7 @@ def billing_kind(text: str) -> tuple[str, int, dict[str, Any]]:
 
 class GetdeployingScraper(Scraper):
     name = "getdeploying"
+    segment = "marketplace"
     display_name = "GetDeploying (aggregator)"
     homepage = "https://getdeploying.com"
     endpoint = "GET https://getdeploying.com/gpus/<gpu> (HTML pages: " + ", ".join(GPU_PAGES) + ")"

@@ -49,6 +49,7 @@ _STATUS_RE = re.compile(r"^(?:available(?: now)?|limited(?: availability)?|sold 
 
 class GmicloudScraper(PageScraper):
     name: ClassVar[str] = "gmicloud"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "GMI Cloud"
     homepage: ClassVar[str] = "https://www.gmicloud.ai/en/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

@@ -62,6 +62,7 @@ CAPACITY_CLASSES = ("secure", "community", "")
 
 class GpuaiScraper(Scraper):
     name = "gpuai"
+    segment = "marketplace"
     display_name = "gpu.ai"
     homepage = "https://gpu.ai"
     endpoint = "GET https://api.gpu.ai/v1/pricing?limit=200&include_unavailable=true (keyless JSON, next_cursor pages)"

@@ -48,6 +48,7 @@ _UNPRICED_RE = re.compile(r"\b(coming soon|contact|waitlist|request access)\b", 
 
 class HotaisleScraper(Scraper):
     name = "hotaisle"
+    segment = "neocloud"
     display_name = "Hot Aisle"
     homepage = "https://hotaisle.xyz/pricing"
     endpoint = "GET https://hotaisle.xyz/pricing (public page, plan cards)"

@@ -45,6 +45,7 @@ _KNOWN_CENT_KEYS = frozenset({"costPerHourCents", "providerCostPerHourCents"})
 
 class HyperbolicScraper(Scraper):
     name = "hyperbolic"
+    segment = "marketplace"
     display_name = "Hyperbolic"
     homepage = "https://hyperbolic.ai/"
     endpoint = "GET https://api.hyperbolic.ai/v2/alpha/on-demand/rental-options"

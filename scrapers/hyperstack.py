@@ -125,6 +125,7 @@ def _memory_from_on_demand(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
 
 class HyperstackScraper(Scraper):
     name: ClassVar[str] = "hyperstack"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Hyperstack"
     homepage: ClassVar[str] = "https://www.hyperstack.cloud"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

@@ -52,6 +52,7 @@ def _number(value: Any) -> float | None:
 
 class JarvislabsScraper(Scraper):
     name = "jarvislabs"
+    segment = "neocloud"
     display_name = "JarvisLabs"
     homepage = "https://jarvislabs.ai"
     endpoint = "GET https://backendn.jarvislabs.net/misc/server_meta"

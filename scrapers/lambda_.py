@@ -86,6 +86,7 @@ def _plan_and_badge(tr: Tag, name_cell: Tag) -> tuple[str, str | None]:
 
 class LambdaScraper(Scraper):
     name = "lambda"
+    segment = "neocloud"
     display_name = "Lambda"
     homepage = "https://lambda.ai"
     endpoint = f"GET {PRICING_URL} (HTML page)"

@@ -53,6 +53,7 @@ _MARKER = '"plansData":'
 
 class LatitudeScraper(Scraper):
     name = "latitude"
+    segment = "neocloud"
     display_name = "Latitude.sh"
     homepage = "https://www.latitude.sh/pricing"
     endpoint = "GET https://www.latitude.sh/pricing (public page, Next.js flight data 'plansData')"

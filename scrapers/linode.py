@@ -73,6 +73,7 @@ def gpu_name(plan_id: str) -> str:
 
 class LinodeScraper(Scraper):
     name: ClassVar[str] = "linode"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Akamai Cloud (Linode)"
     homepage: ClassVar[str] = "https://www.linode.com/pricing/#compute-gpu"
     endpoint: ClassVar[str] = f"GET {TYPES_URL}?page_size=500 (paged)"

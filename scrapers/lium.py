@@ -51,6 +51,7 @@ TIERS = {"secure": "on_demand", "spot": "spot"}
 
 class LiumScraper(Scraper):
     name = "lium"
+    segment = "marketplace"
     display_name = "Lium"
     homepage = "https://lium.io"
     endpoint = "GET https://lium.io/api/executors (keyless JSON, the whole machine book)"

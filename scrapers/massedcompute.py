@@ -60,6 +60,7 @@ class _Row:
 
 class MassedcomputeScraper(Scraper):
     name = "massedcompute"
+    segment = "neocloud"
     display_name = "Massed Compute"
     homepage = "https://massedcompute.com/pricing"
     endpoint = "GET https://massedcompute.com/pricing (public page, Next.js flight data)"

@@ -80,6 +80,7 @@ def _has_class(tag: Tag, name: str) -> bool:
 
 class ModalScraper(Scraper):
     name = "modal"
+    segment = "neocloud"
     display_name = "Modal"
     homepage = "https://modal.com"
     endpoint = f"GET {PRICING_URL} (HTML page)"

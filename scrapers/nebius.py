@@ -147,6 +147,7 @@ def _data_rows(header: Tag) -> list[list[Tag]]:
 
 class NebiusScraper(Scraper):
     name: ClassVar[str] = "nebius"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Nebius"
     homepage: ClassVar[str] = "https://nebius.com"
     endpoint: ClassVar[str] = f"GET {PRICES_URL} (HTML price page)"

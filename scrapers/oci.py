@@ -84,6 +84,7 @@ class GpuPart:
 
 class OciScraper(Scraper):
     name = "oci"
+    segment = "hyperscaler"
     display_name = "Oracle Cloud (OCI)"
     homepage = "https://www.oracle.com/cloud/compute/gpu/"
     endpoint = (

@@ -70,6 +70,7 @@ def _regions(addon: dict[str, Any]) -> list[str]:
 
 class OvhcloudScraper(Scraper):
     name: ClassVar[str] = "ovhcloud"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "OVHcloud (Public Cloud)"
     homepage: ClassVar[str] = "https://www.ovhcloud.com/en/public-cloud/prices/"
     endpoint: ClassVar[str] = f"GET {API}?ovhSubsidiary={SUBSIDIARY}"

@@ -58,6 +58,7 @@ _ISO = {"UK": "GB"}
 
 class PacketaiScraper(Scraper):
     name = "packetai"
+    segment = "marketplace"
     display_name = "packet.ai"
     homepage = "https://packet.ai/pricing"
     endpoint = "GET https://raw.githubusercontent.com/KavSh890/packet.ai-Pricing/main/product_detail.json (the provider's feed)"

@@ -196,6 +196,7 @@ def _spec_number(specs: list[str], pattern: str) -> float | None:
 
 class PaperspaceScraper(Scraper):
     name: ClassVar[str] = "paperspace"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Paperspace"
     homepage: ClassVar[str] = "https://www.paperspace.com"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

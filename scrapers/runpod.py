@@ -108,6 +108,7 @@ PLACEHOLDER_PRICE = 0.5
 
 class RunpodScraper(Scraper):
     name = "runpod"
+    segment = "neocloud"
     display_name = "RunPod"
     homepage = "https://www.runpod.io/pricing"
     endpoint = "POST https://api.runpod.io/graphql (gpuTypes)"

@@ -102,6 +102,7 @@ def next_page(response: httpx.Response) -> int | None:
 
 class ScalewayScraper(Scraper):
     name: ClassVar[str] = "scaleway"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Scaleway"
     homepage: ClassVar[str] = "https://www.scaleway.com/en/pricing/gpu/"
     endpoint: ClassVar[str] = f"GET {API}/{{zone}}/products/servers[/availability]?per_page=100 (zones: $SCALEWAY_ZONES)"

@@ -68,6 +68,7 @@ def flight_text(html: str) -> str:
 
 class SesterceScraper(Scraper):
     name: ClassVar[str] = "sesterce"
+    segment: ClassVar[str] = "marketplace"
     display_name: ClassVar[str] = "Sesterce"
     homepage: ClassVar[str] = "https://www.sesterce.com"
     endpoint: ClassVar[str] = f"GET {COMPUTE_URL} (console page, Next.js flight data)"

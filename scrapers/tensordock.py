@@ -65,6 +65,7 @@ def location_of(location: Any) -> tuple[str, str | None]:
 
 class TensordockScraper(Scraper):
     name = "tensordock"
+    segment = "marketplace"
     display_name = "TensorDock"
     homepage = "https://dashboard.tensordock.com"
     endpoint = "GET https://dashboard.tensordock.com/api/v2/locations"

@@ -44,6 +44,7 @@ _NOT_GPUS = frozenset({"cpu", "cpus", "storage"})
 
 class TensorpoolScraper(PageScraper):
     name: ClassVar[str] = "tensorpool"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "TensorPool"
     homepage: ClassVar[str] = "https://tensorpool.dev/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

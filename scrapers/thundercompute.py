@@ -62,6 +62,7 @@ def _items(node: Any) -> list[Any]:
 
 class ThundercomputeScraper(Scraper):
     name: ClassVar[str] = "thundercompute"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Thunder Compute"
     homepage: ClassVar[str] = "https://www.thundercompute.com/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML page, schema.org Product JSON-LD)"

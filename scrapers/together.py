@@ -95,6 +95,7 @@ def _cells(tr: Tag) -> list[Tag]:
 
 class TogetherScraper(Scraper):
     name: ClassVar[str] = "together"
+    segment: ClassVar[str] = "neocloud"
     display_name: ClassVar[str] = "Together AI (GPU clusters)"
     homepage: ClassVar[str] = "https://www.together.ai/pricing"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"

@@ -130,6 +130,7 @@ _number = number
 
 class VastaiScraper(Scraper):
     name = "vastai"
+    segment = "marketplace"
     display_name = "Vast.ai"
     homepage = "https://vast.ai/pricing"
     endpoint = "POST https://console.vast.ai/api/v0/bundles/"

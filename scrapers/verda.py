@@ -109,6 +109,7 @@ def _offer_nodes(node: Any) -> Iterator[dict[str, Any]]:
 
 class VerdaScraper(Scraper):
     name = "verda"
+    segment = "neocloud"
     display_name = "Verda (DataCrunch)"
     homepage = "https://verda.com"
     endpoint = (

@@ -49,6 +49,7 @@ _PRICE_KEYS = frozenset(key for key, _, _ in NETWORKS)
 
 class VoltageparkScraper(Scraper):
     name = "voltagepark"
+    segment = "neocloud"
     display_name = "Voltage Park"
     homepage = "https://www.voltagepark.com/pricing"
     endpoint = "GET https://cloud-api.voltagepark.com/api/v1/bare-metal/locations"

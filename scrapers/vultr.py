@@ -88,6 +88,7 @@ def _count_value(value: Any) -> float | None:
 
 class VultrScraper(Scraper):
     name = "vultr"
+    segment = "neocloud"
     display_name = "Vultr"
     homepage = "https://www.vultr.com/pricing/#cloud-gpu"
     endpoint = "GET https://api.vultr.com/v2/plans?type=all&per_page=500 and GET /v2/plans-metal?per_page=500"

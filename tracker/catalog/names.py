@@ -366,6 +366,12 @@ def match_family(cleaned: str) -> Family | None:
     return found[0]
 
 
+def is_slice(raw: str) -> bool:
+    """``raw`` names a slice or odd variant that is never a full GPU (a MIG profile, a vGPU, a
+    laptop part): a source that files it under a GPU model is not to be believed."""
+    return bool(set(clean(raw).split()) & _DISQUALIFY) if raw else False
+
+
 def resolve_name(raw: str, memory_gb: float | None = None, *, provider: str | None = None) -> str | None:
     """Canonical id for a GPU *name* (not an instance type), or ``None``. See the module docstring."""
     if not raw or looks_like_instance_type(raw):

@@ -30,7 +30,7 @@ app = typer.Typer(
 )
 
 COMMAND_MODULES = ("collect_cmds", "catalog_cmds", "schedule_cmds", "web_cmds", "alerts_cmds", "analysis_cmds", "mcp_cmds",
-                   "export_cmds", "db_cmds", "store_cmds", "import_cmds", "availability_cmds")
+                   "export_cmds", "db_cmds", "store_cmds", "import_cmds", "availability_cmds", "index_cmds")
 
 
 @app.callback()

@@ -44,7 +44,7 @@ def upgrade() -> None:
         op.drop_table('rollup_hour')
     has_rollups = bool(hours) or bind.execute(sa.text("SELECT 1 FROM rollup_day")).first() is not None
     if not has_rollups and bind.execute(sa.text("SELECT 1 FROM price_interval")).first() is not None:
-        rollups.rebuild(bind, open_runs=False)  # every run in rollup_hour_run, as at this revision
+        rollups.rebuild(bind, open_runs=False, index=False)  # every run in rollup_hour_run, as at this revision
 
 
 def _create_run_tables() -> None:

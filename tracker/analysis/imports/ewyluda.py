@@ -6,8 +6,8 @@ is one collection of that source; ``usd_per_hour`` is the whole instance's price
 ``gpu_count`` GPUs. ``source`` goes through the alias table (``vast`` -> ``vastai``);
 ``pricing`` spot is kind spot, RunPod's *Community Cloud* rows are kind community. The sku is
 ``<gpu_model>/<sku>`` because one sku can carry several GPU models (Vast.ai's
-``median-offer``). The GPU is resolved from ``gpu_model`` and then the sku; what the catalog
-cannot resolve is kept raw and reported. The collector runs once a day (cadence one day);
+``median-offer``). The GPU is resolved from ``gpu_model`` and then the sku (a sku naming a MIG slice
+is no GPU of the model); what the catalog cannot resolve is kept raw and reported. The collector runs once a day (cadence one day);
 collections more than 30 hours apart have a gap between them (a missing day is unknown).
 """
 
@@ -33,6 +33,7 @@ from tracker.analysis.imports.base import (
     when,
 )
 from tracker.catalog.instance_types import instance_gpu
+from tracker.catalog.names import is_slice
 from tracker.catalog.specs import resolve_gpu
 from tracker.errors import TrackerError
 
@@ -50,6 +51,11 @@ def sniff(path: Path, head: str) -> bool:
 
 
 def _gpu(model: str, sku: str, provider: str) -> str | None:
+    """The GPU of a row: its model, then its sku; none when the sku is a slice (RunPod's
+    ``B300 SXM6 AC MIG 1g.34gb`` filed under B300 is a seventh of one: its raw name is then the
+    sku, which the catalog refuses)."""
+    if is_slice(sku):
+        return None
     gpu = resolve_gpu(model, None, provider=provider) or resolve_gpu(sku, None, provider=provider)
     if gpu is None:
         hint = instance_gpu(sku, provider)
@@ -87,7 +93,8 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                     raise ValueError("gpu_model and sku must not be empty")
                 count = number(row, "gpu_count")
                 offer = ScrapedOffer(
-                    provider=provider, sku=f"{model}/{sku}", gpu_raw=model, gpu_count=count,  # type: ignore[arg-type]
+                    provider=provider, sku=f"{model}/{sku}", gpu_raw=sku if is_slice(sku) else model,
+                    gpu_count=count,  # type: ignore[arg-type]
                     price_per_hour=number(row, "usd_per_hour"),
                     kind=_kind((row.get("pricing") or "").strip(), row.get("provider") or ""),
                     region=(row.get("region") or "").strip(), gpu=_gpu(model, sku, provider),

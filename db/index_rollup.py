@@ -1,0 +1,172 @@
+"""The index roll-up (``index_day``): per (gpu, day, provider, kind, via) the per-GPU-hour prices
+of the offers observed in that day, which is what a rental index is made of.
+
+Why a table of its own beside ``rollup_day``: an index takes each seller's *median* and then
+the median across sellers, and medians do not combine. A seller can be made of several stored
+groups (an aggregator's rows for a cloud we collect directly are that cloud's, by the rule of
+``tracker.analysis.aggregators``; ``--kind on-demand,spot`` asks for two kinds at once), so a
+row keeps every price of its group (``prices``, sorted, each interval counting in the day once)
+beside its median, min, max and number of distinct offers. A reader whose seller is one row
+takes the median as it is; one whose seller is several rows merges their prices. Rows are kept
+per stored provider and per ``via`` (the cloud an aggregator's offer names, ``""`` for none):
+which seller a row belongs to is the domain's rule, applied when it is read.
+
+What is left out (the same on the raw path, ``groups``): intervals of offers renting a fraction
+of a GPU (``gpu_count`` not a whole number: a vGPU slice's per-GPU price is not a GPU's), and
+what the roll-ups leave out (non-USD prices, unmapped GPUs such as MIG slices, quarantined
+observations, which never become intervals).
+
+Which days an interval counts in is the bucket rule of ``db.spans`` (observed during the day).
+The store refreshes a provider's rows with its other roll-ups (``db.rollups``), from the same
+intervals, so a collection's work grows with the day's data, not with the history.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from db.reader import Reader, reader_of
+from db.spans import DAY, origin, span
+
+TABLE = "index_day"
+#: The columns ``read`` returns, in order.
+COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "min", "max", "offers", "prices")
+#: One group's figures: (sorted prices, distinct offers).
+Group = tuple[list[float], int]
+#: A group's key: (gpu id, bucket start, kind id, via).
+Key = tuple[int, int, int, str]
+#: An interval as ``groups`` reads it: (offer, gpu, kind, per-GPU price, first_seen, last_seen,
+#: ends_at or None, the same offer's next first_seen or None).
+Row = tuple[int, int, int, float, int, int, int | None, int | None]
+
+
+class OfferFacts:
+    """What the index needs to know of the offers at hand beyond their intervals: which rent a
+    fraction of a GPU (left out) and which an aggregator lists for another cloud (``via``, from
+    the series keys of ``db.via``). Read for the given offers only, in bounded chunks, so the cost
+    follows the rows at hand, never the length of the history."""
+
+    def __init__(self, fractional: set[int], via: dict[int, str]) -> None:
+        self.fractional = fractional
+        self.via = via
+
+    @classmethod
+    def read(cls, reader: Reader, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]],
+             vias: Mapping[int, str] | None = None) -> OfferFacts:
+        """Facts of the offers among ``rows`` (``(offer id, provider id)`` pairs); ``vias``: the
+        offers' clouds when the caller has them (``db.rollups`` holds each interval's series key)."""
+        pairs = {(int(o), int(p)) for o, p in rows}
+        ids = sorted({o for o, _p in pairs})
+        fractional: set[int] = set()
+        for start in range(0, len(ids), CHUNK):
+            fractional |= {int(i) for (i,) in reader.rows(_FRACTIONAL, {"ids": ids[start:start + CHUNK]})}
+        if vias is None:
+            keys = via_keys.offer_keys(reader, provider_names, pairs)
+            vias = {o: cloud for o, k in keys.items() if (cloud := via_keys.split(provider_names[k])[1])}
+        return cls(fractional, dict(vias))
+
+
+#: Offers renting a fraction of a GPU among ``:ids`` (a count that is not a whole number).
+_FRACTIONAL = "SELECT id FROM offer WHERE id IN :ids AND CAST(gpu_count AS INTEGER) <> gpu_count"
+#: Offer ids read per statement (bounded parameter lists).
+CHUNK = 500
+
+
+def median_of(ordered: Sequence[float]) -> float:
+    """Median of ascending ``ordered`` (the mean of the two middle values of an even count)."""
+    n = len(ordered)
+    return (ordered[(n - 1) // 2] + ordered[n // 2]) / 2
+
+
+def groups(rows: Iterable[Row], facts: OfferFacts, interval_s: int, step: int, b_lo: int, b_hi: int
+           ) -> dict[Key, Group]:
+    """One provider's prices per (gpu, bucket, kind, via) over buckets ``b_lo..b_hi`` (indices of
+    ``step``), each interval counting in a bucket once (``db.spans.span``), fractional-GPU offers
+    left out; prices sorted, with the number of distinct offers."""
+    o = origin(step)
+    prices: dict[Key, list[float]] = {}
+    offers: dict[Key, set[int]] = {}
+    for offer, gpu, kind, price, first_seen, last_seen, ends_at, next_seen in rows:
+        if offer in facts.fractional:
+            continue
+        first, last = span(first_seen, last_seen, ends_at, interval_s, next_seen, step)
+        via = facts.via.get(offer, "")
+        for b in range(max(first, b_lo), min(last, b_hi) + 1):
+            key = (gpu, o + b * step, kind, via)
+            prices.setdefault(key, []).append(price)
+            offers.setdefault(key, set()).add(offer)
+    return {k: (sorted(v), len(offers[k])) for k, v in prices.items()}
+
+
+def rows_of(columns: Sequence[Sequence[Any]]) -> list[Row]:
+    """``Row``s from column sequences (offer, gpu, kind, price, first_seen, last_seen, ends_at,
+    next_seen), NaN or None meaning "none" in the last two."""
+    out: list[Row] = []
+    for offer, gpu, kind, price, first, last, ends, nxt in zip(*columns, strict=True):
+        out.append((int(offer), int(gpu), int(kind), float(price), int(first), int(last),
+                    None if ends is None or ends != ends else int(ends),
+                    None if nxt is None or nxt != nxt else int(nxt)))
+    return out
+
+
+def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row], interval_s: int,
+          vias: Mapping[int, str]) -> int:
+    """Replace ``provider_id``'s rows of days ``d_lo..d_hi`` (day indices) by those of ``rows``
+    (the provider's intervals that may count in them, sorted by offer and ``first_seen``; ``vias``:
+    the cloud each of its aggregator offers names). ``conn``: a SQLAlchemy connection in the
+    store's write transaction."""
+    reader = reader_of(conn)
+    facts = OfferFacts.read(reader, {}, [(r[0], provider_id) for r in rows], vias)
+    found = groups(rows, facts, interval_s, DAY, d_lo, d_hi)
+    conn.exec_driver_sql(*_bound(conn, f"DELETE FROM {TABLE} WHERE provider_id = :p AND bucket >= :lo AND bucket <= :hi",
+                                 {"p": provider_id, "lo": d_lo * DAY, "hi": d_hi * DAY}))
+    if not found:
+        return 0
+    values = [(gpu, bucket, provider_id, kind, via, median_of(p), p[0], p[-1], n, encode(p))
+              for (gpu, bucket, kind, via), (p, n) in sorted(found.items())]
+    marks = ", ".join(["?" if reader.marker == "?" else "%s"] * len(COLUMNS))
+    conn.exec_driver_sql(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})", values)
+    return len(values)
+
+
+def _bound(conn: Any, sql: str, params: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    from db.reader import bind
+
+    return bind(sql, params, "?" if conn.dialect.paramstyle == "qmark" else "%s")
+
+
+def encode(prices: Sequence[float]) -> str:
+    """A group's sorted prices as stored: JSON numbers (``repr``: exact round trip)."""
+    return json.dumps(list(prices))
+
+
+def decode(text: str) -> list[float]:
+    return [float(v) for v in json.loads(text)]
+
+
+def read(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None
+         ) -> list[tuple[Any, ...]]:
+    """Rows (``COLUMNS``) of days starting in ``[lo, hi]`` of ``gpu_ids`` (and ``kind_ids``: None,
+    every kind), by a primary-key range per GPU."""
+    if not gpu_ids:
+        return []
+    params: dict[str, Any] = {"gpus": list(gpu_ids), "lo": lo, "hi": hi}
+    sql = f"SELECT {', '.join(COLUMNS)} FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+    if kind_ids is not None:
+        params["kinds"] = list(kind_ids) or [-1]
+        sql += " AND kind_id IN :kinds"
+    return reader.rows(sql, params)
+
+
+def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
+    """The first day with an index row for ``gpu_ids`` (None: none)."""
+    if not gpu_ids:
+        return None
+    value = reader.scalar(f"SELECT MIN(bucket) FROM {TABLE} WHERE gpu_id IN :gpus", {"gpus": list(gpu_ids)})
+    return None if value is None else int(value)
+
+
+__all__ = ["COLUMNS", "TABLE", "OfferFacts", "decode", "encode", "first_day", "groups", "median_of", "read",
+           "rows_of", "write"]

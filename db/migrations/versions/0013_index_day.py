@@ -1,0 +1,49 @@
+"""The index roll-up, ``index_day``: per (gpu, day, provider, kind, via) the per-GPU-hour prices
+observed that day with their median, min, max and distinct offers (``db.index_rollup``), filled
+from the stored intervals.
+
+Revision ID: 0013
+Revises: 0012
+Create Date: 2026-12-03 09:40:00.000000
+
+"""
+from typing import Sequence, Union
+
+from alembic import op
+import sqlalchemy as sa
+import sqlmodel
+
+# revision identifiers, used by Alembic.
+revision: str = '0013'
+down_revision: Union[str, Sequence[str], None] = '0012'
+branch_labels: Union[str, Sequence[str], None] = None
+depends_on: Union[str, Sequence[str], None] = None
+
+
+def upgrade() -> None:
+    """Upgrade schema."""
+    bind = op.get_bind()
+    if 'index_day' not in sa.inspect(bind).get_table_names():
+        op.create_table('index_day',
+        sa.Column('gpu_id', sa.SmallInteger(), autoincrement=False, nullable=False),
+        sa.Column('bucket', sa.BigInteger(), autoincrement=False, nullable=False),
+        sa.Column('provider_id', sa.SmallInteger(), autoincrement=False, nullable=False),
+        sa.Column('kind_id', sa.SmallInteger(), autoincrement=False, nullable=False),
+        sa.Column('via', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
+        sa.Column('median', sa.Float(), nullable=False),
+        sa.Column('min', sa.Float(), nullable=False),
+        sa.Column('max', sa.Float(), nullable=False),
+        sa.Column('offers', sa.Integer(), nullable=False),
+        sa.Column('prices', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+        sa.PrimaryKeyConstraint('gpu_id', 'bucket', 'provider_id', 'kind_id', 'via'),
+        sqlite_with_rowid=False,
+        )
+    if bind.execute(sa.text("SELECT 1 FROM price_interval LIMIT 1")).first() is not None:
+        from db import rollups
+
+        rollups.rebuild(bind)  # every roll-up from the stored intervals, this one included
+
+
+def downgrade() -> None:
+    """Downgrade schema."""
+    op.drop_table('index_day')

@@ -1,0 +1,432 @@
+"""The GPU rental index: per GPU and bucket, one number for what the market charges, by a
+named, versioned method. The method is written down in the README ("The rental index").
+
+Both methods are two-stage medians: each seller votes once with the median of its per-GPU-hour
+prices observed in the bucket, and the index is the median of the votes.
+
+* ``median-of-medians-1`` (the default): a seller is a provider, counted once with the
+  aggregator rule (``tracker.analysis.aggregators``: an aggregator's offers for a cloud we collect
+  directly are that cloud's); only the kinds asked for (on-demand unless told otherwise) and
+  their union when several are asked; beside the index the number of providers, the quartiles
+  across their votes (IQR), the lowest and highest vote and the offers; a bucket with fewer than
+  ``THIN`` providers is marked thin. Hourly or daily buckets.
+* ``ewyluda-1.3``: the published methodology of ewyluda/gpu-price-index, version 1.3 (its
+  ``docs/methodology.md``): daily; on-demand prices, where a provider's community capacity is a
+  seller of its own (RunPod's Secure and Community clouds are two sellers); series ``index``
+  (every seller), ``hyperscaler``, ``neocloud``, ``marketplace`` (the sellers of one segment,
+  ``tracker.analysis.segments``) and ``spot`` (spot votes); a seller absent on a day, having
+  been seen within the last ``CARRY_FORWARD_DAYS`` days, votes with the prices of the last day it
+  was seen; values rounded half-up to the cent.
+
+What a vote is made of comes from ``db.index_rollup``: the day roll-up for daily buckets (a
+year of days reads a few thousand rows), the raw intervals for hourly buckets and for
+``verify``, which recomputes a range from the raw intervals and compares it with what the
+roll-up answered. Both group the intervals with the same function, so they can only differ when
+a roll-up row is wrong.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from db import index_rollup
+from db.asof import provider_intervals
+from db.plain_reads import Labels, raw_horizon, raw_rows
+from db.reader import Reader, reading
+from db.spans import DAY, DEFAULT_INTERVAL_S, floor
+from db.times import epoch, from_epoch, utcnow
+from tracker.analysis.aggregators import market_provider
+from tracker.analysis.grid import Resolution, check_dates, check_range
+from tracker.analysis.history import median, quantile
+from tracker.analysis.segments import SEGMENTS, segment_of
+from tracker.errors import ConfigError
+
+METHOD_1 = "median-of-medians-1"
+EWYLUDA = "ewyluda-1.3"
+METHODS = (METHOD_1, EWYLUDA)
+#: Fewer providers than this in a bucket: the index is marked thin.
+THIN = 3
+#: ewyluda-1.3: days a missing seller's last prices stand in for it.
+CARRY_FORWARD_DAYS = 3
+#: ewyluda-1.3's series, in its order.
+EWYLUDA_SERIES = ("index", *SEGMENTS, "spot")
+#: The kinds ``median-of-medians-1`` reads unless told otherwise.
+DEFAULT_INDEX_KINDS = ("on_demand",)
+#: The kinds ``ewyluda-1.3`` reads (its own rule; ``--kind`` does not apply).
+EWYLUDA_KINDS = ("on_demand", "community", "spot")
+
+METHOD_1_COLUMNS = ["time", "gpu", "method", "index", "providers", "thin", "q1", "q3", "iqr", "min", "max", "offers",
+                    "kinds"]
+EWYLUDA_COLUMNS = ["time", "gpu", "method", "series", "value", "providers", "carried"]
+
+
+@dataclass(frozen=True)
+class Group:
+    """One stored group's prices in one bucket (an ``index_day`` row, or the same from raw)."""
+
+    bucket: int
+    gpu: str
+    provider: str
+    kind: str
+    via: str
+    median: float
+    offers: int
+    #: The sorted prices, or a function that decodes them (read only when a seller merges groups).
+    prices: Sequence[float] | Callable[[], Sequence[float]]
+
+    def values(self) -> Sequence[float]:
+        return self.prices() if callable(self.prices) else self.prices
+
+
+def seller_median(groups: Sequence[Group]) -> float:
+    """A seller's vote: the median of the prices of all its groups (one group: its stored median)."""
+    if len(groups) == 1:
+        return groups[0].median
+    return index_rollup.median_of(sorted(p for g in groups for p in g.values()))
+
+
+def half_up(value: float, step: str = "0.01") -> float:
+    """``value`` rounded half-up to ``step`` (to the cent: 2.345 -> 2.35), from its shortest repr
+    as the published index does, so 2.675 is 2.68 (binary rounding would give 2.67)."""
+    return float(Decimal(repr(value)).quantize(Decimal(step), rounding=ROUND_HALF_UP))
+
+
+# --- reading the groups --------------------------------------------------------------------
+
+
+class Scope:
+    """Label ids of a query and the bucket range (epoch seconds of bucket starts)."""
+
+    def __init__(self, reader: Reader, gpus: Sequence[str] | None, kinds: Sequence[str] | None) -> None:
+        self.labels = Labels(reader)
+        self.names = self.labels.names("gpu") | self.labels.names("provider") | self.labels.names("kind")
+        self.gpu_ids = self.labels.lookup("gpu", gpus) if gpus is not None else sorted(self.labels.names("gpu"))
+        self.kind_ids = self.labels.lookup("kind", kinds) if kinds is not None else None
+        usd = self.labels.lookup("currency", ["USD"])
+        self.usd = usd[0] if usd else -1
+
+
+def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int) -> list[Group]:
+    """The day groups of buckets starting in ``[lo, hi]`` from the index roll-up."""
+    names = scope.names
+    out = []
+    for gpu, bucket, provider, kind, via, med, _mn, _mx, offers, prices in index_rollup.read(
+            reader, scope.gpu_ids, lo, hi, scope.kind_ids):
+        out.append(Group(int(bucket), names[int(gpu)], names[int(provider)], names[int(kind)], via or "", float(med),
+                         int(offers), _decoder(prices)))
+    return out
+
+
+def _decoder(text: str) -> Callable[[], Sequence[float]]:
+    return lambda: index_rollup.decode(text)
+
+
+def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int) -> list[Group]:
+    """The same groups as ``rollup_groups`` for buckets of ``step`` starting in ``[lo, hi]``,
+    computed from the raw intervals (``db.index_rollup.groups``, the roll-up's own function)."""
+    if not scope.gpu_ids:
+        return []
+    intervals = provider_intervals(reader)
+    longest = max([*intervals.values(), DEFAULT_INTERVAL_S])
+    rows = raw_rows(reader, scope.gpu_ids, lo - longest, hi + step - 1, None, scope.kind_ids, scope.usd)
+    rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
+    by_provider: dict[int, list[index_rollup.Row]] = {}
+    for k, (_id, offer, provider, gpu, kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
+        nxt = rows[k + 1] if k + 1 < len(rows) else None
+        next_seen = int(nxt[6]) if nxt is not None and int(nxt[1]) == int(offer) else None
+        by_provider.setdefault(int(provider), []).append(
+            (int(offer), int(gpu), int(kind), float(price), int(first_seen), int(last_seen),
+             None if ends_at is None else int(ends_at), next_seen))
+    names = scope.names
+    facts = index_rollup.OfferFacts.read(reader, scope.labels.names("provider"),
+                                         [(r[0], pid) for pid, prov_rows in by_provider.items() for r in prov_rows])
+    out = []
+    for pid, prov_rows in by_provider.items():
+        interval_s = intervals.get(pid, DEFAULT_INTERVAL_S)
+        found = index_rollup.groups(prov_rows, facts, interval_s, step, lo // step, hi // step)
+        for (gpu, bucket, kind, via), (prices, offers) in found.items():
+            out.append(Group(bucket, names[gpu], names[pid], names[kind], via, index_rollup.median_of(prices), offers,
+                             prices))
+    return out
+
+
+# --- the methods ---------------------------------------------------------------------------
+
+
+def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[str, Any]]:
+    """``median-of-medians-1`` rows, one per (bucket, gpu) with at least one vote."""
+    sellers: dict[tuple[int, str], dict[str, list[Group]]] = {}
+    for g in groups:
+        seller = market_provider(g.provider, g.via or None)
+        sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller, []).append(g)
+    kinds_text = ",".join(kinds) if kinds is not None else "all"
+    out = []
+    for (bucket, gpu), by_seller in sorted(sellers.items()):
+        votes = sorted(seller_median(gs) for gs in by_seller.values())
+        q1, q3 = quantile(votes, 0.25), quantile(votes, 0.75)
+        out.append({"time": from_epoch(bucket), "gpu": gpu, "method": METHOD_1, "index": median(votes),
+                    "providers": len(votes), "thin": len(votes) < THIN, "q1": q1, "q3": q3, "iqr": q3 - q1,
+                    "min": votes[0], "max": votes[-1],
+                    "offers": sum(g.offers for gs in by_seller.values() for g in gs), "kinds": kinds_text})
+    return out
+
+
+def ewyluda_seller(g: Group) -> str:
+    """A seller of ``ewyluda-1.3``: the market provider, its community capacity apart."""
+    seller = market_provider(g.provider, g.via or None)
+    return f"{seller} community" if g.kind == "community" else seller
+
+
+def seller_segment(g: Group) -> str | None:
+    """The segment of ``g``'s ``ewyluda-1.3`` seller (``tracker.analysis.segments``)."""
+    return segment_of(market_provider(g.provider, g.via or None), g.kind)
+
+
+def ewyluda(groups: Iterable[Group], presence: dict[int, set[str]], first: int) -> list[dict[str, Any]]:
+    """``ewyluda-1.3`` rows, one per (day, gpu, series) with a value, for days from ``first`` on.
+
+    ``presence``: the sellers with any observation (of any GPU) per day, including the days
+    before ``first`` that carrying forward looks back to."""
+    by_day: dict[int, dict[str, list[Group]]] = {}
+    for g in groups:
+        by_day.setdefault(g.bucket, {}).setdefault(ewyluda_seller(g), []).append(g)
+    last_seen: dict[str, int] = {}
+    out: list[dict[str, Any]] = []
+    for day in sorted(set(presence) | set(by_day)):
+        today = dict(by_day.get(day, {}))
+        carried: list[str] = []
+        present = presence.get(day, set())
+        for seller, seen in sorted(last_seen.items()):
+            if seller not in present and (day - seen) // DAY <= CARRY_FORWARD_DAYS:
+                if seller in by_day.get(seen, {}):
+                    today[seller] = by_day[seen][seller]
+                carried.append(seller)
+        for seller in present:
+            last_seen[seller] = day
+        if day >= first:
+            out += _ewyluda_day(day, today, set(carried))
+    return out
+
+
+def _ewyluda_day(day: int, sellers: dict[str, list[Group]], carried: set[str]) -> list[dict[str, Any]]:
+    votes: dict[str, list[tuple[str, str | None, float]]] = {}
+    spot: dict[str, list[tuple[str, float]]] = {}
+    for seller, groups in sellers.items():
+        by_gpu: dict[tuple[str, bool], list[Group]] = {}
+        for g in groups:
+            by_gpu.setdefault((g.gpu, g.kind == "spot"), []).append(g)
+        for (gpu, is_spot), gs in by_gpu.items():
+            if is_spot:
+                spot.setdefault(gpu, []).append((seller, seller_median(gs)))
+            else:
+                votes.setdefault(gpu, []).append((seller, seller_segment(gs[0]), seller_median(gs)))
+    out = []
+    when = from_epoch(day)
+    for gpu in sorted(set(votes) | set(spot)):
+        series: list[tuple[str, list[tuple[str, float]]]] = []
+        entries = votes.get(gpu, [])
+        if entries:
+            series.append(("index", [(s, v) for s, _seg, v in entries]))
+            for segment in SEGMENTS:
+                within = [(s, v) for s, seg, v in entries if seg == segment]
+                if within:
+                    series.append((segment, within))
+        if gpu in spot:
+            series.append(("spot", spot[gpu]))
+        for name, pairs in series:
+            out.append({"time": when, "gpu": gpu, "method": EWYLUDA, "series": name,
+                        "value": half_up(median(sorted(v for _s, v in pairs))), "providers": len(pairs),
+                        "carried": ",".join(sorted(s for s, _v in pairs if s in carried))})
+    return out
+
+
+def presence(groups: Iterable[Group]) -> dict[int, set[str]]:
+    """The ``ewyluda-1.3`` sellers with a group per day."""
+    out: dict[int, set[str]] = {}
+    for g in groups:
+        out.setdefault(g.bucket, set()).add(ewyluda_seller(g))
+    return out
+
+
+# --- the answer ----------------------------------------------------------------------------
+
+
+@dataclass
+class IndexResult:
+    """An index over a range: ``rows`` (``columns``), the method, the kinds, which data
+    answered (``rollups`` or ``raw``) and notes."""
+
+    method: str
+    resolution: Resolution
+    since: datetime
+    until: datetime
+    kinds: tuple[str, ...] | None
+    rows: list[dict[str, Any]]
+    source: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def columns(self) -> list[str]:
+        return EWYLUDA_COLUMNS if self.method == EWYLUDA else METHOD_1_COLUMNS
+
+    def metadata(self) -> dict[str, str]:
+        """What an export states beside the values (the method and its version)."""
+        return {"index_method": self.method, "index_method_version": self.method.rsplit("-", 1)[-1],
+                "index_resolution": self.resolution.value,
+                "index_kinds": ",".join(self.kinds) if self.kinds is not None else "all",
+                "index_since": self.since.isoformat(), "index_until": self.until.isoformat()}
+
+
+def check_method(method: str) -> str:
+    if method not in METHODS:
+        raise ConfigError(f"--method: {method!r} is not one of {', '.join(METHODS)}")
+    return method
+
+
+def index_kinds(method: str, kinds: Sequence[str] | None, *, given: bool) -> tuple[str, ...] | None:
+    """The kinds a method reads: ``kinds`` as given (``None``: every kind), on-demand when none was given."""
+    if method == EWYLUDA:
+        if given:
+            raise ConfigError("--kind: ewyluda-1.3 reads its own kinds (on-demand and community, spot as its own "
+                              "series); leave --kind out")
+        return EWYLUDA_KINDS
+    return tuple(kinds) if given and kinds is not None else (None if given else DEFAULT_INDEX_KINDS)
+
+
+def _range(since: datetime | None, until: datetime | None, res: Resolution, reader: Reader,
+           scope: Scope) -> tuple[datetime, datetime, int, int]:
+    check_dates(since=since, until=until)
+    end = until if until is not None else utcnow()
+    if since is None:
+        first = index_rollup.first_day(reader, scope.gpu_ids)
+        since = from_epoch(first) if first is not None else end
+    if since > end:
+        raise ConfigError(f"index: the range starts ({since}) after it ends ({end})")
+    check_range(res, since, end)
+    return since, end, floor(epoch(since), res.seconds), floor(epoch(end), res.seconds)
+
+
+def rental_index(source: Any, gpus: Sequence[str] | None = None, *, method: str = METHOD_1,
+                 kinds: Sequence[str] | None = None, kinds_given: bool = False, since: datetime | None = None,
+                 until: datetime | None = None, resolution: Resolution | str = Resolution.day,
+                 use_rollups: bool = True) -> IndexResult:
+    """The index of ``gpus`` (canonical ids; ``None``: every GPU) per bucket from the bucket
+    holding ``since`` to the one holding ``until`` (default: now), by ``method``.
+
+    Daily buckets read the index roll-up, hourly ones the raw intervals (``use_rollups=False``:
+    daily from the raw intervals too, what ``verify`` compares with)."""
+    check_method(method)
+    res = Resolution.parse(resolution)
+    if res not in (Resolution.day, Resolution.hour):
+        raise ConfigError("--every: the index has hourly (1h) and daily (1d) buckets")
+    if method == EWYLUDA and res is not Resolution.day:
+        raise ConfigError("--every: ewyluda-1.3 is a daily index (--every 1d)")
+    chosen = index_kinds(method, kinds, given=kinds_given)
+    with reading(source) as reader:
+        scope = Scope(reader, gpus, chosen)
+        since, until, lo, hi = _range(since, until, res, reader, scope)
+        step = res.seconds
+        daily = res is Resolution.day and use_rollups
+        load: Callable[[Scope, int, int], list[Group]] = (
+            (lambda s, a, b: rollup_groups(reader, s, a, b)) if daily else
+            (lambda s, a, b: raw_groups(reader, s, step, a, b)))
+        notes: list[str] = []
+        if method == EWYLUDA:
+            back = lo - CARRY_FORWARD_DAYS * DAY
+            groups = load(scope, back, hi)
+            everyone = Scope(reader, None, chosen)  # a seller is present with any GPU
+            seen = presence(load(everyone, back, hi)) if gpus is not None else presence(groups)
+            rows = ewyluda(groups, seen, lo)
+            unsegmented = sorted({ewyluda_seller(g) for g in groups if g.kind != "spot" and seller_segment(g) is None})
+            if unsegmented:
+                notes.append(f"no segment for {', '.join(unsegmented)}: counted in the index, in no segment series")
+        else:
+            rows = method_1(load(scope, lo, hi), chosen)
+        horizon = raw_horizon(reader)
+        if not daily and lo < horizon:
+            notes.append(f"raw intervals before {from_epoch(horizon):%Y-%m-%d} were pruned: "
+                         "hourly buckets before then are empty (daily ones read the roll-up)")
+    if not rows:
+        notes.append("no prices in this range for these GPUs and kinds")
+    return IndexResult(method, res, since, until, chosen, rows, "rollups" if daily else "raw", notes)
+
+
+# --- verify --------------------------------------------------------------------------------
+
+
+@dataclass
+class Verification:
+    """What ``verify`` found: the groups and index values compared, and every difference."""
+
+    since: datetime
+    until: datetime
+    groups: int
+    values: int
+    differences: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+
+def _close(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | None = None,
+           until: datetime | None = None) -> Verification:
+    """Recompute the daily groups and index values of a range from the raw intervals and compare
+    them with the index roll-up's: each (day, gpu, provider, kind, via) group's median, offers
+    and prices, then each method's values. Days before the raw-retention horizon cannot be
+    recomputed (their raw intervals are gone) and are left out."""
+    with reading(source) as reader:
+        scope = Scope(reader, gpus, None)
+        since, until, lo, hi = _range(since, until, Resolution.day, reader, scope)
+        notes = []
+        horizon = raw_horizon(reader)
+        if lo < horizon:
+            notes.append(f"days before {from_epoch(horizon):%Y-%m-%d} are left out: their raw intervals were pruned")
+            lo = floor(horizon, DAY)
+        stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
+        raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
+    differences: list[dict[str, Any]] = []
+    for key in sorted(set(stored) | set(raw)):
+        a, b = stored.get(key), raw.get(key)
+        day, gpu, provider, kind, via = key
+        what = None
+        if a is None or b is None:
+            what = "missing from the roll-up" if a is None else "in the roll-up only"
+        elif not _close(a.median, b.median):
+            what = "median differs"
+        elif a.offers != b.offers:
+            what = "offer count differs"
+        elif len(a.values()) != len(b.values()) or not all(_close(x, y) for x, y in zip(a.values(), b.values(), strict=True)):
+            what = "prices differ"
+        if what:
+            differences.append({"time": from_epoch(day), "gpu": gpu, "provider": provider, "kind": kind, "via": via,
+                                "what": what, "rollup": None if a is None else a.median,
+                                "raw": None if b is None else b.median})
+    values = 0
+    for kinds, method in ((DEFAULT_INDEX_KINDS, METHOD_1), (None, METHOD_1)):
+        want = set(kinds) if kinds else None
+        pick = (lambda gs, w=want: [g for g in gs if w is None or g.kind in w])
+        rolled = {(r["time"], r["gpu"]): r["index"] for r in method_1(pick(stored.values()), kinds)}
+        recomputed = {(r["time"], r["gpu"]): r["index"] for r in method_1(pick(raw.values()), kinds)}
+        values += len(rolled)
+        for key in sorted(set(rolled) | set(recomputed)):
+            if not _close(rolled.get(key), recomputed.get(key)):
+                differences.append({"time": key[0], "gpu": key[1], "provider": "", "kind": ",".join(kinds or ("all",)),
+                                    "via": "", "what": f"{method} index differs", "rollup": rolled.get(key),
+                                    "raw": recomputed.get(key)})
+    return Verification(since, until, len(stored), values, differences, notes)
+
+
+__all__ = ["EWYLUDA", "METHOD_1", "METHODS", "IndexResult", "Verification", "rental_index", "verify"]
