@@ -23,7 +23,7 @@ from tracker.pipeline.collect import collect
 
 pytestmark = pytest.mark.slow
 
-TOOLS = {"prices", "history", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health"}
+TOOLS = {"prices", "history", "index", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health"}
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
     "prices_all": ("prices", {"gpu": "H100", "limit": 1000}),
@@ -33,6 +33,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_bad_provider": ("prices", {"provider": ["nosuchcloud"]}),
     "history": ("history", {"gpu": "H100", "since": "30d", "every": "1d"}),
     "trends": ("trends", {"gpu": "H100"}),
+    "index": ("index", {"gpu": "H100", "since": "all"}),
+    "index_bad_method": ("index", {"method": "mean-1"}),
     "value": ("value", {"basis": "fp16-dense", "gpu": "H100"}),
     "value_bad_basis": ("value", {"basis": "fp64-magic"}),
     "tco": ("tco", {"gpu": "H100", "utilization": 0.6}),
@@ -118,6 +120,20 @@ def test_history_is_the_api_history(results: dict[str, Any], client: TestClient)
     mine = [(m["gpu"], m["min"], m["median"], m["providers"]) for m in out["market"] if m["min"] is not None]
     theirs = [(m["gpu"], m["min"], m["median"], m["providers"]) for m in web["market"] if m["min"] is not None]
     assert mine == theirs and mine
+
+
+def test_index_is_the_api_index_and_the_cli_index(results: dict[str, Any], client: TestClient, store: Store) -> None:
+    out = ok(results, "index")
+    web = get_json(client, "/api/index?gpu=H100&since=all")
+    assert {k: v for k, v in out.items() if k not in ("until", "notes")} == {
+        k: v for k, v in web.items() if k not in ("until", "notes")}
+    assert out["method"] == "median-of-medians-1" and out["version"] == "1" and out["kinds"] == ["on_demand"]
+    assert out["rows"] and {r["gpu"] for r in out["rows"]} <= {"H100-SXM", "H100-PCIe", "H100-NVL"}
+    cli = cli_json(store, "index", "--gpu", "H100", "--since", "2000-01-01")
+    assert [(r["gpu"], r["index"], r["providers"]) for r in cli] == [
+        (r["gpu"], r["index"], r["providers"]) for r in out["rows"]]
+    bad = results["index_bad_method"]
+    assert bad.is_error and "--method" in bad.content[0].text
 
 
 def test_trends_are_the_api_trends(results: dict[str, Any], client: TestClient) -> None:

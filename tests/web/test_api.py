@@ -100,6 +100,10 @@ def test_price_filters(client: TestClient) -> None:
         ("/api/trends?gpu=Voodoo5", "Voodoo5"),
         ("/api/runs?status=great", "great"),
         ("/api/gpus?gpu=nonesuch", "nonesuch"),
+        ("/api/index?method=mean-1", "mean-1"),
+        ("/api/index?every=1w", "every"),
+        ("/api/index?gpu=H900", "H900"),
+        ("/api/index?method=ewyluda-1.3&kind=spot", "kind"),
     ],
 )
 def test_bad_filters_are_400_with_a_detail(client: TestClient, url: str, needle: str) -> None:

@@ -34,6 +34,7 @@ from tracker.reads import data
 from tracker.reads.schemas import (
     BacktestOut,
     HistoryOut,
+    IndexOut,
     PriceOut,
     ProviderOut,
     TrendOut,
@@ -183,6 +184,20 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         h = _answer(lambda: data.history_frame(ctx, gpu=gpu, since=since, every=every, metric=metric, basis=basis,
                                                providers=provider, kinds=kind, regions=region, clip_to_data=False))
         return HistoryOut.model_validate(data.history_json(h))
+
+    @server.tool(title="Rental index", annotations=READ_ONLY)
+    def index(
+        gpu: Gpu = None,
+        since: Annotated[str, Field(description="How far back: 30d, 90d, 1y, an ISO date, or all.")] = "90d",
+        every: Annotated[str, Field(description="Bucket: 1d (from the roll-up) or 1h (from raw intervals).")] = "1d",
+        kind: Kinds = None,
+        method: Annotated[str, Field(description="median-of-medians-1 (default) or ewyluda-1.3.")] = "median-of-medians-1",
+    ) -> IndexOut:
+        """What a GPU costs on the market per bucket: each provider's median price per GPU-hour, then the median
+        across providers, with their count (thin under 3), quartiles and range; on-demand unless `kind` says
+        otherwise (= `gpu-tracker index`, /api/index). ewyluda-1.3 gives that published index's series."""
+        result = _answer(lambda: data.index(ctx, gpu=gpu, since=since, every=every, kinds=kind, method=method))
+        return IndexOut.model_validate(data.index_json(result))
 
     @server.tool(title="Price trends", annotations=READ_ONLY)
     def trends(gpu: Gpu = None, provider: Providers = None, kind: Kinds = None, region: Regions = None) -> TrendsOut:

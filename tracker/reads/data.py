@@ -37,6 +37,7 @@ from tracker.analysis.grid import (
 from tracker.analysis.history import History
 from tracker.analysis.history import history as analysis_history
 from tracker.analysis.imports.snapshots import external_providers
+from tracker.analysis.index import METHOD_1, IndexResult, rental_index
 from tracker.analysis.specs import flagship
 from tracker.analysis.tco import tco_for_gpu
 from tracker.analysis.trends import trends as analysis_trends
@@ -287,6 +288,21 @@ def history_json(h: History) -> dict[str, Any]:
         "market": market,
         "by_provider": by_provider,
     }
+
+
+def index(ctx: ReadContext, *, gpu: str | None = None, since: str | None = "90d", until: str | None = None,
+          every: str = "1d", kinds: Sequence[str] | None = None, method: str = METHOD_1) -> IndexResult:
+    """The rental index (``gpu-tracker index``): on-demand only unless ``kinds`` says otherwise."""
+    until_dt = parse_when(until) if until else utcnow()
+    chosen = normalise_kinds(kinds) if kinds else None
+    return rental_index(ctx.engine, resolve_gpus(ctx, gpu), method=method, kinds=chosen, kinds_given=bool(kinds),
+                        since=parse_since(since, until_dt), until=until_dt, resolution=every)
+
+
+def index_json(r: IndexResult) -> dict[str, Any]:
+    return {"method": r.method, "version": r.metadata()["index_method_version"], "resolution": r.resolution.value,
+            "since": r.since, "until": r.until, "kinds": list(r.kinds) if r.kinds is not None else None,
+            "source": r.source, "notes": r.notes, "rows": [{k: _round(v) for k, v in row.items()} for row in r.rows]}
 
 
 def trends(

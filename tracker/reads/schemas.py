@@ -146,6 +146,42 @@ class HistoryOut(_Out):
     by_provider: list[ProviderPoint]
 
 
+class IndexPoint(_Out):
+    """One bucket of the rental index: ``median-of-medians-1`` fills ``index`` and the figures
+    beside it, ``ewyluda-1.3`` fills ``series``, ``value`` and ``carried``."""
+
+    time: datetime
+    gpu: str
+    method: str
+    providers: int = Field(description="Providers (sellers) voting in the bucket.")
+    index: float | None = Field(default=None, description="Median of the providers' medians, USD per GPU-hour.")
+    thin: bool | None = Field(default=None, description="Fewer than 3 providers.")
+    q1: float | None = None
+    q3: float | None = None
+    iqr: float | None = Field(default=None, description="q3 - q1 across the providers' medians.")
+    min: float | None = Field(default=None, description="The lowest provider median.")
+    max: float | None = Field(default=None, description="The highest provider median.")
+    offers: int | None = None
+    kinds: str | None = None
+    series: str | None = Field(default=None, description="ewyluda-1.3: index, hyperscaler, neocloud, marketplace or spot.")
+    value: float | None = Field(default=None, description="ewyluda-1.3: the series' value, rounded half-up to the cent.")
+    carried: str | None = Field(default=None, description="ewyluda-1.3: sellers carried forward from an earlier day.")
+
+
+class IndexOut(_Out):
+    """The rental index of a range by a named, versioned method (``gpu-tracker index``)."""
+
+    method: str
+    version: str
+    resolution: str
+    since: datetime
+    until: datetime
+    kinds: list[str] | None
+    source: str = Field(description="rollups (daily) or raw (hourly): what answered.")
+    notes: list[str]
+    rows: list[IndexPoint]
+
+
 class TrendOut(_Out):
     gpu: str
     current: float | None

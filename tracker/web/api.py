@@ -23,6 +23,7 @@ from tracker.reads.schemas import (
     ErrorOut,
     GpuOut,
     HistoryOut,
+    IndexOut,
     PriceOut,
     ProviderOut,
     RunOut,
@@ -111,6 +112,23 @@ def api_history(
     h = data.history_frame(ctx, gpu=gpu, since=since, until=until, every=every, metric=metric, basis=basis,
                            providers=provider, kinds=kind, regions=region, clip_to_data=False)
     return data.history_json(h)
+
+
+@router.get("/index", response_model=IndexOut, summary="The GPU rental index by a named method")
+def api_index(
+    ctx: Ctx,
+    gpu: GpuQ = None,
+    since: Annotated[str | None, Query(description="A span back from now (`90d`), an ISO date, or `all`.")] = "90d",
+    until: Annotated[str | None, Query(description="ISO date or date-time (default: now).")] = None,
+    every: Annotated[str, Query(description="1d (daily, from the roll-up) or 1h (hourly, from raw intervals).")] = "1d",
+    kind: KindQ = None,
+    method: Annotated[str, Query(description="median-of-medians-1 or ewyluda-1.3.")] = "median-of-medians-1",
+) -> dict[str, Any]:
+    """Per GPU and bucket the index (= `gpu-tracker index --format json`): each provider's median
+    price per GPU-hour observed in the bucket, then the median across providers, with the count,
+    quartiles and range (median-of-medians-1, on-demand unless `kind` says otherwise); or the
+    series of ewyluda-1.3."""
+    return data.index_json(data.index(ctx, gpu=gpu, since=since, until=until, every=every, kinds=kind, method=method))
 
 
 @router.get("/trends", response_model=list[TrendOut], summary="Current price, changes, all-time low")
