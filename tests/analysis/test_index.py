@@ -263,3 +263,35 @@ def test_method_names_agree() -> None:
     from tracker.cli.index_cmds import METHOD_NAMES
 
     assert METHOD_NAMES == METHODS
+
+
+def test_index_exports_name_the_method_and_its_version(archive: Engine, tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    import pyarrow.parquet as pq
+
+    url = archive.url.render_as_string(hide_password=False)
+    expected = rental_index(archive, ["H100-SXM"], since=SINCE, until=UNTIL).rows
+    out = tmp_path / "index.csv"
+    code, _, err = run_main(capsys, "--db", url, "export", "--format", "csv", "--table", "index", "--gpu", "H100-SXM",
+                            "--since", "2026-09-28", "-o", str(out))
+    assert code == 0, err
+    with out.open(newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [(r["time"][:10], float(r["index"]), int(r["providers"])) for r in rows] == [
+        (r["time"].date().isoformat(), pytest.approx(r["index"]), r["providers"]) for r in expected]
+    meta = json.loads((tmp_path / "index.csv.metadata.json").read_text())
+    assert (meta["index_method"], meta["index_method_version"], meta["index_kinds"]) == (METHOD_1, "1", "on_demand")
+    pq_path = tmp_path / "index.parquet"
+    code, _, err = run_main(capsys, "--db", url, "export", "--format", "parquet", "--table", "index", "--method",
+                            EWYLUDA, "--since", "2026-09-28", "-o", str(pq_path))
+    assert code == 0, err
+    t = pq.read_table(pq_path)
+    md = {k.decode(): v.decode() for k, v in t.schema.metadata.items()}
+    assert (md["gpu_price_tracker.index_method"], md["gpu_price_tracker.index_method_version"]) == (EWYLUDA, "1.3")
+    assert str(t.schema.field("value").type) == "double" and "series" in t.column_names
+    h100 = [r for r in t.to_pylist() if r["gpu"] == "H100-SXM" and r["series"] == "neocloud"]
+    assert [r["value"] for r in h100] == [3.82, 4.07]
+    code, _, err = run_main(capsys, "--db", url, "export", "--format", "csv", "-o", str(tmp_path / "p.csv"))
+    assert code == 2 and "--table index" in err

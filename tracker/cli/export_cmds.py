@@ -27,19 +27,22 @@ class ExportFormat(str, Enum):
     focus = "focus"
     opencost = "opencost"
     parquet = "parquet"
+    csv = "csv"
 
 
 @app.command()
 def export(
     ctx: typer.Context,
-    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="focus (FOCUS SKU Price CSV + metadata), opencost (pricing CSV) or parquet.")],
+    fmt: Annotated[ExportFormat, typer.Option("--format", "-f", help="focus (FOCUS SKU Price CSV + metadata), opencost (pricing CSV), parquet, or csv (--table index: the index CSV + metadata).")],
     output: Annotated[Path | None, typer.Option("--output", "-o", help="File to write (opencost: standard output when omitted).", dir_okay=False)] = None,
     gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP)] = None,
     provider: ProvidersOption = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (default: all; opencost: on-demand).")] = None,
     region: RegionsOption = None,
-    table: Annotated[str, typer.Option("--table", help="parquet: prices (latest price per offer) or history (stored USD price intervals).")] = "prices",
-    since: Annotated[str | None, typer.Option("--since", help="parquet history: intervals in effect since (30d, 1y, an ISO date; default all).")] = None,
+    table: Annotated[str, typer.Option("--table", help="parquet: prices (latest price per offer), history (stored USD price intervals) or index (the rental index; csv too).")] = "prices",
+    since: Annotated[str | None, typer.Option("--since", help="parquet history: intervals in effect since (30d, 1y, an ISO date; default all); index: default 90d.")] = None,
+    method: Annotated[str, typer.Option("--method", help="index: median-of-medians-1 or ewyluda-1.3.")] = "median-of-medians-1",
+    every: Annotated[str, typer.Option("--every", help="index: 1d or 1h.")] = "1d",
     asset_class: Annotated[str, typer.Option("--asset-class", help="opencost: gpu (price per GPU-hour per GPU model) or node (per instance type and region).")] = "gpu",
 ) -> None:
     """Export current prices for other tools: FOCUS, OpenCost/Kubecost, Parquet.
@@ -47,15 +50,20 @@ def export(
     focus writes the FOCUS SKU Price dataset (1.5 working draft columns; spot rows have
     x_Spot=true) and FILE.metadata.json with the FOCUS version followed. opencost writes the
     CSV pricing file OpenCost's CSV provider reads. parquet writes typed columns: --table
-    prices, or --table history for the stored price intervals.
+    prices, or --table history for the stored price intervals. --table index writes the rental
+    index (parquet, or csv with FILE.metadata.json), its method and version in the metadata.
     """
     from tracker.reads import data
 
     st = state(ctx)
     if fmt is not ExportFormat.opencost and output is None:
-        raise ConfigError(f"--output: {fmt.value} needs a file to write (-o prices.{'csv' if fmt is ExportFormat.focus else 'parquet'})")
-    if table not in ("prices", "history") or (table == "history" and fmt is not ExportFormat.parquet):
-        raise ConfigError(f"--table: {table!r} is not one of prices, history (history: parquet only)")
+        raise ConfigError(f"--output: {fmt.value} needs a file to write "
+                          f"(-o prices.{'parquet' if fmt is ExportFormat.parquet else 'csv'})")
+    if table not in ("prices", "history", "index") or (table == "history" and fmt is not ExportFormat.parquet) or (
+            table == "index" and fmt not in (ExportFormat.parquet, ExportFormat.csv)):
+        raise ConfigError(f"--table: {table!r} is not one of prices, history (parquet only), index (parquet or csv)")
+    if fmt is ExportFormat.csv and table != "index":
+        raise ConfigError("--format csv: writes the index (--table index); prices are `gpu-tracker prices --format csv`")
     if asset_class not in ("gpu", "node"):
         raise ConfigError(f"--asset-class: {asset_class!r} is not one of gpu, node")
     resolve_gpu_query(gpu)  # the CLI's own wording (did-you-mean) for a bad filter
@@ -75,6 +83,22 @@ def export(
         assert output is not None
         n = parquet.write(parquet.history_table(intervals), output)
         err_console.print(f"wrote {n:,} price intervals to {output}", highlight=False)
+        return
+    if table == "index":
+        from tracker.export import index as index_export
+
+        if provider or region:
+            raise ConfigError("--table index: the index is taken across every provider and region; "
+                              "leave --provider and --region out")
+        assert output is not None
+        result = data.index(web, gpu=gpu, since=since or "90d", every=every, kinds=kind, method=method)
+        if fmt is ExportFormat.csv:
+            meta = index_export.write_csv(result, output)
+            err_console.print(f"wrote {len(result.rows):,} index values to {output} ({result.method}; metadata {meta})",
+                              highlight=False)
+        else:
+            n = index_export.write_parquet(result, output)
+            err_console.print(f"wrote {n:,} index values to {output} ({result.method})", highlight=False)
         return
     rows = data.prices(web, gpu=gpu, providers=provider, kinds=kinds, regions=region)
     if fmt is ExportFormat.focus:
