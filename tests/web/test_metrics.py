@@ -74,6 +74,13 @@ def test_prices_are_the_api_minimums(client: TestClient, metrics: dict[str, list
                  kind="spot") == pytest.approx(spot[0]["price_per_gpu_hour"])
 
 
+def test_the_index_gauge_is_the_api_index(client: TestClient, metrics: dict[str, list[Sample]]) -> None:
+    rows = [r for r in get_json(client, "/api/index?gpu=H100-SXM&since=7d")["rows"] if r["gpu"] == "H100-SXM"]
+    assert rows
+    assert value(metrics["gpu_tracker_gpu_index_usd_per_gpu_hour"], gpu="H100-SXM") == pytest.approx(rows[-1]["index"])
+    assert value(metrics["gpu_tracker_gpu_index_providers"], gpu="H100-SXM") == rows[-1]["providers"]
+
+
 def test_label_cardinality_is_bounded(metrics: dict[str, list[Sample]]) -> None:
     """Labels come from the scrapers, the catalog and the kinds, never from offers."""
     allowed = {"provider", "gpu", "kind", "version", "gpu_tracker_provider_status"}

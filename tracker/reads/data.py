@@ -299,6 +299,19 @@ def index(ctx: ReadContext, *, gpu: str | None = None, since: str | None = "90d"
                         since=parse_since(since, until_dt), until=until_dt, resolution=every)
 
 
+#: How far back "the index now" looks for a GPU's newest daily value.
+INDEX_LOOKBACK = "7d"
+
+
+def latest_index(ctx: ReadContext, gpu: str | None = None) -> dict[str, dict[str, Any]]:
+    """Each GPU's newest daily rental index (median-of-medians-1, on-demand) of the last week:
+    the dashboard's headline and the Prometheus gauge."""
+    latest: dict[str, dict[str, Any]] = {}
+    for row in index(ctx, gpu=gpu, since=INDEX_LOOKBACK).rows:  # by day, so the newest comes last
+        latest[row["gpu"]] = row
+    return latest
+
+
 def index_json(r: IndexResult) -> dict[str, Any]:
     return {"method": r.method, "version": r.metadata()["index_method_version"], "resolution": r.resolution.value,
             "since": r.since, "until": r.until, "kinds": list(r.kinds) if r.kinds is not None else None,

@@ -9,7 +9,8 @@ and the run status (four). No metric is labelled per offer, SKU or region.
 Per provider: current offers, up (last run ok), status (a state set), last run and last
 success timestamps, collection interval, consecutive failures, and the last finished run's
 duration, offers seen, quarantined and unmapped counts. Per GPU: the cheapest current USD
-price per GPU-hour of the rentable kinds and their offer count; per GPU, provider and kind:
+price per GPU-hour of the rentable kinds and their offer count, the rental index and its
+provider count; per GPU, provider and kind:
 the lowest current USD price. ``deploy/prometheus/alerts.yml`` alerts on these names.
 """
 
@@ -28,7 +29,7 @@ from db import queries
 from db.models import ScrapeRun
 from scrapers.registry import all_scrapers
 from tracker import __version__
-from tracker.reads.data import RENTABLE_KINDS
+from tracker.reads.data import RENTABLE_KINDS, latest_index
 from tracker.web.context import WebContext
 
 PREFIX = "gpu_tracker"
@@ -107,6 +108,17 @@ class StoreCollector(Collector):
         yield _gauge("scrape_unmapped", "Offers with an unmapped GPU name in the provider's last finished run.",
                      ["provider"], per(lambda n: finished[n].unmapped if n in finished else None))
         yield from _price_metrics([r for r in latest if r["currency"] == "USD"])
+        yield from _index_metrics(latest_index(ctx))
+
+
+def _index_metrics(index: dict[str, dict[str, Any]]) -> Iterator[Metric]:
+    """Each GPU's newest daily rental index (median-of-medians-1, on-demand) and its providers."""
+    gpus = sorted(index)
+    yield _gauge("gpu_index_usd_per_gpu_hour", "Rental index (median-of-medians-1): today's median across providers "
+                 "of each provider's median on-demand USD price per GPU-hour (newest day of the last week).",
+                 ["gpu"], [([g], index[g]["index"]) for g in gpus])
+    yield _gauge("gpu_index_providers", "Providers voting in the GPU's newest daily rental index (under 3: thin).",
+                 ["gpu"], [([g], index[g]["providers"]) for g in gpus])
 
 
 def _price_metrics(usd: list[dict[str, Any]]) -> Iterator[Metric]:

@@ -22,7 +22,7 @@ from tracker.reads.data import (
     alert_rules,
     cost_per_tflop,
     history_frame,
-    index,
+    latest_index,
     normalise_kinds,
     prices,
     providers,
@@ -61,19 +61,6 @@ def cheapest_by_gpu(ctx: WebContext, rows: Sequence[Mapping[str, Any]]) -> list[
     return out
 
 
-#: How far back the dashboard looks for a GPU's newest daily index.
-INDEX_LOOKBACK = "7d"
-
-
-def index_headlines(ctx: WebContext, gpu: str | None = None) -> dict[str, dict[str, Any]]:
-    """Each GPU's newest daily rental index (median-of-medians-1, on-demand) of the last week:
-    the headline beside the cheapest offer, with its quartiles and provider count."""
-    latest: dict[str, dict[str, Any]] = {}
-    for row in index(ctx, gpu=gpu, since=INDEX_LOOKBACK).rows:  # by day, so the newest comes last
-        latest[row["gpu"]] = row
-    return latest
-
-
 def overview(ctx: WebContext) -> dict[str, Any]:
     rows = prices(ctx, include_unmapped=False)
     trend = {t["gpu"]: t for t in trends(ctx)}
@@ -84,7 +71,7 @@ def overview(ctx: WebContext) -> dict[str, Any]:
     return {
         "stale_note": note,
         "gpus": cheapest_by_gpu(ctx, rows),
-        "index": index_headlines(ctx),
+        "index": latest_index(ctx),
         "trends": trend,
         "providers": provs,
         "offers": sum(p["offers"] for p in provs),
@@ -148,7 +135,7 @@ def gpu_page(ctx: WebContext, query: str, *, since: str = "90d", every: str = "a
         "query": query,
         "ids": ids,
         "specs": [ctx.catalog[g] for g in ids],
-        "index": index_headlines(ctx, query),
+        "index": latest_index(ctx, query),
         "cheapest": {g["gpu"]: g["best"] for g in cheapest_by_gpu(ctx, offers) if g["best"]},
         "offers": offers,
         "trends": trend_rows,
