@@ -35,6 +35,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from db import open_intervals, rollups, series, spans
+from db.asof import via_of
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
@@ -101,7 +102,7 @@ class Backtest:
 
 
 _COLUMNS = ["offer_id", "provider", "gpu", "gpu_count", "kind", "region", "sku", "price", "price_per_hour",
-            "available", "first_seen_s", "last_seen_s", "ends_at", "provider_id"]
+            "available", "first_seen_s", "last_seen_s", "ends_at", "provider_id", "extra"]
 
 
 def load_intervals(session: Session, rule: Rule, *, since: datetime | None = None,
@@ -111,7 +112,7 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     conn = session.connection()
     rows = rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
                           f"i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
-                          "i.provider_id", until=until,
+                          "i.provider_id, o.extra", until=until,
                           since_s=epoch(since) - 7 * 86_400 if since is not None else None)  # holds: at most a week
     df = pd.DataFrame(rows, columns=_COLUMNS)
     df["ends_at"] = df["ends_at"].astype(float)
@@ -124,6 +125,7 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     df["end"] = pd.to_datetime(end, unit="s", utc=True)
     df["interval_s"] = interval_s
     df["available"] = df["available"].map(lambda v: None if v is None or pd.isna(v) else bool(v)).astype(object)
+    df["via"] = [via_of(e) for e in df["extra"]]  # an aggregator's offer counts as the cloud it names (index rules)
     if since is not None:
         df = df[df["end"] > pd.Timestamp(since)]
     return df.reset_index(drop=True)
@@ -134,7 +136,7 @@ def _rows_at(live: pd.DataFrame) -> list[dict[str, Any]]:
     return [
         {"provider": r.provider, "gpu": r.gpu, "gpu_count": r.gpu_count, "kind": r.kind, "region": r.region,
          "sku": r.sku, "price_per_gpu_hour": float(r.price), "price_per_hour": float(r.price_per_hour),
-         "currency": "USD", "available": None if r.available is None else bool(r.available)}
+         "currency": "USD", "available": None if r.available is None else bool(r.available), "via": r.via}
         for r in live.itertuples(index=False)
     ]
 

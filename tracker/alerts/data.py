@@ -29,9 +29,10 @@ from sqlmodel import Session, select
 
 from db import labels, open_intervals, queries
 from db.models import Provider
-from db.asof import STALE_AFTER_INTERVALS
+from db.asof import STALE_AFTER_INTERVALS, via_of
 from db.types import epoch
 from tracker.alerts.rules import Rule
+from tracker.analysis.index import index_of_offers
 from tracker.kinds import HOURS_PER_MONTH
 from tracker.config.settings import Settings
 
@@ -91,7 +92,7 @@ def gpu_specs(settings: Settings) -> dict[str, Any]:
 
 def metric_value(rule: Rule, gpu: str | None, price_per_gpu_hour: float, specs: Mapping[str, Any]) -> float | None:
     """The rule's metric for one offer, or ``None`` when the catalog lacks the needed figure."""
-    if rule.metric == "price":
+    if rule.metric in ("price", "index"):  # an index rule's offers are priced per GPU-hour
         return price_per_gpu_hour
     spec = specs.get(gpu) if gpu else None
     if spec is None or price_per_gpu_hour <= 0:
@@ -159,7 +160,8 @@ def make_view(rule: Rule, rows: Sequence[Mapping[str, Any]], specs: Mapping[str,
     values = [r["metric"] for r in kept]
     pick = max if rule.higher_is_better else min
     best = pick(kept, key=lambda r: (r["metric"], r["price_per_gpu_hour"])) if kept else None
-    return View(tuple(kept), aggregate(rule, values), best, sum(1 for r in kept if r.get("available") is not False))
+    value = index_of_offers(kept)[0] if rule.metric == "index" else aggregate(rule, values)
+    return View(tuple(kept), value, best, sum(1 for r in kept if r.get("available") is not False))
 
 
 def observe(session: Session, rule: Rule, settings: Settings, now: datetime, specs: Mapping[str, Any],
@@ -234,6 +236,8 @@ def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, spe
     """The rule's aggregate over the prices in effect at ``at``: a price holds until the
     provider's next collection attempt, at most one collection interval after it was last seen."""
     t = epoch(at)
+    if rule.metric == "index":
+        return index_of_offers(offers_at(session, rule, settings, at))[0]
     latest: dict[int, tuple[int, str, float]] = {}
     for offer_id, provider, gpu, price, first_seen, last_seen, ends_at in _intervals(session, rule, at):
         end = last_seen + settings.interval_for(provider)
@@ -246,6 +250,26 @@ def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, spe
             latest[offer_id] = (first_seen, gpu, price)
     values = [m for _fs, gpu, price in latest.values() if (m := metric_value(rule, gpu, price, specs)) is not None]
     return aggregate(rule, values)
+
+
+def offers_at(session: Session, rule: Rule, settings: Settings, at: datetime) -> list[dict[str, Any]]:
+    """The offers the rule watches in effect at ``at`` (each offer's newest interval then, held as
+    ``value_at`` holds it), as rows with ``provider``, ``via``, ``gpu_count`` and ``price_per_gpu_hour``."""
+    t = epoch(at)
+    latest: dict[int, tuple[int, dict[str, Any]]] = {}
+    for offer_id, provider, count, extra, price, first_seen, last_seen, ends_at in rule_intervals(
+            session, rule, "i.offer_id, lp.name, o.gpu_count, o.extra, i.price_per_gpu_hour, i.first_seen, "
+            f"{open_intervals.LAST_SEEN}, i.ends_at", until=at):
+        end = last_seen + settings.interval_for(provider)
+        if ends_at is not None:
+            end = min(end, ends_at)
+        if end < t:
+            continue
+        have = latest.get(offer_id)
+        if have is None or first_seen > have[0]:
+            latest[offer_id] = (first_seen, {"provider": provider, "via": via_of(extra), "gpu_count": count,
+                                             "price_per_gpu_hour": float(price)})
+    return [row for _fs, row in latest.values()]
 
 
 def history_low(session: Session, rule: Rule, specs: Mapping[str, Any]) -> float | None:

@@ -31,7 +31,10 @@ metric              ``price`` (USD per GPU-hour, default), ``cost_per_tflop`` (U
                     dense TFLOPS on ``basis``), ``breakeven_months`` (catalog purchase price /
                     (price per GPU-hour x 730 h): months of 24/7 renting that cost as much as
                     buying the GPU, the simple break-even of ``tracker.analysis.tco`` at 100 %
-                    utilisation)
+                    utilisation), ``index`` (the rental index of one GPU, median-of-medians-1
+                    over the offers in effect: each provider's median price per GPU-hour, then
+                    the median across providers; on-demand unless ``kinds`` says otherwise; with
+                    ``below``, ``above`` or ``drop_pct``, no ``aggregate``)
 basis               for ``cost_per_tflop`` (``tracker.catalog.value``'s bases): fp16-dense (default;
                     FP16/BF16 tensor, FP32 accumulate; also "fp16"), fp16-sparse, fp8-dense
                     ("fp8"), tf32-dense ("tf32"), fp32
@@ -73,7 +76,9 @@ from tracker.config.settings import Settings, parse_duration
 from tracker.errors import ConfigError
 from tracker.kinds import DEFAULT_KINDS
 
-METRICS = ("price", "cost_per_tflop", "breakeven_months")
+METRICS = ("price", "cost_per_tflop", "breakeven_months", "index")
+#: The kinds an ``index`` rule watches unless told otherwise (the index's own default: on-demand).
+INDEX_KINDS = ("on_demand",)
 AGGREGATES = ("min", "median", "max")
 CONDITIONS = ("below", "above", "drop_pct", "new_low", "available_again")
 ALL_KINDS = ("on_demand", "spot", "community", "reserved")
@@ -102,7 +107,7 @@ KEYS = (
     "name", "gpu", "providers", "regions", "kinds", "min_gpu_count", "min_available", "metric", "basis", "aggregate",
     *CONDITIONS, "window", "for", "rearm", "notify", "resolved", "webhook_secret_env", "enabled",
 )
-UNITS = {"price": "USD/GPU-h", "cost_per_tflop": "USD/TFLOPS-h", "breakeven_months": "months"}
+UNITS = {"price": "USD/GPU-h", "cost_per_tflop": "USD/TFLOPS-h", "breakeven_months": "months", "index": "USD/GPU-h"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -163,7 +168,7 @@ class Rule:
 
     def describe(self) -> str:
         """``min price of H100 below 2``: the condition in words."""
-        what = f"{self.aggregate} {self.metric.replace('_', ' ')}"
+        what = "rental index" if self.metric == "index" else f"{self.aggregate} {self.metric.replace('_', ' ')}"
         if self.basis_field:
             what += f" ({self.basis or DEFAULT_BASIS})"
         what += f" of {self.gpu_label}"
@@ -358,6 +363,18 @@ def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "
         raise ConfigError(f"{where}: aggregate: must be one of {', '.join(AGGREGATES)} (got {_show(aggregate)})")
     if condition == "available_again" and ("metric" in raw or "aggregate" in raw or "basis" in raw):
         raise ConfigError(f"{where}: available_again watches availability; metric, basis and aggregate do not apply")
+    kinds = _kinds(raw, where)
+    if metric == "index":
+        if "aggregate" in raw:
+            raise ConfigError(f"{where}: aggregate: does not apply to metric index (the index is the median across "
+                              "providers of each provider's median)")
+        if condition not in ("below", "above", "drop_pct"):
+            raise ConfigError(f"{where}: metric index: the condition is below, above or drop_pct (got {condition})")
+        if len(gpus) != 1:
+            raise ConfigError(f"{where}: gpu: metric index watches one GPU, and {', '.join(gpu_query)} is "
+                              f"{len(gpus)} ({', '.join(gpus[:4])}{'...' if len(gpus) > 4 else ''}): name one, e.g. {gpus[0]}")
+        if "kinds" not in raw:
+            kinds = INDEX_KINDS
 
     for_raw = raw.get("for", 1)
     if not isinstance(for_raw, int) or isinstance(for_raw, bool) or for_raw < 1:
@@ -392,13 +409,15 @@ def parse_rule(raw: Mapping[str, Any], *, where: str = "alerts", source: str = "
         if not isinstance(min_available, int) or isinstance(min_available, bool) or not 1 <= min_available <= MAX_AVAILABLE:
             raise ConfigError(f"{where}: min_available: must be a whole number of GPUs from 1 to {MAX_AVAILABLE} "
                               f"(got {_show(min_available)})")
+        if metric == "index":
+            raise ConfigError(f"{where}: min_available: does not apply to metric index (taken across providers)")
         if condition not in ("below", "above", "available_again"):
             raise ConfigError(f"{where}: min_available: applies to below, above and available_again only (the stored "
                               "history keeps no counts of free GPUs to compare with)")
 
     return Rule(
         name=name, gpu_query=gpu_query, gpus=gpus, condition=condition, threshold=threshold, window_s=window_s,
-        providers=_str_list(raw, "providers", where), regions=_str_list(raw, "regions", where), kinds=_kinds(raw, where),
+        providers=_str_list(raw, "providers", where), regions=_str_list(raw, "regions", where), kinds=kinds,
         min_gpu_count=_number(raw, "min_gpu_count", where, positive=True), min_available=min_available,
         metric=metric, basis=basis,
         aggregate=aggregate, for_count=for_raw, rearm=rearm, rearm_is_pct=rearm_is_pct, notify=notify,

@@ -164,6 +164,27 @@ def digest_cmd(
                                         ("next_due", "next due"), ("deliveries", "deliveries"), ("note", "note")])
 
 
+IndexBelow = Annotated[float | None, typer.Option("--index-below", callback=finite, help="Fire when the GPU's rental index (median-of-medians-1 over the offers in effect; one GPU id) goes below this: --metric index --below X.")]
+IndexAbove = Annotated[float | None, typer.Option("--index-above", callback=finite, help="Fire when the GPU's rental index goes above this: --metric index --above X.")]
+IndexDropPct = Annotated[float | None, typer.Option("--index-drop-pct", callback=finite, help="Fire when the GPU's rental index fell by this percentage over --window: --metric index --drop-pct P.")]
+
+
+def index_condition(table: dict[str, Any], below: float | None, above: float | None,
+                    drop_pct: float | None) -> dict[str, Any]:
+    """``--index-below X`` (``--index-above``, ``--index-drop-pct``) as the rule keys they stand
+    for: ``metric = "index"`` and the condition; one line when another metric or condition is given too."""
+    given = {k: v for k, v in (("below", below), ("above", above), ("drop_pct", drop_pct)) if v is not None}
+    if not given:
+        return table
+    if table.get("metric") not in (None, "index"):
+        raise ConfigError(f"--index-{next(iter(given)).replace('_', '-')}: watches the rental index; leave --metric out")
+    clash = [k for k in ("below", "above", "drop_pct") if table.get(k) is not None]
+    if clash or len(given) > 1:
+        raise ConfigError("one condition only: --index-below, --index-above or --index-drop-pct, "
+                          "without --below, --above or --drop-pct")
+    return {**table, **given, "metric": "index"}
+
+
 @alerts_app.command("add")
 def add_cmd(
     ctx: typer.Context,
@@ -175,9 +196,12 @@ def add_cmd(
     window: Annotated[str | None, typer.Option("--window", help="Window for --drop-pct, e.g. 24h or 7d.")] = None,
     new_low: Annotated[bool, typer.Option("--new-low", help="Fire on a new all-time low.")] = False,
     available_again: Annotated[bool, typer.Option("--available-again", help="Fire when an offer is listed as available after none was.")] = False,
+    index_below: IndexBelow = None,
+    index_above: IndexAbove = None,
+    index_drop_pct: IndexDropPct = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Only these provider region codes (repeatable).")] = None,
-    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community).")] = None,
+    kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community; index rules: on-demand).")] = None,
     min_gpu_count: Annotated[float | None, typer.Option("--min-gpu-count", callback=finite, help="Only offers with at least this many GPUs.")] = None,
     min_available: Annotated[int | None, typer.Option("--min-available", help="Only providers with at least this many GPUs free now (their stated counts, best value first): with --below 2.5, N or more GPUs free at one provider under $2.50.")] = None,
     metric: Annotated[str | None, typer.Option("--metric", help="price (per GPU-hour, default), cost_per_tflop or breakeven_months.")] = None,
@@ -210,6 +234,7 @@ def add_cmd(
             table["rearm"] = float(rearm)
         except ValueError:
             table["rearm"] = rearm
+    table = index_condition(table, index_below, index_above, index_drop_pct)
     table = {k: v for k, v in table.items() if v is not None}
     from db.engine import session_scope
     from tracker.alerts import add_rule
@@ -277,6 +302,9 @@ def backtest_cmd(
     window: Annotated[str | None, typer.Option("--window", help="Window for --drop-pct, e.g. 24h or 7d.")] = None,
     new_low: Annotated[bool, typer.Option("--new-low", help="Inline rule: fire on a new all-time low.")] = False,
     available_again: Annotated[bool, typer.Option("--available-again", help="Inline rule: fire when an offer is listed as available after none was.")] = False,
+    index_below: IndexBelow = None,
+    index_above: IndexAbove = None,
+    index_drop_pct: IndexDropPct = None,
     provider: Annotated[list[str] | None, typer.Option("--provider", "-p", help="Only these providers (repeatable).")] = None,
     region: Annotated[list[str] | None, typer.Option("--region", "-r", help="Only these provider region codes (repeatable).")] = None,
     kind: Annotated[list[str] | None, typer.Option("--kind", "-k", help="on-demand, spot, community, reserved or all (repeatable; default on-demand and community).")] = None,
@@ -306,6 +334,7 @@ def backtest_cmd(
                "new_low": new_low, "available_again": available_again, "providers": provider, "regions": region,
                "kinds": kind, "min_gpu_count": min_gpu_count, "metric": metric, "basis": basis,
                "aggregate": aggregate, "for": for_count, "rearm": rearm, "resolved": resolved}
+    options = index_condition(options, index_below, index_above, index_drop_pct)
     end = parse_when(until) if until else utcnow()
     start = since_time(since, end, f"--since: {since!r} is neither a span (30d, 12w, 1y) nor an ISO date")
     with Session(st.engine) as session:
