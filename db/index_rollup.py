@@ -27,6 +27,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from db import via as via_keys
 from db.reader import Reader, reader_of
 from db.spans import DAY, origin, span
 

@@ -83,6 +83,7 @@ def via_name(display: str) -> str:
 
 class ComputepulseScraper(Scraper):
     name = "computepulse"
+    segment = "marketplace"
     display_name = "Compute Pulse (aggregator)"
     homepage = "https://compute-pulse.com"
     endpoint = "GET https://compute-pulse.com/api/listings?gpu=<slug>&limit=200&offset=<n> (keyless JSON, paged)"

@@ -62,6 +62,7 @@ def via_name(cloud: str) -> str | None:
 
 class ShadeformScraper(Scraper):
     name = "shadeform"
+    segment = "marketplace"
     display_name = "Shadeform (aggregator)"
     homepage = "https://www.shadeform.ai"
     endpoint = "GET https://api.shadeform.ai/v1/instances/types (JSON, X-API-KEY header)"

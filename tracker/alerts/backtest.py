@@ -35,7 +35,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
 from db import open_intervals, rollups, series, spans
-from db.asof import via_of
+from db.via import via_of
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
 from tracker.alerts.data import (

@@ -29,7 +29,8 @@ from sqlmodel import Session, select
 
 from db import labels, open_intervals, queries
 from db.models import Provider
-from db.asof import STALE_AFTER_INTERVALS, via_of
+from db.asof import STALE_AFTER_INTERVALS
+from db.via import via_of
 from db.types import epoch
 from tracker.alerts.rules import Rule
 from tracker.analysis.index import index_of_offers
