@@ -38,6 +38,7 @@ from pathlib import Path
 import duckdb
 import pandas as pd
 from _results import record
+from _timing import best_in_turn
 from sqlalchemy import text
 from synthetic_year import END, Shape, build, fresh_postgres, sqlite_copy
 
@@ -60,17 +61,6 @@ def best_of(n: int, fn: Callable[[], object]) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
-
-
-def best_in_turn(n: int, ours: Callable[[], object], theirs: Callable[[], object]) -> tuple[float, float]:
-    """Best of ``n`` seconds of each, one run of ``ours`` then one of ``theirs``, ``n`` times."""
-    best = [float("inf"), float("inf")]
-    for _ in range(n):
-        for k, fn in enumerate((ours, theirs)):
-            t0 = time.perf_counter()
-            fn()
-            best[k] = min(best[k], time.perf_counter() - t0)
-    return best[0], best[1]
 
 
 def h100() -> Filters:

@@ -147,18 +147,26 @@ def decode(text: str) -> list[float]:
     return [float(v) for v in json.loads(text)]
 
 
-def read(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None
-         ) -> list[tuple[Any, ...]]:
-    """Rows (``COLUMNS``) of days starting in ``[lo, hi]`` of ``gpu_ids`` (and ``kind_ids``: None,
-    every kind), by a primary-key range per GPU."""
+#: What ``read`` returns per row: the figures without the prices (a seller of one row needs its median only).
+FIGURES = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
+
+
+def read(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None, *,
+         provider_ids: Sequence[int] | None = None, prices: bool = False) -> list[tuple[Any, ...]]:
+    """Rows (``FIGURES``, then the decoded prices with ``prices``) of days starting in ``[lo, hi]``
+    of ``gpu_ids`` (``kind_ids``, ``provider_ids``: None for every one), by a primary-key range per
+    GPU."""
     if not gpu_ids:
         return []
     params: dict[str, Any] = {"gpus": list(gpu_ids), "lo": lo, "hi": hi}
-    sql = f"SELECT {', '.join(COLUMNS)} FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-    if kind_ids is not None:
-        params["kinds"] = list(kind_ids) or [-1]
-        sql += " AND kind_id IN :kinds"
-    return reader.rows(sql, params)
+    sql = (f"SELECT {', '.join(FIGURES)}{', prices' if prices else ''} FROM {TABLE} "
+           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
+    for column, name, ids in (("kind_id", "kinds", kind_ids), ("provider_id", "providers", provider_ids)):
+        if ids is not None:
+            params[name] = list(ids) or [-1]
+            sql += f" AND {column} IN :{name}"
+    rows = reader.rows(sql, params)
+    return [(*r[:-1], decode(r[-1])) for r in rows] if prices else rows
 
 
 def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
@@ -169,5 +177,5 @@ def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
     return None if value is None else int(value)
 
 
-__all__ = ["COLUMNS", "TABLE", "OfferFacts", "decode", "encode", "first_day", "groups", "median_of", "read",
+__all__ = ["COLUMNS", "FIGURES", "TABLE", "OfferFacts", "decode", "encode", "first_day", "groups", "median_of", "read",
            "rows_of", "write"]

@@ -28,11 +28,12 @@ a roll-up row is wrong.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from db import index_rollup
 from db.asof import provider_intervals
@@ -65,8 +66,7 @@ METHOD_1_COLUMNS = ["time", "gpu", "method", "index", "providers", "thin", "q1",
 EWYLUDA_COLUMNS = ["time", "gpu", "method", "series", "value", "providers", "carried"]
 
 
-@dataclass(frozen=True)
-class Group:
+class Group(NamedTuple):
     """One stored group's prices in one bucket (an ``index_day`` row, or the same from raw)."""
 
     bucket: int
@@ -76,11 +76,13 @@ class Group:
     via: str
     median: float
     offers: int
-    #: The sorted prices, or a function that decodes them (read only when a seller merges groups).
-    prices: Sequence[float] | Callable[[], Sequence[float]]
+    #: The sorted prices; ``None`` when read without them (a seller of one group needs its median only).
+    prices: Sequence[float] | None
 
     def values(self) -> Sequence[float]:
-        return self.prices() if callable(self.prices) else self.prices
+        if self.prices is None:
+            raise ValueError("the group's prices were not read")  # rollup_groups(..., prices=True)
+        return self.prices
 
 
 def seller_median(groups: Sequence[Group]) -> float:
@@ -126,19 +128,32 @@ class Scope:
         self.usd = usd[0] if usd else -1
 
 
-def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int) -> list[Group]:
-    """The day groups of buckets starting in ``[lo, hi]`` from the index roll-up."""
+def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int, *, prices: bool = False,
+                  provider_ids: Sequence[int] | None = None) -> list[Group]:
+    """The day groups of buckets starting in ``[lo, hi]`` from the index roll-up (with their
+    prices when asked)."""
     names = scope.names
-    out = []
-    for gpu, bucket, provider, kind, via, med, _mn, _mx, offers, prices in index_rollup.read(
-            reader, scope.gpu_ids, lo, hi, scope.kind_ids):
-        out.append(Group(int(bucket), names[int(gpu)], names[int(provider)], names[int(kind)], via or "", float(med),
-                         int(offers), _decoder(prices)))
-    return out
+    return [Group(int(r[1]), names[r[0]], names[r[2]], names[r[3]], r[4] or "", float(r[5]), int(r[6]),
+                  r[7] if prices else None)
+            for r in index_rollup.read(reader, scope.gpu_ids, lo, hi, scope.kind_ids, provider_ids=provider_ids,
+                                       prices=prices)]
 
 
-def _decoder(text: str) -> Callable[[], Sequence[float]]:
-    return lambda: index_rollup.decode(text)
+def with_prices(reader: Reader, scope: Scope, groups: list[Group], seller: Callable[[Group], Hashable],
+                lo: int, hi: int) -> list[Group]:
+    """``groups`` with the prices of those whose seller is several groups (their vote is the median
+    of the union), read for those groups' providers only; the others keep their median alone."""
+    count: dict[Hashable, int] = {}
+    for g in groups:
+        key = (g.bucket, g.gpu, seller(g))
+        count[key] = count.get(key, 0) + 1
+    wanted = {g.provider for g in groups if count[(g.bucket, g.gpu, seller(g))] > 1}
+    if not wanted:
+        return groups
+    ids = scope.labels.lookup("provider", sorted(wanted))
+    full = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g
+            for g in rollup_groups(reader, scope, lo, hi, prices=True, provider_ids=ids)}
+    return [full.get((g.bucket, g.gpu, g.provider, g.kind, g.via), g) if g.provider in wanted else g for g in groups]
 
 
 def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int) -> list[Group]:
@@ -173,12 +188,27 @@ def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int) -> lis
 # --- the methods ---------------------------------------------------------------------------
 
 
+@cache
+def seller_of(provider: str, via: str) -> str:
+    """Whose vote a group is in ``median-of-medians-1``: its provider, or the cloud an aggregator's
+    offers name when we collect that cloud directly (``tracker.analysis.aggregators``)."""
+    return market_provider(provider, via or None)
+
+
+def method_1_seller(g: Group) -> Hashable:
+    return seller_of(g.provider, g.via)
+
+
+def ewyluda_key(g: Group) -> Hashable:
+    """What one ``ewyluda-1.3`` vote is made of: a seller's groups of one kind family (spot apart)."""
+    return ewyluda_seller(g), g.kind == "spot"
+
+
 def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[str, Any]]:
     """``median-of-medians-1`` rows, one per (bucket, gpu) with at least one vote."""
     sellers: dict[tuple[int, str], dict[str, list[Group]]] = {}
     for g in groups:
-        seller = market_provider(g.provider, g.via or None)
-        sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller, []).append(g)
+        sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller_of(g.provider, g.via), []).append(g)
     kinds_text = ",".join(kinds) if kinds is not None else "all"
     out = []
     for (bucket, gpu), by_seller in sorted(sellers.items()):
@@ -193,13 +223,13 @@ def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[
 
 def ewyluda_seller(g: Group) -> str:
     """A seller of ``ewyluda-1.3``: the market provider, its community capacity apart."""
-    seller = market_provider(g.provider, g.via or None)
+    seller = seller_of(g.provider, g.via)
     return f"{seller} community" if g.kind == "community" else seller
 
 
 def seller_segment(g: Group) -> str | None:
     """The segment of ``g``'s ``ewyluda-1.3`` seller (``tracker.analysis.segments``)."""
-    return segment_of(market_provider(g.provider, g.via or None), g.kind)
+    return segment_of(seller_of(g.provider, g.via), g.kind)
 
 
 def ewyluda(groups: Iterable[Group], presence: dict[int, set[str]], first: int) -> list[dict[str, Any]]:
@@ -347,9 +377,13 @@ def rental_index(source: Any, gpus: Sequence[str] | None = None, *, method: str 
         since, until, lo, hi = _range(since, until, res, reader, scope)
         step = res.seconds
         daily = res is Resolution.day and use_rollups
-        load: Callable[[Scope, int, int], list[Group]] = (
-            (lambda s, a, b: rollup_groups(reader, s, a, b)) if daily else
-            (lambda s, a, b: raw_groups(reader, s, step, a, b)))
+        merge = ewyluda_key if method == EWYLUDA else method_1_seller
+
+        def load(s: Scope, a: int, b: int) -> list[Group]:
+            if daily:
+                return with_prices(reader, s, rollup_groups(reader, s, a, b), merge, a, b)
+            return raw_groups(reader, s, step, a, b)
+
         notes: list[str] = []
         if method == EWYLUDA:
             back = lo - CARRY_FORWARD_DAYS * DAY
@@ -410,7 +444,8 @@ def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | 
         if lo < horizon:
             notes.append(f"days before {from_epoch(horizon):%Y-%m-%d} are left out: their raw intervals were pruned")
             lo = floor(horizon, DAY)
-        stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
+        stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g
+                  for g in rollup_groups(reader, scope, lo, hi, prices=True)}
         raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
     differences: list[dict[str, Any]] = []
     for key in sorted(set(stored) | set(raw)):
