@@ -27,6 +27,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from db import sql as q
 from db import via as via_keys
 from db.reader import Reader, reader_of
 from db.spans import DAY, origin, span
@@ -121,8 +122,11 @@ def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row]
     reader = reader_of(conn)
     facts = OfferFacts.read(reader, {}, [(r[0], provider_id) for r in rows], vias)
     found = groups(rows, facts, interval_s, DAY, d_lo, d_hi)
-    conn.exec_driver_sql(*_bound(conn, f"DELETE FROM {TABLE} WHERE provider_id = :p AND bucket >= :lo AND bucket <= :hi",
-                                 {"p": provider_id, "lo": d_lo * DAY, "hi": d_hi * DAY}))
+    # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
+    gpus = [int(i) for i, _name in reader.rows(q.LABEL_NAMES, {"s": "gpu"})] or [-1]
+    conn.exec_driver_sql(*_bound(conn, f"DELETE FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
+                                 "AND provider_id = :p", {"gpus": gpus, "p": provider_id, "lo": d_lo * DAY,
+                                                          "hi": d_hi * DAY}))
     if not found:
         return 0
     values = [(gpu, bucket, provider_id, kind, via, median_of(p), p[0], p[-1], n, encode(p))

@@ -274,7 +274,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         new_low: Annotated[bool, Field(description="Inline rule: fire on a new all-time low.")] = False,
         available_again: Annotated[bool, Field(description="Inline rule: fire when an offer is available again.")] = False,
         provider: Providers = None, kind: Kinds = None, region: Regions = None,
-        metric: Annotated[str | None, Field(description="price (default), cost-per-tflop or breakeven-months.")] = None,
+        metric: Annotated[str | None, Field(description="price (default), cost-per-tflop, breakeven-months or index (the rental index of one GPU id).")] = None,
         for_evaluations: Annotated[int | None, Field(ge=1, le=1000, description="Consecutive evaluations needed to fire (the rule option `for`).")] = None,
     ) -> BacktestOut:
         """What a rule would have done over stored history: every firing and resolution at every observation
