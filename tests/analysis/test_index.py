@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from tests.analysis import test_rollup_equivalence as equivalence
 from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
 from tests.conftest import fixture_path, run_main
 from tracker.analysis.imports import import_files
@@ -295,3 +297,20 @@ def test_index_exports_name_the_method_and_its_version(archive: Engine, tmp_path
     assert [r["value"] for r in h100] == [3.82, 4.07]
     code, _, err = run_main(capsys, "--db", url, "export", "--format", "csv", "-o", str(tmp_path / "p.csv"))
     assert code == 2 and "--table index" in err
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(history=equivalence.events)
+def test_rollup_index_equals_raw_index_on_random_histories(engine: Engine, history) -> None:  # noqa: ANN001
+    """Random collections (hourly, half-hourly and daily providers, failures, spot): the index
+    roll-up answers what the raw intervals answer, for both methods and mixed kinds, and verify agrees."""
+    with engine.begin() as conn:
+        for table in ("index_day", *equivalence.TABLES):
+            conn.execute(text(f"DELETE FROM {table}"))
+    end = equivalence.record(engine, history)
+    since, until = equivalence.T0, end
+    for method, kinds in ((METHOD_1, None), (METHOD_1, ("on_demand", "spot")), (EWYLUDA, None)):
+        args: dict[str, Any] = {"method": method, "kinds": kinds, "kinds_given": kinds is not None, "since": since,
+                                "until": until}
+        assert rental_index(engine, **args).rows == rental_index(engine, **args, use_rollups=False).rows
+    assert verify(engine, since=since, until=until).ok
