@@ -20,7 +20,7 @@ index_app = typer.Typer(help="The GPU rental index: one number per GPU and bucke
                              "by a named, versioned method.")
 app.add_typer(index_app, name="index")
 
-SinceOption = Annotated[str, typer.Option("--since", help="How far back: 24h, 30d, 12w, 3m, 1y, or an ISO date.")]
+SinceOption = Annotated[str, typer.Option("--since", help="How far back: 24h, 30d, 12w, 3m, 1y, an ISO date, or all.")]
 UntilOption = Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")]
 
 METHOD_1_TABLE = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("index", "index", ESSENTIAL),
@@ -43,7 +43,10 @@ def _range(since: str, until: str | None) -> tuple[Any, Any]:
     from tracker.analysis.grid import parse_when, since_time
 
     end = parse_when(until) if until else utcnow()
-    start = since_time(since, end, f"--since: {since!r} is neither a span (24h, 30d, 12w, 3m, 1y) nor an ISO date")
+    if since.strip().lower() == "all":
+        return None, end  # from the first stored day
+    start = since_time(since, end, f"--since: {since!r} is neither a span (24h, 30d, 12w, 3m, 1y), an ISO date "
+                                   "nor all")
     return start, end
 
 
