@@ -76,6 +76,12 @@ _FRACTIONAL = "SELECT id FROM offer WHERE id IN :ids AND CAST(gpu_count AS INTEG
 CHUNK = 500
 
 
+def fractional(gpu_count: float) -> bool:
+    """An offer renting a fraction of a GPU (a count that is not a whole number, ``_FRACTIONAL`` in
+    SQL): its per-GPU price is not a GPU's, so the index leaves it out."""
+    return gpu_count != int(gpu_count)
+
+
 def median_of(ordered: Sequence[float]) -> float:
     """Median of ascending ``ordered`` (the mean of the two middle values of an even count)."""
     n = len(ordered)
@@ -181,5 +187,5 @@ def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
     return None if value is None else int(value)
 
 
-__all__ = ["COLUMNS", "FIGURES", "TABLE", "OfferFacts", "decode", "encode", "first_day", "groups", "median_of", "read",
-           "rows_of", "write"]
+__all__ = ["COLUMNS", "FIGURES", "TABLE", "OfferFacts", "decode", "encode", "first_day", "fractional", "groups",
+           "median_of", "read", "rows_of", "write"]

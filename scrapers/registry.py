@@ -23,6 +23,7 @@ import importlib
 import inspect
 import keyword
 import pkgutil
+from collections.abc import Collection
 from functools import cache
 from importlib.metadata import entry_points
 from typing import TYPE_CHECKING
@@ -139,3 +140,18 @@ def declared_interval(name: str, cls: type[Scraper] | None = None) -> int | None
         cls = find(name)
     seconds = getattr(cls, "default_interval_s", BASE_INTERVAL_S)
     return int(seconds) if seconds != BASE_INTERVAL_S else None
+
+
+@cache
+def directly_collected() -> frozenset[str]:
+    """Providers we collect directly: every registered scraper."""
+    return frozenset(all_scrapers())
+
+
+def market_provider(provider: str, via: str | None, direct: Collection[str] | None = None) -> str:
+    """Whose row this is in market figures (the aggregator rule, ``tracker.analysis.aggregators``):
+    the cloud an aggregator names when we collect that cloud directly (``direct``, default: the
+    registered scrapers), else the row's own provider."""
+    if not via or via == provider:
+        return provider
+    return via if via in (directly_collected() if direct is None else direct) else provider

@@ -19,7 +19,7 @@ rule whose cheapest provider went down) nor resolve one (a ``below`` rule): see
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -27,13 +27,13 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlmodel import Session, select
 
-from db import labels, open_intervals, queries
+from db import index_rollup, labels, open_intervals, queries
 from db.models import Provider
 from db.asof import STALE_AFTER_INTERVALS
 from db.via import via_of
 from db.types import epoch
 from tracker.alerts.rules import Rule
-from tracker.analysis.index import index_of_offers
+from scrapers.registry import market_provider
 from tracker.kinds import HOURS_PER_MONTH
 from tracker.config.settings import Settings
 
@@ -141,6 +141,21 @@ def with_free_gpus(rule: Rule, rows: Sequence[dict[str, Any]]) -> list[dict[str,
                 kept.extend(offers[i:])
                 break
     return kept
+
+
+def index_of_offers(rows: Iterable[Mapping[str, Any]]) -> tuple[float | None, int]:
+    """The rental index (median-of-medians-1, ``tracker.analysis.index``) over the offers in effect
+    at one moment: each provider's median price per GPU-hour, an aggregator's offer counted as the
+    cloud's (``market_provider``), then the median across providers; fractional-GPU offers left
+    out. The index and the number of providers (``None`` and 0 without one)."""
+    by_seller: dict[str, list[float]] = {}
+    for r in rows:
+        if index_rollup.fractional(float(r.get("gpu_count") or 0)):
+            continue
+        seller = market_provider(r["provider"], r.get("via") or None)
+        by_seller.setdefault(seller, []).append(float(r["price_per_gpu_hour"]))
+    votes = sorted(index_rollup.median_of(sorted(v)) for v in by_seller.values())
+    return (index_rollup.median_of(votes) if votes else None), len(votes)
 
 
 def make_view(rule: Rule, rows: Sequence[Mapping[str, Any]], specs: Mapping[str, Any]) -> View:

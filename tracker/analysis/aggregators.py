@@ -8,7 +8,9 @@ directly (it has a scraper), the aggregator's row is that cloud's row -- the clo
 provider of the market, its price the cheaper of its own and the aggregator's. An aggregator's
 row for a cloud we do not collect stays the aggregator's.
 
-``market_provider`` is the one place that says whose a row is. Price rows (with ``via``) go
+``market_provider`` is the one place that says whose a row is (defined beside the scraper
+registry, ``scrapers.registry``, which knows what we collect directly, so the alert rules below
+the analysis count a cloud once too). Price rows (with ``via``) go
 through ``cheapest_per_provider``; history reads, whose roll-ups keep each (aggregator, cloud)
 pair as its own series under a key label (``db.via``: ``getdeploying/lambda``), go through
 ``market_of_key`` for one series and ``market_values`` for a bucket's values, so a market
@@ -18,10 +20,10 @@ figure (min, quartiles, median, provider count, an index) takes one value per ma
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from functools import cache
 from typing import Any, TypeVar
 
 from db import via as series_key
+from scrapers.registry import directly_collected, market_provider  # noqa: F401 - the rule itself, beside the registry
 
 #: ``offer.extra`` key (and price-row field) naming the cloud an aggregator's offer is rented from.
 VIA_KEY = series_key.VIA_KEY
@@ -30,22 +32,6 @@ Row = TypeVar("Row", bound=Mapping[str, Any])
 Key = TypeVar("Key")
 #: A series' value over a run of buckets: (first bucket, last bucket, value, offers).
 Run = tuple[int, int, float, int]
-
-
-@cache
-def directly_collected() -> frozenset[str]:
-    """Providers we collect directly: every registered scraper."""
-    from scrapers.registry import all_scrapers
-
-    return frozenset(all_scrapers())
-
-
-def market_provider(provider: str, via: str | None, direct: Collection[str] | None = None) -> str:
-    """Whose row this is in market figures: the cloud an aggregator names when we collect that
-    cloud directly (``direct``, default: the registered scrapers), else the row's own provider."""
-    if not via or via == provider:
-        return provider
-    return via if via in (directly_collected() if direct is None else direct) else provider
 
 
 def cheapest_per_provider(rows: Iterable[Row], direct: Collection[str] | None = None) -> dict[str, Row]:

@@ -28,7 +28,7 @@ a roll-up row is wrong.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from datetime import datetime
@@ -96,21 +96,6 @@ def half_up(value: float, step: str = "0.01") -> float:
     """``value`` rounded half-up to ``step`` (to the cent: 2.345 -> 2.35), from its shortest repr
     as the published index does, so 2.675 is 2.68 (binary rounding would give 2.67)."""
     return float(Decimal(repr(value)).quantize(Decimal(step), rounding=ROUND_HALF_UP))
-
-
-def index_of_offers(rows: Iterable[Mapping[str, Any]]) -> tuple[float | None, int]:
-    """``median-of-medians-1`` over the offers in effect at one moment (alert rules watch this):
-    rows with ``provider``, ``via``, ``gpu_count`` and ``price_per_gpu_hour``; the index and
-    the number of providers (``None`` and 0 without one). Fractional-GPU offers are left out."""
-    by_seller: dict[str, list[float]] = {}
-    for r in rows:
-        count = float(r.get("gpu_count") or 0)
-        if count != int(count):
-            continue
-        seller = market_provider(r["provider"], r.get("via") or None)
-        by_seller.setdefault(seller, []).append(float(r["price_per_gpu_hour"]))
-    votes = sorted(index_rollup.median_of(sorted(v)) for v in by_seller.values())
-    return (median(votes) if votes else None), len(votes)
 
 
 # --- reading the groups --------------------------------------------------------------------
