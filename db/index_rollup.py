@@ -1,20 +1,16 @@
-"""The index roll-up (``index_day``): per (gpu, day, provider, kind, via) the per-GPU-hour prices
-of the offers observed in that day, which is what a rental index is made of.
+"""The index roll-up (``index_day``): per (gpu, day, provider, kind, via) the median per-GPU-hour
+price of the offers observed that day and their number, which is what a rental index is made of.
 
-Why a table of its own beside ``rollup_day``: an index takes each seller's *median* and then
-the median across sellers, and medians do not combine. A seller can be made of several stored
-groups (an aggregator's rows for a cloud we collect directly are that cloud's, by the rule of
-``tracker.analysis.aggregators``; ``--kind on-demand,spot`` asks for two kinds at once), so a
-row keeps every price of its group (``prices``, sorted, each interval counting in the day once)
-beside its median, min, max and number of distinct offers. A reader whose seller is one row
-takes the median as it is; one whose seller is several rows merges their prices. Rows are kept
-per stored provider and per ``via`` (the cloud an aggregator's offer names, ``""`` for none):
-which seller a row belongs to is the domain's rule, applied when it is read.
-
-What is left out (the same on the raw path, ``groups``): intervals of offers renting a fraction
-of a GPU (``gpu_count`` not a whole number: a vGPU slice's per-GPU price is not a GPU's), and
-what the roll-ups leave out (non-USD prices, unmapped GPUs such as MIG slices, quarantined
-observations, which never become intervals).
+Why a table of its own beside ``rollup_day``: the index leaves out what a price history keeps
+(offers renting a fraction of a GPU, ``gpu_count`` not a whole number: a vGPU slice's per-GPU
+price is not a GPU's), and keeps an aggregator's offers per cloud they name (``via``, ``""`` for
+the provider's own), so the domain can give each cloud one vote by the aggregator rule when it
+reads them (``tracker.analysis.aggregators``). What the roll-ups leave out stays out here too
+(non-USD prices, unmapped GPUs such as MIG slices, quarantined observations, which never become
+intervals). A row is small (no prices: a year of the synthetic store's days is a few MB): a seller
+made of one row votes with its median; one made of several rows (an aggregator's offers for a
+cloud we collect directly, several kinds asked at once) takes the median of their union, which the
+reader recomputes from the raw intervals of those rows (``groups``, this module's one grouping).
 
 Which days an interval counts in is the bucket rule of ``db.spans`` (observed during the day).
 The store refreshes a provider's rows with its other roll-ups (``db.rollups``), from the same
@@ -23,7 +19,6 @@ intervals, so a collection's work grows with the day's data, not with the histor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -33,8 +28,8 @@ from db.reader import Reader, reader_of
 from db.spans import DAY, origin, span
 
 TABLE = "index_day"
-#: The columns ``read`` returns, in order.
-COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "min", "max", "offers", "prices")
+#: The columns of a row, in the order ``read`` returns them.
+COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
 #: One group's figures: (sorted prices, distinct offers).
 Group = tuple[list[float], int]
 #: A group's key: (gpu id, bucket start, kind id, via).
@@ -135,7 +130,7 @@ def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row]
                                                           "hi": d_hi * DAY}))
     if not found:
         return 0
-    values = [(gpu, bucket, provider_id, kind, via, median_of(p), p[0], p[-1], n, encode(p))
+    values = [(gpu, bucket, provider_id, kind, via, median_of(p), n)
               for (gpu, bucket, kind, via), (p, n) in sorted(found.items())]
     marks = ", ".join(["?" if reader.marker == "?" else "%s"] * len(COLUMNS))
     conn.exec_driver_sql(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})", values)
@@ -148,35 +143,18 @@ def _bound(conn: Any, sql: str, params: dict[str, Any]) -> tuple[str, tuple[Any,
     return bind(sql, params, "?" if conn.dialect.paramstyle == "qmark" else "%s")
 
 
-def encode(prices: Sequence[float]) -> str:
-    """A group's sorted prices as stored: JSON numbers (``repr``: exact round trip)."""
-    return json.dumps(list(prices))
-
-
-def decode(text: str) -> list[float]:
-    return [float(v) for v in json.loads(text)]
-
-
-#: What ``read`` returns per row: the figures without the prices (a seller of one row needs its median only).
-FIGURES = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
-
-
-def read(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None, *,
-         provider_ids: Sequence[int] | None = None, prices: bool = False) -> list[tuple[Any, ...]]:
-    """Rows (``FIGURES``, then the decoded prices with ``prices``) of days starting in ``[lo, hi]``
-    of ``gpu_ids`` (``kind_ids``, ``provider_ids``: None for every one), by a primary-key range per
-    GPU."""
+def read(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None
+         ) -> list[tuple[Any, ...]]:
+    """Rows (``COLUMNS``) of days starting in ``[lo, hi]`` of ``gpu_ids`` (``kind_ids``: None for
+    every kind), by a primary-key range per GPU."""
     if not gpu_ids:
         return []
     params: dict[str, Any] = {"gpus": list(gpu_ids), "lo": lo, "hi": hi}
-    sql = (f"SELECT {', '.join(FIGURES)}{', prices' if prices else ''} FROM {TABLE} "
-           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
-    for column, name, ids in (("kind_id", "kinds", kind_ids), ("provider_id", "providers", provider_ids)):
-        if ids is not None:
-            params[name] = list(ids) or [-1]
-            sql += f" AND {column} IN :{name}"
-    rows = reader.rows(sql, params)
-    return [(*r[:-1], decode(r[-1])) for r in rows] if prices else rows
+    sql = f"SELECT {', '.join(COLUMNS)} FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+    if kind_ids is not None:
+        params["kinds"] = list(kind_ids) or [-1]
+        sql += " AND kind_id IN :kinds"
+    return reader.rows(sql, params)
 
 
 def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
@@ -187,5 +165,5 @@ def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
     return None if value is None else int(value)
 
 
-__all__ = ["COLUMNS", "FIGURES", "TABLE", "OfferFacts", "decode", "encode", "first_day", "fractional", "groups",
-           "median_of", "read", "rows_of", "write"]
+__all__ = ["COLUMNS", "TABLE", "OfferFacts", "first_day", "fractional", "groups", "median_of", "read", "rows_of",
+           "write"]

@@ -257,9 +257,9 @@ class RollupHourOpen(SQLModel, table=True):
 
 
 class IndexDay(SQLModel, table=True):
-    """The per-GPU-hour prices one (gpu, provider, kind, via) had observed in one day, with their
-    median, min, max and distinct offers (``db.index_rollup``: what the rental index reads; the
-    prices are kept because sellers made of several rows need the median of their union)."""
+    """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
+    observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
+    index reads)."""
 
     __tablename__ = "index_day"
     __table_args__ = {"sqlite_with_rowid": False}
@@ -271,11 +271,7 @@ class IndexDay(SQLModel, table=True):
     #: The cloud an aggregator's offers name ("": the provider's own offers).
     via: str = Field(default="", primary_key=True, max_length=64)
     median: float
-    min: float
-    max: float
     offers: int
-    #: The sorted prices as a JSON list (each interval counting in the day once).
-    prices: str
 
 
 class StoreMeta(SQLModel, table=True):

@@ -76,20 +76,19 @@ class Group(NamedTuple):
     via: str
     median: float
     offers: int
-    #: The sorted prices; ``None`` when read without them (a seller of one group needs its median only).
+    #: The sorted prices (raw groups); ``None`` for a roll-up row, which keeps its median only.
     prices: Sequence[float] | None
-
-    def values(self) -> Sequence[float]:
-        if self.prices is None:
-            raise ValueError("the group's prices were not read")  # rollup_groups(..., prices=True)
-        return self.prices
 
 
 def seller_median(groups: Sequence[Group]) -> float:
-    """A seller's vote: the median of the prices of all its groups (one group: its stored median)."""
+    """A seller's vote: the median of the prices of all its groups (one group: its median). Where
+    a group's prices are gone (a roll-up row before the raw-retention horizon), the median of the
+    groups' medians stands in (``with_prices`` notes it)."""
     if len(groups) == 1:
         return groups[0].median
-    return index_rollup.median_of(sorted(p for g in groups for p in g.values()))
+    if any(g.prices is None for g in groups):
+        return index_rollup.median_of(sorted(g.median for g in groups))
+    return index_rollup.median_of(sorted(p for g in groups for p in g.prices or ()))
 
 
 def half_up(value: float, step: str = "0.01") -> float:
@@ -113,42 +112,49 @@ class Scope:
         self.usd = usd[0] if usd else -1
 
 
-def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int, *, prices: bool = False,
-                  provider_ids: Sequence[int] | None = None) -> list[Group]:
-    """The day groups of buckets starting in ``[lo, hi]`` from the index roll-up (with their
-    prices when asked)."""
+def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int) -> list[Group]:
+    """The day groups of buckets starting in ``[lo, hi]`` from the index roll-up."""
     names = scope.names
-    return [Group(int(r[1]), names[r[0]], names[r[2]], names[r[3]], r[4] or "", float(r[5]), int(r[6]),
-                  r[7] if prices else None)
-            for r in index_rollup.read(reader, scope.gpu_ids, lo, hi, scope.kind_ids, provider_ids=provider_ids,
-                                       prices=prices)]
+    return [Group(int(r[1]), names[r[0]], names[r[2]], names[r[3]], r[4] or "", float(r[5]), int(r[6]), None)
+            for r in index_rollup.read(reader, scope.gpu_ids, lo, hi, scope.kind_ids)]
 
 
 def with_prices(reader: Reader, scope: Scope, groups: list[Group], seller: Callable[[Group], Hashable],
-                lo: int, hi: int) -> list[Group]:
-    """``groups`` with the prices of those whose seller is several groups (their vote is the median
-    of the union), read for those groups' providers only; the others keep their median alone."""
+                lo: int, hi: int, notes: list[str]) -> list[Group]:
+    """``groups`` where the groups of a seller made of several (whose vote is the median of their
+    union) carry their prices, recomputed from the raw intervals of those providers only; the
+    others keep their median alone. Before the raw-retention horizon such a seller votes with the
+    median of its groups' medians (said in ``notes``)."""
     count: dict[Hashable, int] = {}
     for g in groups:
         key = (g.bucket, g.gpu, seller(g))
         count[key] = count.get(key, 0) + 1
-    wanted = {g.provider for g in groups if count[(g.bucket, g.gpu, seller(g))] > 1}
+    wanted = {(g.bucket, g.gpu, g.provider, g.kind, g.via) for g in groups if count[(g.bucket, g.gpu, seller(g))] > 1}
     if not wanted:
         return groups
-    ids = scope.labels.lookup("provider", sorted(wanted))
-    full = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g
-            for g in rollup_groups(reader, scope, lo, hi, prices=True, provider_ids=ids)}
-    return [full.get((g.bucket, g.gpu, g.provider, g.kind, g.via), g) if g.provider in wanted else g for g in groups]
+    ids = scope.labels.lookup("provider", sorted({k[2] for k in wanted}))
+    first = min(k[0] for k in wanted)
+    raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g
+           for g in raw_groups(reader, scope, DAY, first, max(k[0] for k in wanted), provider_ids=ids)}
+    missing = sorted({k[0] for k in wanted if k not in raw})
+    if missing:
+        notes.append(f"{len(missing)} day(s) from {from_epoch(missing[0]):%Y-%m-%d} on: a provider whose vote joins "
+                     "several groups (an aggregator's offers for it, several kinds) voted with the median of their "
+                     "medians; their raw intervals were pruned")
+    return [raw.get(key, g) if (key := (g.bucket, g.gpu, g.provider, g.kind, g.via)) in wanted else g for g in groups]
 
 
-def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int) -> list[Group]:
-    """The same groups as ``rollup_groups`` for buckets of ``step`` starting in ``[lo, hi]``,
-    computed from the raw intervals (``db.index_rollup.groups``, the roll-up's own function)."""
+def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
+               provider_ids: Sequence[int] | None = None) -> list[Group]:
+    """The same groups as ``rollup_groups`` for buckets of ``step`` starting in ``[lo, hi]`` (of
+    ``provider_ids``, None: every provider), with their prices, computed from the raw intervals
+    (``db.index_rollup.groups``, the roll-up's own function)."""
     if not scope.gpu_ids:
         return []
     intervals = provider_intervals(reader)
     longest = max([*intervals.values(), DEFAULT_INTERVAL_S])
-    rows = raw_rows(reader, scope.gpu_ids, lo - longest, hi + step - 1, None, scope.kind_ids, scope.usd)
+    rows = raw_rows(reader, scope.gpu_ids, lo - longest, hi + step - 1,
+                    None if provider_ids is None else list(provider_ids), scope.kind_ids, scope.usd)
     rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
     by_provider: dict[int, list[index_rollup.Row]] = {}
     for k, (_id, offer, provider, gpu, kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
@@ -363,18 +369,19 @@ def rental_index(source: Any, gpus: Sequence[str] | None = None, *, method: str 
         step = res.seconds
         daily = res is Resolution.day and use_rollups
         merge = ewyluda_key if method == EWYLUDA else method_1_seller
-
-        def load(s: Scope, a: int, b: int) -> list[Group]:
-            if daily:
-                return with_prices(reader, s, rollup_groups(reader, s, a, b), merge, a, b)
-            return raw_groups(reader, s, step, a, b)
-
         notes: list[str] = []
+
+        def load(s: Scope, a: int, b: int, *, votes: bool = True) -> list[Group]:
+            if not daily:
+                return raw_groups(reader, s, step, a, b)
+            found = rollup_groups(reader, s, a, b)
+            return with_prices(reader, s, found, merge, a, b, notes) if votes else found
+
         if method == EWYLUDA:
             back = lo - CARRY_FORWARD_DAYS * DAY
             groups = load(scope, back, hi)
             everyone = Scope(reader, None, chosen)  # a seller is present with any GPU
-            seen = presence(load(everyone, back, hi)) if gpus is not None else presence(groups)
+            seen = presence(load(everyone, back, hi, votes=False)) if gpus is not None else presence(groups)
             rows = ewyluda(groups, seen, lo)
             unsegmented = sorted({ewyluda_seller(g) for g in groups if g.kind != "spot" and seller_segment(g) is None})
             if unsegmented:
@@ -418,9 +425,10 @@ def _close(a: float | None, b: float | None) -> bool:
 def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | None = None,
            until: datetime | None = None) -> Verification:
     """Recompute the daily groups and index values of a range from the raw intervals and compare
-    them with the index roll-up's: each (day, gpu, provider, kind, via) group's median, offers
-    and prices, then each method's values. Days before the raw-retention horizon cannot be
-    recomputed (their raw intervals are gone) and are left out."""
+    them with what the index roll-up answers: each (day, gpu, provider, kind, via) group's median
+    and offers, then the index values (``median-of-medians-1``, on-demand and every kind). Days
+    before the raw-retention horizon cannot be recomputed (their raw intervals are gone) and are
+    left out."""
     with reading(source) as reader:
         scope = Scope(reader, gpus, None)
         since, until, lo, hi = _range(since, until, Resolution.day, reader, scope)
@@ -429,9 +437,14 @@ def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | 
         if lo < horizon:
             notes.append(f"days before {from_epoch(horizon):%Y-%m-%d} are left out: their raw intervals were pruned")
             lo = floor(horizon, DAY)
-        stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g
-                  for g in rollup_groups(reader, scope, lo, hi, prices=True)}
+        stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
         raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
+        answers = []
+        for kinds in (DEFAULT_INDEX_KINDS, None):
+            ask: dict[str, Any] = {"kinds": kinds, "kinds_given": kinds is None, "since": from_epoch(lo),
+                                   "until": until}
+            answers.append((kinds, rental_index(reader, gpus, **ask).rows,
+                            rental_index(reader, gpus, **ask, use_rollups=False).rows))
     differences: list[dict[str, Any]] = []
     for key in sorted(set(stored) | set(raw)):
         a, b = stored.get(key), raw.get(key)
@@ -443,23 +456,19 @@ def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | 
             what = "median differs"
         elif a.offers != b.offers:
             what = "offer count differs"
-        elif len(a.values()) != len(b.values()) or not all(_close(x, y) for x, y in zip(a.values(), b.values(), strict=True)):
-            what = "prices differ"
         if what:
             differences.append({"time": from_epoch(day), "gpu": gpu, "provider": provider, "kind": kind, "via": via,
                                 "what": what, "rollup": None if a is None else a.median,
                                 "raw": None if b is None else b.median})
     values = 0
-    for kinds, method in ((DEFAULT_INDEX_KINDS, METHOD_1), (None, METHOD_1)):
-        want = set(kinds) if kinds else None
-        pick = (lambda gs, w=want: [g for g in gs if w is None or g.kind in w])
-        rolled = {(r["time"], r["gpu"]): r["index"] for r in method_1(pick(stored.values()), kinds)}
-        recomputed = {(r["time"], r["gpu"]): r["index"] for r in method_1(pick(raw.values()), kinds)}
+    for kinds, rolled_rows, raw_rows_ in answers:
+        rolled = {(r["time"], r["gpu"]): r["index"] for r in rolled_rows}
+        recomputed = {(r["time"], r["gpu"]): r["index"] for r in raw_rows_}
         values += len(rolled)
         for key in sorted(set(rolled) | set(recomputed)):
             if not _close(rolled.get(key), recomputed.get(key)):
                 differences.append({"time": key[0], "gpu": key[1], "provider": "", "kind": ",".join(kinds or ("all",)),
-                                    "via": "", "what": f"{method} index differs", "rollup": rolled.get(key),
+                                    "via": "", "what": f"{METHOD_1} index differs", "rollup": rolled.get(key),
                                     "raw": recomputed.get(key)})
     return Verification(since, until, len(stored), values, differences, notes)
 

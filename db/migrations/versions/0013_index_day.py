@@ -1,6 +1,6 @@
-"""The index roll-up, ``index_day``: per (gpu, day, provider, kind, via) the per-GPU-hour prices
-observed that day with their median, min, max and distinct offers (``db.index_rollup``), filled
-from the stored intervals.
+"""The index roll-up, ``index_day``: per (gpu, day, provider, kind, via) the median per-GPU-hour
+price observed that day and the distinct offers (``db.index_rollup``), filled from the stored
+intervals.
 
 Revision ID: 0013
 Revises: 0012
@@ -31,10 +31,7 @@ def upgrade() -> None:
         sa.Column('kind_id', sa.SmallInteger(), autoincrement=False, nullable=False),
         sa.Column('via', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
         sa.Column('median', sa.Float(), nullable=False),
-        sa.Column('min', sa.Float(), nullable=False),
-        sa.Column('max', sa.Float(), nullable=False),
         sa.Column('offers', sa.Integer(), nullable=False),
-        sa.Column('prices', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
         sa.PrimaryKeyConstraint('gpu_id', 'bucket', 'provider_id', 'kind_id', 'via'),
         sqlite_with_rowid=False,
         )
