@@ -314,3 +314,30 @@ def test_rollup_index_equals_raw_index_on_random_histories(engine: Engine, histo
                                 "until": until}
         assert rental_index(engine, **args).rows == rental_index(engine, **args, use_rollups=False).rows
     assert verify(engine, since=since, until=until).ok
+
+
+def test_a_merged_vote_after_the_raw_horizon_is_the_median_of_medians(engine: Engine, tmp_path: Path) -> None:
+    """RunPod's own offers and an aggregator's offers for RunPod are one vote: the median of their
+    union while the raw intervals are kept; once pruned, the median of the two groups' medians."""
+    from db import rollups
+
+    rows = [HEADER]
+    for day, bump in (("2026-03-20", 0.0), ("2026-03-21", 1.0)):
+        for price, sku in ((4.0, "a"), (4.2, "b"), (9.0, "c")):
+            rows.append(ocp(day, "runpod", "runpod", str(price + bump), f"H100 SXM {sku}"))
+        for price, sku in ((6.0, "d"), (7.0, "e")):
+            rows.append(ocp(day, "getdeploying", "runpod", str(price + bump), f"1x H100 {sku}"))
+        rows.append(ocp(day, "lambda", "lambda_labs", str(3.0 + bump), "gpu_1x_h100_a"))
+    path = tmp_path / "handmade_merge.csv"
+    path.write_text("\n".join(rows) + "\n")
+    assert not import_files(engine, [path]).bad_rows
+    union = statistics.median([4.0, 4.2, 9.0, 6.0, 7.0])
+    before = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY1)
+    assert before.rows[0]["index"] == pytest.approx((3.0 + union) / 2) and before.notes == []
+    with engine.begin() as conn:
+        rollups.prune(conn, int(datetime(2026, 3, 24, tzinfo=UTC).timestamp()))
+    after = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY1)
+    medians = statistics.median([statistics.median([4.0, 4.2, 9.0]), statistics.median([6.0, 7.0])])
+    assert after.rows[0]["index"] == pytest.approx((3.0 + medians) / 2) and medians != union
+    assert any("median of their medians" in n for n in after.notes)
+    assert verify(engine, since=DAY1, until=DAY2).notes  # the pruned days are left out, and said so

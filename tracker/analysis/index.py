@@ -437,6 +437,8 @@ def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | 
         if lo < horizon:
             notes.append(f"days before {from_epoch(horizon):%Y-%m-%d} are left out: their raw intervals were pruned")
             lo = floor(horizon, DAY)
+            if lo > hi:
+                return Verification(since, until, 0, 0, [], notes)
         stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
         raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
         answers = []
