@@ -22,11 +22,9 @@ IMPORTED: dict[str, str] = {
     "prime intellect": "marketplace",
     "primeintellect": "marketplace",
     "shadeform": "marketplace",
-    "dc_roan": "neocloud",
     "fluidstack": "neocloud",
     "ori": "neocloud",
     "denvr": "neocloud",
-    "vultr": "neocloud",
 }
 
 
