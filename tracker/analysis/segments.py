@@ -21,7 +21,6 @@ IMPORTED: dict[str, str] = {
     "primecompute": "marketplace",
     "prime intellect": "marketplace",
     "primeintellect": "marketplace",
-    "shadeform": "marketplace",
     "fluidstack": "neocloud",
     "ori": "neocloud",
     "denvr": "neocloud",
