@@ -19,8 +19,9 @@ prices observed in the bucket, and the index is the median of the votes.
   was seen; values rounded half-up to the cent.
 
 What a vote is made of comes from ``db.index_rollup``: the day roll-up for daily buckets (a
-year of days reads a few thousand rows), the raw intervals for hourly buckets and for
-``verify``, which recomputes a range from the raw intervals and compares it with what the
+year of days reads a few thousand rows; a seller made of several groups takes the median of their
+union from those groups' raw intervals, ``with_prices``), the raw intervals for hourly buckets and
+for ``verify``, which recomputes a range from the raw intervals and compares it with what the
 roll-up answered. Both group the intervals with the same function, so they can only differ when
 a roll-up row is wrong.
 """
@@ -30,9 +31,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
+from functools import cache
 from typing import Any, NamedTuple
 
 from db import index_rollup
@@ -101,7 +102,7 @@ def half_up(value: float, step: str = "0.01") -> float:
 
 
 class Scope:
-    """Label ids of a query and the bucket range (epoch seconds of bucket starts)."""
+    """The label ids of a query: its GPUs, kinds and USD, and every name by id."""
 
     def __init__(self, reader: Reader, gpus: Sequence[str] | None, kinds: Sequence[str] | None) -> None:
         self.labels = Labels(reader)
@@ -120,7 +121,7 @@ def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int) -> list[Group]
 
 
 def with_prices(reader: Reader, scope: Scope, groups: list[Group], seller: Callable[[Group], Hashable],
-                lo: int, hi: int, notes: list[str]) -> list[Group]:
+                notes: list[str]) -> list[Group]:
     """``groups`` where the groups of a seller made of several (whose vote is the median of their
     union) carry their prices, recomputed from the raw intervals of those providers only; the
     others keep their median alone. Before the raw-retention horizon such a seller votes with the
@@ -375,7 +376,7 @@ def rental_index(source: Any, gpus: Sequence[str] | None = None, *, method: str 
             if not daily:
                 return raw_groups(reader, s, step, a, b)
             found = rollup_groups(reader, s, a, b)
-            return with_prices(reader, s, found, merge, a, b, notes) if votes else found
+            return with_prices(reader, s, found, merge, notes) if votes else found
 
         if method == EWYLUDA:
             back = lo - CARRY_FORWARD_DAYS * DAY
