@@ -111,3 +111,18 @@ def test_the_commands(sqlite_engine: Engine, capsys: pytest.CaptureFixture[str])
     code, _out, err = run_main(capsys, "--db", url, "alerts", "add", "clash", "--gpu", "H100-SXM", "--index-below", "2",
                                "--below", "3")
     assert code == 2 and "one condition only" in err
+
+
+def test_a_live_index_rule_fires_on_the_collected_market(sqlite_engine: Engine) -> None:
+    """Through the real pipeline (fake providers on the collector, the scheduler's check): the index
+    of the current offers, not the cheapest one."""
+    from tests.alerts.helpers import Market, events, fast_settings, h100
+
+    market = Market(sqlite_engine, fast_settings(
+        {"name": "idx", "gpu": "H100-SXM", "metric": "index", "below": 2.5},
+        {"name": "cheap", "gpu": "H100-SXM", "below": 2.5},
+    ))
+    # votes: p1 median(1.0, 2.0, 9.0) = 2.0, p2 3.0, p3 2.2 -> index 2.2 (below 2.5); cheapest 1.0
+    market.cycle(p1=[h100("a", 1.0), h100("b", 2.0), h100("c", 9.0)], p2=[h100("a", 3.0)], p3=[h100("a", 2.2)])
+    got = {e.rule: e.value for e in events(sqlite_engine)}
+    assert got == {"idx": pytest.approx(2.2), "cheap": pytest.approx(1.0)}
