@@ -10,7 +10,7 @@ from typing import Any
 
 from db import sql as q
 from db.reader import Reader
-from db.spans import HOUR
+from db.spans import HOUR, Piece, Run, lows
 
 
 #: The tables ``info`` counts, in the order it shows them.
@@ -52,46 +52,43 @@ def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | No
     return reader.rows(q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd, regions), params)
 
 
-def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
-                  provider_ids: list[int] | None = None,
-                  kind_ids: list[int] | None = None) -> list[tuple[int, int, int, float, int]]:
-    """Per (gpu, bucket, provider) of buckets starting in ``[lo, hi]``, across the kinds asked
-    for, sorted tuples (gpu id, bucket start, provider id, lowest price, offers): what a
-    provider's bucket value is made of. Day rows (one per kind) and hours expanded from their
-    runs are grouped here."""
-    lows: dict[tuple[int, int, int], list[Any]] = {}
+def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
+                      provider_ids: list[int] | None = None,
+                      kind_ids: list[int] | None = None) -> dict[tuple[int, int], list[Run]]:
+    """Per (gpu id, provider id), the provider's value over the buckets starting in ``[lo, hi]``
+    across the kinds asked for, as runs of bucket indices (bucket start = index * ``step``;
+    ``db.spans.lows``): the lowest price and the offers. Day rows (one per kind) and hourly runs
+    (one per kind) are combined as they are, never expanded into hours."""
+    pieces: dict[tuple[int, int], list[Piece]] = {}
+    if not gpu_ids:
+        return {}
     if step != HOUR:
-        params: dict[str, Any] = {"gpus": gpu_ids or [-1], "lo": lo, "hi": hi}
+        params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
         sql = (q.DAY_LOWS
                + q.label_terms("provider_id", "providers", provider_ids, params)
                + q.label_terms("kind_id", "kinds", kind_ids, params))
         for g, b, p, low, offers in reader.rows(sql, params):
-            have = lows.get((g, b, p))
-            if have is None:
-                lows[(g, b, p)] = [float(low), int(offers)]
-            else:
-                have[0] = min(have[0], float(low))
-                have[1] += int(offers)
-        return [(g, b, p, v, n) for (g, b, p), (v, n) in sorted(lows.items())]
-    if not gpu_ids:
-        return []
+            day = int(b) // step
+            pieces.setdefault((int(g), int(p)), []).append((day, day, float(low), int(offers)))
+        return {key: lows(ps) for key, ps in pieces.items()}
     params = {"gpus": gpu_ids}
     sql = (q.ROLLUP_SERIES + q.label_terms("provider_id", "providers", provider_ids, params)
            + q.label_terms("kind_id", "kinds", kind_ids, params))
     series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(sql, params)}
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
-        return []
+        return {}
     runs = reader.rows(q.ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - q.MAX_RUN + 1, "b": h_hi, "lo": h_lo})
     for sid, start, hours, mn, _md, _mx, offers in runs:
-        g, p = series[int(sid)]
-        low, n = float(mn), int(offers)
-        for h in range(max(int(start), h_lo), min(int(start) + int(hours) - 1, h_hi) + 1):
-            key = (g, h * HOUR, p)
-            have = lows.get(key)
-            if have is None:
-                lows[key] = [low, n]
-            else:
-                have[0] = min(have[0], low)
-                have[1] += n
-    return [(g, b, p, v, n) for (g, b, p), (v, n) in sorted(lows.items())]
+        first, last = max(int(start), h_lo), min(int(start) + int(hours) - 1, h_hi)
+        pieces.setdefault(series[int(sid)], []).append((first, last, float(mn), int(offers)))
+    return {key: lows(ps) for key, ps in pieces.items()}
+
+
+def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
+                  provider_ids: list[int] | None = None,
+                  kind_ids: list[int] | None = None) -> list[tuple[int, int, int, float, int]]:
+    """``provider_low_runs`` one bucket at a time: sorted tuples (gpu id, bucket start, provider
+    id, lowest price, offers)."""
+    runs = provider_low_runs(reader, step, gpu_ids=gpu_ids, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
+    return sorted((g, i * step, p, v, n) for (g, p), rs in runs.items() for a, b, v, n in rs for i in range(a, b + 1))

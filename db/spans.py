@@ -19,6 +19,7 @@ The bucket steps, their origin and the default collection interval are defined h
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterable
 from typing import Any
 
@@ -70,3 +71,62 @@ def span(first_seen: int, last_seen: int, ends_at: int | None, interval_s: int, 
     if held > observed and next_bucket == held:
         held -= 1
     return first, max(held, observed)
+
+
+#: A piece of a provider's value over buckets: first and last bucket index it counts in, a price
+#: (``None``: it adds offers only) and the offers it adds.
+Piece = tuple[int, int, float | None, int]
+#: A run of buckets with one value: first and last bucket index, lowest price, offers.
+Run = tuple[int, int, float, int]
+
+
+def _add(out: list[list[Any]], first: int, last: int, low: float, offers: int) -> None:
+    """Append a run to ``out``, joined to the previous one when adjacent and equal."""
+    prev = out[-1] if out else None
+    if prev is not None and prev[1] == first - 1 and prev[2] == low and prev[3] == offers:
+        prev[1] = last
+    else:
+        out.append([first, last, low, offers])
+
+
+def lows(pieces: Iterable[Piece]) -> list[Run]:
+    """One provider's value per bucket as runs: in each bucket the lowest price among the pieces
+    counting in it and the sum of their offers; a run ends only where some piece starts or
+    ends (a sweep over those boundaries), so the cost follows the pieces, not the buckets.
+    Buckets no priced piece counts in have no run; adjacent equal runs are one."""
+    ordered = sorted((p for p in pieces if p[1] >= p[0]), key=lambda p: p[0])
+    out: list[list[Any]] = []
+    if all(p[2] is not None for p in ordered) and all(
+            ordered[k][0] > ordered[k - 1][1] for k in range(1, len(ordered))):  # disjoint: as they are
+        prev: list[Any] = [None, None, None, None]
+        for first, last, price, offers in ordered:
+            if prev[1] == first - 1 and prev[2] == price and prev[3] == offers:
+                prev[1] = last
+            else:
+                prev = [first, last, price, offers]
+                out.append(prev)
+        return [(a, b, v, n) for a, b, v, n in out]
+    events: dict[int, list[tuple[float | None, int, int]]] = {}
+    for first, last, price, offers in ordered:
+        events.setdefault(first, []).append((price, offers, 1))
+        events.setdefault(last + 1, []).append((price, offers, -1))
+    heap: list[float] = []
+    gone: dict[float, int] = {}
+    offers_now = 0
+    at = list(events)  # ascending: pieces were sorted by first bucket, and each end follows its start
+    at.sort()
+    for k, pos in enumerate(at):
+        for price, offers, sign in events[pos]:
+            offers_now += sign * offers
+            if price is None:
+                continue
+            if sign > 0:
+                heapq.heappush(heap, price)
+            else:
+                gone[price] = gone.get(price, 0) + 1
+        while heap and gone.get(heap[0]):
+            gone[heap[0]] -= 1
+            heapq.heappop(heap)
+        if heap and k + 1 < len(at):
+            _add(out, pos, at[k + 1] - 1, heap[0], offers_now)
+    return [(a, b, v, n) for a, b, v, n in out]

@@ -27,7 +27,7 @@ from tests.conftest import recordings_recorded_now
 from db.reader import reading
 from db.times import epoch
 from tracker.analysis.grid import Filters, Resolution
-from tracker.analysis.history import price_history, provider_buckets
+from tracker.analysis.history import price_history, provider_runs
 from tracker.analysis.trends import PERIODS, trends
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
@@ -172,10 +172,10 @@ def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:
                     ("hourly", 59, True, [("a", "on_demand", "H100-SXM", 1.5)])])
     day = pd.Timestamp(T0)
     with reading(engine) as reader:
-        *_, source = provider_buckets(reader, Filters(), Resolution.day, epoch(day), epoch(day + pd.Timedelta(days=2)) - 1, None)
+        *_, source = provider_runs(reader, Filters(), Resolution.day, epoch(day), epoch(day + pd.Timedelta(days=2)) - 1, None)
         assert source == "rollups"
-        *_, source = provider_buckets(reader, Filters(), Resolution.day, epoch(day + pd.Timedelta(hours=5)),
-                                      epoch(day + pd.Timedelta(days=2, hours=3)), None)
+        *_, source = provider_runs(reader, Filters(), Resolution.day, epoch(day + pd.Timedelta(hours=5)),
+                                   epoch(day + pd.Timedelta(days=2, hours=3)), None)
         assert source == "rollups+raw"
     got, want = both_ways(engine, Filters(), Resolution.hour, day, day + pd.Timedelta(hours=4))
     assert_same(got, want)

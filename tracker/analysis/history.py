@@ -8,18 +8,24 @@ How a bucket gets its numbers:
    whole buckets are read from the hourly/daily roll-ups, the partial buckets at either end of
    the range (a range starting at 14:20 counts only prices in effect from 14:20 on), region
    filters, week buckets and caller-given collection intervals that move a price into other
-   buckets from raw intervals (``provider_buckets``). Both give the same numbers (a property test
+   buckets from raw intervals (``provider_runs``). Both give the same numbers (a property test
    on both backends). Before the raw-retention horizon only roll-ups are left: a partial bucket
    there is answered by its whole roll-up bucket;
 2. a provider's value is the lowest USD per GPU-hour among its offers of that GPU in the
    bucket (a price cut at 14:00 makes the day's value the new price);
-3. the market columns are taken *across providers* (each provider's value once; ``market``), so
-   a marketplace listing 500 hosts does not outweigh a cloud listing one: ``min`` is the
-   cheapest provider, ``median`` the typical provider, ``p25`` in between (linear
-   interpolation, so with one provider all three are its price). An aggregator's offers of a
-   cloud we also collect directly count as that cloud's (``tracker.analysis.aggregators``: the
-   roll-ups keep each aggregator's clouds apart, ``db.via``), so no cloud counts twice; the
-   per-provider lines stay each stored provider's own.
+3. the market columns are taken *across providers* by the market rule
+   (``tracker.analysis.market``: each provider's value once), so a marketplace listing 500
+   hosts does not outweigh a cloud listing one: ``min`` is the cheapest provider, ``median``
+   the typical provider, ``p25`` in between (linear interpolation, so with one provider all
+   three are its price). An aggregator's offers of a cloud we also collect directly count as
+   that cloud's (``tracker.analysis.aggregators``: the roll-ups keep each aggregator's clouds
+   apart, ``db.via``), so no cloud counts twice; the per-provider lines stay each stored
+   provider's own.
+
+Every figure is computed over runs of buckets with one value, never bucket by bucket: roll-up
+runs, day rows and raw intervals become each series key's runs (``db.spans.lows``), and the
+market changes only where some provider's run starts or ends (``market.sweep``), so an hourly
+year costs what its runs cost, not hours times providers.
 
 A bucket no interval touches is ``NaN`` in the market (the grid is complete, gaps included) and
 has no row per provider. Nothing is forward-filled.
@@ -39,7 +45,7 @@ export it (pandas is imported then).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -47,12 +53,12 @@ from typing import TYPE_CHECKING, Any
 from db import sql as q
 from db import via
 from db.asof import provider_intervals
-from db.plain_reads import Labels, provider_lows, raw_horizon, raw_rows
+from db.plain_reads import Labels, provider_low_runs, raw_horizon, raw_rows
 from db.reader import Reader, reading
-from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, floor, hold_end, origin, span
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, Piece, Run, floor, hold_end, lows, origin, span
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis import specs
-from tracker.analysis.aggregators import market_values
+from tracker.analysis.market import NO_MARKET, sweep
 from tracker.analysis.grid import (
     HOURS_PER_MONTH,
     MAX_GRID_ROWS,
@@ -79,8 +85,6 @@ PROVIDER_COLUMNS = ["time", "gpu", "provider", "value"]
 #: Fixed columns of the wide export (``history --format csv``); any other column is a provider.
 EXPORT_COLUMNS = ["time", "gpu", "metric", "unit", "kinds", "min", "p25", "median", "providers", "offers"]
 _ROLLUP_STEPS = {Resolution.hour: HOUR, Resolution.day: DAY}
-#: One provider's value in one bucket: (bucket start, gpu id, provider id, lowest price, offers).
-Bucket = tuple[int, int, int, float, int]
 
 __all__ = ["HOW_TO_GET_HISTORY", "METRICS", "History", "history", "price_history"]
 
@@ -96,35 +100,6 @@ def unit(metric: str, basis: str | None) -> str:
 def check_metric(metric: str) -> None:
     if metric not in METRICS:
         raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
-
-
-# --- the market rule -----------------------------------------------------------------------
-
-
-def quantile(ordered: Sequence[float], q: float) -> float:
-    """Linear-interpolation quantile ``q`` of ascending ``ordered`` (as pandas and numpy compute it)."""
-    pos = q * (len(ordered) - 1)
-    below = math.floor(pos)
-    frac = pos - below
-    a = ordered[below]
-    b = ordered[min(below + 1, len(ordered) - 1)]
-    return a if frac == 0 else a + (b - a) * frac
-
-
-def median(ordered: Sequence[float]) -> float:
-    """Median of ascending ``ordered`` (the mean of the two middle values of an even count)."""
-    n = len(ordered)
-    a, b = ordered[(n - 1) // 2], ordered[n // 2]
-    return a if n % 2 == 1 else (a + b) / 2
-
-
-def market(values: Iterable[float]) -> tuple[float, float, float]:
-    """The market figures of one bucket from each provider's value in it: (min, p25, median),
-    NaN when no provider has one."""
-    ordered = sorted(v for v in values if not math.isnan(v))
-    if not ordered:
-        return math.nan, math.nan, math.nan
-    return ordered[0], quantile(ordered, 0.25), median(ordered)
 
 
 # --- each provider's value per bucket ------------------------------------------------------
@@ -194,53 +169,69 @@ class Scope:
         return True
 
 
-def _raw_buckets(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
-                 max_rows: int | None = None) -> list[Bucket]:
-    """Each series key's (a provider's, or an aggregator's per cloud: ``db.via``) lowest price and
-    distinct offers per bucket of ``step`` holding ``[lo, hi]``, from the raw intervals in effect then."""
+def _raw_runs(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
+              max_rows: int | None = None) -> dict[tuple[int, int], list[Run]]:
+    """Each series key's (a provider's, or an aggregator's per cloud: ``db.via``) value (lowest
+    price, distinct offers) over the buckets of ``step`` holding ``[lo, hi]``, as runs per (gpu
+    id, key id), from the raw intervals in effect then: each interval counts in the buckets of
+    the bucket rule (``db.spans.span``), each offer once over the union of its intervals' buckets."""
     if not scope.gpu_ids:
-        return []
+        return {}
     rows = scope.raw(reader, lo, hi)
     o = origin(step)
     b_lo, b_hi = (lo - o) // step, (hi - o) // step
-    groups: dict[tuple[int, int, int], tuple[float, set[int]]] = {}
+    pieces: dict[tuple[int, int], list[Piece]] = {}
     keys = scope.offer_keys((int(r[1]), int(r[2])) for r in rows)
     total = 0
+    held: dict[tuple[int, int], list[int]] = {}  # the current offer's union of buckets per (gpu, provider)
     for k, (_id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
         nxt = rows[k + 1] if k + 1 < len(rows) else None
-        next_seen = int(nxt[6]) if nxt is not None and int(nxt[1]) == int(offer) else None
+        same_next = nxt is not None and int(nxt[1]) == int(offer)
+        next_seen = int(nxt[6]) if same_next else None
         interval_s = scope.interval_s(int(provider))
         ends = None if ends_at is None else int(ends_at)
-        if hold_end(int(last_seen), ends, interval_s) <= lo:
-            continue
-        first, last = span(int(first_seen), int(last_seen), ends, interval_s, next_seen, step)
-        first, last = max(first, b_lo), min(last, b_hi)
-        total += max(last - first + 1, 0)
-        if max_rows is not None and total > max_rows:
-            raise OverflowError(total)
-        for b in range(first, last + 1):
-            key = (o + b * step, int(gpu), keys.get(int(offer), int(provider)))
-            have = groups.get(key)
-            if have is None:
-                groups[key] = (float(price), {int(offer)})
-            else:
-                have[1].add(int(offer))
-                if float(price) < have[0]:
-                    groups[key] = (float(price), have[1])
-    return [(b, g, p, v, len(offers)) for (b, g, p), (v, offers) in groups.items()]
+        key = (int(gpu), keys.get(int(offer), int(provider)))
+        if hold_end(int(last_seen), ends, interval_s) > lo:
+            first, last = span(int(first_seen), int(last_seen), ends, interval_s, next_seen, step)
+            first, last = max(first, b_lo), min(last, b_hi)
+            if last >= first:
+                total += last - first + 1
+                if max_rows is not None and total > max_rows:
+                    raise OverflowError(total)
+                pieces.setdefault(key, []).append((first, last, float(price), 0))
+                union = held.get(key)
+                if union is not None and first <= union[1] + 1:
+                    union[1] = max(union[1], last)
+                else:
+                    if union is not None:
+                        pieces[key].append((union[0], union[1], None, 1))
+                    held[key] = [first, last]
+        if not same_next:  # the offer's last interval: its buckets are known
+            for done, (a, b) in held.items():
+                pieces[done].append((a, b, None, 1))
+            held = {}
+    return {key: lows(ps) for key, ps in pieces.items()}
 
 
-def provider_buckets(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int, tolerance: Tolerance | None,
-                     *, use_rollups: bool = True) -> tuple[list[Bucket], Labels, str]:
-    """Each provider's value per bucket of the grid from ``lo`` to ``hi`` (epoch seconds): the
-    roll-ups for whole buckets, raw intervals elsewhere (see the module docstring); the labels
-    read, and which data answered (``"rollups"``, ``"rollups+raw"`` or ``"raw"``).
-    ``use_rollups=False``: raw intervals alone (what the roll-ups are held equal to)."""
+def _merge(into: dict[tuple[int, int], list[Run]], more: dict[tuple[int, int], list[Run]]) -> None:
+    """Add runs of other buckets (never overlapping ``into``'s) to ``into``."""
+    for key, runs in more.items():
+        into[key] = sorted([*into.get(key, []), *runs])
+
+
+def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int, tolerance: Tolerance | None,
+                  *, use_rollups: bool = True) -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
+    """Each provider's value over the buckets of the grid from ``lo`` to ``hi`` (epoch seconds),
+    as runs of bucket indices per (gpu id, provider id) (``db.spans.Run``; bucket start =
+    ``res.origin_s + index * res.seconds``): the roll-ups for whole buckets, raw intervals
+    elsewhere (see the module docstring); the labels read, and which data answered
+    (``"rollups"``, ``"rollups+raw"`` or ``"raw"``). ``use_rollups=False``: raw intervals alone
+    (what the roll-ups are held equal to)."""
     scope = Scope(reader, f, tolerance)
 
-    def all_raw() -> tuple[list[Bucket], Labels, str]:
+    def all_raw() -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
         try:
-            return _raw_buckets(reader, scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope.labels, "raw"
+            return _raw_runs(reader, scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope.labels, "raw"
         except OverflowError as exc:
             raise too_many_rows(exc.args[0], res) from None
 
@@ -252,7 +243,7 @@ def provider_buckets(reader: Reader, f: Filters, res: Resolution, lo: int, hi: i
     if last_full < first_full:
         return all_raw()
     if not scope.gpu_ids:
-        return [], scope.labels, "rollups"
+        return {}, scope.labels, "rollups"
     if not scope.tolerance_agrees(step):
         return all_raw()
     horizon = raw_horizon(reader)
@@ -260,15 +251,14 @@ def provider_buckets(reader: Reader, f: Filters, res: Resolution, lo: int, hi: i
         first_full = floor(lo, step)
     if hi < horizon:
         last_full = floor(hi, step)
-    out = [(b, g, p, v, n) for g, b, p, v, n in provider_lows(
-        reader, step, gpu_ids=scope.gpu_ids, lo=first_full, hi=last_full, provider_ids=scope.provider_ids,
-        kind_ids=scope.kind_ids)]
+    out = provider_low_runs(reader, step, gpu_ids=scope.gpu_ids, lo=first_full, hi=last_full,
+                            provider_ids=scope.provider_ids, kind_ids=scope.kind_ids)
     source = "rollups"
     if lo < first_full:
-        out += _raw_buckets(reader, scope, step, lo, first_full - 1)
+        _merge(out, _raw_runs(reader, scope, step, lo, first_full - 1))
         source = "rollups+raw"
     if last_full + step <= hi:
-        out += _raw_buckets(reader, scope, step, last_full + step, hi)
+        _merge(out, _raw_runs(reader, scope, step, last_full + step, hi))
         source = "rollups+raw"
     return out, scope.labels, source
 
@@ -292,11 +282,17 @@ def _nan_to_none(v: Any) -> Any:
     return None if isinstance(v, float) and math.isnan(v) else v
 
 
+#: One provider's values over a run of buckets: (gpu, provider, first bucket start, last bucket
+#: start, value), epoch seconds.
+ProviderRun = tuple[str, str, int, int, float]
+
+
 @dataclass
 class History:
     """A history result. ``market_rows`` is the complete grid per GPU (``MARKET_COLUMNS``; gaps
-    are NaN); ``provider_rows`` (``PROVIDER_COLUMNS``, by gpu, provider and time) has a row only
-    where the provider had a price."""
+    are NaN); ``provider_runs`` (by gpu, provider and time) holds each provider's values as runs
+    of buckets with one value, only where the provider had a price; ``provider_rows``
+    (``PROVIDER_COLUMNS``) spells them out one bucket at a time."""
 
     metric: str
     unit: str
@@ -305,7 +301,7 @@ class History:
     until: datetime
     kinds: tuple[str, ...] | None
     market_rows: list[dict[str, Any]]
-    provider_rows: list[dict[str, Any]]
+    provider_runs: list[ProviderRun]
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -314,22 +310,56 @@ class History:
 
     @property
     def providers(self) -> list[str]:
-        return sorted({r["provider"] for r in self.provider_rows})
+        return sorted({r[1] for r in self.provider_runs})
+
+    @property
+    def provider_rows(self) -> list[dict[str, Any]]:
+        step = self.resolution.seconds
+        when = {m["time"].timestamp(): m["time"] for m in self.market_rows}
+        return [{"time": when.get(t) or from_epoch(t), "gpu": gpu, "provider": provider, "value": v}
+                for gpu, provider, first, last, v in self.provider_runs for t in range(first, last + 1, step)]
+
+    def _columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
+        """Per GPU (only ``gpu`` when given), each provider's values on the GPU's grid of
+        ``market_rows`` (``None``: no value)."""
+        step = self.resolution.seconds
+        starts: dict[str, tuple[int, int]] = {}  # per GPU: its first bucket start and bucket count
+        for m in self.market_rows:
+            if gpu is None or m["gpu"] == gpu:
+                t0, n = starts.get(m["gpu"], (int(m["time"].timestamp()), 0))
+                starts[m["gpu"]] = (t0, n + 1)
+        out: dict[str, dict[str, list[float | None]]] = {g: {} for g in starts}
+        for g, provider, first, last, v in self.provider_runs:
+            if g not in starts:
+                continue
+            t0, n = starts[g]
+            col = out[g].get(provider)
+            if col is None:
+                col = out[g][provider] = [None] * n
+            a, b = max((first - t0) // step, 0), min((last - t0) // step, n - 1)
+            if b >= a:
+                col[a:b + 1] = [None if v != v else v] * (b - a + 1)
+        return out
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per (time, gpu): ``EXPORT_COLUMNS``, then one column per provider with a value
         (``None``: no value in that bucket)."""
-        shown = {(r["time"], r["gpu"], r["provider"]): r["value"] for r in self.provider_rows}
-        columns = sorted({p for (_t, _g, p), v in shown.items() if not math.isnan(v)})
+        columns = sorted({p for _g, p, _a, _b, v in self.provider_runs if not math.isnan(v)})
         kinds = ",".join(self.kinds) if self.kinds else "all"
-        out = []
+        values = self._columns()
+        markets: dict[str, list[dict[str, Any]]] = {}
         for m in self.market_rows:
-            row: dict[str, Any] = {"time": m["time"], "gpu": m["gpu"], "metric": self.metric, "unit": self.unit,
-                                   "kinds": kinds, "min": _nan_to_none(m["min"]), "p25": _nan_to_none(m["p25"]),
-                                   "median": _nan_to_none(m["median"]), "providers": m["providers"], "offers": m["offers"]}
-            for p in columns:
-                row[p] = _nan_to_none(shown.get((m["time"], m["gpu"], p)))
-            out.append(row)
+            markets.setdefault(m["gpu"], []).append(m)
+        keys = [*EXPORT_COLUMNS, *columns]
+        out: list[dict[str, Any]] = []
+        for gpu, ms in markets.items():
+            n = len(ms)
+            fixed = [[m["time"] for m in ms], [gpu] * n, [self.metric] * n, [self.unit] * n, [kinds] * n,
+                     *([_nan_to_none(m[c]) for m in ms] for c in ("min", "p25", "median")),
+                     [m["providers"] for m in ms], [m["offers"] for m in ms]]
+            none = [None] * n
+            cols = [*fixed, *(values[gpu].get(p, none) for p in columns)]
+            out += [dict(zip(keys, cells, strict=True)) for cells in zip(*cols, strict=True)]
         return out
 
     # pandas forms, for charts and exports (pandas is imported by the callers that use them)
@@ -345,9 +375,9 @@ class History:
         """One provider's values for one GPU on the full grid (NaN where it had no price)."""
         import pandas as pd
 
-        values = {r["time"]: r["value"] for r in self.provider_rows if r["gpu"] == gpu and r["provider"] == provider}
-        times = [m["time"] for m in self.market_rows if m["gpu"] == gpu]
-        return pd.Series([values.get(t, math.nan) for t in times], index=pd.DatetimeIndex(times, name="time"),
+        markets = [m["time"] for m in self.market_rows if m["gpu"] == gpu]
+        col = self._columns(gpu).get(gpu, {}).get(provider, [None] * len(markets))
+        return pd.Series([math.nan if v is None else v for v in col], index=pd.DatetimeIndex(markets, name="time"),
                          name="value", dtype=float)
 
     def wide(self) -> pd.DataFrame:
@@ -372,8 +402,8 @@ class History:
             return _divide(f, v) if metric == "breakeven-months" else v * f
 
         market_rows = [{**m, **{c: one(m["gpu"], m[c]) for c in ("min", "p25", "median")}} for m in self.market_rows]
-        provider_rows = [{**r, "value": one(r["gpu"], r["value"])} for r in self.provider_rows]
-        return replace(self, metric=metric, unit=unit_, market_rows=market_rows, provider_rows=provider_rows,
+        runs = [(g, p, a, b, one(g, v)) for g, p, a, b, v in self.provider_runs]
+        return replace(self, metric=metric, unit=unit_, market_rows=market_rows, provider_runs=runs,
                        notes=[*self.notes, *notes])
 
 
@@ -399,33 +429,40 @@ def _utc(t: datetime) -> datetime:
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
-def answer(buckets: list[Bucket], labels: Labels, res: Resolution, lo: int, hi: int
-           ) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
-    """The GPUs, market rows and provider rows of a grid from each provider's bucket values."""
+def answer(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resolution, lo: int, hi: int
+           ) -> tuple[list[str], list[dict[str, Any]], list[ProviderRun]]:
+    """The GPUs, market rows (the full grid per GPU) and provider runs of a grid from each series
+    key's runs (by (gpu id, key id)): the market is computed once per run boundary
+    (``market.sweep``) and copied over the buckets between; each stored provider's line is the
+    lowest of its keys' values."""
     names = labels.names("gpu") | labels.names("provider")  # ids are unique across spaces
     times = grid_starts(res, lo, hi)
-    when = {t: from_epoch(t) for t in times}
-    gpus = sorted({names[g] for _b, g, _p, _v, _n in buckets})
-    cells: dict[tuple[str, int], list[tuple[str, float]]] = {}
-    offers: dict[tuple[str, int], int] = {}
-    lines: dict[tuple[str, str, int], float] = {}  # each stored provider's value: its keys' lowest
-    for b, g, p, v, n in buckets:
-        own = (names[g], via.split(names[p])[0], b)
-        lines[own] = v if own not in lines or v < lines[own] else lines[own]
-        if b in when:
-            key = (names[g], b)
-            offers[key] = offers.get(key, 0) + n
-            cells.setdefault(key, []).append((names[p], v))
-    provider_rows = [{"time": when.get(b) or from_epoch(b), "gpu": gpu, "provider": provider, "value": v}
-                     for (gpu, provider, b), v in sorted(lines.items())]
+    step, o = res.seconds, res.origin_s
+    b0 = (times[0] - o) // step
+    b1 = b0 + len(times) - 1
+    when = [from_epoch(t) for t in times]
+    by_gpu: dict[str, dict[str, list[Run]]] = {}  # per GPU, each series key's runs
+    for (g, p), key_runs in runs.items():
+        clipped = [(max(a, b0), min(b, b1), v, n) for a, b, v, n in key_runs if b >= b0 and a <= b1]
+        if clipped:
+            by_gpu.setdefault(names[g], {})[names[p]] = clipped
+    provider_out: list[ProviderRun] = []
+    for gpu, keyed in by_gpu.items():  # each stored provider's line: the lowest of its keys' values
+        lines: dict[str, list[list[Run]]] = {}
+        for key, key_runs in keyed.items():
+            lines.setdefault(via.split(key)[0], []).append(key_runs)
+        for provider, parts in lines.items():
+            line = parts[0] if len(parts) == 1 else lows((a, b, v, 0) for part in parts for a, b, v, _n in part)
+            provider_out += [(gpu, provider, o + a * step, o + b * step, v) for a, b, v, _n in line]
+    provider_out.sort(key=lambda r: (r[0], r[1], r[2]))
     market_rows = []
-    for gpu in gpus:
-        for t in times:
-            values = market_values(cells.get((gpu, t), ()))  # one value per market provider
-            low, p25, mid = market(values.values())
-            market_rows.append({"time": when[t], "gpu": gpu, "min": low, "p25": p25, "median": mid,
-                                "providers": len(values), "offers": offers.get((gpu, t), 0)})
-    return gpus, market_rows, provider_rows
+    for gpu in sorted(by_gpu):
+        cells: list[tuple[tuple[float, float, float], int, int]] = [(NO_MARKET, 0, 0)] * len(times)
+        for a, b, figures, providers, offers in sweep(by_gpu[gpu]):
+            cells[a - b0:b - b0 + 1] = [(figures, providers, offers)] * (b - a + 1)
+        market_rows += [{"time": t, "gpu": gpu, "min": f[0], "p25": f[1], "median": f[2], "providers": n, "offers": k}
+                        for t, (f, n, k) in zip(when, cells, strict=True)]
+    return sorted(by_gpu), market_rows, provider_out
 
 
 def price_history(
@@ -456,8 +493,8 @@ def price_history(
             raise ConfigError(f"history: the range starts ({since}) after it ends ({until})")
         check_range(res, since, until)
         lo, hi = epoch(since), epoch(until)
-        buckets, labels, _source = provider_buckets(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
-    gpus, market_rows, provider_rows = answer(buckets, labels, res, lo, hi)
+        runs, labels, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
+    gpus, market_rows, runs_out = answer(runs, labels, res, lo, hi)
     notes: list[str] = []
     if not gpus:
         what = ", ".join(f.gpus) if f.gpus else "any GPU"
@@ -470,7 +507,7 @@ def price_history(
         if single:
             notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
                          f"{HOW_TO_GET_HISTORY}")
-    return History("price", unit("price", None), res, since, until, f.kinds, market_rows, provider_rows, notes)
+    return History("price", unit("price", None), res, since, until, f.kinds, market_rows, runs_out, notes)
 
 
 def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.Catalog | None = None) -> History:

@@ -45,8 +45,8 @@ from db.spans import DAY, hold_end, origin
 from db.asof import latest_prices
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
-from tracker.analysis.grid import Filters, Resolution, Tolerance, grid_starts
-from tracker.analysis.history import Scope, provider_buckets
+from tracker.analysis.grid import Filters, Resolution, Tolerance
+from tracker.analysis.history import Scope, answer, provider_runs
 
 PERIODS: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
@@ -297,15 +297,11 @@ def all_time_lows(source: Any, filters: Filters | None = None, *, until: datetim
 
 def _daily_lows(reader: Reader, f: Filters, start: int, at_s: int, tolerance: Tolerance | None) -> dict[str, list[float]]:
     """Each GPU's daily market low (NaN: no price that day) on the day grid from ``start`` to ``at_s``."""
-    buckets, labels, _source = provider_buckets(reader, f, Resolution.day, start, at_s, tolerance)
-    names = labels.names("gpu")
-    times = grid_starts(Resolution.day, start, at_s)
-    lows: dict[tuple[str, int], float] = {}
-    for b, g, _p, v, _n in buckets:
-        if not math.isnan(v):
-            key = (names[g], b)
-            lows[key] = min(v, lows.get(key, v))
-    return {gpu: [lows.get((gpu, t), math.nan) for t in times] for gpu in sorted({names[g] for _b, g, _p, _v, _n in buckets})}
+    runs, labels, _source = provider_runs(reader, f, Resolution.day, start, at_s, tolerance)
+    lows: dict[str, list[float]] = {}
+    for m in answer(runs, labels, Resolution.day, start, at_s)[1]:
+        lows.setdefault(m["gpu"], []).append(m["min"])
+    return lows
 
 
 def newest_observation(source: Any, filters: Filters | None = None) -> datetime | None:

@@ -94,9 +94,14 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
 
 
+def _numbers(kinds: set[type]) -> bool:
+    """A column whose values are of ``kinds`` (``None`` aside) is a number column."""
+    kinds = kinds - {type(None)}
+    return bool(kinds) and all(issubclass(k, int | float) and not issubclass(k, bool) for k in kinds)
+
+
 def _numeric(column: Column, rows: Sequence[Mapping[str, Any]]) -> bool:
-    values = [r.get(column.key) for r in rows if r.get(column.key) is not None]
-    return bool(values) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in values)
+    return _numbers({type(r.get(column.key)) for r in rows})
 
 
 def _natural_width(column: Column, rows: Sequence[Mapping[str, Any]]) -> int:
@@ -153,20 +158,29 @@ def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: s
     return out
 
 
+def _texts(values: list[Any]) -> tuple[list[str], bool]:
+    """One column's cells as text, and whether it is a number column. Each distinct value is
+    formatted once (a year of hourly history is hundreds of thousands of cells, most of them
+    repeats); a column mixing ``True`` with numbers (equal as keys) is formatted cell by cell."""
+    kinds = set(map(type, values))
+    numeric = _numbers(kinds)
+    try:
+        if bool in kinds and len(kinds) > 1:
+            raise TypeError("formatted one by one")
+        shown = {v: cell(v).replace("\n", " ") for v in set(values)}
+        return list(map(shown.__getitem__, values)), numeric
+    except (TypeError, KeyError):  # unhashable, or unequal to itself (NaN)
+        return [cell(v).replace("\n", " ") for v in values], numeric
+
+
 def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
-    """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut.
-
-    Each value is formatted once (a year of daily history is tens of thousands of cells)."""
-    texts = [[cell(r.get(c.key)).replace("\n", " ") for c in columns] for r in rows]
-    widths = [max([len(c.header), *(len(t[i]) for t in texts)]) for i, c in enumerate(columns)]
-    right = [_numeric(c, rows) for c in columns]
-
-    def line(cells: Sequence[str]) -> str:
-        parts = [t.rjust(w) if r else t.ljust(w) for t, w, r in zip(cells, widths, right, strict=True)]
-        return _GAP.join(parts).rstrip()
-
-    out = [line([c.header for c in columns]), line(["-" * w for w in widths])]
-    out += [line(t) for t in texts]
+    """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut; each
+    line laid out by one format string."""
+    laid = [_texts([r.get(c.key) for r in rows]) for c in columns]
+    widths = [max([len(c.header), *map(len, set(texts))]) for c, (texts, _n) in zip(columns, laid, strict=True)]
+    layout = _GAP.join(f"{{:{'>' if numeric else '<'}{w}}}" for w, (_t, numeric) in zip(widths, laid, strict=True))
+    out = [layout.format(*[c.header for c in columns]).rstrip(), layout.format(*["-" * w for w in widths]).rstrip()]
+    out += [layout.format(*line).rstrip() for line in zip(*[texts for texts, _n in laid])]
     return "\n".join(out) + "\n"
 
 
