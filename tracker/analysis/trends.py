@@ -23,7 +23,7 @@ Definitions (all in USD per GPU-hour, across the filtered kinds, providers and r
   over the last 30 days, in percent. Only consecutive days count; at least two changes are
   needed, otherwise it is empty.
 
-Plain Python on a ``db.reader.Reader`` (numpy only for the volatility's standard deviation), so
+Plain Python on a ``db.reader.Reader``, so
 ``gpu-tracker trends`` starts without pandas or SQLAlchemy. Point-in-time prices (now and 24 h /
 7 d / 30 d / 90 d before) read the raw intervals in effect then; the all-time low reads the day
 roll-ups for the days before ``as_of``'s and the raw intervals for that day (region filters,
@@ -78,16 +78,14 @@ def history_days(first_day: int, at: Any) -> int:
     return (floor_day(int(at.timestamp())) - first_day) // DAY + 1
 
 
-def volatility(daily_low: Any) -> float | None:
-    """Std dev (percent) of day-over-day relative changes; gaps break the chain."""
-    import numpy as np
-
-    lows = np.asarray(daily_low, dtype=float)
-    changes = lows[1:] / lows[:-1] - 1
-    changes = changes[~np.isnan(changes)]
+def volatility(daily_low: Sequence[float]) -> float | None:
+    """Std dev (percent, sample: n - 1) of day-over-day relative changes; gaps break the chain."""
+    lows = [float(v) for v in daily_low]
+    changes = [b / a - 1 for a, b in zip(lows, lows[1:], strict=False) if a and not math.isnan(a) and not math.isnan(b)]
     if len(changes) < 2:
         return None
-    return float(np.std(changes, ddof=1) * 100)
+    mean = math.fsum(changes) / len(changes)
+    return math.sqrt(math.fsum((c - mean) ** 2 for c in changes) / (len(changes) - 1)) * 100
 
 
 def is_good_deal(current: float | None, low: float | None, within: float = GOOD_DEAL_WITHIN,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import importlib
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -128,6 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     (``tracker.cli.errors``); tracebacks only with --debug."""
     args = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in args
+    # The CLI uses no Pydantic plugin; looking for one scans every installed distribution's
+    # entry points when the settings class is built (a few hundredths of a second per command).
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     try:
         args = expand_replay_dir(args)
         code = app_for(args)(args=args, standalone_mode=False)

@@ -51,7 +51,9 @@ from tracker import kinds as kinds_mod
 RENTABLE_KINDS = DEFAULT_KINDS
 #: ``every=auto`` picks the resolution from the span shown.
 AUTO_HOURLY_UP_TO = timedelta(days=3)
-AUTO_DAILY_UP_TO = timedelta(days=180)
+#: Days up to three years: day buckets are answered from the day roll-ups, while a week's
+#: distinct offers can only be counted from raw intervals (a year of them is seconds of work).
+AUTO_DAILY_UP_TO = timedelta(days=3 * 366)
 
 
 @dataclass

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-import anyio
 from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import TypeAdapter
 
@@ -30,6 +29,7 @@ from tracker.reads.schemas import (
     TrendOut,
     ValueOut,
 )
+from tracker.web.cache import cached
 from tracker.web.context import WebContext
 
 router = APIRouter(prefix="/api", tags=["api"], responses={400: {"model": ErrorOut, "description": "A bad filter."}})
@@ -61,17 +61,12 @@ async def api_prices(
 
     At most `web.cache_s` (2 s) behind the store: one rendering serves every client meanwhile."""
     key = ("prices", gpu, tuple(provider or ()), tuple(kind or ()), tuple(region or ()), limit)
-    rendered = ctx.bodies.fresh(key)  # a hit is served on the event loop; a miss renders in a thread
-    if rendered is None:
-        rendered = await anyio.to_thread.run_sync(lambda: ctx.bodies.get(key, lambda: _PRICES.dump_json(_PRICES.validate_python(
-            data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region, limit=limit)))))
-    if "gzip" in request.headers.get("accept-encoding", ""):
-        return Response(rendered.gzipped, media_type="application/json",
-                        headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
-    return Response(rendered.body, media_type="application/json", headers={"Vary": "Accept-Encoding"})
+    return await cached(ctx.bodies, request, key, lambda: _PRICES.dump_json(_PRICES.validate_python(
+        data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region, limit=limit))))
 
 
 _PRICES = TypeAdapter(list[PriceOut])
+_HISTORY = TypeAdapter(HistoryOut)
 
 
 @router.get("/gpus", response_model=list[GpuOut], summary="The GPU spec catalog")
@@ -95,8 +90,9 @@ def api_value(
 
 
 @router.get("/history", response_model=HistoryOut, summary="Price history on a time grid")
-def api_history(
+async def api_history(
     ctx: Ctx,
+    request: Request,
     gpu: GpuQ = None,
     since: Annotated[str | None, Query(description="A span back from now (`24h`, `30d`, `12w`, `1y`), an ISO date, or `all` (default).")] = None,
     until: Annotated[str | None, Query(description="ISO date or date-time (default: now).")] = None,
@@ -108,10 +104,14 @@ def api_history(
     region: RegionQ = None,
 ) -> dict[str, Any]:
     """Per bucket: the market min / p25 / median across providers, and each provider's lowest
-    price. Empty buckets are null (never forward-filled). Default kinds: on-demand and community."""
-    h = data.history_frame(ctx, gpu=gpu, since=since, until=until, every=every, metric=metric, basis=basis,
-                           providers=provider, kinds=kind, regions=region, clip_to_data=False)
-    return data.history_json(h)
+    price. Empty buckets are null (never forward-filled). Default kinds: on-demand and community.
+
+    At most `web.cache_s` (2 s) behind the store: one rendering serves every client meanwhile."""
+    key = ("history", gpu, since, until, every, metric, basis, tuple(provider or ()), tuple(kind or ()),
+           tuple(region or ()))
+    return await cached(ctx.bodies, request, key, lambda: _HISTORY.dump_json(_HISTORY.validate_python(data.history_json(
+        data.history_frame(ctx, gpu=gpu, since=since, until=until, every=every, metric=metric, basis=basis,
+                           providers=provider, kinds=kind, regions=region, clip_to_data=False)))))
 
 
 @router.get("/index", response_model=IndexOut, summary="The GPU rental index by a named method")

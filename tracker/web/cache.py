@@ -1,4 +1,5 @@
-"""A short-lived cache of rendered JSON bodies for the heaviest read endpoint (``/api/prices``).
+"""A short-lived cache of rendered bodies for the heaviest read endpoints (``/api/prices``,
+``/api/history`` and the GPU pages).
 
 The store changes when a collection commits (hourly by default) and a full price list is a
 few hundred kilobytes that take a CPU-bound ~0.1-0.2 s to query, validate, encode and gzip.
@@ -6,6 +7,8 @@ Twenty clients asking every second would each pay that; with the body kept for
 ``web.cache_s`` (2 s by default, 0 turns it off) they share one rendering, plain and gzipped,
 and an answer is at most that much behind the store. One lock per key, so an expired entry
 is rendered once, not once per waiting client. Bounded: the oldest entries go first.
+``cached`` is how an endpoint uses it: a hit is answered on the event loop, a miss is rendered
+in a worker thread, and the gzipped copy goes to clients that accept it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+
+import anyio
+from starlette.requests import Request
+from starlette.responses import Response
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +68,15 @@ class BodyCache:
                     old, _ = self._entries.popitem(last=False)
                     self._locks.pop(old, None)
             return entry
+
+
+async def cached(bodies: BodyCache, request: Request, key: Hashable, render: Callable[[], bytes],
+                 media_type: str = "application/json") -> Response:
+    """The response of ``key``: its cached rendering, or ``render()`` run once in a worker thread."""
+    rendered = bodies.fresh(key)  # a hit is served on the event loop; a miss renders in a thread
+    if rendered is None:
+        rendered = await anyio.to_thread.run_sync(lambda: bodies.get(key, render))
+    if "gzip" in request.headers.get("accept-encoding", ""):
+        return Response(rendered.gzipped, media_type=media_type,
+                        headers={"Content-Encoding": "gzip", "Vary": "Accept-Encoding"})
+    return Response(rendered.body, media_type=media_type, headers={"Vary": "Accept-Encoding"})

@@ -22,6 +22,7 @@ from tracker import __version__
 from tracker.errors import ConfigError
 from tracker.reads import data
 from tracker.web import views
+from tracker.web.cache import cached
 from tracker.web.context import WebContext
 
 TEMPLATES_DIR = Path(__file__).parent / "templates"
@@ -115,13 +116,15 @@ def gpu_search(request: Request, q: str = "") -> Response:
 
 
 @router.get("/gpu/{query:path}")
-def gpu(
+async def gpu(
     request: Request,
     query: str,
     since: str = "90d",
     every: str = "auto",
     kind: Annotated[list[str] | None, Query()] = None,
 ) -> Response:
+    """A GPU's (or family's) page: offers, trends and the history chart. At most ``web.cache_s``
+    behind the store: one rendering serves every client meanwhile (``tracker.web.cache``)."""
     ctx = _ctx(request)
     if not query.strip():  # ``/gpu/`` or blanks: the search box with nothing in it
         return RedirectResponse(str(request.url_for("overview")), status_code=303)
@@ -133,10 +136,14 @@ def gpu(
                       hint="Try a family such as H100 or A100, or a canonical id such as H100-SXM.",
                       families=sorted({s.family for s in ctx.catalog.values()}))
     kinds = [k for k in (kind or []) if k]
-    view = views.gpu_page(ctx, query, since=since, every=every, kinds=kinds or None)
-    kind_value = ",".join(kinds)
-    return render(request, "gpu.html", page="gpu", ranges=views.RANGES, kind_choices=KIND_CHOICES,
-                  kind_value=kind_value, **view)
+
+    def page() -> bytes:
+        view = views.gpu_page(ctx, query, since=since, every=every, kinds=kinds or None)
+        return bytes(render(request, "gpu.html", page="gpu", ranges=views.RANGES, kind_choices=KIND_CHOICES,
+                            kind_value=",".join(kinds), **view).body)
+
+    key = ("gpu_page", request.scope.get("root_path", ""), query, since, every, tuple(kinds))
+    return await cached(ctx.bodies, request, key, page, media_type="text/html; charset=utf-8")
 
 
 @router.get("/providers")
