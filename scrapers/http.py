@@ -23,11 +23,7 @@ What a hostile or broken server can do is bounded:
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import math
-import ssl
-import tempfile
 import threading
 import time
 import zlib
@@ -35,16 +31,22 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-from urllib.robotparser import RobotFileParser
 
 from scrapers._lazy import lazy_module
 from tracker import __version__
 from tracker.errors import FetchError, RobotsDisallowed
 
 if TYPE_CHECKING:
+    import asyncio
+    import email.utils as email_utils
+    import ssl
+    import tempfile
+    from urllib import robotparser
+
     import httpx
-else:
-    httpx = lazy_module("httpx")
+else:  # loaded when a scraper first fetches: listing or reading scrapers needs none of them
+    asyncio, ssl, tempfile, httpx = (lazy_module(m) for m in ("asyncio", "ssl", "tempfile", "httpx"))
+    email_utils, robotparser = lazy_module("email.utils"), lazy_module("urllib.robotparser")
 
 USER_AGENT = (
     "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) "
@@ -117,7 +119,7 @@ def _retry_after_seconds(response: httpx.Response) -> float | None:
         seconds = float(value)
     except ValueError:
         try:
-            parsed = email.utils.parsedate_to_datetime(value)
+            parsed = email_utils.parsedate_to_datetime(value)
         except (TypeError, ValueError, IndexError):
             return None
         if parsed is None:  # pragma: no cover - older Pythons returned None instead of raising
@@ -189,7 +191,7 @@ class Http:
         provider: str = "",
         retries: int = 3,
         backoff_s: float = 0.5,
-        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        sleep: Callable[[float], Awaitable[None]] | None = None,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         max_download_bytes: int = DEFAULT_MAX_DOWNLOAD_BYTES,
         hosts: Collection[str] = (),
@@ -201,8 +203,8 @@ class Http:
         self.max_body_bytes = max_body_bytes
         self.max_download_bytes = max_download_bytes
         self.hosts = tuple(h.lower().strip(".") for h in hosts)
-        self._sleep = sleep
-        self._robots: dict[str, RobotFileParser | None] = {}
+        self._sleep = sleep or asyncio.sleep
+        self._robots: dict[str, robotparser.RobotFileParser | None] = {}
         #: The provider's memory budget for bodies being read at once (see ``_reserve``): one
         #: body limit. The oldest body always proceeds, so at most budget + one body limit is
         #: being read at once: eight concurrent 120 MiB AWS answers take 256 MiB, not 1 GiB.
@@ -459,12 +461,12 @@ class Http:
         parts = urlsplit(url)
         site = f"{parts.scheme}://{parts.netloc}"
         if site not in self._robots:
-            parser: RobotFileParser | None = None
+            parser: robotparser.RobotFileParser | None = None
             try:
                 response = await self._open("GET", f"{site}/robots.txt", {"User-Agent": USER_AGENT, "Accept-Encoding": ACCEPT_ENCODING}, True, {})
                 if response.status_code == 200:
                     body = await self._read(response, f"GET {site}/robots.txt", MAX_ROBOTS_BYTES)
-                    parser = RobotFileParser()
+                    parser = robotparser.RobotFileParser()
                     parser.parse(body.content.decode("utf-8", errors="replace").splitlines())
                 else:
                     await response.aclose()
