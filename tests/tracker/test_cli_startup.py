@@ -134,16 +134,19 @@ def test_alerts_list_reads_without_sqlalchemy(replay_store: str, tmp_path: Path)
     assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
 
 
-def test_trends_reads_without_sqlalchemy_or_pandas(replay_store: str) -> None:
-    """``trends`` answers in plain Python on the store's own driver (``tracker.analysis.trends``):
-    only the volatility's standard deviation takes numpy; neither SQLAlchemy nor pandas is loaded."""
+def test_trends_reads_without_sqlalchemy_pandas_or_numpy(replay_store: str) -> None:
+    """``trends`` answers in plain Python on the store's own driver (``tracker.analysis.trends``,
+    the volatility's standard deviation included): neither SQLAlchemy, pandas nor numpy is
+    loaded, and reading the providers' collection intervals loads no HTTP client (httpx, the
+    robots.txt parser)."""
     code = ("import contextlib, io, json\nfrom tracker.cli import main\nout = io.StringIO()\n"
             "with contextlib.redirect_stdout(out):\n"
             f"    main(['--db', {replay_store!r}, 'trends', '--format', 'json'])\n"
             "assert any(r['current'] is not None for r in json.loads(out.getvalue())), out.getvalue()")
     modules = modules_after(code)
     assert "tracker.analysis.trends" in modules, "the probe did run the command"
-    assert {m.split(".")[0] for m in modules} & NOT_FOR_READING - {"numpy"} == set()
+    assert {m.split(".")[0] for m in modules} & NOT_FOR_READING == set()
+    assert "urllib.robotparser" not in modules
 
 
 def test_info_counts_without_the_orm_or_the_scrapers(replay_store: str) -> None:
