@@ -74,6 +74,7 @@ def main() -> None:
             figures[f"cli_{name}_s"] = round(medians[name], 4)
             figures[f"cli_{name}_ratio"] = round(medians[name] / base, 2)
     figures["cli_load_average_1m"] = round(os.getloadavg()[0], 2)
+    figures["cli_cores"] = os.cpu_count() or 0
     record(figures)
     print("recorded in bench/results.json:", figures)
 

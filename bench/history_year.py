@@ -198,6 +198,8 @@ def main() -> None:
         "storage_mb_year": round(size_mb, 1),
         "storage_plain_table_mb_year": round(floor_mb, 1),
         "history_year_data": "synthetic",
+        "history_cores": os.cpu_count(),
+        "history_load_average_1m": round(os.getloadavg()[0], 2),
     }
     pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
     if pg:
