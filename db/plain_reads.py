@@ -79,10 +79,13 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     if not series or h_hi < h_lo:
         return {}
     runs = reader.rows(q.ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - q.MAX_RUN + 1, "b": h_hi, "lo": h_lo})
-    for sid, start, hours, mn, _md, _mx, offers in runs:
-        first, last = max(int(start), h_lo), min(int(start) + int(hours) - 1, h_hi)
-        pieces.setdefault(series[int(sid)], []).append((first, last, float(mn), int(offers)))
-    return {key: lows(ps) for key, ps in pieces.items()}
+    by_series: dict[int, list[Piece]] = {sid: [] for sid in series}
+    for sid, start, hours, mn, _md, _mx, offers in runs:  # integers and floats from both drivers
+        end = start + hours - 1
+        by_series[sid].append((start if start > h_lo else h_lo, end if end < h_hi else h_hi, mn, offers))
+    for sid, key in series.items():
+        pieces.setdefault(key, []).extend(by_series[sid])
+    return {key: lows(ps) for key, ps in pieces.items() if ps}
 
 
 def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
