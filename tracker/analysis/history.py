@@ -319,7 +319,7 @@ class History:
         return [{"time": when.get(t) or from_epoch(t), "gpu": gpu, "provider": provider, "value": v}
                 for gpu, provider, first, last, v in self.provider_runs for t in range(first, last + 1, step)]
 
-    def _columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
+    def provider_columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
         """Per GPU (only ``gpu`` when given), each provider's values on the GPU's grid of
         ``market_rows`` (``None``: no value)."""
         step = self.resolution.seconds
@@ -346,7 +346,7 @@ class History:
         (``None``: no value in that bucket)."""
         columns = sorted({p for _g, p, _a, _b, v in self.provider_runs if not math.isnan(v)})
         kinds = ",".join(self.kinds) if self.kinds else "all"
-        values = self._columns()
+        values = self.provider_columns()
         markets: dict[str, list[dict[str, Any]]] = {}
         for m in self.market_rows:
             markets.setdefault(m["gpu"], []).append(m)
@@ -376,7 +376,7 @@ class History:
         import pandas as pd
 
         markets = [m["time"] for m in self.market_rows if m["gpu"] == gpu]
-        col = self._columns(gpu).get(gpu, {}).get(provider, [None] * len(markets))
+        col = self.provider_columns(gpu).get(gpu, {}).get(provider, [None] * len(markets))
         return pd.Series([math.nan if v is None else v for v in col], index=pd.DatetimeIndex(markets, name="time"),
                          name="value", dtype=float)
 

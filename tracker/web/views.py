@@ -5,10 +5,10 @@ trends, chart series) and the alerts page (rules, events, deliveries)."""
 from __future__ import annotations
 
 import math
+from datetime import UTC, datetime, timedelta
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import pandas as pd
 
 from db.asof import stale_note
 from tracker.analysis.aggregators import cheapest_per_provider
@@ -81,8 +81,10 @@ def overview(ctx: WebContext) -> dict[str, Any]:
     }
 
 
-def _iso(ts: Any) -> str:
-    return pd.Timestamp(ts).tz_convert("UTC").strftime("%Y-%m-%d %H:%M")
+def _iso(ts: datetime | str) -> str:
+    """A time as the charts label it: UTC to the minute."""
+    t = datetime.fromisoformat(ts) if isinstance(ts, str) else ts
+    return (t if t.tzinfo is not None else t.replace(tzinfo=UTC)).astimezone(UTC).strftime("%Y-%m-%d %H:%M")
 
 
 def _num(v: Any) -> float | None:
@@ -95,20 +97,20 @@ def chart_series(h: History, lows: Mapping[str, Mapping[str, Any]], order: Seque
     each provider's line (null = gap), and the all-time low from the trends."""
     charts = []
     rank = {g: i for i, g in enumerate(order)}
-    half = h.resolution.step / 2
+    half = timedelta(seconds=h.resolution.seconds / 2)
+    lines = h.provider_columns()
     for gpu in sorted(h.gpus, key=lambda g: (rank.get(g, len(rank)), g)):
-        m = h.market[h.market["gpu"] == gpu]
+        m = [r for r in h.market_rows if r["gpu"] == gpu]
         t = lows.get(gpu, {})
         charts.append({
             "gpu": gpu,
             "unit": h.unit,
             "resolution": h.resolution.value,
-            "x": [_iso(x) for x in m["time"]],
-            "x_range": [_iso(m["time"].min() - half), _iso(m["time"].max() + half)] if not m.empty else None,
-            "min": [_num(v) for v in m["min"]],
-            "median": [_num(v) for v in m["median"]],
-            "providers": {p: [_num(v) for v in h.provider_series(gpu, p)] for p in
-                          sorted(h.by_provider.loc[h.by_provider["gpu"] == gpu, "provider"].unique())},
+            "x": [_iso(r["time"]) for r in m],
+            "x_range": [_iso(m[0]["time"] - half), _iso(m[-1]["time"] + half)] if m else None,
+            "min": [_num(r["min"]) for r in m],
+            "median": [_num(r["median"]) for r in m],
+            "providers": {p: [_num(v) for v in values] for p, values in sorted(lines.get(gpu, {}).items())},
             "all_time_low": t.get("all_time_low"),
             "all_time_low_at": _iso(t["all_time_low_at"]) if t.get("all_time_low_at") else None,
             "all_time_low_provider": t.get("all_time_low_provider"),
