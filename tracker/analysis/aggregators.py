@@ -24,14 +24,13 @@ from typing import Any, TypeVar
 
 from db import via as series_key
 from scrapers.registry import directly_collected, market_provider  # noqa: F401 - the rule itself, beside the registry
+from db.spans import Run, lows
 
 #: ``offer.extra`` key (and price-row field) naming the cloud an aggregator's offer is rented from.
 VIA_KEY = series_key.VIA_KEY
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
 Key = TypeVar("Key")
-#: A series' value over a run of buckets: (first bucket, last bucket, value, offers).
-Run = tuple[int, int, float, int]
 
 
 def cheapest_per_provider(rows: Iterable[Row], direct: Collection[str] | None = None) -> dict[str, Row]:
@@ -87,26 +86,8 @@ def market_runs(runs: Mapping[Key, Sequence[Run]], name_of: Callable[[Key], str]
         groups.setdefault(market_of_key(name_of(key), direct), []).append(series)
     out: dict[str, list[Run]] = {}
     for who, parts in groups.items():
-        if len(parts) == 1:
-            out[who] = list(parts[0])
-            continue
-        edges = sorted({b for part in parts for first, last, _v, _n in part for b in (first, last + 1)})
-        merged: list[Run] = []
-        at = [0] * len(parts)  # per series, its first run not yet past
-        for lo, hi in zip(edges, edges[1:], strict=False):
-            live = []
-            for k, part in enumerate(parts):
-                while at[k] < len(part) and part[at[k]][1] < lo:
-                    at[k] += 1
-                if at[k] < len(part) and part[at[k]][0] <= lo:
-                    live.append((part[at[k]][2], part[at[k]][3]))
-            if not live:
-                continue
-            values = [v for v, _n in live if v == v]  # NaN: no value
-            run = (lo, hi - 1, min(values) if values else float("nan"), sum(n for _v, n in live))
-            if merged and merged[-1][1] + 1 == lo and merged[-1][2:] == run[2:]:
-                merged[-1] = (merged[-1][0], run[1], *run[2:])
-            else:
-                merged.append(run)
-        out[who] = merged
+        # one series as it is; several: the lowest value where they overlap, offers added
+        # (``db.spans.lows``, the rule a provider's kinds are combined by; a NaN adds offers only)
+        out[who] = list(parts[0]) if len(parts) == 1 else lows(
+            (a, b, v if v == v else None, n) for part in parts for a, b, v, n in part)
     return out
