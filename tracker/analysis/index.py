@@ -44,7 +44,7 @@ from db.spans import DAY, DEFAULT_INTERVAL_S, floor
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis.aggregators import market_provider
 from tracker.analysis.grid import Resolution, check_dates, check_range
-from tracker.analysis.history import median, quantile
+from tracker.analysis.market import median, quantile
 from tracker.analysis.segments import SEGMENTS, segment_of
 from tracker.errors import ConfigError
 
