@@ -179,3 +179,22 @@ def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int |
     value = conn.execute(text("SELECT MIN(first_seen) FROM price_interval WHERE offer_id IN :ids AND first_seen > :t")
                          .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).scalar()
     return int(value) if value is not None else None
+
+
+def add_many(conn: Connection, rows: Iterable[tuple[str, int]]) -> None:
+    """Record snapshot times of many series at once (``(series, at)`` pairs; stored ones are left alone)."""
+    params = [{"s": s, "t": int(t)} for s, t in sorted(set(rows))]
+    if params:
+        conn.execute(text("INSERT INTO snapshot_time (series, at) VALUES (:s, :t) ON CONFLICT (series, at) DO NOTHING"),
+                     params)
+
+
+def stored_times(conn: Connection, series: Iterable[str]) -> dict[str, list[int]]:
+    """``{series: its stored snapshot times, oldest first}`` of the given series that have any."""
+    names = sorted(set(series))
+    out: dict[str, list[int]] = {}
+    for k in range(0, len(names), 5000):  # bounded statements (SQLite's parameter limit)
+        for s, t in conn.execute(text("SELECT series, at FROM snapshot_time WHERE series IN :s ORDER BY series, at")
+                                 .bindparams(bindparam("s", expanding=True)), {"s": names[k:k + 5000]}).all():
+            out.setdefault(s, []).append(int(t))
+    return out

@@ -14,7 +14,7 @@ aliases first). The rules, in the order they are applied:
    "L40S" do not count). Two families in one string, or none -> ``None``. Products sharing a
    model number (4070 / 4070 SUPER / 4070 Ti) are told apart by required and forbidden words.
 3. **Slices and odd variants are never full GPUs**: "laptop", "mobile", "Max-Q", "MIG",
-   "SFF", "vGPU" -> ``None`` (the V100 FHHL board is its own row: "FHHL" is its form factor). Consumer models also reject the suffixes that make
+   "SFF", "vGPU", "slice", "fractional" -> ``None`` (the V100 FHHL board is its own row: "FHHL" is its form factor). Consumer models also reject the suffixes that make
    another product: "Ti", "SUPER", "D" (the RTX 4090 D is not an RTX 4090).
 4. **Form factor** (SXM/HGX/DGX/SXM2..6/NVLINK, PCIe, NVL, OAM) keeps only the variants of
    that form; an "HBM3" H100 is not the PCIe card (HBM2e).
@@ -95,7 +95,7 @@ _INSTANCE_TYPE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 
-_DISQUALIFY: Final = frozenset({"laptop", "mobile", "notebook", "maxq", "mig", "sff", "vgpu"})
+_DISQUALIFY: Final = frozenset({"laptop", "mobile", "notebook", "maxq", "mig", "sff", "vgpu", "slice", "fractional"})
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,7 +35,7 @@ from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog
 from tracker.pipeline.validate import Rejected
 
-__all__ = ["database_url", "open_store", "record_failed_attempt", "store_observation", "store_offers", "store_quarantine",
+__all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt", "store_observation", "store_offers", "store_quarantine",
            "sync_catalog"]
 
 
@@ -369,3 +369,23 @@ def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Re
         )
         n += 1
     return n
+
+
+def insert_offers(conn: Connection, provider: str,
+                  offers: Sequence[tuple[NormalisedOffer, datetime, datetime]]) -> dict[tuple[str, str, str, int], int]:
+    """Insert offers of ``provider`` the store has never seen, each with its first and last
+    sighting, in one bulk statement (``db.bulk``, as ``store_observation`` inserts a collection's
+    new offers); returns their ids by identity. An import of many snapshots at once writes its
+    new offers here."""
+    if not offers:
+        return {}
+    before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM offer").scalar_one()
+    bulk.insert_many(conn, "offer", _OFFER_INSERT, [
+        (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", _stamp(conn, first),
+         _stamp(conn, last))
+        for o, first, last in offers
+    ])
+    m = bulk.mark(conn)
+    return {(sku, region, kind, term): oid for sku, region, kind, term, oid in conn.exec_driver_sql(
+        f"SELECT sku, region, kind, term_months, id FROM offer WHERE id > {m} AND provider = {m}", (before, provider))}

@@ -4,14 +4,18 @@ future-timestamp rule, value parsing, and the snapshot record the archive format
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import IO, Any
 
 from db.types import utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.frames import parse_when
+from tracker.catalog.names import MEMORY_LOW
+from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.errors import ConfigError
 
 #: Clock skew allowed before an observation time counts as "in the future".
@@ -30,6 +34,15 @@ class BadRow:
     def __str__(self) -> str:
         where = f"{self.file} " if self.file else ""
         return f"{where}line {self.line}: {self.reason}"
+
+
+#: Bad rows kept for the report (the rest are counted), and series named in a summary line.
+MAX_BAD_ROWS = 1000
+MAX_LISTED = 10
+
+
+def _hours(span: timedelta | None) -> str:
+    return "none" if span is None else f"{span.total_seconds() / 3600:.3g}h"
 
 
 @dataclass
@@ -52,18 +65,42 @@ class ImportResult:
     #: raw GPU name -> how many stored observations carried it without a catalog match
     unmapped: Counter[str] = field(default_factory=Counter)
     max_gap: timedelta | None = None
+    #: series whose gap differs from ``max_gap`` (taken from their own snapshot spacing)
+    gaps: dict[str, timedelta] = field(default_factory=dict)
+    #: series whose median snapshot spacing exceeds the gap used: every snapshot starts anew
+    wide_spacing: dict[str, timedelta] = field(default_factory=dict)
+    #: every bad row, ``bad_rows`` keeps the first ``MAX_BAD_ROWS`` of them
+    bad_total: int = 0
+
+    def bad(self, row: BadRow) -> None:
+        """Report a skipped row (the first ``MAX_BAD_ROWS`` are kept; a file of bad rows costs no memory)."""
+        self.bad_total += 1
+        if len(self.bad_rows) < MAX_BAD_ROWS:
+            self.bad_rows.append(row)
+
+    def warnings(self) -> list[str]:
+        """What the summary warns about: snapshots further apart than the gap."""
+        return [f"{name}: snapshots about {_hours(spacing)} apart, more than the gap "
+                f"{_hours(self.gaps.get(name, self.max_gap))}: each one starts new intervals "
+                "(no price change can be seen); give a wider --max-gap"
+                for name, spacing in sorted(self.wide_spacing.items())[:MAX_LISTED]]
 
     def summary(self) -> dict[str, Any]:
-        gap = "none" if self.max_gap is None else f"{self.max_gap.total_seconds() / 3600:g}h"
+        gap = "none" if self.max_gap is None else _hours(self.max_gap)
+        gaps = sorted(self.gaps.items())
+        listed = ", ".join(f"{n} {_hours(g)}" for n, g in gaps[:MAX_LISTED])
+        if len(gaps) > MAX_LISTED:
+            listed += f" and {len(gaps) - MAX_LISTED} more"
         return {
             "file": self.file, "format": self.format, "rows": self.rows, "snapshots": self.snapshots,
             "observations": self.observations, "stored": self.stored, "new_offers": self.new_offers,
             "prices_changed": self.prices_changed, "returned_after_gap": self.returned,
             "quarantined": self.quarantined, "not_gpu": self.not_gpu, "already_stored": self.already_stored,
-            "bad_rows": len(self.bad_rows), "providers": ", ".join(self.providers),
+            "bad_rows": self.bad_total, "providers": ", ".join(self.providers),
             "external_providers": ", ".join(self.external_providers),
             "unmapped_gpus": ", ".join(f"{n} ({c})" for n, c in sorted(self.unmapped.items())),
-            "max_gap": gap,
+            "max_gap": gap, "series_gaps": listed or "-",
+            "warnings": "; ".join(self.warnings()) or "-",
         }
 
 
@@ -81,6 +118,48 @@ class Snapshot:
     offers: list[ScrapedOffer] = field(default_factory=list)
     line: int = 0
     file: str = ""
+
+
+#: A name that says it is part of a GPU: a MIG profile (``1g.34gb``), a vGPU, a Vultr ``vcg-`` plan.
+SLICE = re.compile(r"\bmig\b|\d+g\.\d+gb|^vcg-|vgpu|fractional|\bslice\b", re.I)
+
+
+def _per_gpu_memory(memory: float | None, count: float) -> list[float | None]:
+    """The memory figures to try per GPU: as stated, and divided by the count (an instance's total)."""
+    if memory is None or memory <= 0:
+        return [None]
+    return [memory, memory / count] if count > 1 else [memory]
+
+
+def catalog_gpu(names: Sequence[str], *, provider: str | None, count: float = 1.0,
+                memory: float | None = None) -> tuple[str | None, str, float | None]:
+    """(catalog GPU id or ``None``, raw name, memory per GPU) of an archive row, named by the
+    project's catalog (``resolve_gpu``, as a scrape names its offers), never by the archive's own label.
+
+    ``names``: what the row calls its GPU, the provider's own name (sku, instance type) before
+    the archive's label, which is only a hint: the first that the catalog resolves wins. A
+    **slice** -- a count below one, any name that says MIG, vGPU or a fraction, or memory per GPU
+    below the whole card's -- is never stored as a whole GPU: it keeps its raw name with
+    ``slice`` (which no catalog rule resolves) and is reported unmapped, as is a name the catalog
+    does not know."""
+    names = [n for n in dict.fromkeys(n.strip() for n in names) if n]
+    raw = names[0] if names else ""
+    sliced = 0 < count < 1 or any(SLICE.search(n) for n in names)
+    for name in names:
+        for mem in _per_gpu_memory(memory, count):
+            gpu = resolve_gpu(name, mem, provider=provider)
+            if gpu is not None:
+                return (None, _sliced(raw), mem) if sliced else (gpu, name, mem)
+    # memory below the whole card's: a slice of it (an A10 with 4 GB), never the card
+    whole = next((g for g in (resolve_gpu(n, None, provider=provider) for n in names) if g is not None), None)
+    vram = load_catalog()[whole].vram_gb if whole is not None else None
+    if memory is not None and vram and memory < MEMORY_LOW * vram:
+        sliced = True
+    return None, _sliced(raw) if sliced else raw, memory
+
+
+def _sliced(raw: str) -> str:
+    return raw if raw.endswith(" slice") else f"{raw} slice"
 
 
 def check_future(at: datetime, what: str) -> None:
@@ -113,6 +192,37 @@ def when(row: Mapping[str, Any], key: str) -> datetime:
         return parse_when(text)
     except ConfigError:
         raise ValueError(f"{key} {text!r} is not an ISO date-time") from None
+
+
+#: The longest line read (characters): a longer one is refused with its number before more of it
+#: is held in memory (a price row is well under a kilobyte).
+MAX_LINE = 1 << 20
+#: Offers (rows) an import reads, judges and writes at a time, inside its one transaction: what
+#: it holds in memory is about this many rows' worth, whatever the size of its files.
+BATCH_ROWS = 20_000
+#: Lines between two progress reports.
+PROGRESS_EVERY = 5000
+
+
+def bounded_lines(fh: IO[str], file: str, what: str, progress: Progress | None = None) -> Iterator[str]:
+    """The lines of ``fh``, each at most ``MAX_LINE`` characters (a longer one is a one-line
+    ``ConfigError`` naming the file and line: nothing of the file is imported), reporting
+    progress as (characters read, file size)."""
+    try:
+        size = max(os.fstat(fh.fileno()).st_size, 1)
+    except (OSError, ValueError):
+        size = 1
+    done = 0
+    for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), ""), start=1):
+        if len(line) > MAX_LINE:
+            raise ConfigError(f"import: {file} line {n}: longer than {MAX_LINE // 1024} KiB; not {what}; "
+                              "nothing was imported")
+        done += len(line)
+        if progress is not None and n % PROGRESS_EVERY == 0:
+            progress(min(done, size), size)
+        yield line
+    if progress is not None:
+        progress(size, size)
 
 
 #: The longest CSV field read (Python's csv module's own limit): a field past it is a file that is

@@ -6,8 +6,9 @@ is one collection of that source; ``usd_per_hour`` is the whole instance's price
 ``gpu_count`` GPUs. ``source`` goes through the alias table (``vast`` -> ``vastai``);
 ``pricing`` spot is kind spot, RunPod's *Community Cloud* rows are kind community. The sku is
 ``<gpu_model>/<sku>`` because one sku can carry several GPU models (Vast.ai's
-``median-offer``). The GPU is resolved from ``gpu_model`` and then the sku (a sku naming a MIG slice
-is no GPU of the model); what the catalog cannot resolve is kept raw and reported. The collector runs once a day (cadence one day);
+``median-offer``). The GPU is named by the catalog from the sku, the archive's ``gpu_model``
+label only as a hint (``base.catalog_gpu``); a slice (a MIG profile, a count below one) and a
+name the catalog cannot resolve are kept raw and reported unmapped. The collector runs once a day (cadence one day);
 collections more than 30 hours apart have a gap between them (a missing day is unknown).
 """
 
@@ -26,15 +27,14 @@ from tracker.analysis.imports.base import (
     ImportResult,
     Progress,
     Snapshot,
+    bounded_lines,
+    catalog_gpu,
     check_future,
     csv_rows,
     missing_columns,
     number,
     when,
 )
-from tracker.catalog.instance_types import instance_gpu
-from tracker.catalog.names import is_slice
-from tracker.catalog.specs import resolve_gpu
 from tracker.errors import TrackerError
 
 NAME = EWYLUDA
@@ -50,17 +50,13 @@ def sniff(path: Path, head: str) -> bool:
     return "collected_at" in first and "usd_per_gpu_hour" in first and "gpu_model" in first
 
 
-def _gpu(model: str, sku: str, provider: str) -> str | None:
-    """The GPU of a row: its model, then its sku; none when the sku is a slice (RunPod's
-    ``B300 SXM6 AC MIG 1g.34gb`` filed under B300 is a seventh of one: its raw name is then the
-    sku, which the catalog refuses)."""
-    if is_slice(sku):
-        return None
-    gpu = resolve_gpu(model, None, provider=provider) or resolve_gpu(sku, None, provider=provider)
-    if gpu is None:
-        hint = instance_gpu(sku, provider)
-        gpu = hint[0] if hint else None
-    return gpu
+def _gpu(model: str, sku: str, provider: str, count: float) -> tuple[str | None, str]:
+    """(catalog GPU or None, raw name): the provider's sku first, the archive's ``gpu_model``
+    label only as a hint (``base.catalog_gpu``: a MIG slice such as RunPod's ``NVIDIA B300 SXM6 AC
+    MIG 1g.34gb``, labelled ``B300``, is never a whole B300). The raw name kept is the label,
+    or the slice's own name (a sku such as Vast.ai's ``median-offer`` names no GPU)."""
+    gpu, raw, _mem = catalog_gpu([sku, model], provider=provider, count=count)
+    return gpu, raw if raw.endswith(" slice") else model
 
 
 def _kind(pricing: str, provider_display: str) -> str:
@@ -73,14 +69,12 @@ def _kind(pricing: str, provider_display: str) -> str:
 
 def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(bounded_lines(fh, path.name, "an ewyluda observation row", progress))
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
         missing_columns(header, REQUIRED, "ewyluda observations")
         for line, row in csv_rows(reader, path.name):
             result.rows += 1
-            if progress is not None and result.rows % 500 == 0:
-                progress(result.rows, result.rows + 1)
             try:
                 at = when(row, "collected_at")
                 check_future(at, "collected_at")
@@ -92,16 +86,17 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 if not model or not sku:
                     raise ValueError("gpu_model and sku must not be empty")
                 count = number(row, "gpu_count")
+                assert count is not None
+                gpu, raw = _gpu(model, sku, provider, count)
                 offer = ScrapedOffer(
-                    provider=provider, sku=f"{model}/{sku}", gpu_raw=sku if is_slice(sku) else model,
-                    gpu_count=count,  # type: ignore[arg-type]
+                    provider=provider, sku=f"{model}/{sku}", gpu_raw=raw, gpu_count=count,
                     price_per_hour=number(row, "usd_per_hour"),
                     kind=_kind((row.get("pricing") or "").strip(), row.get("provider") or ""),
-                    region=(row.get("region") or "").strip(), gpu=_gpu(model, sku, provider),
+                    region=(row.get("region") or "").strip(), gpu=gpu,
                     extra={"source": SOURCE, "source_provider": (row.get("provider") or "").strip(),
                            "sample_size": (row.get("sample_size") or "").strip()},
                 )
             except (ValueError, TrackerError) as exc:
-                result.bad_rows.append(BadRow(line, str(exc).splitlines()[0], path.name))
+                result.bad(BadRow(line, str(exc).splitlines()[0], path.name))
                 continue
             yield Snapshot(provider, f"ewyluda:{provider}", at, [offer], line, path.name)

@@ -66,17 +66,19 @@ from scrapers.oci import NOT_PUBLIC
 from tracker.analysis.imports import OPENCOMPUTEPRICES
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.imports.base import (
+    BATCH_ROWS,
     BadRow,
     ImportResult,
     Progress,
     Snapshot,
+    bounded_lines,
+    catalog_gpu,
     check_future,
+    csv_rows,
     missing_columns,
     number,
     when,
 )
-from tracker.catalog.names import MEMORY_LOW
-from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.errors import TrackerError
 
 NAME = OPENCOMPUTEPRICES
@@ -100,7 +102,6 @@ KINDS = {"on_demand": "on_demand", "ondemand": "on_demand", "on-demand": "on_dem
          "preemptible": "spot", "interruptible": "spot", "reserved": "reserved", "committed": "reserved"}
 #: Rows that are not a GPU rental, by words in their names or ``raw_extra``.
 NOT_RENTAL = re.compile(r"ai enterprise|licen[cs]e|licensing fee|" + "|".join(re.escape(w) for w in NOT_PUBLIC), re.I)
-_SLICE = re.compile(r"\bmig\b|\d+g\.\d+gb|^vcg-|vgpu|fractional", re.I)
 #: ``raw_extra`` key naming a marketplace's host location: part of the offer's identity (two
 #: TensorDock locations can share one city name).
 LOCATION_KEY = "location_id"
@@ -144,13 +145,6 @@ def _term_months(text: str) -> int | None:
     return n * 12 if unit.startswith("y") else n
 
 
-def _per_gpu_memory(memory: float | None, count: float) -> list[float | None]:
-    """The memory figures to try per GPU: as stated, and divided by the count (an instance's total)."""
-    if memory is None or memory <= 0:
-        return [None]
-    return [memory, memory / count] if count > 1 else [memory]
-
-
 def _names(row: Mapping[str, str], extra: Mapping[str, Any], aggregator: bool) -> list[str]:
     gpu, variant = (row.get("gpu_name") or "").strip(), (row.get("gpu_variant") or "").strip()
     itype = (row.get("instance_type") or "").strip()
@@ -166,25 +160,11 @@ def _names(row: Mapping[str, str], extra: Mapping[str, Any], aggregator: bool) -
 
 def resolve(row: Mapping[str, str], provider: str, count: float, extra: Mapping[str, Any],
             aggregator: bool) -> tuple[str | None, str, float | None]:
-    """(canonical GPU or None, raw name, memory per GPU) for a row; a slice is never a whole GPU.
-
-    ``provider``: the cloud whose instance types the names may be (an aggregator row's ``via``)."""
-    names = _names(row, extra, aggregator)
-    raw = names[0] if names else ""
-    memory = positive(row.get("gpu_memory_gb"), strings=True)
-    cat = load_catalog()
-    sliced = 0 < count < 1 or any(_SLICE.search(n) for n in names)
-    for name in names:
-        for mem in _per_gpu_memory(memory, count):
-            gpu = resolve_gpu(name, mem, provider=provider)
-            if gpu is not None:
-                return (None, f"{raw} slice", mem) if sliced else (gpu, name, mem)
-    # memory below the whole card's: a slice of it (an A10 with 4 GB), never the card
-    whole = next((g for g in (resolve_gpu(n, None, provider=provider) for n in names) if g is not None), None)
-    vram = cat[whole].vram_gb if whole is not None else None
-    if memory is not None and vram and memory < MEMORY_LOW * vram:
-        sliced = True
-    return None, f"{raw} slice" if sliced else raw, memory
+    """(canonical GPU or None, raw name, memory per GPU) for a row (``base.catalog_gpu``: a slice
+    is never a whole GPU). ``provider``: the cloud whose instance types the names may be (an
+    aggregator row's ``via``)."""
+    return catalog_gpu(_names(row, extra, aggregator), provider=provider, count=count,
+                       memory=positive(row.get("gpu_memory_gb"), strings=True))
 
 
 def not_a_rental(row: Mapping[str, str], extra: Mapping[str, Any]) -> str | None:
@@ -294,19 +274,18 @@ def _numbered(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
 
 
 def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
-    """Snapshots of every source in ``path``; the newest-per-day rule is applied by the store
-    (``store_snapshots(one_per_day=True)``), across files and commands."""
+    """Snapshots of every source in ``path``, about ``BATCH_ROWS`` rows at a time (the rows of
+    one snapshot come together in the archive's files); the newest-per-day rule is applied by
+    the store (``store_snapshots(one_per_day=True)``), across files and commands."""
     by_snapshot: dict[tuple[str, datetime], list[tuple[int, ScrapedOffer]]] = defaultdict(list)
+    held = 0
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(fh)
+        reader = csv.DictReader(bounded_lines(fh, path.name, "an OpenComputePrices row", progress))
         header = [h.strip() for h in (reader.fieldnames or [])]
         reader.fieldnames = header
         missing_columns(header, REQUIRED, "OpenComputePrices")
-        for row in reader:
-            line = reader.line_num
+        for line, row in csv_rows(reader, path.name):
             result.rows += 1
-            if progress is not None and result.rows % 500 == 0:
-                progress(result.rows, result.rows + 1)
             try:
                 at = when(row, "snapshot_ts")
                 check_future(at, "snapshot_ts")
@@ -321,13 +300,22 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 offer = _offer(row, source)
                 # only rows read make a snapshot: one whose every row is bad is no collection, and
                 # never a delisting of every offer of its source
+                if held >= BATCH_ROWS and key not in by_snapshot:
+                    yield from _snapshots(by_snapshot, path.name)
+                    by_snapshot.clear()
+                    held = 0
                 by_snapshot.setdefault(key, []).append((line, offer))
+                held += 1
             except (ValueError, TrackerError) as exc:
-                result.bad_rows.append(BadRow(line, str(exc).splitlines()[0], path.name))
+                result.bad(BadRow(line, str(exc).splitlines()[0], path.name))
+    yield from _snapshots(by_snapshot, path.name)
+
+
+def _snapshots(by_snapshot: Mapping[tuple[str, datetime], list[tuple[int, ScrapedOffer]]], file: str) -> Iterator[Snapshot]:
     for (source, at), rows in sorted(by_snapshot.items()):
         series = f"{SERIES_PREFIX}{source}"
         first = min((line for line, _o in rows), default=0)
-        yield Snapshot("", series, at, [], first, path.name)  # the series was collected then
+        yield Snapshot("", series, at, [], first, file)  # the series was collected then
         offers = _numbered([o for _line, o in rows])
         for provider in sorted({o.provider for o in offers}):
-            yield Snapshot(provider, series, at, [o for o in offers if o.provider == provider], first, path.name)
+            yield Snapshot(provider, series, at, [o for o in offers if o.provider == provider], first, file)

@@ -50,14 +50,16 @@ a ``scrape_run`` row (``replay=False``, status ``ok``) whose message notes the i
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 from collections import defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
+from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
@@ -69,10 +71,14 @@ from db.types import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
 from tracker.analysis.imports.base import (
+    BATCH_ROWS,
     FUTURE_TOLERANCE,
     BadRow,
     ImportResult,
+    Progress,
     Snapshot,
+    bounded_lines,
+    catalog_gpu,
     check_future,
     csv_rows,
     missing_columns,
@@ -164,13 +170,30 @@ def _unstated_term(row: Mapping[str, str]) -> dict[str, bool]:
     return {"term_unstated": True} if reserved and not _float(row, "term_months", required=False) else {}
 
 
+def _export_gpu(row: Mapping[str, str], provider: str, count: float, memory: float | None,
+                known: Mapping[str, Any]) -> tuple[str | None, str]:
+    """(catalog GPU or None, raw name) of a ``prices`` row: the catalog names ``gpu_raw``
+    (``base.catalog_gpu``); the export's ``gpu`` column is a hint taken only when the catalog
+    knows it and the raw name is not a slice (a user alias the export resolved with)."""
+    column = (row.get("gpu") or "").strip() or None
+    raw = (row.get("gpu_raw") or "").strip() or (column or "")
+    gpu, named, _mem = catalog_gpu([raw], provider=provider, count=count, memory=memory)
+    if gpu is None and not named.endswith(" slice") and column in known:
+        return column, raw
+    return gpu, raw if gpu is not None or not named.endswith(" slice") else named
+
+
 def prices_series(o: ScrapedOffer) -> str:
     """The series a ``prices`` row's offer is (every offer is one of its own)."""
     return f"csv-prices:{o.provider}|{o.sku}|{o.region}|{o.kind}|{o.term_months}"
 
 
-def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[Snapshot]:
+def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any],
+                 file: str = "") -> Iterator[Snapshot]:
+    """The snapshots of a ``prices`` export, ``BATCH_ROWS`` rows at a time (an offer whose rows
+    fall in two batches is two imports of its series, which store the same history as one)."""
     rows: dict[str, list[tuple[datetime, datetime, int, ScrapedOffer]]] = defaultdict(list)
+    held = 0
     for line, row in _rows(reader):
         result.rows += 1
         try:
@@ -179,31 +202,40 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             if since > observed:
                 raise ValueError("price_since is after observed_at")
             check_future(observed, "observed_at")
-            gpu = (row.get("gpu") or "").strip() or None
+            provider = plain_name(row.get("provider") or "", "provider")
+            count, memory = _float(row, "gpu_count"), _float(row, "gpu_memory_gb", required=False)
+            gpu, raw = _export_gpu(row, provider, count, memory, known)  # type: ignore[arg-type]
             offer = ScrapedOffer(
-                provider=plain_name(row.get("provider") or "", "provider"), sku=(row.get("sku") or "").strip(),
-                gpu_raw=(row.get("gpu_raw") or "").strip() or (gpu or ""),
-                gpu_count=_float(row, "gpu_count"), price_per_hour=_float(row, "price_per_hour"),  # type: ignore[arg-type]
+                provider=provider, sku=(row.get("sku") or "").strip(), gpu_raw=raw,
+                gpu_count=count, price_per_hour=_float(row, "price_per_hour"),  # type: ignore[arg-type]
                 kind=(row.get("kind") or "").strip(), region=(row.get("region") or "").strip(),
                 country=(row.get("country") or "").strip() or None,
-                gpu_memory_gb=_float(row, "gpu_memory_gb", required=False),
+                gpu_memory_gb=memory,
                 term_months=int(_float(row, "term_months", required=False) or 0),
                 currency=(row.get("currency") or "").strip(), available=_bool(row.get("available")),
-                gpu=gpu if gpu in known else None, extra={"imported": "prices csv", SINCE_KEY: epoch(since),
+                gpu=gpu, extra={"imported": "prices csv", SINCE_KEY: epoch(since),
                                                           **_unstated_term(row)},
             )
         except (ValueError, TrackerError) as exc:
-            result.bad_rows.append(BadRow(line, str(exc)))
+            result.bad(BadRow(line, str(exc), file))
             continue
         rows[prices_series(offer)].append((since, observed, line, offer))
-    # a row is an interval: an observation at every snapshot time of its series it spans
-    out = []
+        held += 1
+        if held >= BATCH_ROWS:
+            yield from _prices_snapshots(rows, file)
+            rows.clear()
+            held = 0
+    yield from _prices_snapshots(rows, file)
+
+
+def _prices_snapshots(rows: Mapping[str, list[tuple[datetime, datetime, int, ScrapedOffer]]],
+                      file: str) -> Iterator[Snapshot]:
+    """A row is an interval: an observation at every snapshot time of its series it spans."""
     for series, spans in rows.items():
         for at in sorted({t for since, observed, _l, _o in spans for t in (since, observed)}):
             for since, observed, line, offer in spans:
                 if since <= at <= observed:
-                    out.append(Snapshot(offer.provider, series, at, [offer], line))
-    return out
+                    yield Snapshot(offer.provider, series, at, [offer], line, file)
 
 
 def _history_kind(kinds: str) -> str:
@@ -211,7 +243,8 @@ def _history_kind(kinds: str) -> str:
     return parts[0] if len(parts) == 1 and parts[0] in KINDS and parts[0] != "reserved" else "on_demand"
 
 
-def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any]) -> list[Snapshot]:
+def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any],
+                  file: str = "") -> Iterator[Snapshot]:
     header = list(reader.fieldnames or [])
     provider_cols = [c for c in header if c not in EXPORT_COLUMNS]
     for c in provider_cols:
@@ -219,7 +252,6 @@ def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapp
             plain_name(c, "provider column")
         except ValueError as exc:
             raise ConfigError(f"import: {exc}") from None
-    out: list[Snapshot] = []
     for line, row in _rows(reader):
         result.rows += 1
         try:
@@ -239,13 +271,12 @@ def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapp
                 for p, v in cells if v is not None
             ]
         except (ValueError, TrackerError) as exc:
-            result.bad_rows.append(BadRow(line, str(exc)))
+            result.bad(BadRow(line, str(exc), file))
             continue
         # every bucket is a collection of every provider: one without a value did not list the GPU
         series = f"csv-history:{gpu}:{kind}"
-        out.append(Snapshot("", series, at, [], line))
-        out.extend(Snapshot(o.provider, series, at, [o], line) for o in offers)
-    return out
+        yield Snapshot("", series, at, [], line, file)
+        yield from (Snapshot(o.provider, series, at, [o], line, file) for o in offers)
 
 
 def _skypilot_gpu_name(accelerator: str, instance_type: str) -> str:
@@ -295,7 +326,7 @@ def read_skypilot_rows(reader: csv.DictReader[str], result: ImportResult, provid
                 if key not in best or value < best[key][0]:
                     best[key] = (value, offer)
         except (ValueError, TrackerError) as exc:
-            result.bad_rows.append(BadRow(line, str(exc).splitlines()[0], file))
+            result.bad(BadRow(line, str(exc).splitlines()[0], file))
     return [o for _, o in best.values()]
 
 
@@ -316,16 +347,29 @@ def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], a
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
-def _leave_foreign(engine: Engine, found: list[Snapshot], result: ImportResult) -> list[Snapshot]:
-    """``found`` without the offers the store keeps outside their snapshot's series (their
-    history is that series' or a live collection's): counted as already stored when no newer
-    than the stored offer, otherwise reported by line."""
-    providers = sorted({s.provider for s in found if s.provider})
-    if not providers:
+def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult) -> list[Snapshot]:
+    """``found`` (one batch) without the offers the store keeps outside their snapshot's series
+    (their history is that series' or a live collection's): counted as already stored when no
+    newer than the stored offer, otherwise reported by line. Reads only the batch's offers."""
+    conn = session.connection()
+    wanted: dict[str, set[str]] = defaultdict(set)
+    for snap in found:
+        for o in snap.offers:
+            wanted[o.provider].add(o.sku)
+    stored: dict[tuple[str, str, str, str, int], tuple[str | None, datetime]] = {}
+    stamp = Offer.__table__.c.last_seen.type  # type: ignore[attr-defined]
+    for provider, skus in wanted.items():
+        names = sorted(skus)
+        for k in range(0, len(names), 5000):  # bounded statements (SQLite's parameter limit)
+            rows = conn.execute(text("SELECT sku, region, kind, term_months, extra, last_seen FROM offer "
+                                     "WHERE provider = :p AND sku IN :s")
+                                .bindparams(bindparam("s", expanding=True))
+                                .columns(last_seen=stamp),
+                                {"p": provider, "s": names[k:k + 5000]}).all()
+            for sku, region, kind, term, extra, last_seen in rows:
+                stored[(provider, sku, region, kind, term)] = (series_db.series_of(extra), last_seen)
+    if not stored:
         return found
-    with session_scope(engine) as session:
-        stored = {(o.provider, o.sku, o.region, o.kind, o.term_months): (series_db.series_of(o.extra), o.last_seen)
-                  for o in session.exec(select(Offer).where(col(Offer.provider).in_(providers))).all()}
     kept, reported = [], set()
     for snap in found:
         offers = []
@@ -338,11 +382,10 @@ def _leave_foreign(engine: Engine, found: list[Snapshot], result: ImportResult) 
                 result.already_stored += 1
             elif (snap.file, snap.line) not in reported:
                 reported.add((snap.file, snap.line))
-                result.bad_rows.append(BadRow(snap.line, f"offer {o.sku!r} of {o.provider} is collected live (or by "
-                                                         "another import); its history there is kept", snap.file))
+                result.bad(BadRow(snap.line, f"offer {o.sku!r} of {o.provider} is collected live (or by "
+                                             "another import); its history there is kept", snap.file))
         if offers or not snap.provider:
             kept.append(replace(snap, offers=offers))
-    result.bad_rows.sort(key=lambda b: (b.file, b.line))
     return kept
 
 
@@ -414,6 +457,21 @@ def import_file(engine: Engine, path: str | Path, **options: Any) -> ImportResul
     return import_files(engine, [Path(path)], **options)
 
 
+def _open_csv(path: Path, fh: IO[str], progress: Progress | None = None) -> tuple[csv.DictReader[str], str]:
+    """A reader of ``fh`` (its header's cells unescaped) and the export's format."""
+    lines = bounded_lines(fh, path.name, "a price export row", progress)
+    head, first = next(lines, ""), next(lines, "")
+    reader = csv.DictReader(itertools.chain([head, first], lines))
+    try:
+        header = [unescape(h.strip()) for h in (reader.fieldnames or [])]
+    except csv.Error as exc:
+        raise ConfigError(f"import: {path.name} line 1: the header cannot be read ({exc})") from None
+    reader.fieldnames = header
+    fmt = detect_format(header, has_rows=bool(first.strip()))
+    reader.file_name = path.name  # type: ignore[attr-defined]
+    return reader, fmt
+
+
 def import_files(
     engine: Engine,
     paths: list[Path],
@@ -423,67 +481,65 @@ def import_files(
     currency_rates: Mapping[str, float] | None = None,
     catalog: Mapping[str, Any] | None = None,
     strict: bool = False,
+    progress: Progress | None = None,
 ) -> ImportResult:
-    """Import CSV files (formats detected from their headers) in one transaction: exports of one
-    format, or one SkyPilot vms.csv. With several files, bad rows name their file."""
+    """Import CSV files (formats detected from their headers) in one transaction, read and
+    stored in batches: exports of one format, or one SkyPilot vms.csv. With several files, bad
+    rows name their file."""
     known = catalog if catalog is not None else load_catalog()
     label = str(paths[0]) if len(paths) == 1 else ", ".join(p.name for p in paths[:3]) + (
         f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    result: ImportResult | None = None
-    batches: list[_Batch] = []
-    found: list[Snapshot] = []
+    formats = []
     for path in paths:
         if not path.is_file():
             raise ConfigError(f"import: {path} is not a file")
         with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.DictReader(fh)
-            try:
-                header = [unescape(h.strip()) for h in (reader.fieldnames or [])]
-            except csv.Error as exc:
-                raise ConfigError(f"import: {path.name} line 1: the header cannot be read ({exc})") from None
-            reader.fieldnames = header
-            rest = fh.read(1 << 16)
-            fh.seek(0)
-            reader = csv.DictReader(fh)
-            reader.fieldnames = header
-            reader.file_name = path.name  # type: ignore[attr-defined]
-            next(reader.reader, None)  # the header line
-            fmt = detect_format(header, has_rows=bool(rest.strip()))
-            if result is None:
-                result = ImportResult(label, fmt)
-            elif fmt != result.format:
-                raise ConfigError(f"import: {path.name} is a {fmt} CSV, {paths[0].name} a {result.format} one; "
-                                  "import them apart")
-            first_bad = len(result.bad_rows)
-            if fmt == "skypilot":
-                if len(paths) > 1:
-                    raise ConfigError("import: a SkyPilot vms.csv is imported alone (or use skypilot-git for a clone)")
-                if not provider or observed_at is None:
-                    raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
-                try:
-                    provider = plain_name(provider, "--provider")
-                except ValueError as exc:
-                    raise ConfigError(f"import: {exc}") from None
-                if observed_at > utcnow() + FUTURE_TOLERANCE:
-                    raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
-                batches = _read_skypilot(reader, result, provider, observed_at)
-            else:
-                if provider or observed_at:
-                    raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
-                read = (_read_prices if fmt == "prices" else _read_history)(reader, result, known)
-                found += [replace(snap, file=path.name) for snap in read] if len(paths) > 1 else read
-        if len(paths) > 1:
-            result.bad_rows[first_bad:] = [replace(b, file=path.name) for b in result.bad_rows[first_bad:]]
-    assert result is not None
-    fmt = result.format
-    if fmt != "skypilot":
-        found = _leave_foreign(engine, found, result)
-    if strict and result.bad_rows:
-        raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
-    note = f"import of {label if len(paths) > 1 else paths[0].name} ({fmt} format, {result.rows} rows, {len(result.bad_rows)} bad)"
-    if fmt != "skypilot":
-        return store_snapshots(engine, found, result, max_gap=None, stated_starts=fmt == "prices", note=note,
-                               currency_rates=currency_rates)
+            formats.append(_open_csv(path, fh)[1])
+        if formats[-1] != formats[0]:
+            raise ConfigError(f"import: {path.name} is a {formats[-1]} CSV, {paths[0].name} a {formats[0]} one; "
+                              "import them apart")
+    fmt = formats[0]
+    result = ImportResult(label, fmt)
+    shown = label if len(paths) > 1 else paths[0].name
+
+    def note() -> str:
+        return f"import of {shown} ({fmt} format, {result.rows} rows, {result.bad_total} bad)"
+
+    if fmt == "skypilot":
+        return _import_skypilot(engine, paths, result, provider, observed_at, note, currency_rates, strict)
+    if provider or observed_at:
+        raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
+    read = _read_prices if fmt == "prices" else _read_history
+
+    def found() -> Iterator[Snapshot]:
+        for path in paths:
+            with path.open(newline="", encoding="utf-8-sig") as fh:
+                reader, _fmt = _open_csv(path, fh, progress)
+                yield from read(reader, result, known, path.name if len(paths) > 1 else "")
+
+    return store_snapshots(engine, found(), result, max_gap=None, stated_starts=fmt == "prices", note=note,
+                           currency_rates=currency_rates, strict=strict, screen=_leave_foreign)
+
+
+def _import_skypilot(engine: Engine, paths: list[Path], result: ImportResult, provider: str | None,
+                     observed_at: datetime | None, note: Callable[[], str], currency_rates: Mapping[str, float] | None,
+                     strict: bool) -> ImportResult:
+    """One SkyPilot vms.csv: one collection of ``provider`` at ``observed_at`` (zones merged, so read whole)."""
+    if len(paths) > 1:
+        raise ConfigError("import: a SkyPilot vms.csv is imported alone (or use skypilot-git for a clone)")
+    if not provider or observed_at is None:
+        raise ConfigError("import: a SkyPilot vms.csv needs --provider and --observed-at")
+    try:
+        provider = plain_name(provider, "--provider")
+    except ValueError as exc:
+        raise ConfigError(f"import: {exc}") from None
+    if observed_at > utcnow() + FUTURE_TOLERANCE:
+        raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
+    with paths[0].open(newline="", encoding="utf-8-sig") as fh:
+        reader, _fmt = _open_csv(paths[0], fh)
+        batches = _read_skypilot(reader, result, provider, observed_at)
+    if strict and result.bad_total:
+        raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
     with session_scope(engine) as session:
-        _store(session, batches, result, note, currency_rates)
+        _store(session, batches, result, note(), currency_rates)
     return result

@@ -5,7 +5,7 @@ only names the formats; see its docstring)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -24,7 +24,7 @@ from tracker.analysis.imports import (
     tugot17,
 )
 from tracker.analysis.imports.base import BadRow, ImportResult, Progress, Snapshot
-from tracker.errors import ConfigError, ValidationError
+from tracker.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,21 +106,27 @@ def import_files(
     assert not isinstance(gap, str)
     label = ", ".join(p.name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
     result = ImportResult(label, name)
-    found: list[Snapshot] = []
-    if spec.module is skypilot_git:
+    module = spec.module
+    if module is skypilot_git:
         if len(paths) != 1:
             raise ConfigError("import skypilot-git: name one clone")
-        found.extend(skypilot_git.read(paths[0], result, clouds=clouds, version=version, progress=progress))
-    else:
-        if clouds or version:
-            raise ConfigError("import: --cloud and --catalog-version are for skypilot-git")
+    elif clouds or version:
+        raise ConfigError("import: --cloud and --catalog-version are for skypilot-git")
+
+    def found() -> Iterator[Snapshot]:
+        """The files' snapshots, read as the store asks for them (in batches: ``store_snapshots``)."""
+        if module is skypilot_git:
+            yield from skypilot_git.read(paths[0], result, clouds=clouds, version=version, progress=progress)
+            return
         for p in sorted(paths):
-            found.extend(spec.module.read(p, result, progress))
-    if strict and result.bad_rows:
-        raise ValidationError(f"import: {len(result.bad_rows)} bad row(s), nothing imported; first: {result.bad_rows[0]}")
-    note = f"import of {label} ({name} format, {result.rows} rows, {len(result.bad_rows)} bad)"
-    return snapshots.store_snapshots(engine, found, result, max_gap=gap, cadence=spec.cadence, note=note,
-                                     one_per_day=spec.one_per_day, currency_rates=currency_rates, progress=progress)
+            yield from module.read(p, result, progress)
+
+    def note() -> str:
+        return f"import of {label} ({name} format, {result.rows} rows, {result.bad_total} bad)"
+
+    return snapshots.store_snapshots(engine, found(), result, max_gap=gap, adapt_gap=max_gap == "default",
+                                     cadence=spec.cadence, note=note, one_per_day=spec.one_per_day,
+                                     currency_rates=currency_rates, strict=strict)
 
 
 __all__ = ["FORMATS", "BadRow", "Format", "ImportResult", "detect", "import_files"]

@@ -89,7 +89,7 @@ def read(repo: Path, result: ImportResult, *, clouds: Sequence[str], version: st
     if len(missing) == len(history):
         raise ConfigError(f"import skypilot-git: no commit of {', '.join(missing)} in {repo}")
     for path in missing:
-        result.bad_rows.append(BadRow(0, "no commit touches this file", path))
+        result.bad(BadRow(0, "no commit touches this file", path))
     total = sum(len(found) for _c, _p, found in history)
     done = 0
     for cloud, path, found in history:
@@ -103,7 +103,7 @@ def read(repo: Path, result: ImportResult, *, clouds: Sequence[str], version: st
             try:
                 check_future(at, "commit time")
             except ValueError as exc:
-                result.bad_rows.append(BadRow(0, str(exc), where))
+                result.bad(BadRow(0, str(exc), where))
                 continue
             try:
                 text = _git(repo, "show", f"{sha}:{path}")
@@ -116,7 +116,7 @@ def read(repo: Path, result: ImportResult, *, clouds: Sequence[str], version: st
             reader.fieldnames = header
             lacking = [c for c in sorted(SKYPILOT_REQUIRED) if c not in header]
             if lacking:
-                result.bad_rows.append(BadRow(1, f"header has no {', '.join(lacking)} column", where))
+                result.bad(BadRow(1, f"header has no {', '.join(lacking)} column", where))
                 continue
             offers = read_skypilot_rows(reader, result, provider, where)
             yield Snapshot("", series, at, [], 0, where)

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -60,11 +60,13 @@ from db.models import Offer, Provider, Quarantine, ScrapeRun
 from db.types import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.imports.aliases import is_external
-from tracker.analysis.imports.base import ImportResult, Progress, Snapshot
+from tracker.analysis.imports.base import BATCH_ROWS, ImportResult, Snapshot
+from tracker.analysis.imports.fresh import FreshSeries, store_fresh
 from tracker.analysis.imports.runs import Seen, cut
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import HELD, Rejected, validate
+from tracker.errors import ValidationError
 
 Identity = tuple[str, str, str, int]
 SERIES_KEY = series_db.SERIES_KEY
@@ -467,20 +469,192 @@ def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer
     return {o.id for o in created if o.id is not None}
 
 
+#: A series whose snapshots come further apart than the format's gap gets this many times its
+#: median spacing as its gap (``series_gap``).
+SPACING_GAP = 1.5
+#: Steps between snapshots a series needs before its spacing is its own (two daily files eleven
+#: days apart are two snapshots with a gap between them, not an archive collected every eleven days).
+MIN_SPACING_STEPS = 8
+
+
+def batches(snapshots: Iterable[Snapshot], rows: int = BATCH_ROWS) -> Iterator[list[Snapshot]]:
+    """``snapshots`` in lists of about ``rows`` offers, never splitting a run of snapshots of
+    one series at one time (a file writes the rows of one snapshot together)."""
+    batch: list[Snapshot] = []
+    n, last = 0, None
+    for s in snapshots:
+        key = (s.series, s.at)
+        if n >= rows and key != last:
+            yield batch
+            batch, n = [], 0
+        batch.append(s)
+        n += len(s.offers) or 1
+        last = key
+    if batch:
+        yield batch
+
+
+def median_spacing(times: Sequence[int]) -> float | None:
+    """The median time between consecutive snapshots (epoch seconds, oldest first), or ``None``."""
+    steps = sorted(b - a for a, b in zip(times, times[1:], strict=False))
+    return float(steps[len(steps) // 2]) if steps else None
+
+
+def series_gap(times: Sequence[int], max_gap_s: float | None, adapt: bool) -> float | None:
+    """The gap of a series with these snapshot times: the format's (``max_gap_s``), unless
+    ``adapt`` (no ``--max-gap`` was given) and the series' median spacing exceeds it -- an archive
+    that collected less often than its format's cadence (tugot17's H100 file: about 4 hours) --
+    then ``SPACING_GAP`` times that spacing, so that consecutive snapshots stay consecutive
+    (with at least ``MIN_SPACING_STEPS`` steps to judge by)."""
+    spacing = median_spacing(times)
+    if not adapt or max_gap_s is None or spacing is None or spacing <= max_gap_s or len(times) <= MIN_SPACING_STEPS:
+        return max_gap_s
+    return SPACING_GAP * spacing
+
+
+@dataclass
+class _Import:
+    """What one import keeps across its batches: its runs, each provider's newest snapshot, the
+    ranges whose roll-ups it changed."""
+
+    session: Session
+    note: str
+    runs: dict[str, ScrapeRun] = field(default_factory=dict)
+    latest: dict[str, datetime] = field(default_factory=dict)
+    touched: dict[str, list[int]] = field(default_factory=dict)  # provider -> [first, last] epoch second changed
+
+    def run(self, provider: str) -> ScrapeRun:
+        if provider not in self.runs:
+            self.runs[provider] = ScrapeRun(provider=provider, started_at=utcnow(), replay=False, status="running")
+            self.session.add(self.runs[provider])
+            self.session.flush()
+        return self.runs[provider]
+
+    def changed(self, provider: str, lo: int, hi: int) -> None:
+        span = self.touched.setdefault(provider, [lo, hi])
+        span[0], span[1] = min(span[0], lo), max(span[1], hi)
+
+    def listed(self, provider: str, newest: int, cadence: timedelta | None, result: ImportResult) -> None:
+        """``provider`` was listed by the import up to ``newest``: its newest snapshot, and an
+        external provider's collection interval and name."""
+        at = from_epoch(newest)
+        self.latest[provider] = max(self.latest.get(provider, at), at)
+        if not is_external(provider):
+            return
+        prov = queries.ensure_provider(self.session, provider)
+        if cadence:
+            store_stage.remember_interval(self.session, prov, int(cadence.total_seconds()))
+        if provider not in result.external_providers:
+            result.external_providers.append(provider)
+        if not prov.display_name or prov.display_name == provider:
+            prov.display_name = provider
+
+
+def _release(session: Session) -> None:
+    """Write what a batch changed and let go of its offers: memory stays that of one batch."""
+    session.flush()
+    for obj in list(session.identity_map.values()):
+        if isinstance(obj, (Offer, Quarantine)):
+            session.expunge(obj)
+
+
+def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *, max_gap_s: float | None,
+                 adapt_gap: bool, cadence: timedelta | None, stated_starts: bool, one_per_day: bool,
+                 currency_rates: Mapping[str, float] | None) -> None:
+    """Store one batch: its series never seen before set-based (``fresh``), the others re-cut
+    over the range their new snapshots change (``_store_provider``)."""
+    session = imp.session
+    conn = session.connection()
+    series_times, series_map = merge(snapshots)
+    by_series: dict[str, dict[str, dict[datetime, list[ScrapedOffer]]]] = defaultdict(dict)
+    for (provider, name), by_time in series_map.items():
+        by_series[name][provider] = by_time
+    stored_all = series_db.stored_times(conn, series_times)
+    stored_offers = _StoredOffers(session)
+    new_series: list[FreshSeries] = []
+    for name in sorted(series_times):
+        stored = set(stored_all.get(name, ()))
+        wanted = {epoch(t) for t in series_times[name]}
+        dropped: set[int] = set()
+        if one_per_day:
+            kept = newest_per_day(stored | wanted)
+            dropped, wanted = stored - kept, wanted & kept
+        every = sorted((stored - dropped) | wanted)
+        gap_s = series_gap(every, max_gap_s, adapt_gap)
+        _note_spacing(result, name, every, gap_s, max_gap_s)
+        sr = _Series(name, every, wanted - stored, gap_s, stated_starts, dropped)
+        for by_time in by_series[name].values():
+            repeated = sum(len(v) for t, v in by_time.items() if epoch(t) in stored)
+            result.observations += repeated
+            result.already_stored += repeated
+        if not sr.new:
+            continue
+        listing = by_series[name]
+        if not stored:
+            fresh_listing = {p: {epoch(t): v for t, v in by.items() if epoch(t) in sr.new} for p, by in listing.items()}
+            new_series.append(FreshSeries(name, sorted(sr.new), {p: by for p, by in fresh_listing.items() if by},
+                                          gap_s, stated_starts))
+            continue
+        for provider in sorted(set(listing) | stored_offers.providers(name)):
+            queries.ensure_provider(session, provider)
+            # a provider of the series that this import does not list: its intervals may still
+            # be re-cut (a new snapshot without it ends them), with nothing to count
+            run = imp.run(provider) if provider in listing else ScrapeRun(provider=provider)
+            by_time = {epoch(t): v for t, v in listing.get(provider, {}).items()}
+            changed = _store_provider(session, provider, sr, by_time, stored_offers.of(provider, name), run, result,
+                                      currency_rates)
+            if changed is not None:
+                imp.changed(provider, *changed)
+            if provider in listing:
+                imp.listed(provider, max(sr.new), cadence, result)
+        series_db.add(conn, name, sr.new)
+        series_db.remove(conn, name, sr.dropped)
+    if new_series:
+        for provider in sorted({p for sr in new_series for p in sr.listing}):
+            queries.ensure_provider(session, provider)
+        changed_fresh = store_fresh(session, new_series, imp.run, result, tag=_tagged, since_key=SINCE_KEY,
+                                    currency_rates=currency_rates)
+        for provider, (lo, hi) in changed_fresh.items():
+            imp.changed(provider, lo, hi)
+        for sr in new_series:
+            for provider in sr.listing:
+                imp.listed(provider, sr.times[-1], cadence, result)
+
+
+def _note_spacing(result: ImportResult, name: str, times: Sequence[int], gap_s: float | None,
+                  max_gap_s: float | None) -> None:
+    """Say which series took a gap of their own, and which snapshots come further apart than the gap."""
+    spacing = median_spacing(times)
+    if gap_s is not None and gap_s != max_gap_s:
+        result.gaps[name] = timedelta(seconds=gap_s)
+    if spacing is not None and gap_s is not None and spacing > gap_s:
+        result.wide_spacing[name] = timedelta(seconds=spacing)
+    else:
+        result.wide_spacing.pop(name, None)
+
+
 def store_snapshots(
     engine: Engine,
     snapshots: Iterable[Snapshot],
     result: ImportResult,
     *,
     max_gap: timedelta | None,
+    adapt_gap: bool = False,
     cadence: timedelta | None = None,
     stated_starts: bool = False,
     one_per_day: bool = False,
-    note: str,
+    note: str | Callable[[], str],
     currency_rates: Mapping[str, float] | None = None,
-    progress: Progress | None = None,
+    strict: bool = False,
+    screen: Callable[[Session, list[Snapshot], ImportResult], list[Snapshot]] | None = None,
 ) -> ImportResult:
-    """Store ``snapshots`` (see the module docstring) in one transaction; fill ``result``.
+    """Store ``snapshots`` (see the module docstring) in one transaction, read and written in
+    batches of about ``BATCH_ROWS`` rows; fill ``result``. A failure anywhere (a line past the
+    size bounds, ``strict`` and a bad row, the database) rolls the whole import back: nothing of
+    it is stored, and importing again starts afresh.
+
+    ``adapt_gap``: ``max_gap`` is the format's default, not the user's: a series whose snapshots
+    come further apart takes a gap from its own spacing (``series_gap``).
 
     ``stated_starts``: each offer's ``extra[SINCE_KEY]`` says where its interval began (an
     export that states it); give every import of a series the same value.
@@ -488,67 +662,23 @@ def store_snapshots(
     ``one_per_day``: a series keeps one snapshot per UTC day, the newest (an archive whose
     re-run of a day replaces that day's rows): an older one of a day is skipped, and a stored
     one a newer snapshot of its day replaces is taken out of the history (its observations,
-    held prices and snapshot time), whatever order the files come in."""
-    series_times, series_map = merge(snapshots)
-    by_series: dict[str, dict[str, dict[datetime, list[ScrapedOffer]]]] = defaultdict(dict)
-    for (provider, name), by_time in series_map.items():
-        by_series[name][provider] = by_time
-    total, done = len(series_times), 0
+    held prices and snapshot time), whatever order the files come in.
+
+    ``screen``: applied to each batch before it is stored (an export leaves offers other series keep alone).
+    ``note``: the message of the import's runs (a callable: made once everything is read)."""
     result.max_gap = max_gap
     gap_s = max_gap.total_seconds() if max_gap is not None else None
     with session_scope(engine) as session:
-        conn = session.connection()
-        stored_offers = _StoredOffers(session)
-        runs: dict[str, ScrapeRun] = {}
-        latest: dict[str, datetime] = {}
-        touched: dict[str, list[int]] = {}  # provider -> [first, last] epoch second changed
-        for name in sorted(series_times):
-            done += 1
-            if progress is not None:
-                progress(done, total)
-            stored = set(series_db.times(conn, name))
-            wanted = {epoch(t) for t in series_times[name]}
-            dropped: set[int] = set()
-            if one_per_day:
-                kept = newest_per_day(stored | wanted)
-                dropped, wanted = stored - kept, wanted & kept
-            sr = _Series(name, sorted((stored - dropped) | wanted), wanted - stored, gap_s, stated_starts, dropped)
-            for provider, by_time in by_series[name].items():
-                repeated = sum(len(v) for t, v in by_time.items() if epoch(t) in stored)
-                result.observations += repeated
-                result.already_stored += repeated
-            if not sr.new:
-                continue
-            listing = by_series[name]
-            for provider in sorted(set(listing) | stored_offers.providers(name)):
-                prov = queries.ensure_provider(session, provider)
-                if provider in listing and provider not in runs:
-                    runs[provider] = ScrapeRun(provider=provider, started_at=utcnow(), replay=False, status="running")
-                    session.add(runs[provider])
-                    session.flush()
-                # a provider of the series that this import does not list: its intervals may still
-                # be re-cut (a new snapshot without it ends them), with nothing to count
-                run = runs.get(provider) or ScrapeRun(provider=provider)
-                by_time = {epoch(t): v for t, v in listing.get(provider, {}).items()}
-                changed = _store_provider(session, provider, sr, by_time, stored_offers.of(provider, name), run, result,
-                                          currency_rates)
-                if changed is not None:
-                    span = touched.setdefault(provider, list(changed))
-                    span[0], span[1] = min(span[0], changed[0]), max(span[1], changed[1])
-                if provider not in listing:
-                    continue
-                newest = from_epoch(max(sr.new))
-                latest[provider] = max(latest.get(provider, newest), newest)
-                if is_external(provider):
-                    if cadence:
-                        store_stage.remember_interval(session, prov, int(cadence.total_seconds()))
-                    if provider not in result.external_providers:
-                        result.external_providers.append(provider)
-                    if not prov.display_name or prov.display_name == provider:
-                        prov.display_name = provider
-            series_db.add(conn, name, sr.new)
-            series_db.remove(conn, name, sr.dropped)
-        for provider, at in latest.items():
+        imp = _Import(session, "")
+        for batch in batches(snapshots):
+            if screen is not None:
+                batch = screen(session, batch, result)
+            _refuse_if_strict(result, strict)
+            _store_batch(imp, batch, result, max_gap_s=gap_s, adapt_gap=adapt_gap, cadence=cadence,
+                         stated_starts=stated_starts, one_per_day=one_per_day, currency_rates=currency_rates)
+            _release(session)
+        _refuse_if_strict(result, strict)
+        for provider, at in imp.latest.items():
             prov = queries.ensure_provider(session, provider)
             if (prov.last_success_at is None or at > prov.last_success_at) and not _scraped_live(session, provider):
                 # Only a provider known from imports alone takes the archive as its current list.
@@ -556,15 +686,21 @@ def store_snapshots(
                 prov.last_status = "ok"
                 if prov.last_attempt_at is None or at > prov.last_attempt_at:
                     prov.last_attempt_at = at
-        _refresh_rollups(session, touched)
+        _refresh_rollups(session, imp.touched)
         finished = utcnow()
-        for run in runs.values():
+        message = note() if callable(note) else note
+        for run in imp.runs.values():
             run.status, run.finished_at = "ok", finished
             run.duration_s = (finished - run.started_at).total_seconds()
-            run.error_message = note
-        result.providers = sorted(runs)
+            run.error_message = message
+        result.providers = sorted(imp.runs)
         result.external_providers.sort()
     return result
+
+
+def _refuse_if_strict(result: ImportResult, strict: bool) -> None:
+    if strict and result.bad_total:
+        raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
 
 
 IMPORT_NOTE = "import of "

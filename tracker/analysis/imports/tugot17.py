@@ -24,10 +24,12 @@ from tracker.analysis.imports.base import (
     ImportResult,
     Progress,
     Snapshot,
+    bounded_lines,
+    catalog_gpu,
     check_future,
     when,
 )
-from tracker.errors import ConfigError, TrackerError
+from tracker.errors import TrackerError
 
 NAME = TUGOT17
 DESCRIPTION = "tugot17/gpu-price-tracker data/summary/*.jsonl (aggregated snapshots, ~30 min)"
@@ -41,27 +43,14 @@ def sniff(path: Path, head: str) -> bool:
     return path.suffix == ".jsonl" and '"by_provider"' in head and '"gpu_type"' in head
 
 
-#: The longest line read (characters): a summary line is about 1 KB; one past this bound is
-#: refused with its number before more of it is held in memory.
-MAX_LINE = 1 << 20
-
-
 def gpu_name(gpu_type: str, socket: str | None) -> str:
     """``H100_80GB`` + ``SXM5`` -> ``H100 80GB SXM5`` (what the catalog's normaliser reads)."""
     return " ".join([*gpu_type.replace("_", " ").split(), *([socket] if socket else [])])
 
 
 def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
-    size = max(path.stat().st_size, 1)
-    read_bytes = 0
     with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), ""), start=1):
-            if len(line) > MAX_LINE:  # read no further: a line this long is no summary record
-                raise ConfigError(f"import: {path.name} line {line_no}: longer than {MAX_LINE // 1024} KiB; "
-                                  "not a tugot17 summary line; nothing was imported")
-            read_bytes += len(line.encode("utf-8"))
-            if progress is not None and line_no % 200 == 0:
-                progress(read_bytes, size)
+        for line_no, line in enumerate(bounded_lines(fh, path.name, "a tugot17 summary line", progress), start=1):
             if not line.strip():
                 continue
             result.rows += 1
@@ -79,19 +68,19 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 if not isinstance(by_provider, dict):
                     raise ValueError("by_provider is missing")
                 label = f"{gpu_type}_{socket}" if socket else gpu_type
-                raw = gpu_name(gpu_type, socket)
+                gpu, raw, _mem = catalog_gpu([gpu_name(gpu_type, socket)], provider=None)
                 offers = []
                 for name, stats in sorted(by_provider.items()):
                     price = stats.get("min") if isinstance(stats, dict) else None
                     if not isinstance(price, (int, float)) or isinstance(price, bool):
                         raise ValueError(f"by_provider.{name}.min is not a number")
                     offers.append(ScrapedOffer(
-                        provider=provider_name(name), sku=f"tugot17:{label}", gpu_raw=raw, gpu_count=1,
+                        provider=provider_name(name), sku=f"tugot17:{label}", gpu_raw=raw, gpu=gpu, gpu_count=1,
                         price_per_hour=float(price), kind="on_demand",
                         extra={"source": SOURCE, "source_provider": name, "figure": WHAT},
                     ))
             except (ValueError, TrackerError) as exc:
-                result.bad_rows.append(BadRow(line_no, str(exc).splitlines()[0], path.name))
+                result.bad(BadRow(line_no, str(exc).splitlines()[0], path.name))
                 continue
             # the series is the GPU type: every provider of the file is part of it, even when absent
             seen = {o.provider for o in offers}
@@ -99,5 +88,3 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
             for provider in sorted(seen):
                 yield Snapshot(provider, f"tugot17:{label}", at, [o for o in offers if o.provider == provider],
                                line_no, path.name)
-    if progress is not None:
-        progress(size, size)

@@ -1,0 +1,183 @@
+"""Storing the series an import sees for the first time, set-based, as a scrape stores a collection.
+
+A series with no stored snapshot has nothing to re-cut: its history is its new snapshots
+alone. So instead of re-cutting it one series at a time (``snapshots._store_provider``: a
+dozen statements per series, 60 rows a second for an export whose every offer is a series of
+its own), every such series of a batch is judged and cut in memory by the same rules
+(``validate`` in time order, ``runs.cut``) and written per provider in a few bulk statements:
+the new offers (``store.insert_offers``), their intervals (``db.series.replace_intervals``), the
+held prices (``store.store_quarantine``) and the snapshot times (``db.series.add_many``). The
+rows written are the ones the re-cut would write for the same snapshots (a test compares them).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlmodel import Session
+
+from db import labels
+from db import series as series_db
+from db.types import from_epoch
+from scrapers.base import ScrapedOffer
+from tracker.analysis.imports.base import ImportResult
+from tracker.analysis.imports.runs import Seen, cut
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.normalise import NormalisedOffer, normalise
+from tracker.pipeline.validate import HELD, Rejected, validate
+
+Identity = tuple[str, str, str, int]
+
+
+@dataclass
+class FreshSeries:
+    """A series with no stored snapshot: its snapshot times (epoch seconds, oldest first) and
+    what each provider listed at each."""
+
+    name: str
+    times: list[int]
+    listing: Mapping[str, Mapping[int, Sequence[ScrapedOffer]]]
+    max_gap_s: float | None
+    stated_starts: bool = False
+
+
+@dataclass
+class _Writes:
+    """One provider's part of a batch, before anything is written."""
+
+    #: identity -> [first, last, newest observation] of the offers accepted at least once
+    offers: dict[Identity, list[Any]] = field(default_factory=dict)
+    #: identity -> snapshot time -> what it saw
+    seen: dict[Identity, dict[int, Seen]] = field(default_factory=dict)
+    rejected_at: list[tuple[int, list[Rejected]]] = field(default_factory=list)
+    observations: int = 0
+    unmapped: int = 0
+
+
+def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult,
+           tag: Callable[[NormalisedOffer, str], NormalisedOffer],
+           currency_rates: Mapping[str, float] | None) -> dict[int, list[NormalisedOffer]]:
+    """Validate ``provider``'s snapshots of the series in time order (each against the offer's
+    latest accepted price and the prices held at the snapshot before), as its collections would
+    have gone; returns the accepted offers by snapshot time."""
+    by_time = sr.listing.get(provider, {})
+    previous: dict[Identity, float] = {}
+    pending: dict[Identity, float] = {}
+    accepted_at: dict[int, list[NormalisedOffer]] = {}
+    for t in sr.times:
+        candidates = [tag(normalise(o, currency_rates), sr.name) for o in by_time.get(t, ())]
+        accepted, rejected = validate(candidates, previous, pending)
+        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
+                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
+        previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
+        if t not in by_time:
+            continue
+        accepted_at[t] = accepted
+        if rejected:
+            w.rejected_at.append((t, rejected))
+        result.observations += len(accepted) + len(rejected)
+        w.observations += len(accepted) + len(rejected)
+        result.stored += len(accepted)
+        result.snapshots += 1
+        for o in accepted:
+            if o.gpu is None:
+                result.unmapped[o.gpu_raw] += 1
+                w.unmapped += 1
+            have = w.offers.get(o.identity)
+            if have is None:
+                w.offers[o.identity] = [t, t, o]
+            else:
+                have[0], have[1] = min(have[0], t), max(have[1], t)
+                if t >= have[1]:
+                    have[2] = o
+    return accepted_at
+
+
+def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable[[str], Any], result: ImportResult, *,
+                tag: Callable[[NormalisedOffer, str], NormalisedOffer], since_key: str,
+                currency_rates: Mapping[str, float] | None = None) -> dict[str, tuple[int, int]]:
+    """Store ``batch`` (series with no stored snapshot); returns each provider's changed range
+    of snapshot times (for the roll-ups). ``run_of(provider)``: the import's ``scrape_run`` of the
+    provider (it counts what was stored)."""
+    conn = session.connection()
+    writes: dict[str, _Writes] = defaultdict(_Writes)
+    cuts: list[tuple[str, FreshSeries, dict[Identity, dict[int, Seen]]]] = []
+    for sr in batch:
+        for provider in sorted(sr.listing):
+            w = writes[provider]
+            accepted_at = _judge(provider, sr, w, result, tag, currency_rates)
+            cuts.append((provider, sr, {}))
+            for t, accepted in accepted_at.items():
+                for o in accepted:
+                    if o.price_per_hour is None or o.price_per_gpu_hour is None:
+                        continue  # listed without a price: an offer, no interval
+                    since = o.extra.get(since_key) if sr.stated_starts else None
+                    cuts[-1][2].setdefault(o.identity, {})[t] = Seen(
+                        o.gpu, o.kind, o.currency, o.price_per_hour, o.price_per_gpu_hour,  # type: ignore[arg-type]
+                        o.available, None if since is None else int(since))
+    series_db.add_many(conn, [(sr.name, t) for sr in batch for t in sr.times])
+    if not writes:
+        return {}
+    names = {("provider", p) for p in writes}
+    for _p, _sr, seen in cuts:
+        for by_t in seen.values():
+            for s in by_t.values():
+                names |= {("kind", s.kind_id), ("currency", s.currency_id)}
+                if s.gpu_id is not None:
+                    names.add(("gpu", s.gpu_id))
+    ids = labels.ensure(conn, sorted(names, key=str))
+    changed: dict[str, tuple[int, int]] = {}
+    for provider, w in sorted(writes.items()):
+        run = run_of(provider)
+        pid = ids[("provider", provider)]
+        offer_ids = store_stage.insert_offers(conn, provider, [
+            (_stored(o, since_key), from_epoch(first), from_epoch(last)) for first, last, o in w.offers.values()])
+        result.new_offers += len(offer_ids)
+        run.new_offers += len(offer_ids)
+        for t, rejected in w.rejected_at:
+            n = store_stage.store_quarantine(session, run.id, rejected, from_epoch(t))
+            result.quarantined += n
+            run.quarantined += n
+        rows: list[dict[str, Any]] = []
+        for p, sr, seen in cuts:
+            if p != provider:
+                continue
+            keyed = {offer_ids[ident]: {t: _labelled(s, ids) for t, s in by_t.items()} for ident, by_t in seen.items()}
+            following = dict(zip(sr.times, [*sr.times[1:], None], strict=True))
+            for r in cut(sr.times, keyed, sr.max_gap_s):
+                result.prices_changed += r.start == "changed"
+                result.returned += r.start == "returned"
+                run.prices_changed += r.start == "changed"
+                run.returned_offers += r.start == "returned"
+                rows.append({"offer_id": r.offer_id, "provider_id": pid, "gpu_id": r.seen.gpu_id,
+                             "kind_id": r.seen.kind_id, "currency_id": r.seen.currency_id,
+                             "price_per_hour": r.seen.price_per_hour, "price_per_gpu_hour": r.seen.price_per_gpu_hour,
+                             "available": r.seen.available, "first_seen": r.first, "last_seen": r.last,
+                             "ends_at": following[r.last], "observations": r.observations,
+                             "stated_start": r.seen.since if r.seen.since is not None and r.seen.since < r.first
+                             else None})
+            lo, hi = changed.get(provider, (sr.times[0], sr.times[-1]))
+            changed[provider] = (min(lo, sr.times[0]), max(hi, sr.times[-1]))
+        run.offers_seen += w.observations
+        run.unmapped += w.unmapped
+        lo, hi = changed[provider]
+        series_db.replace_intervals(conn, pid, [], rows, sorted(offer_ids.values()), lo, hi)
+    return changed
+
+
+def _labelled(s: Seen, ids: Mapping[tuple[str, Any], int]) -> Seen:
+    """``s`` with its GPU, kind and currency names (as ``store_fresh`` collects them) as label ids."""
+    return Seen(ids[("gpu", s.gpu_id)] if s.gpu_id is not None else None, ids[("kind", s.kind_id)],
+                ids[("currency", s.currency_id)], s.price_per_hour, s.price_per_gpu_hour, s.available, s.since)
+
+
+def _stored(o: NormalisedOffer, since_key: str) -> NormalisedOffer:
+    """The offer as it is stored: its ``extra`` without the stated start (kept on its interval)."""
+    if since_key not in o.extra:
+        return o
+    from dataclasses import replace
+
+    return replace(o, extra={k: v for k, v in o.extra.items() if k != since_key})
