@@ -130,9 +130,7 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
             conn.execute(text(f"DELETE FROM {table} WHERE {column} IN :ids").bindparams(bindparam("ids", expanding=True)),
                          {"ids": dropped})
     if rows:
-        conn.execute(text(f"INSERT INTO price_interval ({', '.join(INTERVAL_COLUMNS)}) "
-                          f"VALUES ({', '.join(':' + c for c in INTERVAL_COLUMNS)})"),
-                     [{c: r[c] for c in INTERVAL_COLUMNS} for r in rows])
+        bulk.insert_many(conn, "price_interval", INTERVAL_COLUMNS, [tuple(r[c] for c in INTERVAL_COLUMNS) for r in rows])
         for r in rows:  # rare: a start stated before the first stored observation
             if r.get("stated_start") is not None:
                 conn.execute(text(
@@ -142,18 +140,19 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     if not ids:
         return
     expanding = bindparam("ids", expanding=True)
+    m, many = bulk.mark(conn), bulk.id_param(conn, ids)  # every id in one parameter: no limit on how many
     newest: dict[int, tuple[int, int, int, int]] = {}
-    for iid, oid, first, last, seen in conn.execute(text(
-        "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval WHERE offer_id IN :ids "
-        "AND first_seen >= :lo AND first_seen <= :hi").bindparams(expanding), {"ids": ids, "lo": lo, "hi": hi}).all():
+    for iid, oid, first, last, seen in conn.exec_driver_sql(
+        "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval "
+        f"WHERE {bulk.in_ids(conn, 'offer_id')} AND first_seen >= {m} AND first_seen <= {m}", (many, lo, hi)).all():
         if oid not in newest or first > newest[oid][1]:
             newest[oid] = (iid, first, last, seen)
-    later = {int(oid) for (oid,) in conn.execute(text(
+    later = {int(oid) for (oid,) in conn.exec_driver_sql(
         "SELECT s.offer_id FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
-        "WHERE s.offer_id IN :ids AND i.first_seen > :hi").bindparams(expanding), {"ids": ids, "hi": hi}).all()}
-    orphaned = [int(oid) for (oid,) in conn.execute(text(
+        f"WHERE {bulk.in_ids(conn, 's.offer_id')} AND i.first_seen > {m}", (many, hi)).all()}
+    orphaned = [int(oid) for (oid,) in conn.exec_driver_sql(
         "SELECT s.offer_id FROM offer_state s LEFT JOIN price_interval i ON i.id = s.interval_id "
-        "WHERE s.offer_id IN :ids AND i.id IS NULL").bindparams(expanding), {"ids": ids}).all() if oid not in newest]
+        f"WHERE {bulk.in_ids(conn, 's.offer_id')} AND i.id IS NULL", (many,)).all() if oid not in newest]
     if orphaned:
         for iid, oid, first, last, seen in conn.execute(text(
             "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval WHERE offer_id IN :ids")
@@ -165,9 +164,10 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     state = [{"offer_id": oid, "interval_id": iid, "provider_id": provider_id, "last_seen": last, "observations": seen}
              for oid, (iid, _first, last, seen) in sorted(newest.items()) if oid not in later]
     if state:
-        conn.execute(text("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
-                          f"VALUES (:offer_id, :interval_id, :provider_id, :last_seen, :observations) "
-                          f"{bulk.OFFER_STATE_UPSERT}"), state)
+        conn.exec_driver_sql("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
+                             f"VALUES ({bulk.placeholders(conn, 5)}) {bulk.OFFER_STATE_UPSERT}",
+                             [(r["offer_id"], r["interval_id"], r["provider_id"], r["last_seen"], r["observations"])
+                              for r in state])
     open_intervals.seal(conn, ids)
 
 
@@ -183,10 +183,11 @@ def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int |
 
 def add_many(conn: Connection, rows: Iterable[tuple[str, int]]) -> None:
     """Record snapshot times of many series at once (``(series, at)`` pairs; stored ones are left alone)."""
-    params = [{"s": s, "t": int(t)} for s, t in sorted(set(rows))]
+    params = sorted({(s, int(t)) for s, t in rows})
     if params:
-        conn.execute(text("INSERT INTO snapshot_time (series, at) VALUES (:s, :t) ON CONFLICT (series, at) DO NOTHING"),
-                     params)
+        m = bulk.mark(conn)
+        conn.exec_driver_sql(f"INSERT INTO snapshot_time (series, at) VALUES ({m}, {m}) ON CONFLICT (series, at) DO NOTHING",
+                             params)
 
 
 def stored_times(conn: Connection, series: Iterable[str]) -> dict[str, list[int]]:

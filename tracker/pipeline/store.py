@@ -371,20 +371,21 @@ def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Re
     return n
 
 
-def insert_offers(conn: Connection, provider: str,
-                  offers: Sequence[tuple[NormalisedOffer, datetime, datetime]]) -> dict[tuple[str, str, str, int], int]:
-    """Insert offers of ``provider`` the store has never seen, each with its first and last
-    sighting, in one bulk statement (``db.bulk``, as ``store_observation`` inserts a collection's
+def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[NormalisedOffer, Mapping[str, Any], datetime, datetime]],
+                  ) -> dict[tuple[str, str, str, int], int]:
+    """Insert offers of ``provider`` the store has never seen, each with the ``extra`` to store
+    and its first and last sighting, in one bulk statement (``db.bulk``, as ``store_observation`` inserts a collection's
     new offers); returns their ids by identity. An import of many snapshots at once writes its
     new offers here."""
     if not offers:
         return {}
     before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM offer").scalar_one()
+    column_type = Offer.__table__.c.first_seen.type  # type: ignore[attr-defined]
+    process = column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect) or (lambda at: at)
     bulk.insert_many(conn, "offer", _OFFER_INSERT, [
         (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-         o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", _stamp(conn, first),
-         _stamp(conn, last))
-        for o, first, last in offers
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", process(first), process(last))
+        for o, extra, first, last in offers
     ])
     m = bulk.mark(conn)
     return {(sku, region, kind, term): oid for sku, region, kind, term, oid in conn.exec_driver_sql(

@@ -8,6 +8,7 @@ import os
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from datetime import datetime, timedelta
 from typing import IO, Any
 
@@ -142,7 +143,14 @@ def catalog_gpu(names: Sequence[str], *, provider: str | None, count: float = 1.
     below the whole card's -- is never stored as a whole GPU: it keeps its raw name with
     ``slice`` (which no catalog rule resolves) and is reported unmapped, as is a name the catalog
     does not know."""
-    names = [n for n in dict.fromkeys(n.strip() for n in names) if n]
+    return _catalog_gpu(tuple(names), provider, count, memory)
+
+
+@lru_cache(maxsize=8192)
+def _catalog_gpu(names: tuple[str, ...], provider: str | None, count: float,
+                 memory: float | None) -> tuple[str | None, str, float | None]:
+    """``catalog_gpu``, once per distinct row naming (an archive repeats a few names a million times)."""
+    names = tuple(n for n in dict.fromkeys(n.strip() for n in names) if n)
     raw = names[0] if names else ""
     sliced = 0 < count < 1 or any(SLICE.search(n) for n in names)
     for name in names:

@@ -55,10 +55,11 @@ class _Writes:
     rejected_at: list[tuple[int, list[Rejected]]] = field(default_factory=list)
     observations: int = 0
     unmapped: int = 0
+    #: per series: identity -> snapshot time -> what it saw (GPU, kind and currency by name)
+    cuts: list[tuple[FreshSeries, dict[Identity, dict[int, Seen]]]] = field(default_factory=list)
 
 
-def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult,
-           tag: Callable[[NormalisedOffer, str], NormalisedOffer],
+def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, series_key: str,
            currency_rates: Mapping[str, float] | None) -> dict[int, list[NormalisedOffer]]:
     """Validate ``provider``'s snapshots of the series in time order (each against the offer's
     latest accepted price and the prices held at the snapshot before), as its collections would
@@ -67,8 +68,15 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult,
     previous: dict[Identity, float] = {}
     pending: dict[Identity, float] = {}
     accepted_at: dict[int, list[NormalisedOffer]] = {}
+    normalised: dict[int, NormalisedOffer] = {}  # an offer listed at several times is normalised once
     for t in sr.times:
-        candidates = [tag(normalise(o, currency_rates), sr.name) for o in by_time.get(t, ())]
+        candidates = []
+        for o in by_time.get(t, ()):
+            n = normalised.get(id(o))
+            if n is None:
+                n = normalised[id(o)] = normalise(o, currency_rates)
+                n.extra[series_key] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
+            candidates.append(n)
         accepted, rejected = validate(candidates, previous, pending)
         pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
                    if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
@@ -97,44 +105,43 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult,
 
 
 def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable[[str], Any], result: ImportResult, *,
-                tag: Callable[[NormalisedOffer, str], NormalisedOffer], since_key: str,
+                series_key: str, since_key: str,
                 currency_rates: Mapping[str, float] | None = None) -> dict[str, tuple[int, int]]:
     """Store ``batch`` (series with no stored snapshot); returns each provider's changed range
     of snapshot times (for the roll-ups). ``run_of(provider)``: the import's ``scrape_run`` of the
     provider (it counts what was stored)."""
     conn = session.connection()
     writes: dict[str, _Writes] = defaultdict(_Writes)
-    cuts: list[tuple[str, FreshSeries, dict[Identity, dict[int, Seen]]]] = []
     for sr in batch:
         for provider in sorted(sr.listing):
             w = writes[provider]
-            accepted_at = _judge(provider, sr, w, result, tag, currency_rates)
-            cuts.append((provider, sr, {}))
+            accepted_at = _judge(provider, sr, w, result, series_key, currency_rates)
+            seen: dict[Identity, dict[int, Seen]] = {}
+            w.cuts.append((sr, seen))
             for t, accepted in accepted_at.items():
                 for o in accepted:
                     if o.price_per_hour is None or o.price_per_gpu_hour is None:
                         continue  # listed without a price: an offer, no interval
                     since = o.extra.get(since_key) if sr.stated_starts else None
-                    cuts[-1][2].setdefault(o.identity, {})[t] = Seen(
+                    seen.setdefault(o.identity, {})[t] = Seen(
                         o.gpu, o.kind, o.currency, o.price_per_hour, o.price_per_gpu_hour,  # type: ignore[arg-type]
                         o.available, None if since is None else int(since))
     series_db.add_many(conn, [(sr.name, t) for sr in batch for t in sr.times])
     if not writes:
         return {}
-    names = {("provider", p) for p in writes}
-    for _p, _sr, seen in cuts:
-        for by_t in seen.values():
-            for s in by_t.values():
-                names |= {("kind", s.kind_id), ("currency", s.currency_id)}
-                if s.gpu_id is not None:
-                    names.add(("gpu", s.gpu_id))
-    ids = labels.ensure(conn, sorted(names, key=str))
+    named = {(s.gpu_id, s.kind_id, s.currency_id) for w in writes.values() for _sr, seen in w.cuts
+             for by_t in seen.values() for s in by_t.values()}
+    ids = labels.ensure(conn, sorted({("provider", p) for p in writes} | {("kind", k) for _g, k, _c in named}
+                                     | {("currency", c) for _g, _k, c in named}
+                                     | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
+    labelled: dict[Seen, Seen] = {}
     changed: dict[str, tuple[int, int]] = {}
     for provider, w in sorted(writes.items()):
         run = run_of(provider)
         pid = ids[("provider", provider)]
         offer_ids = store_stage.insert_offers(conn, provider, [
-            (_stored(o, since_key), from_epoch(first), from_epoch(last)) for first, last, o in w.offers.values()])
+            (o, {k: v for k, v in o.extra.items() if k != since_key}, from_epoch(first), from_epoch(last))
+            for first, last, o in w.offers.values()])
         result.new_offers += len(offer_ids)
         run.new_offers += len(offer_ids)
         for t, rejected in w.rejected_at:
@@ -142,16 +149,14 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
             result.quarantined += n
             run.quarantined += n
         rows: list[dict[str, Any]] = []
-        for p, sr, seen in cuts:
-            if p != provider:
-                continue
-            keyed = {offer_ids[ident]: {t: _labelled(s, ids) for t, s in by_t.items()} for ident, by_t in seen.items()}
+        changes = returns = 0
+        for sr, seen in w.cuts:
+            keyed = {offer_ids[ident]: {t: labelled.get(s) or labelled.setdefault(s, _labelled(s, ids))
+                                        for t, s in by_t.items()} for ident, by_t in seen.items()}
             following = dict(zip(sr.times, [*sr.times[1:], None], strict=True))
             for r in cut(sr.times, keyed, sr.max_gap_s):
-                result.prices_changed += r.start == "changed"
-                result.returned += r.start == "returned"
-                run.prices_changed += r.start == "changed"
-                run.returned_offers += r.start == "returned"
+                changes += r.start == "changed"
+                returns += r.start == "returned"
                 rows.append({"offer_id": r.offer_id, "provider_id": pid, "gpu_id": r.seen.gpu_id,
                              "kind_id": r.seen.kind_id, "currency_id": r.seen.currency_id,
                              "price_per_hour": r.seen.price_per_hour, "price_per_gpu_hour": r.seen.price_per_gpu_hour,
@@ -163,6 +168,10 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
             changed[provider] = (min(lo, sr.times[0]), max(hi, sr.times[-1]))
         run.offers_seen += w.observations
         run.unmapped += w.unmapped
+        run.prices_changed += changes
+        run.returned_offers += returns
+        result.prices_changed += changes
+        result.returned += returns
         lo, hi = changed[provider]
         series_db.replace_intervals(conn, pid, [], rows, sorted(offer_ids.values()), lo, hi)
     return changed
@@ -172,12 +181,3 @@ def _labelled(s: Seen, ids: Mapping[tuple[str, Any], int]) -> Seen:
     """``s`` with its GPU, kind and currency names (as ``store_fresh`` collects them) as label ids."""
     return Seen(ids[("gpu", s.gpu_id)] if s.gpu_id is not None else None, ids[("kind", s.kind_id)],
                 ids[("currency", s.currency_id)], s.price_per_hour, s.price_per_gpu_hour, s.available, s.since)
-
-
-def _stored(o: NormalisedOffer, since_key: str) -> NormalisedOffer:
-    """The offer as it is stored: its ``extra`` without the stated start (kept on its interval)."""
-    if since_key not in o.extra:
-        return o
-    from dataclasses import replace
-
-    return replace(o, extra={k: v for k, v in o.extra.items() if k != since_key})

@@ -42,6 +42,7 @@ intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
 
 from __future__ import annotations
 
+import json
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -85,15 +86,18 @@ def newest_per_day(times: Iterable[int]) -> set[int]:
     return set(best.values())
 
 
-def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[datetime]], dict[tuple[str, str], dict[datetime, list[ScrapedOffer]]]]:
-    """Each series' snapshot times (oldest first), and per (provider, series) the offers seen
-    at each time, duplicates merged (the same offer at the same time is one observation).
+def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[int]], dict[tuple[str, str], dict[int, list[ScrapedOffer]]]]:
+    """Each series' snapshot times (epoch seconds, oldest first), and per (provider, series) the
+    offers seen at each time, duplicates merged (the same offer at the same time is one observation).
 
     A snapshot with an empty ``provider`` only says that the series was collected then."""
-    times: dict[str, set[datetime]] = defaultdict(set)
-    seen: dict[tuple[str, str], dict[datetime, dict[tuple[str, str, str, int], ScrapedOffer]]] = defaultdict(dict)
+    times: dict[str, set[int]] = defaultdict(set)
+    seen: dict[tuple[str, str], dict[int, dict[tuple[str, str, str, int], ScrapedOffer]]] = defaultdict(dict)
+    when: dict[datetime, int] = {}
     for s in snapshots:
-        t = s.at.replace(microsecond=0)  # the store keeps whole seconds
+        t = when.get(s.at)
+        if t is None:
+            t = when[s.at] = epoch(s.at)  # the store keeps whole seconds
         times[s.series].add(t)
         if s.provider:
             at = seen[(s.provider, s.series)].setdefault(t, {})
@@ -103,36 +107,43 @@ def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[datetime]], dic
             {k: {t: list(v.values()) for t, v in by.items()} for k, by in sorted(seen.items())})
 
 
+def _series_like(series: str) -> str:
+    """A LIKE pattern of the ``extra`` text of the offers of ``series`` (a prefilter: ``series_of`` decides)."""
+    escaped = json.dumps(series)[1:-1].replace("!", "!!").replace("%", "!%").replace("_", "!_")
+    return f"%{escaped}%"
+
+
 class _StoredOffers:
-    """The stored offers of imported series, read once per import (not once per series: an
-    export of prices has a series per offer)."""
+    """The stored offers of the imported series a batch re-cuts, read series by series (a store
+    can hold millions of imported offers; a batch re-cuts a few series)."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self._by_provider: dict[str, dict[str, dict[Identity, Offer]]] = {}
-        self._providers: dict[str, set[str]] | None = None
+        self._of: dict[tuple[str, str], dict[Identity, Offer]] = {}
+        self._providers: dict[str, set[str]] = {}
+
+    def _read(self, series: str) -> None:
+        extra = cast(Offer.extra, String)
+        found: dict[str, dict[Identity, Offer]] = defaultdict(dict)
+        for o in self.session.exec(select(Offer).where(extra.like(_series_like(series), escape="!"))).all():
+            if series_db.series_of(o.extra) == series:
+                found[o.provider][(o.sku, o.region, o.kind, o.term_months)] = o
+        self._providers[series] = set(found)
+        for provider, offers in found.items():
+            self._of[(provider, series)] = offers
 
     def of(self, provider: str, series: str) -> dict[Identity, Offer]:
         """The stored offers of ``provider`` that belong to ``series`` (offers created by this
         import are added to the returned dict)."""
-        if provider not in self._by_provider:
-            grouped: dict[str, dict[Identity, Offer]] = defaultdict(dict)
-            for o in self.session.exec(select(Offer).where(Offer.provider == provider)).all():
-                if (name := series_db.series_of(o.extra)) is not None:
-                    grouped[name][(o.sku, o.region, o.kind, o.term_months)] = o
-            self._by_provider[provider] = grouped
-        return self._by_provider[provider][series]
+        if series not in self._providers:
+            self._read(series)
+        return self._of.setdefault((provider, series), {})
 
     def providers(self, series: str) -> set[str]:
         """Providers with stored offers of ``series`` (an import that does not list one still speaks for it)."""
-        if self._providers is None:
-            like = f'%"{series_db.SERIES_KEY}"%'
-            self._providers = defaultdict(set)
-            for p, extra in self.session.exec(select(Offer.provider, Offer.extra)
-                                              .where(cast(Offer.extra, String).like(like))).all():
-                if (name := series_db.series_of(extra)) is not None:
-                    self._providers[name].add(p)
-        return self._providers.get(series, set())
+        if series not in self._providers:
+            self._read(series)
+        return self._providers[series]
 
 
 def _scraped_live(session: Session, provider: str) -> bool:
@@ -478,18 +489,18 @@ MIN_SPACING_STEPS = 8
 
 
 def batches(snapshots: Iterable[Snapshot], rows: int = BATCH_ROWS) -> Iterator[list[Snapshot]]:
-    """``snapshots`` in lists of about ``rows`` offers, never splitting a run of snapshots of
-    one series at one time (a file writes the rows of one snapshot together)."""
+    """``snapshots`` in lists of about ``rows`` offers, cut where the series changes (an export
+    of prices writes each offer's snapshots together: they stay in one batch), or, within one
+    long series, where its time changes once the batch holds four times as many."""
     batch: list[Snapshot] = []
-    n, last = 0, None
+    n, series, at = 0, None, None
     for s in snapshots:
-        key = (s.series, s.at)
-        if n >= rows and key != last:
+        if n >= rows and (s.series != series or (n >= 4 * rows and s.at != at)):
             yield batch
             batch, n = [], 0
         batch.append(s)
         n += len(s.offers) or 1
-        last = key
+        series, at = s.series, s.at
     if batch:
         yield batch
 
@@ -500,16 +511,23 @@ def median_spacing(times: Sequence[int]) -> float | None:
     return float(steps[len(steps) // 2]) if steps else None
 
 
-def series_gap(times: Sequence[int], max_gap_s: float | None, adapt: bool) -> float | None:
+def series_gap(times: Sequence[int], max_gap_s: float, adapt: bool, result: ImportResult, name: str) -> float:
     """The gap of a series with these snapshot times: the format's (``max_gap_s``), unless
     ``adapt`` (no ``--max-gap`` was given) and the series' median spacing exceeds it -- an archive
     that collected less often than its format's cadence (tugot17's H100 file: about 4 hours) --
     then ``SPACING_GAP`` times that spacing, so that consecutive snapshots stay consecutive
-    (with at least ``MIN_SPACING_STEPS`` steps to judge by)."""
+    (with at least ``MIN_SPACING_STEPS`` steps to judge by). ``result`` notes a gap of the
+    series' own, and a spacing wider than the gap used (each snapshot then starts anew: warned)."""
     spacing = median_spacing(times)
-    if not adapt or max_gap_s is None or spacing is None or spacing <= max_gap_s or len(times) <= MIN_SPACING_STEPS:
-        return max_gap_s
-    return SPACING_GAP * spacing
+    gap = max_gap_s
+    if adapt and spacing is not None and spacing > max_gap_s and len(times) > MIN_SPACING_STEPS:
+        gap = SPACING_GAP * spacing
+        result.gaps[name] = timedelta(seconds=gap)
+    if spacing is not None and spacing > gap:
+        result.wide_spacing[name] = timedelta(seconds=spacing)
+    else:
+        result.wide_spacing.pop(name, None)
+    return gap
 
 
 @dataclass
@@ -566,43 +584,47 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
     session = imp.session
     conn = session.connection()
     series_times, series_map = merge(snapshots)
-    by_series: dict[str, dict[str, dict[datetime, list[ScrapedOffer]]]] = defaultdict(dict)
+    by_series: dict[str, dict[str, dict[int, list[ScrapedOffer]]]] = defaultdict(dict)
     for (provider, name), by_time in series_map.items():
         by_series[name][provider] = by_time
     stored_all = series_db.stored_times(conn, series_times)
     stored_offers = _StoredOffers(session)
     new_series: list[FreshSeries] = []
     for name in sorted(series_times):
-        stored = set(stored_all.get(name, ()))
-        wanted = {epoch(t) for t in series_times[name]}
+        listing = by_series[name]
+        stored_list = stored_all.get(name)
+        if not stored_list and not one_per_day:  # never seen before: stored set-based below
+            times = series_times[name]
+            gap_s = max_gap_s if max_gap_s is None else series_gap(times, max_gap_s, adapt_gap, result, name)
+            new_series.append(FreshSeries(name, times, listing, gap_s, stated_starts))
+            continue
+        stored = set(stored_list or ())
+        wanted = set(series_times[name])
         dropped: set[int] = set()
         if one_per_day:
             kept = newest_per_day(stored | wanted)
             dropped, wanted = stored - kept, wanted & kept
         every = sorted((stored - dropped) | wanted)
-        gap_s = series_gap(every, max_gap_s, adapt_gap)
-        _note_spacing(result, name, every, gap_s, max_gap_s)
+        gap_s = max_gap_s if max_gap_s is None else series_gap(every, max_gap_s, adapt_gap, result, name)
         sr = _Series(name, every, wanted - stored, gap_s, stated_starts, dropped)
-        for by_time in by_series[name].values():
-            repeated = sum(len(v) for t, v in by_time.items() if epoch(t) in stored)
+        for by_time in listing.values():
+            repeated = sum(len(v) for t, v in by_time.items() if t in stored)
             result.observations += repeated
             result.already_stored += repeated
         if not sr.new:
             continue
-        listing = by_series[name]
         if not stored:
-            fresh_listing = {p: {epoch(t): v for t, v in by.items() if epoch(t) in sr.new} for p, by in listing.items()}
-            new_series.append(FreshSeries(name, sorted(sr.new), {p: by for p, by in fresh_listing.items() if by},
-                                          gap_s, stated_starts))
+            new_series.append(FreshSeries(name, sorted(sr.new), {
+                p: d for p, by in listing.items() if (d := {t: v for t, v in by.items() if t in sr.new})}, gap_s,
+                stated_starts))
             continue
         for provider in sorted(set(listing) | stored_offers.providers(name)):
             queries.ensure_provider(session, provider)
             # a provider of the series that this import does not list: its intervals may still
             # be re-cut (a new snapshot without it ends them), with nothing to count
             run = imp.run(provider) if provider in listing else ScrapeRun(provider=provider)
-            by_time = {epoch(t): v for t, v in listing.get(provider, {}).items()}
-            changed = _store_provider(session, provider, sr, by_time, stored_offers.of(provider, name), run, result,
-                                      currency_rates)
+            changed = _store_provider(session, provider, sr, listing.get(provider, {}),
+                                      stored_offers.of(provider, name), run, result, currency_rates)
             if changed is not None:
                 imp.changed(provider, *changed)
             if provider in listing:
@@ -612,25 +634,13 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
     if new_series:
         for provider in sorted({p for sr in new_series for p in sr.listing}):
             queries.ensure_provider(session, provider)
-        changed_fresh = store_fresh(session, new_series, imp.run, result, tag=_tagged, since_key=SINCE_KEY,
+        changed_fresh = store_fresh(session, new_series, imp.run, result, series_key=SERIES_KEY, since_key=SINCE_KEY,
                                     currency_rates=currency_rates)
         for provider, (lo, hi) in changed_fresh.items():
             imp.changed(provider, lo, hi)
         for sr in new_series:
             for provider in sr.listing:
                 imp.listed(provider, sr.times[-1], cadence, result)
-
-
-def _note_spacing(result: ImportResult, name: str, times: Sequence[int], gap_s: float | None,
-                  max_gap_s: float | None) -> None:
-    """Say which series took a gap of their own, and which snapshots come further apart than the gap."""
-    spacing = median_spacing(times)
-    if gap_s is not None and gap_s != max_gap_s:
-        result.gaps[name] = timedelta(seconds=gap_s)
-    if spacing is not None and gap_s is not None and spacing > gap_s:
-        result.wide_spacing[name] = timedelta(seconds=spacing)
-    else:
-        result.wide_spacing.pop(name, None)
 
 
 def store_snapshots(
