@@ -77,7 +77,6 @@ def test_external_providers_are_listed(sqlite_engine: Engine) -> None:
 
 
 def test_the_command_knows_every_format() -> None:
-    from tracker.analysis.imports import FORMATS
-    from tracker.analysis.imports import FORMAT_NAMES
+    from tracker.analysis.imports import FORMAT_NAMES, FORMATS
 
     assert tuple(FORMATS) == FORMAT_NAMES

@@ -18,7 +18,12 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import open_intervals
-from tests.analysis.imports.test_archives import EWYLUDA, GH200_FILE, H100_FILE, H100_GAP
+from tests.analysis.imports.test_archives import (
+    EWYLUDA,
+    GH200_FILE,
+    H100_FILE,
+    H100_GAP,
+)
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files

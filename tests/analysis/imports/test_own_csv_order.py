@@ -18,8 +18,8 @@ from sqlmodel import Session
 
 from db import asof
 from db.engine import make_engine
-from db.types import epoch
 from db.migrate import init_db
+from db.types import epoch
 from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
 from tests.analysis.imports.test_import_order import clear, history, intervals, span
 from tests.analysis.seq import HOUR, T0

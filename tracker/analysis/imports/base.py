@@ -3,13 +3,13 @@ future-timestamp rule, value parsing, and the snapshot record the archive format
 
 from __future__ import annotations
 
-from collections import Counter
 import os
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import IO, Any
 
 from db.types import utcnow

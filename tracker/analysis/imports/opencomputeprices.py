@@ -63,10 +63,9 @@ from typing import Any
 from scrapers._aws_common import is_not_gpu
 from scrapers.base import ScrapedOffer, positive
 from scrapers.oci import NOT_PUBLIC
-from tracker.analysis.imports import OPENCOMPUTEPRICES
+from tracker.analysis.imports import OPENCOMPUTEPRICES, base
 from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.imports.base import (
-    BATCH_ROWS,
     BadRow,
     ImportResult,
     Progress,
@@ -300,7 +299,7 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 offer = _offer(row, source)
                 # only rows read make a snapshot: one whose every row is bad is no collection, and
                 # never a delisting of every offer of its source
-                if held >= BATCH_ROWS and key not in by_snapshot:
+                if held >= base.BATCH_ROWS and key not in by_snapshot:
                     yield from _snapshots(by_snapshot, path.name)
                     by_snapshot.clear()
                     held = 0

@@ -70,8 +70,9 @@ from db.models import Offer, ScrapeRun
 from db.types import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
+from tracker.analysis.imports import base
+from tracker.analysis.imports.aliases import plain_name
 from tracker.analysis.imports.base import (
-    BATCH_ROWS,
     FUTURE_TOLERANCE,
     BadRow,
     ImportResult,
@@ -85,7 +86,6 @@ from tracker.analysis.imports.base import (
 )
 from tracker.analysis.imports.base import number as _float
 from tracker.analysis.imports.base import when as _time
-from tracker.analysis.imports.aliases import plain_name
 from tracker.analysis.imports.snapshots import SINCE_KEY, store_snapshots
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import load_catalog
@@ -221,7 +221,7 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             continue
         rows[prices_series(offer)].append((since, observed, line, offer))
         held += 1
-        if held >= BATCH_ROWS:
+        if held >= base.BATCH_ROWS:
             yield from _prices_snapshots(rows, file)
             rows.clear()
             held = 0

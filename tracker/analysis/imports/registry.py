@@ -99,7 +99,7 @@ def import_files(
         if max_gap != "default":
             raise ConfigError("import: --max-gap is for archive formats; a CSV export states its own continuity")
         return own_csv.import_files(engine, list(paths), provider=provider, observed_at=observed_at,
-                                    currency_rates=currency_rates, catalog=catalog, strict=strict)
+                                    currency_rates=currency_rates, catalog=catalog, strict=strict, progress=progress)
     if provider or observed_at:
         raise ConfigError(f"import: --provider and --observed-at are for a single SkyPilot vms.csv; {name} names its own")
     gap = spec.max_gap if max_gap == "default" else max_gap

@@ -60,14 +60,15 @@ from db.engine import session_scope
 from db.models import Offer, Provider, Quarantine, ScrapeRun
 from db.types import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
+from tracker.analysis.imports import base
 from tracker.analysis.imports.aliases import is_external
-from tracker.analysis.imports.base import BATCH_ROWS, ImportResult, Snapshot
+from tracker.analysis.imports.base import ImportResult, Snapshot
 from tracker.analysis.imports.fresh import FreshSeries, store_fresh
 from tracker.analysis.imports.runs import Seen, cut
+from tracker.errors import ValidationError
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import HELD, Rejected, validate
-from tracker.errors import ValidationError
 
 Identity = tuple[str, str, str, int]
 SERIES_KEY = series_db.SERIES_KEY
@@ -488,10 +489,11 @@ SPACING_GAP = 1.5
 MIN_SPACING_STEPS = 8
 
 
-def batches(snapshots: Iterable[Snapshot], rows: int = BATCH_ROWS) -> Iterator[list[Snapshot]]:
+def batches(snapshots: Iterable[Snapshot], rows: int | None = None) -> Iterator[list[Snapshot]]:
     """``snapshots`` in lists of about ``rows`` offers, cut where the series changes (an export
     of prices writes each offer's snapshots together: they stay in one batch), or, within one
     long series, where its time changes once the batch holds four times as many."""
+    rows = rows or base.BATCH_ROWS
     batch: list[Snapshot] = []
     n, series, at = 0, None, None
     for s in snapshots:
@@ -659,7 +661,7 @@ def store_snapshots(
     screen: Callable[[Session, list[Snapshot], ImportResult], list[Snapshot]] | None = None,
 ) -> ImportResult:
     """Store ``snapshots`` (see the module docstring) in one transaction, read and written in
-    batches of about ``BATCH_ROWS`` rows; fill ``result``. A failure anywhere (a line past the
+    batches of about ``base.BATCH_ROWS`` rows; fill ``result``. A failure anywhere (a line past the
     size bounds, ``strict`` and a bad row, the database) rolls the whole import back: nothing of
     it is stored, and importing again starts afresh.
 
