@@ -16,7 +16,6 @@ cost depends on a day of that provider's data, not on the length of the history.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -26,6 +25,7 @@ from sqlalchemy.engine import Connection
 
 from db import bulk, index_rollup, labels, open_intervals, via
 from db import sql as q
+from db.spans import NEVER, origin
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
 
 if TYPE_CHECKING:
@@ -212,10 +212,12 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
         rows = _window_rows_given(conn, provider_id, since, until, current)
     elif conn.dialect.name == "postgresql":
         rows = _window_rows_postgres(conn, provider_id, since, until)
-    else:
-        rows = fetch_tuples(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {
+    else:  # read in chunks straight into arrays: a dense window (an import of millions of offers) holds no row objects
+        rows = None
+        table = _fetch_table(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {
             "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": labels.usd_id(conn), "since": since, "until": until})
-    table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
+    if rows is not None:
+        table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
     ids, offer, gpu, kind, first_seen, last_seen = (table[:, c].astype(np.int64) for c in (0, 1, 3, 4, 6, 7))
     price, ends_at = table[:, 5], table[:, 8]
     order = np.lexsort((ids, first_seen, offer))
@@ -235,6 +237,37 @@ def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.nda
     return np.array([keys.get(o, provider_id) for o in ids], dtype=np.int64)
 
 
+#: Rows converted to an array at a time (``_fetch_table``).
+FETCH_CHUNK = 100_000
+
+
+def _fetch_table(conn: Connection, statement: Any, params: dict[str, Any]) -> np.ndarray:
+    """``RAW_COLUMNS`` rows of ``statement`` as one float array (NULL -> NaN), fetched ``FETCH_CHUNK`` at a time."""
+    result = conn.execute(statement, params)
+    chunks = [np.zeros((0, len(RAW_COLUMNS)))]
+    try:
+        while result.cursor is not None and (rows := result.cursor.fetchmany(FETCH_CHUNK)):
+            chunks.append(np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))
+    finally:
+        result.close()
+    return np.concatenate(chunks)
+
+
+def span_arrays(iv: Intervals, interval_s: int, step: int) -> tuple[np.ndarray, np.ndarray]:
+    """``span`` of every interval of ``iv`` at once (first and last bucket index), in arrays."""
+    o = origin(step)
+    first, observed = (iv.first_seen - o) // step, (iv.last_seen - o) // step
+    if step >= interval_s:
+        return first, observed
+    ends, nxt = np.full(len(first), NEVER, dtype=np.int64), np.full(len(first), NEVER, dtype=np.int64)
+    has_end, has_next = ~np.isnan(iv.ends_at), ~np.isnan(iv.next_seen)
+    ends[has_end] = iv.ends_at[has_end].astype(np.int64)
+    nxt[has_next] = (iv.next_seen[has_next].astype(np.int64) - o) // step
+    held = (np.maximum(np.minimum(ends, iv.last_seen + interval_s), iv.last_seen + 1) - 1 - o) // step
+    held = np.where((held > observed) & (nxt == held), held - 1, held)
+    return first, np.maximum(held, observed)
+
+
 class Summary(NamedTuple):
     """Figures per (gpu, kind, series key, bucket index) of one provider, sorted by gpu, kind, key, bucket."""
 
@@ -248,14 +281,12 @@ class Summary(NamedTuple):
     offers: np.ndarray
 
 
-def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -> Summary:
+def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int,
+              spans: tuple[np.ndarray, np.ndarray] | None = None) -> Summary:
     """Min, median, max and distinct offers per (gpu, kind, series key, bucket) over the intervals
-    counting in buckets ``b_lo..b_hi`` (bucket indices of ``step``), with numpy sorts only."""
-    spans = [span(f, last_seen, None if math.isnan(ends) else int(ends), interval_s, None if math.isnan(nxt) else int(nxt), step)
-             for f, last_seen, ends, nxt in zip(iv.first_seen.tolist(), iv.last_seen.tolist(), iv.ends_at.tolist(),
-                                                iv.next_seen.tolist(), strict=True)]
-    bounds = np.array(spans, dtype=np.int64).reshape(-1, 2)
-    first, last = bounds[:, 0], bounds[:, 1]
+    counting in buckets ``b_lo..b_hi`` (bucket indices of ``step``), with numpy sorts only
+    (``spans``: ``span_arrays`` of ``iv``, when the caller has them)."""
+    first, last = spans if spans is not None else span_arrays(iv, interval_s, step)
     first, last = np.maximum(first, b_lo), np.minimum(last, b_hi)
     idx, bucket = ranges(first, last)
     total = len(idx)
@@ -278,6 +309,33 @@ def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -
 def provider_keys(conn: Connection, provider_id: int) -> list[int]:
     """The label ids of every series key of ``provider_id``: its own and its composite ones (``db.via``)."""
     return via.expand(labels.names(conn, "provider"), [provider_id]) or [provider_id]
+
+
+#: Bucket rows (an interval counted in one bucket) summarised at a time: a window where every
+#: interval counts in many hours (an import of millions of offers, each seen over two days) is
+#: summarised a few hours at a time, so its memory is that of this many rows.
+SUMMARY_ROWS = 100_000
+
+
+def summarise_bounded(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int) -> Summary:
+    """``summarise`` over ``b_lo..b_hi`` in runs of buckets of at most ``SUMMARY_ROWS`` bucket rows
+    (a bucket with more is a run of its own); the same figures, in another order."""
+    first, last = span_arrays(iv, interval_s, step)
+    lo, hi = np.maximum(first, b_lo), np.minimum(last, b_hi)
+    counted = lo <= hi
+    if int((hi - lo + 1)[counted].sum()) <= SUMMARY_ROWS:
+        return summarise(iv, step, interval_s, b_lo, b_hi, (first, last))
+    cover = np.zeros(b_hi - b_lo + 2, dtype=np.int64)  # intervals counting in each bucket
+    np.add.at(cover, lo[counted] - b_lo, 1)
+    np.add.at(cover, hi[counted] - b_lo + 1, -1)
+    parts, start, rows = [], b_lo, 0
+    for i, n in enumerate(np.cumsum(cover)[:-1].tolist()):
+        if rows and rows + n > SUMMARY_ROWS:
+            parts.append(summarise(iv, step, interval_s, start, b_lo + i - 1, (first, last)))
+            start, rows = b_lo + i, 0
+        rows += n
+    parts.append(summarise(iv, step, interval_s, start, b_hi, (first, last)))
+    return Summary(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
 
 def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Summary) -> int:
@@ -433,7 +491,7 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
                     open_runs: bool = True, index: bool = True) -> int:
     d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
-    written = _write_days(conn, provider_id, d_lo, d_hi, summarise(iv, DAY, interval_s, d_lo, d_hi))
+    written = _write_days(conn, provider_id, d_lo, d_hi, summarise_bounded(iv, DAY, interval_s, d_lo, d_hi))
     if index:  # the index roll-up of the same days, from the same intervals (``db.index_rollup``)
         names = labels.names(conn, "provider")
         vias = {o: cloud for o, k in zip(iv.offer.tolist(), iv.key.tolist(), strict=True)
@@ -441,7 +499,7 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
         written += index_rollup.write(conn, provider_id, d_lo, d_hi, index_rollup.rows_of(
             (iv.offer.tolist(), iv.gpu.tolist(), iv.kind.tolist(), iv.price.tolist(), iv.first_seen.tolist(),
              iv.last_seen.tolist(), iv.ends_at.tolist(), iv.next_seen.tolist())), interval_s, vias)
-    return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise(iv, HOUR, interval_s, h_lo, h_hi),
+    return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise_bounded(iv, HOUR, interval_s, h_lo, h_hi),
                                   open_runs=open_runs)
 
 
