@@ -45,7 +45,7 @@ def import_cmd(
     observed_at: Annotated[str | None, typer.Option("--observed-at", help="When a single SkyPilot file's prices were current (ISO date-time, UTC).")] = None,
     cloud: Annotated[list[str] | None, typer.Option("--cloud", help="skypilot-git: clouds to read, comma-separated (lambda,runpod,aws).")] = None,
     catalog_version: Annotated[str | None, typer.Option("--catalog-version", help="skypilot-git: catalogs/<version> to read (default: the newest at HEAD).")] = None,
-    max_gap: Annotated[str | None, typer.Option("--max-gap", help="Archive formats: snapshots further apart than this have a gap between them (default per format: tugot17 1h, ewyluda 30h, opencomputeprices 48h, skypilot-git none).")] = None,
+    max_gap: Annotated[str | None, typer.Option("--max-gap", help="Archive formats: snapshots further apart than this have a gap between them (default per format: tugot17 1h, ewyluda 30h, opencomputeprices 48h, skypilot-git none; a series whose own snapshots come further apart takes 1.5 times its median spacing).")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Refuse everything if any row is bad (default: skip bad rows).")] = False,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:
@@ -89,9 +89,11 @@ def import_cmd(
     for bad in result.bad_rows[:SHOW_BAD_ROWS]:
         where = "" if bad.file else f"{result.file} "
         err_console.print(f"[yellow]skipped[/yellow] {where}{bad}", highlight=False, soft_wrap=True)
-    if len(result.bad_rows) > SHOW_BAD_ROWS:
-        err_console.print(f"[yellow]skipped[/yellow] {len(result.bad_rows) - SHOW_BAD_ROWS} more bad rows",
+    if result.bad_total > SHOW_BAD_ROWS:
+        err_console.print(f"[yellow]skipped[/yellow] {result.bad_total - SHOW_BAD_ROWS} more bad rows",
                           highlight=False)
+    for warning in result.warnings():
+        err_console.print(f"[yellow]warning[/yellow] {warning}", highlight=False, soft_wrap=True)
     if result.unmapped:
         err_console.print("[yellow]unmapped GPU names[/yellow] (stored raw; extend the catalog or see "
                           f"`gpu-tracker catalog --unmapped`): {', '.join(sorted(result.unmapped))}",

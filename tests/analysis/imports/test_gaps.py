@@ -59,3 +59,11 @@ def test_a_gap_narrower_than_the_spacing_is_warned(engine: Engine) -> None:
     assert result.wide_spacing == {SERIES: timedelta(seconds=_spacing_s())} and not result.gaps
     warning = result.summary()["warnings"]
     assert warning.startswith(f"{SERIES}: snapshots about 3.94h apart, more than the gap 1h")
+
+
+def test_the_command_prints_the_warning_and_the_series_gap(sqlite_engine: Engine) -> None:
+    from tests.analysis.imports.test_import_command import run
+
+    out, err = run(sqlite_engine, "import", str(H100_FILE), "--max-gap", "1h", "--format", "json")
+    assert f"warning {SERIES}: snapshots about 3.94h apart, more than the gap 1h" in " ".join(err.split())
+    assert json.loads(out)[0]["prices_changed"] == 0

@@ -15,8 +15,20 @@ The archive formats and our own ``prices``/``history`` exports produce ``Snapsho
 share one store path (``snapshots.store_snapshots``) whose rules -- cadence and gaps, absence,
 order and repetition, stated interval starts, provider aliases and external providers -- are in
 its docstring; how each export's rows map onto snapshots is in ``own_csv``'s. Every format refuses
-timestamps in the future, keeps GPU names the catalog cannot resolve raw and reports them,
-and reports skipped rows with their file and line number.
+timestamps in the future, names GPUs with the project's catalog (``base.catalog_gpu``: the
+archive's own label is only a hint, and a MIG profile, vGPU or fraction of a card is never a
+whole GPU), keeps the names it cannot resolve raw and reports them, and reports skipped rows
+with their file and line number.
+
+**Bounded cost.** Every format is read as a stream (``base.bounded_lines``: a line over
+``MAX_LINE`` or a CSV field over ``MAX_FIELD`` is a one-line error naming the file and line) and
+stored in batches of ``base.BATCH_ROWS`` rows (``snapshots.batches``), so memory stays flat
+whatever the size of the files; series the store has never seen are stored set-based
+(``fresh``), as a scrape stores a collection. **A failure midway keeps nothing**: the batches
+are written inside the import's one transaction, so a line past the bounds, ``--strict`` with a
+bad row or a database error rolls the whole import back, and the same command, run again once
+the file is fixed, imports it from the start (an import already stored is skipped snapshot by
+snapshot, so nothing is counted twice either way).
 """
 
 from __future__ import annotations

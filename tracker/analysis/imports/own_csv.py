@@ -41,7 +41,8 @@ A SkyPilot ``vms.csv`` goes through the pipeline's own stages -- ``tracker.pipel
 collection saw. Observations not newer than what the store already has for an offer are
 skipped, so importing the same file twice changes nothing.
 
-Every import is **one transaction**: either the whole file is stored or nothing is. A row that
+Every import is **one transaction**, read and stored in batches inside it (memory stays that of
+a batch): either the whole file is stored or nothing is. A row that
 cannot be read is reported with its line number and skipped (``strict=True`` refuses the
 whole file instead); like a failed scrape, it leaves no trace. Each provider in the file gets
 a ``scrape_run`` row (``replay=False``, status ``ok``) whose message notes the import.

@@ -1,7 +1,9 @@
 """Storing archive snapshots so that the history means what a live collection would mean.
 
 Every snapshot goes through the pipeline's own stages (``normalise``, ``validate``), and the
-intervals are cut by one rule (``runs.cut``) inside one transaction. The rules:
+intervals are cut by one rule (``runs.cut``) inside one transaction, a batch at a time
+(``batches``): a series the store has never seen is stored set-based with the batch's other new
+series (``fresh``); one it has is re-cut over the range its new snapshots change. The rules:
 
 * **Cadence.** A series' snapshots are its collection attempts. Consecutive snapshots more
   than ``max_gap`` apart (the archive's cadence allows no more; each format states a
