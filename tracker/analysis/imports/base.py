@@ -212,10 +212,11 @@ BATCH_ROWS = 20_000
 PROGRESS_EVERY = 5000
 
 
-def bounded_lines(fh: IO[str], file: str, what: str, progress: Progress | None = None) -> Iterator[str]:
+def bounded_lines(fh: IO[str], file: str, what: str, progress: Progress | None = None, *,
+                  csv: bool = True) -> Iterator[str]:
     """The lines of ``fh``, each at most ``MAX_LINE`` characters (a longer one is a one-line
-    ``ConfigError`` naming the file and line: nothing of the file is imported), reporting
-    progress as (characters read, file size)."""
+    ``ConfigError`` naming the file and line, or for a CSV file the field past ``MAX_FIELD`` that
+    makes it so: nothing of the file is imported), reporting progress as (characters read, file size)."""
     try:
         size = max(os.fstat(fh.fileno()).st_size, 1)
     except (OSError, ValueError):
@@ -223,6 +224,9 @@ def bounded_lines(fh: IO[str], file: str, what: str, progress: Progress | None =
     done = 0
     for n, line in enumerate(iter(lambda: fh.readline(MAX_LINE + 1), ""), start=1):
         if len(line) > MAX_LINE:
+            if csv and max(len(cell) for cell in line.split(",")) > MAX_FIELD:  # the same words as ``csv_rows``
+                raise ConfigError(f"import: {file}: the record after line {n - 1}: a field is longer than "
+                                  f"{MAX_FIELD // 1024} KiB; nothing was imported")
             raise ConfigError(f"import: {file} line {n}: longer than {MAX_LINE // 1024} KiB; not {what}; "
                               "nothing was imported")
         done += len(line)

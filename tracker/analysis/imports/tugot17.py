@@ -50,7 +50,7 @@ def gpu_name(gpu_type: str, socket: str | None) -> str:
 
 def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
     with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(bounded_lines(fh, path.name, "a tugot17 summary line", progress), start=1):
+        for line_no, line in enumerate(bounded_lines(fh, path.name, "a tugot17 summary line", progress, csv=False), start=1):
             if not line.strip():
                 continue
             result.rows += 1
