@@ -642,9 +642,12 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
                                     currency_rates=currency_rates)
         for provider, (lo, hi) in changed_fresh.items():
             imp.changed(provider, lo, hi)
+        newest: dict[str, int] = {}
         for sr in new_series:
             for provider in sr.listing:
-                imp.listed(provider, sr.times[-1], cadence, result)
+                newest[provider] = max(newest.get(provider, sr.times[-1]), sr.times[-1])
+        for provider, t in newest.items():
+            imp.listed(provider, t, cadence, result)
 
 
 def store_snapshots(
