@@ -518,8 +518,9 @@ def import_files(
                 reader, _fmt = _open_csv(path, fh, progress)
                 yield from read(reader, result, known, path.name if len(paths) > 1 else "")
 
-    return store_snapshots(engine, found(), result, max_gap=None, stated_starts=fmt == "prices", note=note,
-                           currency_rates=currency_rates, strict=strict, screen=_leave_foreign)
+    return store_snapshots(engine, found(), result, max_gap=None, stated_starts=fmt == "prices",
+                           one_offer_series=fmt == "prices", note=note, currency_rates=currency_rates, strict=strict,
+                           screen=_leave_foreign)
 
 
 def _import_skypilot(engine: Engine, paths: list[Path], result: ImportResult, provider: str | None,

@@ -135,6 +135,23 @@ class _StoredOffers:
         for provider, offers in found.items():
             self._of[(provider, series)] = offers
 
+    def prefetch(self, listings: Mapping[str, Mapping[str, Mapping[int, list[ScrapedOffer]]]]) -> None:
+        """Read the stored offers of series each of which is one offer, the one it lists (an export
+        of prices): by their identities, one indexed statement per provider and chunk, not a scan each."""
+        wanted: dict[str, set[str]] = defaultdict(set)
+        for listing in listings.values():
+            for provider, by_time in listing.items():
+                wanted[provider].update(o.sku for offers in by_time.values() for o in offers)
+        for series, listing in listings.items():
+            self._providers[series] = set(listing)
+        for provider, skus in wanted.items():
+            names = sorted(skus)
+            for k in range(0, len(names), 5000):  # bounded statements (SQLite's parameter limit)
+                for o in self.session.exec(select(Offer).where(Offer.provider == provider,
+                                                               col(Offer.sku).in_(names[k:k + 5000]))).all():
+                    if (series := series_db.series_of(o.extra)) in listings:
+                        self._of.setdefault((provider, series), {})[(o.sku, o.region, o.kind, o.term_months)] = o
+
     def of(self, provider: str, series: str) -> dict[Identity, Offer]:
         """The stored offers of ``provider`` that belong to ``series`` (offers created by this
         import are added to the returned dict)."""
@@ -582,7 +599,7 @@ def _release(session: Session) -> None:
 
 def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *, max_gap_s: float | None,
                  adapt_gap: bool, cadence: timedelta | None, stated_starts: bool, one_per_day: bool,
-                 currency_rates: Mapping[str, float] | None) -> None:
+                 one_offer_series: bool, currency_rates: Mapping[str, float] | None) -> None:
     """Store one batch: its series never seen before set-based (``fresh``), the others re-cut
     over the range their new snapshots change (``_store_provider``)."""
     session = imp.session
@@ -593,6 +610,8 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
         by_series[name][provider] = by_time
     stored_all = series_db.stored_times(conn, series_times)
     stored_offers = _StoredOffers(session)
+    if one_offer_series:
+        stored_offers.prefetch({name: by_series[name] for name in stored_all})
     new_series: list[FreshSeries] = []
     for name in sorted(series_times):
         listing = by_series[name]
@@ -660,6 +679,7 @@ def store_snapshots(
     cadence: timedelta | None = None,
     stated_starts: bool = False,
     one_per_day: bool = False,
+    one_offer_series: bool = False,
     note: str | Callable[[], str],
     currency_rates: Mapping[str, float] | None = None,
     strict: bool = False,
@@ -681,6 +701,9 @@ def store_snapshots(
     one a newer snapshot of its day replaces is taken out of the history (its observations,
     held prices and snapshot time), whatever order the files come in.
 
+    ``one_offer_series``: each series is one offer, the one it lists (an export of prices): its
+    stored offer is read by its identity.
+
     ``screen``: applied to each batch before it is stored (an export leaves offers other series keep alone).
     ``note``: the message of the import's runs (a callable: made once everything is read)."""
     result.max_gap = max_gap
@@ -692,7 +715,8 @@ def store_snapshots(
                 batch = screen(session, batch, result)
             _refuse_if_strict(result, strict)
             _store_batch(imp, batch, result, max_gap_s=gap_s, adapt_gap=adapt_gap, cadence=cadence,
-                         stated_starts=stated_starts, one_per_day=one_per_day, currency_rates=currency_rates)
+                         stated_starts=stated_starts, one_per_day=one_per_day, one_offer_series=one_offer_series,
+                         currency_rates=currency_rates)
             _release(session)
         _refuse_if_strict(result, strict)
         for provider, at in imp.latest.items():
