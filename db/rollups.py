@@ -230,11 +230,13 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
 def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.ndarray:
     """Per interval (by its offer), the label id of the series it rolls up under: the provider's
     own, or for an aggregator's offer through a cloud, that pair's key (``db.via``)."""
-    ids = offer.tolist()
-    keys = via.offer_keys(conn, labels.names(conn, "provider"), [(o, provider_id) for o in set(ids)])
+    names = labels.names(conn, "provider")
+    if names.get(provider_id) not in via.keys_of(names):  # no composite keys: no per-interval objects either
+        return np.full(len(offer), provider_id, dtype=np.int64)
+    keys = via.offer_keys(conn, names, [(o, provider_id) for o in np.unique(offer).tolist()])
     if not keys:
         return np.full(len(offer), provider_id, dtype=np.int64)
-    return np.array([keys.get(o, provider_id) for o in ids], dtype=np.int64)
+    return np.array([keys.get(o, provider_id) for o in offer.tolist()], dtype=np.int64)
 
 
 #: Rows converted to an array at a time (``_fetch_table``).
