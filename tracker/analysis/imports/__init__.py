@@ -22,8 +22,9 @@ with their file and line number.
 
 **Bounded cost.** Every format is read as a stream (``base.bounded_lines``: a line over
 ``MAX_LINE`` or a CSV field over ``MAX_FIELD`` is a one-line error naming the file and line) and
-stored in batches of ``base.BATCH_ROWS`` rows (``snapshots.batches``), so memory stays flat
-whatever the size of the files; series the store has never seen are stored set-based
+stored in batches of ``base.BATCH_ROWS`` rows (``snapshots.batches``), so what the import holds
+is one batch whatever the size of the files (the roll-up refresh at its end still holds the
+intervals of each provider's window it touched: ``db.rollups``); series the store has never seen are stored set-based
 (``fresh``), as a scrape stores a collection. **A failure midway keeps nothing**: the batches
 are written inside the import's one transaction, so a line past the bounds, ``--strict`` with a
 bad row or a database error rolls the whole import back, and the same command, run again once
