@@ -82,8 +82,8 @@ class ImportResult:
     def warnings(self) -> list[str]:
         """What the summary warns about: snapshots further apart than the gap."""
         return [f"{name}: snapshots about {_hours(spacing)} apart, more than the gap "
-                f"{_hours(self.gaps.get(name, self.max_gap))}: each one starts new intervals "
-                "(no price change can be seen); give a wider --max-gap"
+                f"{_hours(self.gaps.get(name, self.max_gap))}: each one starts new intervals, so no price change "
+                "can be seen (if the archive collected that rarely, give a --max-gap wider than its spacing)"
                 for name, spacing in sorted(self.wide_spacing.items())[:MAX_LISTED]]
 
     def summary(self) -> dict[str, Any]:
