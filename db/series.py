@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, text
@@ -130,7 +131,8 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
             conn.execute(text(f"DELETE FROM {table} WHERE {column} IN :ids").bindparams(bindparam("ids", expanding=True)),
                          {"ids": dropped})
     if rows:
-        bulk.insert_many(conn, "price_interval", INTERVAL_COLUMNS, [tuple(r[c] for c in INTERVAL_COLUMNS) for r in rows])
+        columns = itemgetter(*INTERVAL_COLUMNS)
+        bulk.insert_many(conn, "price_interval", INTERVAL_COLUMNS, [columns(r) for r in rows])
         for r in rows:  # rare: a start stated before the first stored observation
             if r.get("stated_start") is not None:
                 conn.execute(text(
