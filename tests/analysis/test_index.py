@@ -36,14 +36,18 @@ SINCE, UNTIL = datetime(2026, 9, 28, tzinfo=UTC), datetime(2026, 10, 11, tzinfo=
 
 def archive_rows() -> list[dict[str, Any]]:
     """The bundled observation rows as the arithmetic reads them: a MIG slice is no GPU of its
-    model (the catalog refuses it), the price per GPU is the instance price over its GPUs."""
+    model (the catalog refuses it), a sku naming a PCIe A100 is that card (the archive files it
+    under A100-40GB), the price per GPU is the instance price over its GPUs."""
     out = []
     for path in EWYLUDA_FILES:
         with path.open(newline="") as fh:
             for r in csv.DictReader(fh):
                 if "MIG" in r["sku"]:
                     continue
-                out.append({"day": datetime.fromisoformat(r["date"]).replace(tzinfo=UTC), "gpu": MODELS[r["gpu_model"]],
+                gpu = MODELS[r["gpu_model"]]
+                if gpu == "A100-SXM-40GB" and "pcie" in r["sku"]:  # Lambda's PCIe cards, filed under A100-40GB there
+                    gpu = "A100-PCIe-40GB"
+                out.append({"day": datetime.fromisoformat(r["date"]).replace(tzinfo=UTC), "gpu": gpu,
                             "source": SOURCES.get(r["source"], r["source"]), "seller": r["provider"],
                             "segment": r["segment"], "pricing": r["pricing"],
                             "price": float(r["usd_per_hour"]) / float(r["gpu_count"])})

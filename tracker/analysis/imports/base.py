@@ -123,6 +123,9 @@ class Snapshot:
 
 #: A name that says it is part of a GPU: a MIG profile (``1g.34gb``), a vGPU, a Vultr ``vcg-`` plan.
 SLICE = re.compile(r"\bmig\b|\d+g\.\d+gb|^vcg-|vgpu|fractional|\bslice\b", re.I)
+#: A name that states the card's form factor: the catalog's answer for it is not a family default
+#: (Hyperstack's ``NVIDIA H100`` is a PCIe card that a bare name resolves to the SXM default).
+FORM_FACTOR = re.compile(r"pcie|sxm|\bnvl\b|hgx", re.I)
 
 
 def _per_gpu_memory(memory: float | None, count: float) -> list[float | None]:
@@ -138,7 +141,8 @@ def catalog_gpu(names: Sequence[str], *, provider: str | None, count: float = 1.
     project's catalog (``resolve_gpu``, as a scrape names its offers), never by the archive's own label.
 
     ``names``: what the row calls its GPU, the provider's own name (sku, instance type) before
-    the archive's label, which is only a hint: the first that the catalog resolves wins. A
+    the archive's label, which is only a hint: the first that the catalog resolves wins, except
+    that a name stating the form factor (PCIe, SXM, NVL) wins over one that does not. A
     **slice** -- a count below one, any name that says MIG, vGPU or a fraction, or memory per GPU
     below the whole card's -- is never stored as a whole GPU: it keeps its raw name with
     ``slice`` (which no catalog rule resolves) and is reported unmapped, as is a name the catalog
@@ -153,7 +157,7 @@ def _catalog_gpu(names: tuple[str, ...], provider: str | None, count: float,
     names = tuple(n for n in dict.fromkeys(n.strip() for n in names) if n)
     raw = names[0] if names else ""
     sliced = 0 < count < 1 or any(SLICE.search(n) for n in names)
-    for name in names:
+    for name in sorted(names, key=lambda n: FORM_FACTOR.search(n) is None):  # stable: sku first among equals
         for mem in _per_gpu_memory(memory, count):
             gpu = resolve_gpu(name, mem, provider=provider)
             if gpu is not None:
