@@ -23,7 +23,8 @@ from tracker.pipeline.collect import collect
 
 pytestmark = pytest.mark.slow
 
-TOOLS = {"prices", "history", "index", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health"}
+TOOLS = {"prices", "history", "index", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health",
+         "availability"}
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
     "prices_all": ("prices", {"gpu": "H100", "limit": 1000}),
@@ -35,6 +36,8 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "trends": ("trends", {"gpu": "H100"}),
     "index": ("index", {"gpu": "H100", "since": "all"}),
     "index_bad_method": ("index", {"method": "mean-1"}),
+    "availability": ("availability", {"gpu": "H100", "since": "30d"}),
+    "availability_bad_gpu": ("availability", {"gpu": "H999"}),
     "value": ("value", {"basis": "fp16-dense", "gpu": "H100"}),
     "value_bad_basis": ("value", {"basis": "fp64-magic"}),
     "tco": ("tco", {"gpu": "H100", "utilization": 0.6}),
@@ -134,6 +137,21 @@ def test_index_is_the_api_index_and_the_cli_index(results: dict[str, Any], clien
         (r["gpu"], r["index"], r["providers"]) for r in out["rows"]]
     bad = results["index_bad_method"]
     assert bad.is_error and "--method" in bad.content[0].text
+
+
+def test_availability_is_the_api_and_cli_availability(results: dict[str, Any], client: TestClient, store: Store) -> None:
+    out = ok(results, "availability")["rows"]
+    web = get_json(client, "/api/availability?gpu=H100&since=30d")
+    cli = cli_json(store, "availability", "--gpu", "H100", "--since", "30d")
+    # each read ends at its own "now" (an open interval's hours grow with it): compare what does not move
+    def stable(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
+        return [(r["provider"], r["region"], r["offers"], r["available_pct"] is None) for r in rows]
+    assert stable(out) == stable(web) == stable(cli) and out
+    vast = [r for r in out if r["provider"] == "vastai"]
+    assert vast and all(r["available_pct"] == 100.0 for r in vast)  # every listing the rentable search returns
+    # the RunPod recording states no stock: unknown, never 0 %
+    assert all(r["available_pct"] is None and r["longest_unavailable_h"] is None for r in out if r["provider"] == "runpod")
+    assert results["availability_bad_gpu"].is_error
 
 
 def test_trends_are_the_api_trends(results: dict[str, Any], client: TestClient) -> None:

@@ -249,7 +249,7 @@ def test_healthz_and_openapi(client: TestClient) -> None:
 
 
 def test_secrets_never_appear_in_any_response(client: TestClient) -> None:
-    required = {"/api/tco": "/api/tco?gpu=H100",  # endpoints with a required parameter
+    required = {"/api/tco": "/api/tco?gpu=H100", "/api/availability": "/api/availability?gpu=H100",  # a required parameter
                 "/api/alerts/backtest": "/api/alerts/backtest?rule=h100-cheap&since=2000-01-01"}
     urls = [required.get(p, p) for p, ops in get_json(client, "/openapi.json")["paths"].items() if "get" in ops and "{" not in p]
     assert {"/api/providers", "/api/runs", "/api/alerts", "/api/alerts/deliveries", "/metrics", "/healthz"} <= set(urls)
@@ -358,3 +358,16 @@ def test_tco_matches_the_article_and_the_cli(client: TestClient, store: Store) -
     cli = json.loads(result.stdout)
     assert cli["rent"] == pytest.approx(market["rent"]) and cli["breakeven_hours"] == pytest.approx(market["breakeven_hours"])
     assert get_json(client, "/api/tco?gpu=NoSuchGPU", status=400)["detail"].startswith("gpu: 'NoSuchGPU' matches no GPU")
+
+
+# --- /api/availability ------------------------------------------------------------------------
+
+
+def test_availability_answers_per_provider_and_region(client: TestClient) -> None:
+    rows = get_json(client, "/api/availability?gpu=H100&since=30d")
+    assert rows and {"provider", "region", "available_pct", "longest_unavailable_h", "last_available"} <= set(rows[0])
+    assert [(r["provider"], r["region"]) for r in rows] == sorted((r["provider"], r["region"]) for r in rows)
+    for r in rows:  # a share is a percentage of observed hours, or null (the provider states no stock)
+        assert r["available_pct"] is None or (0 <= r["available_pct"] <= 100 and r["available_h"] <= r["observed_h"])
+    assert client.get("/api/availability?gpu=H999").status_code == 400
+    assert client.get("/api/availability?gpu=H100&since=soon").status_code == 400

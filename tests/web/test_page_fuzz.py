@@ -34,6 +34,7 @@ API = {
     "/api/value": ["basis", "kind", "provider"],
     "/api/history": ["gpu", "since", "until", "every", "metric", "basis", "region"],
     "/api/trends": ["gpu", "provider", "kind"],
+    "/api/availability": ["gpu", "since", "until", "provider", "kind", "region"],
     "/api/tco": ["gpu", "purchase", "rent", "years", "rent_basis", "utilization"],
     "/api/providers": ["x"],
     "/api/runs": ["status", "limit"],
@@ -68,7 +69,7 @@ def urls(value: str) -> Iterator[str]:
     yield f"/gpu/{quote(value, safe='/')}"  # a raw slash in the path, too
     for route, params in API.items():
         for p in params:
-            yield f"{route}?{p}={v}" + ("&gpu=H100" if p != "gpu" and route in ("/api/tco", "/api/history") else "")
+            yield f"{route}?{p}={v}" + ("&gpu=H100" if p != "gpu" and route in ("/api/tco", "/api/history", "/api/availability") else "")
 
 
 def no_5xx(client: TestClient, url: str) -> None:

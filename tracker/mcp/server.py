@@ -32,6 +32,7 @@ from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError
 from tracker.reads import data
 from tracker.reads.schemas import (
+    AvailabilityOut,
     BacktestOut,
     HistoryOut,
     IndexOut,
@@ -74,6 +75,10 @@ class PricesOut(_Out):
 
 class TrendsOut(_Out):
     rows: list[TrendOut] = Field(description="One row per GPU with a current price.")
+
+
+class AvailabilitiesOut(_Out):
+    rows: list[AvailabilityOut] = Field(description="One row per provider and region with offers of the GPU in the range.")
 
 
 class RecommendOption(_Out):
@@ -198,6 +203,19 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         otherwise (= `gpu-tracker index`, /api/index). ewyluda-1.3 gives that published index's series."""
         result = _answer(lambda: data.index(ctx, gpu=gpu, since=since, every=every, kinds=kind, method=method))
         return IndexOut.model_validate(data.index_json(result))
+
+    @server.tool(title="Availability", annotations=READ_ONLY)
+    def availability(
+        gpu: Annotated[str, Field(description="A family (H100) or a canonical id (H100-SXM).")],
+        since: Annotated[str, Field(description="How far back: 24h, 30d, 12w, 3m, 1y, or an ISO date.")] = "30d",
+        provider: Providers = None, kind: Kinds = None, region: Regions = None,
+    ) -> AvailabilitiesOut:
+        """Per provider and region: the share of observed time at least one offer was listed as available, the
+        longest unavailable stretch and when one was last available; null figures where the provider states no
+        stock (unknown, never unavailable) (= `gpu-tracker availability`, /api/availability)."""
+        rows = _answer(lambda: data.availability(ctx, gpu=gpu, since=since, providers=provider, kinds=kind,
+                                                 regions=region))
+        return AvailabilitiesOut(rows=[AvailabilityOut.model_validate(r) for r in rows])
 
     @server.tool(title="Price trends", annotations=READ_ONLY)
     def trends(gpu: Gpu = None, provider: Providers = None, kind: Kinds = None, region: Regions = None) -> TrendsOut:

@@ -320,6 +320,33 @@ def index_json(r: IndexResult) -> dict[str, Any]:
             "source": r.source, "notes": r.notes, "rows": [{k: _round(v) for k, v in row.items()} for row in r.rows]}
 
 
+def availability(
+    ctx: ReadContext,
+    *,
+    gpu: str,
+    since: str | None = "30d",
+    until: str | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+) -> list[dict[str, Any]]:
+    """Per provider and region, how available ``gpu`` was over the range (= ``gpu-tracker availability
+    --format json``): share of observed time, longest unavailable stretch, last available."""
+    from tracker.analysis.availability import availability as analysis_availability
+
+    filters = _filters(ctx, gpu, providers, kinds, regions)
+    if not filters.gpus:
+        raise ConfigError("gpu: name a GPU or family, e.g. gpu=H100")
+    until_dt = parse_when(until) if until else utcnow()
+    since_dt = parse_since(since or "30d", until_dt) or until_dt
+    if since_dt > until_dt:
+        raise ConfigError("since: the range starts after it ends")
+    found = analysis_availability(ctx.engine, list(filters.gpus), since_dt, until_dt, providers=filters.providers,
+                                  kinds=filters.kinds if filters.kinds is not None else DEFAULT_KINDS,
+                                  regions=filters.regions)
+    return [a.row() for a in found]
+
+
 def trends(
     ctx: ReadContext,
     *,

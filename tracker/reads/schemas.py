@@ -182,6 +182,25 @@ class IndexOut(_Out):
     rows: list[IndexPoint]
 
 
+class AvailabilityOut(_Out):
+    """How available a GPU was at one provider and region over a range (one row of ``gpu-tracker
+    availability --format json``). Only stated stock counts: a provider that says nothing shows
+    null figures (unknown), never 0 %."""
+
+    provider: str
+    region: str
+    offers: int = Field(description="Offers of the GPU seen there in the range.")
+    available_pct: float | None = Field(description="Share of observed time at least one offer was listed as "
+                                                    "available, in percent; null when the provider states no stock.")
+    observed_h: float = Field(description="Hours in the range with a stated availability (a failed or missing "
+                                          "collection is not observed).")
+    available_h: float = Field(description="Hours at least one offer was listed as available.")
+    longest_unavailable_h: float | None = Field(description="The longest observed stretch with none available, in hours.")
+    longest_unavailable_from: datetime | None = Field(description="When that stretch began.")
+    last_available: datetime | None = Field(description="The last observation in the range that saw one available "
+                                                        "(the end of the range when one was available then).")
+
+
 class TrendOut(_Out):
     gpu: str
     current: float | None

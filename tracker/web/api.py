@@ -17,6 +17,7 @@ from tracker.reads import data
 from tracker.reads.schemas import (
     AlertEventOut,
     AlertRuleOut,
+    AvailabilityOut,
     BacktestOut,
     DeliveriesOut,
     ErrorOut,
@@ -129,6 +130,22 @@ def api_index(
     quartiles and range (median-of-medians-1, on-demand unless `kind` says otherwise); or the
     series of ewyluda-1.3."""
     return data.index_json(data.index(ctx, gpu=gpu, since=since, until=until, every=every, kinds=kind, method=method))
+
+
+@router.get("/availability", response_model=list[AvailabilityOut], summary="How available a GPU was")
+def api_availability(
+    ctx: Ctx,
+    gpu: Annotated[str, Query(description="A family (`H100`: every variant) or a canonical id (`H100-SXM`).")],
+    since: Annotated[str, Query(description="A span back from now (`24h`, `30d`, `12w`, `1y`) or an ISO date.")] = "30d",
+    until: Annotated[str | None, Query(description="ISO date or date-time (default: now).")] = None,
+    provider: ProviderQ = None,
+    kind: KindQ = None,
+    region: RegionQ = None,
+) -> list[dict[str, Any]]:
+    """Per provider and region: the share of observed time at least one offer was listed as
+    available, the longest unavailable stretch and when one was last available (= `gpu-tracker
+    availability --format json`). A provider that states no stock has null figures (unknown)."""
+    return data.availability(ctx, gpu=gpu, since=since, until=until, providers=provider, kinds=kind, regions=region)
 
 
 @router.get("/trends", response_model=list[TrendOut], summary="Current price, changes, all-time low")
