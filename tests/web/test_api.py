@@ -299,6 +299,17 @@ def test_gpu_page_has_offers_chart_data_and_trends(client: TestClient) -> None:
     assert _external_assets(html) == []
 
 
+def test_gpu_page_shows_availability_per_provider_and_region(client: TestClient) -> None:
+    html = client.get("/gpu/H100?since=30d").text
+    rows = get_json(client, "/api/availability?gpu=H100&since=30d&kind=on-demand,community")
+    assert 'id="availability"' in html and html.count('<tr class="availability">') == len(rows) and rows
+    table = html[html.index('id="availability"'):html.index("<h2>Price history</h2>")]
+    for r in rows:  # a provider that states no stock reads "unknown", never a percentage
+        shown = "unknown" if r["available_pct"] is None else f"{r['available_pct']:.1f}%"
+        assert f'<td class="c-provider">{r["provider"]}' in table and shown in table
+    assert any(r["available_pct"] is None for r in rows) and any(r["available_pct"] is not None for r in rows)
+
+
 def test_gpu_page_controls_and_unknown_gpu(client: TestClient) -> None:
     assert client.get("/gpu/H100-SXM?since=7d&every=day&kind=spot").status_code == 200
     assert client.get("/gpu/H100-SXM?since=soon").status_code == 400

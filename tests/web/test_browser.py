@@ -181,7 +181,7 @@ def test_gpu_page_chart_renders_from_the_app_own_plotly(server: str, client: Tes
 @WIDTHS
 @pytest.mark.parametrize(("name", "path", "key_tables", "charts"), [
     ("overview", "/", {"cheapest"}, 0),
-    ("gpu-H100", "/gpu/H100", {"offers", "trends"}, 3),
+    ("gpu-H100", "/gpu/H100", {"offers", "trends", "availability"}, 3),
     ("providers", "/providers", set(), 0),
 ])
 def test_pages_fit_the_screen(server: str, browser: Any, tmp_path: Path, width: int, name: str, path: str,

@@ -338,7 +338,10 @@ def availability(
     if not filters.gpus:
         raise ConfigError("gpu: name a GPU or family, e.g. gpu=H100")
     until_dt = parse_when(until) if until else utcnow()
-    since_dt = parse_since(since or "30d", until_dt) or until_dt
+    since_dt = parse_since(since or "30d", until_dt)
+    if since_dt is None:  # all: from the first stored price of the GPU
+        with ctx.session() as s:
+            since_dt = queries.first_price_at(s, list(filters.gpus)) or until_dt
     if since_dt > until_dt:
         raise ConfigError("since: the range starts after it ends")
     found = analysis_availability(ctx.engine, list(filters.gpus), since_dt, until_dt, providers=filters.providers,

@@ -20,6 +20,7 @@ from tracker.reads.data import (
     alert_deliveries,
     alert_events,
     alert_rules,
+    availability,
     cost_per_tflop,
     history_frame,
     latest_index,
@@ -141,6 +142,8 @@ def gpu_page(ctx: WebContext, query: str, *, since: str = "90d", every: str = "a
         "cheapest": {g["gpu"]: g["best"] for g in cheapest_by_gpu(ctx, offers) if g["best"]},
         "offers": offers,
         "trends": trend_rows,
+        # over the chart's range and kinds (the default kinds when the page shows every kind)
+        "availability": availability(ctx, gpu=query, since=since, kinds=ks),
         "charts": chart_series(h, {t["gpu"]: t for t in trend_rows}, ids),
         "history_notes": h.notes,
         "resolution": h.resolution.value,
