@@ -195,8 +195,8 @@ def store_observation(
         if o.price_per_hour is None or o.price_per_gpu_hour is None:
             unpriced += 1
             continue
-        if o.available_count != row[_COUNT]:
-            counts.append((o.available_count, oid))
+        if o.available_count != row[_COUNT] and (row[_IV_LAST] is None or t >= row[_IV_LAST]):
+            counts.append((o.available_count, oid))  # the newest observation's count (an import may be older)
         gpu_id = gpu_ids[o.gpu] if o.gpu is not None else None
         currency_id = currency_ids[o.currency]
         continuous = cur_id is not None and row[_IV_ENDS] is None and prev is not None and row[_IV_LAST] >= prev

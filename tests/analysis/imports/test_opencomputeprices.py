@@ -270,3 +270,24 @@ def test_provider_names() -> None:
     assert [provider_of(n) for n in ("google_cloud", "lambda_labs", "oracle_cloud", "runpod_sponsored", "vastai",
                                      "packet·ai_sponsored", "hot_aisle", "tensordock")] == [
         "gcp", "lambda", "oci", "runpod", "vastai", "packetai", "hotaisle", "tensordock"]
+
+
+def test_the_archive_availability_is_kept(engine: Engine) -> None:
+    """Each snapshot's ``available`` is the offer's availability in its intervals, and the newest
+    snapshot's ``available_count`` of a one-GPU row is its GPUs free now (read from the file here)."""
+    import_files(engine, [NEWEST, AKASH])
+    newest: dict[tuple[str, str], dict[str, str]] = {}
+    for r in rows(NEWEST):
+        newest[(r["instance_type"], json.loads(r["raw_extra"])["location_id"])] = r  # rows run oldest first
+    with Session(engine) as s:
+        now = {(p["provider"], p["sku"]): p for p in latest_prices(s, include_stale=True, now=datetime.now(UTC))}
+    for (itype, location), r in newest.items():
+        if r["snapshot_ts"] != max(x["snapshot_ts"] for x in newest.values()):
+            continue  # not listed by the newest snapshot: not current
+        p = now[("tensordock", f"{itype}/{r['gpu_variant']}@{location}")]
+        assert (p["available"], p["available_count"]) == (r["available"] == "True", int(r["available_count"]))
+    # Akash's H100 SXM5: one offer of its price tiers, 24 GPUs free in the newest snapshot
+    h100 = now[("akash", "h100_SXM5/SXM5")]
+    assert (h100["available"], h100["available_count"]) == (True, 24)
+    sold_out = [p for (prov, _), p in now.items() if prov == "akash" and p["available"] is False]
+    assert sold_out and all(p["available_count"] == 0 for p in sold_out)

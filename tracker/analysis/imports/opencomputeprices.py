@@ -40,7 +40,9 @@ How rows become offers:
   term of ``commitment_period`` or the aggregator's billing text (``6-month``, ``1yr``), else
   ``term_unstated``; a ``price_unit`` of month is a monthly plan: reserved, one month unless
   stated, its price the effective hourly rate. The price stays in its ``currency``.
-  ``available`` and ``available_count`` are kept (``extra``). A row's identity is its
+  ``available`` and ``available_count`` are kept (``extra``); ``available`` is the offer's
+  availability (from the count where the flag is blank), and on a one-GPU row the count is its GPUs
+  free (``available_count``: the newest snapshot's is the offer's count now). A row's identity is its
   ``instance_type`` and ``gpu_variant`` (an aggregator's: the cloud named and its instance
   type), its region, and a marketplace host's ``raw_extra.location_id`` (TensorDock lists two
   Dallas locations); Akash's price tiers of one GPU are one offer at its cheapest tier; rows of
@@ -227,10 +229,15 @@ def _offer(row: Mapping[str, str], source: str) -> ScrapedOffer:
     gpu, raw, memory = resolve(row, via or provider, count, extra, aggregator)
     if not raw:
         raise ValueError("gpu_name and instance_type name no GPU")
-    available = (row.get("available") or "").strip().lower()
+    available = {"true": True, "false": False}.get((row.get("available") or "").strip().lower())
     avail_count = number(row, "available_count", required=False)
+    free = None
     if avail_count is not None:
         notes["available_count"] = int(avail_count) if avail_count.is_integer() else avail_count
+        if available is None and avail_count >= 0:
+            available = avail_count > 0  # the count says it where the flag is blank
+        if count == 1 and avail_count.is_integer() and avail_count >= 0 and available is (avail_count > 0):
+            free = int(avail_count)  # a per-GPU row: its count is GPUs free
     sku = f"{via}:{itype}" if via and not itype.startswith("cheapest_") else itype
     tier = extra.get(TIER_KEY)
     if isinstance(tier, str) and sku.endswith(f"_{tier}"):
@@ -246,7 +253,7 @@ def _offer(row: Mapping[str, str], source: str) -> ScrapedOffer:
         region=(row.get("region") or "").strip() or (row.get("zone") or "").strip(),
         country=(row.get("country") or "").strip() or None, gpu_memory_gb=memory,
         vcpus=positive(row.get("vcpus"), strings=True), ram_gb=positive(row.get("ram_gb"), strings=True),
-        currency=currency, available={"true": True, "false": False}.get(available), gpu=gpu,
+        currency=currency, available=available, available_count=free, gpu=gpu,
         extra={"source": SOURCE, "source_name": source, "source_provider": named, **({"via": via} if via else {}),
                **kind_notes, **notes, **({"raw_extra": extra} if extra else {})},
     )

@@ -53,7 +53,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import String, cast, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
 from db import labels, open_intervals, queries, rollups, via
@@ -451,7 +451,22 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     series_db.replace_intervals(conn, pid, drop, insert, touched, lo, hi)
     if sr.dropped:
         _resight(session, offers, sr.dropped)
+    _write_counts(conn, offers, plan.accepted_at)
     return lo, sr.next_after(hi) or hi
+
+
+def _write_counts(conn: Connection, offers: Mapping[Identity, Offer], accepted_at: Mapping[int, list[NormalisedOffer]]) -> None:
+    """The GPUs free of each offer whose newest sighting is among the new snapshots, as that snapshot
+    said (``offer_state.available_count``: current-only, so an older snapshot never overwrites it)."""
+    newest: dict[Identity, tuple[int, NormalisedOffer]] = {}
+    for t in sorted(accepted_at):
+        for o in accepted_at[t]:
+            if o.price_per_hour is not None and o.price_per_gpu_hour is not None:
+                newest[o.identity] = (t, o)
+    counts = [{"c": o.available_count, "o": offers[ident].id} for ident, (t, o) in newest.items()
+              if epoch(offers[ident].last_seen) == t]
+    if counts:
+        conn.execute(text("UPDATE offer_state SET available_count = :c WHERE offer_id = :o"), counts)
 
 
 def _resight(session: Session, offers: Mapping[Identity, Offer], dropped: set[int]) -> None:
