@@ -23,7 +23,8 @@ it. Every figure is kept in ``extra`` (``price_min``, ``price_max``, ``price_avg
 One offer per model: sku ``"<vendor>-<model>-<ram>-<interface>"`` (lower case), ``gpu_raw``
 ``"<vendor> <model> <ram> <interface>"`` (e.g. ``"nvidia a100 80Gi SXM4"``), ``gpu_count`` 1 and
 the price per GPU-hour, kind ``community`` (marketplace hosts sold on demand), region ``""``
-(the summary is network-wide), ``available`` when ``availability.available`` > 0.
+(the summary is network-wide), ``available`` when ``availability.available`` > 0, and those GPUs
+free network-wide as ``available_count``.
 ``gpu_memory_gb`` is the number in ``ram`` ("80Gi" -> 80).
 
 Keys relied on: ``models[]``, ``vendor``, ``model``, ``ram``, ``interface``, ``availability``

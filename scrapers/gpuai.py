@@ -17,7 +17,7 @@ Each row is one offer: ``gpu_type`` ("h100_sxm", "a100_80gb", "rtx_pro_6000": th
 written), ``gpu_count``, ``price_per_hour`` (USD for the WHOLE configuration, all its GPUs; the
 schema says so and has no currency field: the site prints dollars), ``region``, ``tier``
 (``on_demand`` / ``spot``), ``capacity_class`` (``secure`` / ``community``, with its boolean twin
-``community``; an empty class falls back to the boolean), ``available`` (units free now),
+``community``; an empty class falls back to the boolean), ``available`` (units of the configuration free now: ``available_count`` is that times ``gpu_count``),
 ``offering_id`` (the offer's stable id: its sku), ``cpu_cores``, ``ram_gb``, ``storage_gb``.
 Kinds: ``spot`` rows are ``spot``; on-demand rows are ``community`` on community capacity and
 ``on_demand`` on secure capacity (the marketplace's two classes, as RunPod's are read).

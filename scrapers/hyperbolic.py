@@ -10,7 +10,8 @@ Each entry is one rentable option: ``gpuType`` ("h100"), ``gpuFormFactor`` ("sxm
 ``nodes[]`` (CPU, RAM, storage per node), ``enabled`` and ``costPerHourCents``: the hourly price
 of the WHOLE option in US cents, so ``price_per_hour`` is cents / 100 for ``gpuCount`` GPUs.
 An option with ``enabled`` false cannot be rented and gives no offer. ``totalAvailable``, when
-present, is the number of such options free now (``available`` = >0; missing = unknown). The
+present, is the number of such options free now (``available`` = >0, ``available_count`` = it times
+``gpuCount`` GPUs; missing = unknown). The
 API also returns Hyperbolic's own supplier cost (``providerCostPerHourCents``); it is not what a
 customer pays and is never read. A new ``*PerHourCents`` key raises ``ParseError`` so a new
 price tier is not dropped silently. An enabled option whose ``costPerHourCents`` or ``gpuCount``

@@ -19,7 +19,7 @@ is ignored.
 Offers: one per row and kind, priced for a single-GPU machine (``gpu_count=1``, so
 ``price_per_hour`` is the per-GPU price; larger machines scale linearly up to ``num_gpus``, kept in
 ``extra["max_gpus"]``). ``sku`` is the GPU type, plus ``/container`` or ``/vm`` when the row names its
-workload type. ``available`` is whether free devices of that kind are reported. Spot: gpuhunt
+workload type. ``available`` is whether free devices of that kind are reported, ``available_count`` how many. Spot: gpuhunt
 (2026-06) no longer offers JarvisLabs spot machines; a row whose ``spot_price`` is null gives no
 spot offer, and one that still carries a price gives it (never invented from the on-demand price).
 """

@@ -14,7 +14,7 @@ the region, city and state go to ``extra``). ``price_per_hour`` is the whole mac
 currency field; every price the site prints is in dollars.
 
 Availability is what can be rented: ``available`` is ``available_gpu_count > 0`` and
-``extra["available_count"]`` the free GPUs; ``min_gpu_count_for_rental`` (the fewest GPUs the
+``available_count`` (and ``extra["available_count"]``) the free GPUs; ``min_gpu_count_for_rental`` (the fewest GPUs the
 owner rents out, ``None`` = any) is kept. ``pending_price_per_hour`` with
 ``price_change_effective_date`` is a *scheduled* price change, never the current price: kept in
 ``extra`` only.

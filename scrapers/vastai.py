@@ -41,7 +41,8 @@ Keys relied on: ``id`` (sku), ``gpu_name`` (gpu_raw), ``num_gpus``, ``gpu_ram`` 
 ``gpu_memory_gb`` in GiB), ``dph_base``; optional ``min_bid``, ``cpu_cores_effective`` (the
 offer's vCPU share), ``cpu_ram`` (the offer's RAM share in MiB), ``geolocation`` (free text
 ``"<state or country name>, <ISO country>"``: the whole text is the region, the part after the
-last comma the country), ``rentable``/``rented`` (available), ``verification`` ("verified",
+last comma the country), ``rentable``/``rented`` (available; the search asks for rentable, unrented offers, so a listing that
+states neither is available, its ``num_gpus`` free: ``available_count``), ``verification`` ("verified",
 "unverified", "deverified"; ``extra["verified"]`` is true only for "verified"),
 ``hosting_type`` (1 = datacenter), ``reliability2``, ``machine_id``, ``host_id``.
 """

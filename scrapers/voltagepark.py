@@ -18,7 +18,7 @@ Per GPU: the prices are per GPU-hour (the dashboard multiplies them by the GPU c
 provider's own pages print prices "/GPU/hour"), so each offer has ``gpu_count`` 1 and the node's
 specs go to ``extra``. The payload has no currency field; it is USD (the provider's dollar
 prints match the Ethernet figure). ``gpu_count_ethernet`` / ``gpu_count_infiniband`` are free
-GPUs, kept as ``available`` (>0) and in ``extra``; they never gate the price. A row with a new
+GPUs, kept as ``available`` (>0), ``available_count`` and in ``extra``; they never gate the price. A row with a new
 ``gpu_price_*`` key raises ``ParseError``: a price tier this parser does not know would
 otherwise be dropped silently.
 """
