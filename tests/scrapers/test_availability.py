@@ -128,6 +128,19 @@ CASES: dict[str, tuple[Callable[[], Any], Expected, dict[tuple[bool | None, bool
         {(True, True): 11},
     ),
     "digitalocean": (lambda: replayed_payload("digitalocean"), {}, {(None, False): 13}),  # the page states no stock
+    "shadeform": (  # an aggregator: launchable in a region now, per cloud it names
+        lambda: replayed_payload("shadeform"),
+        {("lambda:H100x8", "us-west-1", "on_demand"): (True, None, "-"),
+         ("lambda:H100x8", "us-east-1", "on_demand"): (False, None, "-"),
+         ("crusoe:L40S", "", "on_demand"): (None, None, "-")},  # a type listed without regions says nothing
+        {(True, False): 7, (False, False): 2, (None, False): 1},
+    ),
+    "computepulse": (
+        lambda: replayed_payload("computepulse"),
+        {("vastai:A100 SXM:1x", "us", "on_demand"): (True, None, "-"),
+         ("hotaisle:MI300X:1x", "", "on_demand"): (None, None, "-")},  # available null: unknown
+        {(True, False): 9, (None, False): 8},
+    ),
 }
 
 
