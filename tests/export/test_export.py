@@ -106,6 +106,9 @@ def test_parquet_prices_are_typed(store: Store, tmp_path: Path) -> None:
     assert len(df) == len(stored) > 5
     assert df["price_per_gpu_hour"].tolist() == pytest.approx([s["price_per_gpu_hour"] for s in stored])
     assert df["sku"].tolist() == [s["sku"] for s in stored]
+    assert table.schema.field("available_count").type == pa.int32()  # GPUs free now (null: not stated)
+    assert table.column("available_count").to_pylist() == [s["available_count"] for s in stored]
+    assert any(s["available_count"] for s in stored)  # the replayed marketplaces state counts
     assert [t.isoformat() for t in df["observed_at"]] == [pd.Timestamp(s["observed_at"]).isoformat() for s in stored]
 
 

@@ -26,7 +26,7 @@ PRICES = pa.schema([
     ("gpu_memory_gb", pa.float64()), ("kind", pa.string()), ("term_months", pa.int32()), ("region", pa.string()),
     ("country", pa.string()), ("sku", pa.string()), ("price_per_hour", pa.float64()),
     ("price_per_gpu_hour", pa.float64()), ("currency", pa.string()), ("available", pa.bool_()),
-    ("observed_at", TS), ("price_since", TS),
+    ("available_count", pa.int32()), ("observed_at", TS), ("price_since", TS),
 ])
 HISTORY = pa.schema([
     ("interval_id", pa.int64()), ("offer_id", pa.int64()), ("provider", pa.string()), ("gpu", pa.string()),
