@@ -136,3 +136,22 @@ def test_help() -> None:
     result = CliRunner().invoke(cli_app, ["availability", "--help"])
     assert result.exit_code == 0
     assert "--since" in result.stdout and "longest" in result.stdout
+
+
+def test_a_range_is_bounded(history: Engine, db_url: str) -> None:
+    from tracker.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="more than one question reads"):
+        availability(history, ["H100-SXM"], T0 - timedelta(days=400), T0)
+    with pytest.raises(ConfigError, match="starts .* after it ends"):
+        availability(history, ["H100-SXM"], T0 + HOUR, T0)
+    result = CliRunner().invoke(cli_app, ["--db", db_url, "availability", "--gpu", "H100", "--since", "2y"])
+    assert result.exit_code != 0 and "a year at a time" in str(result.exception or result.output)
+
+
+def test_before_the_raw_horizon_nothing_is_counted(history: Engine) -> None:
+    """After ``rollups prune`` only roll-ups are left before the horizon: the range starts there."""
+    with session_scope(history) as s:
+        s.connection().exec_driver_sql(
+            f"INSERT INTO store_meta (key, value) VALUES ('raw_pruned_before', '{at(5)}')")
+    assert figures(history)["r1"]["observed"] == figures(history, since_h=5)["r1"]["observed"] == (3 + 3) * H

@@ -15,23 +15,31 @@ The rules, over the stored intervals (``db.availability``):
   the observations ends it;
 * *last available* is the last observation inside the range that saw an offer available, or the
   end of the range when an interval seen available spans it (available then).
+
+Cost: it reads the raw intervals of the GPU over the range, so a question spans at most
+``MAX_RANGE`` (a year; an earlier year is another question), and starts no earlier than the
+raw-retention horizon (``rollups prune``): before it only roll-ups are left, which keep no
+availability.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from db.asof import provider_intervals
 from db.availability import availability_rows
-from db.plain_reads import Labels
+from db.plain_reads import Labels, raw_horizon
 from db.reader import Reader, reading
 from db.spans import DEFAULT_INTERVAL_S, hold_end
 from db.times import epoch, from_epoch
+from tracker.errors import ConfigError
 
 Span = tuple[int, int]
+#: The longest range one question reads (raw intervals): a year and a day.
+MAX_RANGE = timedelta(days=366)
 
 
 @dataclass(frozen=True)
@@ -126,9 +134,16 @@ def availability(source: Any, gpus: Sequence[str], since: datetime, until: datet
                  providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
                  regions: Sequence[str] | None = None) -> list[Availability]:
     """Per (provider, region) with an interval of ``gpus`` (canonical ids) in ``[since, until]``,
-    sorted by provider then region; ``source``: a ``Reader``, connection, session or engine."""
+    sorted by provider then region; ``source``: a ``Reader``, connection, session or engine. A range
+    longer than ``MAX_RANGE`` or ending before it starts is a ``ConfigError``."""
+    if since > until:
+        raise ConfigError(f"availability: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
+    if until - since > MAX_RANGE:
+        raise ConfigError(f"availability: {(until - since).days} days is more than one question reads ({MAX_RANGE.days}); "
+                          "ask about a year at a time (--since and --until)")
     with reading(source) as reader:
-        return _availability(reader, gpus, epoch(since), epoch(until), providers, kinds, regions)
+        start = max(epoch(since), raw_horizon(reader))  # before the horizon only roll-ups are left
+        return _availability(reader, gpus, min(start, epoch(until)), epoch(until), providers, kinds, regions)
 
 
 def _availability(reader: Reader, gpus: Sequence[str], since: int, until: int, providers: Sequence[str] | None,

@@ -339,11 +339,11 @@ def availability(
         raise ConfigError("gpu: name a GPU or family, e.g. gpu=H100")
     until_dt = parse_when(until) if until else utcnow()
     since_dt = parse_since(since or "30d", until_dt)
-    if since_dt is None:  # all: from the first stored price of the GPU
+    if since_dt is None:  # all: from the first stored price of the GPU, at most the longest range back
+        from tracker.analysis.availability import MAX_RANGE
+
         with ctx.session() as s:
-            since_dt = queries.first_price_at(s, list(filters.gpus)) or until_dt
-    if since_dt > until_dt:
-        raise ConfigError("since: the range starts after it ends")
+            since_dt = max(queries.first_price_at(s, list(filters.gpus)) or until_dt, until_dt - MAX_RANGE)
     found = analysis_availability(ctx.engine, list(filters.gpus), since_dt, until_dt, providers=filters.providers,
                                   kinds=filters.kinds if filters.kinds is not None else DEFAULT_KINDS,
                                   regions=filters.regions)
