@@ -72,3 +72,16 @@ def test_alerts_add_and_backtest_from_the_command_line(tmp_path: Path) -> None:
     assert code == 2 and "only the newest count of free GPUs is stored" in out
     code, out = cli(db, config, "alerts", "add", "low", "--gpu", "H100", "--new-low", "--min-available", "8")
     assert code == 2 and "min_available: applies to below" in out
+
+
+def test_available_again_on_counts(sqlite_engine: Engine) -> None:
+    """``available_again`` on stated stock: a sold-out offer (0 free) coming back fires; with
+    ``min_available`` it takes that many GPUs free at one provider."""
+    market = Market(sqlite_engine, fast_settings({"name": "back", "gpu": "H100", "available_again": True},
+                                                 {"name": "four", "gpu": "H100", "available_again": True, "min_available": 4}))
+    for free in (0, 0, 2, 0, 5):
+        market.cycle(p1=[h100("a", 2.0, free=free)])
+    # back: none -> 2 free fires; 2 -> 0 -> 5 fires again (none resolves it in between)
+    assert [(e.kind, e.value) for e in events(sqlite_engine, "back")] == [("fired", 1.0), ("fired", 1.0)]
+    # four: only the 5 reaches four GPUs
+    assert [(e.kind, e.value) for e in events(sqlite_engine, "four")] == [("fired", 1.0)]
