@@ -31,6 +31,7 @@ def test_fires_when_eight_are_free_under_the_price_at_one_provider(sqlite_engine
     market.cycle(p1=[h100("a", 2.0, free=4), h100("b", 2.4, free=0)], p2=[h100("c", 2.2, free=2)])
     assert [(e.kind, e.value) for e in events(sqlite_engine)] == [("fired", 2.4), ("resolved", None)]
     assert events(sqlite_engine)[0].provider == "p1"
+    assert "at 2.4 USD/GPU-h, 2.4 USD/h, 5 GPUs free" in events(sqlite_engine)[0].message  # the eighth GPU's offer
 
 
 def test_the_view_adds_up_counts_best_value_first() -> None:

@@ -44,6 +44,8 @@ def _offer_text(offer: Mapping[str, Any]) -> str:
     count = offer.get("gpu_count")
     count_txt = f"{count:g}x " if isinstance(count, (int, float)) else ""
     avail = "" if offer.get("available") is not False else ", listed as unavailable"
+    if offer.get("available") and isinstance(offer.get("available_count"), int):
+        avail = f", {offer['available_count']} GPUs free"
     return (f"{offer.get('provider')} / {where} / {kind}: {count_txt}{offer.get('gpu')} ({offer.get('sku')}) at "
             f"{offer.get('price_per_gpu_hour', 0):.4g} USD/GPU-h, {offer.get('price_per_hour', 0):.4g} USD/h{avail}"
             f"{replay_note(offer)}")
