@@ -47,7 +47,8 @@ INSTRUCTIONS = (
     "GPU cloud prices collected by gpu-price-tracker, read-only. Prices are USD (or the provider's "
     "currency) per hour for the whole instance and per GPU-hour. A GPU filter takes a family (H100 = every "
     "H100 variant) or a canonical id (H100-SXM). Kinds: on-demand, spot, community, reserved, or all. "
-    "Start with `prices` or `value`; `provider_health` says how fresh each provider's data is."
+    "Start with `prices` or `value`; `availability` says how often a GPU could be rented where providers state "
+    "stock; `provider_health` says how fresh each provider's data is."
 )
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 #: Most price rows one call returns (every request has a bounded cost).
