@@ -36,11 +36,23 @@ def test_fires_when_eight_are_free_under_the_price_at_one_provider(sqlite_engine
 
 def test_the_view_adds_up_counts_best_value_first() -> None:
     rule = parse_rule({**EIGHT, "min_available": 6})
-    rows = [{"provider": "p", "gpu": "H100-SXM", "price_per_gpu_hour": price, "currency": "USD", "gpu_count": 1,
-             "available": free > 0, "available_count": free} for price, free in ((2.6, 5), (2.0, 2), (2.2, 3), (1.0, 0))]
+    rows = [{"provider": "p", "sku": f"s{price}", "region": "r", "gpu": "H100-SXM", "price_per_gpu_hour": price,
+             "currency": "USD", "gpu_count": 1, "available": free > 0, "available_count": free}
+            for price, free in ((2.6, 5), (2.0, 2), (2.2, 3), (1.0, 0))]
     view = make_view(rule, rows, {})
     # 2 at $2.00, then 3 at $2.20 (5), then 5 at $2.60 (10 >= 6): six are free from $2.60 on
     assert view.value == 2.6 and [r["price_per_gpu_hour"] for r in view.rows] == [2.6]
+
+
+def test_one_listings_kinds_count_its_gpus_once() -> None:
+    """A marketplace host listed on demand and as spot (one sku and region) has its 4 GPUs free once."""
+    rule = parse_rule({**EIGHT, "min_available": 6, "kinds": ["all"]})
+    rows = [{"provider": "p", "sku": "host", "region": "r", "kind": kind, "gpu": "H100-SXM", "price_per_gpu_hour": price,
+             "currency": "USD", "gpu_count": 4, "available": True, "available_count": 4}
+            for kind, price in (("spot", 1.0), ("on_demand", 2.0))]
+    assert make_view(rule, rows, {}).value is None  # 4 GPUs, not 8
+    other = {**rows[0], "sku": "other", "kind": "on_demand", "price_per_gpu_hour": 2.2, "available_count": 2}
+    assert make_view(rule, [*rows, other], {}).value == 2.2
 
 
 @pytest.mark.parametrize(("extra", "message"), [

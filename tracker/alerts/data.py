@@ -124,7 +124,8 @@ def with_free_gpus(rule: Rule, rows: Sequence[dict[str, Any]]) -> list[dict[str,
     now: per provider, the offers with a stated free count taken best value first (cheapest; the
     longest break-even for ``higher_is_better``), counts added until they reach it; the offers from
     that one on are kept, so the best value kept is the value at which that many GPUs are free at
-    that provider. Offers without a stated count (or without a metric) never count."""
+    that provider. Offers without a stated count (or without a metric) never count, and the kinds of
+    one listing (a marketplace host's on-demand and spot prices: one sku and region) count its GPUs once."""
     if rule.min_available is None:
         return list(rows)
     by_provider: dict[str, list[dict[str, Any]]] = {}
@@ -134,9 +135,11 @@ def with_free_gpus(rule: Rule, rows: Sequence[dict[str, Any]]) -> list[dict[str,
     kept: list[dict[str, Any]] = []
     for offers in by_provider.values():
         offers.sort(key=lambda r: (r["metric"], r["price_per_gpu_hour"]), reverse=rule.higher_is_better)
-        free = 0
+        free, counted = 0, set()
         for i, r in enumerate(offers):
-            free += int(r["available_count"])
+            if (r.get("sku"), r.get("region")) not in counted:
+                counted.add((r.get("sku"), r.get("region")))
+                free += int(r["available_count"])
             if free >= rule.min_available:
                 kept.extend(offers[i:])
                 break
