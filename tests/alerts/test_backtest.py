@@ -90,6 +90,17 @@ def test_a_gap_is_not_a_price(engine: Engine) -> None:
     assert [e.time for e in result.events if e.event == "resolved"] == [t[4]]
 
 
+def test_resolutions_are_counted_without_resolved_and_gaps_are_not_time_firing(engine: Engine) -> None:
+    """A rule that sends no "resolved" message still shows when it resolved; the hours with no price
+    in effect (the offer missing from two collections) are not counted as firing."""
+    t = collect(engine, [3.0, 1.9, None, None, 1.9, 2.5])
+    result = run(engine, t, below=2.0)
+    assert [(e.event, e.time) for e in result.events] == [("fired", t[1]), ("resolved", t[5])]
+    assert result.resolved == 1
+    assert result.firing_s == 2 * 3600, "t1 to t2 and t4 to t5: t2 to t4 had no data"
+    assert not result.firing_at_end
+
+
 def test_new_low_and_above(engine: Engine) -> None:
     t = collect(engine, [3.0, 2.8, 2.9, 2.7, 2.7, 3.5, 2.6])
     assert fired_at(run(engine, t, new_low=True)) == [t[1], t[3], t[6]]
@@ -129,7 +140,9 @@ def test_the_command_by_name_and_inline(sqlite_engine: Engine, tmp_path) -> None
     assert inline.exit_code == 0, inline.output
     a, b = json.loads(by_name.stdout), json.loads(inline.stdout)
     assert a["fired"] == b["fired"] == 2 and a["events"][0]["provider"] == "alpha"
-    assert [e["time"] for e in a["events"]] == [t[1].isoformat(), t[3].isoformat()]
+    assert [(e["event"], e["time"]) for e in a["events"]] == [
+        ("fired", t[1].isoformat()), ("resolved", t[2].isoformat()), ("fired", t[3].isoformat())]
+    assert a["resolved"] == 1, "resolutions are counted though the rule sends no message for them"
     table = CliRunner().invoke(app, ["--db", url, "alerts", "backtest", "--gpu", "H100", "--below", "2.0",
                                      "--since", t[0].isoformat(), "--until", (t[-1] + HOUR).isoformat()])
     assert table.exit_code == 0 and "fired 2" in table.stdout and "nothing was sent or stored" in table.stdout

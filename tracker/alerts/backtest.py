@@ -3,7 +3,8 @@
 The rule runs through the scheduler's own evaluation code -- ``tracker.alerts.data.make_view``
 builds the view, ``tracker.alerts.evaluate.step`` advances the edge-triggered state machine
 (``for``, ``rearm``, ``new_low`` baselines, ``available_again``) -- at every observation time
-in the range, in order, from an armed state. Only the source of the observation differs: the
+in the range, in order, from an armed state. Resolutions are listed whether or not the rule
+sends a message for them, and the time spent firing counts only spans with a price in effect. Only the source of the observation differs: the
 offers in effect at that time (the analysis' "price at t" rule, ``db.rollups.hold_end``: a
 price holds from its first observation until the provider's next collection attempt, at most
 one collection interval after its last) instead of the current ones. A provider with a price in
@@ -24,6 +25,7 @@ Nothing is written: no state, event or outbox row, nothing is delivered. Cost is
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -81,8 +83,8 @@ class Backtest:
     until: datetime
     evaluations: int = 0
     events: list[BacktestEvent] = field(default_factory=list)
-    #: seconds the rule spent firing in the range (a firing still open at the end counts until the
-    #: last observation: what came after is not known)
+    #: seconds the rule spent firing in the range while a price was in effect (a span without data,
+    #: and anything after the last observation, is not known to be firing)
     firing_s: float = 0.0
     firing_at_end: bool = False
 
@@ -205,8 +207,9 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
                               "use a shorter range (--since/--until)")
         st = StateData(fingerprint=rule.fingerprint())
         low = history_low_before(session, rule, settings, since, specs) if rule.condition == "new_low" else None
-        fired_at: datetime | None = None
-        for t in times:
+        # A backtest lists resolutions whether or not the rule sends a message for them.
+        watched = rule if rule.condition == "new_low" else dataclasses.replace(rule, resolved=True)
+        for i, t in enumerate(times):
             live, held = _in_effect(intervals, t)
             rows, held_rows = _rows_at(live), _rows_at(held)
             view: View = make_view(rule, rows, specs)
@@ -218,27 +221,20 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
             obs = Observation(t, view, combined, status, t.isoformat(), reference,
                               low if st.all_time_low is None else None)
             before = st.all_time_low
-            events = step(rule, st, obs)
+            events = step(watched, st, obs)
             result.evaluations += 1
             best = view.best or {}
             for kind in events:
                 result.events.append(BacktestEvent(
                     t, kind, view.value, before if rule.condition == "new_low" else rule.threshold,
                     best.get("provider"), best.get("region"), best.get("kind"), len(view.rows)))
-                if kind == "fired":
-                    if rule.condition in ("new_low",):
-                        continue  # an event, not a lasting condition: no time spent firing
-                    fired_at = t
-                elif kind == "resolved" and fired_at is not None:
-                    result.firing_s += (t - fired_at).total_seconds()
-                    fired_at = None
-            if fired_at is not None and st.state != "firing":
-                result.firing_s += (t - fired_at).total_seconds()  # re-armed without a resolved message
-                fired_at = None
-        if fired_at is not None:
-            # known to be firing until the last observation; after it the history says nothing
-            result.firing_s += (times[-1] - fired_at).total_seconds()
-            result.firing_at_end = True
+            if st.state == "firing" and rule.condition != "new_low" and i + 1 < len(times) and not live.empty:
+                # firing until the next observation, as far as a price was in effect: a span without
+                # data (failed or missing collections) is not time spent firing
+                covered = min(pd.Timestamp(times[i + 1]), live["end"].max())
+                result.firing_s += max(0.0, (covered - pd.Timestamp(t)).total_seconds())
+        # known to be firing until the last observation; after it the history says nothing
+        result.firing_at_end = bool(times) and st.state == "firing" and rule.condition != "new_low"
     return result
 
 

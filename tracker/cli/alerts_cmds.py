@@ -9,6 +9,7 @@ import typer
 
 from tracker.cli import app
 from tracker.cli.common import Format, console, emit, finite, state
+from tracker.cli.render import DEFAULT, ESSENTIAL
 from tracker.errors import ConfigError
 
 alerts_app = typer.Typer(
@@ -353,9 +354,11 @@ def backtest_cmd(
         emit([e.as_dict() for e in result.events], fmt)
         return
     emit([e.as_dict() for e in result.events], fmt,
-         title=f"backtest {rule.name}: {result.description}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC",
-         columns=[("time", "time"), ("event", "event"), ("value", "value"), ("threshold", "threshold"),
-                  ("provider", "provider"), ("region", "region"), ("kind", "kind"), ("offers", "offers")])
+         title=f"backtest{' ' + rule.name if name else ''}: {result.description}, {start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M} UTC",
+         # what answers "did it fire, when, at what value" first; where it was comes after, as room allows
+         columns=[("time", "time", ESSENTIAL), ("event", "event", ESSENTIAL), ("value", "value", ESSENTIAL),
+                  ("threshold", "threshold", ESSENTIAL), ("provider", "provider", DEFAULT), ("kind", "kind", DEFAULT),
+                  ("region", "region", DEFAULT), ("offers", "offers", DEFAULT)])
     hours = result.firing_s / 3600
     console.print(f"{result.evaluations} evaluations, fired {result.fired}, resolved {result.resolved}, "
                   f"firing for {hours:.1f} h{' (still firing at the end)' if result.firing_at_end else ''}; "

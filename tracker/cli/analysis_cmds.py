@@ -267,9 +267,32 @@ def tco(
     if fmt is Format.csv:
         emit([data], fmt)
         return
-    emit([{"key": k, "value": v} for k, v in data.items()], fmt, title=f"TCO {gid or ''}".strip())
+    _key_values(data, title=f"TCO {gid or ''}".strip())
     if table:
         emit(records(electricity_table()), fmt, title="electricity per year")
+
+
+#: Text longer than this leaves a key/value table and is printed under it, wrapped to the terminal.
+_LONG_TEXT = 30
+
+
+def _key_values(data: dict[str, Any], *, title: str) -> None:
+    """One result as a two-column table for a person: each row is its own quantity, so each number
+    is written for itself (cents from 1 up, 4 places below); long texts (sources, notes) go under
+    the table, where they wrap instead of pushing the values off the screen."""
+    from tracker.cli.render import cell
+
+    def text(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:,.2f}" if abs(v) >= 1 or v == 0 else f"{v:.4f}"
+        return cell(v)
+
+    rows = [{"key": k, "value": text(v)} for k, v in data.items()
+            if not (isinstance(v, str) and len(v) > _LONG_TEXT)]
+    emit(rows, Format.table, columns=[("key", "key", ESSENTIAL), ("value", "value", ESSENTIAL)], title=title)
+    for k, v in data.items():
+        if isinstance(v, str) and len(v) > _LONG_TEXT:
+            console.print(f"[bold]{k}[/bold]: {v}", highlight=False)
 
 
 OPTION_TABLE = [

@@ -17,6 +17,7 @@ the same columns with raw values (ISO times, unrounded numbers) and keys as head
 from __future__ import annotations
 
 import difflib
+import math
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,9 @@ ESSENTIAL_KEYS = frozenset({"gpu", "provider", "kind", "price_per_gpu_hour", "re
 _EDGE, _PER_COLUMN = 1, 3
 #: Gap between columns of the plain (not a terminal) table.
 _GAP = "  "
+#: A text column wraps down to its longest word, but no narrower than ``_MIN_TEXT`` and no wider than
+#: ``_LONGEST_WORD`` (a longer word, a URL, folds).
+_MIN_TEXT, _LONGEST_WORD = 6, 24
 
 
 @dataclass(frozen=True)
@@ -94,18 +98,85 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
 
 
-def _numbers(kinds: set[type]) -> bool:
-    """A column whose values are of ``kinds`` (``None`` aside) is a number column."""
-    kinds = kinds - {type(None)}
-    return bool(kinds) and all(issubclass(k, int | float) and not issubclass(k, bool) for k in kinds)
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def _numeric(column: Column, rows: Sequence[Mapping[str, Any]]) -> bool:
-    return _numbers({type(r.get(column.key)) for r in rows})
+    values = [r.get(column.key) for r in rows if r.get(column.key) is not None]
+    return bool(values) and all(_is_number(v) for v in values)
+
+
+def _decimals(values: Iterable[Any]) -> int:
+    """The decimal places one column shows all its numbers with: none when all are whole (counts, GB),
+    2 when every value is exact to the cent, 4 when exact to 4 places or any value is below 10, else 2
+    (``2``, ``2.1200`` and ``1,978.90`` never share a column)."""
+    floats = [abs(v) for v in values if isinstance(v, float) and math.isfinite(v)]
+    if all(v.is_integer() for v in floats):
+        return 0
+    for places in (2, 4):
+        if all(abs(v - round(v, places)) <= 1e-9 * max(1.0, v) for v in floats):
+            return places
+    return 4 if min((v for v in floats if v), default=0.0) < 10 else 2
+
+
+def column_texts(column: Column, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The cells of one column as a table shows them: every number in one format (the same
+    decimal places, thousands separated), anything else as ``cell`` writes it, one line each."""
+    values = [r.get(column.key) for r in rows]
+    places = _decimals(values)
+    whole = not any(isinstance(v, float) for v in values)
+
+    def text(value: Any) -> str:
+        if _is_number(value) and math.isfinite(value):
+            return str(value) if whole else f"{value:,.{places}f}"
+        return cell(value).replace("\n", " ")
+
+    # each distinct value formatted once (a year of hourly history is hundreds of thousands of
+    # cells, most of them repeats); ``True`` beside numbers (equal as keys) goes one by one
+    kinds = set(map(type, values))
+    if not (bool in kinds and len(kinds) > 1):
+        try:
+            shown = {v: text(v) for v in set(values)}
+            return list(map(shown.__getitem__, values))
+        except (TypeError, KeyError):  # unhashable, or unequal to itself (NaN)
+            pass
+    return [text(v) for v in values]
 
 
 def _natural_width(column: Column, rows: Sequence[Mapping[str, Any]]) -> int:
-    return max([len(column.header), *(len(cell(r.get(column.key))) for r in rows)])
+    return max([len(column.header), *(len(t) for t in column_texts(column, rows))])
+
+
+def _narrowest(column: Column, rows: Sequence[Mapping[str, Any]]) -> int:
+    """How narrow a column may get: a number never narrower than its widest value (its header
+    wraps at spaces); text down to its longest word (at least ``_MIN_TEXT``, at most
+    ``_LONGEST_WORD``, past which a word such as a URL folds), never wider than it needs."""
+    natural = _natural_width(column, rows)
+    texts = column_texts(column, rows)
+    header_word = max((len(w) for w in column.header.split()), default=0)
+    if _numeric(column, rows):
+        return max([header_word, *(len(t) for t in texts)])
+    words = [len(w) for t in [column.header, *texts] for w in t.split()]
+    return min(natural, max(_MIN_TEXT, min(max(words, default=0), _LONGEST_WORD)))
+
+
+def fit_widths(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], width: int) -> list[int]:
+    """Each column's width in a table ``width`` wide: natural when everything fits, otherwise the
+    widest columns wrap first, each down to ``_narrowest`` (numbers keep their width, their headers wrap)."""
+    widths = [_natural_width(c, rows) for c in columns]
+    floors = [_narrowest(c, rows) for c in columns]
+    excess = _EDGE + sum(w + _PER_COLUMN for w in widths) - width
+    while excess > 0:
+        shrinkable = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w > f]
+        if not shrinkable:
+            break
+        i = max(shrinkable, key=lambda j: widths[j])
+        step = min(excess, widths[i] - floors[i], max(1, widths[i] - max([widths[j] for j in shrinkable if j != i],
+                                                                            default=floors[i])))
+        widths[i] -= step
+        excess -= step
+    return widths
 
 
 def pick_columns(
@@ -117,7 +188,11 @@ def pick_columns(
     only: str | None = None,
 ) -> tuple[list[Column], list[Column]]:
     """(shown, hidden): ``only`` (``"a,b,c"``) exactly, ``wide`` everything, otherwise the
-    essential columns plus as many default ones as fit ``width`` (``None``: no limit)."""
+    essential columns plus as many default ones as fit ``width`` (``None``: no limit) whole.
+
+    When even the essential columns do not fit, their text wraps (``fit_widths``); when wrapping
+    is not enough, the last essential text columns move out (named by the hint below the table),
+    so a number is never pushed off the screen."""
     if only:
         return _named(columns, rows, only), []
     if wide:
@@ -127,10 +202,18 @@ def pick_columns(
     candidates = [c for c in columns if c.priority <= DEFAULT]
     if width is None:
         return candidates, [c for c in columns if c.priority > DEFAULT]
-    used = _EDGE + sum(_natural_width(c, rows) + _PER_COLUMN for c in candidates if c.priority == ESSENTIAL)
-    keep: set[str] = {c.key for c in candidates if c.priority == ESSENTIAL}
+    essential = [c for c in candidates if c.priority == ESSENTIAL]
+    while len(essential) > 1 and _EDGE + sum(_narrowest(c, rows) + _PER_COLUMN for c in essential) > width:
+        texts = [c for c in essential[1:] if not _numeric(c, rows)]
+        if not texts:
+            break
+        essential.remove(texts[-1])
+    keep: set[str] = {c.key for c in essential}
+    if len(essential) < sum(c.priority == ESSENTIAL for c in candidates):
+        return essential, [c for c in columns if c.key not in keep]  # room for nothing more
+    used = _EDGE + sum(_natural_width(c, rows) + _PER_COLUMN for c in essential)
     for c in candidates:
-        if c.key in keep:
+        if c.key in keep or c.priority == ESSENTIAL:
             continue
         need = _natural_width(c, rows) + _PER_COLUMN
         if used + need <= width:
@@ -158,29 +241,15 @@ def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: s
     return out
 
 
-def _texts(values: list[Any]) -> tuple[list[str], bool]:
-    """One column's cells as text, and whether it is a number column. Each distinct value is
-    formatted once (a year of hourly history is hundreds of thousands of cells, most of them
-    repeats); a column mixing ``True`` with numbers (equal as keys) is formatted cell by cell."""
-    kinds = set(map(type, values))
-    numeric = _numbers(kinds)
-    try:
-        if bool in kinds and len(kinds) > 1:
-            raise TypeError("formatted one by one")
-        shown = {v: cell(v).replace("\n", " ") for v in set(values)}
-        return list(map(shown.__getitem__, values)), numeric
-    except (TypeError, KeyError):  # unhashable, or unequal to itself (NaN)
-        return [cell(v).replace("\n", " ") for v in values], numeric
-
-
 def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
     """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut; each
     line laid out by one format string."""
-    laid = [_texts([r.get(c.key) for r in rows]) for c in columns]
-    widths = [max([len(c.header), *map(len, set(texts))]) for c, (texts, _n) in zip(columns, laid, strict=True)]
-    layout = _GAP.join(f"{{:{'>' if numeric else '<'}{w}}}" for w, (_t, numeric) in zip(widths, laid, strict=True))
+    laid = [column_texts(c, rows) for c in columns]
+    right = [_numeric(c, rows) for c in columns]
+    widths = [max([len(c.header), *map(len, set(texts))]) for c, texts in zip(columns, laid, strict=True)]
+    layout = _GAP.join(f"{{:{'>' if r else '<'}{w}}}" for w, r in zip(widths, right, strict=True))
     out = [layout.format(*[c.header for c in columns]).rstrip(), layout.format(*["-" * w for w in widths]).rstrip()]
-    out += [layout.format(*line).rstrip() for line in zip(*[texts for texts, _n in laid])]
+    out += [layout.format(*line).rstrip() for line in zip(*laid)]
     return "\n".join(out) + "\n"
 
 
@@ -238,16 +307,18 @@ def _rich_table(out: Any, rows: Sequence[Mapping[str, Any]], shown: Sequence[Col
     from rich.text import Text
 
     table = Table(title=title)
-    for c in shown:
+    widths = fit_widths(shown, rows, out.width)
+    texts = [column_texts(c, rows) for c in shown]
+    for c, w in zip(shown, widths, strict=True):
         numeric = _numeric(c, rows)
-        # Numbers never wrap and keep their full width; text folds onto a second line instead of "…".
-        table.add_column(c.header, justify="right" if numeric else "left", no_wrap=numeric,
-                         min_width=_natural_width(c, rows) if numeric else None, overflow="fold")
-    for r in rows:
-        table.add_row(*[Text(cell(r.get(c.key))) for c in shown])
-    numbers = _EDGE + sum(_natural_width(c, rows) + _PER_COLUMN for c in shown if _numeric(c, rows))
+        # Every width is fixed here: a number column is never narrower than its widest value, so
+        # only its header wraps; text folds onto further lines instead of ending in "…".
+        table.add_column(c.header, justify="right" if numeric else "left", width=w, overflow="fold")
+    for i in range(len(rows)):
+        table.add_row(*[Text(t[i]) for t in texts])
+    needed = _EDGE + sum(w + _PER_COLUMN for w in widths)
     # When even the number columns do not fit (--wide, --columns), let the line run long
     # (the terminal wraps it) rather than let Rich squeeze a number.
-    out.print(table, width=max(out.width, numbers) if numbers > out.width else None)
+    out.print(table, width=needed if needed > out.width else None)
     if not rows:
         out.print("[dim]no rows[/dim]")
