@@ -15,7 +15,7 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tracker.cli import app, main
-from tracker.cli.render import Column, cell, pick_columns, plain_table, print_table
+from tracker.cli.render import Column, column_texts, pick_columns, plain_table, print_table
 
 runner = CliRunner()
 TERMINAL_80 = {"COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}
@@ -27,6 +27,11 @@ def cli(db: str, *args: str, env: dict[str, str] | None = None) -> tuple[int, st
     if result.exception and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, _ANSI.sub("", result.stdout), result.stderr
+
+
+def shown(rows: list[dict[str, Any]], key: str) -> list[str]:
+    """The column ``key`` of ``rows`` as a table writes it (one number format per column)."""
+    return column_texts(Column(key, key), rows)
 
 
 def json_rows(db: str, *args: str) -> list[dict[str, Any]]:
@@ -42,8 +47,8 @@ def test_80_column_terminal_shows_every_price_whole(replay_store: str) -> None:
     assert "┃" in out, "a terminal gets the Rich table"
     assert max(len(line) for line in out.splitlines()) <= 80
     assert "…" not in out
-    for r in rows:
-        assert cell(r["price_per_gpu_hour"]) in out
+    for text in shown(rows, "price_per_gpu_hour"):
+        assert text in out
     header = out.splitlines()[2]
     for name in ("gpu", "provider", "kind", "$/GPU-h", "region"):
         assert name in header
@@ -54,9 +59,9 @@ def test_80_column_terminal_keeps_values_of_every_command(replay_store: str) -> 
     rows = json_rows(replay_store, "value")
     code, out, _ = cli(replay_store, "value", env=TERMINAL_80)
     assert code == 0 and "…" not in out
-    for r in rows:
-        assert cell(r["price_per_gpu_hour"]) in out
-        assert cell(r["cost_per_tflop_hour"]) in out
+    for key in ("price_per_gpu_hour", "cost_per_tflop_hour"):
+        for text in shown(rows, key):
+            assert text in out
 
 
 def test_piped_output_is_a_plain_full_width_table(replay_store: str) -> None:
@@ -69,10 +74,11 @@ def test_piped_output_is_a_plain_full_width_table(replay_store: str) -> None:
                                 "cur", "raw", "name", "observed", "available"]
     assert not any(ch in out for ch in "┃│…")
     assert len(lines) == 3 + len(rows)
-    for line, r in zip(lines[3:], rows, strict=True):
+    prices, totals = shown(rows, "price_per_gpu_hour"), shown(rows, "price_per_hour")
+    for line, r, price, total in zip(lines[3:], rows, prices, totals, strict=True):
         assert line.startswith(r["gpu"])
-        assert cell(r["price_per_gpu_hour"]) in line.split()
-        assert cell(r["price_per_hour"]) in line.split()
+        assert price in line.split()
+        assert total in line.split()
         assert r["gpu_raw"] in line
         assert f"replay {r['recorded']}" in line  # a replayed price says so, with its recording's date
 
@@ -85,8 +91,8 @@ def test_piped_through_a_real_pipe(replay_store: str) -> None:
     assert proc.returncode == 0, proc.stderr
     rows = json_rows(replay_store, "prices", "--gpu", "H100-SXM", "--kind", "on-demand")
     assert rows and "…" not in proc.stdout
-    for r in rows:
-        assert cell(r["price_per_gpu_hour"]) in proc.stdout
+    for text in shown(rows, "price_per_gpu_hour"):
+        assert text in proc.stdout
 
 
 def test_tsv_is_the_table_columns_with_raw_values(replay_store: str) -> None:

@@ -280,14 +280,9 @@ def _key_values(data: dict[str, Any], *, title: str) -> None:
     """One result as a two-column table for a person: each row is its own quantity, so each number
     is written for itself (cents from 1 up, 4 places below); long texts (sources, notes) go under
     the table, where they wrap instead of pushing the values off the screen."""
-    from tracker.cli.render import cell
+    from tracker.cli.render import quantity
 
-    def text(v: Any) -> str:
-        if isinstance(v, float):
-            return f"{v:,.2f}" if abs(v) >= 1 or v == 0 else f"{v:.4f}"
-        return cell(v)
-
-    rows = [{"key": k, "value": text(v)} for k, v in data.items()
+    rows = [{"key": k, "value": quantity(v)} for k, v in data.items()
             if not (isinstance(v, str) and len(v) > _LONG_TEXT)]
     emit(rows, Format.table, columns=[("key", "key", ESSENTIAL), ("value", "value", ESSENTIAL)], title=title)
     for k, v in data.items():

@@ -82,6 +82,13 @@ def cell(value: Any) -> str:
     return str(value)
 
 
+def quantity(value: Any) -> str:
+    """A number that stands for itself (a key/value table's row): cents from 1 up, 4 places below."""
+    if isinstance(value, float) and math.isfinite(value):
+        return f"{value:,.2f}" if abs(value) >= 1 or value == 0 else f"{value:.4f}"
+    return cell(value)
+
+
 def plain_value(value: Any) -> Any:
     """A value as JSON, CSV and TSV carry it: ISO times, floats without binary noise."""
     if isinstance(value, datetime):
@@ -109,14 +116,13 @@ def _numeric(column: Column, rows: Sequence[Mapping[str, Any]]) -> bool:
 
 def _decimals(values: Iterable[Any]) -> int:
     """The decimal places one column shows all its numbers with: none when all are whole (counts, GB),
-    2 when every value is exact to the cent, 4 when exact to 4 places or any value is below 10, else 2
+    2 when every value is exact to the cent, else 4 when any value is below 10, else 2
     (``2``, ``2.1200`` and ``1,978.90`` never share a column)."""
     floats = [abs(v) for v in values if isinstance(v, float) and math.isfinite(v)]
     if all(v.is_integer() for v in floats):
         return 0
-    for places in (2, 4):
-        if all(abs(v - round(v, places)) <= 1e-9 * max(1.0, v) for v in floats):
-            return places
+    if all(abs(v - round(v, 2)) <= 1e-9 * max(1.0, v) for v in floats):
+        return 2
     return 4 if min((v for v in floats if v), default=0.0) < 10 else 2
 
 
@@ -319,6 +325,11 @@ def _rich_table(out: Any, rows: Sequence[Mapping[str, Any]], shown: Sequence[Col
     needed = _EDGE + sum(w + _PER_COLUMN for w in widths)
     # When even the number columns do not fit (--wide, --columns), let the line run long
     # (the terminal wraps it) rather than let Rich squeeze a number.
-    out.print(table, width=needed if needed > out.width else None)
+    width = out.width
+    out.width = max(width, needed)  # Rich never prints wider than its console: it would squeeze a number
+    try:
+        out.print(table)
+    finally:
+        out.width = width
     if not rows:
         out.print("[dim]no rows[/dim]")
