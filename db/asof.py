@@ -48,7 +48,8 @@ STALE_AFTER_INTERVALS = 3
 _MAX_HOLD_S = 7 * 86_400
 #: The columns of a price row, in the order both queries select them.
 PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since")
+              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
+              "vcpus", "ram_gb")
 
 class ProviderState(NamedTuple):
     """What the read path needs of a ``provider`` row."""
@@ -253,7 +254,7 @@ def latest_prices(
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
     rows = conn.rows(sql, params)
     imported = imported_sources(conn, states)
-    return [_price_row(row[:16], row[16], imported, now, row[17]) for row in rows]
+    return [_price_row(row[:18], row[18], imported, now, row[19]) for row in rows]
 
 
 def prices_at(
@@ -278,14 +279,14 @@ def prices_at(
     intervals = provider_intervals(conn)
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
-        last_seen, ends_at, pid, offer_id = int(r[14]), r[16], int(r[17]), int(r[18])
+        last_seen, ends_at, pid, offer_id = int(r[14]), r[18], int(r[19]), int(r[20])
         if t >= hold_end(last_seen, ends_at, intervals.get(pid, DEFAULT_INTERVAL_S)):
             continue
         have = newest.get(offer_id)
         if have is None or int(r[15]) > int(have[15]):
             newest[offer_id] = tuple(r)
     imported = imported_sources(conn)
-    out = [_price_row((*r[:14], min(int(r[14]), t), r[15]), r[19], imported, at) for r in newest.values()]
+    out = [_price_row((*r[:14], min(int(r[14]), t), *r[15:18]), r[21], imported, at) for r in newest.values()]
     out.sort(key=lambda d: (d["price_per_gpu_hour"] is None, d["price_per_gpu_hour"] or 0.0, d["provider"], d["sku"]))
     return out
 

@@ -58,6 +58,7 @@ STORE_META = "SELECT value FROM store_meta WHERE key = :k"
 PRICE_SELECT = (
     "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
     f"o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, {LAST_SEEN}, i.first_seen, "
+    "o.vcpus, o.ram_gb, "
 )
 #: Current prices: every offer's newest interval (``offer_state``); ``{where}`` is ``db.asof.current_condition``.
 LATEST_PRICES = (PRICE_SELECT + "o.extra, s.available_count FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "

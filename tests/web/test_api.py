@@ -29,7 +29,7 @@ from tracker.cli import app as cli_app
 PRICE_KEYS = {"provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
               "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "available_count", "observed_at",
               "price_since", "replay", "recorded", "fixture", "via", "original_price_per_hour", "original_currency",
-              "usd_rate", "usd_rate_date", "source", "age_s"}
+              "usd_rate", "usd_rate_date", "source", "age_s", "vcpus", "ram_gb"}
 
 
 def _dt(v: str) -> datetime:

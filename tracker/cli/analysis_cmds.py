@@ -67,7 +67,7 @@ def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None
     from tracker.analysis.grid import Filters
 
     if st is not None:
-        check_providers(st.reader if read_only else st.engine, provider)
+        provider = check_providers(st.reader if read_only else st.engine, provider)
     return Filters.of(gpus=resolve_gpu_query(gpu), providers=provider, regions=region, kinds=_kinds(kind))
 
 
@@ -248,7 +248,7 @@ def tco(
     from tracker.analysis.tco import electricity_table, tco_for_gpu
 
     st = state(ctx)
-    check_providers(st.engine, provider)
+    provider = check_providers(st.engine, provider)
     cat = _catalog(st)
     gid = _gpu_for_tco(gpu, cat)
     when = parse_at(at)
@@ -328,7 +328,7 @@ def recommend(
     from tracker.analysis.recommend import recommend as run_recommend
 
     st = state(ctx)
-    check_providers(st.engine, provider)
+    provider = check_providers(st.engine, provider)
     when = parse_at(at)
     if when is None:
         warn_if_stale(st, provider)

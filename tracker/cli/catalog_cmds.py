@@ -135,7 +135,7 @@ def value(
 
         when = parse_at(at)
         # the store's own driver when it is current (``State.reader``), as ``prices`` reads
-        check_providers(st.reader, provider)
+        provider = check_providers(st.reader, provider)
         offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False,
                                 include_stale=include_stale)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, State, console, emit, err_console, state
+from tracker.cli.common import Format, State, console, emit, err_console, finite, state
+from tracker.cli.render import ESSENTIAL
 from tracker.cli.options import (
     ColumnsOption,
     FormatOption,
@@ -159,7 +160,15 @@ def _after_scrape(engine: Engine, settings: Settings, results: list[RunResult]) 
 PRICE_COLUMNS = [
     ("gpu", "gpu"), ("provider", "provider"), ("kind", "kind"), ("price_per_gpu_hour", "$/GPU-h"),
     ("region", "region"), ("source", "source"), ("age", "age"), ("gpu_count", "GPUs"), ("price_per_hour", "per hour"),
-    ("currency", "cur"), ("gpu_raw", "raw name"), ("observed_at", "observed"), ("stock", "available"),
+    ("vcpus", "vCPU"), ("ram_gb", "RAM GB"), ("currency", "cur"), ("gpu_raw", "raw name"), ("observed_at", "observed"),
+    ("stock", "available"),
+]
+#: ``prices --group-by``: one row per group with its price range.
+GROUP_COLUMNS = [
+    ("gpu", "gpu", ESSENTIAL), ("provider", "provider", ESSENTIAL), ("kind", "kind", ESSENTIAL),
+    ("min_price_per_gpu_hour", "min $/GPU-h", ESSENTIAL), ("median_price_per_gpu_hour", "median", ESSENTIAL),
+    ("max_price_per_gpu_hour", "max", ESSENTIAL), ("offers", "offers"), ("providers", "providers"),
+    ("cheapest_provider", "cheapest at"), ("oldest", "oldest"), ("sources", "sources"),
 ]
 
 
@@ -187,9 +196,18 @@ def prices(
     columns: ColumnsOption = None,
     at: AtOption = None,
     include_stale: StaleOption = False,
+    gpus: Annotated[str | None, typer.Option("--gpus", help="GPUs per offer: 8, a range 2..8, or at least 4.. (also --gpu H100:8).")] = None,
+    min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", callback=finite, metavar="GB", help="At least this much memory per GPU (the provider's figure, else the catalog's).")] = None,
+    max_price: Annotated[float | None, typer.Option("--max-price", callback=finite, metavar="USD", help="At most this price per GPU-hour.")] = None,
     available: Annotated[bool, typer.Option("--available", help="Only offers their provider lists as available now (an offer whose provider states no stock is left out).")] = False,
+    max_age: Annotated[str | None, typer.Option("--max-age", metavar="SPAN", help="Only prices observed within this span: 30m, 6h, 2d.")] = None,
+    group_by: Annotated[str | None, typer.Option("--group-by", metavar="KEYS", help="One row per gpu, provider or kind (comma-separated, e.g. gpu,provider) with its price range.")] = None,
 ) -> None:
     """The latest price of every offer on sale, cheapest per GPU-hour first (--at: as of then).
+
+    Narrow it as with `dstack offer` or `sky show-gpus`: --gpus 8 (or --gpu H100:8),
+    --min-gpu-memory 80, --max-price 2.5, --available, --max-age 6h; --group-by gpu
+    (or gpu,provider) gives each group's offers and lowest, median and highest price.
 
     A provider whose newest collection is older than its staleness limit (three collection
     intervals) is history, not "now": it is left out unless --include-stale; when nothing is
@@ -201,27 +219,60 @@ def prices(
     """
     from db.asof import conversions, current_prices
 
+    from tracker.reads.offers import GROUP_KEYS, GpuCount, parse_group_by, split_gpu_spec
+
     st = state(ctx)
-    gpus, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
-    check_providers(st.reader, provider)
+    gpu, count = split_gpu_spec(gpu)
+    if gpus is not None:
+        count = GpuCount.parse(gpus)
+    grouping = parse_group_by(group_by)
+    ids, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
+    provider = check_providers(st.reader, provider)
     when = parse_at(at)
-    rows = current_prices(st.reader, when, gpus=gpus, providers=provider, kinds=kinds, regions=region,
+    rows = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, regions=region,
                           include_stale=include_stale)
-    if available:
-        rows = [r for r in rows if r["available"] is True]
-    if limit is not None:
-        rows = rows[:limit]
-    if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s) and the raw stock fields
-        rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"]), "stock": stock_text(r)}
-                for r in rows]
+    rows = _narrowed(st, rows, count, min_gpu_memory, max_price, available, max_age)
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
-    emit(rows, fmt, columns=PRICE_COLUMNS, title=f"{title}{f' for {gpu}' if gpu else ''}: {kind_names(kinds)}",
-         wide=wide, only=columns)
+    title = f"{title}{f' for {gpu}' if gpu else ''}: {kind_names(kinds)}"
+    if grouping:
+        from tracker.reads.offers import group_rows
+
+        rows = group_rows(rows, grouping)[:limit]
+        if fmt in (Format.table, Format.tsv):
+            rows = [{**r, "oldest": None if r["oldest_age_s"] is None else duration_text(r["oldest_age_s"])}
+                    for r in rows]
+        emit(rows, fmt, columns=[c for c in GROUP_COLUMNS if c[0] in grouping or c[0] not in GROUP_KEYS],
+             title=f"{title}, by {', '.join(grouping)} (USD per GPU-hour)", wide=wide, only=columns)
+    else:
+        rows = rows[:limit]
+        if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s) and the raw stock fields
+            rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"]), "stock": stock_text(r)}
+                    for r in rows]
+        emit(rows, fmt, columns=PRICE_COLUMNS, title=title, wide=wide, only=columns)
     for currency, rate, on, n in conversions(rows):  # JSON and CSV rows carry the rate and its date as fields
         err_console.print(f"[yellow]note:[/yellow] {n} price{'s' if n > 1 else ''} converted from {currency} to USD at "
                           f"{rate:g} USD per {currency} (rate of {on or 'an unknown day'})", highlight=False, soft_wrap=True)
     if when is None:
         warn_if_stale(st, provider)
+
+
+def _narrowed(st: State, rows: list[dict[str, Any]], count: Any, min_gpu_memory: float | None,
+              max_price: float | None, available: bool, max_age: str | None) -> list[dict[str, Any]]:
+    """``prices``' rows after its narrowing options (``tracker.reads.offers.OfferFilter``)."""
+    if count is None and min_gpu_memory is None and max_price is None and not available and max_age is None:
+        return rows
+    from tracker.catalog.specs import load_catalog
+    from tracker.config.settings import parse_duration
+    from tracker.reads.offers import OfferFilter, memory_per_gpu
+
+    try:
+        age = None if max_age is None else parse_duration(max_age)
+    except ValueError as exc:
+        raise ConfigError(f"--max-age: {exc}") from None
+    vram = {g: spec.vram_gb for g, spec in load_catalog(st.settings.catalog_file).items()}
+    chosen = OfferFilter(gpus=count, min_gpu_memory_gb=min_gpu_memory, max_price=max_price, available_only=available,
+                         max_age_s=age)
+    return chosen.apply(rows, memory_per_gpu(vram))
 
 
 def duration_text(seconds: float) -> str:

@@ -67,7 +67,7 @@ def export(
     if asset_class not in ("gpu", "node"):
         raise ConfigError(f"--asset-class: {asset_class!r} is not one of gpu, node")
     resolve_gpu_query(gpu)  # the CLI's own wording (did-you-mean) for a bad filter
-    check_providers(st.engine, provider)
+    provider = check_providers(st.engine, provider)
     web = data.ReadContext.create(st.settings, st.engine)
     # an export is a data set whose rows each say their kind: every kind unless --kind narrows it
     # (OpenCost prices nodes on demand); the answers to "what does it cost now" default to DEFAULT_KINDS

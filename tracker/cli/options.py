@@ -65,7 +65,8 @@ def resolve_gpu_query(gpu: str | None) -> list[str] | None:
 
 
 def check_providers(source: Engine | Reader, names: Sequence[str] | None, option: str = "--provider") -> list[str] | None:
-    """The names unchanged when each is a provider the store has seen or a registered scraper;
+    """The names as the store spells them (``RunPod`` -> ``runpod``: provider names are not
+    case-sensitive) when each is a provider the store has seen or a registered scraper;
     otherwise a ``ConfigError`` (exit 2) naming the closest one, so a typo is not "no rows".
     ``source``: an engine, or a ``db.reader.Reader`` (``State.reader``)."""
     if not names:
@@ -78,15 +79,17 @@ def check_providers(source: Engine | Reader, names: Sequence[str] | None, option
     else:
         with source.connect() as conn:
             known = {p.name for p in provider_states(conn)}
-    unknown = [n for n in names if n not in known]
+    spelled = {k.lower(): k for k in known}
+    unknown = [n for n in names if n.lower() not in spelled]
     if unknown:
         from scrapers.registry import (
             all_scrapers,  # imports every scraper: only when a name is not in the store
         )
 
         known |= set(all_scrapers())
+        spelled = {k.lower(): k for k in known}
         for name in unknown:
-            if name not in known:
+            if name.lower() not in spelled:
                 raise ConfigError(f"{option}: no provider {name!r}{did_you_mean(name, known)} "
                                   "(list them with `gpu-tracker providers`)")
-    return list(names)
+    return [spelled[n.lower()] for n in names]

@@ -114,12 +114,14 @@ def _split(values: Sequence[str] | None) -> list[str] | None:
 
 
 def check_providers(names: Sequence[str] | None) -> list[str] | None:
+    """Registered provider names as the registry spells them (not case-sensitive: ``RunPod`` is ``runpod``)."""
     names = _split(names)
     if names:
-        known = all_scrapers()
-        bad = [n for n in names if n not in known]
+        known = {k.lower(): k for k in all_scrapers()}
+        bad = [n for n in names if n.lower() not in known]
         if bad:
             raise ConfigError(f"provider: {', '.join(bad)} is not a registered provider (see /api/providers)")
+        names = [known[n.lower()] for n in names]
     return names
 
 

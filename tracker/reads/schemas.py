@@ -43,6 +43,8 @@ class PriceOut(_Out):
                                                            "and for a past moment: only the newest count is kept).")
     observed_at: datetime = Field(description="When the provider last listed this price.")
     price_since: datetime = Field(description="Since when the price has been unchanged.")
+    vcpus: float | None = Field(None, description="vCPUs of the whole instance, where the provider states them.")
+    ram_gb: float | None = Field(None, description="Memory (RAM) of the whole instance in GB, where the provider states it.")
     replay: bool = Field(False, description="True when the price was replayed from a bundled or given recording, "
                                              "not collected live.")
     recorded: str | None = Field(None, description="For a replayed price: its recording's date (YYYY-MM-DD, YYYY-MM "
