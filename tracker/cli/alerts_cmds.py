@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, console, emit, finite, state
+from tracker.cli.common import Format, console, emit, err_console, finite, state
 from tracker.cli.render import DEFAULT, ESSENTIAL
 from tracker.errors import ConfigError
 
@@ -250,6 +250,33 @@ def add_cmd(
     if stored_secrets:
         console.print("[yellow]note:[/yellow] a notify URL with a path, query or credentials is stored in the "
                       "database as given; use --notify env:VAR to keep such a URL out of it.", highlight=False)
+    for note in _add_notes(st, rule):
+        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+
+
+def _add_notes(st: Any, rule: Any) -> list[str]:
+    """What a new rule will do that its author may not expect: fire at the first check because the
+    current value already meets it, or reach nobody because its only channels write to a log."""
+    from sqlmodel import Session
+
+    from db.types import utcnow
+    from tracker.alerts.data import gpu_specs, observe
+
+    notes = []
+    if rule.condition in ("below", "above") and rule.threshold is not None:
+        with Session(st.engine) as session:
+            specs = gpu_specs(st.settings) if rule.metric != "price" else {}
+            view = observe(session, rule, st.settings, utcnow(), specs).fresh
+        met = view.value is not None and (view.value < rule.threshold if rule.condition == "below"
+                                          else view.value > rule.threshold)
+        if met:
+            where = f" ({view.best.get('provider')})" if view.best else ""
+            notes.append(f"it fires at the first check: the {rule.aggregate} now is {view.value:g}{where}, already "
+                         f"{rule.condition} {rule.threshold:g}")
+    if rule.notify and all(t.strip().lower() in ("log", "log://") for t in rule.notify):
+        notes.append("the log channel sends nothing: it only writes a line to the collector's log "
+                     "(`gpu-tracker run`); add --notify with a URL that reaches you")
+    return notes
 
 
 def refuse_literal_secret(target: str, index: int) -> None:
@@ -328,7 +355,8 @@ def backtest_cmd(
 
     from db.types import utcnow
     from tracker.alerts.backtest import backtest, resolve_rule
-    from tracker.analysis.frames import parse_when, since_time
+    from tracker.analysis.frames import since_time
+    from tracker.cli.timetravel import parse_at
 
     st = state(ctx)
     options = {"gpu": gpu, "below": below, "above": above, "drop_pct": drop_pct, "window": window,
@@ -336,7 +364,7 @@ def backtest_cmd(
                "kinds": kind, "min_gpu_count": min_gpu_count, "metric": metric, "basis": basis,
                "aggregate": aggregate, "for": for_count, "rearm": rearm, "resolved": resolved}
     options = index_condition(options, index_below, index_above, index_drop_pct)
-    end = parse_when(until) if until else utcnow()
+    end = parse_at(until, "--until") or utcnow()
     start = since_time(since, end, f"--since: {since!r} is neither a span (30d, 12w, 1y) nor an ISO date")
     with Session(st.engine) as session:
         rule = resolve_rule(st.settings, session, name, options)

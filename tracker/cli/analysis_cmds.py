@@ -122,12 +122,12 @@ def history(
     on --basis; breakeven-months is purchase price / (price x 730 h).
     """
     from db.times import utcnow
-    from tracker.analysis.grid import Resolution, parse_when, scrape_intervals
+    from tracker.analysis.grid import Resolution, scrape_intervals
     from tracker.analysis.history import history as run_history
 
     st = state(ctx)
     now = utcnow()
-    end = parse_when(until) if until else now
+    end = parse_at(until, "--until") or now
     reader = st.reader  # the store is opened (and migrated if it must be) before the options are read
     # plain Python on the store's own driver (no pandas, no SQLAlchemy)
     h = run_history(reader, _filters(gpu, provider, kind, region, st, read_only=True), metric=metric, basis=basis,
@@ -381,14 +381,14 @@ def plot(
     if metric not in ("price", "cost-per-tflop"):
         raise ConfigError(f"--metric: {metric!r} is not one of price, cost-per-tflop")
     from db.types import utcnow
-    from tracker.analysis.grid import Resolution, parse_when, scrape_intervals
+    from tracker.analysis.grid import Resolution, scrape_intervals
     from tracker.analysis.history import history as run_history
     from tracker.analysis.plot import lows_for
     from tracker.analysis.plot import plot as write_plot
     from tracker.analysis.trends import all_time_lows
 
     st = state(ctx)
-    end = parse_when(until) if until else utcnow()
+    end = parse_at(until, "--until") or utcnow()
     filters = _filters(gpu, provider, kind, region, st)
     tolerance = scrape_intervals(st.settings)
     cat = _catalog(st)

@@ -53,6 +53,17 @@ def export(
     prices, or --table history for the stored price intervals. --table index writes the rental
     index (parquet, or csv with FILE.metadata.json), its method and version in the metadata.
     """
+    try:
+        _export(ctx, fmt, output, gpu, provider, kind, region, table, since, asset_class)
+    except OSError as exc:
+        if output is None or exc.filename:
+            raise
+        # the writers (csv, pyarrow) say what went wrong but not where: name the file
+        raise OSError(exc.errno, exc.strerror or str(exc), str(output)) from exc
+
+
+def _export(ctx: typer.Context, fmt: ExportFormat, output: Path | None, gpu: str | None, provider: list[str] | None,
+            kind: list[str] | None, region: list[str] | None, table: str, since: str | None, asset_class: str) -> None:
     from tracker.reads import data
 
     st = state(ctx)
