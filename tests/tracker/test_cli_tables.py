@@ -71,7 +71,7 @@ def test_piped_output_is_a_plain_full_width_table(replay_store: str) -> None:
     lines = out.splitlines()
     assert lines[0] == "latest prices for H100: on-demand, community"
     assert lines[1].split() == ["gpu", "provider", "kind", "$/GPU-h", "region", "source", "age", "GPUs", "per", "hour",
-                                "cur", "raw", "name", "observed", "available"]
+                                "vCPU", "RAM", "GB", "cur", "raw", "name", "observed", "available"]
     assert not any(ch in out for ch in "┃│…")
     assert len(lines) == 3 + len(rows)
     prices, totals = shown(rows, "price_per_gpu_hour"), shown(rows, "price_per_hour")
@@ -111,7 +111,7 @@ def test_wide_and_columns(replay_store: str) -> None:
     rows = json_rows(replay_store, "prices", "--gpu", "H100", "--limit", "3")
     _, out, _ = cli(replay_store, "prices", "--gpu", "H100", "--limit", "3", "--wide", "--format", "tsv")
     shown = ["gpu", "provider", "kind", "price_per_gpu_hour", "region", "source", "age", "gpu_count",
-             "price_per_hour", "currency", "gpu_raw", "observed_at", "stock"]
+             "price_per_hour", "vcpus", "ram_gb", "currency", "gpu_raw", "observed_at", "stock"]
     assert out.splitlines()[0].split("\t") == [*shown, *[k for k in rows[0] if k not in shown]]
     code, out, _ = cli(replay_store, "prices", "--gpu", "H100", "--limit", "3", "--columns", "provider,price_per_hour")
     assert code == 0
