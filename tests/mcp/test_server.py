@@ -23,7 +23,7 @@ from tracker.pipeline.collect import collect
 
 pytestmark = pytest.mark.slow
 
-TOOLS = {"prices", "history", "index", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health",
+TOOLS = {"prices", "gpus", "history", "index", "trends", "value", "tco", "recommend", "alert_backtest", "provider_health",
          "availability"}
 CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "prices_h100": ("prices", {"gpu": "H100", "limit": 5}),
@@ -43,7 +43,11 @@ CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "tco": ("tco", {"gpu": "H100", "utilization": 0.6}),
     "recommend": ("recommend", {"params": "13B", "workload": "qlora", "hours_per_month": 200}),
     "health": ("provider_health", {}),
-    "backtest": ("alert_backtest", {"gpu": ["H100"], "below": 100.0, "since": "90d"}),
+    "backtest": ("alert_backtest", {"gpu": "H100", "below": 100.0, "since": "90d"}),
+    "gpus": ("gpus", {"gpu": "H100"}),
+    "gpus_bad": ("gpus", {"gpu": "H999"}),
+    "recommend_bad": ("recommend", {"params": "huge", "workload": "qlora"}),
+    "tco_no_rent": ("tco", {"gpu": "B100", "purchase": 30000.0}),
     "backtest_bad": ("alert_backtest", {"rule": "no-such-rule"}),
 }
 
@@ -85,6 +89,43 @@ def test_every_tool_has_typed_input_and_output_schemas(results: dict[str, Any]) 
     assert tools["tco"].input_schema["required"] == ["gpu"]
     assert set(tools["recommend"].input_schema["required"]) == {"params", "workload"}
     assert "rows" in tools["prices"].output_schema["properties"]
+    # `gpu` is one type in every tool that takes it: a string naming a family or a canonical id
+    for name, tool in tools.items():
+        gpu = tool.input_schema["properties"].get("gpu")
+        if gpu is None:
+            continue
+        types = {gpu.get("type")} | {t.get("type") for t in gpu.get("anyOf", [])}
+        assert types - {None, "null"} == {"string"}, (name, gpu)
+        assert "`gpus` tool" in gpu["description"], name
+
+
+def test_gpus_lists_catalog_ids_with_memory_and_tflops(results: dict[str, Any], client: TestClient) -> None:
+    rows = ok(results, "gpus")["rows"]
+    assert {r["gpu"] for r in rows} == {r["gpu"] for r in get_json(client, "/api/gpus?gpu=H100")}
+    sxm = next(r for r in rows if r["gpu"] == "H100-SXM")
+    assert sxm["vram_gb"] == 80 and sxm["fp16_dense_tflops"] and sxm["fp16_dense_tflops"] > 900
+    assert results["gpus_bad"].is_error and "(the `gpus` tool lists them)" in results["gpus_bad"].content[0].text
+
+
+def test_every_quoted_price_says_its_age_and_source(results: dict[str, Any]) -> None:
+    for row in ok(results, "prices_h100")["rows"]:
+        assert isinstance(row["age_s"], int) and row["source"]
+    trends = ok(results, "trends")["rows"]
+    assert trends and all(isinstance(r["age_s"], int) and r["source"] for r in trends if r["current"] is not None)
+    value = ok(results, "value")["rows"]
+    assert value and all(isinstance(r["age_s"], int) and r["source"] and r["provider"] for r in value)
+    options = [o for o in ok(results, "recommend")["options"] if o["price_per_hour"] is not None]
+    assert options and all(isinstance(o["age_s"], int) and o["source"] for o in options)
+
+
+def test_messages_speak_of_tool_parameters_not_command_flags(results: dict[str, Any]) -> None:
+    for key in ("recommend_bad", "tco_no_rent", "gpus_bad", "prices_bad_gpu", "backtest_bad"):
+        r = results[key]
+        text = r.content[0].text
+        assert r.is_error, (key, text)
+        assert "--" not in text and "/api/" not in text, (key, text)
+    assert "`params`" in results["recommend_bad"].content[0].text
+    assert "`rent`" in results["tco_no_rent"].content[0].text
 
 
 def test_prices_are_the_cli_and_api_rows(results: dict[str, Any], store: Store, client: TestClient) -> None:
@@ -166,7 +207,11 @@ def test_trends_are_the_api_trends(results: dict[str, Any], client: TestClient) 
 def test_value_is_the_api_value(results: dict[str, Any], client: TestClient) -> None:
     out = ok(results, "value")
     web = get_json(client, "/api/value?basis=fp16-dense&gpu=H100")
-    assert out == web
+
+    def timeless(value: dict[str, Any]) -> dict[str, Any]:  # each read takes its rows' ages from the clock
+        return {**value, "rows": [{k: v for k, v in r.items() if k != "age_s"} for r in value["rows"]]}
+
+    assert timeless(out) == timeless(web)
     assert out["basis"] == "fp16-dense" and {r["gpu"] for r in out["rows"]} <= {"H100-SXM", "H100-PCIe", "H100-NVL"}
     for row in out["rows"]:
         assert row["cost_per_tflop_hour"] == pytest.approx(row["price_per_gpu_hour"] / row["tflops"], rel=1e-6)

@@ -10,9 +10,10 @@ output (a pydantic model); a bad filter comes back as a one-line tool error, nev
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import datetime
-from typing import Annotated, TypeVar, get_type_hints
+from typing import Annotated, Any, TypeVar, get_type_hints
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from sqlalchemy.engine import Engine
 
 from db.engine import default_database_url, make_engine, table_names
+from db.times import utcnow
 from tracker import __version__
 from tracker.analysis.frames import records
 from tracker.analysis.history import METRICS
@@ -34,6 +36,7 @@ from tracker.reads import data
 from tracker.reads.schemas import (
     AvailabilityOut,
     BacktestOut,
+    GpuOut,
     HistoryOut,
     IndexOut,
     PriceOut,
@@ -56,7 +59,10 @@ MAX_ROWS = 1000
 
 T = TypeVar("T")
 
-Gpu = Annotated[str | None, Field(description="A family (H100 = every variant) or a canonical id (H100-SXM).")]
+#: ``gpu`` is one type in every tool: a string naming a family or a canonical id (the ``gpus`` tool lists them).
+GPU_TEXT = "A family (H100 = every variant) or a canonical id (H100-SXM); the `gpus` tool lists them."
+Gpu = Annotated[str | None, Field(description=GPU_TEXT)]
+RequiredGpu = Annotated[str, Field(description=GPU_TEXT)]
 Providers = Annotated[list[str] | None, Field(description="Only these providers (registered scraper names).")]
 Kinds = Annotated[list[str] | None, Field(
     description="on-demand, spot, community, reserved, or all. Default: on-demand and community (prices: every kind).")]
@@ -99,6 +105,12 @@ class RecommendOption(_Out):
     observed_at: datetime | None
     purchase_price_per_gpu: float | None
     tdp_w: float | None
+    age_s: int | None = Field(None, description="Seconds since the provider last listed that offer's price.")
+    source: str | None = Field(None, description="Where that price came from: `live`, `replay <date>` or `import <archive>`.")
+
+
+class GpusOut(_Out):
+    rows: list[GpuOut] = Field(description="Catalog GPUs: canonical id, memory (vram_gb) and TFLOPS per precision.")
 
 
 class Advice(_Out):
@@ -150,11 +162,43 @@ TcoOut = create_model("TcoOut", __base__=_Out, **{k: (t, ...) for k, t in get_ty
 
 
 def _answer(fn: Callable[[], T]) -> T:
-    """Run a tool body; our own errors (a bad filter, an unknown GPU) become one-line tool errors."""
+    """Run a tool body; our own errors (a bad filter, an unknown GPU) become one-line tool errors,
+    in this server's words (``mcp_words``)."""
     try:
         return fn()
     except TrackerError as exc:
-        raise ToolError(str(exc)) from None
+        raise ToolError(mcp_words(str(exc))) from None
+
+
+#: What the shared messages say for the command line or the JSON API, and what a tool caller can do instead.
+_MCP_PHRASES = (
+    (re.compile(r"\(see /api/gpus\)|\(list them with `gpu-tracker catalog`\)"), "(the `gpus` tool lists them)"),
+    (re.compile(r"\(see /api/providers\)|\(list them with `gpu-tracker providers`\)"),
+     "(the `provider_health` tool lists them)"),
+    (re.compile(r"run `gpu-tracker scrape`( first)?"), r"the store needs a collection (`gpu-tracker scrape`, outside "
+                                                       r"this read-only server)\1"),
+    (re.compile(r",? ask about a past moment with --at,? or use the last \(stale\) prices with --include-stale"), ""),
+    (re.compile(r" or another --at"), ""),
+    (re.compile(r"--for\b"), "`for_evaluations`"),
+    (re.compile(r"--since/--until"), "`since`/`until`"),
+    (re.compile(r"--([a-z][a-z-]*)"), lambda m: f"`{m.group(1).replace('-', '_')}`"),
+)
+
+
+def mcp_words(message: str) -> str:
+    """A message written for the command line or the API, worded for a tool caller: option flags
+    become the tool's parameter names, command and endpoint hints the tools that answer them."""
+    for pattern, replacement in _MCP_PHRASES:
+        message = pattern.sub(replacement, message)
+    return message
+
+
+def _with_age(option: dict[str, Any], sources: dict[tuple[str | None, str | None], dict[str, Any]]) -> dict[str, Any]:
+    """A recommended offer with its age (from ``observed_at``) and source (its provider's, ``data.current_provenance``)."""
+    seen = option.get("observed_at")
+    age = None if seen is None else max(0, int((utcnow() - seen).total_seconds()))
+    source = sources.get((option.get("provider"), option.get("gpu")), {}).get("source")
+    return {**option, "age_s": age, "source": source}
 
 
 def open_read_only(settings: Settings, url: str | None = None) -> data.ReadContext:
@@ -176,9 +220,15 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         rows = _answer(lambda: data.prices(ctx, gpu=gpu, providers=provider, kinds=kind, regions=region))
         return PricesOut(rows=rows[:limit], returned=min(limit, len(rows)), matching=len(rows))
 
+    @server.tool(title="GPU catalog", annotations=READ_ONLY)
+    def gpus(gpu: Gpu = None) -> GpusOut:
+        """The GPUs this server knows: each canonical id (what `gpu` takes in every tool) with its family, memory
+        (vram_gb) and TFLOPS per precision (dense and sparse FP16, FP8, TF32, FP32), with sources."""
+        return GpusOut(rows=[GpuOut.model_validate(r) for r in _answer(lambda: data.gpus(ctx, gpu))])
+
     @server.tool(title="Price history", annotations=READ_ONLY)
     def history(
-        gpu: Annotated[str, Field(description="A family (H100) or a canonical id (H100-SXM).")],
+        gpu: RequiredGpu,
         since: Annotated[str, Field(description="How far back: 24h, 30d, 12w, 3m, 1y, an ISO date, or all.")] = "30d",
         every: Annotated[str, Field(description="Bucket: 1h, 1d, 1w, or auto (from the span).")] = "1d",
         metric: Annotated[str, Field(description=f"{', '.join(METRICS)}.")] = "price",
@@ -236,7 +286,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
 
     @server.tool(title="Buy vs rent (TCO)", annotations=READ_ONLY)
     def tco(
-        gpu: Annotated[str, Field(description="A canonical id, or a family meaning its flagship (H100 = H100-SXM).")],
+        gpu: Annotated[str, Field(description=GPU_TEXT + " A family means its flagship (H100 = H100-SXM).")],
         purchase: Annotated[float | None, Field(gt=0, description="Purchase price, USD (default: the catalog's).")] = None,
         rent: Annotated[float | None, Field(gt=0, description="Rent, USD per GPU-hour (default: today's market).")] = None,
         rent_basis: Annotated[str, Field(description=f"Market rent when `rent` is not given: {' or '.join(RENT_BASES)}.")] = "cheapest",
@@ -274,10 +324,11 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
             max_gpus=max_gpus, kinds=data.normalise_kinds(kind), providers=data.check_providers(provider),
             regions=region, basis=basis, catalog=ctx.catalog))
         e = rec.estimate
+        sources = data.current_provenance(ctx)
         return RecommendOut(
             params_b=e.params_b, workload=e.workload, precision=e.precision, bytes_per_param=e.bytes_per_param,
             weights_gb=e.weights_gb, vram_needed_gb=e.total_gb, rule=e.rule,
-            options=[RecommendOption.model_validate(o) for o in records(rec.options)[:limit]],
+            options=[RecommendOption.model_validate(_with_age(o, sources)) for o in records(rec.options)[:limit]],
             advice=Advice.model_validate(rec.advice.as_dict()) if rec.advice else None, notes=rec.notes)
 
     @server.tool(title="Alert backtest", annotations=READ_ONLY)
@@ -285,7 +336,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         rule: Annotated[str | None, Field(description="A configured rule by name; or give one inline with gpu and a condition.")] = None,
         since: Annotated[str, Field(description="Start: a span back from now (30d, 12w, 1y) or an ISO date.")] = "30d",
         until: Annotated[str | None, Field(description="End (ISO date-time, UTC); default now.")] = None,
-        gpu: Annotated[list[str] | None, Field(description="Inline rule: GPU ids, families or prefixes.")] = None,
+        gpu: Annotated[str | None, Field(description="Inline rule: " + GPU_TEXT)] = None,
         below: Annotated[float | None, Field(description="Inline rule: fire when the value drops below this.")] = None,
         above: Annotated[float | None, Field(description="Inline rule: fire when the value rises above this.")] = None,
         drop_pct: Annotated[float | None, Field(gt=0, lt=100, description="Inline rule: fire on a drop of this percentage over `window`.")] = None,
@@ -298,7 +349,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
     ) -> BacktestOut:
         """What a rule would have done over stored history: every firing and resolution at every observation
         time, through the scheduler's own evaluation code; nothing is stored or sent (= /api/alerts/backtest)."""
-        options = {"gpu": gpu, "below": below, "above": above, "drop_pct": drop_pct, "window": window,
+        options = {"gpu": [gpu] if gpu else None, "below": below, "above": above, "drop_pct": drop_pct, "window": window,
                    "new_low": new_low, "available_again": available_again, "providers": provider, "regions": region,
                    "kinds": kind, "min_gpu_count": None, "metric": metric, "basis": None, "aggregate": None,
                    "for": for_evaluations, "rearm": None, "resolved": False}

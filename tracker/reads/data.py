@@ -206,16 +206,37 @@ def value(
                                      regions=_split(regions), include_unmapped=False, include_stale=include_stale)
     usd = [r for r in rows if r["gpu"] and r["currency"] == "USD"]
     counts: dict[str, int] = {}
-    for r in usd:
+    quoted: dict[tuple[str, float], dict[str, Any]] = {}  # the offer behind a GPU's cheapest price
+    for r in usd:  # cheapest first
         counts[r["gpu"]] = counts.get(r["gpu"], 0) + 1
+        quoted.setdefault((r["gpu"], r["price_per_gpu_hour"]), r)
     table = value_mod.value_table(market_prices(usd), ctx.catalog, b, counts)
     return {
         "basis": b,
         "basis_label": value_mod.BASIS_LABELS[b],
         "unit": value_mod.column_header(b),
         "kinds": ks,
-        "rows": [{k: _round(v) for k, v in row.as_json().items()} for row in table],
+        "rows": [{**{k: _round(v) for k, v in row.as_json().items()},
+                  **_provenance(quoted.get((row.gpu, row.price_per_gpu_hour)))} for row in table],
     }
+
+
+def _provenance(row: dict[str, Any] | None) -> dict[str, Any]:
+    """Where a quoted price comes from: its provider, age in seconds and source (``live``, ``replay
+    <date>``, ``import <archive>``), so an answer built on a price says how current it is."""
+    row = row or {}
+    return {"provider": row.get("provider"), "age_s": row.get("age_s"), "source": row.get("source")}
+
+
+def current_provenance(ctx: ReadContext) -> dict[tuple[str | None, str | None], dict[str, Any]]:
+    """(provider, gpu) -> the provenance of that provider's cheapest current price for that GPU
+    (stale providers included: a caller asked about them said so)."""
+    with ctx.session() as s:
+        rows = queries.latest_prices(s, include_unmapped=False, include_stale=True)
+    out: dict[tuple[str | None, str | None], dict[str, Any]] = {}
+    for r in rows:  # cheapest first
+        out.setdefault((r["provider"], r["gpu"]), _provenance(r))
+    return out
 
 
 # --- history and trends -----------------------------------------------------------------------
@@ -361,7 +382,11 @@ def trends(
     regions: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
     rows = analysis_trends(ctx.engine, _filters(ctx, gpu, providers, kinds, regions), tolerance=ctx.tolerance)
-    return [{k: _round(v) for k, v in r.items()} for r in rows]
+    marks = current_provenance(ctx) if rows else {}
+    empty = {"age_s": None, "source": None}
+    return [{**{k: _round(v) for k, v in r.items()},
+             **{k: v for k, v in marks.get((r.get("provider"), r.get("gpu")), empty).items() if k != "provider"}}
+            for r in rows]
 
 
 # --- providers and runs -----------------------------------------------------------------------

@@ -101,6 +101,10 @@ class ValueRowOut(_Out):
     offers: int
     vram_gb: float | None
     usd_per_gb_vram_hour: float | None
+    provider: str | None = Field(None, description="Where the cheapest price is listed.")
+    age_s: int | None = Field(None, description="Seconds since that provider last listed the cheapest price.")
+    source: str | None = Field(None, description="Where the cheapest price came from: `live`, `replay <date>` or "
+                                                 "`import <archive>`.")
 
 
 class ValueOut(_Out):
@@ -224,6 +228,9 @@ class TrendOut(_Out):
     good_deal: bool = Field(description="Within 5% of the all-time low, with at least 7 days of observations.")
     history_days: int = Field(description="UTC calendar days from the first observation to as_of, both counted (good_deal needs 7).")
     volatility_30d_pct: float | None
+    age_s: int | None = Field(None, description="Seconds since the current price was last listed (null without one).")
+    source: str | None = Field(None, description="Where the current price came from: `live`, `replay <date>` or "
+                                                 "`import <archive>`.")
 
 
 class ProviderOut(_Out):
