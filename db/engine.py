@@ -177,6 +177,27 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
     return engine
 
 
+def another_writer(url: str) -> bool:
+    """Whether another connection holds a SQLite store's write lock right now (so a write would
+    wait for it, up to the busy timeout). Asked without waiting; PostgreSQL writers lock rows,
+    not the store, so it is never "locked" there."""
+    path = sqlite_path(_normalise_url(url))
+    if path is None or not path.is_file():
+        return False
+    try:
+        probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+    except sqlite3.Error:
+        return False
+    try:
+        probe.execute("BEGIN IMMEDIATE")
+        probe.execute("ROLLBACK")
+        return False
+    except sqlite3.OperationalError as exc:
+        return "locked" in str(exc) or "busy" in str(exc)
+    finally:
+        probe.close()
+
+
 @contextmanager
 def session_scope(engine: Engine) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any error.

@@ -101,3 +101,42 @@ def test_an_inverted_range_is_an_error(replay_store: str, command: list[str],
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "after it ends" in err, err
+
+
+def test_a_locked_store_says_another_process_is_writing_and_that_it_waits(tmp_path: Path) -> None:
+    """SQLite only: a PostgreSQL writer locks rows, never the whole store. Another process holds the
+    store's write lock for two seconds; `alerts add` says it waits, then adds its rule."""
+    import sqlite3
+    import threading
+
+    from tests.terminal import run_in_terminal
+
+    path = tmp_path / "tracker.db"
+    engine = make_engine(f"sqlite:///{path}")
+    init_db(engine)
+    engine.dispose()
+    holder = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    holder.execute("BEGIN IMMEDIATE")
+    release = threading.Timer(2.0, lambda: holder.execute("ROLLBACK"))
+    release.start()
+    try:
+        screen = run_in_terminal(["--db", f"sqlite:///{path}", "alerts", "add", "cheap", "--gpu", "H100",
+                                  "--below", "2", "--notify", "console"], width=100)
+    finally:
+        release.join()
+        holder.close()
+    assert screen.exit_code == 0, screen.text
+    assert "waiting: another process is writing to the store" in screen.text
+    assert "added alert rule cheap" in screen.text
+    assert screen.text.index("waiting:") < screen.text.index("added alert rule")
+
+
+def test_a_lock_held_past_the_busy_timeout_is_one_line() -> None:
+    import sqlite3
+
+    from tracker.cli.errors import describe
+
+    message, code = describe(sqlite3.OperationalError("database is locked"))
+    assert code == 1
+    assert message.startswith("the store is locked: another process is writing to it")
+    assert "try again when it is done" in message

@@ -242,7 +242,7 @@ def add_cmd(
     from tracker.alerts.channels import display
 
     st = state(ctx)
-    with session_scope(st.engine) as session:
+    with session_scope(st.writer_engine) as session:
         rule = add_rule(st.settings, session, table)
     console.print(f"added alert rule [bold]{rule.name}[/bold]: {rule.describe()}; notify {', '.join(rule.channels)}",
                   highlight=False)
@@ -306,7 +306,7 @@ def remove_cmd(
     from tracker.alerts.store import load_rules
 
     st = state(ctx)
-    with session_scope(st.engine) as session:
+    with session_scope(st.writer_engine) as session:
         if remove_rule(session, name):
             console.print(f"removed alert rule {name}", highlight=False)
             return

@@ -83,6 +83,20 @@ class State:
         return self.settings.database or default_database_url()
 
     @property
+    def writer_engine(self) -> Engine:
+        """The engine of a command that writes: when another process is writing to a SQLite store,
+        say so and that this one waits for it (up to the busy timeout) instead of hanging silently."""
+        from db.direct import SQLITE_BUSY_TIMEOUT_S
+        from db.engine import another_writer, mask_url
+
+        if another_writer(self.database_url):
+            err_console.print(f"[yellow]waiting:[/yellow] another process is writing to the store "
+                              f"{mask_url(self.database_url)} (a scrape, an import or `gpu-tracker run`); waiting "
+                              f"up to {SQLITE_BUSY_TIMEOUT_S:.0f} s for it to finish ...", highlight=False,
+                              soft_wrap=True)
+        return self.engine
+
+    @property
     def collector_engine(self) -> Engine:
         """The engine of a command that collects: the store passes its integrity quick check
         first, so nothing is ever written into a damaged one (``db.integrity``)."""
@@ -99,7 +113,7 @@ class State:
                 require_sound_store(probe)
             finally:
                 probe.dispose()
-        return self.engine
+        return self.writer_engine
 
     def close(self) -> None:
         """Release the engine's connections when the command ends (no pooled sockets left behind)."""

@@ -24,11 +24,23 @@ def _masked(text: str) -> str:
     return _URL_PASSWORD.sub(r"\1***@", text)
 
 
+def _locked(reason: str) -> str | None:
+    """SQLite's "database is locked" after its busy timeout, said as what it means."""
+    if "database is locked" not in reason.lower():
+        return None
+    from db.direct import SQLITE_BUSY_TIMEOUT_S
+
+    return (f"the store is locked: another process is writing to it (a scrape, an import or `gpu-tracker run`) and "
+            f"did not finish within {SQLITE_BUSY_TIMEOUT_S:.0f} s; try again when it is done")
+
+
 def _driver_error(exc: BaseException) -> tuple[str, int]:
     """A driver's own error (sqlite3, psycopg: the read path of ``db.direct``) as one line, worded
     as ``_database_error`` words the same error wrapped by SQLAlchemy."""
     reason = _first_line(str(exc))
     lowered = reason.lower()
+    if (locked := _locked(reason)) is not None:
+        return locked, FAILURE
     if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
         return (f"the database file cannot be read ({reason}): check --db points at a gpu-tracker database, "
                 "or move the file aside and run `gpu-tracker scrape` to start a new one", FAILURE)
@@ -50,6 +62,8 @@ def _database_error(exc: BaseException) -> tuple[str, int] | None:
     if isinstance(exc, sa.DBAPIError):
         reason = _first_line(str(exc.orig)) if exc.orig is not None else _first_line(str(exc))
         lowered = reason.lower()
+        if (locked := _locked(reason)) is not None:
+            return locked, FAILURE
         if "not a database" in lowered or "malformed" in lowered or "corrupt" in lowered:
             return (f"the database file cannot be read ({reason}): check --db points at a gpu-tracker database, "
                     "or move the file aside and run `gpu-tracker scrape` to start a new one", FAILURE)

@@ -81,7 +81,7 @@ def import_cmd(
             bar.update(task, completed=done, total=total)
 
         result = import_files(
-            st.engine, paths, fmt=data_format, provider=provider,
+            st.writer_engine, paths, fmt=data_format, provider=provider,
             observed_at=parse_when(observed_at) if observed_at else None, clouds=_split(cloud),
             version=catalog_version, max_gap=_max_gap(max_gap), currency_rates=st.settings.currency_rates,
             catalog=load_catalog(st.settings.catalog_file), strict=strict, progress=progress,

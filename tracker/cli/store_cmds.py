@@ -22,7 +22,7 @@ def rebuild(ctx: typer.Context) -> None:
     """
     from tracker.pipeline.retention import rebuild_rollups
 
-    written = rebuild_rollups(state(ctx).engine)
+    written = rebuild_rollups(state(ctx).writer_engine)
     console.print(f"rebuilt {written:,} roll-up rows")
 
 
@@ -39,5 +39,5 @@ def prune(
     from tracker.pipeline.retention import prune_raw
 
     st = state(ctx)
-    deleted, horizon = prune_raw(st.engine, raw_days or st.settings.retention.raw_days)
+    deleted, horizon = prune_raw(st.writer_engine, raw_days or st.settings.retention.raw_days)
     console.print(f"deleted {deleted:,} raw intervals; raw history now starts {horizon:%Y-%m-%d}")
