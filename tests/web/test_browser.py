@@ -119,9 +119,13 @@ LAYOUT_JS = """
   for (const c of document.querySelectorAll(".chart")) {
     const card = c.closest(".chart-box"), svg = c.querySelector("svg.main-svg");
     const legend = c.querySelector("g.legend"), xt = c.querySelector(".xtitle"), yt = c.querySelector(".ytitle");
+    const low = [...c.querySelectorAll("g.annotation")].find(a => a.textContent.includes("all-time low"));
+    const plot = c.querySelector("rect.nsewdrag");
+    const ticks = [...c.querySelectorAll("g.xtick text, g.ytick text")].filter(shown).map(box);
     out.charts.push({gpu: c.dataset.gpu, svg: svg ? box(svg) : null, card: box(card), cardInner: card.clientWidth,
                      legend: legend ? box(legend) : null, xtitle: xt ? box(xt) : null, ytitle: yt ? box(yt) : null,
-                     legendItems: c.querySelectorAll("g.legend .traces").length});
+                     legendItems: c.querySelectorAll("g.legend .traces").length,
+                     low: low ? box(low.querySelector("text") || low) : null, plot: plot ? box(plot) : null, ticks: ticks});
   }
   return out;
 }
@@ -156,10 +160,36 @@ def check_layout(page: Any, key_tables: set[str], charts: int = 0) -> dict[str, 
         for title in ("xtitle", "ytitle"):
             if c[title] is not None:
                 assert not overlaps(c["legend"], c[title]), f"chart {c['gpu']}: legend overlaps the {title}"
+        # the all-time-low label sits inside the plot area, covering neither axis nor a tick label
+        if c["low"] is not None:
+            low, plot = c["low"], c["plot"]
+            assert plot["l"] - 0.5 <= low["l"] and low["r"] <= plot["r"] + 0.5, f"chart {c['gpu']}: low label {low} leaves the plot {plot}"
+            assert plot["t"] - 0.5 <= low["t"] and low["b"] <= plot["b"] + 0.5, f"chart {c['gpu']}: low label {low} covers an axis"
+            for tick in c["ticks"]:
+                assert not overlaps(low, tick), f"chart {c['gpu']}: the all-time-low label covers a tick label {tick}"
         # the legend is inside the drawn SVG, not cut off by it
         assert c["svg"]["l"] - 0.5 <= c["legend"]["l"] and c["legend"]["r"] <= c["svg"]["r"] + 0.5
         assert c["svg"]["t"] - 0.5 <= c["legend"]["t"] and c["legend"]["b"] <= c["svg"]["b"] + 0.5
     return m
+
+
+@WIDTHS
+def test_overview_says_each_price_source_and_age(server: str, client: TestClient, browser: Any, width: int) -> None:
+    """Every cheapest-now row says where its price came from and how old it is, on screen."""
+    page = open_page(browser, server + "/", width)
+    rows = page.evaluate("""() => [...document.querySelectorAll("td.c-provider[data-best]")].map(td => {
+        const age = td.querySelector(".sub.age"); const r = age ? age.getBoundingClientRect() : null;
+        return {provider: td.dataset.provider, text: age ? age.textContent.trim() : null,
+                shown: !!r && r.width > 0 && r.height > 0, right: r ? r.right : 0}; })""")
+    assert len(rows) >= 5
+    sources = {r["source"] for r in get_json(client, "/api/prices")}
+    for r in rows:
+        assert r["text"] and r["shown"], r
+        source, _, age = r["text"].rpartition(" · ")
+        assert source in sources, r
+        assert re.fullmatch(r"\d+(\.\d)?[smhd]", age), r
+        assert r["right"] <= width + 0.5, f"the age of {r['provider']} is off screen at {width} px"
+    page.context.close()
 
 
 def test_gpu_page_chart_renders_from_the_app_own_plotly(server: str, client: TestClient, browser: Any) -> None:

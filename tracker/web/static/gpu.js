@@ -40,7 +40,9 @@
       shapes.push({ type: "line", xref: "paper", x0: 0, x1: 1, y0: c.all_time_low, y1: c.all_time_low,
                     line: { color: "#1f8a4c", width: 1.5, dash: "dot" } });
       var where = "(" + (c.all_time_low_provider || "") + ", " + (c.all_time_low_at || "") + ")";
-      annotations.push({ xref: "paper", x: 0, xanchor: "left", y: c.all_time_low, yanchor: "top", showarrow: false,
+      // above its line and right of the y axis: below the line it would run onto the x axis and its
+      // labels whenever the low is near the bottom of the range
+      annotations.push({ xref: "paper", x: 0.01, xanchor: "left", y: c.all_time_low, yanchor: "bottom", showarrow: false,
                          font: { size: 11, color: "#1f8a4c" }, align: "left",
                          text: "all-time low " + money(c.all_time_low) + (narrow ? "<br>" : " ") + where });
     }
