@@ -118,3 +118,21 @@ def test_count_and_group_parsing() -> None:
         GpuCount.parse("0")
     with pytest.raises(ConfigError):
         OfferFilter(max_price=float("nan"))
+
+
+def test_value_takes_the_same_narrowing(replay_store: str) -> None:
+    """``value --max-price 1.5 --min-gpu-memory 40`` ranks only offers that pass: each GPU's cheapest
+    and offer count are those of the narrowed prices."""
+    default_kinds = runner.invoke(app, ["--db", replay_store, "prices", "--max-price", "1.5", "--min-gpu-memory", "40",
+                                        "--format", "json"])
+    narrowed = [r for r in json.loads(default_kinds.stdout) if r["gpu"] and r["currency"] == "USD"]
+    result = runner.invoke(app, ["--db", replay_store, "value", "--max-price", "1.5", "--min-gpu-memory", "40",
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    ranked = json.loads(result.stdout)
+    assert ranked and {r["gpu"] for r in ranked} == {r["gpu"] for r in narrowed}
+    for row in ranked:
+        prices = [r["price_per_gpu_hour"] for r in narrowed if r["gpu"] == row["gpu"]]
+        assert row["price_per_gpu_hour"] == min(prices) <= 1.5
+    every = json.loads(runner.invoke(app, ["--db", replay_store, "value", "--format", "json"]).stdout)
+    assert len(every) > len(ranked)

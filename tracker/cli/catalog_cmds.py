@@ -20,10 +20,15 @@ from tracker.cli.common import Format, emit, finite, state
 from tracker.cli.options import (
     KIND_HELP,
     ColumnsOption,
+    GpusOption,
+    MaxAgeOption,
+    MaxPriceOption,
+    MinGpuMemoryOption,
     WideOption,
     check_providers,
     chosen_kinds,
     kinds_text,
+    narrow_offers,
 )
 from tracker.cli.render import ESSENTIAL, WIDE
 from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
@@ -106,8 +111,16 @@ def value(
     columns: ColumnsOption = None,
     at: AtOption = None,
     include_stale: StaleOption = False,
+    gpus: GpusOption = None,
+    min_gpu_memory: MinGpuMemoryOption = None,
+    max_price: MaxPriceOption = None,
+    available: Annotated[bool, typer.Option("--available", help="Only offers their provider lists as available now.")] = False,
+    max_age: MaxAgeOption = None,
 ) -> None:
     """Rank GPUs by cost per TFLOP-hour on an explicit basis (cheapest offer and median across providers).
+
+    --gpus, --min-gpu-memory, --max-price, --available and --max-age narrow the offers as they
+    narrow `prices` (a GPU none of whose offers pass is left out).
 
     Like the API and the dashboard, it considers on-demand and community prices unless
     --kind says otherwise (--kind spot, --kind all); the title and every row say which.
@@ -131,6 +144,8 @@ def value(
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
         from db.asof import current_prices
+
+        from tracker.reads.offers import GpuCount
         from tracker.analysis.aggregators import market_prices
 
         when = parse_at(at)
@@ -138,6 +153,8 @@ def value(
         provider = check_providers(st.reader, provider)
         offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False,
                                 include_stale=include_stale)
+        count = GpuCount.parse(gpus) if gpus is not None else None
+        offers = narrow_offers(st, offers, count, min_gpu_memory, max_price, available, max_age)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]
         cheapest: dict[str, dict[str, Any]] = {}
         counts: dict[str, int] = {}

@@ -9,15 +9,20 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, State, console, emit, err_console, finite, state
+from tracker.cli.common import Format, State, console, emit, err_console, state
 from tracker.cli.render import ESSENTIAL
 from tracker.cli.options import (
     ColumnsOption,
     FormatOption,
+    GpusOption,
+    MaxAgeOption,
+    MaxPriceOption,
+    MinGpuMemoryOption,
     ProvidersOption,
     WideOption,
     check_providers,
     kind_names,
+    narrow_offers,
     resolve_gpu_query,  # re-exported: other command modules import it from here
 )
 from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
@@ -196,11 +201,11 @@ def prices(
     columns: ColumnsOption = None,
     at: AtOption = None,
     include_stale: StaleOption = False,
-    gpus: Annotated[str | None, typer.Option("--gpus", help="GPUs per offer: 8, a range 2..8, or at least 4.. (also --gpu H100:8).")] = None,
-    min_gpu_memory: Annotated[float | None, typer.Option("--min-gpu-memory", callback=finite, metavar="GB", help="At least this much memory per GPU (the provider's figure, else the catalog's).")] = None,
-    max_price: Annotated[float | None, typer.Option("--max-price", callback=finite, metavar="USD", help="At most this price per GPU-hour.")] = None,
+    gpus: GpusOption = None,
+    min_gpu_memory: MinGpuMemoryOption = None,
+    max_price: MaxPriceOption = None,
     available: Annotated[bool, typer.Option("--available", help="Only offers their provider lists as available now (an offer whose provider states no stock is left out).")] = False,
-    max_age: Annotated[str | None, typer.Option("--max-age", metavar="SPAN", help="Only prices observed within this span: 30m, 6h, 2d.")] = None,
+    max_age: MaxAgeOption = None,
     group_by: Annotated[str | None, typer.Option("--group-by", metavar="KEYS", help="One row per gpu, provider or kind (comma-separated, e.g. gpu,provider) with its price range.")] = None,
 ) -> None:
     """The latest price of every offer on sale, cheapest per GPU-hour first (--at: as of then).
@@ -231,7 +236,7 @@ def prices(
     when = parse_at(at)
     rows = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, regions=region,
                           include_stale=include_stale)
-    rows = _narrowed(st, rows, count, min_gpu_memory, max_price, available, max_age)
+    rows = narrow_offers(st, rows, count, min_gpu_memory, max_price, available, max_age)
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
     title = f"{title}{f' for {gpu}' if gpu else ''}: {kind_names(kinds)}"
     if grouping:
@@ -254,25 +259,6 @@ def prices(
                           f"{rate:g} USD per {currency} (rate of {on or 'an unknown day'})", highlight=False, soft_wrap=True)
     if when is None:
         warn_if_stale(st, provider)
-
-
-def _narrowed(st: State, rows: list[dict[str, Any]], count: Any, min_gpu_memory: float | None,
-              max_price: float | None, available: bool, max_age: str | None) -> list[dict[str, Any]]:
-    """``prices``' rows after its narrowing options (``tracker.reads.offers.OfferFilter``)."""
-    if count is None and min_gpu_memory is None and max_price is None and not available and max_age is None:
-        return rows
-    from tracker.catalog.specs import load_catalog
-    from tracker.config.settings import parse_duration
-    from tracker.reads.offers import OfferFilter, memory_per_gpu
-
-    try:
-        age = None if max_age is None else parse_duration(max_age)
-    except ValueError as exc:
-        raise ConfigError(f"--max-age: {exc}") from None
-    vram = {g: spec.vram_gb for g, spec in load_catalog(st.settings.catalog_file).items()}
-    chosen = OfferFilter(gpus=count, min_gpu_memory_gb=min_gpu_memory, max_price=max_price, available_only=available,
-                         max_age_s=age)
-    return chosen.apply(rows, memory_per_gpu(vram))
 
 
 def duration_text(seconds: float) -> str:

@@ -7,7 +7,7 @@ when a value is checked.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,6 +18,8 @@ from tracker.kinds import DEFAULT_KINDS, DEFAULT_KINDS_TEXT, normalise_kinds
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
+
+    from tracker.cli.common import State
 
     from db.reader import Reader
 
@@ -31,6 +33,15 @@ FormatOption = Annotated[Format, typer.Option("--format", "-f", help="Output for
 WideOption = Annotated[bool, typer.Option("--wide", help="Show every column (a terminal table otherwise shows what fits).")]
 ColumnsOption = Annotated[str | None, typer.Option(
     "--columns", help="Show these columns in this order (comma-separated keys, e.g. gpu,provider,price_per_gpu_hour).")]
+
+
+GpusOption = Annotated[str | None, typer.Option(
+    "--gpus", help="GPUs per offer: 8, a range 2..8, or at least 4.. (also --gpu H100:8).")]
+MinGpuMemoryOption = Annotated[float | None, typer.Option(
+    "--min-gpu-memory", metavar="GB", help="At least this much memory per GPU (the provider's figure, else the catalog's).")]
+MaxPriceOption = Annotated[float | None, typer.Option("--max-price", metavar="USD", help="At most this price per GPU-hour.")]
+MaxAgeOption = Annotated[str | None, typer.Option(
+    "--max-age", metavar="SPAN", help="Only prices observed within this span: 30m, 6h, 2d.")]
 
 
 #: ``--kind`` values -> the kinds a command covers (``tracker.kinds.normalise_kinds``).
@@ -93,3 +104,22 @@ def check_providers(source: Engine | Reader, names: Sequence[str] | None, option
                 raise ConfigError(f"{option}: no provider {name!r}{did_you_mean(name, known)} "
                                   "(list them with `gpu-tracker providers`)")
     return [spelled[n.lower()] for n in names]
+
+
+def narrow_offers(st: State, rows: list[dict[str, Any]], count: Any, min_gpu_memory: float | None,
+                  max_price: float | None, available: bool, max_age: str | None) -> list[dict[str, Any]]:
+    """Current price rows after the narrowing options of ``prices`` and ``value`` (``tracker.reads.offers.OfferFilter``)."""
+    if count is None and min_gpu_memory is None and max_price is None and not available and max_age is None:
+        return rows
+    from tracker.catalog.specs import load_catalog
+    from tracker.config.settings import parse_duration
+    from tracker.reads.offers import OfferFilter, memory_per_gpu
+
+    try:
+        age = None if max_age is None else parse_duration(max_age)
+    except ValueError as exc:
+        raise ConfigError(f"--max-age: {exc}") from None
+    vram = {g: spec.vram_gb for g, spec in load_catalog(st.settings.catalog_file).items()}
+    chosen = OfferFilter(gpus=count, min_gpu_memory_gb=min_gpu_memory, max_price=max_price, available_only=available,
+                         max_age_s=age)
+    return chosen.apply(rows, memory_per_gpu(vram))
