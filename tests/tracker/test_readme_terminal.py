@@ -34,6 +34,9 @@ REFERENCE = (
     "gpu-tracker alerts backtest h100-under-2 --since 30d",
     "gpu-tracker alerts history",
     "gpu-tracker prices --gpu H100 --kind all --limit 10",
+    "gpu-tracker prices --group-by gpu --limit 15",
+    "gpu-tracker prices --gpu H100:8 --max-price 3 --limit 10",
+    "gpu-tracker value --max-price 2 --min-gpu-memory 40",
     "gpu-tracker db check",
 )
 #: Per command, where its JSON keeps its rows and which numbers answer its question.
@@ -49,6 +52,8 @@ ANSWERS: dict[str, tuple[str | None, tuple[str, ...]]] = {
 RECORD_ANSWERS = {"tco": ("rent", "purchase", "breakeven_hours", "breakeven_months_at_utilization",
                           "effective_hourly_cost")}
 _BOX = "┏┃┡│└┣┗┠├╭╰━"
+#: Commands whose rows each fit one line at 80 columns (nothing in them needs to wrap).
+ONE_LINE_ROWS = ("value", "trends")
 _MAX_ROWS = 10
 
 
@@ -100,6 +105,9 @@ def check_screen(line: str, screen: Screen, numbers: dict[str, list[str]] | None
     for text in screen.lines:
         if text[:1] in _BOX:
             assert text[-1] in _BOX + "┓┫┩┤┘┛╮╯", f"{where}: the terminal wrapped a table line:\n{screen.text}"
+    if command_of(line) in ONE_LINE_ROWS:
+        body = [t for t in screen.lines if t.startswith("│")]
+        assert body and all(t[1:].split("│")[0].strip() for t in body), f"{where}: a row wraps:\n{screen.text}"
     on_screen = set(re.findall(r"[\d,.\-]+", screen.text))
     for key, texts in (numbers or {}).items():
         for text in texts:
