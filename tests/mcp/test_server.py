@@ -124,6 +124,11 @@ def test_messages_speak_of_tool_parameters_not_command_flags(results: dict[str, 
         text = r.content[0].text
         assert r.is_error, (key, text)
         assert "--" not in text and "/api/" not in text, (key, text)
+    notes = ok(results, "history")["notes"] + ok(results, "recommend")["notes"]
+    assert notes, "the replayed store has one day of history: history says how to get more"
+    for note in notes:
+        assert "--" not in note and "now and then" not in note, note
+    assert any("outside this read-only server" in n for n in notes), notes
     assert "`params`" in results["recommend_bad"].content[0].text
     assert "`rent`" in results["tco_no_rent"].content[0].text
 

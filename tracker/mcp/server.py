@@ -177,6 +177,9 @@ _MCP_PHRASES = (
      "(the `provider_health` tool lists them)"),
     (re.compile(r"run `gpu-tracker scrape`( first)?"), r"the store needs a collection (`gpu-tracker scrape`, outside "
                                                        r"this read-only server)\1"),
+    (re.compile(r"collect over time with `gpu-tracker run`.*import FILE`"),
+     "the store needs more history (a collector, `gpu-tracker run`, or `gpu-tracker import`, outside this "
+     "read-only server)"),
     (re.compile(r",? ask about a past moment with --at,? or use the last \(stale\) prices with --include-stale"), ""),
     (re.compile(r" or another --at"), ""),
     (re.compile(r"--for\b"), "`for_evaluations`"),
@@ -239,7 +242,8 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         bucket; empty buckets stay empty (= `gpu-tracker history`, /api/history)."""
         h = _answer(lambda: data.history_frame(ctx, gpu=gpu, since=since, every=every, metric=metric, basis=basis,
                                                providers=provider, kinds=kind, regions=region, clip_to_data=False))
-        return HistoryOut.model_validate(data.history_json(h))
+        out = data.history_json(h)
+        return HistoryOut.model_validate({**out, "notes": [mcp_words(n) for n in out["notes"]]})
 
     @server.tool(title="Rental index", annotations=READ_ONLY)
     def index(
@@ -329,7 +333,8 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
             params_b=e.params_b, workload=e.workload, precision=e.precision, bytes_per_param=e.bytes_per_param,
             weights_gb=e.weights_gb, vram_needed_gb=e.total_gb, rule=e.rule,
             options=[RecommendOption.model_validate(_with_age(o, sources)) for o in records(rec.options)[:limit]],
-            advice=Advice.model_validate(rec.advice.as_dict()) if rec.advice else None, notes=rec.notes)
+            advice=Advice.model_validate(rec.advice.as_dict()) if rec.advice else None,
+            notes=[mcp_words(n) for n in rec.notes])
 
     @server.tool(title="Alert backtest", annotations=READ_ONLY)
     def alert_backtest(
