@@ -136,3 +136,21 @@ def test_value_takes_the_same_narrowing(replay_store: str) -> None:
         assert row["price_per_gpu_hour"] == min(prices) <= 1.5
     every = json.loads(runner.invoke(app, ["--db", replay_store, "value", "--format", "json"]).stdout)
     assert len(every) > len(ranked)
+
+
+def test_recommend_chooses_among_the_narrowed_offers(replay_store: str) -> None:
+    """``recommend --max-price 1.5`` quotes only offers at most $1.50 per GPU-hour; without it, a
+    dearer one is quoted, so the option changed the answer."""
+
+    def options(*extra: str) -> list[dict[str, Any]]:
+        result = runner.invoke(app, ["--db", replay_store, "recommend", "--params", "7B", "--workload", "inference",
+                                     *extra, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        return [o for o in json.loads(result.stdout)["options"] if o["price_per_hour"] is not None]
+
+    everything, cheap = options(), options("--max-price", "1.5")
+    assert cheap and all(o["price_per_gpu_hour"] <= 1.5 for o in cheap)
+    assert any(o["price_per_gpu_hour"] > 1.5 for o in everything)
+    available = options("--available")
+    offered = {(r["provider"], r["gpu"]) for r in rows_of(replay_store, "--available")}
+    assert all((o["provider"], o["gpu"]) in offered for o in available)

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -151,13 +151,15 @@ def gpu_options(
     catalog: specs.Catalog | None = None,
     at: datetime | None = None,
     include_stale: bool = False,
+    narrow: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> pd.DataFrame:
     """Every catalog GPU that holds the model on 1..``max_gpus`` cards, each with its
     cheapest current offer of at least that many GPUs (whole-instance price), cheapest first.
     A provider that rents per GPU (``Scraper.per_gpu_limit_field``: RunPod, JarvisLabs, Voltage
     Park) offers n of its one-GPU offers at n times the price, up to the limit it states.
 
-    GPUs that fit but have no such offer listed come last, with empty prices.
+    GPUs that fit but have no such offer listed come last, with empty prices. ``narrow`` chooses
+    among the current offers first (the CLI's --available, --max-price, --max-age).
     """
     basis = specs.check_basis(basis)
     fitting: dict[str, tuple[Any, int]] = {}
@@ -171,6 +173,8 @@ def gpu_options(
     try:
         offers = current_prices(session, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
                                 include_stale=include_stale)
+        if narrow is not None:
+            offers = narrow(offers)
         fields = per_gpu_limit_fields()
         limits = queries.offer_extra_field(session, sorted({o["provider"] for o in offers} & set(fields)), fields,
                                            list(fitting))
@@ -327,12 +331,13 @@ def recommend(
     catalog: specs.Catalog | None = None,
     at: datetime | None = None,
     include_stale: bool = False,
+    narrow: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
 ) -> Recommendation:
     """VRAM estimate, fitting GPUs at market prices, and (with ``hours_per_month``) advice
     for the cheapest priced option that has a purchase price."""
     est = estimate_vram(parse_params(params), workload, precision)
     options = gpu_options(source, est, max_gpus=max_gpus, kinds=kinds, providers=providers, regions=regions,
-                          basis=basis, catalog=catalog, at=at, include_stale=include_stale)
+                          basis=basis, catalog=catalog, at=at, include_stale=include_stale, narrow=narrow)
     notes: list[str] = []
     if options.empty:
         notes.append(f"needs {est.total_gb:.0f} GB: more than {max_gpus} of any GPU in the catalog hold; "

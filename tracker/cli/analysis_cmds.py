@@ -24,8 +24,11 @@ from tracker.cli.options import (
     ProvidersOption,
     RegionsOption,
     WideOption,
+    MaxAgeOption,
+    MaxPriceOption,
     check_providers,
     chosen_kinds,
+    narrow_offers,
 )
 from tracker.cli.render import ESSENTIAL
 from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
@@ -316,8 +319,14 @@ def recommend(
     columns: ColumnsOption = None,
     at: AtOption = None,
     include_stale: StaleOption = False,
+    max_price: MaxPriceOption = None,
+    available: Annotated[bool, typer.Option("--available", help="Only offers their provider lists as available now.")] = False,
+    max_age: MaxAgeOption = None,
 ) -> None:
     """Which GPU for a model and workload, and whether to rent or buy.
+
+    --max-price (USD per GPU-hour), --available and --max-age choose among the offers as they
+    narrow `prices`.
 
     Estimates the VRAM (params x bytes per parameter x 1.2 + 1.5 GB; see
     tracker/analysis/recommend.py for the rules and sources), lists the GPUs that hold it
@@ -334,7 +343,8 @@ def recommend(
         warn_if_stale(st, provider)
     rec = run_recommend(st.engine, params, workload, precision=precision, hours_per_month=hours_per_month,
                         months=months, max_gpus=max_gpus, kinds=_kinds(kind), providers=provider, regions=region,
-                        basis=basis, catalog=_catalog(st), at=when, include_stale=include_stale)
+                        basis=basis, catalog=_catalog(st), at=when, include_stale=include_stale,
+                        narrow=lambda rows: narrow_offers(st, rows, None, None, max_price, available, max_age))
     options = records(rec.options)
     if fmt is Format.json:
         _print_json({**rec.estimate.as_dict(), "vram_needed_gb": rec.estimate.total_gb, "options": options,
