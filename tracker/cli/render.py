@@ -150,28 +150,46 @@ def column_texts(column: Column, rows: Sequence[Mapping[str, Any]]) -> list[str]
     return [text(v) for v in values]
 
 
-def _natural_width(column: Column, rows: Sequence[Mapping[str, Any]]) -> int:
-    return max([len(column.header), *(len(t) for t in column_texts(column, rows))])
+class _Cells:
+    """The rows of one table with each column's texts formatted once, however often the layout
+    asks (a year of daily history is tens of thousands of cells)."""
+
+    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        self.rows = rows
+        self._texts: dict[str, list[str]] = {}
+        self._numeric: dict[str, bool] = {}
+
+    def texts(self, column: Column) -> list[str]:
+        if column.key not in self._texts:
+            self._texts[column.key] = column_texts(column, self.rows)
+        return self._texts[column.key]
+
+    def numeric(self, column: Column) -> bool:
+        if column.key not in self._numeric:
+            self._numeric[column.key] = _numeric(column, self.rows)
+        return self._numeric[column.key]
+
+    def natural(self, column: Column) -> int:
+        return max([len(column.header), *map(len, set(self.texts(column)))])
+
+    def narrowest(self, column: Column) -> int:
+        """How narrow a column may get: a number never narrower than its widest value (its header
+        wraps at spaces); text down to its longest word (at least ``_MIN_TEXT``, at most
+        ``_LONGEST_WORD``, past which a word such as a URL folds), never wider than it needs."""
+        texts = self.texts(column)
+        if self.numeric(column):
+            return max([*(len(w) for w in column.header.split()), *(len(t) for t in texts)])
+        words = [len(w) for t in [column.header, *texts] for w in t.split()]
+        return min(self.natural(column), max(_MIN_TEXT, min(max(words, default=0), _LONGEST_WORD)))
 
 
-def _narrowest(column: Column, rows: Sequence[Mapping[str, Any]]) -> int:
-    """How narrow a column may get: a number never narrower than its widest value (its header
-    wraps at spaces); text down to its longest word (at least ``_MIN_TEXT``, at most
-    ``_LONGEST_WORD``, past which a word such as a URL folds), never wider than it needs."""
-    natural = _natural_width(column, rows)
-    texts = column_texts(column, rows)
-    header_word = max((len(w) for w in column.header.split()), default=0)
-    if _numeric(column, rows):
-        return max([header_word, *(len(t) for t in texts)])
-    words = [len(w) for t in [column.header, *texts] for w in t.split()]
-    return min(natural, max(_MIN_TEXT, min(max(words, default=0), _LONGEST_WORD)))
-
-
-def fit_widths(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], width: int) -> list[int]:
+def fit_widths(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], width: int,
+               cells: _Cells | None = None) -> list[int]:
     """Each column's width in a table ``width`` wide: natural when everything fits, otherwise the
-    widest columns wrap first, each down to ``_narrowest`` (numbers keep their width, their headers wrap)."""
-    widths = [_natural_width(c, rows) for c in columns]
-    floors = [_narrowest(c, rows) for c in columns]
+    widest columns wrap first, each down to its narrowest (numbers keep their width, their headers wrap)."""
+    cells = cells or _Cells(rows)
+    widths = [cells.natural(c) for c in columns]
+    floors = [cells.narrowest(c) for c in columns]
     excess = _EDGE + sum(w + _PER_COLUMN for w in widths) - width
     while excess > 0:
         shrinkable = [i for i, (w, f) in enumerate(zip(widths, floors, strict=True)) if w > f]
@@ -192,6 +210,7 @@ def pick_columns(
     width: int | None,
     wide: bool = False,
     only: str | None = None,
+    cells: _Cells | None = None,
 ) -> tuple[list[Column], list[Column]]:
     """(shown, hidden): ``only`` (``"a,b,c"``) exactly, ``wide`` everything, otherwise the
     essential columns plus as many default ones as fit ``width`` (``None``: no limit) whole.
@@ -208,20 +227,21 @@ def pick_columns(
     candidates = [c for c in columns if c.priority <= DEFAULT]
     if width is None:
         return candidates, [c for c in columns if c.priority > DEFAULT]
+    cells = cells or _Cells(rows)
     essential = [c for c in candidates if c.priority == ESSENTIAL]
-    while len(essential) > 1 and _EDGE + sum(_narrowest(c, rows) + _PER_COLUMN for c in essential) > width:
-        texts = [c for c in essential[1:] if not _numeric(c, rows)]
+    while len(essential) > 1 and _EDGE + sum(cells.narrowest(c) + _PER_COLUMN for c in essential) > width:
+        texts = [c for c in essential[1:] if not cells.numeric(c)]
         if not texts:
             break
         essential.remove(texts[-1])
     keep: set[str] = {c.key for c in essential}
     if len(essential) < sum(c.priority == ESSENTIAL for c in candidates):
         return essential, [c for c in columns if c.key not in keep]  # room for nothing more
-    used = _EDGE + sum(_natural_width(c, rows) + _PER_COLUMN for c in essential)
+    used = _EDGE + sum(cells.natural(c) + _PER_COLUMN for c in essential)
     for c in candidates:
         if c.key in keep or c.priority == ESSENTIAL:
             continue
-        need = _natural_width(c, rows) + _PER_COLUMN
+        need = cells.natural(c) + _PER_COLUMN
         if used + need <= width:
             keep.add(c.key)
             used += need
@@ -247,12 +267,13 @@ def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: s
     return out
 
 
-def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
+def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], cells: _Cells | None = None) -> str:
     """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut; each
     line laid out by one format string."""
-    laid = [column_texts(c, rows) for c in columns]
-    right = [_numeric(c, rows) for c in columns]
-    widths = [max([len(c.header), *map(len, set(texts))]) for c, texts in zip(columns, laid, strict=True)]
+    cells = cells or _Cells(rows)
+    laid = [cells.texts(c) for c in columns]
+    widths = [cells.natural(c) for c in columns]
+    right = [cells.numeric(c) for c in columns]
     layout = _GAP.join(f"{{:{'>' if r else '<'}{w}}}" for w, r in zip(widths, right, strict=True))
     out = [layout.format(*[c.header for c in columns]).rstrip(), layout.format(*["-" * w for w in widths]).rstrip()]
     out += [layout.format(*line).rstrip() for line in zip(*laid)]
@@ -292,15 +313,17 @@ def print_table(
 
     out = console or Console()
     terminal = out.is_terminal
-    shown, hidden = pick_columns(columns, rows, width=out.width if terminal else None, wide=wide, only=only)
+    cells = _Cells(rows)
+    shown, hidden = pick_columns(columns, rows, width=out.width if terminal else None, wide=wide, only=only,
+                                 cells=cells)
     if not terminal:
         if title:
             out.file.write(title + "\n")
-        out.file.write(plain_table(rows, shown))
+        out.file.write(plain_table(rows, shown, cells))
         if not rows:
             out.file.write("no rows\n")
         return shown
-    _rich_table(out, rows, shown, title)
+    _rich_table(out, cells, shown, title)
     if hidden and rows and not (wide or only):
         (notes or sys.stderr).write(
             f"{len(hidden)} more column(s) with --wide, or choose with --columns: "
@@ -308,15 +331,16 @@ def print_table(
     return shown
 
 
-def _rich_table(out: Any, rows: Sequence[Mapping[str, Any]], shown: Sequence[Column], title: str | None) -> None:
+def _rich_table(out: Any, cells: _Cells, shown: Sequence[Column], title: str | None) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    rows = cells.rows
     table = Table(title=title)
-    widths = fit_widths(shown, rows, out.width)
-    texts = [column_texts(c, rows) for c in shown]
+    widths = fit_widths(shown, rows, out.width, cells)
+    texts = [cells.texts(c) for c in shown]
     for c, w in zip(shown, widths, strict=True):
-        numeric = _numeric(c, rows)
+        numeric = cells.numeric(c)
         # Every width is fixed here: a number column is never narrower than its widest value, so
         # only its header wraps; text folds onto further lines instead of ending in "…".
         table.add_column(c.header, justify="right" if numeric else "left", width=w, overflow="fold")
