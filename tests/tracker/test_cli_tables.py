@@ -141,3 +141,29 @@ def test_narrow_terminal_keeps_the_essential_columns() -> None:
                 notes=io.StringIO())
     assert "12,345.68" in buf.getvalue(), "a number wider than the terminal still prints whole"
     assert plain_table(rows, shown).splitlines()[2].split() == ["H100-SXM", "runpod", "12,345.68"]
+
+
+def test_one_number_format_per_column() -> None:
+    def texts(*values: object) -> list[str]:
+        return column_texts(Column("v", "v"), [{"v": v} for v in values])
+
+    assert texts(1.0, 2.12, 1978.9) == ["1.00", "2.12", "1,978.90"], "never 1, 2.1200 and 1,978.90 in one column"
+    assert texts(0.0015, 30000.0, None) == ["0.0015", "30,000.0000", "-"]
+    assert texts(12345.678, 20.5) == ["12,345.68", "20.50"]
+    assert texts(80.0, 192.0) == ["80", "192"], "whole numbers stay whole"
+    assert texts(2024, 8) == ["2024", "8"], "integers (years, counts) as written"
+
+
+def test_text_wraps_to_its_longest_word_before_a_column_moves_out() -> None:
+    from tracker.cli.render import fit_widths
+
+    columns = [Column("gpu", "gpu", 0), Column("price", "$/GPU-h", 0), Column("where", "provider · region", 0)]
+    rows = [{"gpu": "H100-SXM", "price": 2.49, "where": "thundercompute Central Bohemia, CZ"},
+            {"gpu": "A100-SXM-80GB", "price": 12.5, "where": "aws us-east-1"}]
+    widths = fit_widths(columns, rows, 50)
+    assert widths[1] == len("$/GPU-h"), "a number column keeps its width"
+    assert widths[2] < len("thundercompute Central Bohemia, CZ") and widths[2] >= len("thundercompute")
+    assert 1 + sum(w + 3 for w in widths) <= 50
+    shown, hidden = pick_columns(columns, rows, width=34)
+    assert [c.key for c in shown] == ["gpu", "price"] and [c.key for c in hidden] == ["where"], \
+        "too narrow even wrapped: the text moves out, the number stays"
