@@ -237,6 +237,7 @@ def prices(
     rows = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, regions=region,
                           include_stale=include_stale)
     rows = narrow_offers(st, rows, count, min_gpu_memory, max_price, available, max_age)
+    converted = conversions(rows)  # a group's range holds converted prices too: the note names them
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"
     title = f"{title}{f' for {gpu}' if gpu else ''}: {kind_names(kinds)}"
     if grouping:
@@ -250,11 +251,12 @@ def prices(
              title=f"{title}, by {', '.join(grouping)} (USD per GPU-hour)", wide=wide, only=columns)
     else:
         rows = rows[:limit]
+        converted = conversions(rows)
         if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s) and the raw stock fields
             rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"]), "stock": stock_text(r)}
                     for r in rows]
         emit(rows, fmt, columns=PRICE_COLUMNS, title=title, wide=wide, only=columns)
-    for currency, rate, on, n in conversions(rows):  # JSON and CSV rows carry the rate and its date as fields
+    for currency, rate, on, n in converted:  # JSON and CSV rows carry the rate and its date as fields
         err_console.print(f"[yellow]note:[/yellow] {n} price{'s' if n > 1 else ''} converted from {currency} to USD at "
                           f"{rate:g} USD per {currency} (rate of {on or 'an unknown day'})", highlight=False, soft_wrap=True)
     if when is None:
