@@ -56,3 +56,16 @@ def test_spot_only_when_asked(replay_store: str) -> None:
     assert all(r["price_per_gpu_hour"] <= by_default[r["gpu"]] for r in every if r["gpu"] in cheaper)
     _, table = cli_value(replay_store, "--kind", "all")
     assert table.splitlines()[0] == "value on basis fp16-dense, every kind"
+
+
+def test_value_rows_say_the_age_and_source_of_their_cheapest_price(replay_store: str) -> None:
+    runner = CliRunner()
+    ranked = json.loads(runner.invoke(app, ["--db", replay_store, "value", "--include-stale", "--format", "json"]).stdout)
+    prices = json.loads(runner.invoke(app, ["--db", replay_store, "prices", "--include-stale", "--format", "json"]).stdout)
+    assert ranked
+    for row in ranked:
+        quoted = [p for p in prices if p["gpu"] == row["gpu"] and p["provider"] == row["cheapest_provider"]
+                  and p["price_per_gpu_hour"] == row["price_per_gpu_hour"]]
+        assert quoted and row["source"] == quoted[0]["source"] and isinstance(row["age_s"], int)
+    table = runner.invoke(app, ["--db", replay_store, "value", "--include-stale"], env={"COLUMNS": "300"})
+    assert table.stdout.splitlines()[1].split()[-2:] == ["age", "source"]

@@ -15,7 +15,7 @@ from tracker.catalog.value import (
     value_table,
 )
 from tracker.cli import app
-from tracker.cli.collect_cmds import resolve_gpu_query
+from tracker.cli.collect_cmds import duration_text, resolve_gpu_query
 from tracker.cli.common import Format, emit, finite, state
 from tracker.cli.options import (
     KIND_HELP,
@@ -165,13 +165,17 @@ def value(
         for r in value_table(market_prices(usd), cat, basis, counts):
             best = cheapest[r.gpu]
             rows.append({**r.as_json(), "cheapest_provider": best["provider"], "cheapest_region": best["region"],
-                         "cheapest_kind": best["kind"], "kinds": ",".join(kinds) if kinds else "all"})
+                         "cheapest_kind": best["kind"], "kinds": ",".join(kinds) if kinds else "all",
+                         "age_s": best["age_s"], "source": best["source"]})
+        if fmt in (Format.table, Format.tsv):  # JSON and CSV carry the age in seconds (age_s)
+            rows = [{**r, "age": None if r["age_s"] is None else duration_text(r["age_s"])} for r in rows]
     emit(rows, fmt, title=f"value on basis {basis}, {covered}", wide=wide, only=columns, columns=[
         ("gpu", "gpu"), ("tflops", f"TFLOPS ({basis})"), ("price_per_gpu_hour", "cheapest $/GPU-h"),
         ("cost_per_tflop_hour", column_header(basis), ESSENTIAL), ("cheapest_provider", "at", ESSENTIAL),
         ("cheapest_kind", "kind", ESSENTIAL), ("median_price_per_gpu_hour", "median $/GPU-h"),
         ("median_cost_per_tflop_hour", "median " + column_header(basis)), ("vram_gb", "VRAM GB"),
-        ("usd_per_gb_vram_hour", "$/GB-VRAM-h"), ("offers", "offers"), ("cheapest_region", "region", WIDE),
+        ("usd_per_gb_vram_hour", "$/GB-VRAM-h"), ("offers", "offers"), ("age", "age"), ("source", "source"),
+        ("cheapest_region", "region", WIDE),
     ])
     if price is None and parse_at(at) is None:
         warn_if_stale(st, provider)
