@@ -54,7 +54,7 @@ def export(
     index (parquet, or csv with FILE.metadata.json), its method and version in the metadata.
     """
     try:
-        _export(ctx, fmt, output, gpu, provider, kind, region, table, since, asset_class)
+        _export(ctx, fmt, output, gpu, provider, kind, region, table, since, asset_class, method, every)
     except OSError as exc:
         if output is None or exc.filename:
             raise
@@ -63,7 +63,8 @@ def export(
 
 
 def _export(ctx: typer.Context, fmt: ExportFormat, output: Path | None, gpu: str | None, provider: list[str] | None,
-            kind: list[str] | None, region: list[str] | None, table: str, since: str | None, asset_class: str) -> None:
+            kind: list[str] | None, region: list[str] | None, table: str, since: str | None, asset_class: str,
+            method: str, every: str) -> None:
     from tracker.reads import data
 
     st = state(ctx)
