@@ -261,7 +261,7 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
 
     @server.tool(title="Availability", annotations=READ_ONLY)
     def availability(
-        gpu: Annotated[str, Field(description="A family (H100) or a canonical id (H100-SXM).")],
+        gpu: RequiredGpu,
         since: Annotated[str, Field(description="How far back: 24h, 30d, 12w, 3m, 1y, or an ISO date.")] = "30d",
         provider: Providers = None, kind: Kinds = None, region: Regions = None,
     ) -> AvailabilitiesOut:
