@@ -61,7 +61,8 @@ def test_index_below_fires_on_the_index_not_the_cheapest_offer(engine: Engine) -
     assert result.events[0].provider == "alpha"  # the cheapest offer behind it, for the message
     cheapest = backtest(engine, SETTINGS, parse_rule({"name": "p", "gpu": "H100-SXM", "below": 2.0}, where="test"),
                         since=t[0], until=t[-1] + HOUR)
-    assert [(e.time, e.value) for e in cheapest.events] == [(t[1], pytest.approx(1.0))]
+    assert [(e.time, e.event, e.value) for e in cheapest.events] == [
+        (t[1], "fired", pytest.approx(1.0)), (t[3], "resolved", pytest.approx(3.0))]  # resolutions listed by default
 
 
 def test_index_drop_pct_compares_with_the_index_a_window_earlier(engine: Engine) -> None:

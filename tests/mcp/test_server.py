@@ -182,7 +182,7 @@ def test_index_is_the_api_index_and_the_cli_index(results: dict[str, Any], clien
     assert [(r["gpu"], r["index"], r["providers"]) for r in cli] == [
         (r["gpu"], r["index"], r["providers"]) for r in out["rows"]]
     bad = results["index_bad_method"]
-    assert bad.is_error and "--method" in bad.content[0].text
+    assert bad.is_error and "`method`" in bad.content[0].text and "--method" not in bad.content[0].text
 
 
 def test_availability_is_the_api_and_cli_availability(results: dict[str, Any], client: TestClient, store: Store) -> None:
