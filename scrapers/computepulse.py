@@ -30,7 +30,8 @@ Listing ids are reassigned when the aggregator refreshes its book (about hourly)
 is what the row says of itself: ``<via>:<gpu_model>[ <variant>]:<count>x``; rows alike but for the
 price (a marketplace's many hosts) are numbered by price. A row without a provider or GPU model, or
 a ``billing_type`` this parser does not know, -> ``ParseError``; a row's own price or GPU count
-unreadable -> that offer is quarantined.
+unreadable -> that offer is quarantined. A fractional ``gpu_count`` (a slice of one GPU) stays
+fractional, marked ``fractional_gpu``.
 """
 
 from __future__ import annotations
@@ -194,6 +195,8 @@ class ComputepulseScraper(Scraper):
         if per_gpu == 0:
             per_gpu, bad_price = None, unreadable("price", field_path(at, "price_per_gpu_hour"), 0, "a zero price")
         bad = bad or bad_price
+        if not bad and count != int(count):
+            extra["fractional_gpu"] = True  # a slice of one GPU: never stored as a whole one
         via = via_name(cloud)
         variant = row.get("gpu_variant") if isinstance(row.get("gpu_variant"), str) else ""
         name = f"{model} {variant}".strip()

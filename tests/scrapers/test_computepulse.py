@@ -133,3 +133,9 @@ def test_an_empty_book_is_a_parse_error() -> None:
     raw["books"]["nvidia-h100"][0]["data"] = []
     with pytest.raises(ParseError, match="computepulse: payload holds no listing"):
         ComputepulseScraper(env={}).parse(raw)
+
+
+def test_a_fractional_count_stays_a_slice() -> None:
+    offers = ComputepulseScraper(env={}).parse(book(0, gpu_count=0.5))
+    (half,) = [o for o in offers if o.sku == "vastai:H100 SXM:0.5x"]
+    assert (half.gpu_count, half.extra["fractional_gpu"], half.price_per_hour) == (0.5, True, pytest.approx(0.5 * 1.41))
