@@ -177,3 +177,21 @@ def test_market_runs_merge_an_aggregators_series_into_the_clouds() -> None:
     assert merged["runpod"] == [(0, 4, 2.5, 3), (5, 9, 2.2, 4), (10, 14, 2.2, 1)]
     assert merged["getdeploying"] == [(0, 4, 2.8, 1)]
     assert merged["lambda"] == runs[4]
+
+
+def test_a_collected_aggregator_counts_a_cloud_it_lists_once_now(engine: Engine) -> None:
+    """A live-path collection (replayed): Compute Pulse lists Hot Aisle's MI300X, which Hot Aisle's
+    own scraper collects too; the market now names one provider for it, its offers all counted."""
+    from tracker.config.settings import Settings
+    from tracker.pipeline.collect import collect
+
+    results = collect(engine, Settings(), ["computepulse", "hotaisle"], replay=True)
+    assert {r.provider: r.status for r in results} == {"computepulse": "ok", "hotaisle": "ok"}
+    with Session(engine) as session:
+        rows = [r for r in latest_prices(session, gpus=["MI300X"]) if r["currency"] == "USD"]
+    assert {r["provider"] for r in rows} == {"computepulse", "hotaisle"}
+    (row,) = trends(engine, Filters(gpus=["MI300X"]))
+    assert row["providers"] == 1 and row["offers"] >= 2  # Hot Aisle's own offer and Compute Pulse's of it
+    with reading(engine) as r:
+        keys = {name for (name,) in r.rows("SELECT DISTINCT l.name FROM rollup_day d JOIN label l ON l.id = d.provider_id")}
+    assert "computepulse/hotaisle" in keys and "computepulse/vastai" in keys
