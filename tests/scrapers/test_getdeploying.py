@@ -15,12 +15,12 @@ from sqlmodel import Session
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.getdeploying import GPU_PAGES, GetdeployingScraper, via_name
-from tests.conftest import fixture_path
+from tests.conftest import recording_path
 from tests.scrapers.contract import ProviderContract
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.pipeline.normalise import normalise
 
-FIXTURES = fixture_path("getdeploying")
+FIXTURES = recording_path("getdeploying")  # the replay recording: the one copy
 
 
 def pages() -> dict[str, str]:

@@ -14,16 +14,16 @@ import pytest
 
 from scrapers.base import FetchError, MissingCredentials, ScrapedOffer
 from scrapers.jarvislabs import SERVER_META_URL, JarvislabsScraper
-from tests.conftest import load_json
+from tests.conftest import load_recording_json
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
 from tests.scrapers.requests_helpers import json_fetch
 
-SAMPLE = "jarvislabs/jarvislabs_misc_server_meta_handmade.json"
+SAMPLE = "jarvislabs/server_meta_handmade.json"  # the replay recording: the one copy
 TOKEN = "jl-token-do-not-leak"
 
 
 def raw_payload() -> dict[str, Any]:
-    return load_json(SAMPLE)
+    return load_recording_json(SAMPLE)
 
 
 class TestJarvislabs(ProviderContract):
@@ -35,7 +35,7 @@ class TestJarvislabs(ProviderContract):
         return raw_payload()
 
     def broken_payloads(self) -> list[Any]:
-        sample = load_json(SAMPLE)
+        sample = load_recording_json(SAMPLE)
         no_type = copy.deepcopy(sample)
         del no_type["server_meta"][0]["gpu_type"]
         no_region = copy.deepcopy(sample)
@@ -74,7 +74,7 @@ class TestJarvislabs(ProviderContract):
         assert len(offers) == 11
 
     def test_a_row_listed_twice_counts_once(self) -> None:
-        sample = load_json(SAMPLE)
+        sample = load_recording_json(SAMPLE)
         offers = JarvislabsScraper(env={}).parse({"server_meta": sample["server_meta"] * 2})
         assert len(offers) == 11
 
@@ -82,7 +82,7 @@ class TestJarvislabs(ProviderContract):
         assert {o.region for o in offers} == {"india-noida-01", "india-chennai-01", "europe-01", "unknown-region"}
 
     def test_no_free_devices_is_unavailable(self) -> None:
-        sample = load_json(SAMPLE)
+        sample = load_recording_json(SAMPLE)
         sample["server_meta"][2]["effective_num_free_devices"] = 0
         sample["server_meta"][2]["spot_num_free_devices"] = 0
         keys = index_offers(JarvislabsScraper(env={}).parse(sample))
@@ -91,7 +91,7 @@ class TestJarvislabs(ProviderContract):
 
 
 def test_fetch_asks_one_host_with_the_token() -> None:
-    raw, calls = json_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), load_json(SAMPLE))
+    raw, calls = json_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), load_recording_json(SAMPLE))
     assert [(r.method, str(r.url)) for r in calls] == [("GET", "https://backendn.jarvislabs.net/misc/server_meta")]
     assert str(calls[0].url) == SERVER_META_URL
     assert calls[0].headers["Authorization"] == f"Bearer {TOKEN}"
@@ -104,7 +104,7 @@ def test_other_regional_hosts_being_down_does_not_matter() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.host != "backendn.jarvislabs.net":
             return httpx.Response(503, text="down")
-        return httpx.Response(200, json=load_json(SAMPLE))
+        return httpx.Response(200, json=load_recording_json(SAMPLE))
 
     offers = JarvislabsScraper(env={}).parse(run_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), httpx.MockTransport(handler)))
     assert len(offers) == 11
