@@ -67,3 +67,17 @@ def test_a_past_moment_has_no_count(engine: Engine) -> None:
     with Session(engine) as s:
         rows = asof.prices_at(s, T0 + HOUR)
     assert [(r["available"], r["available_count"]) for r in rows] == [(True, None)]
+
+
+def test_an_older_observation_never_overwrites_a_newer_count(engine: Engine) -> None:
+    """``store_counts`` (the one writer, for collections and imports alike) writes a count only
+    from the offer's newest observation: an import of older snapshots leaves today's count."""
+    collect(engine, T0 + 2 * HOUR, offer("a", 5))
+    with session_scope(engine) as s:
+        conn = s.connection()
+        [(oid,)] = conn.exec_driver_sql("SELECT offer_id FROM offer_state").all()
+        store_stage.store_counts(conn, [(9, oid, int(T0.timestamp()))])  # seen two hours before
+    assert now_rows(engine, T0 + 2 * HOUR) == {"a": (True, 5)}
+    with session_scope(engine) as s:
+        store_stage.store_counts(s.connection(), [(7, oid, int((T0 + 2 * HOUR).timestamp()))])
+    assert now_rows(engine, T0 + 2 * HOUR) == {"a": (True, 7)}

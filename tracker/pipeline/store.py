@@ -35,8 +35,8 @@ from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog
 from tracker.pipeline.validate import Rejected
 
-__all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt", "store_observation", "store_offers", "store_quarantine",
-           "sync_catalog"]
+__all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt", "store_counts", "store_observation",
+           "store_offers", "store_quarantine", "sync_catalog"]
 
 
 #: Offer columns copied from each observation (besides the identity).
@@ -179,7 +179,7 @@ def store_observation(
     extend: list[int] = []
     extend_offers: list[int] = []
     opened: list[tuple[object, ...]] = []
-    counts: list[tuple[int | None, int]] = []  # (GPUs free now, offer) where that changed
+    counts: list[tuple[int | None, int, int]] = []  # (GPUs free now, offer, t) where that changed
     leaving: list[int] = []  # open intervals of offers that get a new one
     currency_ids = {c: i for (space, c), i in ids.items() if space == "currency"}
     kind_ids = {k: i for (space, k), i in ids.items() if space == "kind"}
@@ -195,8 +195,8 @@ def store_observation(
         if o.price_per_hour is None or o.price_per_gpu_hour is None:
             unpriced += 1
             continue
-        if o.available_count != row[_COUNT] and (row[_IV_LAST] is None or t >= row[_IV_LAST]):
-            counts.append((o.available_count, oid))  # the newest observation's count (an import may be older)
+        if o.available_count != row[_COUNT]:
+            counts.append((o.available_count, oid, t))
         gpu_id = gpu_ids[o.gpu] if o.gpu is not None else None
         currency_id = currency_ids[o.currency]
         continuous = cur_id is not None and row[_IV_ENDS] is None and prev is not None and row[_IV_LAST] >= prev
@@ -250,8 +250,7 @@ def store_observation(
             f"SELECT offer_id, id, provider_id, first_seen, observations FROM price_interval WHERE id > {m} "
             f"AND provider_id = {m} AND first_seen = {m} {bulk.OFFER_STATE_UPSERT} RETURNING offer_id, interval_id",
             (before, pid, t)).all())
-    if counts:  # the state row of every priced offer exists now; only the counts that moved are written
-        conn.exec_driver_sql(f"UPDATE offer_state SET available_count = {m} WHERE offer_id = {m}", counts)
+    store_counts(conn, counts)  # the state row of every priced offer exists now; only the counts that moved
 
     # 4. the provider's roll-ups around this collection, from the current intervals at hand
     if refresh_rollups:
@@ -260,6 +259,16 @@ def store_observation(
         rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
                         t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S), current=current)
     return StoreStats(len(offers), new_offers, changed, unchanged, unpriced, returned)
+
+
+def store_counts(conn: Connection, counts: Sequence[tuple[int | None, int, int]]) -> None:
+    """GPUs free now per offer, ``(count, offer id, observed at)``: written into its ``offer_state``
+    only when that observation is the offer's newest (its state was last seen then or before), so an
+    import of older snapshots never overwrites a newer count. The one writer of the column."""
+    if counts:
+        m = bulk.mark(conn)
+        conn.exec_driver_sql(
+            f"UPDATE offer_state SET available_count = {m} WHERE offer_id = {m} AND last_seen <= {m}", list(counts))
 
 
 def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool:

@@ -175,6 +175,9 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
         result.returned += returns
         lo, hi = changed[provider]
         series_db.replace_intervals(conn, pid, [], rows, sorted(offer_ids.values()), lo, hi)
+        # each offer's newest observation's GPUs free (``store.store_counts``: current-only)
+        store_stage.store_counts(conn, [(o.available_count, offer_ids[ident], last) for ident, (_f, last, o) in w.offers.items()
+                                        if o.price_per_hour is not None and o.price_per_gpu_hour is not None])
     return changed
 
 

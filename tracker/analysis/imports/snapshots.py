@@ -463,10 +463,8 @@ def _write_counts(conn: Connection, offers: Mapping[Identity, Offer], accepted_a
         for o in accepted_at[t]:
             if o.price_per_hour is not None and o.price_per_gpu_hour is not None:
                 newest[o.identity] = (t, o)
-    counts = [{"c": o.available_count, "o": offers[ident].id} for ident, (t, o) in newest.items()
-              if epoch(offers[ident].last_seen) == t]
-    if counts:
-        conn.execute(text("UPDATE offer_state SET available_count = :c WHERE offer_id = :o"), counts)
+    store_stage.store_counts(conn, [(o.available_count, offers[ident].id, t) for ident, (t, o) in newest.items()
+                                    if epoch(offers[ident].last_seen) == t])
 
 
 def _resight(session: Session, offers: Mapping[Identity, Offer], dropped: set[int]) -> None:
