@@ -213,8 +213,10 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
         ).first()
     if other is None:
         return None
+    # neither message suggests --mix-replay: followed on a live store, it would leave recordings in
+    # that store's history for good (the option is for scratch stores, and its help says so)
     if replay:
         return (f"--replay: {store} holds live prices, and replayed recordings (old prices) would be mixed into "
-                "their history; replay into a store of its own (--db sqlite:///replay.db), or add --mix-replay to mix them")
+                "their history; replay into a store of its own instead, e.g. --db sqlite:///demo.db (as `make demo` does)")
     return (f"{store} holds prices replayed from recordings, and live prices would be mixed with them; collect into "
-            "another store (--db URL or $GPU_TRACKER_DB), or add --mix-replay to mix them")
+            "your live store instead (--db URL or $GPU_TRACKER_DB; without either, the default store)")
