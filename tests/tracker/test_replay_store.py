@@ -73,3 +73,25 @@ def test_a_live_collection_into_a_replayed_store_is_refused_before_any_request(t
         assert code != 0 and out == ""
         assert "holds prices replayed from recordings" in err and err.count("\n") == 1
         assert "your live store instead" in err and "--mix-replay" not in err
+
+
+def test_imported_history_is_neither_live_nor_replayed(db_url: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``make demo``: a replay, real archives imported, and the same again, all into one store."""
+    from tests.conftest import fixture_path
+
+    archive = str(fixture_path("history-archives/tugot17_H100_80GB_SXM5_until_2025-10-25.jsonl"))
+    code, _, err = run_main(capsys, "--db", db_url, "import", archive)
+    assert code == 0, err
+    engine = make_engine(db_url)
+    try:
+        assert mixing_refusal(engine, replay=True, store="db") is None
+        assert mixing_refusal(engine, replay=False, store="db") is None
+        for _ in range(2):
+            code, _, err = run_main(capsys, "--db", db_url, "scrape", "--replay", "--provider", "akash", "--no-alerts")
+            assert code == 0, err
+            code, _, err = run_main(capsys, "--db", db_url, "import", archive)
+            assert code == 0, err
+        reason = mixing_refusal(engine, replay=False, store="db")
+        assert reason is not None and reason.startswith("db holds prices replayed from recordings")
+    finally:
+        engine.dispose()
