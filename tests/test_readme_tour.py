@@ -33,7 +33,8 @@ WIDTH = 80
 LINKED = ("Makefile", "pyproject.toml", "tests", ".venv")
 MARK = "@@tour"
 TABLE_BORDERS = "┃│"
-CORNERS = "┃│┓┐┩┤┘┛"
+#: The characters a table line ends with when the terminal did not cut it.
+LINE_ENDS = "┃│┓┐┩┤┘┛"
 
 
 def tour_lines(text: str | None = None) -> list[str]:
@@ -227,7 +228,7 @@ def test_every_table_fits_80_columns_with_its_numbers_on_screen(tour: dict[str, 
     assert shown, tour[command].screen
     for table in shown:
         # a table line cut by the terminal ends without its border and goes on on the next line
-        cut = [line for line in table.lines if len(line) > WIDTH or line[-1] not in CORNERS + "┓┐┘"]
+        cut = [line for line in table.lines if len(line) > WIDTH or line[-1] not in LINE_ENDS]
         assert not cut, cut
         for row in table.rows:
             for cell in row:
