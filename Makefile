@@ -27,7 +27,7 @@ run: install
 ## The tugot17 H100 archive's snapshots are about 4 hours apart: a gap of 6h keeps them consecutive.
 DEMO_DB ?= sqlite:///$(CURDIR)/demo.db
 DEMO_ARCHIVES := tests/fixtures/history-archives
-DEMO := GPU_TRACKER_RETENTION__RAW_DAYS=36500 $(BIN)/gpu-tracker --db $(DEMO_DB)
+DEMO := GPU_TRACKER_RETENTION__RAW_DAYS=36500 $(BIN)/gpu-tracker --db '$(DEMO_DB)'
 demo: install
 	$(DEMO) scrape --replay
 	$(DEMO) import $(DEMO_ARCHIVES)/tugot17_H100_80GB_SXM5_until_2025-10-25.jsonl --max-gap 6h
