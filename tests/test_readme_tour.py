@@ -204,7 +204,8 @@ ANSWERS: dict[str, tuple[str, ...]] = {
 }
 
 #: Tables that still push numbers off an 80-column screen: their layouts are being reworked
-#: (numbers first, long text below). Strict: the mark fails the run once a table fits.
+#: (numbers first, long text below). Not strict, so the rework landing first breaks nothing: an
+#: XPASS in the summary says the mark can go.
 STILL_HIDES_NUMBERS = {
     "make demo": "the import summaries (key/value tables) show only their labels: the long list of unmapped names "
                  "pushes the values out",
@@ -216,7 +217,7 @@ STILL_HIDES_NUMBERS = {
 def _fit_cases() -> list[object]:
     cases: list[object] = []
     for command in ANSWERS:
-        marks = [pytest.mark.xfail(reason=STILL_HIDES_NUMBERS[command], strict=True)] if command in STILL_HIDES_NUMBERS else []
+        marks = [pytest.mark.xfail(reason=STILL_HIDES_NUMBERS[command], strict=False)] if command in STILL_HIDES_NUMBERS else []
         cases.append(pytest.param(command, marks=marks, id=command.replace(" ", "-")))
     return cases
 
