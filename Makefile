@@ -24,14 +24,12 @@ run: install
 ## show the cheapest H100s. No network. Replayed and live prices never share a store. The archives
 ## are older than the default raw retention (365 days): the demo's collection keeps raw intervals
 ## longer, so backtests and --as-of questions over them still read their raw prices.
-## The tugot17 H100 archive's snapshots are about 4 hours apart: a gap of 6h keeps them consecutive.
 DEMO_DB ?= sqlite:///$(CURDIR)/demo.db
 DEMO_ARCHIVES := tests/fixtures/history-archives
 DEMO := GPU_TRACKER_RETENTION__RAW_DAYS=36500 $(BIN)/gpu-tracker --db '$(DEMO_DB)'
 demo: install
 	$(DEMO) scrape --replay
-	$(DEMO) import $(DEMO_ARCHIVES)/tugot17_H100_80GB_SXM5_until_2025-10-25.jsonl --max-gap 6h
-	$(DEMO) import $(DEMO_ARCHIVES)/tugot17_GH200_96GB_first_150_lines.jsonl
+	$(DEMO) import $(DEMO_ARCHIVES)/tugot17_*.jsonl
 	$(DEMO) import $(DEMO_ARCHIVES)/ewyluda_*.csv
 	$(DEMO) import $(DEMO_ARCHIVES)/opencomputeprices_*.csv
 	$(DEMO) prices --gpu H100 --limit 15
