@@ -18,12 +18,21 @@ install: $(BIN)/gpu-tracker
 run: install
 	$(BIN)/gpu-tracker run
 
-## Fill a demo store (demo.db here, never the default live store) from the bundled recordings
-## and show the cheapest H100s (no network). Replayed and live prices never share a store.
+## Fill a demo store (demo.db here, never the default live store) from the bundled recordings,
+## then import the real public price history in tests/fixtures/history-archives (sources and
+## licences in its README) so history, trends, plot and alerts backtest show real movement, and
+## show the cheapest H100s. No network. Replayed and live prices never share a store. The archives
+## are older than the default raw retention (365 days): the demo's collection keeps raw intervals
+## longer, so backtests and --as-of questions over them still read their raw prices.
 DEMO_DB ?= sqlite:///$(CURDIR)/demo.db
+DEMO_ARCHIVES := tests/fixtures/history-archives
+DEMO := GPU_TRACKER_RETENTION__RAW_DAYS=36500 $(BIN)/gpu-tracker --db '$(DEMO_DB)'
 demo: install
-	$(BIN)/gpu-tracker --db $(DEMO_DB) scrape --replay
-	$(BIN)/gpu-tracker --db $(DEMO_DB) prices --gpu H100 --limit 15
+	$(DEMO) scrape --replay
+	$(DEMO) import $(DEMO_ARCHIVES)/tugot17_*.jsonl
+	$(DEMO) import $(DEMO_ARCHIVES)/ewyluda_*.csv
+	$(DEMO) import $(DEMO_ARCHIVES)/opencomputeprices_*.csv
+	$(DEMO) prices --gpu H100 --limit 15
 
 ## Refresh the replay recordings from the providers themselves (needs the network): every active
 ## provider's real answers, secrets replaced, into RECORD_DIR (default: the bundled recordings),

@@ -15,7 +15,7 @@ from tracker.analysis.grid import METRICS as HISTORY_METRICS
 from tracker.catalog import value as catalog_value
 from tracker.cli import app
 from tracker.cli.collect_cmds import resolve_gpu_query
-from tracker.cli.common import Format, State, console, emit, err_console, finite, state
+from tracker.cli.common import Format, State, console, emit, err_console, finite, key_values, state
 from tracker.cli.options import (
     KIND_HELP,
     ColumnsOption,
@@ -270,27 +270,9 @@ def tco(
     if fmt is Format.csv:
         emit([data], fmt)
         return
-    _key_values(data, title=f"TCO {gid or ''}".strip())
+    key_values(data, title=f"TCO {gid or ''}".strip())
     if table:
         emit(records(electricity_table()), fmt, title="electricity per year")
-
-
-#: Text longer than this leaves a key/value table and is printed under it, wrapped to the terminal.
-_LONG_TEXT = 30
-
-
-def _key_values(data: dict[str, Any], *, title: str) -> None:
-    """One result as a two-column table for a person: each row is its own quantity, so each number
-    is written for itself (cents from 1 up, 4 places below); long texts (sources, notes) go under
-    the table, where they wrap instead of pushing the values off the screen."""
-    from tracker.cli.render import quantity
-
-    rows = [{"key": k, "value": quantity(v)} for k, v in data.items()
-            if not (isinstance(v, str) and len(v) > _LONG_TEXT)]
-    emit(rows, Format.table, columns=[("key", "key", ESSENTIAL), ("value", "value", ESSENTIAL)], title=title)
-    for k, v in data.items():
-        if isinstance(v, str) and len(v) > _LONG_TEXT:
-            console.print(f"[bold]{k}[/bold]: {v}", highlight=False)
 
 
 OPTION_TABLE = [

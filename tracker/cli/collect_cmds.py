@@ -64,7 +64,7 @@ def scrape(
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     no_alerts: Annotated[bool, typer.Option("--no-alerts", help="Do not evaluate the alert rules after collecting.")] = False,
-    mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise).")] = False,
+    mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise): for a scratch store, never a live one, whose history would keep the recordings.")] = False,
     record_dir: Annotated[Path | None, typer.Option("--record", metavar="DIR", help="Also save every provider's answers under DIR as replay recordings (secrets replaced), one folder per provider.", file_okay=False)] = None,
     fmt: Annotated[Format, typer.Option("--format", "-f", help="Summary format.")] = Format.table,
 ) -> None:

@@ -22,12 +22,14 @@ from rich.console import Console
 
 from tracker.cells import safe_cell
 from tracker.cli.render import (
+    ESSENTIAL,
     ColumnSpec,
     as_columns,
     cell,
     pick_columns,
     plain_value,
     print_table,
+    quantity,
     tsv,
 )
 
@@ -198,3 +200,19 @@ def emit(
         return
     # A console made now, not at import: the terminal's width and the environment of this call.
     print_table(rows, cols, title=title, wide=wide, only=only)
+
+
+#: Text longer than this leaves a key/value table and is printed under it, wrapped to the terminal.
+LONG_TEXT = 30
+
+
+def key_values(data: dict[str, Any], *, title: str) -> None:
+    """One result as a two-column table for a person: each row is its own quantity, so each number
+    is written for itself (cents from 1 up, 4 places below); long texts (sources, notes, lists of
+    names) go under the table, where they wrap instead of pushing the values off the screen."""
+    rows = [{"key": k, "value": quantity(v)} for k, v in data.items()
+            if not (isinstance(v, str) and len(v) > LONG_TEXT)]
+    emit(rows, Format.table, columns=[("key", "key", ESSENTIAL), ("value", "value", ESSENTIAL)], title=title)
+    for k, v in data.items():
+        if isinstance(v, str) and len(v) > LONG_TEXT:
+            console.print(f"[bold]{k}[/bold]: {v}", highlight=False)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, emit, err_console, state
+from tracker.cli.common import Format, emit, err_console, key_values, state
 from tracker.analysis.imports import FORMAT_NAMES
 from tracker.errors import ConfigError
 
@@ -100,6 +100,6 @@ def import_cmd(
                           highlight=False, soft_wrap=True)
     summary = result.summary()
     if fmt is Format.table:
-        emit([{"key": k, "value": v} for k, v in summary.items()], fmt, title=f"import {result.file}")
+        key_values(summary, title="import")
     else:
         emit([summary], fmt)

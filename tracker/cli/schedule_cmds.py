@@ -40,7 +40,7 @@ def run(
     replay: Annotated[bool, typer.Option("--replay", help="Answer every request from recordings instead of the network.")] = False,
     replay_dir: Annotated[Path | None, typer.Option("--replay-dir", help="Recordings directory for --replay (default: the bundled recordings).", file_okay=False, exists=True)] = None,
     log_format: Annotated[LogFormat, typer.Option("--log-format", help="text, or json (one object per line) for log shippers.")] = LogFormat.text,
-    mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise).")] = False,
+    mix_replay: Annotated[bool, typer.Option("--mix-replay", help="Allow replayed and live prices in one store (refused otherwise): for a scratch store, never a live one, whose history would keep the recordings.")] = False,
     fmt: Annotated[OutFormat, typer.Option("--format", "-f", help="Summary format of --once.")] = OutFormat.table,
 ) -> None:
     """Collect prices on schedule, in the foreground, until SIGINT or SIGTERM.

@@ -51,10 +51,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.engine import Engine
 
 from db.models import ScrapeRun
+from db.sql import IMPORT_NOTE
 from scrapers.base import FIXTURE_KINDS
 from tracker.errors import ConfigError
 
@@ -206,15 +207,22 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
     """Why a collection (replayed when ``replay``, else live) must not go into this store, or ``None``.
 
     The store's successful collections say what it holds; a store with none takes either kind.
-    ``store`` names it in the message (a masked URL: no password)."""
+    An archive import is history, not a collection of either kind (``make demo`` imports into its
+    replayed store, and replays into it again). ``store`` names it in the message (a masked URL:
+    no password)."""
     with engine.connect() as conn:
         other = conn.execute(
-            select(ScrapeRun.id).where(ScrapeRun.replay.is_(not replay), ScrapeRun.status.in_(("ok", "partial"))).limit(1)
+            select(ScrapeRun.id).where(
+                ScrapeRun.replay.is_(not replay), ScrapeRun.status.in_(("ok", "partial")),
+                or_(ScrapeRun.error_message.is_(None), ~ScrapeRun.error_message.startswith(IMPORT_NOTE)),
+            ).limit(1)
         ).first()
     if other is None:
         return None
+    # neither message suggests --mix-replay: followed on a live store, it would leave recordings in
+    # that store's history for good (the option is for scratch stores, and its help says so)
     if replay:
         return (f"--replay: {store} holds live prices, and replayed recordings (old prices) would be mixed into "
-                "their history; replay into a store of its own (--db sqlite:///replay.db), or add --mix-replay to mix them")
+                "their history; replay into a store of its own instead, e.g. --db sqlite:///demo.db (as `make demo` does)")
     return (f"{store} holds prices replayed from recordings, and live prices would be mixed with them; collect into "
-            "another store (--db URL or $GPU_TRACKER_DB), or add --mix-replay to mix them")
+            "your live store instead (--db URL or $GPU_TRACKER_DB; without either, the default store)")
