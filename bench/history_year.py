@@ -42,7 +42,6 @@ from _timing import best_in_turn
 from sqlalchemy import text
 from synthetic_year import END, Shape, build, fresh_postgres, sqlite_copy
 
-from db import open_intervals
 from db.engine import make_engine
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import history
@@ -85,10 +84,10 @@ def duckdb_history(db_file: Path) -> tuple[Callable[[], int], int]:
     src = sqlite3.connect(db_file)
     df = pd.read_sql_query(
         "SELECT lg.name AS gpu, lp.name AS provider, i.price_per_gpu_hour AS price, i.first_seen, "
-        f"{open_intervals.LAST_SEEN} AS last_seen "
+        "i.last_seen AS last_seen "
         "FROM price_interval i JOIN label lg ON lg.id = i.gpu_id JOIN label lp ON lp.id = i.provider_id "
         "JOIN label lk ON lk.id = i.kind_id WHERE lg.name LIKE 'H100%' AND lk.name IN ('on_demand', 'community') "
-        f"AND {open_intervals.seen_since('i', str(int(SINCE.timestamp())))}", src)
+        f"AND i.last_seen >= {int(SINCE.timestamp())}", src)
     src.close()
     df["first_day"] = df["first_seen"] // 86_400
     df["last_day"] = df["last_seen"] // 86_400
@@ -156,7 +155,7 @@ def plain_table_mb(db_file: Path, tmp: Path) -> float:
     dst = sqlite3.connect(plain)
     dst.execute(f"ATTACH '{db_file}' AS y")
     dst.execute("CREATE TABLE iv AS SELECT i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                f"{open_intervals.last_seen('i', 'y.offer_state')} AS last_seen FROM y.price_interval i")
+                "i.last_seen AS last_seen FROM y.price_interval i")
     dst.commit()
     dst.execute("DETACH y")
     dst.close()

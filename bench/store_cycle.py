@@ -12,7 +12,7 @@
   prices changed) against sqlite3's own ``executemany`` of the same 100,000 rows (offer
   identity, GPU, count, price, time) into a plain table, in the same run: throughput ratio,
   1.0 meaning as fast as the raw insert. ``ingest_first_inserts_only_s`` is the floor under the
-  first scrape: the same rows inserted into the store's own three indexed tables by its own bulk
+  first scrape: the same rows inserted into the store's own indexed tables by its own bulk
   path, with nothing else.
 
 With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the store cycle is repeated there, the day
@@ -41,8 +41,7 @@ from typing import Any
 from sqlalchemy import text
 
 from _results import record
-from db import bulk, labels, queries, rollups
-from db.open_intervals import OPEN
+from db import bulk, intervals, labels, queries, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from scrapers.base import ScrapedOffer, Scraper
@@ -84,8 +83,8 @@ def current_offers(url: str) -> dict[str, list[dict[str, Any]]]:
     engine = make_engine(url)
     with engine.connect() as conn:
         rows = conn.execute(text(
-            "SELECT o.provider, o.sku, o.region, o.kind, o.gpu, o.gpu_count, i.price_per_hour FROM offer_state s "
-            "JOIN offer o ON o.id = s.offer_id JOIN price_interval i ON i.id = s.interval_id")).all()
+            "SELECT o.provider, o.sku, o.region, o.kind, o.gpu, o.gpu_count, i.price_per_hour FROM price_interval_open i "
+            "JOIN offer o ON o.id = i.offer_id")).all()
     engine.dispose()
     out: dict[str, list[dict[str, Any]]] = {}
     for p, sku, region, kind, gpu, count, price in rows:
@@ -221,7 +220,8 @@ def inserts_only(url: str, offers: list[NormalisedOffer], at: int) -> float:
     """Seconds for the rows a first scrape of ``offers`` adds, inserted into a new store's own
     tables by the store's own bulk path (``db.bulk``: ``executemany`` on SQLite, ``COPY`` on
     PostgreSQL) and nothing else: no comparison, no roll-ups. The floor of a first scrape in this
-    schema (three tables with their indexes), against the baseline's one unindexed table."""
+    schema (the offers and their open intervals, with their indexes), against the baseline's one
+    unindexed table."""
     engine = make_engine(url)
     init_db(engine)
     try:
@@ -238,11 +238,10 @@ def inserts_only(url: str, offers: list[NormalisedOffer], at: int) -> float:
                  o.vcpus, o.ram_gb, o.country, "{}", seen, seen) for o in offers])
             pid = ids[("provider", "synthetic-bulk")]
             offer_ids = [i for (i,) in conn.exec_driver_sql("SELECT id FROM offer ORDER BY id").all()]
-            bulk.insert_many(conn, "price_interval", store_stage._INTERVAL_INSERT, [
-                (oid, pid, ids[("gpu", o.gpu)], ids[("kind", o.kind)], ids[("currency", o.currency)], o.price_per_hour,
-                 o.price_per_gpu_hour, o.available, at, OPEN, None, 1) for oid, o in zip(offer_ids, offers, strict=True)])
-            conn.exec_driver_sql("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
-                                 "SELECT offer_id, id, provider_id, first_seen, 1 FROM price_interval")
+            bulk.insert_many(conn, intervals.OPEN_TABLE, store_stage._INTERVAL_INSERT, [
+                (k + 1, oid, pid, ids[("gpu", o.gpu)], ids[("kind", o.kind)], ids[("currency", o.currency)],
+                 o.price_per_hour, o.price_per_gpu_hour, o.available, at, at, None, 1, o.available_count)
+                for k, (oid, o) in enumerate(zip(offer_ids, offers, strict=True))])
         return time.perf_counter() - t0
     finally:
         engine.dispose()
@@ -296,7 +295,7 @@ def main() -> None:
     print(f"ingest of 100,000 offers: first scrape {s1:.2f} s (sqlite3 executemany of the same rows {r1:.2f} s, "
           f"ratio {r1 / s1:.2f}); steady state {s2:.2f} s (raw {r2:.2f} s, ratio {r2 / s2:.2f}); "
           f"of which roll-up refresh {g1:.2f} s / {g2:.2f} s")
-    print(f"  the first scrape's rows inserted into the store's three tables and nothing else: {floor1:.2f} s "
+    print(f"  the first scrape's rows inserted into the store's tables and nothing else: {floor1:.2f} s "
           f"(ratio {r1 / floor1:.2f}: the most a first scrape in this schema could reach)")
     figures: dict[str, object] = {
         "store_cycle_1d_s": round(c1, 3), "store_cycle_365d_s": round(c365, 3),
@@ -329,7 +328,7 @@ def main() -> None:
         floor_pg = inserts_only(pg, synthetic_ingest(100_000, random.Random(11)), int(END.timestamp()))
         print(f"PostgreSQL ingest: first {p1:.2f} s (psycopg executemany {q1:.2f} s, ratio {q1 / p1:.2f}); "
               f"steady {p2:.2f} s (raw {q2:.2f} s, ratio {q2 / p2:.2f}); of which roll-up refresh {h1:.2f} s / {h2:.2f} s")
-        print(f"  the first scrape's rows inserted into the store's three tables and nothing else: {floor_pg:.2f} s "
+        print(f"  the first scrape's rows inserted into the store's tables and nothing else: {floor_pg:.2f} s "
               f"(ratio {q1 / floor_pg:.2f})")
         figures |= {"ingest_ratio_vs_psycopg_first": round(q1 / p1, 3), "ingest_ratio_vs_psycopg_steady": round(q2 / p2, 3),
                     "ingest_pg_first_s": round(p1, 2), "ingest_pg_steady_s": round(p2, 2),

@@ -5,12 +5,12 @@ year, 5% of prices changing per hour (a random walk of +-10%). Every value is sy
 labelled so (provider names, SKUs, ``gpu_raw``); it exists only for benchmarks.
 
 The history is written the way the store would have written it hour by hour, but vectorised:
-offers through the ``offer`` table, one ``price_interval`` row per run of an unchanged price
-(``ends_at`` at the next hourly attempt), in the order the store opens them (by the hour the run
-starts, so row ids and the table's pages follow time as in a store that collected the year: the
-intervals a collection reads are the recent ones, near the table's end, not one per page of it), ``offer_state`` pointing at each offer's newest
-interval (still open: its row holds ``db.open_intervals.OPEN`` and the one observation it was opened
-with, its state the true ``last_seen`` and count, as the store leaves it), then ``db.rollups.rebuild`` (the same code the ``rollups rebuild`` command runs)
+offers through the ``offer`` table, one interval per run of an unchanged price (``ends_at`` at the
+next hourly attempt), in the order the store opens them (by the hour the run starts, so row ids
+and the table's pages follow time as in a store that collected the year: the intervals a
+collection reads are the recent ones, near the table's end, not one per page of it): each
+offer's newest (still open) in ``price_interval_open``, the others in ``price_interval_past``,
+as the store leaves them (``db.intervals``), then ``db.rollups.rebuild`` (the same code the ``rollups rebuild`` command runs)
 fills the hourly and daily roll-ups. Replaying 131,400 collections through the store instead
 would take about an hour; the store path itself is timed by ``bench/store_cycle.py``.
 
@@ -34,11 +34,11 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
+from db import intervals as interval_tables
 from db import labels, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from db.models import Offer
-from db.open_intervals import OPEN
 from db.types import epoch
 
 CACHE = Path(__file__).parent / ".cache"
@@ -166,19 +166,17 @@ def build(url: str, shape: Shape = Shape(), *, quiet: bool = False) -> float:
     observations = iv["end"] - iv["start"] + 1
     rows = [
         (i + 1, int(oid[i]), int(pid[i]), int(gid[i]), int(kid[i]), usd, float(iv["price"][i]),
-         float(iv["price"][i] / count[i]), True, int(first_seen[i]), OPEN if current[i] else int(last_seen[i]),
-         None if current[i] else int(last_seen[i]) + 3600, 1 if current[i] else int(observations[i]))
+         float(iv["price"][i] / count[i]), True, int(first_seen[i]), int(last_seen[i]),
+         None if current[i] else int(last_seen[i]) + 3600, int(observations[i]))
         for i in range(n)
     ]
-    _insert(engine, "price_interval", ["id", "offer_id", "provider_id", "gpu_id", "kind_id", "currency_id",
-                                       "price_per_hour", "price_per_gpu_hour", "available", "first_seen", "last_seen",
-                                       "ends_at", "observations"], rows)
-    newest = np.flatnonzero(current)
-    _insert(engine, "offer_state", ["offer_id", "interval_id", "provider_id", "last_seen", "observations"],
-            [(int(oid[i]), int(i + 1), int(pid[i]), int(last_seen[i]), int(observations[i])) for i in newest])
+    columns = ["id", "offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
+               "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations"]
+    _insert(engine, interval_tables.PAST_TABLE, columns, [r for r, now in zip(rows, current, strict=True) if not now])
+    _insert(engine, interval_tables.OPEN_TABLE, columns, [r for r, now in zip(rows, current, strict=True) if now])
     if engine.dialect.name == "postgresql":
         with engine.begin() as conn:
-            conn.execute(text("SELECT setval(pg_get_serial_sequence('price_interval', 'id'), :n)"), {"n": n})
+            conn.execute(text(f"SELECT setval('{interval_tables.SEQUENCE}', :n)"), {"n": n})
     t1 = time.perf_counter()
     with engine.begin() as conn:
         written = rollups.rebuild(conn)

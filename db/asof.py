@@ -74,7 +74,7 @@ class ProviderState(NamedTuple):
 def provider_states(source: Source) -> list[ProviderState]:
     """Every stored provider's name, last status, last successful collection, interval and the
     time its newest collection ran."""
-    rows = reader_of(source).rows(q.PROVIDER_STATES, {"note": q.IMPORT_NOTE})
+    rows = reader_of(source).rows(q.PROVIDER_STATES)
     return [ProviderState(name, status, utc_datetime(at), int(every) if every else DEFAULT_INTERVAL_S,
                           utc_datetime(ran) if ran is not None else None)
             for name, status, at, every, ran in rows]
@@ -155,9 +155,9 @@ def imported_sources(source: Source, states: Sequence[ProviderState] | None = No
     states = provider_states(conn) if states is None else states
     collected = {p.name for p in states if p.collected_at is not None}
     out: dict[str, str] = {}
-    for provider, message in conn.rows(q.LATEST_IMPORTS, {"note": q.IMPORT_NOTE}):
+    for provider, message in conn.rows(q.LATEST_IMPORTS):
         if provider not in collected and message:
-            out[provider] = message[len(q.IMPORT_NOTE):].split(" (", 1)[0]
+            out[provider] = message.removeprefix(q.IMPORT_NOTE).split(" (", 1)[0]
     return out
 
 
@@ -193,7 +193,7 @@ def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, region
 def current_condition(source: Source, providers: Sequence[str] | None = None, *, now: datetime | None = None,
                       include_stale: bool = False,
                       states: Sequence[ProviderState] | None = None) -> tuple[str, dict[str, Any]]:
-    """SQL matching ``offer_state`` rows listed by their provider's latest successful collection,
+    """SQL matching ``price_interval_open`` rows (alias ``i``) listed by their provider's latest successful collection,
     if that collection still answers "now" (``ProviderState.fresh``) or ``include_stale``.
     ``states``: ``provider_states`` when the caller has read them already."""
     conn = reader_of(source)
@@ -209,9 +209,9 @@ def current_condition(source: Source, providers: Sequence[str] | None = None, *,
         # list was closed by the failure and is still shown (held); after a partial one
         # (``tracker.pipeline.partial``), the last complete list with what was seen since
         if p.last_status in ("failed", "skipped", "partial"):
-            parts.append(f"(s.provider_id = :p{k} AND s.last_seen >= :t{k})")
+            parts.append(f"(i.provider_id = :p{k} AND i.last_seen >= :t{k})")
         else:
-            parts.append(f"(s.provider_id = :p{k} AND s.last_seen = :t{k} AND i.ends_at IS NULL)")
+            parts.append(f"(i.provider_id = :p{k} AND i.last_seen = :t{k} AND i.ends_at IS NULL)")
         params[f"p{k}"], params[f"t{k}"] = ids[p.name], epoch(p.last_success_at)
     return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
 
@@ -236,7 +236,7 @@ def latest_prices(
     recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
     what it is (recording, handmade, api-reference).
 
-    "Current" means the offer's newest interval (``offer_state``) was seen by the provider's
+    "Current" means the offer's newest interval (``price_interval_open``) was seen by the provider's
     latest successful collection (``last_success_at``): an offer missing from it is no
     longer on sale and is not shown. A provider whose latest collection is older than its
     staleness limit (``ProviderState.fresh``) answers nothing now unless ``include_stale``: a

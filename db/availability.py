@@ -4,7 +4,7 @@ as plain tuples over a ``db.reader.Reader`` (the store's own driver or SQLAlchem
 
 ``available`` is part of an interval's identity (a change opens a new interval), so the raw
 intervals hold the whole availability history; the count of GPUs free is current-only
-(``offer_state.available_count``) and is not read here.
+(``price_interval_open.available_count``) and is not read here.
 """
 
 from __future__ import annotations
@@ -13,12 +13,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from db import sql as q
-from db.open_intervals import LAST_SEEN, seen_since
 from db.reader import Reader
 
 #: What ``availability_rows`` selects, in order.
 COLUMNS = ("provider_id", "region", "offer_id", "available", "first_seen", "last_seen", "ends_at")
-_SELECT = ("SELECT i.provider_id, o.region, i.offer_id, i.available, i.first_seen, " + LAST_SEEN + ", i.ends_at "
+_SELECT = ("SELECT i.provider_id, o.region, i.offer_id, i.available, i.first_seen, i.last_seen, i.ends_at "
            "FROM price_interval i JOIN offer o ON o.id = i.offer_id WHERE ")
 
 
@@ -29,7 +28,7 @@ def availability_rows(reader: Reader, gpus: list[int], since: int, until: int, *
     regions given (``None``: all); through the GPU index like every interval read."""
     params: dict[str, Any] = {"since": since, "until": until}
     sql = _SELECT + q.interval_terms("i", params, gpus, provider_ids, kind_ids, None)
-    sql += f" AND {seen_since('i', ':since')} AND i.first_seen <= :until"
+    sql += " AND i.last_seen >= :since AND i.first_seen <= :until"
     if regions:
         sql += " AND o.region IN :regions"
         params["regions"] = list(regions)

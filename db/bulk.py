@@ -14,13 +14,6 @@ from typing import Any
 from sqlalchemy.engine import Connection
 
 
-#: Tail of an ``INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) ...``:
-#: an offer's newest interval replaces the one it had (the store and the import re-cut both write it).
-OFFER_STATE_UPSERT = ("ON CONFLICT (offer_id) DO UPDATE SET interval_id = excluded.interval_id, "
-                      "provider_id = excluded.provider_id, last_seen = excluded.last_seen, "
-                      "observations = excluded.observations")
-
-
 def mark(conn: Connection) -> str:
     """The driver's positional parameter marker."""
     return "?" if conn.dialect.paramstyle == "qmark" else "%s"

@@ -29,8 +29,8 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 PG_CONNECT_TIMEOUT_S = 10
 #: Run every PostgreSQL session without JIT compilation (``db.engine``'s and this path's). It pays
 #: off for queries that run for seconds; the tracker's run for milliseconds through indexes, but
-#: the planner's cost of a read of the intervals in effect at a past time (an ``offer_state``
-#: lookup per open interval, over an index range it sizes generously) passed ``jit_above_cost``
+#: the planner's cost of a read of the intervals in effect at a past time (a lookup per open
+#: interval in the layout before 0013, over an index range it sizes generously) passed ``jit_above_cost``
 #: and compiling took a second of a ``trends`` whose statements take tens of milliseconds.
 PG_NO_JIT = "SET jit = off"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")

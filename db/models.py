@@ -3,29 +3,33 @@
 Storage model (why it is shaped this way):
 
 * ``offer`` is one priced thing, identified by (provider, sku, region, kind, term_months).
-* ``price_interval`` holds a price for a run of consecutive successful observations of one
-  offer: a collection that sees the same price, currency and availability right after the
-  one that saw it last only moves ``last_seen``; anything else (a change, an absence, a
+* ``price_interval`` (a view) holds a price for a run of consecutive successful observations
+  of one offer: a collection that sees the same price, currency and availability right after
+  the one that saw it last only moves ``last_seen``; anything else (a change, an absence, a
   failed or missing collection in between) opens a new interval. ``ends_at`` is the
   provider's next collection attempt after ``last_seen`` once it happened (NULL while the
-  interval is current): a price holds until then and never longer. Rows are compact for a
+  interval may go on): a price holds until then and never longer. Rows are compact for a
   year of hourly data: times are integer epoch seconds, provider/gpu/kind/currency are small
-  integer ids from ``label``; the only index is ``(gpu_id, last_seen, first_seen)`` for a
-  GPU's history over a range (the other hot question, the latest price per offer, is answered by
-  ``offer_state``).
-* ``offer_state`` is the current state: per offer, its newest interval (and the GPUs free now,
-  where the provider states a count: current-only, so hourly count moves never split intervals). Previous prices,
-  market medians and "what is on sale now" read it instead of scanning history, so the work
-  of one collection does not grow with the length of the history.
+  integer ids from ``label``.
+* An offer's intervals are a series with one open end, and so are the hourly roll-up runs of a
+  (gpu, provider, kind): the newest element is kept in a small table rewritten in place
+  (``price_interval_open``, one row per priced offer; ``rollup_hour_open``, one per series),
+  every earlier one in a table written once (``price_interval_past``, ``rollup_hour_run``), and a
+  view reads both (``price_interval``, ``rollup_hour``; ``db.intervals``). So an hourly
+  collection touches a few pages of the small tables whatever the length of the history, and
+  every row a reader sees holds its true values. "What is on sale now" (with the GPUs free now,
+  where the provider states a count: current-only, so hourly count moves never split
+  intervals), previous prices and market medians read ``price_interval_open`` alone; a GPU's history over a range reads the
+  ``(gpu_id, last_seen, first_seen)`` index of each table.
 * ``rollup_day`` holds min, median, max and offer count per (gpu, provider, kind, day);
-  ``rollup_hour_run`` holds the same figures per hour as runs: one row per run of consecutive
+  ``rollup_hour`` holds the same figures per hour as runs: one row per run of consecutive
   hours with equal figures of one ``rollup_series`` (gpu, provider, kind). Hourly figures
   rarely change from one hour to the next, so runs take a sixth of the rows one row per hour
-  would (and less than the raw intervals). Each series' newest run, the one an hourly collection
-  lengthens, is kept apart in the small ``rollup_hour_open``. Both are maintained by the store as data arrives
+  would (and less than the raw intervals). Both are maintained by the store as data arrives
   (``db.rollups``): long-range history reads them instead of the raw intervals, which may be
   pruned after ``retention.raw_days``.
-* ``scrape_run`` records every attempt per provider, whatever happened; ``provider``
+* ``scrape_run`` records every attempt per provider, whatever happened, and where its
+  observations came from (``source``: live, replay, import); ``provider``
   remembers the last attempt, so the store can tell a continuous run from a gap.
 * ``snapshot_time`` holds every snapshot time of an imported archive series (a collection
   of the part of a provider's list the archive speaks for): an interval stores only its
@@ -43,13 +47,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, ForeignKey, Index, Integer, SmallInteger, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, MetaData, SmallInteger, UniqueConstraint
 from sqlmodel import Field, SQLModel
 
 from db.types import UTCDateTime, utcnow
 
 
 class Provider(SQLModel, table=True):
+    """One provider and its last collection attempt (so the store tells a continuous run from a gap)."""
+
     name: str = Field(primary_key=True, max_length=64)
     display_name: str = ""
     last_run_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
@@ -107,6 +113,8 @@ class GpuModel(SQLModel, table=True):
 
 
 class Offer(SQLModel, table=True):
+    """One priced thing, identified by (provider, sku, region, kind, term_months)."""
+
     __table_args__ = (
         UniqueConstraint("provider", "sku", "region", "kind", "term_months", name="uq_offer_identity"),
         Index("ix_offer_gpu", "gpu"),
@@ -130,15 +138,9 @@ class Offer(SQLModel, table=True):
     last_seen: datetime = Field(sa_type=UTCDateTime)
 
 
-class PriceInterval(SQLModel, table=True):
-    """One price of one offer over a run of consecutive observations; times in epoch seconds."""
+class IntervalColumns(SQLModel):
+    """The columns of an interval, the same in both of its tables (times in epoch seconds)."""
 
-    __tablename__ = "price_interval"
-    #: The one index: a GPU's intervals by end, ``first_seen`` included so "in effect during
-    #: [a, b]" (``last_seen >= a AND first_seen <= b``) is answered from the index alone.
-    __table_args__ = (Index("ix_price_interval_gpu_last_first", "gpu_id", "last_seen", "first_seen"),)
-
-    id: int | None = Field(default=None, primary_key=True)
     offer_id: int = Field(foreign_key="offer.id")
     provider_id: int = Field(sa_type=SmallInteger)
     gpu_id: int | None = Field(default=None, sa_type=SmallInteger)
@@ -148,49 +150,71 @@ class PriceInterval(SQLModel, table=True):
     price_per_gpu_hour: float
     available: bool | None = None
     first_seen: int = Field(sa_type=BigInteger)
-    #: ``db.open_intervals.OPEN`` while this is its offer's current open interval (the true value is
-    #: then ``offer_state``'s): read it through ``db.open_intervals.last_seen``.
     last_seen: int = Field(sa_type=BigInteger)
-    #: The provider's next collection attempt after ``last_seen`` (NULL while current).
+    #: The provider's next collection attempt after ``last_seen`` (NULL while the interval may go on).
     ends_at: int | None = Field(default=None, sa_type=BigInteger)
     #: How many collections saw this interval (first included): a one-off versus a plateau.
-    #: While the interval is open, the count when its row was written (``offer_state`` has the
-    #: true one): read it through ``db.open_intervals.observations``.
     observations: int = 1
+    #: Where the source says the interval began, when that is before ``first_seen`` (an import whose
+    #: source states starts, and whose observation at the stated start was held for confirmation):
+    #: a later import that accepts that observation joins it to this interval. NULL: it began at
+    #: ``first_seen``, or the source does not say.
+    stated_start: int | None = Field(default=None, sa_type=BigInteger)
 
 
-class IntervalStatedStart(SQLModel, table=True):
-    """Where the source says an interval began, when that is before its ``first_seen`` (an import
-    whose source states starts, and whose observation at the stated start was held for
-    confirmation): a later import that accepts that observation joins it to this interval. Rare,
-    so kept beside ``price_interval`` rather than as a column every interval row pays a byte for;
-    no row: it began at ``first_seen``, or the source does not say. Goes with its interval."""
+class PriceIntervalPast(IntervalColumns, table=True):
+    """Every interval that is no longer its offer's newest: written once, when a newer one
+    opens (the view ``price_interval`` reads it with ``PriceIntervalOpen``)."""
 
-    __tablename__ = "interval_stated_start"
+    __tablename__ = "price_interval_past"
+    #: The one index: a GPU's intervals by end, ``first_seen`` included so "in effect during
+    #: [a, b]" (``last_seen >= a AND first_seen <= b``) is answered from the index alone.
+    __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),)
 
-    interval_id: int = Field(sa_column=Column(Integer, ForeignKey("price_interval.id", ondelete="CASCADE"),
-                                              primary_key=True, autoincrement=False))
-    stated_start: int = Field(sa_type=BigInteger)
+    id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
 
 
-class OfferState(SQLModel, table=True):
-    """The current state: each offer's newest interval (one row per priced offer), and while it
-    is open its true ``last_seen`` and ``observations`` (see ``db.open_intervals``: extending an
-    interval rewrites this row in place, not the interval's)."""
+class PriceIntervalOpen(IntervalColumns, table=True):
+    """Each offer's newest interval, the open end of its series (one row per priced offer): a
+    collection that sees the offer unchanged moves this row's ``last_seen`` in place, a failed
+    one sets its ``ends_at``; a new price moves it to ``PriceIntervalPast``. Small, so rewriting it
+    every hour touches a few pages, whatever the length of the history. "What is on sale now",
+    previous prices and market medians read it alone."""
 
-    __tablename__ = "offer_state"
-    __table_args__ = (Index("ix_offer_state_provider", "provider_id", "last_seen"),)
+    __tablename__ = "price_interval_open"
+    #: No index holds ``last_seen``: an hourly collection rewrites it in every row it sees, and
+    #: then touches the table alone (a provider's or a GPU's rows are few enough to filter). On
+    #: PostgreSQL pages are kept half full, so each rewritten row fits beside its old version and
+    #: no index is written either (a heap-only update).
+    __table_args__ = (
+        Index("ix_price_interval_open_id", "id", unique=True),
+        Index("ix_price_interval_open_provider", "provider_id"),
+        Index("ix_price_interval_open_gpu", "gpu_id"),
+        {"postgresql_with": {"fillfactor": 50}},
+    )
 
     offer_id: int = Field(primary_key=True, foreign_key="offer.id", sa_column_kwargs={"autoincrement": False})
-    interval_id: int
-    provider_id: int = Field(sa_type=SmallInteger)
-    last_seen: int = Field(sa_type=BigInteger)
-    observations: int = 1
+    id: int
     #: GPUs the provider said are free to rent at its newest observation of the offer (NULL: it
     #: states no count). Current-only on purpose: marketplace counts move every collection, and
-    #: as a column of ``price_interval`` each move would open a new interval; whether the offer
-    #: was available at all (``price_interval.available``) is the history.
+    #: as an interval's column each move would open a new interval; whether the offer was
+    #: available at all (``available``) is the history. Not kept when the interval moves past.
     available_count: int | None = None
+
+
+#: The views' own metadata: read through the ORM like tables, never created as tables (a migration
+#: makes them) nor compared with the database as tables.
+VIEWS = MetaData()
+
+
+class PriceInterval(IntervalColumns, table=True):
+    """Every interval, past or open, with its true values: the view ``price_interval``
+    (read-only; the store writes ``PriceIntervalPast`` and ``PriceIntervalOpen``)."""
+
+    metadata = VIEWS
+    __tablename__ = "price_interval"
+
+    id: int = Field(primary_key=True)
 
 
 class RollupDay(SQLModel, table=True):
@@ -224,8 +248,9 @@ class RollupSeries(SQLModel, table=True):
 class RollupHourRun(SQLModel, table=True):
     """Min, median, max and number of offers of one series, equal over ``hours`` consecutive
     hours from hour ``start`` (hours since the epoch: three bytes in SQLite where seconds take
-    four). A run is at most ``db.rollups.MAX_RUN`` hours long, so the runs of a range are found
-    by a primary-key range starting that far before it."""
+    four): every run but each series' newest (``RollupHourOpen``; the view ``rollup_hour`` reads
+    both). A run is at most ``db.sql.MAX_RUN`` hours long, so the runs of a range are found by a
+    primary-key range starting that far before it."""
 
     __tablename__ = "rollup_hour_run"
     __table_args__ = {"sqlite_with_rowid": False}
@@ -240,10 +265,9 @@ class RollupHourRun(SQLModel, table=True):
 
 
 class RollupHourOpen(SQLModel, table=True):
-    """Each series' newest run (``RollupHourRun``'s columns), kept apart from the others: a series'
-    figures rarely change from one hour to the next, so an hourly collection mostly lengthens this
-    run, and rewriting it here touches one small table instead of a page per series spread over
-    a year of runs. Readers take the union of both tables (``db.sql.ROLLUP_RUNS``)."""
+    """Each series' newest run (``RollupHourRun``'s columns), the open end of the series: an
+    hourly collection mostly lengthens it, and rewriting it here touches one small table instead
+    of a page per series spread over a year of runs."""
 
     __tablename__ = "rollup_hour_open"
 
@@ -294,6 +318,8 @@ class SnapshotTime(SQLModel, table=True):
 
 
 class ScrapeRun(SQLModel, table=True):
+    """One collection attempt of one provider (or one import into it), whatever happened."""
+
     __tablename__ = "scrape_run"
     __table_args__ = (Index("ix_scrape_run_provider_started", "provider", "started_at"),)
 
@@ -302,7 +328,9 @@ class ScrapeRun(SQLModel, table=True):
     started_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
     finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
     status: str = Field(default="running", max_length=16)  # ok | failed | skipped | running
-    replay: bool = False
+    #: Where the observations came from: ``live`` (a collection), ``replay`` (a collection answered
+    #: from recordings) or ``import`` (an archive import: not a collection).
+    source: str = Field(default="live", max_length=8)
     offers_seen: int = 0
     new_offers: int = 0
     prices_changed: int = 0

@@ -49,5 +49,5 @@ def latest_runs(source: Source) -> dict[str, LastRun]:
 
 
 def imported_providers(source: Source) -> set[str]:
-    """The providers an archive import wrote runs for (``IMPORT_NOTE``)."""
-    return {name for (name,) in reader_of(source).rows(q.IMPORTED_PROVIDERS, {"note": q.IMPORT_NOTE})}
+    """The providers an archive import wrote runs for."""
+    return {name for (name,) in reader_of(source).rows(q.IMPORTED_PROVIDERS)}

@@ -19,7 +19,7 @@ from sqlalchemy import select as sql_select
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import labels, open_intervals
+from db import labels
 from db.asof import current_condition, latest_prices, replay_mark  # noqa: F401  (re-exported: the read path lives there)
 from db.models import Offer, Provider, ScrapeRun
 from db.types import from_epoch
@@ -82,10 +82,9 @@ def previous_prices(session: Session, provider: str, currencies: Mapping[Identit
     ``currencies``: the currency each offer is now priced in; a stored price in another one
     (a rate configured since, say) is left out, so a conversion is never judged a price jump."""
     stmt = text(
-        "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour, c.name FROM offer_state s "
-        "JOIN label l ON l.id = s.provider_id JOIN price_interval i ON i.id = s.interval_id "
-        "JOIN label c ON c.id = i.currency_id "
-        "JOIN offer o ON o.id = s.offer_id WHERE l.space = 'provider' AND l.name = :p"
+        "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour, c.name FROM price_interval_open i "
+        "JOIN label l ON l.id = i.provider_id JOIN label c ON c.id = i.currency_id "
+        "JOIN offer o ON o.id = i.offer_id WHERE l.space = 'provider' AND l.name = :p"
     )
     return {(sku, region, kind, term): price for sku, region, kind, term, price, currency
             in session.connection().execute(stmt, {"p": provider})
@@ -116,8 +115,8 @@ def market_medians(session: Session, min_offers: int = 3) -> dict[str, float]:
 
     where, params = current_condition(session, include_stale=True)
     rows = session.connection().execute(text(
-        "SELECT o.gpu, i.price_per_gpu_hour FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
-        f"JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where} "
+        "SELECT o.gpu, i.price_per_gpu_hour FROM price_interval_open i "
+        f"JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id WHERE {where} "
         "AND o.gpu IS NOT NULL AND c.name = 'USD'"), params).all()
     by_gpu: dict[str, list[float]] = {}
     for gpu, price in rows:
@@ -210,8 +209,8 @@ def current_offer_counts(session: Session) -> dict[str, int]:
     providers view shows it beside the collection's age)."""
     where, params = current_condition(session, include_stale=True)
     rows = session.connection().execute(
-        text("SELECT l.name, COUNT(*) FROM offer_state s JOIN label l ON l.id = s.provider_id "
-             f"JOIN price_interval i ON i.id = s.interval_id WHERE {where} GROUP BY l.name"),
+        text("SELECT l.name, COUNT(*) FROM price_interval_open i JOIN label l ON l.id = i.provider_id "
+             f"WHERE {where} GROUP BY l.name"),
         params,
     ).all()
     return {p: n for p, n in rows}
@@ -263,7 +262,7 @@ def interval_rows(session: Session, *, provider: str | None = None, offer_id: in
     conn = session.connection()
     names = {i: n for (_s, n), i in labels.all_labels(conn).items()}
     sql = ("SELECT i.id, i.offer_id, i.provider_id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, "
-           f"i.price_per_gpu_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS} "
+           "i.price_per_gpu_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.observations "
            "FROM price_interval i WHERE 1 = 1")
     params: dict[str, Any] = {}
     if provider is not None:

@@ -20,10 +20,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from sqlalchemy import bindparam, text
+from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, index_rollup, labels, open_intervals, via
+from db import bulk, index_rollup, intervals, labels, via
 from db import sql as q
 from db.spans import NEVER, origin
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
@@ -93,23 +93,16 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
-#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}`` (``db.sql``).
+#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}`` (``db.sql``).
 _RAW_COLUMNS_SQL = q.RAW_COLUMNS_SQL
-#: A raw interval's columns with the row's own ``last_seen``: for intervals that are no offer's current one
-#: (they never hold ``open_intervals.OPEN``), or whose states were read already.
-_PLAIN_SELECT = f"SELECT {_RAW_COLUMNS_SQL.format(p='', last='last_seen')} FROM price_interval"
-#: A provider's intervals in effect from ``:since`` to ``:until``: its current ones through
-#: ``offer_state`` (joined: an open one's true last_seen is its state's, no lookup per row), the
-#: others through the GPU index, where intervals that are some offer's current one are set aside
-#: by id before their row is read (in a busy hour those are most of the index range, and every
-#: provider's); none of the others holds ``OPEN``, so their own columns are read.
-_WINDOW_SQL = (
-    f"SELECT {_RAW_COLUMNS_SQL.format(p='i.', last=open_intervals.last_seen_of('i', 's'))} "
-    "FROM offer_state s JOIN price_interval i ON i.id = s.interval_id WHERE s.provider_id = :p AND i.gpu_id IN :gpus "
-    f"AND i.currency_id = :usd AND {open_intervals.last_seen_of('i', 's')} >= :since AND i.first_seen <= :until "
-    f"UNION ALL {_PLAIN_SELECT} WHERE gpu_id IN :gpus AND last_seen >= :since AND first_seen <= :until "
-    "AND id NOT IN (SELECT interval_id FROM offer_state) AND provider_id = :p AND currency_id = :usd"
-)
+#: A provider's intervals of one currency that may count from ``:since`` to ``:until``, from each
+#: table (``{table}``) by its own index: the newest ones by provider, the past ones by GPU.
+_WINDOW_OF = (f"SELECT {_RAW_COLUMNS_SQL.format(p='')} FROM {{table}} WHERE gpu_id IN :gpus AND last_seen >= :since "
+              "AND first_seen <= :until AND provider_id = :p AND currency_id = :usd")
+_WINDOW_SQL = (f"{_WINDOW_OF.format(table=intervals.OPEN_TABLE)} UNION ALL "
+               f"{_WINDOW_OF.format(table=intervals.PAST_TABLE)}")
+#: The same of the past intervals only (the caller holds the newest ones: ``Current``).
+_PAST_SQL = _WINDOW_OF.format(table=intervals.PAST_TABLE)
 
 
 def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int | None,
@@ -149,56 +142,15 @@ class Intervals(NamedTuple):
         return Intervals(*(a[keep] for a in self))
 
 
-def _window_rows_postgres(conn: Connection, provider_id: int, since: int, until: int) -> list[tuple[Any, ...]]:
-    """``_WINDOW_SQL``'s rows on PostgreSQL, with the provider's current interval ids passed as
-    one array (a primary-key lookup each) instead of a subquery: right after a large first
-    collection the planner's statistics still describe the empty tables, and it then joined
-    ``offer_state`` to ``price_interval`` in a nested loop that grew with the square of the
-    collection (100,000 offers: minutes). The closed intervals of the window come through the
-    GPU index and the current ones are set aside in Python (PostgreSQL reads each row there
-    anyway). The states' last_seen come with their ids, so an open interval's true one is
-    filled in here (``open_intervals.resolve``), not looked up per row by a subplan."""
-    usd = labels.usd_id(conn)
-    state = dict(conn.execute(text("SELECT interval_id, last_seen FROM offer_state WHERE provider_id = :p"),
-                              {"p": provider_id}).all())
-    gpus = gpu_ids(conn) or [-1]
-    mark = bulk.mark(conn)
-    terms = f"gpu_id IN ({bulk.placeholders(conn, len(gpus))}) AND currency_id = {mark} AND first_seen <= {mark}"
-    params = (*gpus, usd, until)
-    rows: list[tuple[Any, ...]] = []
-    if state:  # their states' last_seen are at hand: no lookup per open row
-        current = conn.exec_driver_sql(f"{_PLAIN_SELECT} WHERE {bulk.in_ids(conn, 'id')} AND {terms}",
-                                       (bulk.id_param(conn, list(state)), *params)).fetchall()
-        rows += [r for r in open_intervals.resolve(current, state, 7) if r[7] >= since]
-    closed = conn.exec_driver_sql(f"{_PLAIN_SELECT} WHERE {terms} AND last_seen >= {mark} AND provider_id = {mark}",
-                                  (*params, since, provider_id))
-    rows += [r for r in closed.fetchall() if r[0] not in state]
-    return rows
-
-
 class Current(NamedTuple):
-    """A provider's current intervals (``offer_state``'s) as a caller that just wrote them holds
-    them: ``rows``, ``RAW_COLUMNS`` tuples with the true ``last_seen`` of those in USD of a mapped
-    GPU; ``ids``, every current interval's id (of any currency)."""
+    """A provider's newest intervals (``price_interval_open``'s) as a caller that just wrote them
+    holds them: ``RAW_COLUMNS`` tuples of those in USD of a mapped GPU."""
 
     rows: list[tuple[Any, ...]]
-    ids: set[int]
 
 
-#: A provider's intervals in a window that are no offer's current one: through the GPU index,
-#: below ``OPEN`` (which only current intervals hold), the current ones among them set aside by
-#: the caller (those closed and still current).
-_OTHERS_SQL = (f"{_PLAIN_SELECT} WHERE gpu_id IN :gpus AND last_seen >= :since AND last_seen < {open_intervals.OPEN} "
-               "AND first_seen <= :until AND provider_id = :p AND currency_id = :usd")
-
-
-def _window_rows_given(conn: Connection, provider_id: int, since: int, until: int, current: Current) -> list[tuple[Any, ...]]:
-    """``_WINDOW_SQL``'s rows when the current intervals are at hand: those in the window, and
-    the others read through the GPU index (a collection's store path: the current intervals are
-    most of the window, and reading them back cost more than the rest of the refresh)."""
-    others = fetch_tuples(conn, text(_OTHERS_SQL).bindparams(bindparam("gpus", expanding=True)), {
-        "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": labels.usd_id(conn), "since": since, "until": until})
-    return [r for r in current.rows if r[7] >= since and r[6] <= until] + [r for r in others if r[0] not in current.ids]
+def _window_params(conn: Connection, provider_id: int, since: int, until: int) -> dict[str, Any]:
+    return {"gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": labels.usd_id(conn), "since": since, "until": until}
 
 
 def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None,
@@ -208,14 +160,14 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     ``current``: the provider's current intervals, when the caller holds them."""
     if since is None or until is None:
         rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
-    elif current is not None:
-        rows = _window_rows_given(conn, provider_id, since, until, current)
-    elif conn.dialect.name == "postgresql":
-        rows = _window_rows_postgres(conn, provider_id, since, until)
+    elif current is not None:  # a collection's store path: the newest intervals are at hand, only the past ones are read
+        params = _window_params(conn, provider_id, since, until)
+        past = fetch_tuples(conn, statement(_PAST_SQL, params), params)
+        rows = [r for r in current.rows if r[7] >= since and r[6] <= until] + past
     else:  # read in chunks straight into arrays: a dense window (an import of millions of offers) holds no row objects
         rows = None
-        table = _fetch_table(conn, text(_WINDOW_SQL).bindparams(bindparam("gpus", expanding=True)), {
-            "gpus": gpu_ids(conn) or [-1], "p": provider_id, "usd": labels.usd_id(conn), "since": since, "until": until})
+        params = _window_params(conn, provider_id, since, until)
+        table = _fetch_table(conn, statement(_WINDOW_SQL, params), params)
     if rows is not None:
         table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
     ids, offer, gpu, kind, first_seen, last_seen = (table[:, c].astype(np.int64) for c in (0, 1, 3, 4, 6, 7))
@@ -531,11 +483,13 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
     ``horizon`` overrides the stored one; ``open_runs=False``: for the migrations before the open
     table (see ``_write_hours``); ``index=False``: for the migrations before the index roll-up."""
-    intervals = provider_intervals(conn)
+    holds = provider_intervals(conn)
     horizon = raw_horizon(conn) if horizon is None else horizon
     # fresh statistics: a provider's whole history is best read by one pass over the table, which
     # a planner without them (a store just imported or migrated) would do through the GPU index
-    conn.execute(text("ANALYZE price_interval"))
+    inspector = inspect(conn)
+    for table in [t for t in (intervals.PAST_TABLE, intervals.OPEN_TABLE) if inspector.has_table(t)] or [intervals.VIEW]:
+        conn.execute(text(f"ANALYZE {table}"))  # (the one table of the migrations before 0014, which call this)
     labels.ensure(conn, via.stored_key_labels(conn))  # an aggregator's clouds as their own series
     pids = list(provider_ids) if provider_ids is not None else sorted(
         p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
@@ -545,7 +499,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
         iv = load(conn, pid)
         if not len(iv.offer):
             continue
-        interval_s = intervals.get(pid, DEFAULT_INTERVAL_S)
+        interval_s = holds.get(pid, DEFAULT_INTERVAL_S)
         lo = max(int(iv.first_seen.min()), horizon)
         hi = int(iv.last_seen.max()) + interval_s
         start = floor(lo, DAY)
@@ -577,13 +531,10 @@ def prune(conn: Connection, before: int) -> int:
     cutoff = max(floor(before, DAY), raw_horizon(conn))
     longest = max([*provider_intervals(conn).values(), DEFAULT_INTERVAL_S])
     # a price holds at most one collection interval after last_seen (and never past ends_at);
-    # an offer's current interval stays (an anti-join by the state's primary key: PostgreSQL
-    # ran ``NOT IN (subquery)`` as a subplan per row), and with it every row holding
-    # ``open_intervals.OPEN``, so the raw last_seen is the true one here
+    # each offer's newest interval stays
     deleted = conn.execute(text(
-        "DELETE FROM price_interval WHERE last_seen + :longest < :cutoff AND (ends_at IS NULL OR ends_at <= :cutoff) "
-        "AND NOT EXISTS (SELECT 1 FROM offer_state s WHERE s.offer_id = price_interval.offer_id "
-        "AND s.interval_id = price_interval.id)"), {"cutoff": cutoff, "longest": longest}).rowcount
+        f"DELETE FROM {intervals.PAST_TABLE} WHERE last_seen + :longest < :cutoff "
+        "AND (ends_at IS NULL OR ends_at <= :cutoff)"), {"cutoff": cutoff, "longest": longest}).rowcount
     updated = conn.execute(text("UPDATE store_meta SET value = :v WHERE key = :k"), {"v": str(cutoff), "k": HORIZON_KEY}).rowcount
     if not updated:
         conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"), {"v": str(cutoff), "k": HORIZON_KEY})

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from operator import itemgetter
 from typing import Any
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, open_intervals
+from db import bulk, intervals
 
 #: ``offer.extra`` key naming the archive series an imported offer belongs to.
 SERIES_KEY = "import_series"
@@ -79,12 +78,8 @@ def times_between(conn: Connection, series: Iterable[str], lo: int, hi: int) -> 
 INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
                     "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")
 #: What an import compares of a stored and a re-cut interval: its columns and its stated start
-#: (``interval_stated_start``; ``None`` without one).
+#: (``None`` without one).
 RECUT_COLUMNS = (*INTERVAL_COLUMNS, "stated_start")
-
-
-#: ``INTERVAL_COLUMNS`` read through ``db.open_intervals`` (the true values of an open interval).
-_TRUE = {"last_seen": f"{open_intervals.LAST_SEEN} AS last_seen", "observations": f"{open_intervals.OBSERVATIONS} AS observations"}
 
 
 def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
@@ -92,10 +87,8 @@ def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: i
     ids = sorted(set(offer_ids))
     if not ids:
         return []
-    rows = conn.execute(text(f"SELECT i.id, {', '.join(_TRUE.get(c, 'i.' + c) for c in INTERVAL_COLUMNS)}, "
-                             "ss.stated_start FROM price_interval i "
-                             "LEFT JOIN interval_stated_start ss ON ss.interval_id = i.id WHERE i.offer_id IN :ids "
-                             f"AND {open_intervals.seen_since('i', ':lo')} AND i.first_seen <= :hi")
+    rows = conn.execute(text(f"SELECT id, {', '.join(RECUT_COLUMNS)} FROM price_interval WHERE offer_id IN :ids "
+                             "AND last_seen >= :lo AND first_seen <= :hi")
                         .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "lo": lo, "hi": hi}).mappings().all()
     return [{**r, "available": None if r["available"] is None else bool(r["available"])} for r in rows]
 
@@ -107,70 +100,69 @@ def prices_before(conn: Connection, offer_ids: Iterable[int], t: int) -> dict[in
         return {}
     rows = conn.execute(text(
         "SELECT i.offer_id, i.price_per_hour, i.first_seen FROM price_interval i JOIN ("
-        f"SELECT j.offer_id, MAX({open_intervals.last_seen('j')}) AS m FROM price_interval j WHERE j.offer_id IN :ids "
-        f"AND {open_intervals.last_seen('j')} < :t GROUP BY j.offer_id) x ON x.offer_id = i.offer_id "
-        f"AND x.m = {open_intervals.LAST_SEEN} ORDER BY i.first_seen"
+        "SELECT j.offer_id, MAX(j.last_seen) AS m FROM price_interval j WHERE j.offer_id IN :ids "
+        "AND j.last_seen < :t GROUP BY j.offer_id) x ON x.offer_id = i.offer_id AND x.m = i.last_seen ORDER BY i.first_seen"
     ).bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).all()
     return {int(o): float(p) for o, p, _f in rows}
 
 
 def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], rows: list[dict[str, Any]],
                       offer_ids: Iterable[int], lo: int, hi: int) -> None:
-    """Delete the intervals ``drop``, insert ``rows`` (``RECUT_COLUMNS``), then point each of
-    ``offer_ids``' ``offer_state`` at its newest interval: one first seen in ``[lo, hi]``, unless
-    the state already names a later one; a state whose interval was dropped with none first seen
-    in the range after it (a re-cut that holds every later observation of the offer) names the
-    offer's newest interval before the range, as an import of every snapshot at once leaves it.
+    """Delete the intervals ``drop``, insert ``rows`` (``RECUT_COLUMNS``), then make each of
+    ``offer_ids``' newest interval (``price_interval_open``) the one first seen last in ``[lo,
+    hi]``, unless the offer's newest was first seen after the range; an offer whose newest was
+    dropped with none first seen in the range after it (a re-cut that holds every later
+    observation of the offer) takes its newest interval before the range, as an import of every
+    snapshot at once leaves it. ``provider_id``: the provider of every row (all one provider's).
 
-    The rows are written with their true ``last_seen``/``observations``: the offers' open
-    intervals are settled first and handed back to ``offer_state`` at the end (``db.open_intervals``)."""
-    open_intervals.settle_offers(conn, sorted(set(offer_ids)))
+    The offers' intervals all move to the past first (``db.intervals.retire``) and the chosen
+    ones come back (``promote``), so the re-cut works on one table."""
+    ids = sorted(set(offer_ids))
+    newest_before = {int(oid): (int(iid), int(first)) for oid, iid, first in conn.exec_driver_sql(
+        f"SELECT offer_id, id, first_seen FROM {intervals.OPEN_TABLE} WHERE {bulk.in_ids(conn, 'offer_id')}",
+        (bulk.id_param(conn, ids),)).all()}  # every id in one parameter: no limit on how many
+    intervals.retire(conn, ids)
     dropped = sorted(set(drop))
     if dropped:
-        for table, column in (("interval_stated_start", "interval_id"), ("price_interval", "id")):
-            conn.execute(text(f"DELETE FROM {table} WHERE {column} IN :ids").bindparams(bindparam("ids", expanding=True)),
-                         {"ids": dropped})
+        conn.exec_driver_sql(f"DELETE FROM {intervals.PAST_TABLE} WHERE {bulk.in_ids(conn, 'id')}",
+                             (bulk.id_param(conn, dropped),))
     if rows:
-        columns = itemgetter(*INTERVAL_COLUMNS)
-        bulk.insert_many(conn, "price_interval", INTERVAL_COLUMNS, [columns(r) for r in rows])
-        for r in rows:  # rare: a start stated before the first stored observation
-            if r.get("stated_start") is not None:
-                conn.execute(text(
-                    "INSERT INTO interval_stated_start (interval_id, stated_start) SELECT MAX(id), :s FROM price_interval "
-                    "WHERE offer_id = :o AND first_seen = :f"), {"s": r["stated_start"], "o": r["offer_id"], "f": r["first_seen"]})
-    ids = sorted(set(offer_ids))
-    if not ids:
-        return
-    expanding = bindparam("ids", expanding=True)
-    m, many = bulk.mark(conn), bulk.id_param(conn, ids)  # every id in one parameter: no limit on how many
-    newest: dict[int, tuple[int, int, int, int]] = {}
-    for iid, oid, first, last, seen in conn.exec_driver_sql(
-        "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval "
-        f"WHERE {bulk.in_ids(conn, 'offer_id')} AND first_seen >= {m} AND first_seen <= {m}", (many, lo, hi)).all():
-        if oid not in newest or first > newest[oid][1]:
-            newest[oid] = (iid, first, last, seen)
-    later = {int(oid) for (oid,) in conn.exec_driver_sql(
-        "SELECT s.offer_id FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
-        f"WHERE {bulk.in_ids(conn, 's.offer_id')} AND i.first_seen > {m}", (many, hi)).all()}
-    orphaned = [int(oid) for (oid,) in conn.exec_driver_sql(
-        "SELECT s.offer_id FROM offer_state s LEFT JOIN price_interval i ON i.id = s.interval_id "
-        f"WHERE {bulk.in_ids(conn, 's.offer_id')} AND i.id IS NULL", (many,)).all() if oid not in newest]
+        new = intervals.new_ids(conn, len(rows))
+        bulk.insert_many(conn, intervals.PAST_TABLE, ("id", *RECUT_COLUMNS),
+                         [(i, *(r.get(c) for c in RECUT_COLUMNS)) for i, r in zip(new, rows, strict=True)])
+    if ids:
+        intervals.promote(conn, _newest(conn, ids, newest_before, set(dropped), lo, hi).values())
+
+
+def _newest(conn: Connection, ids: list[int], before: dict[int, tuple[int, int]], dropped: set[int], lo: int,
+            hi: int) -> dict[int, int]:
+    """``{offer: interval}``: which interval is each offer's newest after a re-cut (``replace_intervals``);
+    ``before``: each offer's newest (id, first seen) before it."""
+    def latest(sql: str, params: tuple[Any, ...]) -> dict[int, int]:
+        best: dict[int, tuple[int, int]] = {}
+        for iid, oid, first in conn.exec_driver_sql(sql, params).all():
+            if oid not in best or first > best[oid][1]:
+                best[oid] = (int(iid), int(first))
+        return {oid: iid for oid, (iid, _f) in best.items()}
+
+    m, of = bulk.mark(conn), f"SELECT id, offer_id, first_seen FROM {intervals.PAST_TABLE} WHERE {bulk.in_ids(conn, 'offer_id')}"
+    in_range = latest(f"{of} AND first_seen >= {m} AND first_seen <= {m}", (bulk.id_param(conn, ids), lo, hi))
+    chosen: dict[int, int] = {}
+    orphaned: list[int] = []
+    for oid in ids:
+        prev = before.get(oid)
+        alive = prev is not None and prev[0] not in dropped
+        if alive and prev is not None and prev[1] > hi:  # its newest lies after the range
+            chosen[oid] = prev[0]
+        elif oid in in_range:
+            chosen[oid] = in_range[oid]
+        elif alive and prev is not None:
+            chosen[oid] = prev[0]
+        elif prev is not None:
+            orphaned.append(oid)
     if orphaned:
-        for iid, oid, first, last, seen in conn.execute(text(
-            "SELECT id, offer_id, first_seen, last_seen, observations FROM price_interval WHERE offer_id IN :ids")
-                .bindparams(expanding), {"ids": orphaned}).all():
-            if oid not in newest or first > newest[oid][1]:
-                newest[oid] = (iid, first, last, seen)
-        if gone := [oid for oid in orphaned if oid not in newest]:
-            conn.execute(text("DELETE FROM offer_state WHERE offer_id IN :ids").bindparams(expanding), {"ids": gone})
-    state = [{"offer_id": oid, "interval_id": iid, "provider_id": provider_id, "last_seen": last, "observations": seen}
-             for oid, (iid, _first, last, seen) in sorted(newest.items()) if oid not in later]
-    if state:
-        conn.exec_driver_sql("INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
-                             f"VALUES ({bulk.placeholders(conn, 5)}) {bulk.OFFER_STATE_UPSERT}",
-                             [(r["offer_id"], r["interval_id"], r["provider_id"], r["last_seen"], r["observations"])
-                              for r in state])
-    open_intervals.seal(conn, ids)
+        chosen |= latest(of, (bulk.id_param(conn, orphaned),))
+    return chosen
 
 
 def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int | None:

@@ -2,26 +2,25 @@
 shared by the SQLAlchemy path (``text()`` with expanding parameters) and the DB-API path
 (``db.reader.bind``), so a change of the schema or of a query is made once for both.
 
-Nothing is imported here but ``db.open_intervals`` (itself import-free: an interval's true
-``last_seen``): the commands that start without SQLAlchemy read these strings too.
+Nothing is imported here: the commands that start without SQLAlchemy read these strings too.
+Intervals are read through the view ``price_interval`` and hourly runs through ``rollup_hour``
+(``db.intervals``): every row holds its true values.
 """
 
 from __future__ import annotations
-
-from db.open_intervals import LAST_SEEN, last_seen, seen_since
 
 #: ``{id: name}`` of one label space (``:s``).
 LABEL_NAMES = "SELECT id, name FROM label WHERE space = :s"
 #: Every label: ``(id, space, name)``.
 ALL_LABELS = "SELECT id, space, name FROM label"
-#: The error message an archive import writes on its scrape runs begins with this.
+#: The message of a run written by an archive import begins with this, then names the archive.
 IMPORT_NOTE = "import of "
 #: Every stored provider's name, last status, last successful collection (for an imported provider, its
 #: newest imported snapshot), collection interval, and when its newest successful collection ran (live
-#: or replay; an import is not a collection: ``:note`` is ``IMPORT_NOTE``).
+#: or replay; an import is not a collection).
 PROVIDER_STATES = ("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, "
                    "(SELECT MAX(r.started_at) FROM scrape_run r WHERE r.provider = p.name AND r.status = 'ok' "
-                   "AND (r.error_message IS NULL OR r.error_message NOT LIKE :note || '%')) "
+                   "AND r.source <> 'import') "
                    "FROM provider p ORDER BY p.name")
 #: Collection interval in seconds (NULL: the default) by provider label id.
 PROVIDER_INTERVALS = "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
@@ -31,12 +30,11 @@ PROVIDER_ROWS = ("SELECT name, display_name, last_run_at, last_status, last_succ
 #: Each provider's newest scrape run: its status and error message.
 LATEST_RUNS = ("SELECT provider, status, error_message FROM scrape_run "
                "WHERE id IN (SELECT MAX(id) FROM scrape_run GROUP BY provider)")
-#: Each provider's newest run written by an archive import (``:note``): its provider and message.
+#: Each provider's newest run written by an archive import: its provider and message.
 LATEST_IMPORTS = ("SELECT provider, error_message FROM scrape_run WHERE id IN (SELECT MAX(id) FROM scrape_run "
-                  "WHERE error_message LIKE :note || '%' GROUP BY provider)")
-#: Providers with a run written by an archive import (``IMPORT_NOTE`` as ``:note``; ``LIKE`` as
-#: SQLAlchemy's ``startswith`` renders it, so both paths match alike on each backend).
-IMPORTED_PROVIDERS = "SELECT DISTINCT provider FROM scrape_run WHERE error_message LIKE :note || '%'"
+                  "WHERE source = 'import' GROUP BY provider)")
+#: Providers with a run written by an archive import.
+IMPORTED_PROVIDERS = "SELECT DISTINCT provider FROM scrape_run WHERE source = 'import'"
 #: The definitions of the rules added with ``alerts add``, oldest first.
 ALERT_RULE_DEFINITIONS = "SELECT definition FROM alert_rule ORDER BY created_at"
 #: What ``alerts list`` shows of each rule's stored state.
@@ -57,36 +55,34 @@ STORE_META = "SELECT value FROM store_meta WHERE key = :k"
 #: The columns of a price row selected by ``PRICE_SELECT`` (``db.asof.PRICE_KEYS``), then a query's own.
 PRICE_SELECT = (
     "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
-    f"o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, {LAST_SEEN}, i.first_seen, "
+    "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
     "o.vcpus, o.ram_gb, "
 )
-#: Current prices: every offer's newest interval (``offer_state``); ``{where}`` is ``db.asof.current_condition``.
-LATEST_PRICES = (PRICE_SELECT + "o.extra, s.available_count FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
-                 "JOIN offer o ON o.id = s.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
+#: Current prices: every offer's newest interval (``price_interval_open``); ``{where}`` is ``db.asof.current_condition``.
+LATEST_PRICES = (PRICE_SELECT + "o.extra, i.available_count FROM price_interval_open i "
+                 "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
 #: Intervals that may be in effect at ``:t`` (``:lo``: the longest hold before it).
 PRICES_AT = (PRICE_SELECT + "i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i "
              "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id "
-             f"WHERE i.first_seen <= :t AND {seen_since('i', ':lo')}")
+             "WHERE i.first_seen <= :t AND i.last_seen >= :lo")
 
 #: The catalog as stored.
 GPU_MODELS = "SELECT * FROM gpu_model"
 
-#: ``db.rollups.RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``, ``last_seen`` as ``{last}``.
+#: ``db.rollups.RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``.
 RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {p}price_per_gpu_hour, {p}first_seen, "
-                   "{last}, {p}ends_at")
-#: A raw interval as the analysis reads it (the true ``last_seen``), before its ``WHERE``.
-RAW_SELECT = f"SELECT {RAW_COLUMNS_SQL.format(p='', last=last_seen('price_interval'))} FROM price_interval"
-#: "Last seen from ``:since`` on" on ``RAW_SELECT``'s rows (true values, through the GPU index).
-RAW_SEEN_SINCE = seen_since("price_interval", ":since")
+                   "{p}last_seen, {p}ends_at")
+#: A raw interval as the analysis reads it, before its ``WHERE``.
+RAW_SELECT = f"SELECT {RAW_COLUMNS_SQL.format(p='')} FROM price_interval"
+#: "Last seen from ``:since`` on" on ``RAW_SELECT``'s rows (through the GPU index).
+RAW_SEEN_SINCE = "last_seen >= :since"
 #: The (gpu, provider, kind) series of the hourly runs, before their label terms.
 ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
-#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``:
-#: each series' earlier runs and its newest one, kept in two tables (``db.models.RollupHourOpen``).
-#: A run's columns, in both run tables.
+#: A run's columns, in both run tables and their view ``rollup_hour``.
 RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
-_RUNS_OF = ("SELECT " + RUN_FIELDS + " FROM {table} WHERE series_id IN :sids "
-            "AND start >= :a AND start <= :b AND start + hours > :lo")
-ROLLUP_RUNS = f"{_RUNS_OF.format(table='rollup_hour_run')} UNION ALL {_RUNS_OF.format(table='rollup_hour_open')}"
+#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``.
+ROLLUP_RUNS = ("SELECT " + RUN_FIELDS + " FROM rollup_hour WHERE series_id IN :sids "
+               "AND start >= :a AND start <= :b AND start + hours > :lo")
 #: The day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms.
 DAY_ROWS_FROM = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
 #: Day roll-up rows, before their label terms and order.

@@ -39,7 +39,7 @@ MIN = timedelta(minutes=1)
 PROVIDERS = {"hourly": 3600, "half": 1800, "daily": 86_400}
 SKUS = ("a", "b", "c")
 GPUS = ("H100-SXM", "A100-SXM-80GB")
-TABLES = ("offer_state", "interval_stated_start", "price_interval", "rollup_hour_run", "rollup_hour_open",
+TABLES = ("price_interval_open", "price_interval_past", "rollup_hour_run", "rollup_hour_open",
           "rollup_series", "rollup_day", "offer", "scrape_run", "provider", "label")
 
 

@@ -75,7 +75,7 @@ def test_an_older_observation_never_overwrites_a_newer_count(engine: Engine) -> 
     collect(engine, T0 + 2 * HOUR, offer("a", 5))
     with session_scope(engine) as s:
         conn = s.connection()
-        [(oid,)] = conn.exec_driver_sql("SELECT offer_id FROM offer_state").all()
+        [(oid,)] = conn.exec_driver_sql("SELECT offer_id FROM price_interval_open").all()
         store_stage.store_counts(conn, [(9, oid, int(T0.timestamp()))])  # seen two hours before
     assert now_rows(engine, T0 + 2 * HOUR) == {"a": (True, 5)}
     with session_scope(engine) as s:

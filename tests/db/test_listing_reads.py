@@ -37,9 +37,10 @@ def _providers_and_runs(engine) -> None:  # noqa: ANN001
         s.add(ScrapeRun(provider="lambda", started_at=T0 + timedelta(hours=2), status="failed", error_class="FetchError",
                         error_message="HTTP 500 from the pricing API"))
         s.add(ScrapeRun(provider="runpod", started_at=T0, status="ok"))
-        s.add(ScrapeRun(provider="runpod", started_at=T0, status="ok", error_message="import of an archive"))
-        s.add(ScrapeRun(provider="dc_roan", started_at=T0, status="ok", error_message="import of ewyluda day.csv"))
-        # a differently cased note: SQLite's LIKE matches it, PostgreSQL's does not; both paths alike
+        s.add(ScrapeRun(provider="runpod", started_at=T0, status="ok", source="import", error_message="import of an archive"))
+        s.add(ScrapeRun(provider="dc_roan", started_at=T0, status="ok", source="import",
+                        error_message="import of ewyluda day.csv"))
+        # a live run whose message reads like an import's: the source says what it was, on both paths
         s.add(ScrapeRun(provider="shouting", started_at=T0, status="ok", error_message="Import Of something"))
 
 

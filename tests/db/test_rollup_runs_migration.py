@@ -10,7 +10,7 @@ import pandas as pd
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from db import open_intervals, rollups
+from db import rollups
 from db.migrate import alembic_config, current_revision, head_revision, upgrade
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tracker.analysis.frames import Filters, Resolution
@@ -26,13 +26,13 @@ HISTORY = [
 
 
 def intervals(engine: Engine) -> list[tuple[Any, ...]]:
-    """Every interval with its true ``last_seen`` and ``observations`` (``db.open_intervals``: a
-    move through an older layout rewrites where they are kept, not what they are)."""
+    """Every interval with its true ``last_seen`` and ``observations`` (a move through an older
+    layout rewrites where they are kept, not what they are)."""
     with engine.connect() as conn:
         return [tuple(r) for r in conn.execute(text(
             "SELECT i.id, i.offer_id, i.provider_id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, "
-            f"i.price_per_gpu_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
-            f"{open_intervals.OBSERVATIONS} FROM price_interval i ORDER BY i.id"))]
+            "i.price_per_gpu_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
+            "i.observations FROM price_interval i ORDER BY i.id"))]
 
 
 def stored(engine: Engine, step: int) -> list[tuple[Any, ...]]:
@@ -74,7 +74,7 @@ def test_hourly_rollups_survive_the_move_to_runs_and_back(engine: Engine) -> Non
     before_iv, before_hours, before_days, before = intervals(engine), stored(engine, rollups.HOUR), \
         stored(engine, rollups.DAY), answers(engine)
     with engine.connect() as conn:
-        runs = conn.execute(text("SELECT (SELECT COUNT(*) FROM rollup_hour_run) + (SELECT COUNT(*) FROM rollup_hour_open)")).scalar_one()
+        runs = conn.execute(text("SELECT COUNT(*) FROM rollup_hour")).scalar_one()
     assert 0 < runs < len(before_hours)  # equal hours share a run
 
     downgrade(engine, "0005")  # a store as it was before runs: one row per hour

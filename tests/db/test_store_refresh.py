@@ -73,15 +73,14 @@ def rollup_rows(conn: Connection) -> tuple[list[tuple[Any, ...]], list[tuple[Any
         "ORDER BY gpu_id, bucket, provider_id, kind_id"))]
     hours = [tuple(r) for r in conn.execute(text(
         "SELECT s.gpu_id, s.provider_id, s.kind_id, r.start, r.hours, r.min, r.median, r.max, r.offers "
-        "FROM (SELECT * FROM rollup_hour_run UNION ALL SELECT * FROM rollup_hour_open) r "
+        "FROM rollup_hour r "
         "JOIN rollup_series s ON s.id = r.series_id ORDER BY s.gpu_id, s.provider_id, s.kind_id, r.start"))]
     return days, hours
 
 
 def assert_newest_runs_apart(conn: Connection) -> None:
     """``rollup_hour_open`` holds each series' newest run and only that: no run in both tables."""
-    newest = dict(conn.execute(text("SELECT series_id, MAX(start) FROM (SELECT series_id, start FROM rollup_hour_run "
-                                    "UNION ALL SELECT series_id, start FROM rollup_hour_open) r GROUP BY series_id")).all())
+    newest = dict(conn.execute(text("SELECT series_id, MAX(start) FROM rollup_hour GROUP BY series_id")).all())
     assert dict(conn.execute(text("SELECT series_id, start FROM rollup_hour_open")).all()) == newest
 
 

@@ -193,7 +193,7 @@ def run_collect(engine: Engine, server: FaultServer, case: Case, settings: Setti
 
 def victim_prices(engine: Engine, victim: str) -> list[float]:
     with Session(engine) as s:
-        return list(s.scalars(select(PriceInterval.price_per_hour).join(Offer).where(Offer.provider == victim)))
+        return list(s.scalars(select(PriceInterval.price_per_hour).join(Offer, Offer.id == PriceInterval.offer_id).where(Offer.provider == victim)))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

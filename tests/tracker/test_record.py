@@ -93,8 +93,8 @@ def _offers(url: str) -> dict[tuple[str, str, str], float]:
     try:
         with engine.connect() as conn:
             rows = conn.execute(text(
-                "SELECT o.provider, o.sku, o.kind, i.price_per_hour FROM offer o JOIN offer_state s ON s.offer_id = o.id "
-                "JOIN price_interval i ON i.id = s.interval_id")).all()
+                "SELECT o.provider, o.sku, o.kind, i.price_per_hour FROM offer o "
+                "JOIN price_interval_open i ON i.offer_id = o.id")).all()
     finally:
         engine.dispose()
     return {(p, sku, kind): round(float(price), 6) for p, sku, kind, price in rows}

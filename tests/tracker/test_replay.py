@@ -63,7 +63,7 @@ from datetime import UTC, datetime  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from db import open_intervals, queries  # noqa: E402
+from db import queries  # noqa: E402
 from db.types import utcnow  # noqa: E402
 from scrapers.registry import get_scraper  # noqa: E402
 from tracker.alerts.message import replay_note  # noqa: E402
@@ -147,7 +147,7 @@ def test_replaying_twice_extends_the_same_intervals(engine: Engine) -> None:
     _replay(engine, "oci")
     with Session(engine) as s:
         rows = queries.latest_prices(s, providers=["oci"])
-        intervals = s.connection().exec_driver_sql(f"SELECT count(*), max({open_intervals.OBSERVATIONS}) FROM price_interval i").one()
+        intervals = s.connection().exec_driver_sql("SELECT count(*), max(observations) FROM price_interval").one()
     assert intervals[0] == len([r for r in rows if r["price_per_hour"] is not None])
     assert intervals[1] == 2
 

@@ -20,7 +20,7 @@ from tracker.pipeline.replay import mixing_refusal
 
 def add_run(engine: Engine, *, replay: bool, status: str = "ok") -> None:
     with Session(engine) as s:
-        s.add(ScrapeRun(provider="akash", status=status, replay=replay, started_at=datetime(2026, 1, 1, tzinfo=UTC)))
+        s.add(ScrapeRun(provider="akash", status=status, source="replay" if replay else "live", started_at=datetime(2026, 1, 1, tzinfo=UTC)))
         s.commit()
 
 
@@ -46,7 +46,7 @@ def test_a_replay_into_a_live_store_is_refused_in_one_line_and_writes_nothing(tm
     assert err.count("\n") == 1 and "holds live prices" in err and "--db sqlite:///demo.db" in err
     assert "--mix-replay" not in err  # the hint never leads to mixing recordings into a live store
     with Session(engine) as s:
-        assert [r.replay for r in s.exec(select(ScrapeRun)).all()] == [False]
+        assert [r.source == "replay" for r in s.exec(select(ScrapeRun)).all()] == [False]
     code, out, err = run_main(capsys, "--db", db, "run", "--once", "--replay", "--provider", "akash")
     assert code != 0 and "holds live prices" in err
     engine.dispose()

@@ -147,7 +147,7 @@ def test_run_collects_every_interval_and_stops_cleanly_on_sigterm(
     assert proc.stop(signal.SIGTERM) == 0
     done = runs(engine)
     assert len(done) >= 2 and {r.status for r in done} == {"ok"}  # nothing left half-way
-    assert all(r.provider == PROVIDER and r.replay and r.finished_at for r in done)
+    assert all(r.provider == PROVIDER and r.source == "replay" and r.finished_at for r in done)
     starts = [r.started_at for r in done]
     assert all((b - a).total_seconds() >= INTERVAL * 0.8 for a, b in zip(starts, starts[1:], strict=False))
     with Session(engine) as session:

@@ -317,7 +317,7 @@ def test_run_once_collects_every_selected_provider_and_runs_the_hooks(tmp_path: 
     with Session(eng) as session:
         runs = session.exec(select(ScrapeRun)).all()
     eng.dispose()
-    assert [(r.provider, r.status, r.replay) for r in runs] == [(REPLAY_PROVIDER, "ok", True)]
+    assert [(r.provider, r.status, r.source == "replay") for r in runs] == [(REPLAY_PROVIDER, "ok", True)]
 
 
 def test_run_once_exits_1_when_a_provider_failed(tmp_path: Path) -> None:

@@ -36,7 +36,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col, select
 
-from db import open_intervals, rollups, series, spans
+from db import rollups, series, spans
 from db.via import via_of
 from db.models import ScrapeRun
 from db.types import epoch, utcnow
@@ -113,7 +113,7 @@ def load_intervals(session: Session, rule: Rule, *, since: datetime | None = Non
     ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.spans.hold_end``)."""
     conn = session.connection()
     rows = rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
-                          f"i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
+                          "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
                           "i.provider_id, o.extra", until=until,
                           since_s=epoch(since) - 7 * 86_400 if since is not None else None)  # holds: at most a week
     df = pd.DataFrame(rows, columns=_COLUMNS)

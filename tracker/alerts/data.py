@@ -27,7 +27,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlmodel import Session, select
 
-from db import index_rollup, labels, open_intervals, queries
+from db import index_rollup, labels, queries
 from db.models import Provider
 from db.asof import STALE_AFTER_INTERVALS
 from db.via import via_of
@@ -214,7 +214,7 @@ def observe(session: Session, rule: Rule, settings: Settings, now: datetime, spe
 def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetime | None = None,
                    since_s: int | None = None) -> list[tuple[Any, ...]]:
     """``columns`` (SQL over ``price_interval i``, ``offer o``, labels ``lp`` provider, ``lg`` gpu,
-    ``lk`` kind; ``i``'s last_seen through ``db.open_intervals.LAST_SEEN``) of the stored USD intervals
+    ``lk`` kind; ``i``'s last_seen) of the stored USD intervals
     the rule watches, first seen by ``until`` and last seen from ``since_s`` (epoch seconds) on."""
     conn = session.connection()
     sql = (f"SELECT {columns} "
@@ -239,7 +239,7 @@ def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetim
         sql += " AND i.first_seen <= :until"
         params["until"] = epoch(until)
     if since_s is not None:
-        sql += f" AND {open_intervals.seen_since('i', ':since')}"
+        sql += " AND i.last_seen >= :since"
         params["since"] = since_s
     return list(conn.execute(text(sql).bindparams(*binds), params).all())
 
@@ -248,7 +248,7 @@ def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> l
     """(offer_id, provider, gpu, price_per_gpu_hour, first_seen, last_seen, ends_at) of the
     stored USD intervals the rule watches (times in epoch seconds)."""
     return rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, "
-                          f"{open_intervals.LAST_SEEN}, i.ends_at", until=until)
+                          "i.last_seen, i.ends_at", until=until)
 
 
 def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
@@ -278,7 +278,7 @@ def offers_at(session: Session, rule: Rule, settings: Settings, at: datetime) ->
     latest: dict[int, tuple[int, dict[str, Any]]] = {}
     for offer_id, provider, count, extra, price, first_seen, last_seen, ends_at in rule_intervals(
             session, rule, "i.offer_id, lp.name, o.gpu_count, o.extra, i.price_per_gpu_hour, i.first_seen, "
-            f"{open_intervals.LAST_SEEN}, i.ends_at", until=at):
+            "i.last_seen, i.ends_at", until=at):
         end = last_seen + settings.interval_for(provider)
         if ends_at is not None:
             end = min(end, ends_at)

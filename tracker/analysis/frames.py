@@ -22,7 +22,7 @@ import pandas as pd
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, open_intervals, rollups, spans
+from db import labels, rollups, spans
 from db.engine import connected
 from db.types import epoch
 from tracker.analysis.grid import (
@@ -81,7 +81,7 @@ def load_intervals(
         gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
         sql = (
             "SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
-            f"i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at, "
+            "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
             "i.provider_id FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
             "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
             "WHERE i.gpu_id IN :gpus AND i.currency_id = :usd"
@@ -104,7 +104,7 @@ def load_intervals(
             if tolerance is not None:
                 tol = tolerance_lookup(tolerance)
                 longest = max([longest, *(int(tol(n).total_seconds()) for n in labels.names(conn, "provider").values())])
-            sql += f" AND {open_intervals.seen_since('i', ':since')}"
+            sql += " AND i.last_seen >= :since"
             params["since"] = epoch(since) - longest
         rows = rollups.fetch_tuples(conn, text(sql).bindparams(*binds), params)
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])

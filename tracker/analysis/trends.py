@@ -39,7 +39,6 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from db import sql as q
-from db.open_intervals import LAST_SEEN, seen_since
 from db.reader import Reader, reading
 from db.spans import DAY, hold_end, origin
 from db.asof import latest_prices
@@ -159,10 +158,10 @@ class _Reads:
 
     def current_at(self) -> int | None:
         """The newest observation of an interval matching the filters (each offer's newest
-        interval is its current state, so ``offer_state`` holds it)."""
+        interval is kept in ``price_interval_open``)."""
         params: dict[str, Any] = {}
-        value = self.reader.scalar(f"SELECT MAX({LAST_SEEN}) FROM offer_state s JOIN price_interval i ON i.id = s.interval_id "
-                                   f"WHERE {self.scope.where(params)}", params)
+        value = self.reader.scalar(f"SELECT MAX(i.last_seen) FROM price_interval_open i WHERE {self.scope.where(params)}",
+                                   params)
         return None if value is None else int(value)
 
     def recent(self, lo: int, hi: int) -> list[Live]:
@@ -185,8 +184,8 @@ class _Reads:
         branches = []
         for k, t in enumerate(times):
             branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                            f"{LAST_SEEN}, i.ends_at FROM price_interval i WHERE {where} "
-                            f"AND i.first_seen <= :t{k} AND {seen_since('i', f':from{k}')}")
+                            f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
+                            f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
             params |= {f"t{k}": int(t), f"from{k}": int(t) - self.scope.longest}
         return [(int(t), int(gpu), int(provider), int(offer), float(price), int(first), self.end(int(provider), int(last), ends_at))
                 for t, gpu, provider, offer, price, first, last, ends_at in self.reader.rows(" UNION ALL ".join(branches), params)]
@@ -211,9 +210,9 @@ class _Reads:
         where = self.scope.where(params)
         terms = []
         for k, (gpu_id, low, day, end) in enumerate(lows):
-            terms.append(f"(i.gpu_id = :g{k} AND {seen_since('i', f':lo{k}')} AND i.first_seen >= :lo{k} "
+            terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} "
                          f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
-                         f"{f' AND {LAST_SEEN} < :end{k}' if end is not None else ''})")
+                         f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
             params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": min(day + DAY - 1, until), f"low{k}": low}
             if end is not None:
                 params[f"end{k}"] = end

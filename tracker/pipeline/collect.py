@@ -161,7 +161,8 @@ def _start_runs(engine: Engine, starts: Sequence[tuple[Scraper, bool, datetime]]
         queries.ensure_providers(session, {scraper.name: scraper.display_name for scraper, _, _ in starts})
         ids = session.connection().execute(
             _runs.insert().returning(_runs.c.id, sort_by_parameter_order=True),
-            [{"provider": scraper.name, "started_at": at, "replay": replay} for scraper, replay, at in starts],
+            [{"provider": scraper.name, "started_at": at, "source": "replay" if replay else "live"}
+             for scraper, replay, at in starts],
         ).scalars().all()
         return [(run_id, at) for run_id, (_, _, at) in zip(ids, starts, strict=True)]
 

@@ -91,5 +91,5 @@ def unseen(conn: Connection, provider_id: int, since: int, t: int) -> int:
     """How many offers of the provider's current list (seen from ``since``, its last complete
     collection, on) a partial collection at ``t`` did not see."""
     return int(conn.execute(text(
-        "SELECT COUNT(*) FROM offer_state s WHERE s.provider_id = :p AND s.last_seen >= :since AND s.last_seen < :t"),
+        "SELECT COUNT(*) FROM price_interval_open WHERE provider_id = :p AND last_seen >= :since AND last_seen < :t"),
         {"p": provider_id, "since": since, "t": t}).scalar_one())

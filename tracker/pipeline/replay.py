@@ -51,11 +51,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import or_, select
+from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
 from db.models import ScrapeRun
-from db.sql import IMPORT_NOTE
 from scrapers.base import FIXTURE_KINDS
 from tracker.errors import ConfigError
 
@@ -212,10 +211,8 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
     no password)."""
     with engine.connect() as conn:
         other = conn.execute(
-            select(ScrapeRun.id).where(
-                ScrapeRun.replay.is_(not replay), ScrapeRun.status.in_(("ok", "partial")),
-                or_(ScrapeRun.error_message.is_(None), ~ScrapeRun.error_message.startswith(IMPORT_NOTE)),
-            ).limit(1)
+            select(ScrapeRun.id).where(ScrapeRun.source == ("live" if replay else "replay"),
+                                       ScrapeRun.status.in_(("ok", "partial"))).limit(1)
         ).first()
     if other is None:
         return None

@@ -20,14 +20,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import bulk, labels, open_intervals, queries, rollups, via
+from db import bulk, intervals, labels, queries, rollups, via
 from db.models import Offer, Provider, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
@@ -35,42 +36,76 @@ from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog
 from tracker.pipeline.validate import Rejected
 
-__all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt", "store_counts", "store_observation",
-           "store_offers", "store_quarantine", "sync_catalog"]
+__all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt", "store_counts", "store_observation", "store_offers", "store_quarantine",
+           "sync_catalog"]
 
 
 #: Offer columns copied from each observation (besides the identity).
 _OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
 _OFFER_INSERT = ("provider", "sku", "region", "kind", "term_months", *_OFFER_FIELDS, "extra", "first_seen", "last_seen")
-_INTERVAL_INSERT = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour", "price_per_gpu_hour",
-                    "available", "first_seen", "last_seen", "ends_at", "observations")
-#: A provider's offers with their newest interval, one tuple each (see ``_provider_state``); the
-#: state's ``last_seen`` is its interval's true one (``db.open_intervals``).
+#: What a new interval's row is written with (``stated_start``: NULL, a collection states no start).
+_INTERVAL_INSERT = ("id", "offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
+                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations",
+                    "available_count")
+
+Identity = tuple[str, str, str, int]
+
+
+class Stored(NamedTuple):
+    """One offer of the provider as stored, with its newest interval (all ``None`` without one)."""
+
+    sku: str
+    region: str
+    kind: str
+    term_months: int
+    offer_id: int
+    gpu: str | None
+    gpu_raw: str
+    gpu_count: float
+    gpu_memory_gb: float | None
+    vcpus: float | None
+    ram_gb: float | None
+    country: str | None
+    #: ``offer.extra`` as its JSON text (decoding every offer's would cost more than the comparison).
+    extra: str
+    interval_id: int | None
+    gpu_id: int | None
+    kind_id: int | None
+    currency_id: int | None
+    price_per_hour: float | None
+    price_per_gpu_hour: float | None
+    available: bool | None
+    first_seen: int | None
+    last_seen: int | None
+    ends_at: int | None
+    #: GPUs free at its newest interval's last observation (current-only).
+    available_count: int | None
+
+    @property
+    def attrs(self) -> tuple[Any, ...]:
+        """The stored ``_OFFER_FIELDS``."""
+        return (self.gpu, self.gpu_raw, self.gpu_count, self.gpu_memory_gb, self.vcpus, self.ram_gb, self.country)
+
+    @property
+    def is_open(self) -> bool:
+        """Whether its newest interval may go on (it has one and it has not ended)."""
+        return self.interval_id is not None and self.ends_at is None
+
+
+#: A provider's offers with their newest interval, one ``Stored`` each.
 _STATE_SQL = (
     f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in _OFFER_FIELDS)}, "
-    "CAST(o.extra AS TEXT), "
-    "i.id, i.gpu_id, i.currency_id, i.price_per_hour, i.available, s.last_seen, i.ends_at, "
-    "i.kind_id, i.price_per_gpu_hour, i.first_seen, i.last_seen, s.available_count FROM offer o "
-    "LEFT JOIN offer_state s ON s.offer_id = o.id LEFT JOIN price_interval i ON i.id = s.interval_id WHERE o.provider = :p"
+    "CAST(o.extra AS TEXT), i.id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, i.price_per_gpu_hour, "
+    f"i.available, i.first_seen, i.last_seen, i.ends_at, i.available_count FROM offer o LEFT JOIN {intervals.OPEN_TABLE} i "
+    "ON i.offer_id = o.id WHERE o.provider = :p"
 )
-#: Positions in a ``_STATE_SQL`` row: the offer's id, fields and extra, then its newest interval.
-_ID, _ATTRS, _EXTRA = 4, slice(5, 12), 12
-_IV, _IV_GPU, _IV_CURRENCY, _IV_PRICE, _IV_AVAILABLE, _IV_LAST, _IV_ENDS = range(13, 20)
-#: ... and what the roll-ups read of it (``_IV_ROW_LAST``: the row's own ``last_seen``, ``OPEN`` while open).
-_IV_KIND, _IV_GPU_PRICE, _IV_FIRST, _IV_ROW_LAST = range(20, 24)
-#: ... and the GPUs free at its last observation (``offer_state.available_count``).
-_COUNT = 24
-#: What follows the identity and id in the row of a new offer (no stored fields, no interval).
-_NO_STATE: tuple[None, ...] = (None,) * 20
-
-State = tuple[Any, ...]
 
 
-def _provider_state(conn: Connection, provider: str) -> dict[tuple[str, str, str, int], State]:
-    """``{identity: row}`` (a ``_STATE_SQL`` row) of every offer of ``provider``, interval part NULL
-    when it has none: one indexed read of the provider's offers and current state, as driver tuples."""
-    rows = rollups.fetch_tuples(conn, text(_STATE_SQL), {"p": provider})
-    return {(r[0], r[1], r[2], r[3]): r for r in rows}
+def _provider_state(conn: Connection, provider: str) -> dict[Identity, Stored]:
+    """``{identity: Stored}`` of every offer of ``provider``: one indexed read of its offers and
+    their newest intervals."""
+    return {(r[0], r[1], r[2], r[3]): Stored._make(r)
+            for r in rollups.fetch_tuples(conn, text(_STATE_SQL), {"p": provider})}
 
 
 def _stamp(conn: Connection, at: datetime) -> Any:
@@ -89,11 +124,148 @@ def _json_binder(conn: Connection) -> Callable[[dict[str, Any]], Any]:
 
 
 def _same_extra(stored: str, new: Mapping[str, Any]) -> bool:
-    """Whether a stored ``extra`` (its JSON text: decoding every offer's would cost more than
-    the rest of the comparison) equals ``new``."""
+    """Whether a stored ``extra`` (its JSON text) equals ``new``."""
     if stored == "{}":
         return not new
     return bool(json.loads(stored) == dict(new))
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One collection as the decisions need it: when, what came before, and the label ids."""
+
+    provider_id: int
+    t: int
+    #: The provider's previous attempt (epoch seconds; ``None``: none, or too long ago).
+    previous: int | None
+    kinds: Mapping[str, int]
+    currencies: Mapping[str, int]
+    gpus: Mapping[str, int]
+
+
+@dataclass(slots=True)
+class Plan:
+    """What one collection changes: offers to touch, intervals to extend, open and close, and the counts."""
+
+    seen: list[int] = field(default_factory=list)  # offers stored before: last_seen moves
+    changed_attrs: list[tuple[object, ...]] = field(default_factory=list)
+    extend: list[int] = field(default_factory=list)  # offers whose newest interval goes on
+    counts: list[tuple[int | None, int, int]] = field(default_factory=list)  # (GPUs free now, offer, t) where that moved
+    opened: list[tuple[Any, ...]] = field(default_factory=list)  # ``_INTERVAL_INSERT`` rows but the id
+    closing: list[int] = field(default_factory=list)  # offers whose newest interval ends now
+    new_offers: int = 0
+    changed: int = 0
+    returned: int = 0
+    unchanged: int = 0
+    unpriced: int = 0
+
+
+def _continues(s: Stored, c: Observation) -> bool:
+    """Whether the previous attempt saw ``s``'s newest interval still going (an observation now may extend it)."""
+    return s.is_open and c.previous is not None and s.last_seen is not None and s.last_seen >= c.previous
+
+
+def _same_price(s: Stored, o: NormalisedOffer, gpu_id: int | None, currency_id: int) -> bool:
+    """Whether ``o`` is priced as ``s``'s newest interval: price, currency, availability, GPU."""
+    return (s.price_per_hour is not None and abs(s.price_per_hour - (o.price_per_hour or 0.0)) < PRICE_EPSILON
+            and s.currency_id == currency_id and s.available == o.available and s.gpu_id == gpu_id)
+
+
+def _open(plan: Plan, offer_id: int, o: NormalisedOffer, c: Observation, count: int | None) -> None:
+    """Add to ``plan`` a new interval of ``o`` (an offer id's), or count it unpriced; ``count``: the
+    GPUs free it keeps (``o``'s unless an older observation, an import, opens it)."""
+    if o.price_per_hour is None or o.price_per_gpu_hour is None:
+        plan.unpriced += 1
+        return
+    plan.opened.append((offer_id, c.provider_id, c.gpus[o.gpu] if o.gpu is not None else None, c.kinds[o.kind],
+                        c.currencies[o.currency], o.price_per_hour, o.price_per_gpu_hour, o.available, c.t, c.t, None, 1,
+                        count))
+
+
+def _compare_offer(plan: Plan, s: Stored, o: NormalisedOffer, c: Observation,
+                   to_json: Callable[[dict[str, Any]], Any]) -> None:
+    """Add to ``plan`` what ``o`` (listed now) changes of ``s`` (as stored): its attributes, its newest interval."""
+    plan.seen.append(s.offer_id)
+    attrs = (o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.vcpus, o.ram_gb, o.country)
+    if s.attrs != attrs or not _same_extra(s.extra, o.extra):
+        plan.changed_attrs.append((*attrs, to_json(dict(o.extra)), s.offer_id))
+    if o.price_per_hour is None or o.price_per_gpu_hour is None:
+        plan.unpriced += 1
+        return
+    continuous = _continues(s, c)
+    if continuous and _same_price(s, o, c.gpus[o.gpu] if o.gpu is not None else None, c.currencies[o.currency]):
+        plan.extend.append(s.offer_id)
+        plan.unchanged += 1
+        if o.available_count != s.available_count:
+            plan.counts.append((o.available_count, s.offer_id, c.t))
+        return
+    if s.interval_id is not None:
+        if continuous:
+            plan.changed += 1
+        else:
+            plan.returned += 1
+    _open(plan, s.offer_id, o, c, o.available_count if s.last_seen is None or c.t >= s.last_seen else s.available_count)
+
+
+def _closing(known: Iterable[Stored], plan: Plan, c: Observation, complete: bool, scope_offers: set[int]) -> list[int]:
+    """Offers whose newest interval ends at this collection: still going, not extended and, for a
+    partial observation (``complete=False``), one of the offers it speaks for; never one seen after it."""
+    extended = set(plan.extend)
+    superseded = {r[0] for r in plan.opened} | scope_offers
+    return [s.offer_id for s in known if s.is_open and s.offer_id not in extended
+            and (complete or s.offer_id in superseded) and s.last_seen is not None and s.last_seen <= c.t]
+
+
+def _add_offers(conn: Connection, provider: str, fresh: Mapping[Identity, NormalisedOffer],
+                observed_at: datetime) -> dict[Identity, int]:
+    """Insert the offers never stored before (in listing order: ids follow it); returns their ids."""
+    if not fresh:
+        return {}
+    seen_at = _stamp(conn, observed_at)
+    bulk.insert_many(conn, "offer", _OFFER_INSERT, [  # ``extra`` as its JSON text, as the dialect writes it
+        (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", seen_at, seen_at)
+        for o in fresh.values()
+    ])
+    rows = rollups.fetch_tuples(
+        conn, text("SELECT sku, region, kind, term_months, id FROM offer WHERE provider = :p AND first_seen = :t")
+        .bindparams(bindparam("t", type_=Offer.__table__.c.first_seen.type)),  # type: ignore[attr-defined]
+        {"p": provider, "t": observed_at})
+    return {ident: oid for *key, oid in rows if (ident := (key[0], key[1], key[2], key[3])) in fresh}
+
+
+def _write_offers(conn: Connection, plan: Plan, observed_at: datetime) -> None:
+    """Changed attributes, and ``last_seen`` of every offer stored before."""
+    m = bulk.mark(conn)
+    if plan.changed_attrs:
+        conn.exec_driver_sql(
+            f"UPDATE offer SET {', '.join(f'{f} = {m}' for f in (*_OFFER_FIELDS, 'extra'))} WHERE id = {m}",
+            plan.changed_attrs)
+    if plan.seen:
+        conn.exec_driver_sql(f"UPDATE offer SET last_seen = {m} WHERE {bulk.in_ids(conn, 'id')}",
+                             (_stamp(conn, observed_at), bulk.id_param(conn, plan.seen)))
+
+
+def _write_intervals(conn: Connection, plan: Plan, known: Iterable[Stored], t: int) -> dict[int, int]:
+    """End the intervals closing, lengthen those extended (both rewrite the offer's open row in
+    place), and open the new ones (the offer's previous newest moves to the past). Returns the
+    new intervals' ids by offer."""
+    m = bulk.mark(conn)
+    table = intervals.OPEN_TABLE
+    if plan.closing:
+        conn.exec_driver_sql(f"UPDATE {table} SET ends_at = {m} WHERE {bulk.in_ids(conn, 'offer_id')}",
+                             (t, bulk.id_param(conn, plan.closing)))
+    if plan.extend:
+        conn.exec_driver_sql(f"UPDATE {table} SET last_seen = {m}, observations = observations + 1 "
+                             f"WHERE {bulk.in_ids(conn, 'offer_id')}", (t, bulk.id_param(conn, plan.extend)))
+    store_counts(conn, plan.counts)  # only the counts that moved
+    if not plan.opened:
+        return {}
+    opening = {r[0] for r in plan.opened}
+    intervals.retire(conn, [s.offer_id for s in known if s.interval_id is not None and s.offer_id in opening])
+    ids = intervals.new_ids(conn, len(plan.opened))
+    bulk.insert_many(conn, table, _INTERVAL_INSERT, [(i, *r) for i, r in zip(ids, plan.opened, strict=True)])
+    return {r[0]: i for i, r in zip(ids, plan.opened, strict=True)}
 
 
 def store_observation(
@@ -106,7 +278,7 @@ def store_observation(
     max_gap: timedelta | None = None,
     interval_s: float | None = None,
     complete: bool = True,
-    scope: Collection[tuple[str, str, str, int]] = (),
+    scope: Collection[Identity] = (),
     refresh_rollups: bool = True,
 ) -> StoreStats:
     """Store one successful collection of ``provider`` at ``observed_at`` (set-based).
@@ -144,131 +316,54 @@ def store_observation(
     if interval_s:
         remember_interval(session, prov, int(interval_s))
     session.flush()
-    unique: dict[tuple[str, str, str, int], NormalisedOffer] = {}
+    unique: dict[Identity, NormalisedOffer] = {}
     for o in offers:  # a listing that repeats an offer: the last one wins
         unique[(o.sku, o.region, o.kind, o.term_months)] = o  # ``identity``, without a call per offer
-    listed = unique.values()
-    ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed} | via.key_labels(provider, [o.extra for o in listed])
-                        | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
-    pid = ids[("provider", provider)]
+    c = _collection(conn, provider, unique.values(), t, prev)
 
-    # 1. offers: insert the new ones (their state is empty)
     known = _provider_state(conn, provider)
-    seen_at = _stamp(conn, observed_at)
+    added = _add_offers(conn, provider, {ident: o for ident, o in unique.items() if ident not in known}, observed_at)
+    plan = Plan(new_offers=len(added))
     to_json = _json_binder(conn)
-    fresh = [o for ident, o in unique.items() if ident not in known]  # in listing order: ids follow it
-    fresh_ids = {ident for ident in unique if ident not in known}
-    if fresh:  # ``extra`` as its JSON text, as the dialect's serialiser writes it (no wrapper object per row)
-        bulk.insert_many(conn, "offer", _OFFER_INSERT, [
-            (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-             o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", seen_at, seen_at)
-            for o in fresh
-        ])
-        for sku, region, kind, term, oid in rollups.fetch_tuples(
-            conn, text("SELECT sku, region, kind, term_months, id FROM offer WHERE provider = :p AND first_seen = :t")
-            .bindparams(bindparam("t", type_=Offer.__table__.c.first_seen.type)),  # type: ignore[attr-defined]
-            {"p": provider, "t": observed_at},
-        ):
-            known.setdefault((sku, region, kind, term), (sku, region, kind, term, oid) + _NO_STATE)
+    for ident, o in unique.items():  # in listing order: new intervals' ids follow it
+        s = known.get(ident)
+        if s is None:
+            _open(plan, added[ident], o, c, o.available_count)
+        else:
+            _compare_offer(plan, s, o, c, to_json)
+    plan.closing = _closing(known.values(), plan, c, complete, {known[i].offer_id for i in scope if i in known})
+    _write_offers(conn, plan, observed_at)
+    opened_ids = _write_intervals(conn, plan, known.values(), t)
 
-    # 2. compare each listed offer with what is stored: its attributes, its newest interval
-    new_offers = len(fresh)
-    changed = returned = unchanged = unpriced = 0
-    seen: list[int] = []  # offers stored before: last_seen moves
-    changed_attrs: list[tuple[object, ...]] = []
-    extend: list[int] = []
-    extend_offers: list[int] = []
-    opened: list[tuple[object, ...]] = []
-    counts: list[tuple[int | None, int, int]] = []  # (GPUs free now, offer, t) where that changed
-    leaving: list[int] = []  # open intervals of offers that get a new one
-    currency_ids = {c: i for (space, c), i in ids.items() if space == "currency"}
-    kind_ids = {k: i for (space, k), i in ids.items() if space == "kind"}
-    gpu_ids = {g: i for (space, g), i in ids.items() if space == "gpu"}
-    for ident, o in unique.items():
-        row = known[ident]
-        oid, cur_id = row[_ID], row[_IV]
-        if ident not in fresh_ids:
-            seen.append(oid)
-            attrs = (o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.vcpus, o.ram_gb, o.country)
-            if row[_ATTRS] != attrs or not _same_extra(row[_EXTRA], o.extra):
-                changed_attrs.append((*attrs, to_json(dict(o.extra)), oid))
-        if o.price_per_hour is None or o.price_per_gpu_hour is None:
-            unpriced += 1
-            continue
-        if o.available_count != row[_COUNT]:
-            counts.append((o.available_count, oid, t))
-        gpu_id = gpu_ids[o.gpu] if o.gpu is not None else None
-        currency_id = currency_ids[o.currency]
-        continuous = cur_id is not None and row[_IV_ENDS] is None and prev is not None and row[_IV_LAST] >= prev
-        if continuous and (
-            abs(row[_IV_PRICE] - o.price_per_hour) < PRICE_EPSILON and row[_IV_CURRENCY] == currency_id
-            and row[_IV_AVAILABLE] == o.available and row[_IV_GPU] == gpu_id
-        ):
-            extend.append(cur_id)
-            extend_offers.append(oid)
-            unchanged += 1
-            continue
-        if cur_id is not None and row[_IV_ENDS] is None:
-            leaving.append(cur_id)
-        if cur_id is not None and ident not in fresh_ids:
-            if continuous:
-                changed += 1
-            else:
-                returned += 1
-        opened.append((oid, pid, gpu_id, kind_ids[o.kind], currency_id, o.price_per_hour, o.price_per_gpu_hour,
-                       o.available, t, open_intervals.OPEN, None, 1))
-    m = bulk.mark(conn)
-    if changed_attrs:
-        conn.exec_driver_sql(
-            f"UPDATE offer SET {', '.join(f'{f} = {m}' for f in (*_OFFER_FIELDS, 'extra'))} WHERE id = {m}", changed_attrs)
-    if seen:
-        conn.exec_driver_sql(f"UPDATE offer SET last_seen = {m} WHERE {bulk.in_ids(conn, 'id')}",
-                             (seen_at, bulk.id_param(conn, seen)))
+    if refresh_rollups:  # the provider's roll-ups around this collection, from the current intervals at hand
+        hold = prov.interval_s or rollups.DEFAULT_INTERVAL_S
+        current = _current_intervals(known.values(), plan, c, labels.usd_id(conn), opened_ids)
+        rollups.refresh(conn, c.provider_id, min(prev if prev is not None else t, t) - hold, t + hold, current=current)
+    return StoreStats(len(offers), plan.new_offers, plan.changed, plan.unchanged, plan.unpriced, plan.returned)
 
-    # 3. close what is open and not extended (changed or no longer listed), extend the rest: an
-    # extension rewrites the offer's state only (``db.open_intervals``), a close writes the interval's
-    # true last_seen and observations with its end
-    extend_set = set(extend)
-    superseded = {r[0] for r in opened}
-    superseded |= {known[i][_ID] for i in scope if i in known}
-    closing = [r[_IV] for r in known.values() if r[_IV] is not None and r[_IV_ENDS] is None and r[_IV] not in extend_set
-               and (complete or r[_ID] in superseded) and r[_IV_LAST] <= t]
-    open_intervals.settle(conn, closing, t)
-    if extend:
-        conn.exec_driver_sql(  # by primary key (offer_id): the interval id is not indexed
-            f"UPDATE offer_state SET last_seen = {m}, observations = observations + 1 WHERE {bulk.in_ids(conn, 'offer_id')}",
-            (t, bulk.id_param(conn, extend_offers)))
-    if opened:
-        # an open interval left open (seen after ``observed_at``, e.g. an import out of order)
-        # keeps its true values in its own row once the state moves on
-        closed = set(closing)
-        open_intervals.settle(conn, [iv for iv in leaving if iv not in closed])
-        before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM price_interval").scalar_one()
-        bulk.insert_many(conn, "price_interval", _INTERVAL_INSERT, opened)
-        opened_ids = dict(conn.exec_driver_sql(  # the new intervals are the newest ids: a range of the primary key
-            "INSERT INTO offer_state (offer_id, interval_id, provider_id, last_seen, observations) "
-            f"SELECT offer_id, id, provider_id, first_seen, observations FROM price_interval WHERE id > {m} "
-            f"AND provider_id = {m} AND first_seen = {m} {bulk.OFFER_STATE_UPSERT} RETURNING offer_id, interval_id",
-            (before, pid, t)).all())
-    store_counts(conn, counts)  # the state row of every priced offer exists now; only the counts that moved
 
-    # 4. the provider's roll-ups around this collection, from the current intervals at hand
-    if refresh_rollups:
-        current = _current_intervals(known.values(), pid, t, labels.usd_id(conn), set(extend), set(closing), opened,
-                                     opened_ids if opened else {})
-        rollups.refresh(conn, pid, min(prev if prev is not None else t, t) - (prov.interval_s or rollups.DEFAULT_INTERVAL_S),
-                        t + (prov.interval_s or rollups.DEFAULT_INTERVAL_S), current=current)
-    return StoreStats(len(offers), new_offers, changed, unchanged, unpriced, returned)
+def _collection(conn: Connection, provider: str, listed: Iterable[NormalisedOffer], t: int,
+                previous: int | None) -> Observation:
+    """The label ids a collection's offers need (created when new), with its times."""
+    listed = list(listed)
+    ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed}
+                        | via.key_labels(provider, [o.extra for o in listed])
+                        | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
+    by_space: dict[str, dict[str, int]] = {"kind": {}, "currency": {}, "gpu": {}}
+    for (space, name), i in ids.items():
+        if space in by_space:
+            by_space[space][name] = i
+    return Observation(ids[("provider", provider)], t, previous, by_space["kind"], by_space["currency"], by_space["gpu"])
 
 
 def store_counts(conn: Connection, counts: Sequence[tuple[int | None, int, int]]) -> None:
-    """GPUs free now per offer, ``(count, offer id, observed at)``: written into its ``offer_state``
-    only when that observation is the offer's newest (its state was last seen then or before), so an
-    import of older snapshots never overwrites a newer count. The one writer of the column."""
+    """GPUs free now per offer, ``(count, offer id, observed at)``: written into its open interval's
+    row only when that observation is the offer's newest (last seen then or before), so an import
+    of older snapshots never overwrites a newer count. The one writer of the column."""
     if counts:
         m = bulk.mark(conn)
-        conn.exec_driver_sql(
-            f"UPDATE offer_state SET available_count = {m} WHERE offer_id = {m} AND last_seen <= {m}", list(counts))
+        conn.exec_driver_sql(f"UPDATE {intervals.OPEN_TABLE} SET available_count = {m} "
+                             f"WHERE offer_id = {m} AND last_seen <= {m}", list(counts))
 
 
 def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool:
@@ -285,44 +380,36 @@ def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool
     session.flush()
     conn = session.connection()
     pid = labels.lookup(conn, "provider", [prov.name])
-    if not pid or conn.exec_driver_sql(f"SELECT 1 FROM offer_state WHERE provider_id = {bulk.mark(conn)} LIMIT 1",
-                                       (pid[0],)).first() is None:
+    if not pid or conn.exec_driver_sql(f"SELECT 1 FROM {intervals.OPEN_TABLE} WHERE provider_id = {bulk.mark(conn)} "
+                                       "LIMIT 1", (pid[0],)).first() is None:
         return False
     rollups.rebuild(conn, pid)
     return True
 
 
-def _current_intervals(known: Iterable[State], pid: int, t: int, usd: int, extended: set[int], closed: set[int],
-                       opened: Sequence[tuple[Any, ...]], opened_ids: Mapping[int, int]) -> rollups.Current:
-    """The provider's current intervals once a collection at ``t`` is written, as the roll-ups
-    read them (``rollups.Current``): each offer's newest interval as it was (``known``), extended
-    to ``t``, closed at ``t``, or replaced by the interval ``opened`` for it. Kept in step with the
-    statements above, so the refresh reads only the provider's other intervals of its window."""
+def _current_intervals(known: Iterable[Stored], plan: Plan, c: Observation, usd: int,
+                       opened_ids: Mapping[int, int]) -> rollups.Current:
+    """The provider's newest intervals once a collection is written, as the roll-ups read them
+    (``RAW_COLUMNS`` tuples, USD intervals of mapped GPUs): each offer's as it was (``known``),
+    extended to ``t``, closed at ``t``, or replaced by the one opened for it. Kept in step with
+    ``_write_intervals``, so the refresh reads only the provider's past intervals of its window."""
+    t = c.t
     rows: list[tuple[Any, ...]] = []
-    ids = set()
-    for o in opened:  # (offer, provider, gpu, kind, currency, price, price per GPU, available, t, OPEN, None, 1)
-        iid = opened_ids[o[0]]
-        ids.add(iid)
-        if o[4] == usd and o[2] is not None:
-            rows.append((iid, o[0], pid, o[2], o[3], o[6], t, t, None))
-    for r in known:
-        iid = r[_IV]
-        if iid is None or r[_ID] in opened_ids:
+    for oid, _pid, gpu_id, kind_id, currency_id, _price, price_per_gpu, *_rest in plan.opened:
+        if currency_id == usd and gpu_id is not None:
+            rows.append((opened_ids[oid], oid, c.provider_id, gpu_id, kind_id, price_per_gpu, t, t, None))
+    closed, extended = set(plan.closing), set(plan.extend)
+    for s in known:
+        if s.interval_id is None or s.offer_id in opened_ids or s.currency_id != usd or s.gpu_id is None:
             continue
-        ids.add(iid)
-        if r[_IV_CURRENCY] != usd or r[_IV_GPU] is None:
-            continue
-        # as the statements leave it: an extension moves the state's last_seen (what an OPEN row
-        # reads), a close writes the state's into the row; otherwise the row's own, if not OPEN
-        is_open = r[_IV_ROW_LAST] == open_intervals.OPEN
-        if iid in closed:
-            last, ends = r[_IV_LAST], t
-        elif iid in extended:
-            last, ends = (t if is_open else r[_IV_ROW_LAST]), r[_IV_ENDS]
-        else:
-            last, ends = (r[_IV_LAST] if is_open else r[_IV_ROW_LAST]), r[_IV_ENDS]
-        rows.append((iid, r[_ID], pid, r[_IV_GPU], r[_IV_KIND], r[_IV_GPU_PRICE], r[_IV_FIRST], last, ends))
-    return rollups.Current(rows, ids)
+        last, ends = s.last_seen, s.ends_at
+        if s.offer_id in closed:
+            ends = t
+        elif s.offer_id in extended:
+            last = t
+        rows.append((s.interval_id, s.offer_id, c.provider_id, s.gpu_id, s.kind_id, s.price_per_gpu_hour,
+                     s.first_seen, last, ends))
+    return rollups.Current(rows)
 
 
 def record_failed_attempt(session: Session, provider: str, attempted_at: datetime) -> int:
@@ -337,17 +424,16 @@ def record_failed_attempt(session: Session, provider: str, attempted_at: datetim
     if not pid_row:
         return 0
     pid = pid_row[0]
-    open_rows = conn.execute(
-        text("SELECT i.id, s.last_seen FROM price_interval i JOIN offer_state s ON s.interval_id = i.id "
-             "WHERE s.provider_id = :p AND i.ends_at IS NULL AND s.last_seen <= :t"), {"p": pid, "t": t}
-    ).all()
-    if not open_rows:
+    going = f"FROM {intervals.OPEN_TABLE} WHERE provider_id = :p AND ends_at IS NULL AND last_seen <= :t"
+    n, earliest = conn.execute(text(f"SELECT COUNT(*), MIN(last_seen) {going}"), {"p": pid, "t": t}).one()
+    if not n:
         return 0
-    open_intervals.settle(conn, [i for i, _ in open_rows], t)
+    conn.execute(text(f"UPDATE {intervals.OPEN_TABLE} SET ends_at = :t WHERE provider_id = :p AND ends_at IS NULL "
+                      "AND last_seen <= :t"), {"p": pid, "t": t})
     prov = queries.ensure_provider(session, provider)
     interval = prov.interval_s or rollups.DEFAULT_INTERVAL_S
-    rollups.refresh(conn, pid, min(ls for _, ls in open_rows), t + interval)
-    return len(open_rows)
+    rollups.refresh(conn, pid, int(earliest), t + interval)
+    return int(n)
 
 
 def store_offers(

@@ -505,7 +505,7 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
 def run_row(r: ScrapeRun) -> dict[str, Any]:
     return {
         "id": r.id, "provider": r.provider, "started_at": r.started_at, "finished_at": r.finished_at,
-        "status": r.status, "replay": r.replay, "offers_seen": r.offers_seen, "new_offers": r.new_offers,
+        "status": r.status, "replay": r.source == "replay", "offers_seen": r.offers_seen, "new_offers": r.new_offers,
         "prices_changed": r.prices_changed, "quarantined": r.quarantined, "unmapped": r.unmapped,
         "duration_s": _round(r.duration_s, 3), "error_class": r.error_class, "error_message": r.error_message,
     }

@@ -1,6 +1,6 @@
 """The index roll-up, ``index_day``: per (gpu, day, provider, kind, via) the median per-GPU-hour
 price observed that day and the distinct offers (``db.index_rollup``), filled from the stored
-intervals.
+intervals by 0014, which moves them where the roll-up code reads them.
 
 Revision ID: 0013
 Revises: 0012
@@ -35,10 +35,8 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint('gpu_id', 'bucket', 'provider_id', 'kind_id', 'via'),
         sqlite_with_rowid=False,
         )
-    if bind.execute(sa.text("SELECT 1 FROM price_interval LIMIT 1")).first() is not None:
-        from db import rollups
-
-        rollups.rebuild(bind)  # every roll-up from the stored intervals, this one included
+    # filled by 0014's rebuild: the roll-up code reads intervals through the view 0014 makes (here
+    # an open interval's row still holds the sentinel last_seen)
 
 
 def downgrade() -> None:

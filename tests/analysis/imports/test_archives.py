@@ -16,7 +16,6 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import open_intervals
 from db.models import Provider, ScrapeRun
 from tests.conftest import fixture_path
 from tracker.analysis.frames import Filters
@@ -48,7 +47,7 @@ def stored_intervals(engine: Engine) -> list[tuple[object, ...]]:
     with Session(engine) as s:
         rows = s.connection().execute(text(
             "SELECT o.provider, o.sku, o.region, o.kind, i.price_per_hour, i.first_seen, "
-            f"{open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS} "
+            "i.last_seen, i.ends_at, i.observations "
             "FROM price_interval i JOIN offer o ON o.id = i.offer_id"
         )).all()
     return sorted(tuple(r) for r in rows)

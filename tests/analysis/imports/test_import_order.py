@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from db import open_intervals
 from tests.analysis.imports.test_archives import (
     EWYLUDA,
     GH200_FILE,
@@ -28,7 +27,7 @@ from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 
-TABLES = ("offer_state", "interval_stated_start", "price_interval", "quarantine", "rollup_hour_run",
+TABLES = ("price_interval_open", "price_interval_past", "quarantine", "rollup_hour_run",
           "rollup_hour_open", "rollup_series", "rollup_day", "offer", "snapshot_time", "scrape_run",
           "provider", "label")
 
@@ -46,12 +45,10 @@ def intervals(engine: Engine) -> list[tuple[object, ...]]:
         rows = conn.execute(text(
             "SELECT o.provider, o.sku, o.region, o.kind, o.term_months, lg.name, lk.name, lc.name, lp.name, "
             "i.price_per_hour, i.price_per_gpu_hour, i.available, i.first_seen, "
-            f"{open_intervals.LAST_SEEN}, i.ends_at, {open_intervals.OBSERVATIONS}, "
-            "s.offer_id IS NOT NULL, ss.stated_start "
+            "i.last_seen, i.ends_at, i.observations, s.offer_id IS NOT NULL, i.stated_start "
             "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-            "LEFT JOIN interval_stated_start ss ON ss.interval_id = i.id "
             "LEFT JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
-            "JOIN label lc ON lc.id = i.currency_id LEFT JOIN offer_state s ON s.interval_id = i.id"
+            "JOIN label lc ON lc.id = i.currency_id LEFT JOIN price_interval_open s ON s.id = i.id"
         )).all()
     return sorted((tuple(None if v is None else bool(v) if k == 11 else v for k, v in enumerate(r)) for r in rows),
                   key=repr)
@@ -158,7 +155,7 @@ def test_an_import_stored_before_snapshot_times_were_kept(engine: Engine) -> Non
     downgrade(engine, "0006")  # every interval's row holds its true values, as before 0007
     with engine.begin() as conn:
         named = {int(t) for row in conn.execute(text(
-            f"SELECT i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at FROM price_interval i")).all()
+            "SELECT i.first_seen, i.last_seen, i.ends_at FROM price_interval i")).all()
                  for t in row if t is not None}
         every = {int(t) for (t,) in conn.execute(text("SELECT at FROM snapshot_time")).all()}
         conn.execute(text("DROP TABLE snapshot_time"))

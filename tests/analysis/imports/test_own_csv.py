@@ -81,7 +81,7 @@ def test_prices_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, 
     with Session(engine) as s:
         runs = s.exec(select(ScrapeRun)).all()
         assert {r.provider for r in runs} == {"alpha", "beta"}
-        assert all(not r.replay and r.status == "ok" and "import of prices.csv" in (r.error_message or "") for r in runs)
+        assert all(r.source == "import" and r.status == "ok" and "import of prices.csv" in (r.error_message or "") for r in runs)
         assert s.get(Provider, "alpha").last_success_at == T0 + 2 * HOUR  # type: ignore[union-attr]
 
 
@@ -186,7 +186,7 @@ def test_skypilot_lambda(engine: Engine) -> None:
     with Session(engine) as s:
         assert s.get(Provider, "lambda").last_success_at == OBSERVED  # type: ignore[union-attr]
         run = s.exec(select(ScrapeRun)).one()
-    assert run.replay is False and run.status == "ok" and "skypilot" in (run.error_message or "")
+    assert run.source == "import" and run.status == "ok" and "skypilot" in (run.error_message or "")
 
 
 def test_skypilot_aws_zones_and_spot(engine: Engine) -> None:

@@ -14,7 +14,6 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from db import open_intervals
 from db.models import ScrapeRun
 from db.types import epoch
 from tests.conftest import fixture_path
@@ -60,7 +59,7 @@ def catalog_repo(tmp_path: Path) -> Path:
 def intervals(engine: Engine, provider: str) -> list[tuple[str, str, float, int, int, int | None]]:
     with Session(engine) as s:
         rows = s.connection().execute(text(
-            f"SELECT o.sku, o.region, i.price_per_hour, i.first_seen, {open_intervals.LAST_SEEN}, i.ends_at "
+            "SELECT o.sku, o.region, i.price_per_hour, i.first_seen, i.last_seen, i.ends_at "
             "FROM price_interval i "
             "JOIN offer o ON o.id = i.offer_id WHERE o.provider = :p AND o.kind = 'on_demand'"), {"p": provider}).all()
     return sorted((r[0], r[1], float(r[2]), int(r[3]), int(r[4]), None if r[5] is None else int(r[5])) for r in rows)

@@ -116,7 +116,7 @@ def test_a_failure_midway_keeps_nothing(engine: Engine, tmp_path: Path, monkeypa
         import_files(engine, [path])
     assert len(written) >= 2  # batches were written before the failure ...
     with engine.connect() as conn:  # ... and rolled back with it
-        for table in ("offer", "price_interval", "snapshot_time", "scrape_run", "offer_state"):
+        for table in ("offer", "price_interval", "snapshot_time", "scrape_run", "price_interval_open"):
             assert conn.execute(text(f"SELECT COUNT(*) FROM {table}")).scalar_one() == 0, table
     path.write_text("\n".join([good[0], *rows]) + "\n")
     result = import_files(engine, [path])

@@ -45,7 +45,7 @@ Every import is **one transaction**, read and stored in batches inside it (memor
 a batch): either the whole file is stored or nothing is. A row that
 cannot be read is reported with its line number and skipped (``strict=True`` refuses the
 whole file instead); like a failed scrape, it leaves no trace. Each provider in the file gets
-a ``scrape_run`` row (``replay=False``, status ``ok``) whose message notes the import.
+a ``scrape_run`` row (``source`` ``import``, status ``ok``) whose message notes the import.
 """
 
 from __future__ import annotations
@@ -409,7 +409,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
     result.providers = sorted(by_provider)
     for provider, group in sorted(by_provider.items()):
         prov = queries.ensure_provider(session, provider)
-        run = ScrapeRun(provider=provider, started_at=utcnow(), replay=False, status="running")
+        run = ScrapeRun(provider=provider, started_at=utcnow(), source="import", status="running")
         session.add(run)
         session.flush()
         pending: dict[tuple[str, str, str, int], float] = {}

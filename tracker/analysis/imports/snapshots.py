@@ -32,7 +32,7 @@ series (``fresh``); one it has is re-cut over the range its new snapshots change
   stated starts never join (the source saw the interval begin; what lay between is unknown),
   and a stored interval's ``first_seen`` is its stated start (``runs.Seen.since``). When the
   observation at the stated start was held for confirmation, the interval begins at the next
-  one and keeps the stated start apart (``interval_stated_start``), and the held
+  one and keeps the stated start (``stated_start``), and the held
   observation keeps its own (``quarantine.extra``): a later import that accepts it joins the
   two, as an import of all the snapshots at once does.
 * **Providers.** An archive's provider names go through ``aliases.provider_name``. A
@@ -56,7 +56,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import labels, open_intervals, queries, rollups, via
+from db import labels, queries, rollups, via
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Provider, Quarantine, ScrapeRun
@@ -457,7 +457,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
 
 def _write_counts(conn: Connection, offers: Mapping[Identity, Offer], accepted_at: Mapping[int, list[NormalisedOffer]]) -> None:
     """The GPUs free of each offer whose newest sighting is among the new snapshots, as that snapshot
-    said (``offer_state.available_count``: current-only, so an older snapshot never overwrites it)."""
+    said (``price_interval_open.available_count``: current-only, so an older snapshot never overwrites it)."""
     newest: dict[Identity, tuple[int, NormalisedOffer]] = {}
     for t in sorted(accepted_at):
         for o in accepted_at[t]:
@@ -473,8 +473,7 @@ def _resight(session: Session, offers: Mapping[Identity, Offer], dropped: set[in
     for o in offers.values():
         if o.id is None or not ({epoch(o.first_seen), epoch(o.last_seen)} & dropped):
             continue
-        first, last = conn.execute(text(f"SELECT MIN(first_seen), MAX({open_intervals.LAST_SEEN}) FROM price_interval i "
-                                        "LEFT JOIN offer_state s ON s.interval_id = i.id WHERE i.offer_id = :o"),
+        first, last = conn.execute(text("SELECT MIN(first_seen), MAX(last_seen) FROM price_interval WHERE offer_id = :o"),
                                    {"o": o.id}).one()
         if first is not None:
             o.first_seen, o.last_seen = from_epoch(int(first)), from_epoch(int(last))
@@ -577,7 +576,7 @@ class _Import:
 
     def run(self, provider: str) -> ScrapeRun:
         if provider not in self.runs:
-            self.runs[provider] = ScrapeRun(provider=provider, started_at=utcnow(), replay=False, status="running")
+            self.runs[provider] = ScrapeRun(provider=provider, started_at=utcnow(), source="import", status="running")
             self.session.add(self.runs[provider])
             self.session.flush()
         return self.runs[provider]
@@ -658,7 +657,7 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
             queries.ensure_provider(session, provider)
             # a provider of the series that this import does not list: its intervals may still
             # be re-cut (a new snapshot without it ends them), with nothing to count
-            run = imp.run(provider) if provider in listing else ScrapeRun(provider=provider)
+            run = imp.run(provider) if provider in listing else ScrapeRun(provider=provider, source="import")
             changed = _store_provider(session, provider, sr, listing.get(provider, {}),
                                       stored_offers.of(provider, name), run, result, currency_rates)
             if changed is not None:
@@ -757,12 +756,9 @@ def _refuse_if_strict(result: ImportResult, strict: bool) -> None:
         raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
 
 
-IMPORT_NOTE = "import of "
-
-
 def external_providers(session: Session) -> dict[str, Provider]:
     """Providers known from imported history only: stored, imported, and without a scraper."""
     imported = set(session.exec(
-        select(ScrapeRun.provider).where(col(ScrapeRun.error_message).startswith(IMPORT_NOTE)).distinct()
+        select(ScrapeRun.provider).where(col(ScrapeRun.source) == "import").distinct()
     ).all())
     return {p.name: p for p in session.exec(select(Provider)).all() if p.name in imported and is_external(p.name)}

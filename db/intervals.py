@@ -1,0 +1,73 @@
+"""Where an offer's intervals are kept, and the writes that move them between the two tables.
+
+An interval is a run of consecutive observations of one offer at one price (``db.models``).
+Each offer's series of intervals has one open end, its newest interval, which the next
+collection may lengthen (``last_seen``, ``observations``) or end (``ends_at``): it lives in
+``price_interval_open`` (one row per priced offer, rewritten in place, so an hourly collection
+touches a small table, whatever the length of the history); every earlier interval lives in
+``price_interval_past``, written once when a newer one opens. The view ``price_interval`` reads
+both, every row with its true values: a reader never needs to know where a row is kept. The
+hourly roll-ups keep their runs the same way (``rollup_hour_run`` and ``rollup_hour_open``, read
+through the view ``rollup_hour``).
+
+The SQL text here is importable without SQLAlchemy; the writes take a connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
+
+#: Every interval (the view), each offer's newest, and the earlier ones.
+VIEW = "price_interval"
+OPEN_TABLE = "price_interval_open"
+PAST_TABLE = "price_interval_past"
+#: An interval's columns besides its id, in both tables and the view.
+COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour", "price_per_gpu_hour",
+           "available", "first_seen", "last_seen", "ends_at", "observations", "stated_start")
+_ALL = "id, " + ", ".join(COLUMNS)
+#: PostgreSQL's source of interval ids (SQLite takes the next one after the largest stored).
+SEQUENCE = "price_interval_id_seq"
+
+
+def new_ids(conn: Connection, n: int) -> list[int]:
+    """``n`` unused interval ids, ascending (the store's write transaction holds SQLite's lock,
+    so nothing else takes the same ones there)."""
+    if n <= 0:
+        return []
+    if conn.dialect.name == "postgresql":
+        rows = conn.exec_driver_sql(f"SELECT nextval('{SEQUENCE}') FROM generate_series(1, %s)", (n,)).all()
+        return sorted(int(i) for (i,) in rows)
+    top = conn.exec_driver_sql(f"SELECT MAX((SELECT COALESCE(MAX(id), 0) FROM {PAST_TABLE}), "
+                               f"(SELECT COALESCE(MAX(id), 0) FROM {OPEN_TABLE}))").scalar_one()
+    return list(range(int(top) + 1, int(top) + 1 + n))
+
+
+def retire(conn: Connection, offer_ids: Iterable[int]) -> None:
+    """Move the newest intervals of ``offer_ids`` to the past (a newer one is about to open, or an
+    import re-cuts the offers' intervals)."""
+    from db import bulk
+
+    ids = sorted(set(offer_ids))
+    if not ids:
+        return
+    where = bulk.in_ids(conn, "offer_id")
+    param = (bulk.id_param(conn, ids),)
+    conn.exec_driver_sql(f"INSERT INTO {PAST_TABLE} ({_ALL}) SELECT {_ALL} FROM {OPEN_TABLE} WHERE {where}", param)
+    conn.exec_driver_sql(f"DELETE FROM {OPEN_TABLE} WHERE {where}", param)
+
+
+def promote(conn: Connection, interval_ids: Iterable[int]) -> None:
+    """Make the given past intervals their offers' newest (the offers have none open: ``retire``)."""
+    from db import bulk
+
+    ids = sorted(set(interval_ids))
+    if not ids:
+        return
+    where = bulk.in_ids(conn, "id")
+    param = (bulk.id_param(conn, ids),)
+    conn.exec_driver_sql(f"INSERT INTO {OPEN_TABLE} ({_ALL}) SELECT {_ALL} FROM {PAST_TABLE} WHERE {where}", param)
+    conn.exec_driver_sql(f"DELETE FROM {PAST_TABLE} WHERE {where}", param)
