@@ -118,9 +118,10 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     The offers' intervals all move to the past first (``db.intervals.retire``) and the chosen
     ones come back (``promote``), so the re-cut works on one table."""
     ids = sorted(set(offer_ids))
-    newest_before = {int(oid): (int(iid), int(first)) for oid, iid, first in conn.exec_driver_sql(
-        f"SELECT offer_id, id, first_seen FROM {intervals.OPEN_TABLE} WHERE {bulk.in_ids(conn, 'offer_id')}",
-        (bulk.id_param(conn, ids),)).all()}  # every id in one parameter: no limit on how many
+    before = conn.exec_driver_sql(
+        f"SELECT offer_id, id, first_seen, available_count FROM {intervals.OPEN_TABLE} WHERE {bulk.in_ids(conn, 'offer_id')}",
+        (bulk.id_param(conn, ids),)).all()  # every id in one parameter: no limit on how many
+    newest_before = {int(oid): (int(iid), int(first)) for oid, iid, first, _count in before}
     intervals.retire(conn, ids)
     dropped = sorted(set(drop))
     if dropped:
@@ -132,6 +133,10 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
                          [(i, *(r.get(c) for c in RECUT_COLUMNS)) for i, r in zip(new, rows, strict=True)])
     if ids:
         intervals.promote(conn, _newest(conn, ids, newest_before, set(dropped), lo, hi).values())
+        counts = [(count, oid) for oid, _iid, _first, count in before if count is not None]
+        if counts:  # the GPUs free now are the offer's, whichever interval is its newest
+            m = bulk.mark(conn)
+            conn.exec_driver_sql(f"UPDATE {intervals.OPEN_TABLE} SET available_count = {m} WHERE offer_id = {m}", counts)
 
 
 def _newest(conn: Connection, ids: list[int], before: dict[int, tuple[int, int]], dropped: set[int], lo: int,
