@@ -14,7 +14,7 @@ from sqlmodel import Session
 from db.asof import latest_prices
 from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
 from db.reader import reading
-from tracker.analysis.aggregators import cheapest_per_provider, market_of_key, market_provider, market_values
+from tracker.analysis.aggregators import cheapest_per_provider, market_of_key, market_provider
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
@@ -119,14 +119,11 @@ def test_trends_count_each_cloud_once(engine: Engine, tmp_path: Path) -> None:
     assert (a100["gpu"], a100["current"], a100["providers"], a100["offers"]) == ("A100-SXM-80GB", pytest.approx(1.4), 1, 2)
 
 
-def test_market_values_take_one_value_per_market_provider() -> None:
+def test_a_series_key_belongs_to_its_market_provider() -> None:
     direct = {"runpod", "lambda"}
     assert market_of_key("getdeploying/runpod", direct) == "runpod"
     assert market_of_key("getdeploying/databasemart", direct) == "getdeploying"
     assert market_of_key("lambda", direct) == "lambda"
-    values = [("runpod", 2.5), ("getdeploying/runpod", 2.2), ("getdeploying/databasemart", 2.8),
-              ("getdeploying", 3.1), ("lambda", float("nan"))]
-    assert market_values(values, direct) == {"runpod": 2.2, "getdeploying": 2.8}
 
 
 def test_a_rebuild_splits_roll_ups_written_before_composite_keys(engine: Engine, tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ registry, ``scrapers.registry``, which knows what we collect directly, so the al
 the analysis count a cloud once too). Price rows (with ``via``) go
 through ``cheapest_per_provider``; history reads, whose roll-ups keep each (aggregator, cloud)
 pair as its own series under a key label (``db.via``: ``getdeploying/lambda``), go through
-``market_of_key`` for one series and ``market_values`` for a bucket's values, so a market
+``market_of_key`` for one series and ``market_runs`` for a sweep's runs, so a market
 figure (min, quartiles, median, provider count, an index) takes one value per market provider.
 """
 
@@ -59,20 +59,6 @@ def market_of_key(key: str, direct: Collection[str] | None = None) -> str:
     aggregator's ``<aggregator>/<cloud>`` key, ``db.via``)."""
     provider, via = series_key.split(key)
     return market_provider(provider, via, direct)
-
-
-def market_values(values: Iterable[tuple[str, float]], direct: Collection[str] | None = None) -> dict[str, float]:
-    """Each market provider's value from ``(key, value)`` pairs of one bucket (keys as
-    ``market_of_key`` takes them): the lowest of the values its keys have, NaN left out. What
-    market figures are taken over: one value per market provider."""
-    out: dict[str, float] = {}
-    for key, v in values:
-        if v == v:  # not NaN
-            who = market_of_key(key, direct)
-            have = out.get(who)
-            if have is None or v < have:
-                out[who] = v
-    return out
 
 
 def market_runs(runs: Mapping[Key, Sequence[Run]], name_of: Callable[[Key], str],
