@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import math
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
@@ -109,8 +109,22 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _numeric(column: Column, rows: Sequence[Mapping[str, Any]]) -> bool:
-    values = [r.get(column.key) for r in rows if r.get(column.key) is not None]
+def _distinct(values: list[Any]) -> Collection[Any]:
+    """A column's values each once, which is all its format depends on (a year of hourly history
+    is hundreds of thousands of cells, most of them repeats); all of them where ``True`` sits
+    beside numbers (equal as keys) or a value is unhashable."""
+    kinds = set(map(type, values))
+    if bool in kinds and len(kinds) > 1:
+        return values
+    try:
+        return set(values)
+    except TypeError:
+        return values
+
+
+def _numeric(distinct: Collection[Any]) -> bool:
+    """Whether a column (its values each once, ``_distinct``) holds numbers only, ``None`` aside."""
+    values = [v for v in distinct if v is not None]
     return bool(values) and all(_is_number(v) for v in values)
 
 
@@ -130,22 +144,24 @@ def column_texts(column: Column, rows: Sequence[Mapping[str, Any]]) -> list[str]
     """The cells of one column as a table shows them: every number in one format (the same
     decimal places, thousands separated), anything else as ``cell`` writes it, one line each."""
     values = [r.get(column.key) for r in rows]
-    places = _decimals(values)
-    whole = not any(isinstance(v, float) for v in values)
+    return _texts(values, _distinct(values))
+
+
+def _texts(values: list[Any], distinct: Collection[Any]) -> list[str]:
+    """``column_texts`` of a column's ``values``, and those each once (``_distinct``)."""
+    places = _decimals(distinct)
+    whole = not any(isinstance(v, float) for v in distinct)
 
     def text(value: Any) -> str:
         if _is_number(value) and math.isfinite(value):
             return str(value) if whole else f"{value:,.{places}f}"
         return cell(value).replace("\n", " ")
 
-    # each distinct value formatted once (a year of hourly history is hundreds of thousands of
-    # cells, most of them repeats); ``True`` beside numbers (equal as keys) goes one by one
-    kinds = set(map(type, values))
-    if not (bool in kinds and len(kinds) > 1):
+    if distinct is not values:  # each distinct value formatted once
+        shown = {v: text(v) for v in distinct}
         try:
-            shown = {v: text(v) for v in set(values)}
             return list(map(shown.__getitem__, values))
-        except (TypeError, KeyError):  # unhashable, or unequal to itself (NaN)
+        except KeyError:  # a value unequal to itself (NaN) that is not the object the set kept
             pass
     return [text(v) for v in values]
 
@@ -158,15 +174,23 @@ class _Cells:
         self.rows = rows
         self._texts: dict[str, list[str]] = {}
         self._numeric: dict[str, bool] = {}
+        self._read: dict[str, tuple[list[Any], Collection[Any]]] = {}
+
+    def _values(self, column: Column) -> tuple[list[Any], Collection[Any]]:
+        """The column's values, and those each once, read from the rows once."""
+        if column.key not in self._read:
+            values = [r.get(column.key) for r in self.rows]
+            self._read[column.key] = values, _distinct(values)
+        return self._read[column.key]
 
     def texts(self, column: Column) -> list[str]:
         if column.key not in self._texts:
-            self._texts[column.key] = column_texts(column, self.rows)
+            self._texts[column.key] = _texts(*self._values(column))
         return self._texts[column.key]
 
     def numeric(self, column: Column) -> bool:
         if column.key not in self._numeric:
-            self._numeric[column.key] = _numeric(column, self.rows)
+            self._numeric[column.key] = _numeric(self._values(column)[1])
         return self._numeric[column.key]
 
     def natural(self, column: Column) -> int:
