@@ -146,7 +146,7 @@ def history(
 TREND_TABLE = [
     ("gpu", "gpu"), ("current", "now", ESSENTIAL), ("provider", "cheapest at"), ("change_24h_pct", "24h %"),
     ("change_7d_pct", "7d %"), ("change_30d_pct", "30d %"), ("change_90d_pct", "90d %"),
-    ("all_time_low", "all-time low"), ("all_time_low_at", "low on"), ("good_deal", "good deal", ESSENTIAL),
+    ("all_time_low", "all-time low", ESSENTIAL), ("all_time_low_at", "low on"), ("good_deal", "good deal", ESSENTIAL),
     ("history_days", "days"),
     ("volatility_30d_pct", "volatility 30d %"),
 ]

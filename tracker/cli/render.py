@@ -349,9 +349,11 @@ def print_table(
         return shown
     _rich_table(out, cells, shown, title)
     if hidden and rows and not (wide or only):
-        (notes or sys.stderr).write(
-            f"{len(hidden)} more column(s) with --wide, or choose with --columns: "
-            f"{', '.join(c.key for c in hidden)}\n")
+        import textwrap  # the hint wraps between names at the terminal's width, never inside one
+
+        hint = f"{len(hidden)} more column(s) with --wide, or choose with --columns: {', '.join(c.key for c in hidden)}"
+        (notes or sys.stderr).write(textwrap.fill(hint, width=max(out.width, 40), break_long_words=False,
+                                                  break_on_hyphens=False) + "\n")
     return shown
 
 
