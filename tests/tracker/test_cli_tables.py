@@ -167,3 +167,16 @@ def test_text_wraps_to_its_longest_word_before_a_column_moves_out() -> None:
     shown, hidden = pick_columns(columns, rows, width=34)
     assert [c.key for c in shown] == ["gpu", "price"] and [c.key for c in hidden] == ["where"], \
         "too narrow even wrapped: the text moves out, the number stays"
+
+
+def test_the_hidden_columns_hint_wraps_between_names() -> None:
+    keys = [f"a_rather_long_column_name_{i}" for i in range(6)]
+    columns = [Column("gpu", "gpu"), Column("price", "price")] + [Column(k, k) for k in keys]
+    rows = [{"gpu": "H100-SXM", "price": 2.5, **{k: "x" * 30 for k in keys}}]
+    notes = io.StringIO()
+    print_table(rows, columns, console=Console(file=io.StringIO(), width=50, force_terminal=True, color_system=None),
+                notes=notes)
+    lines = notes.getvalue().splitlines()
+    assert len(lines) > 1 and all(len(line) <= 50 for line in lines)
+    named = [w.strip(",") for line in lines for w in line.split() if w.startswith("a_rather")]
+    assert named and set(named) <= set(keys), "every hidden column is named whole"
