@@ -460,18 +460,33 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None,
             *, current: Current | None = None) -> int:
     """Recompute ``provider_id``'s hourly and daily roll-ups for the buckets holding ``[lo, hi]``
-    (never before the raw-retention horizon: those buckets are all that is left of them).
+    (before the raw-retention horizon only where the provider has no roll-ups yet: see
+    ``_kept_before``).
 
     Reads only the provider's intervals of the days holding ``[lo, hi]``, and of those only the
     ones that are no offer's current interval when the caller gives the current ones
     (``current``: the store, which has just written them). Returns the number of roll-up rows
     written."""
     interval_s = (intervals if intervals is not None else provider_intervals(conn)).get(provider_id, DEFAULT_INTERVAL_S)
-    lo = max(lo, raw_horizon(conn))
+    horizon = raw_horizon(conn)
+    if lo < horizon and _kept_before(conn, provider_id, lo, horizon):
+        lo = horizon
     if hi < lo:
         return 0
     iv = load(conn, provider_id, since=floor(lo, DAY) - interval_s, until=floor(hi, DAY) + DAY - 1, current=current)
     return _refresh_window(conn, iv, provider_id, interval_s, lo, hi)
+
+
+def _kept_before(conn: Connection, provider_id: int, lo: int, horizon: int) -> bool:
+    """Whether ``provider_id`` has day roll-ups between ``lo``'s day and the raw-retention horizon:
+    buckets whose raw intervals were pruned, all that is left of them, which a refresh from raw
+    data would wipe. Where it has none (an archive imported from before the horizon), nothing
+    was pruned there and the imported intervals are the whole of it: they are rolled up."""
+    return conn.execute(text(
+        f"SELECT 1 FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket < :h AND provider_id IN :p LIMIT 1"
+    ).bindparams(bindparam("gpus", expanding=True), bindparam("p", expanding=True)),
+        {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": floor(lo, DAY), "h": horizon},
+    ).first() is not None
 
 
 def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None,

@@ -4,6 +4,7 @@ rebuild`` restores roll-ups from raw intervals and keeps those before the horizo
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from typing import Any
 
@@ -13,7 +14,7 @@ from sqlalchemy.engine import Engine
 
 from db import rollups
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
-from tests.conftest import run_main
+from tests.conftest import fixture_path, run_main
 from tracker.analysis.frames import Filters, Resolution
 from tracker.analysis.history import price_history
 from tracker.analysis.trends import trends
@@ -65,3 +66,26 @@ def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: 
     assert code == 0 and "deleted" in out
     for got, want in zip(answers(engine), before, strict=True):
         assert_same(got, want)
+
+
+def test_an_archive_from_before_the_horizon_is_rolled_up_where_nothing_was_pruned(
+        engine: Engine, db_url: str, tmp_path: Any, capsys: Any) -> None:
+    """A store that has pruned (its horizon a year back, as every collector's store) imports an
+    archive older than that: its history answers as on a store that never pruned, instead of
+    keeping raw rows no answer reads and the next prune deletes."""
+    archives = [str(p) for p in sorted(fixture_path("history-archives").glob("tugot17_*.jsonl"))]
+    with engine.begin() as conn:
+        rollups.prune(conn, int(pd.Timestamp("2025-12-03", tz="UTC").timestamp()))
+        assert rollups.raw_horizon(conn) > int(pd.Timestamp("2025-10-26", tz="UTC").timestamp())
+    never_pruned = f"sqlite:///{tmp_path / 'never-pruned.db'}"
+    history = ["history", "--gpu", "H100", "--since", "2025-10-19", "--until", "2025-10-26", "--every", "1h",
+               "--format", "json"]
+    answers = []
+    for url in (db_url, never_pruned):
+        code, _, err = run_main(capsys, "--db", url, "import", *archives)
+        assert code == 0, err
+        code, out, err = run_main(capsys, "--db", url, *history)
+        assert code == 0, err
+        answers.append(json.loads(out))
+    assert answers[0] == answers[1]
+    assert len({r["min"] for r in answers[0] if r["min"] is not None}) > 1, "the archive's prices move"
