@@ -26,7 +26,6 @@ import argparse
 import asyncio
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -42,27 +41,16 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench._results import record  # noqa: E402
+from bench._serve import TOKEN, env, free_port  # noqa: E402
 
 LIGHT = ("/api/prices", "/healthz")
 MIXED = ("/api/prices", "/api/history?gpu=H100-SXM", "/gpu/H100-SXM")
 #: Offers of the writer's one synthetic provider, stored as one batch per collection.
 BATCH = 3000
 WRITER_PROVIDER = "synthetic-load"
-TOKEN = "bench-api-token-0123456789abcdef"
 CHANGE = 0.05
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def env() -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
-    e["PYTHONPATH"] = str(ROOT)
-    e["GPU_TRACKER_API_TOKEN"] = TOKEN
-    return e
 
 
 # --- the writer ------------------------------------------------------------------------------

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -30,22 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench._results import record  # noqa: E402
+from bench._serve import TOKEN, env, free_port  # noqa: E402
 
 ENDPOINTS = ("/api/prices", "/healthz")
-TOKEN = "bench-api-token-0123456789abcdef"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def env() -> dict[str, str]:
-    e = {k: v for k, v in os.environ.items() if not k.startswith("GPU_TRACKER_")}
-    e["PYTHONPATH"] = str(ROOT)
-    e["GPU_TRACKER_API_TOKEN"] = TOKEN
-    return e
 
 
 def cli(*args: str, **kw: object) -> subprocess.Popen[bytes]:
