@@ -49,25 +49,22 @@ def new_ids(conn: Connection, n: int) -> list[int]:
 def retire(conn: Connection, offer_ids: Iterable[int]) -> None:
     """Move the newest intervals of ``offer_ids`` to the past (a newer one is about to open, or an
     import re-cuts the offers' intervals)."""
-    from db import bulk
-
-    ids = sorted(set(offer_ids))
-    if not ids:
-        return
-    where = bulk.in_ids(conn, "offer_id")
-    param = (bulk.id_param(conn, ids),)
-    conn.exec_driver_sql(f"INSERT INTO {PAST_TABLE} ({_ALL}) SELECT {_ALL} FROM {OPEN_TABLE} WHERE {where}", param)
-    conn.exec_driver_sql(f"DELETE FROM {OPEN_TABLE} WHERE {where}", param)
+    _move(conn, "offer_id", offer_ids, OPEN_TABLE, PAST_TABLE)
 
 
 def promote(conn: Connection, interval_ids: Iterable[int]) -> None:
     """Make the given past intervals their offers' newest (the offers have none open: ``retire``)."""
+    _move(conn, "id", interval_ids, PAST_TABLE, OPEN_TABLE)
+
+
+def _move(conn: Connection, column: str, ids: Iterable[int], source: str, target: str) -> None:
+    """Move the rows of ``source`` whose ``column`` is one of ``ids`` to ``target`` (same columns)."""
     from db import bulk
 
-    ids = sorted(set(interval_ids))
-    if not ids:
+    wanted = sorted(set(ids))
+    if not wanted:
         return
-    where = bulk.in_ids(conn, "id")
-    param = (bulk.id_param(conn, ids),)
-    conn.exec_driver_sql(f"INSERT INTO {OPEN_TABLE} ({_ALL}) SELECT {_ALL} FROM {PAST_TABLE} WHERE {where}", param)
-    conn.exec_driver_sql(f"DELETE FROM {PAST_TABLE} WHERE {where}", param)
+    where = bulk.in_ids(conn, column)
+    param = (bulk.id_param(conn, wanted),)
+    conn.exec_driver_sql(f"INSERT INTO {target} ({_ALL}) SELECT {_ALL} FROM {source} WHERE {where}", param)
+    conn.exec_driver_sql(f"DELETE FROM {source} WHERE {where}", param)
