@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench._results import record  # noqa: E402
+from bench._results import machine, record  # noqa: E402
 from bench._serve import TOKEN, env, free_port  # noqa: E402
 
 LIGHT = ("/api/prices", "/healthz")
@@ -181,49 +181,35 @@ def wait_ready(base: str, server: subprocess.Popen[bytes]) -> None:
         time.sleep(0.3)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=15.0)
-    ap.add_argument("--clients", type=int, default=20)
-    ap.add_argument("--writer", nargs=3, metavar=("URL", "STOP", "REPORT"), help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    if args.writer:
-        writer(args.writer[0], Path(args.writer[1]), Path(args.writer[2]))
-        return
-    from synthetic_year import sqlite_copy
-
-    with tempfile.TemporaryDirectory() as tmp:
-        db = sqlite_copy(Path(tmp) / "year.db")
-        url = f"sqlite:///{db}"
-        print("SYNTHETIC data: a year of 2,000 offers from 15 providers, and a writer storing "
-              f"{BATCH:,}-offer batches of one synthetic provider")
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        server = subprocess.Popen([sys.executable, "-m", "tracker", "--db", url, "serve", "--port", str(port)], cwd=ROOT,
-                                  env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        stop, report = Path(tmp) / "stop", Path(tmp) / "report"
+def load(url: str, seconds: float, clients: int, tmp: Path) -> dict[str, Any]:
+    """The load figures on the store at ``url`` (server, writer and clients as the module says),
+    printed and returned under the keys of a SQLite run."""
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    server = subprocess.Popen([sys.executable, "-m", "tracker", "--db", url, "serve", "--port", str(port)], cwd=ROOT,
+                              env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    stop, report = tmp / "stop", tmp / "report"
+    stop.unlink(missing_ok=True)
+    report.unlink(missing_ok=True)
+    try:
+        wait_ready(base, server)
+        asyncio.run(hammer(base, MIXED, 3, 3))  # warm-up: imports, caches
+        proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--writer", url, str(stop), str(report)],
+                                cwd=ROOT, env=env())
         try:
-            wait_ready(base, server)
-            asyncio.run(hammer(base, MIXED, 3, 3))  # warm-up: imports, caches
-            proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--writer", url, str(stop), str(report)],
-                                    cwd=ROOT, env=env())
-            try:
-                time.sleep(3)  # its first batch is under way
-                light_rps, light, light_err, light_cpu = phase(base, LIGHT, args.seconds, args.clients, server.pid)
-                mixed_rps, mixed, mixed_err, mixed_cpu = phase(base, MIXED, args.seconds, args.clients, server.pid)
-            finally:
-                stop.touch()
-                proc.wait(300)
-            batches = report.read_text() if report.exists() else "none"
+            time.sleep(3)  # its first batch is under way
+            light_rps, light, light_err, light_cpu = phase(base, LIGHT, seconds, clients, server.pid)
+            mixed_rps, mixed, mixed_err, mixed_cpu = phase(base, MIXED, seconds, clients, server.pid)
         finally:
-            server.terminate()
-            server.wait(30)
-    load = os.getloadavg()[0]
-    print(f"{args.clients} clients, {args.seconds:g} s per phase, writer: {batches} (batches, median seconds)")
+            stop.touch()
+            proc.wait(300)
+        batches = report.read_text() if report.exists() else "none"
+    finally:
+        server.terminate()
+        server.wait(30)
+    print(f"{clients} clients, {seconds:g} s per phase, writer: {batches} (batches, median seconds)")
     figures: dict[str, Any] = {"api_light_rps": round(light_rps, 1), "api_mixed_rps": round(mixed_rps, 1),
-                               "api_load_errors": light_err + mixed_err, "api_load_data": "synthetic",
-                               "api_load_writer_batches": batches, "api_load_cores": os.cpu_count(),
-                               "api_load_average_1m": round(load, 2)}
+                               "api_load_errors": light_err + mixed_err, "api_load_writer_batches": batches}
     for name, rps, lat, err, cpu in (("light", light_rps, light, light_err, light_cpu),
                                      ("mixed", mixed_rps, mixed, mixed_err, mixed_cpu)):
         print(f"  {name}: {rps:7.1f} req/s ({err} errors), the server's CPU {cpu:.1f} ms per request")
@@ -234,9 +220,37 @@ def main() -> None:
             print(f"    {route:28s} {len(values):6d} requests  p50 {p50:8.1f} ms  p99 {p99:8.1f} ms")
             figures[f"api_{name}_p50_ms_{key}"] = round(p50, 1)
             figures[f"api_{name}_p99_ms_{key}"] = round(p99, 1)
-    print(f"  machine: {os.cpu_count()} cores, load average {load:.1f} (figures scale with free CPU)")
-    print("  targets (SQLite): mixed routes p50 < 300 ms, >= 50 mixed requests/s")
-    record(figures)
+    return figures
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=15.0)
+    ap.add_argument("--clients", type=int, default=20)
+    ap.add_argument("--writer", nargs=3, metavar=("URL", "STOP", "REPORT"), help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.writer:
+        writer(args.writer[0], Path(args.writer[1]), Path(args.writer[2]))
+        return
+    from synthetic_year import postgres_db, postgres_url, postgres_year, sqlite_copy
+
+    print("SYNTHETIC data: a year of 2,000 offers from 15 providers, and a writer storing "
+          f"{BATCH:,}-offer batches of one synthetic provider")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = sqlite_copy(Path(tmp) / "year.db")
+        print("SQLite:")
+        figures = load(f"sqlite:///{db}", args.seconds, args.clients, Path(tmp))
+        db.unlink()
+        pg = postgres_url("the load on PostgreSQL (api_*_postgres)")
+        if pg:
+            with postgres_db(pg, "api_load", template=postgres_year(pg)) as url:
+                print("PostgreSQL (the same year, copied into a database of its own):")
+                figures |= {f"{k}_postgres": v for k, v in load(url, args.seconds, args.clients, Path(tmp)).items()}
+    figures |= machine("api")
+    print(f"  machine: {figures['api_cores']} cores, load average {figures['api_load_average_1m']:.1f} "
+          "(figures scale with free CPU)")
+    print("  targets (SQLite): mixed routes p50 < 300 ms, >= 50 mixed requests/s; PostgreSQL of the same order")
+    record(figures | {"api_load_data": "synthetic"})
 
 
 if __name__ == "__main__":

@@ -8,24 +8,23 @@ cycle cannot beat) to ``bench/results.json``. Each cycle starts from an empty st
 provider, offer and label is new (a first collection: the most a cycle writes).
 
 With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the same cycles run there too (each on an
-emptied database): ``fanout_wall_s_postgres`` and ``fanout_one_provider_s_postgres``.
+empty database of the bench's own); without it they are skipped, and the output says so: ``fanout_wall_s_postgres`` and ``fanout_one_provider_s_postgres``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import tempfile
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from _results import record
+from _results import machine, record
 from db.engine import make_engine
 from db.migrate import init_db
-from synthetic_year import fresh_postgres
+from synthetic_year import postgres_db, postgres_url
 from scrapers.base import ScrapedOffer, Scraper
 from scrapers.http import Http
 from tracker.config.settings import Settings
@@ -104,11 +103,11 @@ def main() -> None:
     print(f"SYNTHETIC providers: one collection cycle of {PROVIDERS} providers answering after {DELAY_S:g} s: "
           f"{wall:.2f} s at the default concurrency ({Settings().http.concurrency}); one provider alone: {one:.2f} s")
     figures = {"fanout_wall_s": round(wall, 3), "fanout_one_provider_s": round(one, 3)}
-    pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
+    pg = postgres_url("the fan-out on PostgreSQL (fanout_*_postgres)")
     if pg:
         def on_postgres(some: list[type[Scraper]]) -> float:
-            fresh_postgres(pg)
-            return cycle(some, pg)
+            with postgres_db(pg, "fanout") as url:
+                return cycle(some, url)
 
         pg_one = min(on_postgres(classes[:1]) for _ in range(2))
         pg_wall = min(on_postgres(classes) for _ in range(2))
@@ -116,7 +115,7 @@ def main() -> None:
         figures |= {"fanout_wall_s_postgres": round(pg_wall, 3), "fanout_one_provider_s_postgres": round(pg_one, 3)}
     loop.call_soon_threadsafe(stop_box[0].set)
     thread.join(5)
-    record(figures)
+    record(figures | machine("fanout"))
 
 
 if __name__ == "__main__":

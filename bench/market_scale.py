@@ -19,6 +19,12 @@ Keys:
 
 Targets: 150 ms, 300 ms, 300 ms, 1 s and 1.2.
 
+On PostgreSQL (the same keys ending ``_postgres``) only when asked: with
+``TRACKER_BENCH_DATABASE_URL`` set and ``TRACKER_BENCH_MARKET_POSTGRES=1``, the market year and
+day are built once into databases of the bench's own there and kept (``synthetic_year.postgres_year``;
+at full size that takes longer than the whole ``make bench`` and about 2 GB of the server's disk),
+and each run copies them. Otherwise the output says why those keys are skipped.
+
     .venv/bin/python bench/market_scale.py
 """
 
@@ -34,10 +40,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from _results import record  # noqa: E402
+from _results import machine, record  # noqa: E402
 from history_year import best_of  # noqa: E402
 from store_cycle import cycle_figures  # noqa: E402
-from synthetic_year import END, Shape, sqlite_copy  # noqa: E402
+from synthetic_year import END, Shape, postgres_db, postgres_url, postgres_year, sqlite_copy  # noqa: E402
 
 from db.engine import make_engine  # noqa: E402
 from tracker.analysis.grid import Filters  # noqa: E402
@@ -73,6 +79,26 @@ def in_process(url: str) -> dict[str, float]:
     return out
 
 
+def figures_on(year_url: str, day_url: str) -> dict[str, float]:
+    """The module's figures on one backend (the year's and the day's stores), printed; keys as on SQLite."""
+    ours = in_process(year_url)
+    cycles = cycle_figures(day_url, year_url, HOURS)
+    cycle_1d, cycle_365d = cycles["1d"][0], cycles["365d"][0]
+    print(f"  history H100 365d/1d: {ours['history'] * 1e3:.1f} ms (target 150)")
+    print(f"  history H100-SXM 365d/1h: {ours['hourly'] * 1e3:.1f} ms (target 300)")
+    print(f"  trends (every GPU): {ours['trends'] * 1e3:.1f} ms (target 300)")
+    print(f"  store cycle of {PROVIDERS} providers: {cycle_365d:.3f} s on the year, {cycle_1d:.3f} s on one day, ratio "
+          f"{cycle_365d / cycle_1d:.2f} (targets 1 s, 1.2; median of {HOURS} hours each, in turn)")
+    return {
+        "market_history_year_ms": round(ours["history"] * 1e3, 1),
+        "market_history_hourly_year_ms": round(ours["hourly"] * 1e3, 1),
+        "market_trends_year_ms": round(ours["trends"] * 1e3, 1),
+        "market_store_cycle_s": round(cycle_365d, 3),
+        "market_store_cycle_1d_s": round(cycle_1d, 3),
+        "market_store_cycle_ratio": round(cycle_365d / cycle_1d, 2),
+    }
+
+
 def main() -> None:
     year, day = Shape(offers=OFFERS, providers=PROVIDERS), Shape(days=1, offers=OFFERS, providers=PROVIDERS)
     t0 = time.perf_counter()
@@ -83,30 +109,23 @@ def main() -> None:
         scaled = "" if OFFERS == 20_000 else " (scaled down from 20,000 by TRACKER_BENCH_MARKET_OFFERS)"
         print(f"SYNTHETIC market: {OFFERS:,} offers{scaled}, {PROVIDERS} providers, hourly for 365 days, 5% of prices "
               f"changing per hour: {intervals:,} intervals, {size_mb:.0f} MB (ready in {time.perf_counter() - t0:.0f} s)")
-        ours = in_process(f"sqlite:///{year_db}")
-        cycles = cycle_figures(f"sqlite:///{day_db}", f"sqlite:///{year_db}", HOURS)
-    cycle_1d, cycle_365d = cycles["1d"][0], cycles["365d"][0]
-    load = os.getloadavg()[0]
-    print(f"history H100 365d/1d: {ours['history'] * 1e3:.1f} ms (target 150)")
-    print(f"history H100-SXM 365d/1h: {ours['hourly'] * 1e3:.1f} ms (target 300)")
-    print(f"trends (every GPU): {ours['trends'] * 1e3:.1f} ms (target 300)")
-    print(f"store cycle of {PROVIDERS} providers: {cycle_365d:.3f} s on the year, {cycle_1d:.3f} s on one day, ratio "
-          f"{cycle_365d / cycle_1d:.2f} (targets 1 s, 1.2; median of {HOURS} hours each, in turn)")
-    print(f"machine: {os.cpu_count()} cores, load average {load:.1f}")
-    record({
-        "market_history_year_ms": round(ours["history"] * 1e3, 1),
-        "market_history_hourly_year_ms": round(ours["hourly"] * 1e3, 1),
-        "market_trends_year_ms": round(ours["trends"] * 1e3, 1),
-        "market_store_cycle_s": round(cycle_365d, 3),
-        "market_store_cycle_1d_s": round(cycle_1d, 3),
-        "market_store_cycle_ratio": round(cycle_365d / cycle_1d, 2),
-        "market_offers": OFFERS,
-        "market_providers": PROVIDERS,
-        "market_intervals": intervals,
-        "market_data": "synthetic",
-        "market_cores": os.cpu_count(),
-        "market_load_average_1m": round(load, 2),
-    })
+        print("SQLite:")
+        figures: dict[str, object] = dict(figures_on(f"sqlite:///{year_db}", f"sqlite:///{day_db}"))
+    pg = postgres_url("the market scale on PostgreSQL (market_*_postgres)")
+    if pg and os.environ.get("TRACKER_BENCH_MARKET_POSTGRES") != "1":
+        print("PostgreSQL: the market scale skipped (building its year there takes longer than the rest of the bench; "
+              "TRACKER_BENCH_MARKET_POSTGRES=1 asks for it)")
+    elif pg:
+        t0 = time.perf_counter()
+        year_pg, day_pg = postgres_year(pg, year), postgres_year(pg, day)
+        with postgres_db(pg, "market_year", template=year_pg) as year_url, \
+                postgres_db(pg, "market_day", template=day_pg) as day_url:
+            print(f"PostgreSQL (the same market, ready in {time.perf_counter() - t0:.0f} s):")
+            figures |= {f"{k}_postgres": v for k, v in figures_on(year_url, day_url).items()}
+    figures |= machine("market")
+    print(f"machine: {figures['market_cores']} cores, load average {figures['market_load_average_1m']:.1f}")
+    record(figures | {"market_offers": OFFERS, "market_providers": PROVIDERS, "market_intervals": intervals,
+                      "market_data": "synthetic"})
 
 
 if __name__ == "__main__":

@@ -7,17 +7,16 @@
   consecutive hours on each store, the two stores taking turns so that load from elsewhere
   weighs on both alike. Their ratio is printed: the cycle should not grow with the history.
   Each store's first cycle in the process (caches cold) is recorded apart (``*_cold_s``).
-* ``ingest_ratio_vs_sqlite3_first`` / ``ingest_ratio_vs_sqlite3_steady`` -- 100,000 offers of
-  one provider through ``store_observation`` (first scrape, then the next hour with 5% of
-  prices changed) against sqlite3's own ``executemany`` of the same 100,000 rows (offer
-  identity, GPU, count, price, time) into a plain table, in the same run: throughput ratio,
-  1.0 meaning as fast as the raw insert. ``ingest_first_inserts_only_s`` is the floor under the
-  first scrape: the same rows inserted into the store's own indexed tables by its own bulk
-  path, with nothing else.
+* ``ingest_vs_schema_floor_ratio`` -- 100,000 offers of one provider through
+  ``store_observation``, a first scrape (``ingest_first_s``), over the schema's own floor
+  (``ingest_first_inserts_only_s``): the same rows inserted into the store's own indexed tables
+  by its own bulk path, with nothing else, in the same run; 1.0 would mean the store adds
+  nothing to its inserts. ``ingest_steady_s`` is the next hour with 5% of prices changed.
 
-With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the store cycle is repeated there, the day
-and the year in two schemas of that database (``store_cycle_*_postgres``), and the ingest
-against psycopg's ``executemany`` (``ingest_ratio_vs_psycopg_*``).
+With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) all of it is repeated there under ``*_postgres``
+keys, each store in a database of the bench's own (the day and the year copied from the kept
+synthetic years, ``synthetic_year.postgres_year``); without it those keys are skipped, and the
+output says so.
 
 Each figure is also split into the store's own statements and the roll-up refresh it ends
 with (``*_refresh_s``: seconds of ``db.rollups.refresh`` inside the measured time), so the
@@ -26,10 +25,8 @@ two halves of the per-collection cost can be followed apart.
 
 from __future__ import annotations
 
-import os
 import random
 import statistics
-import sqlite3
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -40,13 +37,13 @@ from typing import Any
 
 from sqlalchemy import text
 
-from _results import record
+from _results import machine, record
 from db import bulk, intervals, labels, queries, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from scrapers.base import ScrapedOffer, Scraper
 from scrapers.http import Http
-from synthetic_year import END, Shape, build, drop_schemas, fresh_postgres, in_schema, sqlite_copy
+from synthetic_year import END, Shape, postgres_db, postgres_url, postgres_year, sqlite_copy
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
 from tracker.pipeline import store as store_stage
@@ -185,35 +182,26 @@ def changed(offers: list[NormalisedOffer], rng: random.Random) -> list[Normalise
     return out
 
 
-RAW_COLUMNS = "(provider TEXT, sku TEXT, region TEXT, kind TEXT, gpu TEXT, gpu_count REAL, price REAL, seen INTEGER)"
-
-
-def raw_rows(offers: list[NormalisedOffer], t: int) -> list[tuple[Any, ...]]:
-    return [(o.provider, o.sku, o.region, o.kind, o.gpu, o.gpu_count, o.price_per_hour, t) for o in offers]
-
-
-def ingest(url: str, raw_insert: Any) -> tuple[float, float, float, float, float, float]:
-    """(store first, raw first, store steady, raw steady, refresh first, refresh steady) seconds
-    for 100,000 offers (the refresh is part of the store's time)."""
+def ingest(url: str) -> tuple[float, float, float, float]:
+    """(first, steady, refresh in first, refresh in steady) seconds of ``store_observation`` for
+    100,000 offers (the refresh is part of the store's time)."""
     rng = random.Random(11)
     engine = make_engine(url)
     init_db(engine)
     first = synthetic_ingest(100_000, rng)
     second = changed(first, rng)
-    t_first, t_second = END, END + timedelta(hours=1)
     out, refreshes = [], []
     prev = None
-    for offers, at in ((first, t_first), (second, t_second)):
+    for offers, at in ((first, END), (second, END + timedelta(hours=1))):
         with refresh_clock() as refreshing:
             t0 = time.perf_counter()
             with session_scope(engine) as s:
                 store_stage.store_observation(s, "synthetic-bulk", offers, at, prev, interval_s=3600)
             out.append(time.perf_counter() - t0)
         refreshes.append(refreshing())
-        out.append(raw_insert(raw_rows(offers, int(at.timestamp()))))
         prev = at
     engine.dispose()
-    return out[0], out[1], out[2], out[3], refreshes[0], refreshes[1]
+    return out[0], out[1], refreshes[0], refreshes[1]
 
 
 def inserts_only(url: str, offers: list[NormalisedOffer], at: int) -> float:
@@ -247,36 +235,28 @@ def inserts_only(url: str, offers: list[NormalisedOffer], at: int) -> float:
         engine.dispose()
 
 
-def sqlite_raw(tmp: Path) -> Any:
-    con = sqlite3.connect(tmp / "raw.db")
-    con.execute("PRAGMA journal_mode=WAL")
-    con.execute(f"CREATE TABLE obs {RAW_COLUMNS}")
-
-    def insert(rows: list[tuple[Any, ...]]) -> float:
-        t0 = time.perf_counter()
-        con.executemany("INSERT INTO obs VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        con.commit()
-        return time.perf_counter() - t0
-
-    return insert
-
-
-def psycopg_raw(url: str) -> Any:
-    import psycopg
-
-    con = psycopg.connect(url.replace("postgresql+psycopg://", "postgresql://"))
-    con.execute("DROP TABLE IF EXISTS bench_obs")
-    con.execute(f"CREATE TABLE bench_obs {RAW_COLUMNS.replace('REAL', 'DOUBLE PRECISION')}")
-    con.commit()
-
-    def insert(rows: list[tuple[Any, ...]]) -> float:
-        t0 = time.perf_counter()
-        with con.cursor() as cur:
-            cur.executemany("INSERT INTO bench_obs VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
-        con.commit()
-        return time.perf_counter() - t0
-
-    return insert
+def figures_on(day_url: str, year_url: str, ingest_url: str, floor_url: str) -> dict[str, float]:
+    """Every figure of the module on one backend (the four stores given), printed; keys as on SQLite."""
+    cycles = cycle_figures(day_url, year_url)
+    (c1, f1), (c365, f365) = cycles["1d"], cycles["365d"]
+    k1, k365 = cycles["1d_cold"][0], cycles["365d_cold"][0]
+    print(f"  hourly store cycle (median of {HOURS}, the stores taking turns): {c1:.3f} s after 1 day, {c365:.3f} s "
+          f"after 365 days (ratio {c365 / c1:.2f}); of which roll-up refresh {f1:.3f} s / {f365:.3f} s; "
+          f"first cycle of the process {k1:.3f} s / {k365:.3f} s")
+    s1, s2, g1, g2 = ingest(ingest_url)
+    floor1 = inserts_only(floor_url, synthetic_ingest(100_000, random.Random(11)), int(END.timestamp()))
+    print(f"  ingest of 100,000 offers: first scrape {s1:.2f} s against the same rows inserted into the store's "
+          f"tables and nothing else {floor1:.2f} s (ratio {s1 / floor1:.2f}); steady state {s2:.2f} s; "
+          f"of which roll-up refresh {g1:.2f} s / {g2:.2f} s")
+    return {
+        "store_cycle_1d_s": round(c1, 3), "store_cycle_365d_s": round(c365, 3),
+        "store_cycle_365d_vs_1d_ratio": round(c365 / c1, 2),
+        "store_cycle_1d_refresh_s": round(f1, 3), "store_cycle_365d_refresh_s": round(f365, 3),
+        "store_cycle_1d_cold_s": round(k1, 3), "store_cycle_365d_cold_s": round(k365, 3),
+        "ingest_first_s": round(s1, 2), "ingest_steady_s": round(s2, 2),
+        "ingest_first_refresh_s": round(g1, 2), "ingest_steady_refresh_s": round(g2, 2),
+        "ingest_first_inserts_only_s": round(floor1, 2), "ingest_vs_schema_floor_ratio": round(s1 / floor1, 2),
+    }
 
 
 def main() -> None:
@@ -284,58 +264,18 @@ def main() -> None:
     print("SYNTHETIC data: 15 providers, 2,000 offers, 5% of prices changing per hour")
     day = sqlite_copy(tmp / "day.db", Shape(days=1))
     year = sqlite_copy(tmp / "year.db", Shape())
-    cycles = cycle_figures(f"sqlite:///{day}", f"sqlite:///{year}")
-    (c1, f1), (c365, f365) = cycles["1d"], cycles["365d"]
-    k1, k365 = cycles["1d_cold"][0], cycles["365d_cold"][0]
-    print(f"hourly store cycle (median of {HOURS}, the stores taking turns): {c1:.3f} s after 1 day, {c365:.3f} s "
-          f"after 365 days (ratio {c365 / c1:.2f}); of which roll-up refresh {f1:.3f} s / {f365:.3f} s; "
-          f"first cycle of the process {k1:.3f} s / {k365:.3f} s")
-    s1, r1, s2, r2, g1, g2 = ingest(f"sqlite:///{tmp / 'ingest.db'}", sqlite_raw(tmp))
-    floor1 = inserts_only(f"sqlite:///{tmp / 'floor.db'}", synthetic_ingest(100_000, random.Random(11)), int(END.timestamp()))
-    print(f"ingest of 100,000 offers: first scrape {s1:.2f} s (sqlite3 executemany of the same rows {r1:.2f} s, "
-          f"ratio {r1 / s1:.2f}); steady state {s2:.2f} s (raw {r2:.2f} s, ratio {r2 / s2:.2f}); "
-          f"of which roll-up refresh {g1:.2f} s / {g2:.2f} s")
-    print(f"  the first scrape's rows inserted into the store's tables and nothing else: {floor1:.2f} s "
-          f"(ratio {r1 / floor1:.2f}: the most a first scrape in this schema could reach)")
-    figures: dict[str, object] = {
-        "store_cycle_1d_s": round(c1, 3), "store_cycle_365d_s": round(c365, 3),
-        "store_cycle_365d_vs_1d_ratio": round(c365 / c1, 2),
-        "store_cycle_1d_refresh_s": round(f1, 3), "store_cycle_365d_refresh_s": round(f365, 3),
-        "store_cycle_1d_cold_s": round(k1, 3), "store_cycle_365d_cold_s": round(k365, 3),
-        "ingest_ratio_vs_sqlite3_first": round(r1 / s1, 3), "ingest_ratio_vs_sqlite3_steady": round(r2 / s2, 3),
-        "ingest_first_s": round(s1, 2), "ingest_steady_s": round(s2, 2),
-        "ingest_first_refresh_s": round(g1, 2), "ingest_steady_refresh_s": round(g2, 2),
-        "ingest_first_inserts_only_s": round(floor1, 2), "ingest_inserts_only_ratio_vs_sqlite3": round(r1 / floor1, 3),
-    }
-    pg = os.environ.get("TRACKER_BENCH_DATABASE_URL")
+    print("SQLite:")
+    figures: dict[str, object] = dict(figures_on(f"sqlite:///{day}", f"sqlite:///{year}", f"sqlite:///{tmp / 'ingest.db'}",
+                                                 f"sqlite:///{tmp / 'floor.db'}"))
+    pg = postgres_url("the store cycle and ingest on PostgreSQL (store_cycle_*_postgres, ingest_*_postgres)")
     if pg:
-        fresh_postgres(pg)
-        day_pg, year_pg = in_schema(pg, "bench_cycle_day"), in_schema(pg, "bench_cycle_year")
-        build(day_pg, Shape(days=1))
-        build(year_pg, Shape())
-        cycles = cycle_figures(day_pg, year_pg)
-        (d1, e1), (d365, e365) = cycles["1d"], cycles["365d"]
-        print(f"PostgreSQL hourly store cycle (median of {HOURS}): {d1:.3f} s after 1 day, {d365:.3f} s after 365 days "
-              f"(ratio {d365 / d1:.2f}); of which roll-up refresh {e1:.3f} s / {e365:.3f} s; first cycle "
-              f"{cycles['1d_cold'][0]:.3f} s / {cycles['365d_cold'][0]:.3f} s")
-        figures |= {"store_cycle_1d_s_postgres": round(d1, 3), "store_cycle_365d_s_postgres": round(d365, 3),
-                    "store_cycle_365d_vs_1d_ratio_postgres": round(d365 / d1, 2),
-                    "store_cycle_1d_refresh_s_postgres": round(e1, 3), "store_cycle_365d_refresh_s_postgres": round(e365, 3)}
-        drop_schemas(pg, "bench_cycle_day", "bench_cycle_year")
-        fresh_postgres(pg)
-        p1, q1, p2, q2, h1, h2 = ingest(pg, psycopg_raw(pg))
-        fresh_postgres(pg)
-        floor_pg = inserts_only(pg, synthetic_ingest(100_000, random.Random(11)), int(END.timestamp()))
-        print(f"PostgreSQL ingest: first {p1:.2f} s (psycopg executemany {q1:.2f} s, ratio {q1 / p1:.2f}); "
-              f"steady {p2:.2f} s (raw {q2:.2f} s, ratio {q2 / p2:.2f}); of which roll-up refresh {h1:.2f} s / {h2:.2f} s")
-        print(f"  the first scrape's rows inserted into the store's tables and nothing else: {floor_pg:.2f} s "
-              f"(ratio {q1 / floor_pg:.2f})")
-        figures |= {"ingest_ratio_vs_psycopg_first": round(q1 / p1, 3), "ingest_ratio_vs_psycopg_steady": round(q2 / p2, 3),
-                    "ingest_pg_first_s": round(p1, 2), "ingest_pg_steady_s": round(p2, 2),
-                    "ingest_pg_first_refresh_s": round(h1, 2), "ingest_pg_steady_refresh_s": round(h2, 2),
-                    "ingest_pg_first_inserts_only_s": round(floor_pg, 2),
-                    "ingest_inserts_only_ratio_vs_psycopg": round(q1 / floor_pg, 3)}
-    record(figures)
+        day_pg, year_pg = postgres_year(pg, Shape(days=1)), postgres_year(pg)
+        with (postgres_db(pg, "cycle_day", template=day_pg) as day_url,
+              postgres_db(pg, "cycle_year", template=year_pg) as year_url,
+              postgres_db(pg, "ingest") as ingest_url, postgres_db(pg, "ingest_floor") as floor_url):
+            print("PostgreSQL:")
+            figures |= {f"{k}_postgres": v for k, v in figures_on(day_url, year_url, ingest_url, floor_url).items()}
+    record(figures | machine("store_cycle"))
 
 
 if __name__ == "__main__":
