@@ -69,8 +69,15 @@ class Shape:
 
     @property
     def key(self) -> str:
+        """The shape, the layout and the schema version: a cached history of another key is stale."""
         raw = f"{self.days}-{self.offers}-{self.providers}-{self.change}-{self.seed}-{SCHEMA_VERSION}-{LAYOUT}"
         return hashlib.sha1(raw.encode()).hexdigest()[:10]
+
+    @property
+    def shape_key(self) -> str:
+        """The shape alone (no schema version): the histories of one shape replace each other."""
+        raw = f"{self.days}-{self.offers}-{self.providers}-{self.change}-{self.seed}"
+        return hashlib.sha1(raw.encode()).hexdigest()[:8]
 
     @property
     def start(self) -> datetime:
@@ -235,15 +242,19 @@ def _admin(url: str) -> Connection:
 
 
 def _bench_name(url: str, name: str) -> str:
-    return f"{make_url(url).database}_bench_{name}"
+    full = f"{make_url(url).database}_bench_{name}"
+    if len(full) > 63:  # PostgreSQL would cut the name short, and two stores could share one
+        raise SystemExit(f"{POSTGRES_ENV}: the database name {make_url(url).database!r} is too long for the bench's own "
+                         "databases beside it (63 characters in all); name a shorter one on the same server")
+    return full
 
 
 def postgres_year(url: str, shape: Shape = Shape()) -> str:
     """The name of a database on ``url``'s server holding the synthetic history ``shape``, built
     once (about 2.5 minutes on a busy 2-core machine) and kept, like the SQLite cache, as the
-    template ``postgres_db`` copies: ``<database>_bench_year_<days>d_<key>``. A year of an
-    earlier schema or shape is dropped when a new one is built."""
-    prefix = _bench_name(url, f"year_{shape.days}d_")
+    template ``postgres_db`` copies: ``<database>_bench_year_<days>d_<shape>_<key>``. The same
+    shape of an earlier schema or layout is dropped when a new one is built; other shapes stay."""
+    prefix = _bench_name(url, f"year_{shape.days}d_{shape.shape_key}_")
     name = prefix + shape.key
     with _admin(url) as conn:
         names = {n for (n,) in conn.execute(text("SELECT datname FROM pg_database")) if n.startswith(prefix)}
