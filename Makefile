@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PYTEST_ARGS ?=
 
-.PHONY: install run demo record test test-postgres lint bench clean
+.PHONY: install run demo record test test-postgres lint bench bench-postgres clean
 
 $(BIN)/gpu-tracker: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,8 +56,16 @@ test-postgres: install
 lint: install
 	$(BIN)/ruff check --select F --exclude db/migrations/versions tracker scrapers db tests bench
 
+## Every benchmark; with TRACKER_BENCH_DATABASE_URL set (from the environment or the make command
+## line) each also measures on that PostgreSQL server (bench/README.md).
 bench: install
 	for b in bench/*.py; do $(BIN)/python $$b || exit 1; done
+
+## The benchmarks with a local PostgreSQL too (database `test`; the bench works in databases of
+## its own beside it).
+bench-postgres: install
+	TRACKER_BENCH_DATABASE_URL=$${TRACKER_BENCH_DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/test} \
+		$(MAKE) bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache demo.db record.db

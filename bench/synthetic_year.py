@@ -227,7 +227,7 @@ def postgres_url(what: str) -> str | None:
     every script runs without a server and says which figures it left out."""
     url = os.environ.get(POSTGRES_ENV, "").strip()
     if not url:
-        print(f"PostgreSQL: {what} skipped ({POSTGRES_ENV} is not set)")
+        print(f"{what[0].upper()}{what[1:]} skipped ({POSTGRES_ENV} is not set)")
         return None
     return url
 
