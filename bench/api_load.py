@@ -12,10 +12,14 @@ process. Two phases of ``--seconds`` each, the writer running through both:
 * mixed: ``/api/prices``, ``/api/history?gpu=H100-SXM`` (the whole stored range, every=auto) and
   the ``/gpu/H100-SXM`` page in turn -> ``api_mixed_rps``.
 
-Each route's p50 and p99 latency (``api_p50_ms_<route>``, ``api_p99_ms_<route>``), the errors,
-the batches the writer stored and the machine's cores and load average go into
-``bench/results.json``. Targets (SQLite): the mixed routes' p50 under 300 ms and at least 50
-mixed requests per second.
+Each route's p50 and p99 latency (``api_<phase>_p50_ms_<route>``, ``api_<phase>_p99_ms_<route>``),
+the server's CPU per request, the errors, the batches the writer stored and the machine's cores
+and load average go into ``bench/results.json``. Targets (SQLite): the mixed routes' p50 under
+300 ms and at least 50 mixed requests per second; on PostgreSQL the same order.
+
+With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the same load runs again on a copy of the same
+year in a database of the bench's own there (``synthetic_year.postgres_db``), every figure under
+the same key ending ``_postgres``; without it those keys are skipped, and the output says so.
 
     .venv/bin/python bench/api_load.py [--seconds 15] [--clients 20]
 """
