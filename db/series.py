@@ -53,27 +53,6 @@ def remove(conn: Connection, series: str, gone: Iterable[int]) -> None:
         conn.execute(text("DELETE FROM snapshot_time WHERE series = :s AND at = :t"), rows)
 
 
-def of_offers(conn: Connection, offer_ids: Iterable[int]) -> dict[int, str]:
-    """``{offer id: series}`` of the given offers that belong to an imported series."""
-    ids = sorted(set(offer_ids))
-    if not ids:
-        return {}
-    rows = conn.execute(text("SELECT id, extra FROM offer WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
-                        {"ids": ids}).all()
-    return {int(i): s for i, extra in rows if (s := series_of(extra)) is not None}
-
-
-def times_between(conn: Connection, series: Iterable[str], lo: int, hi: int) -> list[int]:
-    """Snapshot times of any of ``series`` in ``[lo, hi]`` (epoch seconds, oldest first, once each)."""
-    names = sorted(set(series))
-    if not names:
-        return []
-    rows = conn.execute(text("SELECT DISTINCT at FROM snapshot_time WHERE series IN :s AND at >= :lo AND at <= :hi "
-                             "ORDER BY at").bindparams(bindparam("s", expanding=True)),
-                        {"s": names, "lo": lo, "hi": hi}).all()
-    return [int(t) for (t,) in rows]
-
-
 #: ``price_interval`` columns an import re-cuts (everything but ``id``).
 INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
                     "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")

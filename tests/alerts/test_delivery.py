@@ -14,6 +14,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from db.reader import reader_of
 from db.models import Outbox
 from db.types import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
@@ -197,7 +198,7 @@ def test_the_smallest_config_rule_works_as_written(tmp_path: Path, engine: Engin
     )
     settings = load_settings(config)
     with Session(engine) as s:
-        [rule] = load_rules(settings, s)
+        [rule] = load_rules(settings, reader_of(s.connection()))
     assert rule.gpus and all(g.startswith("H100") for g in rule.gpus)
     assert rule.channels == ["json://127.0.0.1:9999/***", "mailto://***@example.com"]
     Market(engine, settings).collect(p1=[h100("a", 1.9)])

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import asof, queries
+from db import app_reads, asof, queries
+from db.reader import reader_of
 from db.engine import session_scope
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
@@ -40,7 +41,7 @@ def now_rows(engine: Engine, at: datetime) -> dict[str, tuple[bool | None, int |
 def intervals(engine: Engine) -> list[tuple[int, bool | None]]:
     """(first seen, available) of every interval, oldest first."""
     with Session(engine) as s:
-        return [(r.first_seen, r.available) for r in sorted(queries.interval_rows(s), key=lambda r: r.first_seen)]
+        return [(r.first_seen, r.available) for r in sorted(app_reads.interval_rows(reader_of(s.connection())), key=lambda r: r.first_seen)]
 
 
 def test_a_moving_count_keeps_one_interval_and_shows_the_newest(engine: Engine) -> None:

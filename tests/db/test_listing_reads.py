@@ -8,16 +8,16 @@ from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session, select
 
-from db import direct, queries
+from db import app_reads, direct
 from db.alert_status import added_rule_tables, alert_states
 from db.engine import session_scope
-from db.models import AlertState, Provider, ScrapeRun
+from db.models import AlertRule, AlertState, Provider, ScrapeRun
 from db.provider_status import imported_providers, latest_runs, provider_rows
 from db.reader import reader_of
 from scrapers.registry import all_scrapers
 from tracker.alerts import rule_states
 from tracker.alerts.rules import config_rules
-from tracker.alerts.store import add_rule, stored_rule_tables
+from tracker.alerts.store import add_rule
 from tracker.analysis.imports.snapshots import external_providers
 from tracker.config.settings import Settings
 
@@ -51,9 +51,9 @@ def test_provider_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
     assert reader is not None, "a current store opens directly"
     try:
         with Session(engine) as s, engine.connect() as conn:
-            orm_rows = queries.provider_rows(s)
-            orm_runs = queries.latest_run_per_provider(s)
-            orm_external = external_providers(s)
+            orm_rows = app_reads.providers(reader_of(s.connection()))
+            orm_runs = app_reads.latest_run_per_provider(reader_of(s.connection()))
+            orm_external = external_providers(reader_of(s.connection()))
             for source in (reader, reader_of(conn)):
                 rows = provider_rows(source)
                 assert rows.keys() == orm_rows.keys() == {"lambda", "runpod", "dc_roan", "shouting", "never"}
@@ -87,7 +87,7 @@ def test_alert_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
     assert reader is not None
     try:
         with Session(engine) as s, engine.connect() as conn:
-            orm_tables = stored_rule_tables(s)
+            orm_tables = [dict(r.definition) for r in s.exec(select(AlertRule).order_by(AlertRule.created_at)).all()]
             orm_states = {a.rule: a for a in s.exec(select(AlertState)).all()}
             for source in (reader, reader_of(conn)):
                 assert added_rule_tables(source) == orm_tables and [t["name"] for t in orm_tables] == [

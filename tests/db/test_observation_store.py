@@ -5,15 +5,22 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
+from sqlmodel import Session, select
 
-from db import queries
+from db import app_reads, queries
+from db.reader import reader_of
 from db.engine import session_scope
+from db.models import Offer
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 HOUR = timedelta(hours=1)
+
+
+def offers(s: Session) -> dict[tuple[str, str, str, int], Offer]:
+    """Provider ``p``'s stored offers by identity."""
+    return {(o.sku, o.region, o.kind, o.term_months): o for o in s.exec(select(Offer).where(Offer.provider == "p")).all()}
 
 
 def offer(sku: str, price: float = 2.0) -> NormalisedOffer:
@@ -45,8 +52,8 @@ class Provider:
 
     def intervals(self, sku: str | None = None) -> list[tuple[float, datetime, datetime, datetime | None]]:
         with Session(self.engine) as s:
-            ids = {o.id for o in queries.offers_by_identity(s, "p").values() if sku is None or o.sku == sku}
-            return [(r.price_per_hour, r.first_seen, r.last_seen, r.ends_at) for r in queries.interval_rows(s)
+            ids = {o.id for o in offers(s).values() if sku is None or o.sku == sku}
+            return [(r.price_per_hour, r.first_seen, r.last_seen, r.ends_at) for r in app_reads.interval_rows(reader_of(s.connection()))
                     if r.offer_id in ids]
 
 
@@ -84,7 +91,7 @@ def test_previous_prices_and_current_list_come_from_the_current_state(engine: En
     p.ok(T0, offer("a", 3.0), offer("b"))
     p.ok(T0 + HOUR, offer("a", 2.5))
     with Session(engine) as s:
-        assert queries.previous_prices(s, "p") == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
+        assert app_reads.previous_prices(reader_of(s.connection()), "p") == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
         assert [r["sku"] for r in queries.latest_prices(s, include_stale=True)] == ["a"]
     p.failed(T0 + 2 * HOUR)
     with Session(engine) as s:  # held: the last good list still shows while the provider fails
@@ -96,8 +103,8 @@ def test_market_medians_are_the_current_usd_prices_per_gpu(engine: Engine) -> No
     p.ok(T0, offer("a", 1.0), offer("b", 2.0), offer("c", 9.0), offer("gone", 50.0))
     p.ok(T0 + HOUR, offer("a", 1.0), offer("b", 3.0), offer("c", 9.0))  # "gone" is no longer listed
     with Session(engine) as s:
-        assert queries.market_medians(s, 3) == {"H100-SXM": 3.0}
-        assert queries.market_medians(s, 4) == {}
+        assert app_reads.market_medians(reader_of(s.connection()), 3) == {"H100-SXM": 3.0}
+        assert app_reads.market_medians(reader_of(s.connection()), 4) == {}
         current = [r["price_per_gpu_hour"] for r in queries.latest_prices(s, include_unmapped=False, include_stale=True)]
         assert sorted(current) == [1.0, 3.0, 9.0]
 
@@ -110,7 +117,7 @@ def test_offer_rows_written_in_bulk_read_back_like_orm_rows(engine: Engine) -> N
                                 "extra": {"note": "x", "n": [1, 2]}})
     p.ok(T0, tagged, offer("b"))
     with Session(engine) as s:
-        rows = queries.offers_by_identity(s, "p")
+        rows = offers(s)
         a, b = rows[("a", "r", "on_demand", 0)], rows[("b", "r", "on_demand", 0)]
         assert (a.first_seen, a.last_seen, a.extra, b.extra) == (T0, T0, {"note": "x", "n": [1, 2]}, {})
     moved = NormalisedOffer(**{**{f: getattr(offer("a"), f) for f in NormalisedOffer.__dataclass_fields__},
@@ -118,7 +125,7 @@ def test_offer_rows_written_in_bulk_read_back_like_orm_rows(engine: Engine) -> N
     stats = p.ok(T0 + HOUR, moved, offer("b"))
     assert stats.unchanged == 2  # attributes are not part of the price: the intervals continue
     with Session(engine) as s:
-        rows = queries.offers_by_identity(s, "p")
+        rows = offers(s)
         a = rows[("a", "r", "on_demand", 0)]
         assert (a.gpu_raw, a.vcpus, a.extra, a.first_seen, a.last_seen) == ("H100 SXM5 80GB", 26.0, {}, T0, T0 + HOUR)
         assert rows[("b", "r", "on_demand", 0)].last_seen == T0 + HOUR

@@ -13,7 +13,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import intervals, queries
+from db import app_reads, intervals
+from db.reader import reader_of
 from db.types import epoch
 from tests.db.test_observation_store import HOUR, T0, Provider, offer
 
@@ -23,9 +24,9 @@ def raw_rows(engine: Engine, table: str = intervals.PAST_TABLE) -> list[tuple[An
         return [tuple(r) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY id"))]
 
 
-def rows(engine: Engine) -> list[queries.IntervalRow]:
+def rows(engine: Engine) -> list[app_reads.IntervalRow]:
     with Session(engine) as s:
-        return queries.interval_rows(s)
+        return app_reads.interval_rows(reader_of(s.connection()))
 
 
 def test_a_steady_collection_leaves_every_interval_row_as_it_was(engine: Engine) -> None:

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, plain_reads, queries, rollups
+from db import app_reads, labels, plain_reads, queries, rollups
 from db.reader import reader_of
 from db.engine import session_scope
 from db.migrate import init_db
@@ -84,9 +84,9 @@ def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
     def collect(at: datetime, offers: list[NormalisedOffer]) -> None:
         with session_scope(engine) as s:
             prov = queries.ensure_provider(s, "p")
-            queries.previous_prices(s, "p")
-            queries.pending_jumps(s, "p")
-            queries.market_medians(s)
+            app_reads.previous_prices(reader_of(s.connection()), "p")
+            app_reads.pending_jumps(reader_of(s.connection()), "p")
+            app_reads.market_medians(reader_of(s.connection()))
             store_stage.store_observation(s, "p", offers, at, prov.last_attempt_at)
             prov.last_attempt_at = prov.last_success_at = at
             prov.last_status = "ok"

@@ -10,7 +10,8 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import queries
+from db import app_reads, queries
+from db.reader import reader_of
 from db.engine import make_engine
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
@@ -28,7 +29,7 @@ def test_market_medians_are_those_of_the_listed_usd_prices(replay_store: str) ->
                     by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
             for least in (1, 3):
                 expected = {g: statistics.median(ps) for g, ps in by_gpu.items() if len(ps) >= least}
-                assert expected and queries.market_medians(s, least) == expected
+                assert expected and app_reads.market_medians(reader_of(s.connection()), least) == expected
     finally:
         engine.dispose()
 
@@ -44,7 +45,7 @@ def test_pending_jumps_are_the_held_prices_of_the_latest_good_run(engine: Engine
 
     def pending() -> dict[tuple[str, str, str, int], float]:
         with Session(engine) as s:
-            return queries.pending_jumps(s, "newcomer", HELD)
+            return app_reads.pending_jumps(reader_of(s.connection()), "newcomer", HELD)
 
     glitch = offers_payload({"sku": "cheap", "gpu": "H100 SXM", "price": 0.03}, {"sku": "fair", "gpu": "H100 SXM", "price": 1.5})
     scrape(glitch)

@@ -10,7 +10,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import queries
+from db import app_reads, queries
+from db.reader import reader_of
 from db.models import Provider, Quarantine, ScrapeRun
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
@@ -60,7 +61,7 @@ def test_failures_are_isolated_and_recorded(engine: Engine) -> None:
         "good": "ok", "broken": "failed", "changed": "failed", "slow": "failed", "locked": "skipped"}
     assert stored["broken"].finished_at is not None and stored["broken"].error_class == "FetchError"
     with Session(engine) as s:
-        providers = {i.provider for i in queries.interval_rows(s)}
+        providers = {i.provider for i in app_reads.interval_rows(reader_of(s.connection()))}
         assert providers == {"good"}
         assert s.get(Provider, "broken").consecutive_failures == 1  # type: ignore[union-attr]
         assert s.get(Provider, "locked").consecutive_failures == 0  # type: ignore[union-attr]

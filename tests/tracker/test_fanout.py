@@ -14,7 +14,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import queries
+from db import app_reads, queries
 from db.models import Provider, ScrapeRun
 
 from scrapers.http import shared_ssl_context
@@ -90,13 +90,13 @@ def test_run_rows_go_in_together_and_each_collection_commits_alone(engine: Engin
 def test_the_market_is_asked_only_when_a_collection_lists_a_new_offer(engine: Engine,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[int] = []
-    real = queries.market_medians
+    real = app_reads.market_medians
 
     def spy(*args: Any, **kwargs: Any) -> dict[str, float]:
         asked.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(queries, "market_medians", spy)
+    monkeypatch.setattr(app_reads, "market_medians", spy)
     fake = make_fake("steady")
 
     def scrape(*rows: dict[str, Any]) -> None:

@@ -63,7 +63,8 @@ from datetime import UTC, datetime  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from db import queries  # noqa: E402
+from db import app_reads, queries  # noqa: E402
+from db.reader import reader_of
 from db.types import utcnow  # noqa: E402
 from scrapers.registry import get_scraper  # noqa: E402
 from tracker.alerts.message import replay_note  # noqa: E402
@@ -132,7 +133,7 @@ def test_replayed_prices_are_stored_at_the_recording_date_and_marked(engine: Eng
     _replay(engine, "oci", sample)
     with Session(engine) as s:
         rows = queries.latest_prices(s)
-        providers = queries.provider_rows(s)
+        providers = app_reads.providers(reader_of(s.connection()))
     oci = [r for r in rows if r["provider"] == "oci"]
     assert oci and all(r["observed_at"] == datetime(2026, 10, 1, tzinfo=UTC) for r in oci)  # not the replay time
     assert all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in oci)

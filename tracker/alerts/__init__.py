@@ -83,15 +83,14 @@ def check_config(settings: Settings) -> list[str]:
 def check(engine: Engine, settings: Settings, *, now: datetime | None = None, dry_run: bool = False,
           environ: Mapping[str, str] | None = None) -> AlertCycle:
     """Evaluate every rule, then (unless ``dry_run``) send what is due in the outbox."""
-    from sqlmodel import Session
-
+    from db.reader import reading
     from tracker.alerts.deliver import deliver_pending
     from tracker.alerts.evaluate import evaluate
     from tracker.alerts.store import load_rules
 
     now = now or utcnow()
-    with Session(engine) as session:
-        rules = load_rules(settings, session)
+    with reading(engine) as reader:
+        rules = load_rules(settings, reader)
     evaluations = evaluate(engine, settings, rules=rules, now=now, dry_run=dry_run)
     deliveries = [] if dry_run else deliver_pending(engine, settings, rules=rules, now=now, environ=environ)
     return AlertCycle(tuple(evaluations), tuple(deliveries))
@@ -143,25 +142,25 @@ def send_digests(engine: Engine, settings: Settings, *, names: Sequence[str] | N
 def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | None = None,
               environ: Mapping[str, str] | None = None) -> list[Delivery]:
     """Send a test message through every channel of rule ``name`` now (one attempt, no retry)."""
-    from sqlmodel import Session
-
+    from db import app_reads
     from db.engine import session_scope
-    from db.models import AlertState
+    from db.reader import reader_of, reading
     from tracker.alerts.data import gpu_specs, observe
     from tracker.alerts.deliver import deliver_event
     from tracker.alerts.evaluate import StateData, make_event
     from tracker.alerts.store import load_rules
 
     now = now or utcnow()
-    with Session(engine) as session:
-        rules = load_rules(settings, session)
+    with reading(engine) as reader:
+        rules = load_rules(settings, reader)
     rule = next((r for r in rules if r.name == name), None)
     if rule is None:
         raise ConfigError(f"no alert rule named {name!r} (see `gpu-tracker alerts list`)")
     specs = gpu_specs(settings) if rule.metric != "price" else {}
     with session_scope(engine) as session:
-        obs = observe(session, rule, settings, now, specs)
-        before = StateData.of(session.get(AlertState, rule.name))
+        reader = reader_of(session.connection())
+        obs = observe(reader, rule, settings, now, specs)
+        before = StateData.of(app_reads.alert_state(reader, rule.name))
         event = make_event(session, rule, "test", obs, before, settings, now)
         event_id = event.id
     assert event_id is not None
@@ -232,23 +231,18 @@ def _filters(r: Rule) -> str:
 
 def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Recent events, newest first, each with its deliveries (channel redacted, error scrubbed)."""
-    from sqlmodel import Session, col, select
+    from db import app_reads
+    from db.reader import reading
 
-    from db.models import AlertEvent, Outbox
-
-    with Session(engine) as session:
-        stmt = select(AlertEvent).order_by(col(AlertEvent.created_at).desc(), col(AlertEvent.id).desc()).limit(limit)
-        if rule:
-            stmt = stmt.where(AlertEvent.rule == rule)
-        events = session.exec(stmt).all()
-        ids = [e.id for e in events]
-        rows = session.exec(select(Outbox).where(col(Outbox.event_id).in_(ids)).order_by(col(Outbox.id))).all() if ids else []
+    with reading(engine) as reader:
+        events = app_reads.alert_events(reader, rule=rule, limit=limit)
+        rows = app_reads.outbox_rows(reader, event_ids=[e.id for e in events])
     by_event: dict[int, list[Any]] = {}
     for o in rows:
         by_event.setdefault(o.event_id, []).append(o)
     out = []
     for e in events:
-        outs = by_event.get(e.id or -1, [])
+        outs = by_event.get(e.id, [])
         delivered = sum(1 for o in outs if o.status == "delivered")
         out.append({
             "id": e.id,
@@ -285,35 +279,27 @@ def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: s
     bad = [x for x in statuses or () if x not in DELIVERY_STATUSES]
     if bad:
         raise ConfigError(f"status: {', '.join(bad)} is not one of {', '.join(DELIVERY_STATUSES)}")
-    from sqlmodel import Session, col, select
+    from db import app_reads
+    from db.reader import reading
 
-    from db.models import AlertEvent, Outbox
-
-    with Session(engine) as session:
-        stmt = (select(Outbox, AlertEvent).join(AlertEvent, col(AlertEvent.id) == col(Outbox.event_id))
-                .order_by(col(Outbox.created_at).desc(), col(Outbox.id).desc()).limit(limit))
-        if statuses:
-            stmt = stmt.where(col(Outbox.status).in_(list(statuses)))
-        if rule:
-            stmt = stmt.where(Outbox.rule == rule)
-        rows = session.exec(stmt).all()
+    with reading(engine) as reader:
+        outbox = app_reads.outbox_rows(reader, statuses=statuses, rule=rule, limit=limit)
+        events = app_reads.events_by_id(reader, sorted({o.event_id for o in outbox}))
     return [{
         "id": o.id, "event_id": o.event_id, "rule": o.rule, "event_kind": e.kind, "title": e.title,
         "created_at": o.created_at, "channel": o.channel, "status": o.status, "attempts": o.attempts,
         "last_attempt_at": o.last_attempt_at, "delivered_at": o.delivered_at,
         "next_attempt_at": o.next_attempt_at if o.status == "pending" else None, "last_error": o.last_error,
-    } for o, e in rows]
+    } for o in outbox if (e := events.get(o.event_id)) is not None]
 
 
 def delivery_counts(engine: Engine) -> dict[str, int]:
     """How many outbox rows are in each status (every status present, zeros included)."""
-    from sqlalchemy import func
-    from sqlmodel import Session, select
+    from db import app_reads
+    from db.reader import reading
 
-    from db.models import Outbox
-
-    with Session(engine) as session:
-        counted = dict(session.exec(select(Outbox.status, func.count()).group_by(Outbox.status)).all())
+    with reading(engine) as reader:
+        counted = app_reads.delivery_counts(reader)
     return {s: int(counted.get(s, 0)) for s in DELIVERY_STATUSES} | {
         s: int(n) for s, n in counted.items() if s not in DELIVERY_STATUSES}
 

@@ -34,11 +34,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
-
-from db import rollups, series, spans
+from db import app_reads, rollups, spans
+from db.asof import provider_intervals
+from db.reader import Reader, reading
 from db.via import via_of
-from db.models import ScrapeRun
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
     STALE_AFTER_INTERVALS,
@@ -107,19 +106,18 @@ _COLUMNS = ["offer_id", "provider", "gpu", "gpu_count", "kind", "region", "sku",
             "available", "first_seen_s", "last_seen_s", "ends_at", "provider_id", "extra"]
 
 
-def load_intervals(session: Session, rule: Rule, *, since: datetime | None = None,
+def load_intervals(reader: Reader, rule: Rule, *, since: datetime | None = None,
                    until: datetime | None = None) -> pd.DataFrame:
     """The stored USD intervals the rule watches that may be in effect in ``[since, until]``, with
     ``first_seen``/``last_seen``/``end`` (UTC timestamps; ``end`` exclusive, ``db.spans.hold_end``)."""
-    conn = session.connection()
-    rows = rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
+    rows = rule_intervals(reader, rule, "i.offer_id, lp.name, lg.name, o.gpu_count, lk.name, o.region, o.sku, "
                           "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
                           "i.provider_id, o.extra", until=until,
                           since_s=epoch(since) - 7 * 86_400 if since is not None else None)  # holds: at most a week
     df = pd.DataFrame(rows, columns=_COLUMNS)
     df["ends_at"] = df["ends_at"].astype(float)
     df["price"] = df["price"].astype(float)
-    intervals = rollups.provider_intervals(conn)
+    intervals = provider_intervals(reader)
     interval_s = df["provider_id"].map(lambda p: intervals.get(p, rollups.DEFAULT_INTERVAL_S)).to_numpy(dtype=np.int64)
     end = spans.hold_ends(df["last_seen_s"].tolist(), df["ends_at"].tolist(), interval_s.tolist())
     df["first_seen"] = pd.to_datetime(df["first_seen_s"].astype(np.int64), unit="s", utc=True)
@@ -158,7 +156,7 @@ def _in_effect(intervals: pd.DataFrame, t: datetime) -> tuple[pd.DataFrame, pd.D
     return live, held
 
 
-def observation_times(session: Session, rule: Rule, intervals: pd.DataFrame, since: datetime,
+def observation_times(reader: Reader, rule: Rule, intervals: pd.DataFrame, since: datetime,
                       until: datetime) -> list[datetime]:
     """Every time in ``[since, until]`` at which something about the rule's offers was observed."""
     lo, hi = pd.Timestamp(since), pd.Timestamp(until)
@@ -168,15 +166,10 @@ def observation_times(session: Session, rule: Rule, intervals: pd.DataFrame, sin
         times.update(intervals["last_seen"])
         ends = pd.to_datetime(intervals["ends_at"].dropna().astype(np.int64), unit="s", utc=True)
         times.update(ends)
-        offers = series.of_offers(session.connection(), intervals["offer_id"].astype(int).tolist())
-        times.update(pd.Timestamp(t, unit="s", tz="UTC")
-                     for t in series.times_between(session.connection(), offers.values(), epoch(since), epoch(until)))
+        times.update(pd.Timestamp(t, unit="s", tz="UTC") for t in app_reads.snapshot_times(
+            reader, intervals["offer_id"].astype(int).tolist(), epoch(since), epoch(until)))
     # live collections (an import's own run row carries a note and the time of the import)
-    runs = select(ScrapeRun.started_at).where(ScrapeRun.status == "ok", col(ScrapeRun.error_message).is_(None),
-                                              col(ScrapeRun.started_at) >= since, col(ScrapeRun.started_at) <= until)
-    if rule.providers:
-        runs = runs.where(col(ScrapeRun.provider).in_(rule.providers))
-    times.update(pd.Timestamp(t) for t in session.exec(runs).all())
+    times.update(pd.Timestamp(t) for t in app_reads.ok_collection_times(reader, since, until, rule.providers))
     return [t.to_pydatetime() for t in sorted(t for t in times if lo <= t <= hi)]
 
 
@@ -191,22 +184,19 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
         raise ConfigError(f"alerts backtest: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
     specs = specs if specs is not None else (gpu_specs(settings) if rule.metric != "price" else {})
     result = Backtest(rule.name, rule.describe(), since, until)
-    with Session(engine) as session:
-        intervals = load_intervals(session, rule, since=since, until=until)
-        failed = {(p, epoch(at)) for p, at in session.exec(
-            select(ScrapeRun.provider, ScrapeRun.started_at).where(col(ScrapeRun.status).in_(("failed", "skipped")),
-                                                                   col(ScrapeRun.started_at) <= until)
-        ).all()}
+    with reading(engine) as reader:
+        intervals = load_intervals(reader, rule, since=since, until=until)
+        failed = {(p, epoch(at)) for p, at in app_reads.failed_runs(reader, until)}
         intervals["ended_by_failure"] = [
             (p, int(e)) in failed if e == e else False
             for p, e in zip(intervals["provider"], intervals["ends_at"], strict=True)
         ]
-        times = observation_times(session, rule, intervals, since, until)
+        times = observation_times(reader, rule, intervals, since, until)
         if len(times) > MAX_EVALUATIONS:
             raise ConfigError(f"alerts backtest: {len(times):,} observation times is more than {MAX_EVALUATIONS:,}; "
                               "use a shorter range (--since/--until)")
         st = StateData(fingerprint=rule.fingerprint())
-        low = history_low_before(session, rule, settings, since, specs) if rule.condition == "new_low" else None
+        low = history_low_before(reader, rule, settings, since, specs) if rule.condition == "new_low" else None
         # A backtest lists resolutions whether or not the rule sends a message for them.
         watched = rule if rule.condition == "new_low" else dataclasses.replace(rule, resolved=True)
         for i, t in enumerate(times):
@@ -216,7 +206,7 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
             combined: View = make_view(rule, rows + held_rows, specs) if held_rows else view
             reference = None
             if rule.condition == "drop_pct" and rule.window_s:
-                reference = value_at(session, rule, settings, t - timedelta(seconds=rule.window_s), specs)
+                reference = value_at(reader, rule, settings, t - timedelta(seconds=rule.window_s), specs)
             status = {**{r["provider"]: "held" for r in held_rows}, **{r["provider"]: "fresh" for r in rows}}
             obs = Observation(t, view, combined, status, t.isoformat(), reference,
                               low if st.all_time_low is None else None)
@@ -238,13 +228,13 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
     return result
 
 
-def history_low_before(session: Session, rule: Rule, settings: Settings, since: datetime,
+def history_low_before(reader: Reader, rule: Rule, settings: Settings, since: datetime,
                        specs: Mapping[str, Any]) -> float | None:
     """The ``new_low`` baseline of a backtest: the lowest value stored before the range (the live
     rule's baseline is what was stored before the latest scrape; here "now" is the range's start)."""
     if rule.aggregate != "min":
         return None
-    earlier = load_intervals(session, rule, until=since - timedelta(seconds=1))
+    earlier = load_intervals(reader, rule, until=since - timedelta(seconds=1))
     earlier = earlier[earlier["first_seen"] < pd.Timestamp(since)]
     if earlier.empty:
         return None
@@ -276,7 +266,7 @@ def inline_table(name: str, options: Mapping[str, Any]) -> dict[str, Any]:
     return table
 
 
-def resolve_rule(settings: Settings, session: Session, name: str | None, options: Mapping[str, Any]) -> Rule:
+def resolve_rule(settings: Settings, reader: Reader, name: str | None, options: Mapping[str, Any]) -> Rule:
     """The rule to backtest: a stored or configured one by ``name``, or one given inline (``options``
     with ``gpu`` and a condition, as for ``alerts add``)."""
     from tracker.alerts.rules import parse_rule
@@ -288,4 +278,4 @@ def resolve_rule(settings: Settings, session: Session, name: str | None, options
                           catalog_file=settings.catalog_file)
     if not name:
         raise ConfigError("alerts backtest: name a rule, or give one inline with --gpu and a condition (--below 2.0 ...)")
-    return rules_by_name(load_rules(settings, session), name)
+    return rules_by_name(load_rules(settings, reader), name)

@@ -24,12 +24,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, text
-from sqlmodel import Session, select
-
-from db import index_rollup, labels, queries
-from db.models import Provider
-from db.asof import STALE_AFTER_INTERVALS
+from db import app_reads, index_rollup
+from db.asof import STALE_AFTER_INTERVALS, latest_prices
+from db.reader import Reader
 from db.via import via_of
 from db.types import epoch
 from tracker.alerts.rules import Rule
@@ -71,9 +68,9 @@ class Observation:
         return sorted(p for p, s in self.status.items() if s == "held")
 
 
-def provider_status(session: Session, settings: Settings, now: datetime) -> dict[str, str]:
+def provider_status(reader: Reader, settings: Settings, now: datetime) -> dict[str, str]:
     out = {}
-    for p in session.exec(select(Provider)).all():
+    for p in app_reads.providers(reader).values():
         limit = timedelta(seconds=STALE_AFTER_INTERVALS * settings.interval_for(p.name))
         if p.last_success_at is None or now - p.last_success_at > limit:
             out[p.name] = "stale"
@@ -183,82 +180,58 @@ def make_view(rule: Rule, rows: Sequence[Mapping[str, Any]], specs: Mapping[str,
     return View(tuple(kept), value, best, sum(1 for r in kept if r.get("available") is not False))
 
 
-def observe(session: Session, rule: Rule, settings: Settings, now: datetime, specs: Mapping[str, Any],
+def observe(reader: Reader, rule: Rule, settings: Settings, now: datetime, specs: Mapping[str, Any],
             *, want_history_low: bool = False) -> Observation:
-    status_all = provider_status(session, settings, now)
+    status_all = provider_status(reader, settings, now)
     status = {p: s for p, s in status_all.items() if not rule.providers or p in rule.providers}
     # every provider's last list, judged below by the same staleness rule (``provider_status``,
     # as of the evaluation's ``now``): fresh rows fire, held ones keep a rule's state
-    rows = queries.latest_prices(
-        session, gpus=list(rule.gpus), providers=list(rule.providers) or None, kinds=list(rule.kinds),
+    rows = latest_prices(
+        reader, gpus=list(rule.gpus), providers=list(rule.providers) or None, kinds=list(rule.kinds),
         regions=list(rule.regions) or None, now=now, include_stale=True,
     )
     fresh_rows = [r for r in rows if status.get(r["provider"]) == "fresh"]
     combined_rows = [r for r in rows if status.get(r["provider"]) in ("fresh", "held")]
     fresh, combined = make_view(rule, fresh_rows, specs), make_view(rule, combined_rows, specs)
     seen = {r["provider"] for r in combined.rows}
-    providers = {p: session.get(Provider, p) for p in seen}
+    providers = app_reads.providers(reader)
     stamp = ";".join(
-        f"{p}@{providers[p].last_success_at.isoformat() if providers[p] and providers[p].last_success_at else '-'}:{status[p]}"  # type: ignore[union-attr]
+        f"{p}@{providers[p].last_success_at.isoformat() if p in providers and providers[p].last_success_at else '-'}:{status[p]}"  # type: ignore[union-attr]
         for p in sorted(seen)
     )
     if not seen:
         stamp = "fresh-empty" if any(s == "fresh" for s in status.values()) else ""
     reference = None
     if rule.condition == "drop_pct" and rule.window_s:
-        reference = value_at(session, rule, settings, now - timedelta(seconds=rule.window_s), specs)
-    low = history_low(session, rule, specs) if want_history_low else None
+        reference = value_at(reader, rule, settings, now - timedelta(seconds=rule.window_s), specs)
+    low = history_low(reader, rule, specs) if want_history_low else None
     return Observation(now, fresh, combined, status, stamp, reference, low)
 
 
-def rule_intervals(session: Session, rule: Rule, columns: str, *, until: datetime | None = None,
+def rule_intervals(reader: Reader, rule: Rule, columns: str, *, until: datetime | None = None,
                    since_s: int | None = None) -> list[tuple[Any, ...]]:
-    """``columns`` (SQL over ``price_interval i``, ``offer o``, labels ``lp`` provider, ``lg`` gpu,
-    ``lk`` kind; ``i``'s last_seen) of the stored USD intervals
-    the rule watches, first seen by ``until`` and last seen from ``since_s`` (epoch seconds) on."""
-    conn = session.connection()
-    sql = (f"SELECT {columns} "
-           "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
-           "WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
-    params: dict[str, Any] = {"gpus": labels.lookup(conn, "gpu", rule.gpus) or [-1],
-                              "kinds": labels.lookup(conn, "kind", rule.kinds) or [-1], "usd": labels.usd_id(conn)}
-    binds = [bindparam("gpus", expanding=True), bindparam("kinds", expanding=True)]
-    if rule.providers:
-        sql += " AND i.provider_id IN :providers"
-        params["providers"] = labels.lookup(conn, "provider", rule.providers) or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if rule.regions:
-        sql += " AND o.region IN :regions"
-        params["regions"] = list(rule.regions)
-        binds.append(bindparam("regions", expanding=True))
-    if rule.min_gpu_count is not None:
-        sql += " AND o.gpu_count >= :min_count"
-        params["min_count"] = rule.min_gpu_count
-    if until is not None:
-        sql += " AND i.first_seen <= :until"
-        params["until"] = epoch(until)
-    if since_s is not None:
-        sql += " AND i.last_seen >= :since"
-        params["since"] = since_s
-    return list(conn.execute(text(sql).bindparams(*binds), params).all())
+    """``columns`` of the stored USD intervals the rule watches (``db.app_reads.rule_intervals``),
+    first seen by ``until`` and last seen from ``since_s`` (epoch seconds) on."""
+    return app_reads.rule_intervals(reader, columns, gpus=rule.gpus, kinds=rule.kinds, providers=rule.providers,
+                                    regions=rule.regions, min_gpu_count=rule.min_gpu_count,
+                                    until=epoch(until) if until is not None else None, since=since_s)
 
 
-def _intervals(session: Session, rule: Rule, until: datetime | None = None) -> list[tuple[Any, ...]]:
+def _intervals(reader: Reader, rule: Rule, until: datetime | None = None) -> list[tuple[Any, ...]]:
     """(offer_id, provider, gpu, price_per_gpu_hour, first_seen, last_seen, ends_at) of the
     stored USD intervals the rule watches (times in epoch seconds)."""
-    return rule_intervals(session, rule, "i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, "
+    return rule_intervals(reader, rule, "i.offer_id, lp.name, lg.name, i.price_per_gpu_hour, i.first_seen, "
                           "i.last_seen, i.ends_at", until=until)
 
 
-def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
+def value_at(reader: Reader, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
     """The rule's aggregate over the prices in effect at ``at``: a price holds until the
     provider's next collection attempt, at most one collection interval after it was last seen."""
     t = epoch(at)
     if rule.metric == "index":
-        return index_of_offers(offers_at(session, rule, settings, at))[0]
+        return index_of_offers(offers_at(reader, rule, settings, at))[0]
     latest: dict[int, tuple[int, str, float]] = {}
-    for offer_id, provider, gpu, price, first_seen, last_seen, ends_at in _intervals(session, rule, at):
+    for offer_id, provider, gpu, price, first_seen, last_seen, ends_at in _intervals(reader, rule, at):
         end = last_seen + settings.interval_for(provider)
         if ends_at is not None:
             end = min(end, ends_at)
@@ -271,13 +244,13 @@ def value_at(session: Session, rule: Rule, settings: Settings, at: datetime, spe
     return aggregate(rule, values)
 
 
-def offers_at(session: Session, rule: Rule, settings: Settings, at: datetime) -> list[dict[str, Any]]:
+def offers_at(reader: Reader, rule: Rule, settings: Settings, at: datetime) -> list[dict[str, Any]]:
     """The offers the rule watches in effect at ``at`` (each offer's newest interval then, held as
     ``value_at`` holds it), as rows with ``provider``, ``via``, ``gpu_count`` and ``price_per_gpu_hour``."""
     t = epoch(at)
     latest: dict[int, tuple[int, dict[str, Any]]] = {}
     for offer_id, provider, count, extra, price, first_seen, last_seen, ends_at in rule_intervals(
-            session, rule, "i.offer_id, lp.name, o.gpu_count, o.extra, i.price_per_gpu_hour, i.first_seen, "
+            reader, rule, "i.offer_id, lp.name, o.gpu_count, o.extra, i.price_per_gpu_hour, i.first_seen, "
             "i.last_seen, i.ends_at", until=at):
         end = last_seen + settings.interval_for(provider)
         if ends_at is not None:
@@ -291,7 +264,7 @@ def offers_at(session: Session, rule: Rule, settings: Settings, at: datetime) ->
     return [row for _fs, row in latest.values()]
 
 
-def history_low(session: Session, rule: Rule, specs: Mapping[str, Any]) -> float | None:
+def history_low(reader: Reader, rule: Rule, specs: Mapping[str, Any]) -> float | None:
     """Lowest value stored before each provider's latest good scrape (the baseline of ``new_low``).
 
     Exact for the ``min`` aggregate (the minimum over offers is never below the lowest single
@@ -300,9 +273,9 @@ def history_low(session: Session, rule: Rule, specs: Mapping[str, Any]) -> float
     """
     if rule.aggregate != "min":
         return None
-    latest = {p.name: epoch(p.last_success_at) for p in session.exec(select(Provider)).all() if p.last_success_at}
+    latest = {p.name: epoch(p.last_success_at) for p in app_reads.providers(reader).values() if p.last_success_at}
     values = []
-    for _offer_id, provider, gpu, price, first_seen, _last_seen, _ends_at in _intervals(session, rule):
+    for _offer_id, provider, gpu, price, first_seen, _last_seen, _ends_at in _intervals(reader, rule):
         cutoff = latest.get(provider)
         if cutoff is not None and first_seen >= cutoff:
             continue  # opened by the latest scrape: that is "now", not history

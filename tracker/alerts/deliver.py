@@ -24,10 +24,13 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, update
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import col
 
+from db import app_reads
+from db.app_reads import EventRow, OutboxRow
 from db.engine import session_scope
-from db.models import AlertEvent, Outbox
+from db.models import Outbox
+from db.reader import reading
 from db.types import utcnow
 from tracker.alerts.channels import DeliveryError, Message, display, send
 from tracker.alerts.digest_config import DigestTarget, digest_targets
@@ -61,17 +64,6 @@ def backoff(attempts: int) -> timedelta:
     return timedelta(seconds=min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, attempts - 1)))
 
 
-def due_ids(session: Session, now: datetime, limit: int = BATCH) -> list[int]:
-    stmt = (
-        select(Outbox.id)
-        .where(Outbox.status == "pending", col(Outbox.next_attempt_at) <= now,
-               or_(col(Outbox.claimed_until).is_(None), col(Outbox.claimed_until) < now))
-        .order_by(col(Outbox.id))
-        .limit(limit)
-    )
-    return [i for i in session.exec(stmt).all() if i is not None]
-
-
 def claim(engine: Engine, outbox_id: int, now: datetime, *, ignore_schedule: bool = False) -> bool:
     """Take a pending row for sending; ``False`` when it is delivered, not due, or held by another sender."""
     conditions = [col(Outbox.id) == outbox_id, col(Outbox.status) == "pending",
@@ -85,7 +77,7 @@ def claim(engine: Engine, outbox_id: int, now: datetime, *, ignore_schedule: boo
         return result.rowcount == 1  # type: ignore[attr-defined]
 
 
-def find_target(rule: Rule | DigestTarget | None, row: Outbox) -> str | None:
+def find_target(rule: Rule | DigestTarget | None, row: OutboxRow) -> str | None:
     """The rule's real channel for an outbox row, or ``None`` when it is no longer configured."""
     if rule is None:
         return None
@@ -95,10 +87,9 @@ def find_target(rule: Rule | DigestTarget | None, row: Outbox) -> str | None:
     return same[0] if len(same) == 1 else None
 
 
-def _message(event: AlertEvent, row: Outbox) -> Message:
+def _message(event: EventRow, row: OutboxRow) -> Message:
     payload = {**event.details, "event_id": event.id, "delivery_id": row.id, "title": event.title,
                "message": event.message, "created_at": event.created_at.isoformat()}
-    assert event.id is not None
     return Message(title=event.title, body=event.message, payload=payload, event_id=event.id, delivery_id=row.id)
 
 
@@ -129,12 +120,10 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
     """Send one outbox row if it can be claimed; ``None`` when another sender has it."""
     if not claim(engine, row_id, now, ignore_schedule=final):
         return None
-    with Session(engine) as session:
-        row = session.get(Outbox, row_id)
-        assert row is not None
-        event = session.get(AlertEvent, row.event_id)
+    with reading(engine) as reader:
+        [row] = app_reads.outbox_rows(reader, row_id=row_id)
+        event = app_reads.event(reader, row.event_id)
         assert event is not None
-        session.expunge_all()
     rule = rules.get(row.rule)
     target = find_target(rule, row)
     if target is None:
@@ -162,8 +151,8 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
 def _rules_by_name(engine: Engine, settings: Settings, rules: Sequence[Rule] | None) -> dict[str, Rule | DigestTarget]:
     """Rule name -> rule, plus ``digest:<name>`` -> the digest's channels (``tracker.alerts.digest_config``)."""
     if rules is None:
-        with Session(engine) as session:
-            rules = load_rules(settings, session)
+        with reading(engine) as reader:
+            rules = load_rules(settings, reader)
     by_name: dict[str, Rule | DigestTarget] = {r.name: r for r in rules}
     by_name.update(digest_targets(settings))
     return by_name
@@ -181,8 +170,8 @@ def deliver_pending(
     """Send every outbox row that is due, oldest first (one attempt each per call)."""
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
-    with Session(engine) as session:
-        ids = due_ids(session, now, limit)
+    with reading(engine) as reader:
+        ids = app_reads.due_outbox_ids(reader, now, limit)
     out = []
     for row_id in ids:
         d = deliver_one(engine, row_id, by_name, now=now, environ=environ)
@@ -204,8 +193,6 @@ def deliver_event(
     """Send one event's outbox rows now, whatever their schedule (``final``: no retry later)."""
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
-    with Session(engine) as session:
-        ids = [i for i in session.exec(
-            select(Outbox.id).where(Outbox.event_id == event_id, Outbox.status == "pending").order_by(col(Outbox.id))
-        ).all() if i is not None]
+    with reading(engine) as reader:
+        ids = app_reads.pending_outbox_ids(reader, event_id)
     return [d for i in ids if (d := deliver_one(engine, i, by_name, now=now, environ=environ, final=final)) is not None]

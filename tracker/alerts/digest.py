@@ -54,10 +54,12 @@ from typing import Any
 from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col
 
+from db import app_reads
+from db.asof import latest_prices
 from db.models import AlertEvent, DigestState, Outbox
-from db.queries import latest_prices
+from db.reader import Reader, reader_of, reading
 from db.types import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import make_view, provider_status
@@ -95,12 +97,12 @@ def watched(digest: Digest, rules: Iterable[Rule], catalog_file: Any = None) -> 
     return out
 
 
-def snapshot(session: Session, settings: Settings, digest: Digest, watch: Sequence[tuple[str, tuple[str, ...]]],
+def snapshot(reader: Reader, settings: Settings, digest: Digest, watch: Sequence[tuple[str, tuple[str, ...]]],
              now: datetime) -> list[dict[str, Any]]:
     """Per watched GPU: the best current offer of fresh providers, and the providers not counted."""
-    status = provider_status(session, settings, now)
+    status = provider_status(reader, settings, now)
     ids = sorted({g for _, gs in watch for g in gs})
-    rows = latest_prices(session, gpus=ids, kinds=list(digest.kinds)) if ids else []
+    rows = latest_prices(reader, gpus=ids, kinds=list(digest.kinds)) if ids else []
     out = []
     for label, gs in watch:
         mine = [r for r in rows if r["gpu"] in gs]
@@ -266,9 +268,9 @@ class _State:
 
 
 def _states(engine: Engine, names: Sequence[str]) -> dict[str, _State]:
-    with Session(engine) as session:
-        rows = session.exec(select(DigestState).where(col(DigestState.name).in_(list(names)))).all()
-        return {r.name: _State(r.created_at, r.last_sent_at, dict(r.last_values or {}), r.version) for r in rows}
+    with reading(engine) as reader:
+        rows = app_reads.digest_states(reader, names)
+    return {r.name: _State(r.created_at, r.last_sent_at, dict(r.last_values or {}), r.version) for r in rows}
 
 
 def _first_seen(engine: Engine, name: str, now: datetime) -> None:
@@ -323,8 +325,8 @@ def run(
                                  st.last_sent_at if st else None))
             continue
         if rules is None and not d.watch:
-            with Session(engine) as session:
-                rules = load_rules(settings, session)
+            with reading(engine) as reader:
+                rules = load_rules(settings, reader)
         out.append(_compose_and_send(engine, settings, d, st, now, rules or [], due=due, dry_run=dry_run,
                                      environ=environ))
     return out
@@ -341,7 +343,7 @@ def _compose_and_send(engine: Engine, settings: Settings, d: Digest, st: _State 
                          note="no gpus set and no alert rules to take them from")
     previous_at = st.last_sent_at if st else None
     with Session(engine, expire_on_commit=False) as session:
-        lines = snapshot(session, settings, d, watch, now)
+        lines = snapshot(reader_of(session.connection()), settings, d, watch, now)
         title, text, details, values = render(d, lines, previous=st.last_values if st else {},
                                               previous_at=previous_at, settings=settings, now=now)
         if dry_run:

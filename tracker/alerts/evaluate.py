@@ -35,7 +35,10 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col
 
+from db import app_reads
+from db.app_reads import AlertStateRow
 from db.models import AlertEvent, AlertState, Outbox
+from db.reader import reader_of, reading
 from db.types import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import Observation, gpu_specs, observe
@@ -66,7 +69,7 @@ class StateData:
     version: int = 0
 
     @classmethod
-    def of(cls, row: AlertState | None) -> StateData:
+    def of(cls, row: AlertStateRow | None) -> StateData:
         if row is None:
             return cls()
         return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
@@ -230,14 +233,15 @@ def _write_state(session: Session, rule: Rule, st: StateData, exists: bool) -> N
 def evaluate_rule(engine: Engine, settings: Settings, rule: Rule, *, now: datetime, specs: Mapping[str, Any],
                   dry_run: bool = False) -> Evaluation:
     with Session(engine, expire_on_commit=False) as session:
-        row = session.get(AlertState, rule.name)
+        reader = reader_of(session.connection())
+        row = app_reads.alert_state(reader, rule.name)
         st = StateData.of(row)
         fingerprint = rule.fingerprint()
         reset = st.fingerprint != fingerprint
         if reset:
             st = StateData(fingerprint=fingerprint, version=st.version)
         before = StateData(**asdict(st))
-        obs = observe(session, rule, settings, now, specs,
+        obs = observe(reader, rule, settings, now, specs,
                       want_history_low=rule.condition == "new_low" and st.all_time_low is None)
         if not reset and obs.stamp == st.data_stamp:
             return Evaluation(rule.name, st.state, st.state, obs.fresh.value, note="no new data",
@@ -275,8 +279,8 @@ def evaluate(
     """Evaluate every enabled rule once; store state, events and outbox rows (unless ``dry_run``)."""
     now = now or utcnow()
     if rules is None:
-        with Session(engine) as session:
-            rules = load_rules(settings, session)
+        with reading(engine) as reader:
+            rules = load_rules(settings, reader)
     specs: Mapping[str, Any] = gpu_specs(settings) if any(r.metric != "price" for r in rules) else {}
     out = []
     for rule in rules:

@@ -5,28 +5,26 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
+from db.alert_status import added_rule_tables
 from db.models import AlertRule, AlertState
+from db.reader import Reader, reader_of
 from tracker.alerts.rules import Rule, all_rules, parse_rule
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 
 
-def stored_rule_tables(session: Session) -> list[dict[str, Any]]:
-    return [dict(r.definition) for r in session.exec(select(AlertRule).order_by(col(AlertRule.created_at))).all()]
-
-
-def load_rules(settings: Settings, session: Session) -> list[Rule]:
+def load_rules(settings: Settings, reader: Reader) -> list[Rule]:
     """Every rule: the config file's, then those added with ``alerts add`` (stored in ``alert_rule``)."""
-    return all_rules(settings, stored_rule_tables(session))
+    return all_rules(settings, added_rule_tables(reader))
 
 
 def add_rule(settings: Settings, session: Session, table: Mapping[str, Any]) -> Rule:
     """Check ``table`` against every existing rule and store it in ``alert_rule``."""
     rule = parse_rule(table, where="alerts add", source="added", catalog_file=settings.catalog_file,
                       allow_hosts=settings.delivery.allow_hosts)
-    existing = {r.name: r for r in load_rules(settings, session)}
+    existing = {r.name: r for r in load_rules(settings, reader_of(session.connection()))}
     if rule.name in existing:
         where = "the config file" if existing[rule.name].source == "config" else "`alerts add`"
         raise ConfigError(f"alert rule {rule.name!r}: name: already defined in {where}")

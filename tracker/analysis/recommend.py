@@ -63,8 +63,9 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import queries
+from db import app_reads
 from db.asof import current_prices
+from db.reader import reader_of
 from tracker.analysis import specs
 from tracker.analysis.frames import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour
@@ -176,7 +177,7 @@ def gpu_options(
         if narrow is not None:
             offers = narrow(offers)
         fields = per_gpu_limit_fields()
-        limits = queries.offer_extra_field(session, sorted({o["provider"] for o in offers} & set(fields)), fields,
+        limits = app_reads.offer_extra_field(reader_of(session.connection()), sorted({o["provider"] for o in offers} & set(fields)), fields,
                                            list(fitting))
     finally:
         if session is not source:

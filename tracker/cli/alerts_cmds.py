@@ -257,16 +257,13 @@ def add_cmd(
 def _add_notes(st: Any, rule: Any) -> list[str]:
     """What a new rule will do that its author may not expect: fire at the first check because the
     current value already meets it, or reach nobody because its only channels write to a log."""
-    from sqlmodel import Session
-
     from db.types import utcnow
     from tracker.alerts.data import gpu_specs, observe
 
     notes = []
     if rule.condition in ("below", "above") and rule.threshold is not None:
-        with Session(st.engine) as session:
-            specs = gpu_specs(st.settings) if rule.metric != "price" else {}
-            view = observe(session, rule, st.settings, utcnow(), specs).fresh
+        specs = gpu_specs(st.settings) if rule.metric != "price" else {}
+        view = observe(st.reader, rule, st.settings, utcnow(), specs).fresh
         met = view.value is not None and (view.value < rule.threshold if rule.condition == "below"
                                           else view.value > rule.threshold)
         if met:
@@ -299,8 +296,6 @@ def remove_cmd(
     name: Annotated[str, typer.Argument(help="A rule added with `alerts add`.")],
 ) -> None:
     """Remove a rule added with `alerts add` (rules in the config file are edited there)."""
-    from sqlmodel import Session
-
     from db.engine import session_scope
     from tracker.alerts import remove_rule
     from tracker.alerts.store import load_rules
@@ -310,8 +305,7 @@ def remove_cmd(
         if remove_rule(session, name):
             console.print(f"removed alert rule {name}", highlight=False)
             return
-    with Session(st.engine) as session:
-        names = {r.name: r.source for r in load_rules(st.settings, session)}
+    names = {r.name: r.source for r in load_rules(st.settings, st.reader)}
     if names.get(name) == "config":
         raise ConfigError(f"alert rule {name!r} is defined in the config file; remove it there")
     raise ConfigError(f"no alert rule named {name!r} was added with `alerts add`")
@@ -351,8 +345,6 @@ def backtest_cmd(
     armed state. Nothing is delivered and no alert state changes. A rule is named (config file
     or `alerts add`) or given inline with the same options as `alerts add`.
     """
-    from sqlmodel import Session
-
     from db.types import utcnow
     from tracker.alerts.backtest import backtest, resolve_rule
     from tracker.analysis.frames import since_time
@@ -366,8 +358,7 @@ def backtest_cmd(
     options = index_condition(options, index_below, index_above, index_drop_pct)
     end = parse_at(until, "--until") or utcnow()
     start = since_time(since, end, f"--since: {since!r} is neither a span (30d, 12w, 1y) nor an ISO date")
-    with Session(st.engine) as session:
-        rule = resolve_rule(st.settings, session, name, options)
+    rule = resolve_rule(st.settings, st.reader, name, options)
     result = backtest(st.engine, st.settings, rule, since=start, until=end)
     data = result.as_dict()
     if fmt is Format.json:

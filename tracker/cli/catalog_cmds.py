@@ -56,16 +56,13 @@ def catalog(
     """Print the GPU catalog (specs, purchase prices, sources), or the unmapped names seen."""
     if ctx.invoked_subcommand is not None:
         return
-    from sqlmodel import Session
-
-    from db import queries
+    from db import app_reads
     from tracker.catalog.specs import load_catalog
 
     st = state(ctx)
     if unmapped:
-        with Session(st.engine) as session:
-            rows = queries.unmapped_gpu_names(session)
-            unmapped_offers, total = queries.offer_mapping_counts(session)
+        rows = app_reads.unmapped_gpu_names(st.reader)
+        unmapped_offers, total = app_reads.offer_mapping_counts(st.reader)
         share = unmapped_offers / total if total else 0.0
         for r in rows:  # every row carries the totals, so JSON and CSV state the share too
             r.update(unmapped_offers=unmapped_offers, offers_total=total, unmapped_share=round(share, 4))

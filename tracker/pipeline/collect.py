@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import httpx
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from db import labels, queries
+from db import app_reads, labels, queries
 from db.engine import session_scope
 from db.models import ScrapeRun
+from db.reader import reader_of
 from db.types import epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.http import Http, shared_ssl_context
@@ -106,17 +106,18 @@ def _store(
     """
     with _store_lock, session_scope(engine) as session:
         if started_at is None:
-            started_at = session.connection().execute(select(_runs.c.started_at).where(_runs.c.id == run_id)).scalar_one()
+            started_at = app_reads.run_started_at(reader_of(session.connection()), run_id)
         observed_at = (recording.observed_at if recording is not None else None) or started_at
         normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
-        previous = queries.previous_prices(session, scraper.name, {o.identity: o.currency for o in normalised})
+        reader = reader_of(session.connection())
+        previous = app_reads.previous_prices(reader, scraper.name, {o.identity: o.currency for o in normalised})
         # the market judges new offers only: a collection of known offers skips its query
-        market = (queries.market_medians(session, MARKET_MIN_OFFERS)
+        market = (app_reads.market_medians(reader, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
-        accepted, rejected = validate(normalised, previous, queries.pending_jumps(session, scraper.name, HELD), market)
+        accepted, rejected = validate(normalised, previous, app_reads.pending_jumps(reader, scraper.name, HELD), market)
         partial = partial_rule.judge(session.connection(), scraper.name, raw_offers)
         interval = settings.interval_for(scraper.name, type(scraper))
         # a partial collection is stored as a complete one: what it did not see ends at it, as a

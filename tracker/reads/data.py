@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Self
@@ -20,8 +21,9 @@ from typing import Any, Self
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import queries
-from db.models import ScrapeRun
+from db import app_reads, queries
+from db.app_reads import RunRow
+from db.reader import Reader, reading
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
@@ -71,6 +73,10 @@ class ReadContext:
 
     def session(self) -> Session:
         return Session(self.engine)
+
+    def reader(self) -> AbstractContextManager[Reader]:
+        """A ``db.reader.Reader`` on one of the engine's driver connections, for a ``with``."""
+        return reading(self.engine)
 
 
 # --- filters ---------------------------------------------------------------------------------
@@ -286,8 +292,8 @@ def history_frame(
     until_dt = parse_when(until) if until else utcnow()
     since_dt = parse_since(since, until_dt)
     if since_dt is None or clip_to_data:
-        with ctx.session() as s:
-            first = queries.first_price_at(s, list(filters.gpus) if filters.gpus else None)
+        with ctx.reader() as r:
+            first = app_reads.first_price_at(r, list(filters.gpus) if filters.gpus else None)
         if first is not None and (since_dt is None or first > since_dt):
             since_dt = min(first, until_dt)
     if since_dt is not None and since_dt > until_dt:
@@ -365,8 +371,8 @@ def availability(
     if since_dt is None:  # all: from the first stored price of the GPU, at most the longest range back
         from tracker.analysis.availability import MAX_RANGE
 
-        with ctx.session() as s:
-            since_dt = max(queries.first_price_at(s, list(filters.gpus)) or until_dt, until_dt - MAX_RANGE)
+        with ctx.reader() as r:
+            since_dt = max(app_reads.first_price_at(r, list(filters.gpus)) or until_dt, until_dt - MAX_RANGE)
     found = analysis_availability(ctx.engine, list(filters.gpus), since_dt, until_dt, providers=filters.providers,
                                   kinds=filters.kinds if filters.kinds is not None else DEFAULT_KINDS,
                                   regions=filters.regions)
@@ -433,11 +439,11 @@ def _health(enabled: bool, missing: list[str], status: str | None, last_success:
 
 def providers(ctx: ReadContext) -> list[dict[str, Any]]:
     now = utcnow()
-    with ctx.session() as s:
-        stored = queries.provider_rows(s)
-        runs = queries.latest_run_per_provider(s)
-        counts = queries.current_offer_counts(s)
-        external = external_providers(s)
+    with ctx.reader() as r:
+        stored = app_reads.providers(r)
+        runs = app_reads.latest_run_per_provider(r)
+        counts = app_reads.current_offer_counts(r)
+        external = external_providers(r)
     out = []
     # the active ones first, then the retired ones (no longer collected; their history stays readable)
     for name, cls in sorted(all_scrapers().items(), key=lambda item: (item[1].retired is not None, item[0])):
@@ -445,7 +451,7 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
         required, optional = credential_names(ctx.settings, name, cls)
         missing = [shown for default, shown in zip(cls.credentials, required, strict=True) if not env.get(default)]
         p = stored.get(name)
-        last: ScrapeRun | None = runs.get(name)
+        last: RunRow | None = runs.get(name)
         enabled = ctx.settings.provider(name).enabled
         interval = ctx.settings.interval_for(name, cls)
         status = p.last_status if p else None
@@ -502,7 +508,7 @@ def providers(ctx: ReadContext) -> list[dict[str, Any]]:
     return out
 
 
-def run_row(r: ScrapeRun) -> dict[str, Any]:
+def run_row(r: RunRow) -> dict[str, Any]:
     return {
         "id": r.id, "provider": r.provider, "started_at": r.started_at, "finished_at": r.finished_at,
         "status": r.status, "replay": r.source == "replay", "offers_seen": r.offers_seen, "new_offers": r.new_offers,
@@ -517,8 +523,8 @@ def runs(ctx: ReadContext, *, limit: int = 50, providers: Sequence[str] | None =
     bad = [x for x in st or () if x not in ("ok", "partial", "failed", "skipped", "running")]
     if bad:
         raise ConfigError(f"status: {', '.join(bad)} is not one of ok, partial, failed, skipped, running")
-    with ctx.session() as s:
-        rows = queries.recent_runs(s, limit=limit, providers=check_providers(providers), statuses=st)
+    with ctx.reader() as r:
+        rows = app_reads.recent_runs(r, limit=limit, providers=check_providers(providers), statuses=st)
     return [run_row(r) for r in rows]
 
 
@@ -563,6 +569,6 @@ def backtest(ctx: ReadContext, rule: str | None, *, since: str, until: str | Non
 
     end = parse_when(until) if until else utcnow()
     start = since_time(since, end, f"since: {since!r} is not a span like 30d, 12w, 1y or an ISO date")
-    with ctx.session() as s:
-        chosen = resolve_rule(ctx.settings, s, rule, options)
+    with ctx.reader() as r:
+        chosen = resolve_rule(ctx.settings, r, rule, options)
     return run_backtest(ctx.engine, ctx.settings, chosen, since=start, until=end).as_dict()

@@ -24,11 +24,11 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from fastapi.staticfiles import StaticFiles
-from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
+from db import app_reads
 from db.engine import default_database_url, make_engine
 from db.migrate import init_db
 from tracker import __version__
@@ -158,8 +158,8 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
 
     def ping() -> str | None:
         try:
-            with app.state.web.engine.connect() as conn:
-                conn.execute(text("SELECT 1"))
+            with app.state.web.reader() as reader:
+                app_reads.ping(reader)
         except Exception as exc:  # noqa: BLE001 - any database trouble is "unhealthy"
             return type(exc).__name__
         return None

@@ -23,10 +23,9 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily, Metric, StateSetMetricFamily
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
-from sqlmodel import Session
-
-from db import queries
-from db.models import ScrapeRun
+from db import app_reads
+from db.app_reads import RunRow
+from db.asof import latest_prices
 from scrapers.registry import all_scrapers
 from tracker import __version__
 from tracker.reads.data import RENTABLE_KINDS, latest_index
@@ -58,15 +57,15 @@ class StoreCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         ctx = self.ctx
         scrapers = all_scrapers()
-        with Session(ctx.engine) as s:
-            stored = queries.provider_rows(s)
-            runs = queries.latest_run_per_provider(s)
-            counts = queries.current_offer_counts(s)
-            latest = queries.latest_prices(s, include_unmapped=False)
-            finished: dict[str, ScrapeRun] = {}
+        with ctx.reader() as r:
+            stored = app_reads.providers(r)
+            runs = app_reads.latest_run_per_provider(r)
+            counts = app_reads.current_offer_counts(r)
+            latest = latest_prices(r, include_unmapped=False)
+            finished: dict[str, RunRow] = {}
             for name, run in runs.items():
                 if run.status == "running":  # the newest run is in flight: report the last finished one
-                    done = queries.recent_runs(s, limit=1, providers=[name], statuses=["ok", "failed", "skipped"])
+                    done = app_reads.recent_runs(r, limit=1, providers=[name], statuses=["ok", "failed", "skipped"])
                     if done:
                         finished[name] = done[0]
                 else:

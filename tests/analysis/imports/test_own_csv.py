@@ -12,8 +12,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import queries
+from db import app_reads, plain_reads, queries
 from db import series as series_db
+from db.reader import reader_of, reading
 from db.engine import make_engine
 from db.migrate import init_db
 from db.models import Offer, Provider, Quarantine, ScrapeRun
@@ -55,7 +56,8 @@ def prices(engine: Engine) -> list[dict]:  # type: ignore[type-arg]
 
 
 def counts(engine: Engine) -> dict[str, int]:
-    return queries.row_counts(engine)
+    with reading(engine) as reader:
+        return plain_reads.row_counts(reader)
 
 
 def test_prices_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -99,7 +101,7 @@ def test_history_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path,
     assert a.equals(b), (a, b)
     # the gaps came back as gaps: beta's outage and delta's delisting are separate intervals
     with Session(engine) as s:
-        beta = queries.interval_rows(s, provider="beta")
+        beta = app_reads.interval_rows(reader_of(s.connection()), provider="beta")
     assert [(i.first_seen, i.last_seen, i.price_per_hour) for i in beta] == [
         (T0, T0 + 2 * HOUR, 2.8), (T0 + 5 * HOUR, T0 + 11 * HOUR, 2.7)]
 
@@ -244,7 +246,7 @@ def test_skypilot_import_continues_scraped_intervals(engine: Engine, tmp_path: P
     import_file(engine, tmp_path / "vms.csv", provider="lambda", observed_at=OBSERVED)
     with Session(engine) as s:
         oid = s.exec(select(Offer.id).where(Offer.sku == "gpu_1x_h100_sxm5", Offer.region == "us-east-1")).one()
-        ivs = queries.interval_rows(s, offer_id=oid)
+        ivs = app_reads.interval_rows(reader_of(s.connection()), offer_id=oid)
     assert [(i.first_seen, i.last_seen) for i in ivs] == [(OBSERVED.replace(hour=11), OBSERVED)]
 
 

@@ -60,14 +60,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
-from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
+from sqlmodel import Session
 
-from db import queries
+from db import app_reads, queries
 from db import series as series_db
 from db.engine import session_scope
-from db.models import Offer, ScrapeRun
+from db.models import ScrapeRun
+from db.reader import reader_of
 from db.types import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
@@ -343,8 +343,7 @@ def _read_skypilot(
 
 def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], at: datetime) -> set[tuple[str, str, str, int]]:
     """Identities the store already has an observation for at or after ``at``."""
-    rows = session.exec(select(Offer).where(Offer.provider == provider)).all()
-    seen = {(o.sku, o.region, o.kind, o.term_months): o.last_seen for o in rows}
+    seen = app_reads.offer_last_seen(reader_of(session.connection()), provider)
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
@@ -352,23 +351,15 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
     """``found`` (one batch) without the offers the store keeps outside their snapshot's series
     (their history is that series' or a live collection's): counted as already stored when no
     newer than the stored offer, otherwise reported by line. Reads only the batch's offers."""
-    conn = session.connection()
+    reader = reader_of(session.connection())
     wanted: dict[str, set[str]] = defaultdict(set)
     for snap in found:
         for o in snap.offers:
             wanted[o.provider].add(o.sku)
     stored: dict[tuple[str, str, str, str, int], tuple[str | None, datetime]] = {}
-    stamp = Offer.__table__.c.last_seen.type  # type: ignore[attr-defined]
     for provider, skus in wanted.items():
-        names = sorted(skus)
-        for k in range(0, len(names), 5000):  # bounded statements (SQLite's parameter limit)
-            rows = conn.execute(text("SELECT sku, region, kind, term_months, extra, last_seen FROM offer "
-                                     "WHERE provider = :p AND sku IN :s")
-                                .bindparams(bindparam("s", expanding=True))
-                                .columns(last_seen=stamp),
-                                {"p": provider, "s": names[k:k + 5000]}).all()
-            for sku, region, kind, term, extra, last_seen in rows:
-                stored[(provider, sku, region, kind, term)] = (series_db.series_of(extra), last_seen)
+        for ident, extra, last_seen in app_reads.offers_of_skus(reader, provider, skus):
+            stored[(provider, *ident)] = (series_db.series_of(extra), last_seen)
     if not stored:
         return found
     kept, reported = [], set()
@@ -392,13 +383,7 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
 
 def _scraped_live(session: Session, provider: str, import_run_id: int | None) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    row = session.exec(
-        select(ScrapeRun.id).where(
-            ScrapeRun.provider == provider, ScrapeRun.status == "ok", col(ScrapeRun.error_message).is_(None),
-            ScrapeRun.id != import_run_id,
-        ).limit(1)
-    ).first()
-    return row is not None
+    return app_reads.collected_ok(reader_of(session.connection()), provider, besides=import_run_id)
 
 
 def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
@@ -423,7 +408,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             fresh = [o for o in normalised if o.identity not in stale]
             if not fresh:
                 continue
-            accepted, rejected = validate(fresh, queries.previous_prices(session, provider), pending)
+            accepted, rejected = validate(fresh, app_reads.previous_prices(reader_of(session.connection()), provider), pending)
             previous = None
             if prov.last_success_at and prov.last_success_at < batch.observed_at:
                 previous = prov.last_success_at  # continue intervals seen by the last real scrape

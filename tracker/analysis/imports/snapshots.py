@@ -56,10 +56,11 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import labels, queries, rollups, via
+from db import app_reads, labels, queries, rollups, via
 from db import series as series_db
 from db.engine import session_scope
-from db.models import Offer, Provider, Quarantine, ScrapeRun
+from db.models import Offer, Quarantine, ScrapeRun
+from db.reader import Reader, reader_of
 from db.types import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.imports import base
@@ -168,12 +169,7 @@ class _StoredOffers:
 
 def _scraped_live(session: Session, provider: str) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    row = session.exec(
-        select(ScrapeRun.id).where(
-            ScrapeRun.provider == provider, ScrapeRun.status == "ok", col(ScrapeRun.error_message).is_(None),
-        ).limit(1)
-    ).first()
-    return row is not None
+    return app_reads.collected_ok(reader_of(session.connection()), provider)
 
 
 def _refresh_rollups(session: Session, touched: Mapping[str, list[int]]) -> None:
@@ -756,9 +752,7 @@ def _refuse_if_strict(result: ImportResult, strict: bool) -> None:
         raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
 
 
-def external_providers(session: Session) -> dict[str, Provider]:
+def external_providers(reader: Reader) -> dict[str, app_reads.ProviderRow]:
     """Providers known from imported history only: stored, imported, and without a scraper."""
-    imported = set(session.exec(
-        select(ScrapeRun.provider).where(col(ScrapeRun.source) == "import").distinct()
-    ).all())
-    return {p.name: p for p in session.exec(select(Provider)).all() if p.name in imported and is_external(p.name)}
+    imported = app_reads.imported_providers(reader)
+    return {n: p for n, p in app_reads.providers(reader).items() if n in imported and is_external(n)}
