@@ -503,3 +503,109 @@ def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -
     return [int(t) for (t,) in reader.rows("SELECT DISTINCT at FROM snapshot_time WHERE series IN :s "
                                            "AND at >= :lo AND at <= :hi ORDER BY at",
                                            {"s": names, "lo": lo, "hi": hi})] if names else []
+
+
+# --- the scheduler ----------------------------------------------------------------------------
+
+
+def has_table(reader: Reader, name: str) -> bool:
+    """Whether table ``name`` exists (on PostgreSQL: on the search path)."""
+    if reader.dialect == "sqlite":
+        return reader.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = :t", {"t": name}) is not None
+    return reader.scalar("SELECT to_regclass(CAST(:t AS text)) IS NOT NULL", {"t": name}) is True
+
+
+def scheduler_jobs(reader: Reader, table: str, prefix: str) -> list[tuple[str, float | None, bytes]]:
+    """(id, next run as epoch seconds, pickled state) of the jobs of the job store ``table`` whose
+    id starts with ``prefix`` (none when no scheduler ever made the table)."""
+    if not has_table(reader, table):
+        return []
+    return [(i, t, bytes(s)) for i, t, s in reader.rows(f"SELECT id, next_run_time, job_state FROM {table} "
+                                                        "WHERE id LIKE :p", {"p": prefix + "%"})]
+
+
+class LeaseRow(NamedTuple):
+    """The scheduler lease's row (``tracker.service.leader.lease_table``)."""
+
+    epoch: int
+    owner: str
+    pid: int
+    host: str
+    acquired_at: datetime
+    renewed_at: datetime
+    expires_at: datetime
+    released_at: datetime | None
+
+
+class LeaderRow(NamedTuple):
+    """The last recorded scheduler's row (``tracker.service.leader.leader_table``)."""
+
+    pid: int
+    host: str
+    since: datetime
+    heartbeat_at: datetime
+    heartbeat_every_s: float
+    stopped_at: datetime | None
+    lock: str
+
+
+def lease(reader: Reader, table: str) -> LeaseRow | None:
+    """The scheduler lease of ``table``, or ``None`` before the first scheduler took it."""
+    found = _select(reader, LeaseRow, table, "WHERE id = 1")
+    return found[0] if found else None
+
+
+def leader(reader: Reader, table: str) -> LeaderRow | None:
+    """The last recorded scheduler of ``table``, or ``None`` when none ever ran (or no table)."""
+    found = _select(reader, LeaderRow, table, "WHERE id = 1") if has_table(reader, table) else []
+    return found[0] if found else None
+
+
+# --- collection -------------------------------------------------------------------------------
+
+
+def collected(reader: Reader, source: str) -> bool:
+    """Whether a collection from ``source`` (``live`` or ``replay``) ever stored prices."""
+    return reader.scalar("SELECT id FROM scrape_run WHERE source = :s AND status IN ('ok', 'partial') LIMIT 1",
+                         {"s": source}) is not None
+
+
+def recent_sizes(reader: Reader, provider: str, small: str, limit: int) -> list[int]:
+    """Offers seen by the provider's ``limit`` latest live collections that were complete (an
+    archive import's run carries a note in ``error_message`` and is not one) or partial by
+    ``error_class`` ``small``, walking the (provider, started_at) index backwards."""
+    return [int(n) for (n,) in reader.rows(
+        "SELECT offers_seen FROM scrape_run WHERE provider = :p AND ((status = 'ok' AND error_message IS NULL) "
+        "OR (status = 'partial' AND error_class = :small)) ORDER BY started_at DESC, id DESC LIMIT :n",
+        {"p": provider, "small": small, "n": limit})]
+
+
+def unseen_offers(reader: Reader, provider_id: int, since: int, t: int) -> int:
+    """How many offers of the provider's current list, seen from ``since`` on, were not seen at ``t``."""
+    return int(reader.scalar("SELECT COUNT(*) FROM price_interval_open WHERE provider_id = :p "
+                             "AND last_seen >= :since AND last_seen < :t", {"p": provider_id, "since": since, "t": t}))
+
+
+class FailureRow(NamedTuple):
+    """A kept ``parse_failure`` (``tracker.pipeline.failures``)."""
+
+    provider: str
+    run_id: int | None
+    captured_at: datetime
+    error: str
+    encoding: str
+    payload: str
+    size: int
+    truncated: bool
+
+
+def latest_failure(reader: Reader, provider: str) -> FailureRow | None:
+    """The newest kept parse failure of ``provider``, or ``None``."""
+    found = _select(reader, FailureRow, "parse_failure", "WHERE provider = :p ORDER BY captured_at DESC, id DESC LIMIT 1",
+                    {"p": provider})
+    return found[0] if found else None
+
+
+def failures_kept(reader: Reader, provider: str) -> int:
+    """How many parse failures of ``provider`` are kept."""
+    return int(reader.scalar("SELECT COUNT(*) FROM parse_failure WHERE provider = :p", {"p": provider}))

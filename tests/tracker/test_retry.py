@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -24,6 +24,7 @@ from sqlmodel import Session
 from typer.testing import CliRunner
 
 from db.models import Provider
+from db.reader import Reader, reading
 from db.types import utcnow
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.cli import app
@@ -46,6 +47,11 @@ from tracker.service.status import provider_statuses, stored_jobs, stored_retrie
 runner = CliRunner()
 H100 = {"sku": "h100x1", "gpu": "H100 SXM", "count": 1, "price": 2.50}
 HOUR = 3600.0
+
+def read(what: Callable[[Reader], Any], engine: Engine) -> Any:
+    """``what`` of a reader of ``engine``."""
+    with reading(engine) as reader:
+        return what(reader)
 
 
 def plan(name: str, interval: float = HOUR) -> ProviderPlan:
@@ -194,16 +200,16 @@ def test_a_failure_schedules_one_retry_and_a_success_cancels_it(harness: Harness
             assert h.failures() == failures
             assert seconds_between(h.retry_at(), h.now) == pytest.approx(delay, abs=1e-3)
             assert h.job_ids() == {"collect:flaky", "retry:flaky"}  # replaced, never piled up
-        assert seconds_between(stored_retries(h.engine)["flaky"], h.now) == pytest.approx(1800, abs=1e-3)
+        assert seconds_between(read(stored_retries, h.engine)["flaky"], h.now) == pytest.approx(1800, abs=1e-3)
         [row] = [r for r in provider_statuses(h.engine, Settings()) if r.provider == "flaky"]
         assert row.retry_at is not None and seconds_between(row.retry_at, h.now) == pytest.approx(1800, abs=1e-3)
-        assert set(stored_jobs(h.engine)) == {"flaky"}  # the retry is not a second schedule
+        assert set(read(stored_jobs, h.engine)) == {"flaky"}  # the retry is not a second schedule
 
         h.provider.failing = False
         h.run()
         assert h.failures() == 0 and h.retry_at() is None
         assert h.job_ids() == {"collect:flaky"}
-        assert stored_retries(h.engine) == {}
+        assert read(stored_retries, h.engine) == {}
     finally:
         hooks.unregister(recorder)
     # the after-collect hooks (alerts) ran after every run, retries included
@@ -388,7 +394,7 @@ def test_the_service_retries_a_failing_provider_without_overlap_or_pile_up(
     assert not thread.is_alive()
     assert state["max_running"] == 1
     assert job_counts and max(job_counts) == 2  # one regular job and at most one retry, ever
-    assert set(stored_jobs(sqlite_engine)) == {"lambda"}
+    assert set(read(stored_jobs, sqlite_engine)) == {"lambda"}
 
 
 def test_status_shows_a_pending_retry(engine: Engine, db_url: str) -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ from typer.testing import CliRunner
 
 from db.engine import make_engine
 from db.models import Provider, ScrapeRun
+from db.reader import Reader, reading
 from db.types import utcnow
 from tests.conftest import _fresh_postgres_schema
 from tracker.cli import app, expand_replay_dir
@@ -46,6 +48,11 @@ from tracker.service.status import provider_statuses, scheduler_state, stored_jo
 
 runner = CliRunner()
 REPLAY_PROVIDER = "lambda"
+
+def read(what: Callable[[Reader], Any], engine: Engine) -> Any:
+    """``what`` of a reader of ``engine``."""
+    with reading(engine) as reader:
+        return what(reader)
 
 
 def plan(name: str, interval: float, jitter: float = 0.0) -> ProviderPlan:
@@ -87,8 +94,8 @@ def test_jobs_live_in_the_database_and_survive_a_restart(engine: Engine) -> None
     reconcile_jobs(restarted, [plan("vastai", 900)])
     assert [j.id for j in restarted.get_jobs()] == ["collect:vastai"]  # no longer selected: removed
     restarted.shutdown(wait=False)
-    assert set(stored_jobs(engine)) == {"vastai"}
-    assert stored_jobs(engine)["vastai"].interval_s == 900
+    assert set(read(stored_jobs, engine)) == {"vastai"}
+    assert read(stored_jobs, engine)["vastai"].interval_s == 900
 
 
 # --- the service loop ---------------------------------------------------------------------

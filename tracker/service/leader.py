@@ -46,13 +46,13 @@ from sqlalchemy import (
     String,
     Table,
     event,
-    inspect,
-    select,
 )
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
+from db import app_reads
 from db.engine import make_engine, sqlite_path
+from db.reader import reader_of, reading
 from db.types import UTCDateTime, utcnow
 from tracker.errors import TrackerError
 
@@ -175,18 +175,18 @@ class LeaseLock:
                 "renewed_at": now, "expires_at": now + timedelta(seconds=self.lease_s), "released_at": None}
         try:
             with self._engine.begin() as conn:
-                row = conn.execute(select(lease_table).where(lease_table.c.id == 1)).mappings().first()
+                row = app_reads.lease(reader_of(conn), LEASE_TABLE)
                 if row is None:
                     conn.execute(lease_table.insert().values(id=1, epoch=1, **mine))
                     self.took_over = False
                     return 1
                 if not _free(row, now, self.owner):
                     return None
-                self.took_over = row["released_at"] is None and row["owner"] != self.owner
+                self.took_over = row.released_at is None and row.owner != self.owner
                 done = conn.execute(lease_table.update()
-                                    .where(lease_table.c.id == 1, lease_table.c.epoch == row["epoch"])
-                                    .values(epoch=row["epoch"] + 1, **mine))
-                return int(row["epoch"]) + 1 if done.rowcount == 1 else None
+                                    .where(lease_table.c.id == 1, lease_table.c.epoch == row.epoch)
+                                    .values(epoch=row.epoch + 1, **mine))
+                return int(row.epoch) + 1 if done.rowcount == 1 else None
         except IntegrityError:  # another standby inserted the first row at the same moment
             return None
 
@@ -250,10 +250,10 @@ class LeaseLock:
         self._engine.dispose()
 
 
-def _free(row: Any, now: datetime, owner: str) -> bool:
-    if row["owner"] == owner or row["expires_at"] <= now or row["released_at"] is not None:
+def _free(row: app_reads.LeaseRow, now: datetime, owner: str) -> bool:
+    if row.owner == owner or row.expires_at <= now or row.released_at is not None:
         return True
-    return row["host"] == socket.gethostname() and not _pid_alive(int(row["pid"]))
+    return row.host == socket.gethostname() and not _pid_alive(int(row.pid))
 
 
 class NoLock:
@@ -380,11 +380,6 @@ def record_stopped(engine: Engine) -> None:
 
 def read_leader(engine: Engine) -> LeaderInfo | None:
     """The last recorded leader, or None when no scheduler ever ran on this database."""
-    if not inspect(engine).has_table(LEADER_TABLE):
-        return None
-    with engine.connect() as conn:
-        row = conn.execute(select(leader_table).where(leader_table.c.id == 1)).mappings().first()
-    if row is None:
-        return None
-    return LeaderInfo(pid=row["pid"], host=row["host"], since=row["since"], heartbeat_at=row["heartbeat_at"],
-                      heartbeat_every_s=row["heartbeat_every_s"], stopped_at=row["stopped_at"], lock=row["lock"])
+    with reading(engine) as reader:
+        row = app_reads.leader(reader, LEADER_TABLE)
+    return None if row is None else LeaderInfo(*row)

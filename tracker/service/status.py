@@ -11,21 +11,10 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import (
-    Column,
-    Float,
-    LargeBinary,
-    MetaData,
-    Table,
-    Unicode,
-    func,
-    inspect,
-)
-from sqlalchemy import select as sa_select
 from sqlalchemy.engine import Engine
-from sqlmodel import Session, col, select
 
-from db.models import Provider, ScrapeRun
+from db import app_reads
+from db.reader import Reader, reading
 from db.types import utcnow
 from scrapers.registry import all_scrapers
 from tracker.config.settings import Settings
@@ -34,14 +23,6 @@ from tracker.service.scheduler import JOB_PREFIX, JOB_TABLE, RETRY_PREFIX
 
 #: A provider with no success for this many intervals is flagged stale.
 STALE_INTERVALS = 3
-
-_jobs = Table(
-    JOB_TABLE, MetaData(),
-    Column("id", Unicode(191), primary_key=True),
-    Column("next_run_time", Float(25)),
-    Column("job_state", LargeBinary, nullable=False),
-)
-
 
 @dataclass(frozen=True, slots=True)
 class StoredJob:
@@ -70,14 +51,10 @@ class ProviderStatus:
         return asdict(self)
 
 
-def stored_jobs(engine: Engine) -> dict[str, StoredJob]:
+def stored_jobs(reader: Reader) -> dict[str, StoredJob]:
     """The collection jobs in the job store, by provider (empty when no scheduler ever ran)."""
-    if not inspect(engine).has_table(JOB_TABLE):
-        return {}
     out: dict[str, StoredJob] = {}
-    with engine.connect() as conn:
-        rows = conn.execute(sa_select(_jobs).where(_jobs.c.id.like(JOB_PREFIX + "%"))).all()
-    for job_id, next_ts, state in rows:
+    for job_id, next_ts, state in app_reads.scheduler_jobs(reader, JOB_TABLE, JOB_PREFIX):
         interval: float | None = None
         try:  # our own table, written by our scheduler
             trigger = pickle.loads(state).get("trigger")
@@ -90,33 +67,19 @@ def stored_jobs(engine: Engine) -> dict[str, StoredJob]:
     return out
 
 
-def stored_retries(engine: Engine) -> dict[str, datetime]:
+def stored_retries(reader: Reader) -> dict[str, datetime]:
     """Pending retries of failed providers in the job store: provider -> run time."""
-    if not inspect(engine).has_table(JOB_TABLE):
-        return {}
-    with engine.connect() as conn:
-        rows = conn.execute(sa_select(_jobs.c.id, _jobs.c.next_run_time)
-                            .where(_jobs.c.id.like(RETRY_PREFIX + "%"))).all()
-    return {job_id[len(RETRY_PREFIX):]: datetime.fromtimestamp(ts, UTC) for job_id, ts in rows if ts is not None}
-
-
-def _runs(session: Session) -> tuple[dict[str, ScrapeRun], dict[str, datetime]]:
-    """The latest run of every provider, and when each first ran."""
-    latest_ids = select(func.max(ScrapeRun.id)).group_by(ScrapeRun.provider).scalar_subquery()
-    latest = {r.provider: r for r in session.exec(select(ScrapeRun).where(col(ScrapeRun.id).in_(latest_ids))).all()}
-    first = {p: t for p, t in session.exec(select(ScrapeRun.provider, func.min(ScrapeRun.started_at))
-                                           .group_by(ScrapeRun.provider)).all()}
-    return latest, first
+    return {job_id[len(RETRY_PREFIX):]: datetime.fromtimestamp(ts, UTC)
+            for job_id, ts, _state in app_reads.scheduler_jobs(reader, JOB_TABLE, RETRY_PREFIX) if ts is not None}
 
 
 def provider_statuses(engine: Engine, settings: Settings, now: datetime | None = None) -> list[ProviderStatus]:
     now = now or utcnow()
-    jobs = stored_jobs(engine)
-    retries = stored_retries(engine)
     scrapers = all_scrapers()
-    with Session(engine) as session:
-        stored = {p.name: p for p in session.exec(select(Provider)).all()}
-        latest, first = _runs(session)
+    with reading(engine) as reader:
+        jobs, retries = stored_jobs(reader), stored_retries(reader)
+        stored = app_reads.providers(reader)
+        latest, first = app_reads.latest_run_per_provider(reader), app_reads.first_run_at(reader)
     active = {n for n, cls in scrapers.items() if cls.retired is None}  # a retired one is never scheduled
     names = sorted({n for n in active if settings.provider(n).enabled} | set(jobs) | set(stored))
     out = []
