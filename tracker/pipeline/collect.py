@@ -105,20 +105,20 @@ def _store(
     ``started_at``: the run row's start, when the caller has it (saves reading the row back).
     """
     with _store_lock, session_scope(engine) as session:
+        reader = reader_of(session.connection())
         if started_at is None:
-            started_at = app_reads.run_started_at(reader_of(session.connection()), run_id)
+            started_at = app_reads.run_started_at(reader, run_id)
         observed_at = (recording.observed_at if recording is not None else None) or started_at
         normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
-        reader = reader_of(session.connection())
         previous = app_reads.previous_prices(reader, scraper.name, {o.identity: o.currency for o in normalised})
         # the market judges new offers only: a collection of known offers skips its query
         market = (app_reads.market_medians(reader, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
         accepted, rejected = validate(normalised, previous, app_reads.pending_jumps(reader, scraper.name, HELD), market)
-        partial = partial_rule.judge(session.connection(), scraper.name, raw_offers)
+        partial = partial_rule.judge(reader, scraper.name, raw_offers)
         interval = settings.interval_for(scraper.name, type(scraper))
         # a partial collection is stored as a complete one: what it did not see ends at it, as a
         # failed collection ends it (unknown); what makes it partial is the provider's state below
@@ -137,7 +137,7 @@ def _store(
         if partial is not None:
             pid = labels.lookup(session.connection(), "provider", [scraper.name])[0]
             since = epoch(provider.last_success_at or observed_at)
-            unseen = partial_rule.unseen(session.connection(), pid, since, epoch(observed_at))
+            unseen = partial_rule.unseen(reader, pid, since, epoch(observed_at))
             status = "partial"
             note = {"error_class": partial.rule, "error_message": error_text(
                 f"{partial.reason}; {unseen} offers not seen are unknown, not delisted", scraper.secrets())}

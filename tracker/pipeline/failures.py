@@ -20,7 +20,9 @@ from typing import Any, Final, NamedTuple
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
+from db import app_reads
 from db.models import ParseFailure
+from db.reader import reading
 from tracker.pipeline.secrets import scrub_all
 
 #: Characters of a payload kept (after scrubbing): a page or an API answer is usually far less.
@@ -40,17 +42,8 @@ class Captured(NamedTuple):
     truncated: bool
 
 
-class Failure(NamedTuple):
-    """A kept failure, as ``latest`` reads it."""
-
-    provider: str
-    run_id: int | None
-    captured_at: datetime
-    error: str
-    encoding: str
-    payload: str
-    size: int
-    truncated: bool
+#: A kept failure, as ``latest`` reads it.
+Failure = app_reads.FailureRow
 
 
 def _as_text(raw: Any) -> tuple[str, str]:
@@ -88,16 +81,11 @@ def keep(conn: Connection, provider: str, run_id: int | None, at: datetime, erro
 
 def latest(engine: Engine, provider: str) -> Failure | None:
     """The newest kept failure of ``provider``, or ``None``."""
-    with engine.connect() as conn:
-        row = conn.execute(_table.select().where(_table.c.provider == provider)
-                           .order_by(_table.c.captured_at.desc(), _table.c.id.desc()).limit(1)).first()
-    if row is None:
-        return None
-    return Failure(row.provider, row.run_id, row.captured_at, row.error, row.encoding, row.payload, row.size,
-                   bool(row.truncated))
+    with reading(engine) as reader:
+        return app_reads.latest_failure(reader, provider)
 
 
 def kept(engine: Engine, provider: str) -> int:
     """How many failures of ``provider`` are kept."""
-    with engine.connect() as conn:
-        return int(conn.execute(text("SELECT COUNT(*) FROM parse_failure WHERE provider = :p"), {"p": provider}).scalar_one())
+    with reading(engine) as reader:
+        return app_reads.failures_kept(reader, provider)

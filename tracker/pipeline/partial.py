@@ -37,9 +37,8 @@ import statistics
 from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
-from sqlalchemy import text
-from sqlalchemy.engine import Connection
-
+from db import app_reads
+from db.reader import Reader
 from scrapers.base import PartialOffers
 
 #: How many of the provider's latest collections the size rule takes the median of.
@@ -52,15 +51,6 @@ MIN_MEDIAN: Final = 20
 SAID_PARTIAL: Final = "PartialOffers"
 SMALL: Final = "SmallCollection"
 
-#: The provider's latest live collections the size rule compares with: complete ones (an archive
-#: import's run carries a note in ``error_message`` and is not one) and small ones. Walks the
-#: (provider, started_at) index backwards.
-_RECENT_SQL = text(
-    "SELECT offers_seen FROM scrape_run WHERE provider = :p AND ((status = 'ok' AND error_message IS NULL) "
-    f"OR (status = 'partial' AND error_class = '{SMALL}')) ORDER BY started_at DESC, id DESC LIMIT {RECENT}"
-)
-
-
 class Partial(NamedTuple):
     """Why a collection is partial: the rule (``SAID_PARTIAL`` or ``SMALL``) and a one-line reason."""
 
@@ -68,12 +58,11 @@ class Partial(NamedTuple):
     reason: str
 
 
-def judge(conn: Connection, provider: str, offers: Sequence[Any]) -> Partial | None:
+def judge(reader: Reader, provider: str, offers: Sequence[Any]) -> Partial | None:
     """Whether this collection of ``provider`` (its parsed ``offers``) is partial, and why."""
     if isinstance(offers, PartialOffers):
         return Partial(SAID_PARTIAL, f"{provider} answered part of its market: {offers.reason}")
-    sizes = [int(n) for (n,) in conn.execute(_RECENT_SQL, {"p": provider}).all()]
-    return small(provider, len(offers), sizes)
+    return small(provider, len(offers), app_reads.recent_sizes(reader, provider, SMALL, RECENT))
 
 
 def small(provider: str, count: int, recent: Sequence[int]) -> Partial | None:
@@ -87,9 +76,7 @@ def small(provider: str, count: int, recent: Sequence[int]) -> Partial | None:
                           f"({median:g}) of its last {len(recent)} collections")
 
 
-def unseen(conn: Connection, provider_id: int, since: int, t: int) -> int:
+def unseen(reader: Reader, provider_id: int, since: int, t: int) -> int:
     """How many offers of the provider's current list (seen from ``since``, its last complete
     collection, on) a partial collection at ``t`` did not see."""
-    return int(conn.execute(text(
-        "SELECT COUNT(*) FROM price_interval_open WHERE provider_id = :p AND last_seen >= :since AND last_seen < :t"),
-        {"p": provider_id, "since": since, "t": t}).scalar_one())
+    return app_reads.unseen_offers(reader, provider_id, since, t)

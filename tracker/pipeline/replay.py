@@ -51,10 +51,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import httpx
-from sqlalchemy import select
 from sqlalchemy.engine import Engine
 
-from db.models import ScrapeRun
+from db import app_reads
+from db.reader import reading
 from scrapers.base import FIXTURE_KINDS
 from tracker.errors import ConfigError
 
@@ -209,13 +209,9 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
     An archive import is history, not a collection of either kind (``make demo`` imports into its
     replayed store, and replays into it again). ``store`` names it in the message (a masked URL:
     no password)."""
-    with engine.connect() as conn:
-        other = conn.execute(
-            select(ScrapeRun.id).where(ScrapeRun.source == ("live" if replay else "replay"),
-                                       ScrapeRun.status.in_(("ok", "partial"))).limit(1)
-        ).first()
-    if other is None:
-        return None
+    with reading(engine) as reader:
+        if not app_reads.collected(reader, "live" if replay else "replay"):
+            return None
     # neither message suggests --mix-replay: followed on a live store, it would leave recordings in
     # that store's history for good (the option is for scratch stores, and its help says so)
     if replay:
