@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from typing import Any, Self
 
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
-from db import app_reads, queries
+from db import app_reads
+from db.asof import latest_prices
 from db.app_reads import RunRow
 from db.reader import Reader, reading
 from db.types import utcnow
@@ -70,9 +70,6 @@ class ReadContext:
     @classmethod
     def create(cls, settings: Settings, engine: Engine) -> Self:
         return cls(settings, engine, load_catalog(settings.catalog_file), scrape_intervals(settings))
-
-    def session(self) -> Session:
-        return Session(self.engine)
 
     def reader(self) -> AbstractContextManager[Reader]:
         """A ``db.reader.Reader`` on one of the engine's driver connections, for a ``with``."""
@@ -164,9 +161,9 @@ def prices(
     """The latest price of every offer on sale, cheapest per GPU-hour first (= ``gpu-tracker prices``;
     ``include_stale`` as ``--include-stale``)."""
     gpus = resolve_gpus(ctx, gpu)
-    with ctx.session() as s:
-        rows = queries.latest_prices(
-            s, gpus=gpus, providers=check_providers(providers), kinds=normalise_kinds(kinds),
+    with ctx.reader() as r:
+        rows = latest_prices(
+            r, gpus=gpus, providers=check_providers(providers), kinds=normalise_kinds(kinds),
             regions=_split(regions), include_unmapped=include_unmapped, include_stale=include_stale,
         )
     if limit is not None:
@@ -207,8 +204,8 @@ def value(
     b = value_mod.check_basis(basis)
     gpu_ids = resolve_gpus(ctx, gpu)
     ks = normalise_kinds(kinds)
-    with ctx.session() as s:
-        rows = queries.latest_prices(s, gpus=gpu_ids, providers=check_providers(providers), kinds=ks,
+    with ctx.reader() as r:
+        rows = latest_prices(r, gpus=gpu_ids, providers=check_providers(providers), kinds=ks,
                                      regions=_split(regions), include_unmapped=False, include_stale=include_stale)
     usd = [r for r in rows if r["gpu"] and r["currency"] == "USD"]
     counts: dict[str, int] = {}
@@ -237,8 +234,8 @@ def _provenance(row: dict[str, Any] | None) -> dict[str, Any]:
 def current_provenance(ctx: ReadContext) -> dict[tuple[str | None, str | None], dict[str, Any]]:
     """(provider, gpu) -> the provenance of that provider's cheapest current price for that GPU
     (stale providers included: a caller asked about them said so)."""
-    with ctx.session() as s:
-        rows = queries.latest_prices(s, include_unmapped=False, include_stale=True)
+    with ctx.reader() as r:
+        rows = latest_prices(r, include_unmapped=False, include_stale=True)
     out: dict[tuple[str | None, str | None], dict[str, Any]] = {}
     for r in rows:  # cheapest first
         out.setdefault((r["provider"], r["gpu"]), _provenance(r))

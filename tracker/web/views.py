@@ -67,8 +67,8 @@ def overview(ctx: WebContext) -> dict[str, Any]:
     trend = {t["gpu"]: t for t in trends(ctx)}
     provs = providers(ctx)
     newest = max((r["observed_at"] for r in rows), default=None)
-    with ctx.session() as s:
-        note = stale_note(s) if not rows else None
+    with ctx.reader() as r:
+        note = stale_note(r) if not rows else None
     return {
         "stale_note": note,
         "gpus": cheapest_by_gpu(ctx, rows),
