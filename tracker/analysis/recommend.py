@@ -61,11 +61,10 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from db import app_reads
 from db.asof import current_prices
-from db.reader import reader_of
+from db.reader import reading
 from tracker.analysis import specs
 from tracker.analysis.frames import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour
@@ -141,7 +140,7 @@ def gpus_needed(total_gb: float, vram: float) -> int:
 
 
 def gpu_options(
-    source: Engine | Session,
+    source: Engine,
     estimate: VramEstimate,
     *,
     max_gpus: int = MAX_GPUS,
@@ -170,18 +169,14 @@ def gpu_options(
             fitting[gpu] = (spec, gpus_needed(estimate.total_gb, vram))
     if not fitting:
         return pd.DataFrame(columns=OPTION_COLUMNS)
-    session = source if isinstance(source, Session) else Session(source)
-    try:
-        offers = current_prices(session, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
+    with reading(source) as reader:
+        offers = current_prices(reader, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
                                 include_stale=include_stale)
         if narrow is not None:
             offers = narrow(offers)
         fields = per_gpu_limit_fields()
-        limits = app_reads.offer_extra_field(reader_of(session.connection()), sorted({o["provider"] for o in offers} & set(fields)), fields,
-                                           list(fitting))
-    finally:
-        if session is not source:
-            session.close()
+        limits = app_reads.offer_extra_field(reader, sorted({o["provider"] for o in offers} & set(fields)), fields,
+                                             list(fitting))
     rows = []
     for gpu, (spec, need) in fitting.items():
         listed = [o for o in offers if o["gpu"] == gpu and o["currency"] == "USD" and o["price_per_hour"]]
@@ -316,7 +311,7 @@ class Recommendation:
 
 
 def recommend(
-    source: Engine | Session,
+    source: Engine,
     params: str | float,
     workload: str,
     *,

@@ -31,9 +31,9 @@ from typing import Any
 
 import pandas as pd
 from sqlalchemy.engine import Engine
-from sqlmodel import Session
 
 from db.asof import current_prices
+from db.reader import reading
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
@@ -107,7 +107,7 @@ class RentQuote:
 
 
 def market_rent(
-    source: Engine | Session,
+    source: Engine,
     gpu: str,
     basis: str = "cheapest",
     *,
@@ -121,13 +121,9 @@ def market_rent(
     (what ``gpu-tracker prices`` shows), or as of ``at``: the cheapest provider or the median provider."""
     if basis not in RENT_BASES:
         raise ConfigError(f"--rent-basis: {basis!r} is not one of {', '.join(RENT_BASES)}")
-    session = source if isinstance(source, Session) else Session(source)
-    try:
-        rows = current_prices(session, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
+    with reading(source) as reader:
+        rows = current_prices(reader, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
                               include_stale=include_stale)
-    finally:
-        if session is not source:
-            session.close()
     rows = [r for r in rows if r["currency"] == "USD" and r["price_per_gpu_hour"]]
     if not rows:
         return None
