@@ -145,12 +145,6 @@ def run_started_at(reader: Reader, run_id: int) -> datetime:
     return utc_datetime(reader.scalar("SELECT started_at FROM scrape_run WHERE id = :i", {"i": run_id}))  # type: ignore[return-value]
 
 
-def run(reader: Reader, run_id: int) -> RunRow | None:
-    """Run ``run_id``, or ``None``."""
-    found = _select(reader, RunRow, "scrape_run", "WHERE id = :i", {"i": run_id})
-    return found[0] if found else None
-
-
 def collected_ok(reader: Reader, provider: str, *, besides: int | None = None) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded (import runs carry a
     note; ``besides``: a run left out)."""
