@@ -13,7 +13,6 @@ from sqlalchemy import bindparam
 from sqlmodel import Session
 
 from db import app_reads
-from db.asof import latest_prices, replay_mark  # noqa: F401  (re-exported: the read path lives there)
 from db.models import Provider
 from db.reader import reader_of
 

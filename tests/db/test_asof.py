@@ -43,7 +43,7 @@ def test_prices_at_follow_the_price_at_t_rule(engine: Engine) -> None:
         assert at(T0 + 4 * HOUR) == []
         row = prices_at(s, T0 + 90 * timedelta(minutes=1), gpus=["H100-SXM"])[0]
         assert row["observed_at"] == T0 + HOUR and row["price_since"] == T0
-        from db.queries import latest_prices
+        from db.asof import latest_prices
 
         assert set(row) == set(latest_prices(s, include_stale=True)[0])  # the same rows as "now", as of then
 

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, queries
+from db import app_reads, asof, queries
 from db.reader import reader_of
 from db.engine import mask_url, session_scope
 from db.models import Offer, Provider
@@ -74,9 +74,9 @@ def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine
     scrape(engine, T0, offer("a", 3.0), offer("b", 16.0, count=8))
     scrape(engine, T0 + HOUR, offer("b", 16.0, count=8))
     with Session(engine) as s:
-        rows = queries.latest_prices(s, include_stale=True)
+        rows = asof.latest_prices(s, include_stale=True)
         assert [(r["sku"], r["price_per_gpu_hour"], r["observed_at"]) for r in rows] == [("b", 2.0, T0 + HOUR)]
-        assert queries.latest_prices(s, gpus=["A100-SXM-80GB"], include_stale=True) == []
+        assert asof.latest_prices(s, gpus=["A100-SXM-80GB"], include_stale=True) == []
         assert rows[0]["observed_at"].tzinfo is not None
 
 

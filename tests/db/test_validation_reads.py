@@ -10,7 +10,7 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, queries
+from db import app_reads, asof
 from db.reader import reader_of
 from db.engine import make_engine
 from tests.fakes import make_fake, offers_payload, routing_transport
@@ -24,7 +24,7 @@ def test_market_medians_are_those_of_the_listed_usd_prices(replay_store: str) ->
     try:
         with Session(engine) as s:
             by_gpu: dict[str, list[float]] = {}
-            for row in queries.latest_prices(s, include_unmapped=False):
+            for row in asof.latest_prices(s, include_unmapped=False):
                 if row["currency"] == "USD" and row["gpu"]:
                     by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
             for least in (1, 3):

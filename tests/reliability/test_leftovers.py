@@ -208,7 +208,7 @@ def test_a_huge_jsonl_line_is_refused_by_number_without_reading_it_whole(engine:
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 40 * 1024  # KiB: not the 20 MB line x copies
     with Session(engine) as s:
         assert s.exec(select(Quarantine)).all() == []
-    from db import queries
+    from db import asof
 
     with Session(engine) as s:
-        assert queries.latest_prices(s) == []
+        assert asof.latest_prices(s) == []

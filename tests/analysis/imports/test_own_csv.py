@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, plain_reads, queries
+from db import app_reads, asof, plain_reads
 from db import series as series_db
 from db.reader import reader_of, reading
 from db.engine import make_engine
@@ -51,7 +51,7 @@ def csv_of(rows: list[dict], capsys: pytest.CaptureFixture[str], path: Path) -> 
 
 def prices(engine: Engine) -> list[dict]:  # type: ignore[type-arg]
     with Session(engine) as s:
-        rows = queries.latest_prices(s, include_stale=True)
+        rows = asof.latest_prices(s, include_stale=True)
     return sorted(rows, key=lambda r: (r["provider"], r["sku"]))
 
 
@@ -254,7 +254,6 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     """A one-row file for a provider that is really scraped adds history; the scrape's list stays current."""
     from datetime import timedelta
 
-    from db import queries
     from db.types import utcnow
     from tests.fakes import make_fake, offers_payload, routing_transport
     from tracker.analysis.imports.own_csv import import_file
@@ -274,7 +273,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     from sqlmodel import Session
 
     with Session(sqlite_engine) as s:
-        assert sorted(r["sku"] for r in queries.latest_prices(s, providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
+        assert sorted(r["sku"] for r in asof.latest_prices(s, providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
 
 
 def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
