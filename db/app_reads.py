@@ -124,7 +124,8 @@ def latest_run_per_provider(reader: Reader) -> dict[str, RunRow]:
 
 def first_run_at(reader: Reader) -> dict[str, datetime]:
     """When each provider's first run started."""
-    return {p: utc_datetime(t) for p, t in reader.rows("SELECT provider, MIN(started_at) FROM scrape_run GROUP BY provider")}  # type: ignore[misc]
+    rows = reader.rows("SELECT provider, MIN(started_at) FROM scrape_run GROUP BY provider")
+    return {p: utc_datetime(t) for p, t in rows}  # type: ignore[misc]
 
 
 def running_runs(reader: Reader, started_before: datetime | None = None, *, providers: Sequence[str] | None = None,
