@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db.reader import reader_of
 from db.models import Outbox
+from db.reader import reader_of, reading
 from db.types import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
 from tracker.alerts import (
@@ -71,7 +71,8 @@ def test_webhook_500_then_200_is_retried_with_backoff_and_sent_once(engine: Engi
     assert body["event_id"] == int(a.headers["x-gpu-tracker-event"])
     [row] = outbox(engine)
     assert row.status == "delivered" and row.attempts == 2 and row.last_error is None
-    [entry] = history(engine)
+    with reading(engine) as reader:
+        [entry] = history(reader)
     assert entry["delivered"] == "1/1" and entry["deliveries"][0]["attempts"] == 2
 
 
@@ -178,7 +179,8 @@ def test_secrets_stay_out_of_rows_errors_logs_and_history(engine: Engine, receiv
     cycle = after_collect(engine, settings, [])
     assert [d.status for d in cycle.deliveries] == ["pending", "pending"]
     assert len(receiver.requests) == 1 and receiver.requests[0].path == f"/{token}"  # the real target was used
-    stored = repr(outbox(engine)) + repr(events(engine)) + repr(history(engine)) + repr(cycle)
+    with reading(engine) as reader:
+        stored = repr(outbox(engine)) + repr(events(engine)) + repr(history(reader)) + repr(cycle)
     with Session(engine) as s:
         stored += repr([vars(r) for r in s.exec(select(Outbox)).all()])
     for secret in (token, password):

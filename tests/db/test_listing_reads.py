@@ -98,7 +98,8 @@ def test_alert_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
                     for key in row._fields:
                         assert getattr(row, key) == getattr(orm_states[name], key), (name, key)
         listed = rule_states(reader, settings)
-        assert listed == rule_states(engine, settings)
+        with engine.connect() as conn:
+            assert listed == rule_states(reader_of(conn), settings)
         assert [r["name"] for r in listed] == ["cfg-h100", "added-a100", "added-low"]
         assert (listed[0]["state"], listed[0]["last_value"]) == ("firing", 1.99)
         assert listed[2]["state"] == "armed", "a state of another fingerprint no longer applies"

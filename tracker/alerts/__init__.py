@@ -167,19 +167,13 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
     return deliver_event(engine, settings, event_id, rules=rules, now=now, environ=environ, final=True)
 
 
-def rule_states(source: Engine | Reader, settings: Settings) -> list[dict[str, Any]]:
-    """Every rule with its stored state, for ``alerts list``. ``source``: an engine, or a
-    ``db.reader.Reader`` (``State.reader``: a current store read with its own driver); the SQL
-    is ``db.alert_status``'s either way."""
+def rule_states(reader: Reader, settings: Settings) -> list[dict[str, Any]]:
+    """Every rule with its stored state, for ``alerts list`` (``State.reader``: on a current store,
+    its own driver) and the web."""
     from db.alert_status import added_rule_tables, alert_states
-    from db.reader import Reader, reader_of
 
-    if isinstance(source, Reader):
-        added, states = added_rule_tables(source), alert_states(source)
-    else:
-        with source.connect() as conn:
-            added, states = added_rule_tables(reader_of(conn)), alert_states(reader_of(conn))
-    rules = all_rules(settings, added)
+    states = alert_states(reader)
+    rules = all_rules(settings, added_rule_tables(reader))
     rows = []
     for r in rules:
         s = states.get(r.name)
@@ -229,14 +223,12 @@ def _filters(r: Rule) -> str:
     return " ".join(parts)
 
 
-def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
+def history(reader: Reader, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Recent events, newest first, each with its deliveries (channel redacted, error scrubbed)."""
     from db import app_reads
-    from db.reader import reading
 
-    with reading(engine) as reader:
-        events = app_reads.alert_events(reader, rule=rule, limit=limit)
-        rows = app_reads.outbox_rows(reader, event_ids=[e.id for e in events])
+    events = app_reads.alert_events(reader, rule=rule, limit=limit)
+    rows = app_reads.outbox_rows(reader, event_ids=[e.id for e in events])
     by_event: dict[int, list[Any]] = {}
     for o in rows:
         by_event.setdefault(o.event_id, []).append(o)
@@ -271,7 +263,7 @@ def history(engine: Engine, *, rule: str | None = None, limit: int = 50) -> list
 DELIVERY_STATUSES = ("pending", "delivered", "failed", "orphaned")
 
 
-def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: str | None = None,
+def deliveries(reader: Reader, *, statuses: Sequence[str] | None = None, rule: str | None = None,
                limit: int = 50) -> list[dict[str, Any]]:
     """Outbox rows, newest first, with their event's kind and title. ``channel`` is the
     redacted form the outbox stores and ``last_error`` was scrubbed before it was stored, so
@@ -280,11 +272,9 @@ def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: s
     if bad:
         raise ConfigError(f"status: {', '.join(bad)} is not one of {', '.join(DELIVERY_STATUSES)}")
     from db import app_reads
-    from db.reader import reading
 
-    with reading(engine) as reader:
-        outbox = app_reads.outbox_rows(reader, statuses=statuses, rule=rule, limit=limit)
-        events = app_reads.events_by_id(reader, sorted({o.event_id for o in outbox}))
+    outbox = app_reads.outbox_rows(reader, statuses=statuses, rule=rule, limit=limit)
+    events = app_reads.events_by_id(reader, sorted({o.event_id for o in outbox}))
     return [{
         "id": o.id, "event_id": o.event_id, "rule": o.rule, "event_kind": e.kind, "title": e.title,
         "created_at": o.created_at, "channel": o.channel, "status": o.status, "attempts": o.attempts,
@@ -293,13 +283,11 @@ def deliveries(engine: Engine, *, statuses: Sequence[str] | None = None, rule: s
     } for o in outbox if (e := events.get(o.event_id)) is not None]
 
 
-def delivery_counts(engine: Engine) -> dict[str, int]:
+def delivery_counts(reader: Reader) -> dict[str, int]:
     """How many outbox rows are in each status (every status present, zeros included)."""
     from db import app_reads
-    from db.reader import reading
 
-    with reading(engine) as reader:
-        counted = app_reads.delivery_counts(reader)
+    counted = app_reads.delivery_counts(reader)
     return {s: int(counted.get(s, 0)) for s in DELIVERY_STATUSES} | {
         s: int(n) for s, n in counted.items() if s not in DELIVERY_STATUSES}
 

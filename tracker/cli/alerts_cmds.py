@@ -108,7 +108,7 @@ def history_cmd(
     """What fired or resolved, when, and whether each channel got it (attempts, last error)."""
     from tracker.alerts import history
 
-    rows = history(state(ctx).engine, rule=rule, limit=limit)
+    rows = history(state(ctx).reader, rule=rule, limit=limit)
     if fmt is Format.table:
         for r in rows:
             r["channels"] = "; ".join(

@@ -533,14 +533,16 @@ def alert_rules(ctx: ReadContext) -> list[dict[str, Any]]:
     """Every rule with its state and since when (channels redacted); ConfigError for a bad rule."""
     from tracker import alerts
 
-    return alerts.rule_states(ctx.engine, ctx.settings)
+    with ctx.reader() as r:
+        return alerts.rule_states(r, ctx.settings)
 
 
 def alert_events(ctx: ReadContext, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Fired, resolved, test and digest events, newest first, each with its deliveries."""
     from tracker import alerts
 
-    return alerts.history(ctx.engine, rule=rule, limit=limit)
+    with ctx.reader() as r:
+        return alerts.history(r, rule=rule, limit=limit)
 
 
 def alert_deliveries(ctx: ReadContext, *, statuses: Sequence[str] | None = None, rule: str | None = None,
@@ -548,8 +550,9 @@ def alert_deliveries(ctx: ReadContext, *, statuses: Sequence[str] | None = None,
     """The newest outbox rows (redacted, errors scrubbed) and the count of rows per status."""
     from tracker import alerts
 
-    return {"counts": alerts.delivery_counts(ctx.engine),
-            "deliveries": alerts.deliveries(ctx.engine, statuses=_split(statuses), rule=rule, limit=limit)}
+    with ctx.reader() as r:
+        return {"counts": alerts.delivery_counts(r),
+                "deliveries": alerts.deliveries(r, statuses=_split(statuses), rule=rule, limit=limit)}
 
 
 def split_list(values: Sequence[str] | None) -> list[str] | None:
