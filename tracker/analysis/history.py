@@ -48,6 +48,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from db import sql as q
@@ -278,8 +279,8 @@ def first_price(reader: Reader, f: Filters, until: int | None = None) -> int | N
 # --- the answer ----------------------------------------------------------------------------
 
 
-def _nan_to_none(v: Any) -> Any:
-    return None if isinstance(v, float) and math.isnan(v) else v
+#: A market row's cells that ``History.rows`` copies: time, min, p25, median, providers, offers.
+_MARKET_CELLS = itemgetter("time", "min", "p25", "median", "providers", "offers")
 
 
 #: One provider's values over a run of buckets: (gpu, provider, first bucket start, last bucket
@@ -354,9 +355,9 @@ class History:
         out: list[dict[str, Any]] = []
         for gpu, ms in markets.items():
             n = len(ms)
-            fixed = [[m["time"] for m in ms], [gpu] * n, [self.metric] * n, [self.unit] * n, [kinds] * n,
-                     *([_nan_to_none(m[c]) for m in ms] for c in ("min", "p25", "median")),
-                     [m["providers"] for m in ms], [m["offers"] for m in ms]]
+            times, lows, p25s, medians, providers, offers = zip(*map(_MARKET_CELLS, ms), strict=True)
+            fixed = [times, [gpu] * n, [self.metric] * n, [self.unit] * n, [kinds] * n,
+                     *([None if v != v else v for v in col] for col in (lows, p25s, medians)), providers, offers]
             none = [None] * n
             cols = [*fixed, *(values[gpu].get(p, none) for p in columns)]
             out += [dict(zip(keys, cells, strict=True)) for cells in zip(*cols, strict=True)]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import difflib
 import math
 import sys
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TextIO
@@ -71,8 +71,8 @@ def cell(value: Any) -> str:
     """A value as a table shows it: ``-`` for none, dates to the minute, small prices to 4 places."""
     if value is None:
         return "-"
-    if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M UTC")
+    if isinstance(value, datetime):  # as strftime("%Y-%m-%d %H:%M UTC") writes it, faster (hourly years)
+        return f"{value.isoformat(' ', 'minutes')[:16]} UTC" if value.year >= 1000 else value.strftime("%Y-%m-%d %H:%M UTC")
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, float):
@@ -113,13 +113,13 @@ def _distinct(values: list[Any]) -> Collection[Any]:
     """A column's values each once, which is all its format depends on (a year of hourly history
     is hundreds of thousands of cells, most of them repeats); all of them where ``True`` sits
     beside numbers (equal as keys) or a value is unhashable."""
-    kinds = set(map(type, values))
-    if bool in kinds and len(kinds) > 1:
-        return values
     try:
-        return set(values)
+        distinct = set(values)
     except TypeError:
         return values
+    if (True in distinct or False in distinct) and len(set(map(type, values))) > 1:
+        return values  # ``True`` and ``1`` are one key but two texts
+    return distinct
 
 
 def _numeric(distinct: Collection[Any]) -> bool:
@@ -147,8 +147,8 @@ def column_texts(column: Column, rows: Sequence[Mapping[str, Any]]) -> list[str]
     return _texts(values, _distinct(values))
 
 
-def _texts(values: list[Any], distinct: Collection[Any]) -> list[str]:
-    """``column_texts`` of a column's ``values``, and those each once (``_distinct``)."""
+def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
+    """How each value of a column (its values each once: ``_distinct``) is written."""
     places = _decimals(distinct)
     whole = not any(isinstance(v, float) for v in distinct)
 
@@ -157,24 +157,38 @@ def _texts(values: list[Any], distinct: Collection[Any]) -> list[str]:
             return str(value) if whole else f"{value:,.{places}f}"
         return cell(value).replace("\n", " ")
 
-    if distinct is not values:  # each distinct value formatted once
-        shown = {v: text(v) for v in distinct}
-        try:
-            return list(map(shown.__getitem__, values))
-        except KeyError:  # a value unequal to itself (NaN) that is not the object the set kept
-            pass
-    return [text(v) for v in values]
+    return text
+
+
+def _shown(values: list[Any], distinct: Collection[Any]) -> dict[Any, str] | None:
+    """Each distinct value's text, or ``None`` when some value could miss its key: the values
+    were not reduced (``_distinct``), or one is unequal to itself (NaN), so another NaN object
+    than the one the set kept finds nothing."""
+    if distinct is values or any(v != v for v in distinct):
+        return None
+    text = _formatter(distinct)
+    return {v: text(v) for v in distinct}
+
+
+def _texts(values: list[Any], distinct: Collection[Any]) -> list[str]:
+    """``column_texts`` of a column's ``values``, and those each once (``_distinct``)."""
+    shown = _shown(values, distinct)
+    if shown is not None:  # each distinct value formatted once
+        return list(map(shown.__getitem__, values))
+    return list(map(_formatter(distinct), values))
 
 
 class _Cells:
     """The rows of one table with each column's texts formatted once, however often the layout
-    asks (a year of daily history is tens of thousands of cells)."""
+    asks (a year of hourly history is half a million cells): widths come from each column's
+    distinct texts, and a cell's text is looked up by its value."""
 
     def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self.rows = rows
         self._texts: dict[str, list[str]] = {}
         self._numeric: dict[str, bool] = {}
         self._read: dict[str, tuple[list[Any], Collection[Any]]] = {}
+        self._shown: dict[str, dict[Any, str] | None] = {}
 
     def _values(self, column: Column) -> tuple[list[Any], Collection[Any]]:
         """The column's values, and those each once, read from the rows once."""
@@ -183,10 +197,36 @@ class _Cells:
             self._read[column.key] = values, _distinct(values)
         return self._read[column.key]
 
+    def shown(self, column: Column) -> dict[Any, str] | None:
+        """Each distinct value's text (``_shown``)."""
+        if column.key not in self._shown:
+            self._shown[column.key] = _shown(*self._values(column))
+        return self._shown[column.key]
+
     def texts(self, column: Column) -> list[str]:
+        """Every cell's text, in row order."""
         if column.key not in self._texts:
-            self._texts[column.key] = _texts(*self._values(column))
+            values, distinct = self._values(column)
+            shown = self.shown(column)
+            self._texts[column.key] = (list(map(_formatter(distinct), values)) if shown is None
+                                       else list(map(shown.__getitem__, values)))
         return self._texts[column.key]
+
+    def distinct_texts(self, column: Column) -> Collection[str]:
+        """The texts of the column's cells, each at least once (all a width depends on)."""
+        shown = self.shown(column)
+        return self.texts(column) if shown is None else shown.values()
+
+    def padded(self, column: Column, width: int) -> Iterable[str]:
+        """Every cell's text padded to ``width`` (numbers to the right), each distinct text padded once."""
+        pad = str.rjust if self.numeric(column) else str.ljust
+        shown = self.shown(column)
+        if shown is None:
+            texts = self.texts(column)
+            by_text = {t: pad(t, width) for t in set(texts)}
+            return map(by_text.__getitem__, texts)
+        by_value = {v: pad(t, width) for v, t in shown.items()}
+        return map(by_value.__getitem__, self._values(column)[0])
 
     def numeric(self, column: Column) -> bool:
         if column.key not in self._numeric:
@@ -194,13 +234,13 @@ class _Cells:
         return self._numeric[column.key]
 
     def natural(self, column: Column) -> int:
-        return max([len(column.header), *map(len, set(self.texts(column)))])
+        return max([len(column.header), *map(len, self.distinct_texts(column))])
 
     def narrowest(self, column: Column) -> int:
         """How narrow a column may get: a number never narrower than its widest value (its header
         wraps at spaces); text down to its longest word (at least ``_MIN_TEXT``, at most
         ``_LONGEST_WORD``, past which a word such as a URL folds), never wider than it needs."""
-        texts = self.texts(column)
+        texts = self.distinct_texts(column)
         if self.numeric(column):
             return max([*(len(w) for w in column.header.split()), *(len(t) for t in texts)])
         words = [len(w) for t in [column.header, *texts] for w in t.split()]
@@ -293,14 +333,14 @@ def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: s
 
 def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], cells: _Cells | None = None) -> str:
     """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut; each
-    line laid out by one format string."""
+    column's distinct texts padded once, each line their join."""
     cells = cells or _Cells(rows)
-    laid = [cells.texts(c) for c in columns]
     widths = [cells.natural(c) for c in columns]
-    right = [cells.numeric(c) for c in columns]
-    layout = _GAP.join(f"{{:{'>' if r else '<'}{w}}}" for w, r in zip(widths, right, strict=True))
-    out = [layout.format(*[c.header for c in columns]).rstrip(), layout.format(*["-" * w for w in widths]).rstrip()]
-    out += [layout.format(*line).rstrip() for line in zip(*laid)]
+    laid = [cells.padded(c, w) for c, w in zip(columns, widths, strict=True)]
+    pads = [str.rjust if cells.numeric(c) else str.ljust for c in columns]
+    head = [pad(c.header, w) for c, w, pad in zip(columns, widths, pads, strict=True)]
+    out = [_GAP.join(head).rstrip(), _GAP.join("-" * w for w in widths).rstrip(),
+           *map(str.rstrip, map(_GAP.join, zip(*laid)))]
     return "\n".join(out) + "\n"
 
 
