@@ -47,7 +47,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, MetaData, SmallInteger, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, Index, MetaData, SmallInteger, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 from db.types import UTCDateTime, utcnow
@@ -167,9 +167,13 @@ class PriceIntervalPast(IntervalColumns, table=True):
     opens (the view ``price_interval`` reads it with ``PriceIntervalOpen``)."""
 
     __tablename__ = "price_interval_past"
-    #: The one index: a GPU's intervals by end, ``first_seen`` included so "in effect during
-    #: [a, b]" (``last_seen >= a AND first_seen <= b``) is answered from the index alone.
-    __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),)
+    #: A GPU's intervals by end, ``first_seen`` included so "in effect during [a, b]"
+    #: (``last_seen >= a AND first_seen <= b``) is answered from the index alone; and their
+    #: lengths, so the longest is one index step (``db.sql.LONGEST_SPAN``): it bounds that
+    #: ``last_seen`` from above (``<= b + longest``), so a read of a moment months back scans the
+    #: intervals around it, not every one since.
+    __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),
+                      Index("ix_price_interval_past_span", text("(last_seen - first_seen)")))
 
     id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
 

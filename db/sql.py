@@ -49,6 +49,12 @@ MAX_RUN = 120
 OFFER_EXTRAS = "SELECT id, provider, extra FROM offer WHERE id IN :ids"
 #: The provider and ``extra`` of every offer whose ``extra`` (as text) is ``LIKE :pattern`` (``db.via``).
 OFFERS_EXTRA_LIKE = "SELECT provider, extra FROM offer WHERE CAST(extra AS TEXT) LIKE :pattern"
+#: The longest any interval lasted (``last_seen - first_seen``; 0 when none is stored): the closed
+#: ones' from their index (``ix_price_interval_past_span``), the open ones' (one per offer) read
+#: through. An interval in effect at ``t`` (``first_seen <= t``) has ``last_seen <= t + longest``:
+#: the bound that lets a read of a moment months back scan the intervals around it.
+LONGEST_SPAN = ("SELECT COALESCE(MAX(s), 0) FROM (SELECT MAX(last_seen - first_seen) AS s FROM price_interval_past "
+                "UNION ALL SELECT MAX(last_seen - first_seen) AS s FROM price_interval_open) spans")
 #: ``store_meta`` value of ``:k``.
 STORE_META = "SELECT value FROM store_meta WHERE key = :k"
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
@@ -38,9 +40,30 @@ def _column_type(sql_type: object) -> str:
     return str(sql_type).split("(")[0].lower()
 
 
+def _indexes(engine: Engine, insp: Any, table: str) -> list[tuple[str, bool, str]]:
+    """(name, unique, what it indexes) of each index of ``table``, by name: its columns, or, for an
+    index of an expression (which SQLAlchemy's SQLite reflection skips with a warning), the
+    expression as the store declares it."""
+    found = [(ix["name"], bool(ix.get("unique")), ", ".join(ix["column_names"])) for ix in insp.get_indexes(table)]
+    with engine.connect() as conn:
+        declared = conn.exec_driver_sql("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? "
+                                        "AND sql IS NOT NULL", (table,)).all()
+    names = {name for name, _u, _c in found}
+    for name, sql in declared:
+        if name not in names:  # an expression: the text between the outer parentheses after ON
+            found.append((name, sql.lstrip().upper().startswith("CREATE UNIQUE"), sql[sql.index("(") + 1:sql.rindex(")")]))
+    return sorted(found)
+
+
 def render(engine: Engine) -> str:
     """The schema of ``engine``'s store as markdown: tables (columns, primary key, indexes,
     foreign keys), then views (their columns and what they read)."""
+    with warnings.catch_warnings():  # expression indexes are read by ``_indexes``
+        warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
+        return _render(engine)
+
+
+def _render(engine: Engine) -> str:
     insp = inspect(engine)
     out: list[str] = []
     for table in sorted(set(insp.get_table_names()) - NOT_OURS):
@@ -53,9 +76,8 @@ def render(engine: Engine) -> str:
             flags = [f for f, on in (("key", c["name"] in pk), ("null", c["nullable"])) if on]
             cols.append(f"`{c['name']}` {_column_type(c['type'])}" + (f" ({', '.join(flags)})" if flags else ""))
         out.append("- columns: " + ", ".join(cols))
-        for ix in sorted(insp.get_indexes(table), key=lambda i: i["name"] or ""):
-            unique = "unique " if ix.get("unique") else ""
-            out.append(f"- {unique}index `{ix['name']}`: ({', '.join(ix['column_names'])})")
+        for name, unique, indexed in _indexes(engine, insp, table):
+            out.append(f"- {'unique ' if unique else ''}index `{name}`: ({indexed})")
         for uq in sorted(insp.get_unique_constraints(table), key=lambda u: u["name"] or ""):
             out.append(f"- unique `{uq['name']}`: ({', '.join(uq['column_names'])})")
         for fk in insp.get_foreign_keys(table):

@@ -152,6 +152,7 @@ class _Reads:
         self.scope = Scope(reader, f, tolerance)
         lab = self.scope.labels
         self.names = lab.names("gpu") | lab.names("provider")  # ids are unique across spaces
+        self._longest: int | None = None
 
     def end(self, provider: int, last_seen: int, ends_at: Any) -> int:
         return hold_end(last_seen, None if ends_at is None else int(ends_at), self.scope.interval_s(provider))
@@ -175,18 +176,25 @@ class _Reads:
                 out.append((hi, int(gpu), int(provider), int(offer), float(price), int(first_seen), end))
         return out
 
+    def longest_span(self) -> int:
+        """The longest any stored interval lasted (``db.sql.LONGEST_SPAN``), read once."""
+        if self._longest is None:
+            self._longest = int(self.reader.scalar(q.LONGEST_SPAN))
+        return self._longest
+
     def rows_at(self, times: list[int]) -> list[Live]:
         """The intervals matching the filters in effect at each of ``times``: one statement, a
         branch per time (``first_seen <= t`` and ``last_seen`` no earlier than the longest hold
-        before ``t``, the range the (gpu, last_seen, first_seen) index answers)."""
+        before ``t`` and no later than the longest interval after it, the range the (gpu,
+        last_seen, first_seen) index answers)."""
         params: dict[str, Any] = {}
         where = self.scope.where(params)
         branches = []
         for k, t in enumerate(times):
             branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
                             f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
-                            f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
-            params |= {f"t{k}": int(t), f"from{k}": int(t) - self.scope.longest}
+                            f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k} AND i.last_seen <= :to{k}")
+            params |= {f"t{k}": int(t), f"from{k}": int(t) - self.scope.longest, f"to{k}": int(t) + self.longest_span()}
         return [(int(t), int(gpu), int(provider), int(offer), float(price), int(first), self.end(int(provider), int(last), ends_at))
                 for t, gpu, provider, offer, price, first, last, ends_at in self.reader.rows(" UNION ALL ".join(branches), params)]
 
@@ -210,10 +218,11 @@ class _Reads:
         where = self.scope.where(params)
         terms = []
         for k, (gpu_id, low, day, end) in enumerate(lows):
-            terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} "
+            terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.last_seen <= :to{k} AND i.first_seen >= :lo{k} "
                          f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
                          f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
-            params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": min(day + DAY - 1, until), f"low{k}": low}
+            hi = min(day + DAY - 1, until)
+            params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": hi, f"to{k}": hi + self.longest_span(), f"low{k}": low}
             if end is not None:
                 params[f"end{k}"] = end
         rows = self.reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
