@@ -22,9 +22,11 @@ depends_on: Union[str, Sequence[str], None] = None
 
 def upgrade() -> None:
     """Upgrade schema."""
-    op.create_index('ix_price_interval_past_span', 'price_interval_past', [sa.text('(last_seen - first_seen)')])
+    # a store made from the models (before migrations existed) has it already
+    op.create_index('ix_price_interval_past_span', 'price_interval_past', [sa.text('(last_seen - first_seen)')],
+                    if_not_exists=True)
 
 
 def downgrade() -> None:
     """Downgrade schema."""
-    op.drop_index('ix_price_interval_past_span', table_name='price_interval_past')
+    op.drop_index('ix_price_interval_past_span', table_name='price_interval_past', if_exists=True)
