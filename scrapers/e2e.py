@@ -37,9 +37,9 @@ from scrapers.base import (
     read_price,
     unreadable,
 )
+from tracker.kinds import HOURS_PER_MONTH
 
 URL = "https://www.e2enetworks.com/pricing"
-HOURS_PER_MONTH = 730.0
 _LD_JSON = re.compile(r"<script[^>]*type=[\"']application/ld\+json[\"'][^>]*>(.*?)</script>", re.S | re.I)
 _VRAM = re.compile(r"(\d+(?:\.\d+)?)\s*GB\s*VRAM", re.I)
 _VCPUS = re.compile(r"(\d+(?:\.\d+)?)\s*vCPUs?", re.I)

@@ -45,9 +45,9 @@ from scrapers.base import (
     shown,
 )
 from scrapers.html import layout_changed
+from tracker.kinds import HOURS_PER_MONTH
 
 PRICING_URL = "https://www.latitude.sh/pricing"
-HOURS_PER_MONTH = 730
 _MARKER = '"plansData":'
 
 

@@ -51,12 +51,12 @@ from scrapers.base import (
     require,
     unreadable,
 )
+from tracker.kinds import HOURS_PER_MONTH
 
 API = "https://eu.api.ovh.com/v1/order/catalog/public/cloud"
 SUBSIDIARY = "FR"
 #: The catalogue's prices are integers in 10^-8 of the currency unit.
 PRICE_SCALE = 100_000_000
-HOURS_PER_MONTH = 730.0
 
 
 def _regions(addon: dict[str, Any]) -> list[str]:

@@ -46,10 +46,10 @@ from scrapers.base import (
     read_price,
     shown,
 )
+from tracker.kinds import HOURS_PER_MONTH
 
 URL = "https://raw.githubusercontent.com/KavSh890/packet.ai-Pricing/main/product_detail.json"
 SECTIONS = ("on_demand", "monthly")
-HOURS_PER_MONTH = 730
 STOCK = {"in_stock": True, "out_of_stock": False, "launching_soon": False, "sold_out": False}
 _COUNTRY_RE = re.compile(r",\s*([A-Z]{2})\b")
 #: Country words in the feed that are not ISO 3166 codes.
