@@ -122,7 +122,7 @@ CASES: dict[str, tuple[Callable[[], Any], Expected, dict[tuple[bool | None, bool
         {(True, True): 2},
     ),
     "jarvislabs": (
-        lambda: replayed_payload("jarvislabs"),
+        lambda: load_json("jarvislabs/server_meta_handmade.json"),  # the keyed API: the page states no stock
         {("L4/container", "india-noida-01", "on_demand"): (True, 3, "-"),
          ("L4/container", "india-noida-01", "spot"): (True, 2, "-")},
         {(True, True): 11},

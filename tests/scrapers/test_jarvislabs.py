@@ -1,7 +1,8 @@
-"""JarvisLabs ``/misc/server_meta`` scraper.
+"""JarvisLabs: the pricing page without a key, ``/misc/server_meta`` with one.
 
-HANDMADE fixture (see tests/fixtures/jarvislabs/README.md): gpuhunt's ``SERVER_META_RESPONSE``
-test literal. The values are plausible, not recorded prices.
+The page fixture is the replay recording, a REFERENCE (our own values in the columns a public
+2026 collector reads); the API fixture is HANDMADE (gpuhunt's ``SERVER_META_RESPONSE`` test
+literal, plausible values): see tests/fixtures/jarvislabs/README.md.
 """
 
 from __future__ import annotations
@@ -12,43 +13,86 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import FetchError, MissingCredentials, ScrapedOffer
-from scrapers.jarvislabs import SERVER_META_URL, JarvislabsScraper
-from tests.conftest import load_recording_json
+from scrapers.base import FetchError, ParseError, ScrapedOffer
+from scrapers.jarvislabs import PRICING_URL, SERVER_META_URL, JarvislabsScraper
+from tests.conftest import load_json, load_recording_text
 from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 from tests.scrapers.requests_helpers import json_fetch
 
-SAMPLE = "jarvislabs/server_meta_handmade.json"  # the replay recording: the one copy
+PAGE = "jarvislabs/pricing_reference.html"  # the replay recording: the one copy
+SAMPLE = "jarvislabs/server_meta_handmade.json"  # the keyed API's answer (handmade)
 TOKEN = "jl-token-do-not-leak"
 
 
-def raw_payload() -> dict[str, Any]:
-    return load_recording_json(SAMPLE)
+def page() -> str:
+    return load_recording_text(PAGE)
+
+
+def api_payload() -> dict[str, Any]:
+    return load_json(SAMPLE)
 
 
 class TestJarvislabs(ProviderContract):
     scraper_cls = JarvislabsScraper
-    handmade = True  # gpuhunt test literal, not a live recording
-    min_offers = 8
+    handmade = True  # a reference fixture: the page's columns, our own values
+    min_offers = 6
 
     def load_raw(self) -> Any:
-        return raw_payload()
+        return page()
 
     def broken_payloads(self) -> list[Any]:
-        sample = load_recording_json(SAMPLE)
-        no_type = copy.deepcopy(sample)
-        del no_type["server_meta"][0]["gpu_type"]
-        no_region = copy.deepcopy(sample)
-        del no_region["server_meta"][2]["region"]
         return [
-            {},
-            {"cpu_meta": sample["cpu_meta"]},
-            {"server_meta": {"rows": sample["server_meta"]}},
-            {"server_meta": []},
-            no_type,
-            no_region,
-            "<html>502 Bad Gateway</html>",
+            "",
+            page().replace("<th>$/hour</th>", "<th>Hourly</th>"),  # the price column renamed
+            page().replace("<th>VRAM</th>", "<th>Memory</th>"),
+            page().replace("$", "ask "),  # every price unreadable
         ]
+
+    def bad_offer_payloads(self) -> list[Any]:
+        return [page().replace("<td>$0.91</td>", "<td>n/a?</td>")]
+
+    def test_h100_per_gpu_hour_from_the_page(self, offers: list[ScrapedOffer]) -> None:
+        h100 = {o.sku: o for o in offers}["h100-sxm-80gb"]
+        assert (h100.gpu_raw, h100.gpu_count, h100.gpu_memory_gb, h100.vcpus, h100.ram_gb) == ("H100 SXM", 1, 80, 16, 200)
+        assert (h100.kind, h100.region, h100.price_per_hour, h100.currency) == ("on_demand", "", 2.57, "USD")
+        assert h100.extra["per_gpu"] and h100.extra["generation"] == "Hopper"
+
+    def test_two_memory_sizes_of_one_gpu_are_two_offers(self, offers: list[ScrapedOffer]) -> None:
+        by_sku = {o.sku: o.price_per_hour for o in offers}
+        assert (by_sku["a100-80gb"], by_sku["a100-40gb"]) == (1.33, 1.17)
+        assert len(offers) == 6  # the storage table is no GPU table
+
+    def test_a_row_printed_twice_counts_once_and_two_prices_are_a_changed_layout(self) -> None:
+        row = "<tr><td>L4</td><td>Ada Lovelace</td><td>24 GB</td><td>48 GB</td><td>8</td><td>$0.39</td></tr>"
+        twice = page().replace(row, row * 2)
+        assert len(JarvislabsScraper(env={}).parse(twice)) == 6
+        with pytest.raises(ParseError, match="jarvislabs: layout changed: two different prices"):
+            JarvislabsScraper(env={}).parse(page().replace(row, row + row.replace("$0.39", "$0.45")))
+
+
+def test_without_a_key_the_page_is_read_once_after_robots() -> None:
+    raw = assert_fetches_page_once(JarvislabsScraper(env={}), PRICING_URL, page())
+    assert JarvislabsScraper(env={}).parse(raw)[0].sku == "h200-sxm-141gb"
+
+
+def test_robots_refusing_the_page_skips_the_keyless_run() -> None:
+    assert_refused_by_robots(JarvislabsScraper(env={}), PRICING_URL, page(), "User-agent: *\nDisallow: /pricing\n")
+
+
+def test_a_fresh_install_needs_no_key_and_a_replay_reads_the_page() -> None:
+    assert JarvislabsScraper.credentials == () and JarvislabsScraper.optional_credentials == ("JARVISLABS_TOKEN",)
+    JarvislabsScraper(env={}).check_credentials()
+    assert not JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}, replay=True).keyed()
+    assert JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}).keyed()
+
+
+class TestJarvislabsApi:
+    """The keyed path: ``server_meta`` rows of every region, on demand and spot."""
+
+    @pytest.fixture
+    def offers(self) -> list[ScrapedOffer]:
+        return JarvislabsScraper(env={}).parse(api_payload())
 
     def test_a100_on_demand_and_spot(self, offers: list[ScrapedOffer]) -> None:
         keys = index_offers(offers)
@@ -74,15 +118,25 @@ class TestJarvislabs(ProviderContract):
         assert len(offers) == 11
 
     def test_a_row_listed_twice_counts_once(self) -> None:
-        sample = load_recording_json(SAMPLE)
+        sample = api_payload()
         offers = JarvislabsScraper(env={}).parse({"server_meta": sample["server_meta"] * 2})
         assert len(offers) == 11
 
     def test_one_answer_holds_every_region(self, offers: list[ScrapedOffer]) -> None:
         assert {o.region for o in offers} == {"india-noida-01", "india-chennai-01", "europe-01", "unknown-region"}
 
+    def test_a_changed_shape_raises_parse_error_naming_the_provider(self) -> None:
+        sample = api_payload()
+        no_type, no_region = copy.deepcopy(sample), copy.deepcopy(sample)
+        del no_type["server_meta"][0]["gpu_type"]
+        del no_region["server_meta"][2]["region"]
+        for broken in ({}, {"cpu_meta": sample["cpu_meta"]}, {"server_meta": {"rows": sample["server_meta"]}},
+                       {"server_meta": []}, no_type, no_region):
+            with pytest.raises(ParseError, match="jarvislabs"):
+                JarvislabsScraper(env={}).parse(broken)
+
     def test_no_free_devices_is_unavailable(self) -> None:
-        sample = load_recording_json(SAMPLE)
+        sample = api_payload()
         sample["server_meta"][2]["effective_num_free_devices"] = 0
         sample["server_meta"][2]["spot_num_free_devices"] = 0
         keys = index_offers(JarvislabsScraper(env={}).parse(sample))
@@ -91,7 +145,7 @@ class TestJarvislabs(ProviderContract):
 
 
 def test_fetch_asks_one_host_with_the_token() -> None:
-    raw, calls = json_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), load_recording_json(SAMPLE))
+    raw, calls = json_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), api_payload())
     assert [(r.method, str(r.url)) for r in calls] == [("GET", "https://backendn.jarvislabs.net/misc/server_meta")]
     assert str(calls[0].url) == SERVER_META_URL
     assert calls[0].headers["Authorization"] == f"Bearer {TOKEN}"
@@ -104,7 +158,7 @@ def test_other_regional_hosts_being_down_does_not_matter() -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         if request.url.host != "backendn.jarvislabs.net":
             return httpx.Response(503, text="down")
-        return httpx.Response(200, json=load_recording_json(SAMPLE))
+        return httpx.Response(200, json=api_payload())
 
     offers = JarvislabsScraper(env={}).parse(run_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), httpx.MockTransport(handler)))
     assert len(offers) == 11
@@ -117,9 +171,3 @@ def test_a_failing_host_fails_the_run_without_leaking_the_token() -> None:
     with pytest.raises(FetchError, match=r"jarvislabs: GET https://backendn.jarvislabs.net/misc/server_meta -> HTTP 401") as info:
         run_fetch(JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}), httpx.MockTransport(handler))
     assert TOKEN not in str(info.value)
-
-
-def test_missing_credentials() -> None:
-    with pytest.raises(MissingCredentials, match="set JARVISLABS_TOKEN to enable"):
-        JarvislabsScraper(env={}).check_credentials()
-    JarvislabsScraper(env={"JARVISLABS_TOKEN": TOKEN}).check_credentials()

@@ -218,7 +218,7 @@ PRICES: dict[str, tuple[Callable[[], Any], Corrupt, bool]] = {
     "digitalocean": (test_digitalocean.TestDigitalocean().load_raw, _digitalocean, True),
     "gcp": (lambda: copy.deepcopy(replayed_payload("gcp")), _gcp, False),  # the fixture prices one SKU
     "hyperbolic": (test_hyperbolic.TestHyperbolic().load_raw, _hyperbolic, True),
-    "jarvislabs": (test_jarvislabs.TestJarvislabs().load_raw, _jarvislabs, False),
+    "jarvislabs": (test_jarvislabs.api_payload, _jarvislabs, False),
     "linode": (test_linode.TestLinode().load_raw, _linode, True),
     "oci": (test_oci.TestOci().load_raw, _oci, False),
     "runpod": (test_runpod.TestRunpod().load_raw, _runpod, True),
