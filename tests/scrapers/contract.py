@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import httpx
 import pytest
@@ -57,8 +57,25 @@ def index_offers(offers: list[ScrapedOffer], fields: tuple[str, ...] = ("sku", "
     return {tuple(getattr(o, f) for f in fields): o for o in offers}
 
 
+class NamedOffer(NamedTuple):
+    """One offer as the provider's replay recording states it (a derived price, per hour from a
+    month or cents, is the parser's arithmetic on the figure the file prints). ``sku`` only where
+    GPU, count, kind and region name several offers."""
+
+    gpu_raw: str
+    gpu_count: int
+    kind: str
+    region: str
+    price_per_hour: float
+    currency: str = "USD"
+    sku: str | None = None
+
+
 class ProviderContract:
     scraper_cls: ClassVar[type[Scraper]]
+    #: Every active provider names one offer of its replay recording (the file its fixture is),
+    #: so each parser is held to values, not counts, on the newest shape known.
+    named_offer: ClassVar[NamedOffer | None] = None
     #: True when the payload is not a real recording: a reference (the real shape, our own values),
     #: a handmade sample or an API-reference example (see SOURCES.md and the manifest).
     handmade: ClassVar[bool] = False
@@ -98,6 +115,16 @@ class ProviderContract:
         offers = scraper.parse(run_fetch(scraper, transport))
         assert len(offers) >= self.min_offers
         assert transport.requests, "fetch made no request"
+
+    def test_the_replay_recording_states_the_named_offer(self) -> None:
+        cls, want = self.scraper_cls, self.named_offer
+        if want is None:  # test_named_offers holds every active provider to one
+            pytest.skip(f"{cls.name}: its offer is named by another test class, or it is retired")
+        offers = cls(env={}, replay=True).parse(replayed_payload(cls.name))
+        found = [o for o in offers if (o.gpu_raw, o.gpu_count, o.kind, o.region) == want[:4]
+                 and want.sku in (None, o.sku)]
+        assert len(found) == 1, (want, [(o.sku, o.gpu_raw, o.gpu_count, o.kind, o.region) for o in offers][:20])
+        assert (found[0].price_per_hour, found[0].currency) == (pytest.approx(want.price_per_hour), want.currency)
 
     def test_changed_shape_raises_parse_error_naming_the_provider(self) -> None:
         payloads = self.broken_payloads()

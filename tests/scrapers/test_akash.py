@@ -10,7 +10,7 @@ import pytest
 from scrapers.akash import URL, AkashScraper
 from scrapers.base import ScrapedOffer
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.requests_helpers import json_fetch
 
 # Real excerpt: a live probe quoted in opencolin/n8n-nodes-akash docs/research/ecosystem.md @ 53780d5a (README.md).
@@ -33,6 +33,7 @@ def without(key: str) -> dict[str, Any]:
 
 class TestAkash(ProviderContract):
     scraper_cls = AkashScraper
+    named_offer = NamedOffer("nvidia a100 80Gi SXM4", 1, "community", "", 1.48)
 
     def load_raw(self) -> Any:
         return load_json(SUMMARY)

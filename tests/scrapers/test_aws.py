@@ -24,7 +24,7 @@ from scrapers._aws_common import REGIONS
 from scrapers.aws import CONCURRENCY, PRICING_JSON_REGIONS, REGIONS_ENV, SOURCE_ENV, AwsScraper, pricing_url
 from scrapers.base import UNREADABLE_PRICE, FetchError, ParseError, ScrapedOffer
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 from tracker.errors import ConfigError
 
 BY_LOCATION = "aws/aws_pricing_json_ondemand_linux_gpu_by_location_2026-09-28.json"
@@ -64,6 +64,7 @@ def parse(raw: Any) -> list[ScrapedOffer]:
 
 class TestAwsPricingJson(ProviderContract):
     scraper_cls = AwsScraper
+    named_offer = NamedOffer("g6e.48xlarge", 8, "on_demand", "us-east-1", 30.13118)
     handmade = False  # real AWS pricing JSON (an excerpt filtered to GPU rows by its recorder)
 
     def load_raw(self) -> Any:

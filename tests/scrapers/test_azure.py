@@ -25,7 +25,7 @@ from scrapers.azure import (
 )
 from scrapers.base import FetchError, ScrapedOffer
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 GPU_ITEMS = "azure/azure_retail_prices_gpu_items_projected_2026.json"
 RAW_D2S = "azure/azure_retail_prices_raw_standard_d2s_v3_eastus.json"
@@ -51,6 +51,7 @@ def find(offers: list[ScrapedOffer], sku: str, region: str, kind: str) -> Scrape
 
 class TestAzure(ProviderContract):
     scraper_cls = AzureScraper
+    named_offer = NamedOffer("Standard_NC80adis_H100_v5", 2, "spot", "germanywestcentral", 3.63)
     handmade = False  # real items (real-transcribed), envelope taken from another real response
     min_offers = 40
 

@@ -11,7 +11,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.civo import PRICING_URL, CivoScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 
 PAGE = "civo/pricing_reference.html"  # the replay recording: the one copy
 
@@ -22,6 +22,7 @@ def page() -> str:
 
 class TestCivo(ProviderContract):
     scraper_cls = CivoScraper
+    named_offer = NamedOffer("NVIDIA L40S - 48GB", 2, "on_demand", "", 2.38)
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 20
 

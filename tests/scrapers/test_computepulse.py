@@ -12,7 +12,7 @@ import pytest
 from scrapers.base import ParseError, PartialOffers, ScrapedOffer
 from scrapers.computepulse import GPU_SLUGS, MAX_PAGES, URL, ComputepulseScraper, via_name
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, index_offers, replayed_payload, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, replayed_payload, run_fetch
 
 H100_P1 = "computepulse/listings_nvidia-h100_p1_reference.json"
 H100_P2 = "computepulse/listings_nvidia-h100_p2_reference.json"
@@ -38,6 +38,7 @@ def with_meta(**meta: Any) -> dict[str, Any]:
 
 class TestComputepulse(ProviderContract):
     scraper_cls = ComputepulseScraper
+    named_offer = NamedOffer("A100 SXM", 1, "on_demand", "us", 0.62)
     handmade = True  # a reference fixture: the real shape with our own values
     min_offers = 15
 

@@ -14,7 +14,7 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.coreweave import PRICING_URL, CoreweaveScraper
-from tests.scrapers.contract import ProviderContract, index_offers
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
@@ -33,6 +33,7 @@ def europe_only(html: str) -> str:
 
 class TestCoreweave(ProviderContract):
     scraper_cls = CoreweaveScraper
+    named_offer = NamedOffer("NVIDIA GB200 NVL72", 4, "on_demand", "North America", 40.8)
     handmade = True  # not a real recording: a reference page (the real 2026 shape, invented values)
     min_offers = 15
 

@@ -10,7 +10,7 @@ from bs4 import BeautifulSoup
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.crusoe import PRICING_URL, CrusoeScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_edits import replaced, without
 from tests.scrapers.page_requests import (
     assert_fetches_page_once,
@@ -57,6 +57,7 @@ def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str, int], ScrapedOffe
 
 class TestCrusoe(ProviderContract):
     scraper_cls = CrusoeScraper
+    named_offer = NamedOffer("NVIDIA H200 HGX", 1, "on_demand", "", 4.29)
     min_offers = 8
 
     def load_raw(self) -> str:

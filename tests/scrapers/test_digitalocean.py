@@ -21,7 +21,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, FetchError, MissingCredentials, ParseError, ScrapedOffer
 from scrapers.digitalocean import PRICING_URL, SIZES_URL, DigitaloceanScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 from tracker.pipeline.replay import BUNDLED_RECORDINGS, ReplayTransport, recording_info
 
@@ -135,6 +135,7 @@ class TestDigitalocean(ProviderContract):
     """The token path: the API (a handmade sample of its answer)."""
 
     scraper_cls = DigitaloceanScraper
+    named_offer = NamedOffer("AMD MI300X", 8, "on_demand", "", 19.92)
     handmade = True  # this API sample is handmade (and the bundled fixture is a reference page)
     min_offers = 2
 

@@ -14,7 +14,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.e2e import E2eScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tracker.pipeline.normalise import normalise
 
 PAGE = "e2e/e2e_pricing_reference.html"  # the replay recording: the one copy
@@ -30,6 +30,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestE2e(ProviderContract):
     scraper_cls = E2eScraper
+    named_offer = NamedOffer("NVIDIA H100", 1, "on_demand", "", 300.0, "INR")
     handmade = True  # a reference fixture: the real structure with our own values
     min_offers = 6
 

@@ -10,7 +10,7 @@ import httpx
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.fal import PRICING_URL, FalScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 
 PAGE = "fal/pricing_reference.html"  # the replay recording: the one copy
 
@@ -21,6 +21,7 @@ def page() -> str:
 
 class TestFal(ProviderContract):
     scraper_cls = FalScraper
+    named_offer = NamedOffer("B300", 1, "on_demand", "", 7.95)
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 6
 

@@ -25,7 +25,7 @@ from scrapers.gcp import (
     region_of_location,
 )
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 EXCERPT_2023 = "gcp/gcp_cloudbilling_skus_excerpt_2023-03.json"
 GPU_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_trimmed.json"
@@ -50,6 +50,7 @@ def no_location_sku() -> dict[str, Any]:
 
 class TestGcp(ProviderContract):
     scraper_cls = GcpScraper
+    named_offer = NamedOffer("H200 141GB", 1, "reserved", "Americas", 6.43139, "USD", sku="759E-59C1-661D")
     min_offers = 3
 
     def load_raw(self) -> Any:

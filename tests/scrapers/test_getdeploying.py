@@ -16,7 +16,7 @@ from sqlmodel import Session
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.getdeploying import GPU_PAGES, GetdeployingScraper, via_name
 from tests.conftest import recording_path
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.pipeline.normalise import normalise
 
@@ -37,6 +37,7 @@ def edit(change: Any) -> dict[str, str]:
 
 class TestGetdeploying(ProviderContract):
     scraper_cls = GetdeployingScraper
+    named_offer = NamedOffer("H100 SXM5", 8, "on_demand", "", 23.92)
     handmade = True
     min_offers = 15
 

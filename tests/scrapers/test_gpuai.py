@@ -11,7 +11,7 @@ import pytest
 from scrapers.base import FetchError, ParseError, PartialOffers, ScrapedOffer
 from scrapers.gpuai import MAX_PAGES, URL, GpuaiScraper
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 PAGE1 = "gpuai/pricing_page1.json"  # the replay recording: the one copy
 PAGE2 = "gpuai/pricing_page2.json"  # the replay recording: the one copy
@@ -49,6 +49,7 @@ def serve(pages: dict[str | None, Any], sent: list[httpx.Request]) -> httpx.Mock
 
 class TestGpuai(ProviderContract):
     scraper_cls = GpuaiScraper
+    named_offer = NamedOffer("b200", 8, "community", "us-east", 47.6)
     handmade = True  # a reference fixture: the real shape with our own values
     min_offers = 19
 

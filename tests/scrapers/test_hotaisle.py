@@ -9,7 +9,7 @@ import pytest
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.hotaisle import PRICING_URL, HotaisleScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
 PAGE = "hotaisle/pricing.html"  # the replay recording: the one copy
@@ -27,6 +27,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestHotaisle(ProviderContract):
     scraper_cls = HotaisleScraper
+    named_offer = NamedOffer("MI300x", 1, "on_demand", "", 2.89)
     handmade = True  # a reference fixture: the real structure with our own values
     min_offers = 5
 

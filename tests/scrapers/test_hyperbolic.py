@@ -9,7 +9,7 @@ from typing import Any
 from scrapers.base import ScrapedOffer
 from scrapers.hyperbolic import URL, HyperbolicScraper
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, index_offers
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
 # Reference: the shape of getcomputable/gpu-index tests/fixtures/observatory/hyperbolic/rental_options.json
@@ -33,6 +33,7 @@ def without(key: str, index: int = 0) -> list[dict[str, Any]]:
 
 class TestHyperbolic(ProviderContract):
     scraper_cls = HyperbolicScraper
+    named_offer = NamedOffer("h100 sxm5", 2, "on_demand", "eu-central-2", 6.68)
     handmade = True  # a reference fixture: the real shape with our own values
     min_offers = 12
 

@@ -9,7 +9,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.hyperstack import PRICING_URL, HyperstackScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_edits import replaced
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
@@ -32,6 +32,7 @@ def _replaced_all(old: str, new: str) -> str:
 
 class TestHyperstack(ProviderContract):
     scraper_cls = HyperstackScraper
+    named_offer = NamedOffer("NVIDIA H200 SXM", 1, "on_demand", "", 3.99)
     min_offers = 30  # 13 on-demand + 12 reservation + 5 spot on the recorded page
 
     def load_raw(self) -> str:

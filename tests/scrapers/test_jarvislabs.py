@@ -16,7 +16,7 @@ import pytest
 from scrapers.base import FetchError, ParseError, ScrapedOffer
 from scrapers.jarvislabs import PRICING_URL, SERVER_META_URL, JarvislabsScraper
 from tests.conftest import load_json, load_recording_text
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 from tests.scrapers.requests_helpers import json_fetch
 
@@ -35,6 +35,7 @@ def api_payload() -> dict[str, Any]:
 
 class TestJarvislabs(ProviderContract):
     scraper_cls = JarvislabsScraper
+    named_offer = NamedOffer("H200 SXM", 1, "on_demand", "", 3.41)
     handmade = True  # a reference fixture: the page's columns, our own values
     min_offers = 6
 

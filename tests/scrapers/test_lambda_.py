@@ -9,7 +9,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.lambda_ import PRICING_URL, LambdaScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
 from tracker.errors import RobotsDisallowed
 
@@ -27,6 +27,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestLambda(ProviderContract):
     scraper_cls = LambdaScraper
+    named_offer = NamedOffer("NVIDIA B200 SXM6", 8, "on_demand", "", 39.92)
     min_offers = 5
 
     def load_raw(self) -> str:

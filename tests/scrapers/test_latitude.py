@@ -11,7 +11,7 @@ from scrapers._nextjs import flight_stream
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.latitude import PRICING_URL, LatitudeScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, index_offers
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
 PAGE = "latitude/pricing.html"  # the replay recording: the one copy
@@ -39,6 +39,7 @@ def changed(slug: str, **gpu: Any) -> str:
 
 class TestLatitude(ProviderContract):
     scraper_cls = LatitudeScraper
+    named_offer = NamedOffer("H100", 8, "on_demand", "United States", 17.2)
     handmade = True  # a reference fixture: the real structure with our own values
     min_offers = 13
 

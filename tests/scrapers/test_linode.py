@@ -12,7 +12,7 @@ import pytest
 from scrapers.base import FetchError, ScrapedOffer
 from scrapers.linode import TYPES_URL, LinodeScraper, gpu_name
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 TYPES = "linode/linode_v4beta_linode_types_linodego_cassette_excerpt.json"
 
@@ -27,6 +27,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestLinode(ProviderContract):
     scraper_cls = LinodeScraper
+    named_offer = NamedOffer("NVIDIA Quadro RTX 6000", 2, "on_demand", "", 3.0)
     min_offers = 4
 
     def load_raw(self) -> list[Any]:

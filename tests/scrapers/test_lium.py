@@ -10,7 +10,7 @@ import pytest
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.lium import URL, LiumScraper
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.requests_helpers import json_fetch
 
 BOOK = "lium/executors.json"  # the replay recording: the one copy
@@ -39,6 +39,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestLium(ProviderContract):
     scraper_cls = LiumScraper
+    named_offer = NamedOffer("NVIDIA A100-SXM4-80GB", 8, "on_demand", "US", 9.2)
     handmade = True  # a reference fixture: the real shape with our own values
     min_offers = 13
 

@@ -10,7 +10,7 @@ from scrapers.base import ParseError, ScrapedOffer
 from scrapers._nextjs import flight_stream
 from scrapers.massedcompute import PRICING_URL, MassedcomputeScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
 PAGE = "massedcompute/pricing.html"  # the replay recording: the one copy
@@ -37,6 +37,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestMassedcompute(ProviderContract):
     scraper_cls = MassedcomputeScraper
+    named_offer = NamedOffer("B300 SXM6", 8, "on_demand", "", 49.9)
     handmade = True  # a reference fixture: the real structure with our own values
     min_offers = 17
 

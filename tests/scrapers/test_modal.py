@@ -9,7 +9,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.modal import PRICING_URL, ModalScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
 from tracker.errors import RobotsDisallowed
 
@@ -33,6 +33,7 @@ def without_gpu_items(html: str) -> str:
 
 class TestModal(ProviderContract):
     scraper_cls = ModalScraper
+    named_offer = NamedOffer("Nvidia B200", 1, "on_demand", "", 6.2496)
     min_offers = 9
 
     def load_raw(self) -> str:

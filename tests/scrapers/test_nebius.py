@@ -9,7 +9,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.nebius import PRICES_URL, NebiusScraper
 from tests.conftest import load_text
-from tests.scrapers.contract import ProviderContract
+from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_edits import replaced, without
 from tests.scrapers.page_requests import (
     assert_fetches_page_once,
@@ -39,6 +39,7 @@ def by_key(offers: list[ScrapedOffer]) -> dict[tuple[str, str], ScrapedOffer]:
 
 class TestNebius(ProviderContract):
     scraper_cls = NebiusScraper
+    named_offer = NamedOffer("NVIDIA HGX B300", 1, "on_demand", "", 7.85)
     min_offers = 10
 
     def load_raw(self) -> str:

@@ -11,7 +11,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, FetchError
 from scrapers.oci import PRODUCTS_URL, SHAPES_URL, OciScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 PRODUCTS = "oci/oci_cetools_products_usd_2024-01_trimmed.json"
 SHAPES = "oci/oci_cost_estimator_shapes_excerpt.json"
@@ -45,6 +45,7 @@ def gpu_shape(name: str, part: str, gpus: int, ocpus: int, **over: Any) -> dict[
 
 class TestOci(ProviderContract):
     scraper_cls = OciScraper
+    named_offer = NamedOffer("Compute - GPU - L40S", 1, "on_demand", "", 3.5)
     min_offers = 7
 
     def load_raw(self) -> Any:

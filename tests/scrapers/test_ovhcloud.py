@@ -8,7 +8,7 @@ from typing import Any
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.ovhcloud import API, OvhcloudScraper
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, index_offers
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
 CATALOG = "ovhcloud/catalog_public_cloud_FR_reference.json"  # the replay recording: the one copy
@@ -24,6 +24,7 @@ def addon(raw: dict[str, Any], code: str) -> dict[str, Any]:
 
 class TestOvhcloud(ProviderContract):
     scraper_cls = OvhcloudScraper
+    named_offer = NamedOffer("H100", 4, "on_demand", "GRA11", 11.56, "EUR")
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 10
 

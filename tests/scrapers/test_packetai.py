@@ -10,7 +10,7 @@ import pytest
 from scrapers.base import ParseError, ScrapedOffer
 from scrapers.packetai import URL, PacketaiScraper
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, index_offers
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
 FEED = "packetai/product_detail.json"  # the replay recording: the one copy
@@ -34,6 +34,7 @@ def offer(offers: list[ScrapedOffer], sku: str, region: str, kind: str = "on_dem
 
 class TestPacketai(ProviderContract):
     scraper_cls = PacketaiScraper
+    named_offer = NamedOffer("NVIDIA B200", 2, "reserved", "Los Angeles, US (LA-1)", 13.6)
     handmade = True  # a reference fixture: the real shape with our own values
     min_offers = 31
 

@@ -12,7 +12,7 @@ import pytest
 from scrapers.base import FetchError, PartialOffers, ScrapedOffer
 from scrapers.runpod import ANONYMOUS_QUERY, GPU_TYPES_QUERY, GRAPHQL_URL, RunpodScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 from tests.scrapers.requests_helpers import (
     assert_only_optional_credential,
     assert_optional_key_sent_as_bearer,
@@ -46,6 +46,7 @@ class TestRunpod(ProviderContract):
     """The contract on the bundled replay recording: the real 2026 keyless answer."""
 
     scraper_cls = RunpodScraper
+    named_offer = NamedOffer("AMD Instinct MI300X OAM", 1, "on_demand", "", 2.39)
     min_offers = 70
 
     def load_raw(self) -> Any:

@@ -15,7 +15,7 @@ import pytest
 from scrapers.base import FetchError, PartialOffers, ScrapedOffer
 from scrapers.scaleway import DEFAULT_ZONES, ZONES_ENV, ScalewayScraper, availability_url, products_url
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, replayed_payload, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, replayed_payload, run_fetch
 from tracker.errors import ConfigError
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
@@ -51,6 +51,7 @@ class TestScaleway(ProviderContract):
     """The contract on the bundled replay: every zone, fr-par-2 (REFERENCE) with its stock."""
 
     scraper_cls = ScalewayScraper
+    named_offer = NamedOffer("NVIDIA L4", 2, "on_demand", "fr-par-1", 1.575, "EUR")
     handmade = True  # a reference fixture (the real shape, our own values), not a real recording
     min_offers = 16
 

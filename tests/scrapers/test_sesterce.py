@@ -10,7 +10,7 @@ import httpx
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.sesterce import COMPUTE_URL, SesterceScraper, flight_text
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 
 PAGE = "sesterce/compute_reference.html"  # the replay recording: the one copy
 
@@ -42,6 +42,7 @@ def set_field(index: int, key: str, value: Any) -> Any:
 
 class TestSesterce(ProviderContract):
     scraper_cls = SesterceScraper
+    named_offer = NamedOffer("H200 SXM5", 8, "on_demand", "helsinki-finland-1", 27.52)
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 8
 

@@ -12,7 +12,7 @@ import pytest
 from scrapers.base import MissingCredentials, ParseError, ScrapedOffer
 from scrapers.shadeform import KEY, URL, ShadeformScraper, via_name
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 
 TYPES = "shadeform/instance_types_reference.json"
 
@@ -33,6 +33,7 @@ def types(index: int = 0, config: bool = False, **changes: Any) -> dict[str, Any
 
 class TestShadeform(ProviderContract):
     scraper_cls = ShadeformScraper
+    named_offer = NamedOffer("MI300X oam", 8, "on_demand", "us-houston-1", 20.0)
     handmade = True  # a reference fixture: the documented shape with our own values
     min_offers = 10
 

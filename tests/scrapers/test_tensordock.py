@@ -12,7 +12,7 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.tensordock import LOCATIONS_URL, TensordockScraper, location_of
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 from tests.scrapers.requests_helpers import assert_only_optional_credential, assert_optional_key_sent_as_bearer
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
@@ -32,6 +32,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestTensordock(ProviderContract):
     scraper_cls = TensordockScraper
+    named_offer = NamedOffer("NVIDIA GeForce RTX 4090 PCIe 24GB", 1, "on_demand", "Chicago, Illinois, United States", 0.37)
     handmade = True  # a reference fixture (the real shape, our own values), not a real recording
     min_offers = 4
 

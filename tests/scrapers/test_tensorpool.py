@@ -11,7 +11,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.tensorpool import PRICING_URL, TensorpoolScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 PAGE = "tensorpool/pricing_reference.html"  # the replay recording: the one copy
 
@@ -26,6 +26,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestTensorpool(ProviderContract):
     scraper_cls = TensorpoolScraper
+    named_offer = NamedOffer("B200 SXM", 1, "on_demand", "", 4.79)
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 5
 

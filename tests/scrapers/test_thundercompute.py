@@ -10,7 +10,7 @@ import httpx
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.thundercompute import PRICING_URL, ThundercomputeScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 PAGE = "thundercompute/pricing_reference.html"  # the replay recording: the one copy
 
@@ -25,6 +25,7 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestThundercompute(ProviderContract):
     scraper_cls = ThundercomputeScraper
+    named_offer = NamedOffer("NVIDIA RTX A6000", 1, "on_demand", "", 0.29)
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 5
 

@@ -8,7 +8,7 @@ from typing import Any
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.together import PRICING_URL, TogetherScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 
 PAGE = "together/pricing_reference.html"  # the replay recording: the one copy
 
@@ -19,6 +19,7 @@ def page() -> str:
 
 class TestTogether(ProviderContract):
     scraper_cls = TogetherScraper
+    named_offer = NamedOffer("NVIDIA HGX H100", 1, "on_demand", "", 3.79)
     handmade = True  # a reference fixture: the real shape, our own values
     min_offers = 10
 

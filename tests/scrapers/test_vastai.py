@@ -13,7 +13,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, PartialOffers, ScrapedOffer
 from scrapers.vastai import BUNDLES_URL, KNOWN_CAPS, VastaiScraper, clamped, split_geolocation
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, replayed_payload, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, replayed_payload, run_fetch
 from tests.scrapers.requests_helpers import (
     assert_only_optional_credential,
     assert_optional_key_sent_as_bearer,
@@ -41,6 +41,7 @@ class TestVastai(ProviderContract):
     per-chip shape, the unfiltered search clamped to 64 offers, so fetch collects per GPU name."""
 
     scraper_cls = VastaiScraper
+    named_offer = NamedOffer("A100 SXM4", 8, "on_demand", "Oregon, US", 9.6576)
     handmade = True  # a reference fixture (the real shape, our own values), not a real recording
     min_offers = 160  # 84 offers, each on_demand + spot
 

@@ -23,7 +23,7 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, FetchError, ParseError, ScrapedOffer
 from scrapers.verda import API, PRICING_URL, TOKEN_URL, VerdaScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 from tracker.pipeline.replay import BUNDLED_RECORDINGS, ReplayTransport, recording_info
 
@@ -150,6 +150,7 @@ class TestVerda(ProviderContract):
     """The keyed path: the API (handmade samples of its answers)."""
 
     scraper_cls = VerdaScraper
+    named_offer = NamedOffer("B300 SXM6 268GB", 1, "on_demand", "", 7.2)
     handmade = True  # these API samples are handmade (and the bundled fixture is a reference page)
     min_offers = 4
 

@@ -11,7 +11,7 @@ import pytest
 from scrapers.base import FetchError, ScrapedOffer
 from scrapers.voltagepark import URL, VoltageparkScraper
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 from tests.scrapers.requests_helpers import json_fetch
 
 # Reference: the shape of getcomputable/gpu-index tests/fixtures/observatory/voltagepark/locations.json
@@ -36,6 +36,8 @@ def without(key: str) -> dict[str, Any]:
 
 class TestVoltagepark(ProviderContract):
     scraper_cls = VoltageparkScraper
+    named_offer = NamedOffer(
+        "h100-sxm5-80gb", 1, "on_demand", "5e0c2b7a-91d4-4f3e-b6a8-2c7d0e94f1a3", 2.09, "USD", sku="h100-sxm5-80gb:ethernet")
     handmade = True  # a reference fixture: the real shape with our own values
     min_offers = 4
 

@@ -11,7 +11,7 @@ import pytest
 from scrapers.base import FetchError
 from scrapers.vultr import METAL_URL, PLANS_URL, VultrScraper, model_token
 from tests.conftest import load_json
-from tests.scrapers.contract import ProviderContract, run_fetch
+from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
 PLANS = "vultr/vultr_plans_handmade.json"
 METAL = "vultr/vultr_plans-metal_handmade.json"
@@ -26,6 +26,7 @@ def raw(plans: list[Any] | None = None, metal: list[Any] | None = None) -> dict[
 
 class TestVultr(ProviderContract):
     scraper_cls = VultrScraper
+    named_offer = NamedOffer("mi300x", 8, "on_demand", "ord", 17.52)
     handmade = True  # the only Vultr samples are handmade test literals
     min_offers = 7
 
