@@ -8,7 +8,7 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.nebius import PRICES_URL, NebiusScraper
-from tests.conftest import load_text
+from tests.conftest import load_recording_text, load_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_edits import replaced, without
 from tests.scrapers.page_requests import (
@@ -135,13 +135,13 @@ def test_fetch_refuses_when_robots_txt_disallows() -> None:
 # Real excerpt: ewyluda/gpu-price-index tests/fixtures/nebius.html @ eb72cc64 (MIT), the two GPU price
 # tables of nebius.com/prices as of September 2026, copied whole: current on-demand prices beside
 # "GPU-hour (Effective October 1, 2026)" ones, and spot prices in a table of their own.
-PAGE_2026_09 = "nebius/nebius_prices_page_gpu_tables_2026-09.html"
+PAGE_2026_09 = "nebius/prices_gpu_tables_2026-09.html"  # the replay recording: the one copy
 
 
 class TestAnnouncedPrices2026:
     @pytest.fixture()
     def offers(self) -> list[ScrapedOffer]:
-        return NebiusScraper(env={}).parse(load_text(PAGE_2026_09))
+        return NebiusScraper(env={}).parse(load_recording_text(PAGE_2026_09))
 
     def test_the_current_price_is_the_offer_and_the_announced_one_is_kept_with_its_date(self, offers: list[ScrapedOffer]) -> None:
         h100 = by_key(offers)[("NVIDIA HGX H100", "on_demand")]
@@ -153,7 +153,7 @@ class TestAnnouncedPrices2026:
         assert gb300.price_per_hour is None and gb300.extra["announced_contact_sales"] is True
 
     def test_an_unreadable_announced_price_quarantines_the_on_demand_offer(self) -> None:
-        page = replaced(load_text(PAGE_2026_09), "<p>$3.85</p></div></div><div class=\"pc-highlight-table-block__cell\"><div><p>$4.50</p>",
+        page = replaced(load_recording_text(PAGE_2026_09), "<p>$3.85</p></div></div><div class=\"pc-highlight-table-block__cell\"><div><p>$4.50</p>",
                         "<p>$3.85</p></div></div><div class=\"pc-highlight-table-block__cell\"><div><p>TBD</p>")
         o = by_key(NebiusScraper(env={}).parse(page))
         reason = o[("NVIDIA HGX H100", "on_demand")].extra[UNREADABLE_PRICE]
