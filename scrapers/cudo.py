@@ -1,8 +1,8 @@
 """Cudo Compute VM machine types and their per-GPU-hour price in each data centre.
 
 Request: ``GET https://rest.compute.cudo.org/v1/vms/machine-types`` (no query: every data centre;
-one answer, no pagination). Auth: the listing answers without a key (gpuhunt and others call it
-anonymously, see SOURCES.md); when ``$CUDO_API_KEY`` is set it is sent the way the Cudo API
+one answer, no pagination). Auth: the listing answers without a key (dstackai/gpuhunt and others call
+it anonymously); when ``$CUDO_API_KEY`` is set it is sent the way the Cudo API
 expects keys, ``Authorization: Bearer <key>``. ``fetch`` returns the decoded body
 ``{"machineTypes": [...]}``; ``parse`` also takes the bare list.
 

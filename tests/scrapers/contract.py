@@ -77,7 +77,7 @@ class ProviderContract:
     #: so each parser is held to values, not counts, on the newest shape known.
     named_offer: ClassVar[NamedOffer | None] = None
     #: True when the payload is not a real recording: a reference (the real shape, our own values),
-    #: a handmade sample or an API-reference example (see SOURCES.md and the manifest).
+    #: a handmade sample or an API-reference example (see tests/fixtures/<provider>/README.md and the manifest).
     handmade: ClassVar[bool] = False
     min_offers: ClassVar[int] = 1
 

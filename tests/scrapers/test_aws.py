@@ -1,6 +1,6 @@
 """AWS on-demand through the light pricing JSON (the default source): parse, requests, config.
 
-Fixtures are real (SOURCES.md "Second set"): ``aws_pricing_json_ondemand_linux_gpu_by_location_
+Fixtures are real (tests/fixtures/aws/README.md): ``aws_pricing_json_ondemand_linux_gpu_by_location_
 2026-09-28.json`` holds AWS's pricing JSON of 7 locations, filtered by its author to GPU rows
 (no ``manifest``); ``aws_pricing_json_ondemand_linux_eu-stockholm_excerpt_2024-11-14.json`` is one
 document as served (with its ``manifest``), 3 CPU rows. Not handmade. Filter and error tests edit

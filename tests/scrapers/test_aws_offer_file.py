@@ -1,6 +1,6 @@
 """AWS with ``$AWS_PRICING_SOURCE=offer-file``: streaming parse of the bulk offer file, downloads per region.
 
-The fixture is real (SOURCES.md: ``aws_offer_file_ec2_us-east-1_p4d_excerpt_2024-05-28.json``, a
+The fixture is real (tests/fixtures/aws/README.md: ``aws_offer_file_ec2_us-east-1_p4d_excerpt_2024-05-28.json``, a
 real-transcribed excerpt of the us-east-1 EC2 offer file with two p4d.24xlarge products). Not
 handmade. Filter tests write edited copies of it to ``tmp_path``.
 """

@@ -2,7 +2,7 @@
 
 Fixtures are real: ``aws_spot_json_us-east-2_gpu_excerpt_2026-08.json`` is AWS's spot.json of
 August 2026 (as committed verbatim by alexei-led/spotinfo), trimmed to us-east-2 with its whole
-GPU group; ``aws_spot_json_excerpt_2024-11.json`` (SOURCES.md "Second set") is one region, two CPU
+GPU group; ``aws_spot_json_excerpt_2024-11.json`` (tests/fixtures/aws_spot/README.md) is one region, two CPU
 sizes. Not handmade. Shape and error tests edit copies of them.
 """
 

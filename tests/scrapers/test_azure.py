@@ -1,6 +1,6 @@
 """Azure Retail Prices scraper: parse the recorded GPU items, page through NextPageLink.
 
-The items are real (SOURCES.md: ``azure_retail_prices_gpu_items_projected_2026.json``, 83 GPU VM
+The items are real (tests/fixtures/azure/README.md: ``azure_retail_prices_gpu_items_projected_2026.json``, 83 GPU VM
 rows with 7 fields each, transcribed from ewyluda/gpu-price-index). That file has no envelope,
 so the tests wrap it in the envelope of the real raw response
 ``azure_retail_prices_raw_standard_d2s_v3_eastus.json`` (a non-GPU size). Not handmade.

@@ -13,8 +13,8 @@ from scrapers.gpuai import MAX_PAGES, URL, GpuaiScraper
 from tests.conftest import load_recording_json
 from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
 
-PAGE1 = "gpuai/pricing_page1.json"  # the replay recording: the one copy
-PAGE2 = "gpuai/pricing_page2.json"  # the replay recording: the one copy
+PAGE1 = "gpuai/pricing_page1_reference.json"  # the replay recording: the one copy
+PAGE2 = "gpuai/pricing_page2_reference.json"  # the replay recording: the one copy
 CURSOR = "MjAyNi0xMi0wM1QwNjowMDowMFp8cmVmZXJlbmNlfHBhZ2UtMg"
 
 

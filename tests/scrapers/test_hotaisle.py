@@ -12,7 +12,7 @@ from tests.conftest import load_recording_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
-PAGE = "hotaisle/pricing.html"  # the replay recording: the one copy
+PAGE = "hotaisle/pricing_reference.html"  # the replay recording: the one copy
 
 
 def page(old: str, new: str, count: int = 1) -> str:

@@ -14,7 +14,7 @@ from tests.conftest import load_recording_text
 from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
-PAGE = "latitude/pricing.html"  # the replay recording: the one copy
+PAGE = "latitude/pricing_reference.html"  # the replay recording: the one copy
 
 
 def page_with(plans_data: Any) -> str:

@@ -1,5 +1,5 @@
 """Akamai/Linode linode/types scraper. The page is REAL (a linodego go-vcr recording, trimmed to 7 whole plan types):
-see tests/fixtures/linode/SOURCES.md."""
+see tests/fixtures/linode/README.md."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from tests.conftest import load_recording_json
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.requests_helpers import json_fetch
 
-BOOK = "lium/executors.json"  # the replay recording: the one copy
+BOOK = "lium/executors_reference.json"  # the replay recording: the one copy
 B300 = "00000000-0000-0000-0000-00000000a001"
 H100_FI = "00000000-0000-0000-0000-00000000a002"
 H200_SPOT = "00000000-0000-0000-0000-00000000a004"

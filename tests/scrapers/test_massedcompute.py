@@ -13,7 +13,7 @@ from tests.conftest import load_recording_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
 
-PAGE = "massedcompute/pricing.html"  # the replay recording: the one copy
+PAGE = "massedcompute/pricing_reference.html"  # the replay recording: the one copy
 
 
 def stream() -> str:

@@ -13,7 +13,7 @@ from tests.conftest import load_recording_json
 from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
 from tests.scrapers.requests_helpers import json_fetch
 
-FEED = "packetai/product_detail.json"  # the replay recording: the one copy
+FEED = "packetai/product_detail_reference.json"  # the replay recording: the one copy
 LA = "Los Angeles, US (LA-1)"
 
 

@@ -1,7 +1,7 @@
 """Scaleway products/servers (+ availability) scraper. fr-par-2, where the GPUs are, is a REFERENCE fixture
 (our own values in the structure of getcomputable/gpu-index's 2026 fr-par-2 read), the bundled replay
 recording itself; the fr-par-1 pages are REAL (a terraform-provider-scaleway go-vcr recording, 2026-06-23),
-trimmed to a few whole server types each: see tests/fixtures/scaleway/SOURCES.md."""
+trimmed to a few whole server types each: see tests/fixtures/scaleway/README.md."""
 
 from __future__ import annotations
 
