@@ -15,8 +15,8 @@ The SQL text here is importable without SQLAlchemy; the writes take a connection
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -68,3 +68,21 @@ def _move(conn: Connection, column: str, ids: Iterable[int], source: str, target
     param = (bulk.id_param(conn, wanted),)
     conn.exec_driver_sql(f"INSERT INTO {target} ({_ALL}) SELECT {_ALL} FROM {source} WHERE {where}", param)
     conn.exec_driver_sql(f"DELETE FROM {source} WHERE {where}", param)
+
+
+def insert_new(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """Write the intervals of offers that have none stored yet (tuples in ``COLUMNS`` order, each
+    offer's oldest first): each offer's newest straight into the open table, the earlier ones
+    into the past, in two bulk statements (no retire and promote: nothing of theirs is stored)."""
+    from db import bulk
+
+    if not rows:
+        return
+    ids = new_ids(conn, len(rows))
+    newest: dict[int, int] = {}
+    for k, row in enumerate(rows):  # the last row of an offer is its newest
+        newest[row[0]] = k
+    is_open = set(newest.values())
+    bulk.insert_many(conn, OPEN_TABLE, ("id", *COLUMNS), [(ids[k], *rows[k]) for k in sorted(is_open)])
+    bulk.insert_many(conn, PAST_TABLE, ("id", *COLUMNS),
+                     [(i, *row) for k, (i, row) in enumerate(zip(ids, rows, strict=True)) if k not in is_open])

@@ -477,9 +477,17 @@ def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[Normal
     before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM offer").scalar_one()
     column_type = Offer.__table__.c.first_seen.type  # type: ignore[attr-defined]
     process = column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect) or (lambda at: at)
+    written: dict[datetime, Any] = {}  # an import's offers share a few sighting times: each converted once
+
+    def bound(at: datetime) -> Any:
+        got = written.get(at)
+        if got is None:
+            got = written[at] = process(at)
+        return got
+
     bulk.insert_many(conn, "offer", _OFFER_INSERT, [
         (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", process(first), process(last))
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", bound(first), bound(last))
         for o, extra, first, last in offers
     ])
     m = bulk.mark(conn)

@@ -12,8 +12,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, asof, plain_reads
-from db import series as series_db
+from db import app_reads, asof, intervals, plain_reads
 from db.reader import reader_of, reading
 from db.engine import make_engine
 from db.migrate import init_db
@@ -154,7 +153,7 @@ def test_the_import_is_one_transaction(engine: Engine, tmp_path: Path, monkeypat
         "beta,H100-SXM,H100 SXM,1,on_demand,0,r1,b1,2.7,2.7,USD,True,2026-01-01T02:00:00+00:00,2026-01-01T01:00:00+00:00\n"
     )
     calls = {"n": 0}
-    real = series_db.replace_intervals
+    real = intervals.insert_new
 
     def flaky(*args, **kwargs):  # type: ignore[no-untyped-def]
         calls["n"] += 1
@@ -162,13 +161,13 @@ def test_the_import_is_one_transaction(engine: Engine, tmp_path: Path, monkeypat
             raise RuntimeError("disk full")
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(series_db, "replace_intervals", flaky)
+    monkeypatch.setattr(intervals, "insert_new", flaky)
     with pytest.raises(RuntimeError, match="disk full"):
         import_file(engine, path)
     assert calls["n"] == 2
     c = counts(engine)
     assert c["offer"] == c["price_interval"] == c["scrape_run"] == c["provider"] == 0
-    monkeypatch.setattr(series_db, "replace_intervals", real)
+    monkeypatch.setattr(intervals, "insert_new", real)
     assert import_file(engine, path).stored == 4 and len(prices(engine)) == 2
 
 

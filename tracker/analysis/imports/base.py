@@ -257,9 +257,14 @@ def csv_rows(reader: Any, file: str) -> Iterator[tuple[int, dict[str, str]]]:
         except StopIteration:
             return
         except csv.Error as exc:
-            why = f"a field is longer than {MAX_FIELD // 1024} KiB" if "field limit" in str(exc) else str(exc)
-            raise ConfigError(f"import: {file}: the record after line {reader.line_num}: {why}; nothing was imported") from None
+            raise csv_error(exc, file, reader.line_num) from None
         yield reader.line_num, row
+
+
+def csv_error(exc: Exception, file: str, line: int) -> ConfigError:
+    """The one-line error of a malformed or oversized CSV field after ``line``."""
+    why = f"a field is longer than {MAX_FIELD // 1024} KiB" if "field limit" in str(exc) else str(exc)
+    return ConfigError(f"import: {file}: the record after line {line}: {why}; nothing was imported")
 
 
 def missing_columns(header: list[str], required: list[str], fmt: str) -> None:

@@ -5,7 +5,7 @@ alone. So instead of re-cutting it one series at a time (``snapshots._store_prov
 dozen statements per series, 60 rows a second for an export whose every offer is a series of
 its own), every such series of a batch is judged and cut in memory by the same rules
 (``validate`` in time order, ``runs.cut``) and written per provider in a few bulk statements:
-the new offers (``store.insert_offers``), their intervals (``db.series.replace_intervals``), the
+the new offers (``store.insert_offers``), their intervals (``db.intervals.insert_new``), the
 held prices (``store.store_quarantine``) and the snapshot times (``db.series.add_many``). The
 rows written are the ones the re-cut would write for the same snapshots (a test compares them).
 """
@@ -19,7 +19,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from db import labels, via
+from db import intervals, labels, via
 from db import series as series_db
 from db.types import from_epoch
 from scrapers.base import ScrapedOffer
@@ -63,44 +63,64 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, ser
            currency_rates: Mapping[str, float] | None) -> dict[int, list[NormalisedOffer]]:
     """Validate ``provider``'s snapshots of the series in time order (each against the offer's
     latest accepted price and the prices held at the snapshot before), as its collections would
-    have gone; returns the accepted offers by snapshot time."""
+    have gone; returns the accepted offers by snapshot time.
+
+    A snapshot that lists the very offers the one before did, where that one rejected nothing,
+    is judged as it was (every price is its offer's previous one, nothing is pending): accepted
+    whole without ``validate`` again, the common case of an export whose row is seen at its
+    start and at its end."""
     by_time = sr.listing.get(provider, {})
     previous: dict[Identity, float] = {}
     pending: dict[Identity, float] = {}
     accepted_at: dict[int, list[NormalisedOffer]] = {}
     normalised: dict[int, NormalisedOffer] = {}  # an offer listed at several times is normalised once
+    last_listed: Sequence[ScrapedOffer] | None = None
+    last_accepted: list[NormalisedOffer] = []
+    clean = False  # the last snapshot judged rejected nothing
+    observations = stored = snapshots = 0
+    offers = w.offers
     for t in sr.times:
-        candidates = []
-        for o in by_time.get(t, ()):
-            n = normalised.get(id(o))
-            if n is None:
-                n = normalised[id(o)] = normalise(o, currency_rates)
-                n.extra[series_key] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
-            candidates.append(n)
-        accepted, rejected = validate(candidates, previous, pending)
-        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
-        previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
+        listed = by_time.get(t, ())
+        if clean and listed and last_listed is not None and len(listed) == len(last_listed) and all(
+                a is b for a, b in zip(listed, last_listed, strict=True)):
+            accepted, rejected = last_accepted, []
+        else:
+            candidates = []
+            for o in listed:
+                n = normalised.get(id(o))
+                if n is None:
+                    n = normalised[id(o)] = normalise(o, currency_rates)
+                    n.extra[series_key] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
+                candidates.append(n)
+            accepted, rejected = validate(candidates, previous, pending)
+            pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
+                       if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
+            previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
+            clean, last_listed, last_accepted = not rejected, listed, accepted
         if t not in by_time:
             continue
         accepted_at[t] = accepted
         if rejected:
             w.rejected_at.append((t, rejected))
-        result.observations += len(accepted) + len(rejected)
-        w.observations += len(accepted) + len(rejected)
-        result.stored += len(accepted)
-        result.snapshots += 1
+        observations += len(accepted) + len(rejected)
+        stored += len(accepted)
+        snapshots += 1
         for o in accepted:
             if o.gpu is None:
                 result.unmapped[o.gpu_raw] += 1
                 w.unmapped += 1
-            have = w.offers.get(o.identity)
+            ident = o.identity
+            have = offers.get(ident)
             if have is None:
-                w.offers[o.identity] = [t, t, o]
+                offers[ident] = [t, t, o]
             else:
                 have[0], have[1] = min(have[0], t), max(have[1], t)
                 if t >= have[1]:
                     have[2] = o
+    result.observations += observations
+    w.observations += observations
+    result.stored += stored
+    result.snapshots += snapshots
     return accepted_at
 
 
@@ -118,14 +138,21 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
             accepted_at = _judge(provider, sr, w, result, series_key, currency_rates)
             seen: dict[Identity, dict[int, Seen]] = {}
             w.cuts.append((sr, seen))
+            said: dict[int, Seen] = {}  # an offer accepted at several times is one observation's worth
             for t, accepted in accepted_at.items():
                 for o in accepted:
                     if o.price_per_hour is None or o.price_per_gpu_hour is None:
                         continue  # listed without a price: an offer, no interval
-                    since = o.extra.get(since_key) if sr.stated_starts else None
-                    seen.setdefault(o.identity, {})[t] = Seen(
-                        o.gpu, o.kind, o.currency, o.price_per_hour, o.price_per_gpu_hour,  # type: ignore[arg-type]
-                        o.available, None if since is None else int(since))
+                    s = said.get(id(o))
+                    if s is None:
+                        since = o.extra.get(since_key) if sr.stated_starts else None
+                        s = said[id(o)] = Seen(o.gpu, o.kind, o.currency, o.price_per_hour,  # type: ignore[arg-type]
+                                               o.price_per_gpu_hour, o.available, None if since is None else int(since))
+                    by_t = seen.get(o.identity)
+                    if by_t is None:
+                        seen[o.identity] = {t: s}
+                    else:
+                        by_t[t] = s
     series_db.add_many(conn, [(sr.name, t) for sr in batch for t in sr.times])
     if not writes:
         return {}
@@ -137,11 +164,13 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
                                      | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
     labelled: dict[Seen, Seen] = {}
     changed: dict[str, tuple[int, int]] = {}
+    at: dict[int, Any] = {}  # epoch second -> its datetime, made once
     for provider, w in sorted(writes.items()):
         run = run_of(provider)
         pid = ids[("provider", provider)]
         offer_ids = store_stage.insert_offers(conn, provider, [
-            (o, {k: v for k, v in o.extra.items() if k != since_key}, from_epoch(first), from_epoch(last))
+            (o, {k: v for k, v in o.extra.items() if k != since_key}, at.get(first) or at.setdefault(first, from_epoch(first)),
+             at.get(last) or at.setdefault(last, from_epoch(last)))
             for first, last, o in w.offers.values()])
         result.new_offers += len(offer_ids)
         run.new_offers += len(offer_ids)
@@ -149,7 +178,7 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
             n = store_stage.store_quarantine(session, run.id, rejected, from_epoch(t))
             result.quarantined += n
             run.quarantined += n
-        rows: list[dict[str, Any]] = []
+        rows: list[tuple[Any, ...]] = []
         changes = returns = 0
         for sr, seen in w.cuts:
             keyed = {offer_ids[ident]: {t: labelled.get(s) or labelled.setdefault(s, _labelled(s, ids))
@@ -158,13 +187,10 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
             for r in cut(sr.times, keyed, sr.max_gap_s):
                 changes += r.start == "changed"
                 returns += r.start == "returned"
-                rows.append({"offer_id": r.offer_id, "provider_id": pid, "gpu_id": r.seen.gpu_id,
-                             "kind_id": r.seen.kind_id, "currency_id": r.seen.currency_id,
-                             "price_per_hour": r.seen.price_per_hour, "price_per_gpu_hour": r.seen.price_per_gpu_hour,
-                             "available": r.seen.available, "first_seen": r.first, "last_seen": r.last,
-                             "ends_at": following[r.last], "observations": r.observations,
-                             "stated_start": r.seen.since if r.seen.since is not None and r.seen.since < r.first
-                             else None})
+                s, since = r.seen, r.seen.since
+                rows.append((r.offer_id, pid, s.gpu_id, s.kind_id, s.currency_id, s.price_per_hour,  # intervals.COLUMNS
+                             s.price_per_gpu_hour, s.available, r.first, r.last, following[r.last], r.observations,
+                             since if since is not None and since < r.first else None))
             lo, hi = changed.get(provider, (sr.times[0], sr.times[-1]))
             changed[provider] = (min(lo, sr.times[0]), max(hi, sr.times[-1]))
         run.offers_seen += w.observations
@@ -173,12 +199,18 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
         run.returned_offers += returns
         result.prices_changed += changes
         result.returned += returns
-        lo, hi = changed[provider]
-        series_db.replace_intervals(conn, pid, [], rows, sorted(offer_ids.values()), lo, hi)
+        rows.sort(key=_offer_then_start)
+        intervals.insert_new(conn, rows)  # the offers are new: nothing of theirs is stored to re-cut
         # each offer's newest observation's GPUs free (``store.store_counts``: current-only)
         store_stage.store_counts(conn, [(o.available_count, offer_ids[ident], last) for ident, (_f, last, o) in w.offers.items()
-                                        if o.price_per_hour is not None and o.price_per_gpu_hour is not None])
+                                        if o.available_count is not None and o.price_per_hour is not None
+                                        and o.price_per_gpu_hour is not None])
     return changed
+
+
+def _offer_then_start(row: tuple[Any, ...]) -> tuple[int, int]:
+    """Rows in ``intervals.COLUMNS`` order by offer, oldest first (``intervals.insert_new``'s order)."""
+    return row[0], row[8]
 
 
 def _labelled(s: Seen, ids: Mapping[tuple[str, Any], int]) -> Seen:

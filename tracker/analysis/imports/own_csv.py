@@ -165,10 +165,9 @@ def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
 # --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
 
 
-def _unstated_term(row: Mapping[str, str]) -> dict[str, bool]:
+def _unstated_term(kind: str, term: float | None) -> dict[str, bool]:
     """A reserved row without a term: its provider printed none (the export keeps no ``extra``)."""
-    reserved = (row.get("kind") or "").strip() == "reserved"
-    return {"term_unstated": True} if reserved and not _float(row, "term_months", required=False) else {}
+    return {"term_unstated": True} if kind == "reserved" and not term else {}
 
 
 def _export_gpu(row: Mapping[str, str], provider: str, count: float, memory: float | None,
@@ -189,38 +188,111 @@ def prices_series(o: ScrapedOffer) -> str:
     return f"csv-prices:{o.provider}|{o.sku}|{o.region}|{o.kind}|{o.term_months}"
 
 
+class _PricesRow:
+    """What a ``prices`` row's cells mean, each text judged once per distinct value: an export
+    repeats a few timestamps, providers, GPU names and counts over millions of rows, so a row
+    costs the lookups and its offer, not the parsing (the checks are the same for every row)."""
+
+    def __init__(self, header: list[str], known: Mapping[str, Any]) -> None:
+        self.col = {name: i for i, name in reversed(list(enumerate(header)))}  # the first of a repeated name
+        self.width = len(header)
+        self.known = known
+        self.times: dict[tuple[str, str], tuple[datetime, int, str | None] | str] = {}
+        self.providers: dict[str, str | ValueError] = {}
+        self.gpus: dict[tuple[str, str, str, float, float | None], tuple[str | None, str]] = {}
+
+    def time(self, text: str, key: str) -> tuple[datetime, int, str | None]:
+        """(time, epoch second, why it is in the future or ``None``) of a timestamp cell; a cell
+        that is no time is a ``ValueError`` naming ``key``."""
+        got = self.times.get((text, key))
+        if got is None:
+            try:
+                at = _time({key: text}, key)
+            except ValueError as exc:
+                got = str(exc)
+            else:
+                try:
+                    check_future(at, key)
+                    future = None
+                except ValueError as exc:
+                    future = str(exc)
+                got = (at, epoch(at), future)
+            self.times[(text, key)] = got
+        if isinstance(got, str):
+            raise ValueError(got)
+        return got
+
+    def provider(self, text: str) -> str:
+        got = self.providers.get(text)
+        if got is None:
+            try:
+                got = plain_name(text, "provider")
+            except ValueError as exc:
+                got = exc
+            self.providers[text] = got
+        if isinstance(got, ValueError):
+            raise got
+        return got
+
+    def gpu(self, raw_cell: str, gpu_cell: str, provider: str, count: float, memory: float | None) -> tuple[str | None, str]:
+        key = (raw_cell, gpu_cell, provider, count, memory)
+        got = self.gpus.get(key)
+        if got is None:
+            got = self.gpus[key] = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
+        return got
+
+    def cells(self, row: list[str]) -> dict[str, str]:
+        """The row's cells by column name (a short row's missing cells empty), unescaped."""
+        if len(row) < self.width:
+            row = row + [""] * (self.width - len(row))
+        return {name: _unescaped(row[i]) for name, i in self.col.items()}
+
+
+def _unescaped(cell: str) -> str:
+    """``unescape``, called only for a cell an export could have quoted (most cells are not)."""
+    return unescape(cell) if cell[:1] == "'" else cell
+
+
 def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any],
                  file: str = "") -> Iterator[Snapshot]:
     """The snapshots of a ``prices`` export, ``BATCH_ROWS`` rows at a time (an offer whose rows
-    fall in two batches is two imports of its series, which store the same history as one)."""
+    fall in two batches is two imports of its series, which store the same history as one).
+    The rows are read as lists (``csv.reader``), each distinct cell text judged once (``_PricesRow``)."""
     rows: dict[str, list[tuple[datetime, datetime, int, ScrapedOffer]]] = defaultdict(list)
     held = 0
-    for line, row in _rows(reader):
+    meaning = _PricesRow(list(reader.fieldnames or []), known)
+    for line, cells in _list_rows(reader):
         result.rows += 1
+        row = meaning.cells(cells)
         try:
-            observed = _time(row, "observed_at")
-            since = _time(row, "price_since") if (row.get("price_since") or "").strip() else observed
-            if since > observed:
+            observed_at, observed, future = meaning.time(row["observed_at"], "observed_at")
+            since_text = row.get("price_since") or ""
+            since_at, since, _f = (meaning.time(since_text, "price_since") if since_text.strip()
+                                   else (observed_at, observed, None))
+            if since_at > observed_at:
                 raise ValueError("price_since is after observed_at")
-            check_future(observed, "observed_at")
-            provider = plain_name(row.get("provider") or "", "provider")
+            if future is not None:
+                raise ValueError(future)
+            provider = meaning.provider(row["provider"])
             count, memory = _float(row, "gpu_count"), _float(row, "gpu_memory_gb", required=False)
-            gpu, raw = _export_gpu(row, provider, count, memory, known)  # type: ignore[arg-type]
+            gpu, raw = meaning.gpu(row["gpu_raw"], row.get("gpu") or "", provider, count, memory)  # type: ignore[arg-type]
+            kind = row["kind"].strip()
+            term = _float(row, "term_months", required=False)
             offer = ScrapedOffer(
-                provider=provider, sku=(row.get("sku") or "").strip(), gpu_raw=raw,
+                provider=provider, sku=row["sku"].strip(), gpu_raw=raw,
                 gpu_count=count, price_per_hour=_float(row, "price_per_hour"),  # type: ignore[arg-type]
-                kind=(row.get("kind") or "").strip(), region=(row.get("region") or "").strip(),
+                kind=kind, region=(row.get("region") or "").strip(),
                 country=(row.get("country") or "").strip() or None,
                 gpu_memory_gb=memory,
-                term_months=int(_float(row, "term_months", required=False) or 0),
-                currency=(row.get("currency") or "").strip(), available=_bool(row.get("available")),
-                gpu=gpu, extra={"imported": "prices csv", SINCE_KEY: epoch(since),
-                                                          **_unstated_term(row)},
+                term_months=int(term or 0),
+                currency=row["currency"].strip(), available=_bool(row.get("available")),
+                gpu=gpu, extra={"imported": "prices csv", SINCE_KEY: since,
+                                **_unstated_term(kind, term)},
             )
         except (ValueError, TrackerError) as exc:
             result.bad(BadRow(line, str(exc), file))
             continue
-        rows[prices_series(offer)].append((since, observed, line, offer))
+        rows[prices_series(offer)].append((since_at, observed_at, line, offer))
         held += 1
         if held >= base.BATCH_ROWS:
             yield from _prices_snapshots(rows, file)
@@ -229,10 +301,31 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
     yield from _prices_snapshots(rows, file)
 
 
+def _list_rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, list[str]]]:
+    """``(line, cells)`` of the rows after the header, blank lines skipped (as ``csv.DictReader`` does);
+    a malformed or oversized field is a one-line ``ConfigError`` naming the line (``base.csv_rows``)."""
+    cells = reader.reader
+    file = getattr(reader, "file_name", "the file")
+    while True:
+        try:
+            row = next(cells)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise base.csv_error(exc, file, cells.line_num) from None
+        if row:
+            yield cells.line_num, row
+
+
 def _prices_snapshots(rows: Mapping[str, list[tuple[datetime, datetime, int, ScrapedOffer]]],
                       file: str) -> Iterator[Snapshot]:
     """A row is an interval: an observation at every snapshot time of its series it spans."""
     for series, spans in rows.items():
+        if len(spans) == 1:  # most series: one row, seen at its start and at its observation
+            since, observed, line, offer = spans[0]
+            for at in (since, observed) if since != observed else (observed,):
+                yield Snapshot(offer.provider, series, at, [offer], line, file)
+            continue
         for at in sorted({t for since, observed, _l, _o in spans for t in (since, observed)}):
             for since, observed, line, offer in spans:
                 if since <= at <= observed:
