@@ -188,18 +188,38 @@ def prices_series(o: ScrapedOffer) -> str:
     return f"csv-prices:{o.provider}|{o.sku}|{o.region}|{o.kind}|{o.term_months}"
 
 
+#: Distinct cell texts each ``_PricesRow`` cache keeps before it starts afresh (memory stays
+#: bounded however many distinct values a file holds).
+_CACHED = 1 << 16
+
+
 class _PricesRow:
     """What a ``prices`` row's cells mean, each text judged once per distinct value: an export
-    repeats a few timestamps, providers, GPU names and counts over millions of rows, so a row
-    costs the lookups and its offer, not the parsing (the checks are the same for every row)."""
+    repeats a few timestamps, providers, GPU names, counts and prices over millions of rows, so
+    a row costs the lookups and its offer, not the parsing (the checks are the same for every row)."""
 
     def __init__(self, header: list[str], known: Mapping[str, Any]) -> None:
         self.col = {name: i for i, name in reversed(list(enumerate(header)))}  # the first of a repeated name
         self.width = len(header)
         self.known = known
-        self.times: dict[tuple[str, str], tuple[datetime, int, str | None] | str] = {}
-        self.providers: dict[str, str | ValueError] = {}
+        self.times: dict[tuple[str, str], tuple[datetime, int, str | None] | str] = {}  # a str: why it is no time
+        self.providers: dict[str, tuple[str] | str] = {}  # a str: why the text is no provider name
         self.gpus: dict[tuple[str, str, str, float, float | None], tuple[str | None, str]] = {}
+        self.numbers: dict[tuple[str, str], float | None | str] = {}  # a str: why the text is no number
+
+    def number(self, row: Mapping[str, str], key: str, *, required: bool = True) -> float | None:
+        """``base.number`` of a cell, once per distinct text."""
+        text = row.get(key) or ""
+        got = self.numbers.get((text, key), self)
+        if got is self:
+            try:
+                got = _float({key: text}, key, required=required)
+            except ValueError as exc:
+                got = str(exc)
+            _bounded(self.numbers)[(text, key)] = got
+        if isinstance(got, str):
+            raise ValueError(got)
+        return got  # type: ignore[return-value]
 
     def time(self, text: str, key: str) -> tuple[datetime, int, str | None]:
         """(time, epoch second, why it is in the future or ``None``) of a timestamp cell; a cell
@@ -217,7 +237,7 @@ class _PricesRow:
                 except ValueError as exc:
                     future = str(exc)
                 got = (at, epoch(at), future)
-            self.times[(text, key)] = got
+            _bounded(self.times)[(text, key)] = got
         if isinstance(got, str):
             raise ValueError(got)
         return got
@@ -226,19 +246,19 @@ class _PricesRow:
         got = self.providers.get(text)
         if got is None:
             try:
-                got = plain_name(text, "provider")
+                got = (plain_name(text, "provider"),)
             except ValueError as exc:
-                got = exc
-            self.providers[text] = got
-        if isinstance(got, ValueError):
-            raise got
-        return got
+                got = str(exc)
+            _bounded(self.providers)[text] = got
+        if isinstance(got, str):
+            raise ValueError(got)
+        return got[0]
 
     def gpu(self, raw_cell: str, gpu_cell: str, provider: str, count: float, memory: float | None) -> tuple[str | None, str]:
         key = (raw_cell, gpu_cell, provider, count, memory)
         got = self.gpus.get(key)
         if got is None:
-            got = self.gpus[key] = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
+            got = _bounded(self.gpus)[key] = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
         return got
 
     def cells(self, row: list[str]) -> dict[str, str]:
@@ -246,6 +266,13 @@ class _PricesRow:
         if len(row) < self.width:
             row = row + [""] * (self.width - len(row))
         return {name: _unescaped(row[i]) for name, i in self.col.items()}
+
+
+def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
+    """``cache``, emptied first once it holds ``_CACHED`` entries."""
+    if len(cache) >= _CACHED:
+        cache.clear()
+    return cache
 
 
 def _unescaped(cell: str) -> str:
@@ -274,13 +301,13 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             if future is not None:
                 raise ValueError(future)
             provider = meaning.provider(row["provider"])
-            count, memory = _float(row, "gpu_count"), _float(row, "gpu_memory_gb", required=False)
+            count, memory = meaning.number(row, "gpu_count"), meaning.number(row, "gpu_memory_gb", required=False)
             gpu, raw = meaning.gpu(row["gpu_raw"], row.get("gpu") or "", provider, count, memory)  # type: ignore[arg-type]
             kind = row["kind"].strip()
-            term = _float(row, "term_months", required=False)
+            term = meaning.number(row, "term_months", required=False)
             offer = ScrapedOffer(
                 provider=provider, sku=row["sku"].strip(), gpu_raw=raw,
-                gpu_count=count, price_per_hour=_float(row, "price_per_hour"),  # type: ignore[arg-type]
+                gpu_count=count, price_per_hour=meaning.number(row, "price_per_hour"),  # type: ignore[arg-type]
                 kind=kind, region=(row.get("region") or "").strip(),
                 country=(row.get("country") or "").strip() or None,
                 gpu_memory_gb=memory,
