@@ -217,6 +217,9 @@ class _Series:
     stated_starts: bool = False
     #: stored snapshot times a newer one replaces (``store_snapshots(one_per_day=True)``)
     dropped: set[int] = field(default_factory=set)
+    #: new times that an earlier batch of the same import stored part of (one snapshot's rows
+    #: split across batches): the offers stored there stay, the batch's others join them
+    continued: set[int] = field(default_factory=set)
 
     def bounds(self) -> tuple[int, int]:
         """The range whose intervals the new (and dropped) snapshots can change: from the stored
@@ -247,6 +250,8 @@ class _Plan:
     rejected_at: dict[int, list[Rejected]] = field(default_factory=dict)  # new snapshots
     now_held: dict[int, list[Rejected]] = field(default_factory=dict)  # stored observations held on a second look
     now_accepted: list[Quarantine] = field(default_factory=list)  # held observations a second look accepts
+    #: offers listed at a continued time that an earlier batch already stored there (one observation)
+    repeated: int = 0
     synced: bool = True
     #: when not synced: the next snapshot at which an offer judged differently has an observation
     resume_at: int | None = None
@@ -293,7 +298,7 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
     lo = min([lo, *(r["first_seen"] for r in affected)])
     hi = max([hi, *(r["last_seen"] for r in affected)])
     stored = series_db.intervals_between(conn, by_id, lo, hi)
-    stored_times = [t for t in sr.times if t not in sr.new]
+    stored_times = [t for t in sr.times if t not in sr.new or t in sr.continued]
     # every stored interval observed during the range takes part whole (it is cut again whole)
     plan = _Plan(min([lo, *(r["first_seen"] for r in stored)]), max([hi, *(r["last_seen"] for r in stored)]),
                  stored, defaultdict(dict))
@@ -309,7 +314,18 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
     pending: dict[Identity, float] = {}
     for t in (t for t in sr.times if lo <= t <= hi):
         if t in sr.new:
-            candidates = [_tagged(normalise(o, currency_rates), sr.name) for o in by_time.get(t, [])]
+            listed = by_time.get(t, [])
+            kept_held: dict[Identity, float] = {}
+            if t in sr.continued:  # an earlier batch stored part of this snapshot, judged then: it stays
+                here = {by_id[o]: by_t[t].price_per_hour for o, by_t in plan.seen.items() if t in by_t}
+                as_stored.update(here)
+                previous.update(here)
+                kept_held = {ident: q.price_per_hour for ident, q in held.get(t, {}).items()}  # type: ignore[misc]
+                there = here.keys() | kept_held.keys()
+                kept = [o for o in listed if (o.sku, o.region, o.kind, o.term_months) not in there]
+                plan.repeated += len(listed) - len(kept)
+                listed = kept
+            candidates = [_tagged(normalise(o, currency_rates), sr.name) for o in listed]
         else:
             here = {by_id[o]: (offers[by_id[o]], by_t[t]) for o, by_t in plan.seen.items() if t in by_t}
             as_stored.update({ident: s.price_per_hour for ident, (_o, s) in here.items()})
@@ -325,6 +341,7 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
         previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
         if t in sr.new:
             plan.accepted_at[t], plan.rejected_at[t] = accepted, rejected
+            pending.update(kept_held)
             continue
         was_held = held.get(t, {})
         plan.now_accepted += [was_held[o.identity] for o in accepted if o.identity in was_held]
@@ -390,11 +407,13 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
         # now a sighting of its offer: a later import's range widens to it (``_plan``'s ``later``)
         o = offers[(q.sku, q.region, q.kind, q.term_months)]
         o.first_seen, o.last_seen = min(o.first_seen, q.observed_at), max(o.last_seen, q.observed_at)
+    result.observations += plan.repeated
+    result.already_stored += plan.repeated
     for t, accepted in plan.accepted_at.items():
         n = len(accepted) + len(plan.rejected_at[t])
         result.observations += n
         result.stored += len(accepted)
-        result.snapshots += 1
+        result.snapshots += t not in sr.continued  # a continued snapshot was counted by the batch that began it
         run.offers_seen += n
         for o in accepted:
             if o.gpu is None:
@@ -569,6 +588,9 @@ class _Import:
     runs: dict[str, ScrapeRun] = field(default_factory=dict)
     latest: dict[str, datetime] = field(default_factory=dict)
     touched: dict[str, list[int]] = field(default_factory=dict)  # provider -> [first, last] epoch second changed
+    #: series -> the snapshot times this import's batches stored (a later batch listing more of
+    #: one of them continues it; not kept for an export of prices, whose every series is one offer)
+    stored_here: dict[str, set[int]] = field(default_factory=dict)
 
     def run(self, provider: str) -> ScrapeRun:
         if provider not in self.runs:
@@ -637,9 +659,11 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
             dropped, wanted = stored - kept, wanted & kept
         every = sorted((stored - dropped) | wanted)
         gap_s = max_gap_s if max_gap_s is None else series_gap(every, max_gap_s, adapt_gap, result, name)
-        sr = _Series(name, every, wanted - stored, gap_s, stated_starts, dropped)
+        # a snapshot an earlier batch of this import stored part of: the rest of its rows join it
+        continued = wanted & stored & imp.stored_here.get(name, set())
+        sr = _Series(name, every, (wanted - stored) | continued, gap_s, stated_starts, dropped, continued)
         for by_time in listing.values():
-            repeated = sum(len(v) for t, v in by_time.items() if t in stored)
+            repeated = sum(len(v) for t, v in by_time.items() if t in stored and t not in continued)
             result.observations += repeated
             result.already_stored += repeated
         if not sr.new:
@@ -675,6 +699,9 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
                 newest[provider] = max(newest.get(provider, sr.times[-1]), sr.times[-1])
         for provider, t in newest.items():
             imp.listed(provider, t, cadence, result)
+    if not one_offer_series:
+        for name, times in series_times.items():
+            imp.stored_here.setdefault(name, set()).update(times)
 
 
 def store_snapshots(
