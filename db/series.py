@@ -38,14 +38,6 @@ def times(conn: Connection, series: str) -> list[int]:
     return [int(t) for (t,) in rows]
 
 
-def add(conn: Connection, series: str, new: Iterable[int]) -> None:
-    """Record snapshot times of ``series`` (times already stored are left alone)."""
-    rows = [{"s": series, "t": int(t)} for t in sorted(set(new))]
-    if rows:
-        conn.execute(text("INSERT INTO snapshot_time (series, at) VALUES (:s, :t) ON CONFLICT (series, at) DO NOTHING"),
-                     rows)
-
-
 def remove(conn: Connection, series: str, gone: Iterable[int]) -> None:
     """Forget snapshot times of ``series`` (a newer snapshot replaced them)."""
     rows = [{"s": series, "t": int(t)} for t in sorted(set(gone))]

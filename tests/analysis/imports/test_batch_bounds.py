@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from tests.analysis.imports.test_import_order import clear, history, intervals
@@ -55,3 +56,52 @@ def test_a_snapshot_split_across_batches_is_one_observation(engine: Engine, tmp_
     # and a second import of the file, in any batch size, finds every row stored
     again = import_files(engine, [path], fmt="ewyluda").summary()
     assert again["already_stored"] == rows and again["stored"] == 0 and intervals(engine) == once
+
+
+PRICES_HEADER = "provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at,price_since\n"
+
+
+def prices_export(path: Path, at: datetime, moment: int, offers: int = 30) -> Path:
+    """What ``prices --format csv`` would say at ``at``, the ``moment``-th of three: a third of the
+    offers change price at the second moment, a third keep theirs, a third jump tenfold then (held
+    until the third moment confirms it), and every fifth offer is not listed at the second."""
+    rows = []
+    for i in range(offers):
+        price, since = 2.0 + i / 10, DAY0 - timedelta(hours=i)
+        if moment >= 1 and i % 3 == 0:
+            price, since = price + 0.5, DAY0 + timedelta(hours=1)
+        if moment >= 1 and i % 3 == 2:
+            price, since = price * 10, DAY0 + timedelta(hours=1)
+        if moment == 1 and i % 5 == 4:
+            continue
+        rows.append(f"runpod,synthetic-{i},on_demand,H100 SXM,1,{price:.2f},USD,{at.isoformat()},{since.isoformat()}\n")
+    path.write_text(PRICES_HEADER + "".join(rows))
+    return path
+
+
+def test_an_export_of_stored_offers_imported_later_stores_what_one_import_does(engine: Engine, tmp_path: Path) -> None:
+    """Three exports of the same offers an hour apart: imported in one command, and one command
+    each (the second and third re-cut offers the store keeps, a batch at a time), the intervals,
+    held prices and history are the same."""
+    exports = [prices_export(tmp_path / f"{k}.csv", DAY0 + timedelta(hours=k), k) for k in range(3)]
+    until = DAY0 + timedelta(hours=4)
+    together = import_files(engine, exports)
+    once, read_back = intervals(engine), history(engine, "H100-SXM", DAY0 - timedelta(days=2), until)
+    assert together.quarantined > 0 and together.prices_changed > 0  # the held jumps and the changes took part
+    held_once = held(engine)
+    clear(engine)
+    for k, path in enumerate(exports):
+        result = import_files(engine, [path])
+        if k:
+            assert result.stored > 0 and result.new_offers == 0  # re-cut offers the store keeps
+    assert intervals(engine) == once
+    assert held(engine) == held_once
+    for a, b in zip(history(engine, "H100-SXM", DAY0 - timedelta(days=2), until), read_back, strict=True):
+        assert a.equals(b)
+
+
+def held(engine: Engine) -> list[tuple[object, ...]]:
+    """The prices held for confirmation: offer, price and time."""
+    with engine.connect() as conn:
+        return sorted(tuple(r) for r in conn.execute(text(
+            "SELECT sku, price_per_hour, observed_at FROM quarantine")).all())

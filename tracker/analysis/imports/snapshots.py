@@ -56,7 +56,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import app_reads, labels, queries, rollups, via
+from db import app_reads, bulk, intervals, labels, queries, rollups, via
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
@@ -238,6 +238,137 @@ def _seen(r: Mapping[str, Any]) -> Seen:
     return Seen(r["gpu_id"], r["kind_id"], r["currency_id"], r["price_per_hour"], r["price_per_gpu_hour"], r["available"])
 
 
+class _Reads:
+    """The stored rows a re-cut reads (``_plan``), straight from the store: one series at a time."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.conn = session.connection()
+        self._currency: dict[int, str] | None = None
+
+    def intervals(self, by_id: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
+        """``db.series.intervals_between``."""
+        return series_db.intervals_between(self.conn, by_id, lo, hi)
+
+    def prices_before(self, by_id: Iterable[int], t: int) -> dict[int, float]:
+        """``db.series.prices_before``."""
+        return series_db.prices_before(self.conn, by_id, t)
+
+    def next_first_seen(self, ids: Iterable[int], t: int) -> int | None:
+        """``db.series.next_first_seen``."""
+        return series_db.next_first_seen(self.conn, ids, t)
+
+    def held(self, provider: str, offers: Mapping[Identity, Offer], lo: int,
+             hi: int | None = None) -> dict[int, dict[Identity, Quarantine]]:
+        """``_held``."""
+        return _held(self.session, provider, offers, lo, hi)
+
+    def currency(self) -> dict[int, str]:
+        if self._currency is None:
+            self._currency = labels.names(self.conn, "currency")
+        return self._currency
+
+
+class _BatchReads(_Reads):
+    """The same answers for a batch of series that are one offer each (an export of prices),
+    read up front in a few statements for all of them: every interval of their offers and the
+    prices held for them. The series share no offer, so what one's re-cut writes is never what
+    another reads."""
+
+    def __init__(self, session: Session, offers: Mapping[str, Iterable[Offer]]) -> None:
+        super().__init__(session)
+        conn = self.conn
+        ids = sorted(o.id for of in offers.values() for o in of if o.id is not None)
+        self._intervals: dict[int, list[dict[str, Any]]] = defaultdict(list)
+        if ids:
+            rows = conn.exec_driver_sql(f"SELECT id, {', '.join(series_db.RECUT_COLUMNS)} FROM {intervals.VIEW} "
+                                        f"WHERE {bulk.in_ids(conn, 'offer_id')}", (bulk.id_param(conn, ids),))
+            for row in rows.mappings():
+                r = dict(row)
+                r["available"] = None if r["available"] is None else bool(r["available"])
+                self._intervals[r["offer_id"]].append(r)
+        self._held: dict[str, list[Quarantine]] = defaultdict(list)
+        for provider, of in offers.items():
+            skus = sorted({o.sku for o in of})
+            for k in range(0, len(skus), 5000):  # bounded statements (SQLite's parameter limit)
+                self._held[provider] += session.exec(select(Quarantine).where(
+                    Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
+                    col(Quarantine.sku).in_(skus[k:k + 5000]))).all()
+
+    def intervals(self, by_id: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
+        return [r for oid in by_id for r in self._intervals.get(oid, ()) if r["last_seen"] >= lo and r["first_seen"] <= hi]
+
+    def prices_before(self, by_id: Iterable[int], t: int) -> dict[int, float]:
+        out = {}
+        for oid in by_id:
+            before = [r for r in self._intervals.get(oid, ()) if r["last_seen"] < t]
+            if before:  # the newest last seen (of equals, the one first seen last, as the statement orders them)
+                out[oid] = float(max(before, key=lambda r: (r["last_seen"], r["first_seen"]))["price_per_hour"])
+        return out
+
+    def next_first_seen(self, ids: Iterable[int], t: int) -> int | None:
+        return min((r["first_seen"] for oid in ids for r in self._intervals.get(oid, ()) if r["first_seen"] > t),
+                   default=None)
+
+    def held(self, provider: str, offers: Mapping[Identity, Offer], lo: int,
+             hi: int | None = None) -> dict[int, dict[Identity, Quarantine]]:
+        out: dict[int, dict[Identity, Quarantine]] = defaultdict(dict)
+        for q in self._held.get(provider, ()):
+            at = epoch(q.observed_at)
+            ident = (q.sku, q.region, q.kind, q.term_months)
+            if at >= lo and (hi is None or at <= hi) and q.price_per_hour is not None and ident in offers:
+                out[at][ident] = q
+        return out
+
+
+@dataclass
+class _Writer:
+    """Where re-cut intervals, the GPUs free now and labels go: written at once (``deferred``
+    false), or gathered per provider and written for the whole batch (``flush``) in a few
+    statements -- for series that share no offer (``_BatchReads``)."""
+
+    conn: Connection
+    deferred: bool = False
+    ids: dict[tuple[str, Any], int] = field(default_factory=dict)
+    #: provider id -> [drop, insert, touched, lo, hi]
+    recut: dict[int, list[Any]] = field(default_factory=dict)
+    free: list[tuple[int | None, int, int]] = field(default_factory=list)
+
+    def labels(self, wanted: Iterable[tuple[str, Any]]) -> dict[tuple[str, Any], int]:
+        """``labels.ensure``, asking the store only for names not seen before."""
+        wanted = list(wanted)
+        missing = [w for w in dict.fromkeys(wanted) if w not in self.ids]
+        if missing:
+            self.ids.update(labels.ensure(self.conn, missing))
+        return self.ids
+
+    def replace(self, pid: int, drop: list[int], insert: list[dict[str, Any]], touched: set[int], lo: int, hi: int) -> None:
+        """``db.series.replace_intervals``; deferred, the batch's ranges join into one (each offer's
+        newest interval is the one first seen last, whatever the range)."""
+        if not self.deferred:
+            series_db.replace_intervals(self.conn, pid, drop, insert, touched, lo, hi)
+            return
+        have = self.recut.setdefault(pid, [[], [], set(), lo, hi])
+        have[0] += drop
+        have[1] += insert
+        have[2] |= touched
+        have[3], have[4] = min(have[3], lo), max(have[4], hi)
+
+    def counts(self, counts: list[tuple[int | None, int, int]]) -> None:
+        """``store.store_counts`` (after the intervals: it writes into each offer's open one)."""
+        if self.deferred:
+            self.free += counts
+        else:
+            store_stage.store_counts(self.conn, counts)
+
+    def flush(self) -> None:
+        for pid, (drop, insert, touched, lo, hi) in sorted(self.recut.items()):
+            series_db.replace_intervals(self.conn, pid, drop, insert, touched, lo, hi)
+        self.recut.clear()
+        store_stage.store_counts(self.conn, self.free)
+        self.free = []
+
+
 @dataclass
 class _Plan:
     """What one provider's part of a series becomes over ``[lo, hi]`` (before anything is written)."""
@@ -279,7 +410,7 @@ def _stated_start(r: Mapping[str, Any]) -> int:
     return r["stated_start"] if r["stated_start"] is not None else r["first_seen"]
 
 
-def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
+def _plan(reads: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
           offers: Mapping[Identity, Offer], hi_at_least: int, currency_rates: Mapping[str, float] | None) -> _Plan | None:
     """Judge ``provider``'s observations of the series in time order over the range the new
     snapshots affect, as the collections would have gone: each against the offer's price at its
@@ -288,16 +419,15 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
     imported older price makes is held; a held price that it confirms is accepted). ``synced``
     says whether every offer's judgement state after ``hi`` is the stored one, so that nothing
     later changes; otherwise the caller widens the range."""
-    conn = session.connection()
     by_id = {o.id: ident for ident, o in offers.items() if o.id is not None}
     lo, hi = sr.bounds()
     hi = max(hi, hi_at_least)
-    affected = series_db.intervals_between(conn, by_id, lo, hi)
+    affected = reads.intervals(by_id, lo, hi)
     if not affected and not any(by_time.get(t) for t in sr.new):
         return None
     lo = min([lo, *(r["first_seen"] for r in affected)])
     hi = max([hi, *(r["last_seen"] for r in affected)])
-    stored = series_db.intervals_between(conn, by_id, lo, hi)
+    stored = reads.intervals(by_id, lo, hi)
     stored_times = [t for t in sr.times if t not in sr.new or t in sr.continued]
     # every stored interval observed during the range takes part whole (it is cut again whole)
     plan = _Plan(min([lo, *(r["first_seen"] for r in stored)]), max([hi, *(r["last_seen"] for r in stored)]),
@@ -306,10 +436,10 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
         s = replace(_seen(r), since=_stated_start(r)) if sr.stated_starts else _seen(r)
         for t in stored_times[bisect_left(stored_times, r["first_seen"]):bisect_right(stored_times, r["last_seen"])]:
             plan.seen[r["offer_id"]][t] = s
-    held = _held(session, provider, offers, lo, hi)
-    currency = labels.names(conn, "currency")
+    held = reads.held(provider, offers, lo, hi)
+    currency = reads.currency()
     first_new = min(sr.new | sr.dropped)
-    previous = {by_id[o]: p for o, p in series_db.prices_before(conn, by_id, lo).items()}
+    previous = {by_id[o]: p for o, p in reads.prices_before(by_id, lo).items()}
     as_stored = dict(previous)  # the judgement state the stored history implies
     pending: dict[Identity, float] = {}
     for t in (t for t in sr.times if lo <= t <= hi):
@@ -351,16 +481,16 @@ def _plan(session: Session, provider: str, sr: _Series, by_time: Mapping[int, li
     if sr.next_after(hi) is not None:
         # only offers observed (or held) after the range can be judged differently later
         later = {ident for ident, o in offers.items() if epoch(o.last_seen) > hi}
-        later |= {ident for by_ident in _held(session, provider, offers, hi + 1).values() for ident in by_ident}
+        later |= {ident for by_ident in reads.held(provider, offers, hi + 1).values() for ident in by_ident}
         at_hi = {ident: q.price_per_hour for ident, q in held.get(hi, {}).items()}
         behind = [i for i in later if previous.get(i) != as_stored.get(i) or pending.get(i) != at_hi.get(i)]
         if behind:
             plan.synced = False
-            plan.resume_at = _next_candidate(session, provider, sr, offers, behind, stored, hi)
+            plan.resume_at = _next_candidate(reads, provider, sr, offers, behind, stored, hi)
     return plan
 
 
-def _next_candidate(session: Session, provider: str, sr: _Series, offers: Mapping[Identity, Offer],
+def _next_candidate(reads: _Reads, provider: str, sr: _Series, offers: Mapping[Identity, Offer],
                     idents: Iterable[Identity], stored: Iterable[Mapping[str, Any]], hi: int) -> int:
     """The first snapshot after ``hi`` at which one of ``idents`` was observed or held (until
     then its judgement cannot differ, so the range may widen to it in one step)."""
@@ -370,26 +500,26 @@ def _next_candidate(session: Session, provider: str, sr: _Series, offers: Mappin
     if any(r["offer_id"] in ids and r["last_seen"] > hi for r in stored):
         return nxt
     wanted = set(idents)
-    times = [t for t, by_ident in _held(session, provider, offers, hi + 1).items() if wanted & set(by_ident)]
-    if (first := series_db.next_first_seen(session.connection(), ids, hi)) is not None:
+    times = [t for t, by_ident in reads.held(provider, offers, hi + 1).items() if wanted & set(by_ident)]
+    if (first := reads.next_first_seen(ids, hi)) is not None:
         times.append(first)
     return max(nxt, min(times, default=nxt))
 
 
 def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
                     offers: dict[Identity, Offer], run: ScrapeRun, result: ImportResult,
-                    currency_rates: Mapping[str, float] | None) -> tuple[int, int] | None:
+                    currency_rates: Mapping[str, float] | None, reads: _Reads, writer: _Writer) -> tuple[int, int] | None:
     """Re-cut ``provider``'s intervals of one series over the range the new snapshots affect,
     from the stored observations there plus the new ones (see the module docstring). Returns the
     range of snapshot times changed, or ``None`` when nothing was. ``offers``: the series'
-    stored offers of ``provider`` (it gains the ones created now)."""
-    conn = session.connection()
+    stored offers of ``provider`` (it gains the ones created now). ``reads``: where the stored rows
+    come from; ``writer``: where the re-cut intervals go (both one series at a time, or a batch's at once)."""
     hi_at_least = max(sr.new)
-    plan = _plan(session, provider, sr, by_time, offers, hi_at_least, currency_rates)
+    plan = _plan(reads, provider, sr, by_time, offers, hi_at_least, currency_rates)
     while plan is not None and not plan.synced:  # a judgement changed at the end: widen until none does
         assert plan.resume_at is not None and plan.resume_at > hi_at_least
         hi_at_least = plan.resume_at
-        plan = _plan(session, provider, sr, by_time, offers, hi_at_least, currency_rates)
+        plan = _plan(reads, provider, sr, by_time, offers, hi_at_least, currency_rates)
     if plan is None:
         return None
     lo, hi, seen = plan.lo, plan.hi, plan.seen  # the whole of every interval taking part
@@ -424,7 +554,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     earlier = {o.id for o in offers.values() if o.id not in fresh and epoch(o.first_seen) < lo}
     now = [(t, o) for t, acc in plan.accepted_at.items() for o in acc]
     now += [(epoch(q.observed_at), _held_offer(q)) for q in plan.now_accepted]
-    ids = labels.ensure(conn, [("provider", provider), *via.key_labels(provider, [o.extra for _t, o in now])]
+    ids = writer.labels([("provider", provider), *via.key_labels(provider, [o.extra for _t, o in now])]
                         + [(sp, v) for _t, o in now for sp, v in (("kind", o.kind), ("currency", o.currency))]
                         + [("gpu", o.gpu) for _t, o in now if o.gpu is not None])
     pid = ids[("provider", provider)]
@@ -463,23 +593,25 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     run.new_offers += len(fresh)
     dropped = set(drop)
     touched = {r["offer_id"] for r in plan.stored if r["id"] in dropped} | {r["offer_id"] for r in insert}
-    series_db.replace_intervals(conn, pid, drop, insert, touched, lo, hi)
+    writer.replace(pid, drop, insert, touched, lo, hi)
     if sr.dropped:
+        writer.flush()  # the offers' sightings are read back from their intervals
         _resight(session, offers, sr.dropped)
-    _write_counts(conn, offers, plan.accepted_at)
+    writer.counts(_counts(offers, plan.accepted_at))
     return lo, sr.next_after(hi) or hi
 
 
-def _write_counts(conn: Connection, offers: Mapping[Identity, Offer], accepted_at: Mapping[int, list[NormalisedOffer]]) -> None:
+def _counts(offers: Mapping[Identity, Offer], accepted_at: Mapping[int, list[NormalisedOffer]]) -> list[tuple[int | None, int, int]]:
     """The GPUs free of each offer whose newest sighting is among the new snapshots, as that snapshot
-    said (``price_interval_open.available_count``: current-only, so an older snapshot never overwrites it)."""
+    said, for ``store.store_counts`` (``price_interval_open.available_count``: current-only, so an
+    older snapshot never overwrites it)."""
     newest: dict[Identity, tuple[int, NormalisedOffer]] = {}
     for t in sorted(accepted_at):
         for o in accepted_at[t]:
             if o.price_per_hour is not None and o.price_per_gpu_hour is not None:
                 newest[o.identity] = (t, o)
-    store_stage.store_counts(conn, [(o.available_count, offers[ident].id, t) for ident, (t, o) in newest.items()
-                                    if epoch(offers[ident].last_seen) == t])
+    return [(o.available_count, offers[ident].id, t) for ident, (t, o) in newest.items()  # type: ignore[misc]
+            if epoch(offers[ident].last_seen) == t]
 
 
 def _resight(session: Session, offers: Mapping[Identity, Offer], dropped: set[int]) -> None:
@@ -517,13 +649,18 @@ def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer
             offers[ident] = have
             created.append(have)
             continue
-        if last >= have.last_seen:
+        if last >= have.last_seen:  # only what changed is set (each set is tracked by the ORM)
             for f, v in attrs.items():
-                setattr(have, f, v)
-            have.extra = extra
-            have.last_seen = last
-        have.first_seen = min(have.first_seen, first)
-    session.flush()
+                if getattr(have, f) != v:
+                    setattr(have, f, v)
+            if have.extra != extra:
+                have.extra = extra
+            if have.last_seen != last:
+                have.last_seen = last
+        if first < have.first_seen:
+            have.first_seen = first
+    if created:  # their ids; the changes to stored offers are written with the batch (``_release``)
+        session.flush()
     return {o.id for o in created if o.id is not None}
 
 
@@ -640,8 +777,17 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
         by_series[name][provider] = by_time
     stored_all = series_db.stored_times(conn, series_times)
     stored_offers = _StoredOffers(session)
+    reads, writer = _Reads(session), _Writer(conn)
     if one_offer_series:
         stored_offers.prefetch({name: by_series[name] for name in stored_all})
+        # series of one offer each share nothing: their re-cuts read and write set-based
+        prefetched: dict[str, list[Offer]] = defaultdict(list)
+        for name in stored_all:
+            for provider in stored_offers.providers(name):
+                prefetched[provider] += stored_offers.of(provider, name).values()
+        reads, writer = _BatchReads(session, prefetched), _Writer(conn, deferred=True)
+    recut_times: list[tuple[str, int]] = []
+    ensured: set[str] = set()
     new_series: list[FreshSeries] = []
     for name in sorted(series_times):
         listing = by_series[name]
@@ -674,18 +820,22 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
                 stated_starts))
             continue
         for provider in sorted(set(listing) | stored_offers.providers(name)):
-            queries.ensure_provider(session, provider)
+            if provider not in ensured:  # once a batch: each asks the store (and flushes what is pending)
+                queries.ensure_provider(session, provider)
+                ensured.add(provider)
             # a provider of the series that this import does not list: its intervals may still
             # be re-cut (a new snapshot without it ends them), with nothing to count
             run = imp.run(provider) if provider in listing else ScrapeRun(provider=provider, source="import")
             changed = _store_provider(session, provider, sr, listing.get(provider, {}),
-                                      stored_offers.of(provider, name), run, result, currency_rates)
+                                      stored_offers.of(provider, name), run, result, currency_rates, reads, writer)
             if changed is not None:
                 imp.changed(provider, *changed)
             if provider in listing:
                 imp.listed(provider, max(sr.new), cadence, result)
-        series_db.add(conn, name, sr.new)
+        recut_times += [(name, t) for t in sr.new]
         series_db.remove(conn, name, sr.dropped)
+    writer.flush()
+    series_db.add_many(conn, recut_times)
     if new_series:
         for provider in sorted({p for sr in new_series for p in sr.listing}):
             queries.ensure_provider(session, provider)
