@@ -28,7 +28,6 @@ neither listed nor a registered scraper is stored under its own (lower-cased) na
 from __future__ import annotations
 
 import re
-from functools import cache
 
 #: A plain provider name: letters, digits and ``_ . -`` (single spaces inside), starting with a
 #: letter or digit, at most 64 characters. Anything else (``=HYPERLINK(...)``, control characters,
@@ -54,13 +53,6 @@ ALIASES: dict[str, str] = {
 }
 
 
-@cache
-def _registered() -> frozenset[str]:
-    from scrapers.registry import all_scrapers
-
-    return frozenset(all_scrapers())
-
-
 def plain_name(raw: str, what: str = "provider name") -> str:
     """``raw`` stripped, or a one-line ``ValueError`` when it is not a plain name (see ``PLAIN_NAME``)."""
     name = raw.strip()
@@ -79,5 +71,9 @@ def provider_name(raw: str) -> str:
 
 
 def is_external(name: str) -> bool:
-    """A provider the project has no scraper for (known from imports only)."""
-    return name not in _registered()
+    """A provider the project has no scraper for (known from imports only): looked up by its
+    name (``scrapers.registry.find``, which imports only the module that can hold it, not every
+    scraper: an import of one provider's file loads one)."""
+    from scrapers.registry import find
+
+    return find(name) is None
