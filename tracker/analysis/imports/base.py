@@ -105,7 +105,7 @@ class ImportResult:
         }
 
 
-@dataclass
+@dataclass(slots=True)
 class Snapshot:
     """What one archive saw of one provider at one time, for one series.
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import is_
 from typing import Any
 
 from sqlmodel import Session
@@ -82,7 +83,7 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, ser
     for t in sr.times:
         listed = by_time.get(t, ())
         if clean and listed and last_listed is not None and len(listed) == len(last_listed) and all(
-                a is b for a, b in zip(listed, last_listed, strict=True)):
+                map(is_, listed, last_listed)):
             accepted, rejected = last_accepted, []
         else:
             candidates = []

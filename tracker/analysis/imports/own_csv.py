@@ -57,6 +57,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
 
@@ -199,7 +200,9 @@ class _PricesRow:
     a row costs the lookups and its offer, not the parsing (the checks are the same for every row)."""
 
     def __init__(self, header: list[str], known: Mapping[str, Any]) -> None:
-        self.col = {name: i for i, name in reversed(list(enumerate(header)))}  # the first of a repeated name
+        col = {name: i for i, name in enumerate(header)}  # the last of a repeated name, as csv.DictReader
+        self.names = tuple(col)
+        self.pick = itemgetter(*col.values(), 0)  # a tuple even of one column (the extra cell is dropped)
         self.width = len(header)
         self.known = known
         self.times: dict[tuple[str, str], tuple[datetime, int, str | None] | str] = {}  # a str: why it is no time
@@ -262,10 +265,14 @@ class _PricesRow:
         return got
 
     def cells(self, row: list[str]) -> dict[str, str]:
-        """The row's cells by column name (a short row's missing cells empty), unescaped."""
+        """The row's cells by column name (a short row's missing cells empty), unescaped (only a
+        row with a cell starting with a quote can hold one an export quoted: most hold none)."""
         if len(row) < self.width:
             row = row + [""] * (self.width - len(row))
-        return {name: _unescaped(row[i]) for name, i in self.col.items()}
+        values = self.pick(row)
+        if "\x00'" in "\x00" + "\x00".join(values):
+            values = tuple(unescape(v) for v in values)
+        return dict(zip(self.names, values))  # the picked extra cell has no name: zip drops it
 
 
 def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
@@ -273,11 +280,6 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
     if len(cache) >= _CACHED:
         cache.clear()
     return cache
-
-
-def _unescaped(cell: str) -> str:
-    """``unescape``, called only for a cell an export could have quoted (most cells are not)."""
-    return unescape(cell) if cell[:1] == "'" else cell
 
 
 def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any],

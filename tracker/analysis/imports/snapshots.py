@@ -104,10 +104,13 @@ def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[int]], dict[tup
             t = when[s.at] = epoch(s.at)  # the store keeps whole seconds
         times[s.series].add(t)
         if s.provider:
-            at = seen[(s.provider, s.series)].setdefault(t, {})
+            by_time = seen[(s.provider, s.series)]
+            at = by_time.get(t)
+            if at is None:
+                at = by_time[t] = {}
             for o in s.offers:
                 at[(o.sku, o.region, o.kind, o.term_months)] = o
-    return ({k: sorted(v) for k, v in times.items()},
+    return ({k: sorted(v) if len(v) > 1 else list(v) for k, v in times.items()},
             {k: {t: list(v.values()) for t, v in by.items()} for k, by in sorted(seen.items())})
 
 
