@@ -164,6 +164,7 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
                                      | {("currency", c) for _g, _k, c in named}
                                      | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
     labelled: dict[Seen, Seen] = {}
+    by_object: dict[int, Seen] = {}  # the same, by the record (one per offer observation: no hashing of its fields)
     changed: dict[str, tuple[int, int]] = {}
     at: dict[int, Any] = {}  # epoch second -> its datetime, made once
     for provider, w in sorted(writes.items()):
@@ -182,8 +183,15 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
         rows: list[tuple[Any, ...]] = []
         changes = returns = 0
         for sr, seen in w.cuts:
-            keyed = {offer_ids[ident]: {t: labelled.get(s) or labelled.setdefault(s, _labelled(s, ids))
-                                        for t, s in by_t.items()} for ident, by_t in seen.items()}
+            keyed = {}
+            for ident, by_t in seen.items():
+                row: dict[int, Seen] = {}
+                for t, s in by_t.items():
+                    got = by_object.get(id(s))
+                    if got is None:  # ``s`` lives in ``seen`` until the batch is written: its id stays its own
+                        got = by_object[id(s)] = labelled.get(s) or labelled.setdefault(s, _labelled(s, ids))
+                    row[t] = got
+                keyed[offer_ids[ident]] = row
             following = dict(zip(sr.times, [*sr.times[1:], None], strict=True))
             for r in cut(sr.times, keyed, sr.max_gap_s):
                 changes += r.start == "changed"
