@@ -21,7 +21,10 @@ series (``fresh``); one it has is re-cut over the range its new snapshots change
   snapshot after the newest, widened to whole intervals -- from the stored observations there
   plus the new ones, replaces the intervals that differ, and refreshes that range's roll-ups.
   Snapshots already stored are skipped (``already_stored``), so a second import changes
-  nothing. A command counts the intervals it begins (new, changed, returned); one it only
+  nothing; but a snapshot whose rows fall into two batches of one import (a source's rows
+  need not be contiguous in its file) is one observation: the later batch *continues* it,
+  adding the offers the earlier one did not store there (which stay as they were judged)
+  and counting only the ones it did as already stored. A command counts the intervals it begins (new, changed, returned); one it only
   extends or re-cuts from a stored start was counted when that start was stored. The gap rule is the importing command's ``max_gap``: import one archive with one
   value. Validation goes in time order too: an observation is judged against the offer's price
   at its latest accepted observation before it (a jump is held until the next snapshot
@@ -35,6 +38,9 @@ series (``fresh``); one it has is re-cut over the range its new snapshots change
   one and keeps the stated start (``stated_start``), and the held
   observation keeps its own (``quarantine.extra``): a later import that accepts it joins the
   two, as an import of all the snapshots at once does.
+* **Batches.** Series of one offer each (an export of prices) share nothing, so a batch of
+  them is re-cut set-based: ``_BatchReads`` reads every interval and held price of the
+  batch's offers up front, and ``_Writer`` writes the re-cut intervals once per provider.
 * **Providers.** An archive's provider names go through ``aliases.provider_name``. A
   provider with a scraper keeps what its live scrapes say is current; a provider known from
   imports alone (never scraped) takes the newest snapshot as its current list, and one with
