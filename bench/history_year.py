@@ -44,7 +44,7 @@ from _timing import best_in_turn
 from sqlalchemy import text
 from synthetic_year import END, postgres_db, postgres_url, postgres_year, sqlite_copy
 
-from db.engine import make_engine
+from db.engine import engine_reader, make_engine
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import history
 from tracker.analysis.trends import trends
@@ -109,20 +109,27 @@ def in_process(url: str, duck: Callable[[], int]) -> dict[str, float]:
     engine = make_engine(url)
 
     def ours() -> object:
-        return history(engine, h100(), since=SINCE, until=END, resolution="day")
+        with engine_reader(engine) as reader:
+            return history(reader, h100(), since=SINCE, until=END, resolution="day")
 
     h = ours()
     assert len(h.market_rows) >= 365, len(h.market_rows)
     hist_s, duck_s = best_in_turn(RUNS, ours, duck)
 
     def hourly() -> object:
-        return history(engine, Filters.of(gpus=["H100-SXM"]), since=SINCE, until=END, resolution="hour")
+        with engine_reader(engine) as reader:
+            return history(reader, Filters.of(gpus=["H100-SXM"]), since=SINCE, until=END, resolution="hour")
 
     assert len(hourly().market_rows) >= 365 * 24  # type: ignore[attr-defined]
     hourly_s = best_of(RUNS, hourly)
-    df = trends(engine, Filters())
+    with engine_reader(engine) as reader:
+        df = trends(reader, Filters())
     assert len(df) >= 10, df
-    trends_s = best_of(RUNS, lambda: trends(engine, Filters()))
+    def trend() -> object:
+        with engine_reader(engine) as reader:
+            return trends(reader, Filters())
+
+    trends_s = best_of(RUNS, trend)
     engine.dispose()
     return {"history": hist_s, "duckdb": duck_s, "trends": trends_s, "hourly": hourly_s}
 

@@ -27,7 +27,7 @@ from _results import machine, record
 from _timing import best_in_turn
 from synthetic_year import END, postgres_db, postgres_url, postgres_year, sqlite_copy
 
-from db.engine import make_engine
+from db.engine import engine_reader, make_engine
 from db.migrate import init_db
 from tracker.analysis.index import rental_index
 
@@ -42,10 +42,12 @@ def measure(url: str) -> dict[str, float]:
     init_db(engine)  # a cached year from before the index roll-up is brought to it
 
     def rolled() -> list[dict[str, object]]:
-        return rental_index(engine, [GPU], since=SINCE, until=END).rows
+        with engine_reader(engine) as reader:
+            return rental_index(reader, [GPU], since=SINCE, until=END).rows
 
     def raw() -> list[dict[str, object]]:
-        return rental_index(engine, [GPU], since=SINCE, until=END, use_rollups=False).rows
+        with engine_reader(engine) as reader:
+            return rental_index(reader, [GPU], since=SINCE, until=END, use_rollups=False).rows
 
     a, b = rolled(), raw()  # warm-up, and the two answers must be one
     assert len(a) >= 365 and [(r["time"], r["providers"]) for r in a] == [(r["time"], r["providers"]) for r in b]

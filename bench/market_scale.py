@@ -45,7 +45,7 @@ from history_year import best_of  # noqa: E402
 from store_cycle import cycle_figures  # noqa: E402
 from synthetic_year import END, Shape, postgres_db, postgres_url, postgres_year, sqlite_copy  # noqa: E402
 
-from db.engine import make_engine  # noqa: E402
+from db.engine import engine_reader, make_engine  # noqa: E402
 from tracker.analysis.grid import Filters  # noqa: E402
 from tracker.analysis.history import history  # noqa: E402
 from tracker.analysis.trends import trends  # noqa: E402
@@ -63,13 +63,16 @@ def in_process(url: str) -> dict[str, float]:
     h100 = Filters.of(gpus=gpu_ids_matching("H100"))
 
     def daily() -> object:
-        return history(engine, h100, since=SINCE, until=END, resolution="day")
+        with engine_reader(engine) as reader:
+            return history(reader, h100, since=SINCE, until=END, resolution="day")
 
     def hourly() -> object:
-        return history(engine, Filters.of(gpus=["H100-SXM"]), since=SINCE, until=END, resolution="hour")
+        with engine_reader(engine) as reader:
+            return history(reader, Filters.of(gpus=["H100-SXM"]), since=SINCE, until=END, resolution="hour")
 
     def trend() -> object:
-        return trends(engine, Filters(), as_of=END)
+        with engine_reader(engine) as reader:
+            return trends(reader, Filters(), as_of=END)
 
     assert len(daily().market_rows) >= 365  # type: ignore[attr-defined]
     assert len(hourly().market_rows) >= 365 * 24  # type: ignore[attr-defined]

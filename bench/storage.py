@@ -22,10 +22,10 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from db import plain_reads, queries
+from db import reads, queries
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
-from db.reader import reading
+from db.engine import engine_reader
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -96,8 +96,8 @@ def main() -> None:
     naive.close()
     with engine.connect() as conn:
         conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
-    with reading(engine) as reader:
-        counts = plain_reads.row_counts(reader)
+    with engine_reader(engine) as reader:
+        counts = reads.row_counts(reader)
     engine.dispose()
     size_i = (tmp / "intervals.db").stat().st_size
     size_n = (tmp / "naive.db").stat().st_size

@@ -1,6 +1,6 @@
 """The application's reads of the store (collection, alerts, service, imports, web), each a
 ``SELECT`` on a ``db.reader.Reader``: the store's own driver, or a SQLAlchemy connection inside a
-write transaction (``db.reader.reader_of(session.connection())``). Rows come back as named
+write transaction (``db.reader.in_transaction(session.connection())``). Rows come back as named
 tuples, times as aware UTC datetimes; nothing here imports SQLAlchemy or the ORM models.
 """
 
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
-from db import sql as q
-from db.asof import current_condition
-from db.plain_reads import Labels
+from db import reads as q
+from db.reads import current_condition
+from db.reads import Labels
 from db.reader import Reader, utc_datetime
 from db.times import from_epoch
 

@@ -7,7 +7,10 @@ process may write (the full path handles read-only files, new files and their er
 PostgreSQL database, at the newest schema revision and holding the catalog as given.
 Anything else (another URL form, a store to migrate or to create, a catalog to sync) gets
 ``None``, and the caller takes the full path (``tracker.pipeline.opening.open_store``), which
-does all of that. The reads themselves are ``db.reader``'s, with ``db.sql``'s text.
+does all of that. The reads themselves are ``db.reads``'.
+
+Where the store is when no URL is given (``default_database_url``) is here too, so that finding
+the URL does not import SQLAlchemy either.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from db import sql as q
-from db.heads import VERSION_SQL, at_head
-from db.reader import Reader
+import platformdirs
+
+from db import reads
+from db.heads import at_head
+from db.reader import Reader, over_driver
+APP_NAME = "gpu-price-tracker"
+DB_ENV = "GPU_TRACKER_DB"
 
 #: How long a SQLite reader waits for a writer's lock (``db.engine`` opens its connections with it too).
 SQLITE_BUSY_TIMEOUT_S = 30.0
@@ -34,6 +41,17 @@ PG_CONNECT_TIMEOUT_S = 10
 #: and compiling took a second of a ``trends`` whose statements take tens of milliseconds.
 PG_NO_JIT = "SET jit = off"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
+
+
+def default_data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME))
+
+
+def default_database_url() -> str:
+    """``$GPU_TRACKER_DB`` or a SQLite file in the user's data directory."""
+    if os.environ.get(DB_ENV):
+        return os.environ[DB_ENV]
+    return f"sqlite:///{default_data_dir() / 'tracker.db'}"
 
 
 def sqlite_file(url: str) -> Path | None:
@@ -53,7 +71,7 @@ def _open_sqlite(path: Path) -> Reader | None:
         return None
     conn = sqlite3.connect(path, timeout=SQLITE_BUSY_TIMEOUT_S)
     conn.execute("PRAGMA query_only=ON")
-    return Reader(conn.execute, "?", "sqlite", conn.close)
+    return over_driver(conn, "sqlite", conn.close)
 
 
 def _open_postgres(url: str) -> Reader:
@@ -66,16 +84,12 @@ def _open_postgres(url: str) -> Reader:
     conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
     conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     conn.execute(PG_NO_JIT)
-
-    def execute(sql: str, values: tuple[Any, ...]) -> Any:
-        return conn.execute(sql, values or None)
-
-    return Reader(execute, "%s", "postgresql", conn.close)
+    return over_driver(conn, "postgresql", conn.close)
 
 
 def _is_current(reader: Reader) -> bool:
     try:
-        return at_head([row[0] for row in reader.rows(VERSION_SQL)])
+        return at_head(reads.stored_revisions(reader))
     except (sqlite3.Error, _pg_error()):  # no version table: a new or pre-migration store
         return False
 
@@ -89,7 +103,7 @@ def _pg_error() -> type[Exception]:
 
 
 def catalog_differs(stored: Iterable[dict[str, Any]], wanted: Iterable[dict[str, Any]]) -> bool:
-    """Whether ``gpu_model`` rows differ from the catalog's (``db.gpu_models.sync_gpu_models``
+    """Whether ``gpu_model`` rows differ from the catalog's (``db.migrate.sync_gpu_models``
     would write something)."""
     have = {r["id"]: r for r in stored}
     want = {r["id"]: r for r in wanted}
@@ -110,7 +124,7 @@ def open_reader(url: str, catalog_rows: Iterable[dict[str, Any]]) -> Reader | No
     if reader is None:
         return None
     try:
-        if _is_current(reader) and not catalog_differs(reader.mappings(q.GPU_MODELS), catalog_rows):
+        if _is_current(reader) and not catalog_differs(reads.gpu_model_rows(reader), catalog_rows):
             return reader
     except BaseException:
         reader.close()

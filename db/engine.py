@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from sqlalchemy import create_engine, event, inspect
-from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
+from db.direct import APP_NAME, DB_ENV, default_data_dir, default_database_url
 from db.direct import PG_CONNECT_TIMEOUT_S, PG_NO_JIT, SQLITE_BUSY_TIMEOUT_S
-from db.location import APP_NAME, DB_ENV, default_data_dir, default_database_url
+from db.reader import Reader, over_driver
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -203,7 +204,7 @@ def session_scope(engine: Engine) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any error.
 
     The ORM is imported here, not with the module: commands that only read through Core
-    (``db.asof``) start without it."""
+    (``db.reads``) start without it."""
     from sqlmodel import Session
 
     with Session(engine, expire_on_commit=False) as session:
@@ -215,20 +216,11 @@ def session_scope(engine: Engine) -> Iterator[Session]:
             raise
 
 
-def connection(source: Connection | Session) -> Connection:
-    """The Core connection of ``source``: a ``Session``'s own (inside its transaction), or itself."""
-    return source if isinstance(source, Connection) else source.connection()
-
-
-@contextmanager
-def connected(source: Engine | Connection | Session) -> Iterator[Connection]:
-    """A Core connection to read through: a new one from an engine (closed afterwards), else
-    ``connection(source)`` (its owner closes it). Readers that accept all three stay off the ORM."""
-    if isinstance(source, Engine):
-        with source.connect() as conn:
-            yield conn
-    else:
-        yield connection(source)
+def engine_reader(engine: Engine) -> Reader:
+    """A ``Reader`` on one driver connection of ``engine``'s pool (the store's own driver, no
+    SQLAlchemy result per row), given back to the pool when the reader is closed (``with``)."""
+    raw = engine.raw_connection()
+    return over_driver(raw, engine.dialect.name, raw.close)
 
 
 def table_names(engine: Engine) -> list[str]:

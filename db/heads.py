@@ -9,8 +9,6 @@ from functools import cache
 from pathlib import Path
 
 MIGRATIONS = Path(__file__).parent / "migrations"
-#: ``SELECT`` of a store's revision (no such table: a new or pre-migration store).
-VERSION_SQL = "SELECT version_num FROM alembic_version"
 
 _HEADER = re.compile(r"^(revision|down_revision)\b[^=]*=\s*['\"]?([\w-]+)", re.MULTILINE)
 

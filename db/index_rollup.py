@@ -22,14 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from db import sql as q
+from db import reads
 from db import via as via_keys
-from db.reader import Reader, reader_of
+from db.reader import Reader, bind, in_transaction
+from db.reads import INDEX_COLUMNS as COLUMNS, INDEX_TABLE as TABLE
 from db.spans import DAY, origin, span
 
-TABLE = "index_day"
-#: The columns of a row, in the order ``read`` returns them.
-COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
 #: One group's figures: (sorted prices, distinct offers).
 Group = tuple[list[float], int]
 #: A group's key: (gpu id, bucket start, kind id, via).
@@ -55,25 +53,16 @@ class OfferFacts:
         """Facts of the offers among ``rows`` (``(offer id, provider id)`` pairs); ``vias``: the
         offers' clouds when the caller has them (``db.rollups`` holds each interval's series key)."""
         pairs = {(int(o), int(p)) for o, p in rows}
-        ids = sorted({o for o, _p in pairs})
-        fractional: set[int] = set()
-        for start in range(0, len(ids), CHUNK):
-            fractional |= {int(i) for (i,) in reader.rows(_FRACTIONAL, {"ids": ids[start:start + CHUNK]})}
+        fractional = reads.fractional_offers(reader, (o for o, _p in pairs))
         if vias is None:
-            keys = via_keys.offer_keys(reader, provider_names, pairs)
+            keys = reads.offer_keys(reader, provider_names, pairs)
             vias = {o: cloud for o, k in keys.items() if (cloud := via_keys.split(provider_names[k])[1])}
         return cls(fractional, dict(vias))
 
 
-#: Offers renting a fraction of a GPU among ``:ids`` (a count that is not a whole number).
-_FRACTIONAL = "SELECT id FROM offer WHERE id IN :ids AND CAST(gpu_count AS INTEGER) <> gpu_count"
-#: Offer ids read per statement (bounded parameter lists).
-CHUNK = 500
-
-
 def fractional(gpu_count: float) -> bool:
-    """An offer renting a fraction of a GPU (a count that is not a whole number, ``_FRACTIONAL`` in
-    SQL): its per-GPU price is not a GPU's, so the index leaves it out."""
+    """An offer renting a fraction of a GPU (a count that is not a whole number,
+    ``db.reads.FRACTIONAL_OFFERS`` in SQL): its per-GPU price is not a GPU's, so the index leaves it out."""
     return gpu_count != int(gpu_count)
 
 
@@ -120,50 +109,21 @@ def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row]
     (the provider's intervals that may count in them, sorted by offer and ``first_seen``; ``vias``:
     the cloud each of its aggregator offers names). ``conn``: a SQLAlchemy connection in the
     store's write transaction."""
-    reader = reader_of(conn)
+    reader = in_transaction(conn)
     facts = OfferFacts.read(reader, {}, [(r[0], provider_id) for r in rows], vias)
     found = groups(rows, facts, interval_s, DAY, d_lo, d_hi)
     # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
-    gpus = [int(i) for i, _name in reader.rows(q.LABEL_NAMES, {"s": "gpu"})] or [-1]
-    conn.exec_driver_sql(*_bound(conn, f"DELETE FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
-                                 "AND provider_id = :p", {"gpus": gpus, "p": provider_id, "lo": d_lo * DAY,
-                                                          "hi": d_hi * DAY}))
+    gpus = sorted(reads.label_names(reader, "gpu")) or [-1]
+    conn.exec_driver_sql(*bind(f"DELETE FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
+                               "AND provider_id = :p", {"gpus": gpus, "p": provider_id, "lo": d_lo * DAY,
+                                                        "hi": d_hi * DAY}, reader.marker))
     if not found:
         return 0
     values = [(gpu, bucket, provider_id, kind, via, median_of(p), n)
               for (gpu, bucket, kind, via), (p, n) in sorted(found.items())]
-    marks = ", ".join(["?" if reader.marker == "?" else "%s"] * len(COLUMNS))
+    marks = ", ".join([reader.marker] * len(COLUMNS))
     conn.exec_driver_sql(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})", values)
     return len(values)
 
 
-def _bound(conn: Any, sql: str, params: dict[str, Any]) -> tuple[str, tuple[Any, ...]]:
-    from db.reader import bind
-
-    return bind(sql, params, "?" if conn.dialect.paramstyle == "qmark" else "%s")
-
-
-def read(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None
-         ) -> list[tuple[Any, ...]]:
-    """Rows (``COLUMNS``) of days starting in ``[lo, hi]`` of ``gpu_ids`` (``kind_ids``: None for
-    every kind), by a primary-key range per GPU."""
-    if not gpu_ids:
-        return []
-    params: dict[str, Any] = {"gpus": list(gpu_ids), "lo": lo, "hi": hi}
-    sql = f"SELECT {', '.join(COLUMNS)} FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-    if kind_ids is not None:
-        params["kinds"] = list(kind_ids) or [-1]
-        sql += " AND kind_id IN :kinds"
-    return reader.rows(sql, params)
-
-
-def first_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
-    """The first day with an index row for ``gpu_ids`` (None: none)."""
-    if not gpu_ids:
-        return None
-    value = reader.scalar(f"SELECT MIN(bucket) FROM {TABLE} WHERE gpu_id IN :gpus", {"gpus": list(gpu_ids)})
-    return None if value is None else int(value)
-
-
-__all__ = ["COLUMNS", "TABLE", "OfferFacts", "first_day", "fractional", "groups", "median_of", "read", "rows_of",
-           "write"]
+__all__ = ["COLUMNS", "TABLE", "OfferFacts", "fractional", "groups", "median_of", "rows_of", "write"]

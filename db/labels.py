@@ -15,13 +15,15 @@ from contextlib import contextmanager
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from db import reads
+from db.reader import in_transaction
 SPACES = ("provider", "gpu", "kind", "currency")
 _SNAPSHOT = "labels.snapshot"
 
 
 def all_labels(conn: Connection) -> dict[tuple[str, str], int]:
-    """Every label as ``{(space, name): id}``."""
-    return {(s, n): i for i, s, n in conn.execute(text("SELECT id, space, name FROM label")).all()}
+    """Every label as ``{(space, name): id}``, as ``conn``'s transaction sees them."""
+    return reads.all_labels(in_transaction(conn))
 
 
 @contextmanager
@@ -48,8 +50,7 @@ def names(conn: Connection, space: str) -> dict[int, str]:
     table = conn.info.get(_SNAPSHOT)
     if table is not None:
         return dict(table.get(space, {}))
-    rows = conn.execute(text("SELECT id, name FROM label WHERE space = :s"), {"s": space}).all()
-    return {i: n for i, n in rows}
+    return reads.label_names(in_transaction(conn), space)
 
 
 def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:

@@ -3,7 +3,8 @@
 ``upgrade(engine)`` brings any database to the newest schema: an empty one is built by the
 migrations, an existing one is moved forward. ``gpu-tracker`` calls it on start, so users
 never run migrations by hand; a database already at the newest revision is recognised by one
-query and the migration files' headers, without importing Alembic (``is_current``). To add a migration after changing ``db/models.py``::
+query and the migration files' headers, without importing Alembic (``is_current``). The
+``gpu_model`` table is kept equal to the spec catalog here too (``sync_gpu_models``). To add a migration after changing ``db/models.py``::
 
     python -m db.migrate revision "what changed"
 """
@@ -17,15 +18,20 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
-from sqlalchemy import inspect, text
-from sqlalchemy.engine import Engine
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import bindparam, inspect, text
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
 if TYPE_CHECKING:
     from alembic.config import Config
 
 from db.engine import is_read_only, make_engine, mask_url, sqlite_path
-from db.heads import MIGRATIONS, VERSION_SQL, at_head, file_heads
+from db.heads import MIGRATIONS, at_head, file_heads
+from db.reader import in_transaction
+from db.reads import gpu_model_rows, stored_revisions
 from tracker.errors import ConfigError
 
 __all__ = ["MIGRATIONS", "file_heads", "init_db", "upgrade"]
@@ -59,7 +65,7 @@ def is_current(engine: Engine) -> bool:
         return False
     try:
         with engine.connect() as conn:
-            stored = [row[0] for row in conn.execute(text(VERSION_SQL))]
+            stored = stored_revisions(in_transaction(conn))
     except (OperationalError, ProgrammingError):  # no version table yet: a new or pre-migration database
         return False
     return at_head(stored)
@@ -78,7 +84,7 @@ def refuse_newer_schema(engine: Engine, where: str) -> None:
 
     try:
         with engine.connect() as conn:
-            stored = [row[0] for row in conn.execute(text(VERSION_SQL))]
+            stored = stored_revisions(in_transaction(conn))
     except (OperationalError, ProgrammingError):
         return
     unknown = [r for r in stored if r not in known_revisions()]
@@ -197,6 +203,35 @@ def make_revision(engine: Engine, message: str) -> None:
     with engine.begin() as conn:
         cfg.attributes["connection"] = conn
         command.revision(cfg, message=message, autogenerate=True)
+
+
+def sync_gpu_models(conn: Connection, rows: Iterable[dict[str, Any]]) -> int:
+    """Make ``gpu_model`` equal to the catalog rows (insert, update, delete); returns how many
+    rows the catalog has. Every command that opens the store runs this, so it reads the table
+    once and writes only what differs (usually nothing), without the ORM. Row keys are
+    ``gpu_model`` columns (``tracker.catalog.specs.DB_FIELDS``)."""
+    wanted = {r["id"]: r for r in rows}
+    existing = {row["id"]: row for row in gpu_model_rows(in_transaction(conn))}
+    gone = sorted(set(existing) - set(wanted))
+    if gone:
+        conn.execute(text("DELETE FROM gpu_model WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
+                     {"ids": gone})
+    new = [r for gpu_id, r in wanted.items() if gpu_id not in existing]
+    changed = [r for gpu_id, r in wanted.items()
+               if gpu_id in existing and any(existing[gpu_id][k] != v for k, v in r.items())]
+    for batch, sql in ((new, _insert_gpu_models), (changed, _update_gpu_models)):
+        if batch:
+            conn.execute(text(sql(list(batch[0]))), batch)
+    return len(wanted)
+
+
+def _insert_gpu_models(columns: list[str]) -> str:
+    return f"INSERT INTO gpu_model ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)})"
+
+
+def _update_gpu_models(columns: list[str]) -> str:
+    sets = ", ".join(f"{c} = :{c}" for c in columns if c != "id")
+    return f"UPDATE gpu_model SET {sets} WHERE id = :id"
 
 
 if __name__ == "__main__":  # pragma: no cover - developer tool

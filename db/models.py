@@ -169,7 +169,7 @@ class PriceIntervalPast(IntervalColumns, table=True):
     __tablename__ = "price_interval_past"
     #: A GPU's intervals by end, ``first_seen`` included so "in effect during [a, b]"
     #: (``last_seen >= a AND first_seen <= b``) is answered from the index alone; and their
-    #: lengths, so the longest is one index step (``db.sql.LONGEST_SPAN``): it bounds that
+    #: lengths, so the longest is one index step (``db.reads.LONGEST_SPAN``): it bounds that
     #: ``last_seen`` from above (``<= b + longest``), so a read of a moment months back scans the
     #: intervals around it, not every one since.
     __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),
@@ -253,7 +253,7 @@ class RollupHourRun(SQLModel, table=True):
     """Min, median, max and number of offers of one series, equal over ``hours`` consecutive
     hours from hour ``start`` (hours since the epoch: three bytes in SQLite where seconds take
     four): every run but each series' newest (``RollupHourOpen``; the view ``rollup_hour`` reads
-    both). A run is at most ``db.sql.MAX_RUN`` hours long, so the runs of a range are found by a
+    both). A run is at most ``db.reads.MAX_RUN`` hours long, so the runs of a range are found by a
     primary-key range starting that far before it."""
 
     __tablename__ = "rollup_hour_run"

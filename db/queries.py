@@ -14,8 +14,7 @@ from sqlmodel import Session
 
 from db import app_reads
 from db.models import Provider
-from db.reader import reader_of
-
+from db.reader import in_transaction
 PRICE_EPSILON = 1e-9
 
 
@@ -46,7 +45,7 @@ def ensure_providers(session: Session, display_names: Mapping[str, str]) -> None
     for a cycle that starts them all at once."""
     table = Provider.__table__  # type: ignore[attr-defined]
     conn = session.connection()
-    stored = {n: p.display_name for n, p in app_reads.providers(reader_of(conn)).items()}
+    stored = {n: p.display_name for n, p in app_reads.providers(in_transaction(conn)).items()}
     new = [{"name": n, "display_name": d or n} for n, d in display_names.items() if n not in stored]
     if new:
         conn.execute(table.insert(), new)

@@ -1,8 +1,10 @@
-"""Run read statements written once, with ``:name`` parameters, on any connection: a DB-API
-connection opened straight from the store URL (``db.direct``) or SQLAlchemy's (a ``Connection``
-or an ORM ``Session``).
+"""The one way a read runs: a ``Reader`` executes ``db.reads``' statements, written once with
+``:name`` parameters, on the store's own driver connection (sqlite3 or psycopg: ``over_driver``,
+opened from the store URL by ``db.direct`` or taken from an engine's pool by
+``db.engine.engine_reader``), or, for the reads of a writer inside its transaction, on that
+transaction's SQLAlchemy ``Connection`` (``in_transaction``).
 
-The SQL text of a read is the same on both paths; only the parameter markers differ
+The SQL text of a read is the same on every path; only the parameter markers differ
 (``?`` for sqlite3, ``%s`` for psycopg), and ``bind`` is the one place that rewrites them. A
 list parameter (``gpu_id IN :gpus``) becomes one marker per element, as SQLAlchemy's
 expanding parameters do. No SQLAlchemy is imported here: commands that start through
@@ -12,10 +14,12 @@ expanding parameters do. No SQLAlchemy is imported here: commands that start thr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection
 
 #: ``:name`` not preceded by another colon or a word character (so ``::bigint`` casts and
 #: ``12:00`` inside the SQL are left alone).
@@ -81,9 +85,29 @@ class Reader:
         return None if row is None else row[0]
 
     def close(self) -> None:
+        """Close the connection when this reader opened it (else its owner does)."""
         if self._close is not None:
             self._close()
             self._close = None
+
+    def __enter__(self) -> Reader:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def over_driver(conn: Any, dialect: str, close: Callable[[], None] | None = None) -> Reader:
+    """A ``Reader`` on a DB-API connection of the store's own driver (``dialect`` ``"sqlite"``:
+    sqlite3; ``"postgresql"``: psycopg), or a pool's proxy of one: no result objects per row.
+    ``close``: what ``Reader.close`` calls (``None``: the connection's owner closes it)."""
+    if dialect == "sqlite":
+        return Reader(conn.execute, "?", dialect, close)
+
+    def execute(sql: str, values: tuple[Any, ...]) -> Any:
+        return conn.execute(sql, values or None)  # no values: psycopg leaves the text as it is
+
+    return Reader(execute, "%s", dialect, close)
 
 
 class _CoreCursor:
@@ -102,41 +126,10 @@ class _CoreCursor:
         return row
 
 
-def reader_of(source: Any, close: Callable[[], None] | None = None) -> Reader:
-    """A ``Reader`` of ``source``: itself, or over a SQLAlchemy ``Connection`` (or an ORM
-    ``Session``'s connection, inside its transaction), recognised without importing SQLAlchemy.
-    ``close`` is what ``Reader.close`` calls (by default nothing: the connection's owner closes it)."""
-    if isinstance(source, Reader):
-        return source
-    if not hasattr(source, "exec_driver_sql") and callable(getattr(source, "connection", None)):
-        source = source.connection()  # an ORM Session
-    conn = source
+def in_transaction(conn: Connection) -> Reader:
+    """A ``Reader`` on a SQLAlchemy ``Connection`` inside a writer's transaction: the writer reads
+    what it has written so far. Its owner closes it."""
     marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-
-    def execute(sql: str, values: tuple[Any, ...]) -> Any:
-        return _CoreCursor(conn.exec_driver_sql(sql, values))
-
-    return Reader(execute, marker, conn.dialect.name, close)
+    return Reader(lambda sql, values: _CoreCursor(conn.exec_driver_sql(sql, values)), marker, conn.dialect.name)
 
 
-@contextmanager
-def reading(source: Any) -> Iterator[Reader]:
-    """A ``Reader`` of ``source`` for the length of a ``with``: a ``Reader``, a SQLAlchemy
-    ``Connection`` or ``Session`` as they are (``reader_of``), or an ``Engine``, of which one
-    driver connection is taken from its pool and given back (recognised without importing
-    SQLAlchemy)."""
-    if not isinstance(source, Reader) and hasattr(source, "raw_connection"):
-        raw = source.raw_connection()  # the driver's own connection: no result objects per row
-        postgres = source.dialect.name == "postgresql"
-
-        def execute(sql: str, values: tuple[Any, ...]) -> Any:
-            cursor = raw.cursor()
-            cursor.execute(sql, (values or None) if postgres else values)
-            return cursor
-
-        try:
-            yield Reader(execute, "?" if source.dialect.paramstyle == "qmark" else "%s", source.dialect.name)
-        finally:
-            raw.close()
-        return
-    yield reader_of(source)

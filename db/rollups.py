@@ -24,7 +24,8 @@ from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection
 
 from db import bulk, index_rollup, intervals, labels, via
-from db import sql as q
+from db import reads as q
+from db.reader import in_transaction
 from db.spans import NEVER, origin
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -75,7 +76,7 @@ def expanding(params: dict[str, Any]) -> list[Any]:
 
 
 def statement(sql: str, params: dict[str, Any]) -> Any:
-    """``text(sql)`` of one of ``db.sql``'s statements, its list parameters expanding."""
+    """``text(sql)`` of one of ``db.reads``'s statements, its list parameters expanding."""
     return text(sql).bindparams(*expanding(params))
 
 
@@ -93,7 +94,7 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
-#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}`` (``db.sql``).
+#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}`` (``db.reads``).
 _RAW_COLUMNS_SQL = q.RAW_COLUMNS_SQL
 #: A provider's intervals of one currency that may count from ``:since`` to ``:until``, from each
 #: table (``{table}``) by its own index: the newest ones by provider, the past ones by GPU.
@@ -185,7 +186,7 @@ def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.nda
     names = labels.names(conn, "provider")
     if names.get(provider_id) not in via.keys_of(names):  # no composite keys: no per-interval objects either
         return np.full(len(offer), provider_id, dtype=np.int64)
-    keys = via.offer_keys(conn, names, [(o, provider_id) for o in np.unique(offer).tolist()])
+    keys = q.offer_keys(in_transaction(conn), names, [(o, provider_id) for o in np.unique(offer).tolist()])
     if not keys:
         return np.full(len(offer), provider_id, dtype=np.int64)
     return np.array([keys.get(o, provider_id) for o in offer.tolist()], dtype=np.int64)
@@ -505,7 +506,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     inspector = inspect(conn)
     for table in [t for t in (intervals.PAST_TABLE, intervals.OPEN_TABLE) if inspector.has_table(t)] or [intervals.VIEW]:
         conn.execute(text(f"ANALYZE {table}"))  # (the one table of the migrations before 0014, which call this)
-    labels.ensure(conn, via.stored_key_labels(conn))  # an aggregator's clouds as their own series
+    labels.ensure(conn, q.stored_key_labels(in_transaction(conn)))  # an aggregator's clouds as their own series
     pids = list(provider_ids) if provider_ids is not None else sorted(
         p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
     )

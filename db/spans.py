@@ -1,6 +1,6 @@
 """The bucket rule: which buckets an interval counts in, and until when a price holds. Defined
 here once, in plain Python, for every reader and writer (the roll-ups, ``db.rollups``; the
-history and trends, ``tracker.analysis``; the price at a moment, ``db.asof``; the frames of the
+history and trends, ``tracker.analysis``; the price at a moment, ``db.reads``; the frames of the
 exports and the back-test):
 
 * A bucket's value is taken over the prices **observed** during the bucket: an interval

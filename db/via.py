@@ -6,8 +6,9 @@ when we collect the cloud directly (the rule: ``tracker.analysis.aggregators``),
 must not blend an aggregator's clouds into one figure. Each (aggregator, cloud) pair is its own
 roll-up series, under a provider label named ``<aggregator>/<cloud>`` (``key_name``); the
 aggregator's offers without a cloud, and every other provider's, stay under the provider's own
-label. Raw intervals keep the provider's own id; ``offer_keys`` says which key each of an
-aggregator's offers rolls up under, for the roll-up writer and the raw-interval reads alike.
+label. Raw intervals keep the provider's own id; ``db.reads.offer_keys`` says which key each of
+an aggregator's offers rolls up under, for the roll-up writer and the
+raw-interval reads alike.
 
 A composite label exists once an aggregator stored an offer through that cloud (the store
 creates it with the offer's other labels), so a provider without such labels costs nothing here.
@@ -19,13 +20,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from db import sql as q
-from db.reader import reader_of
-
 #: Between the aggregator's and the cloud's name in a series key (provider names are plain words).
 SEP = "/"
-#: Offer ids read per statement (bounded parameter lists).
-_CHUNK = 500
 #: ``offer.extra`` key naming the cloud an aggregator's offer is rented from.
 VIA_KEY = "via"
 
@@ -56,12 +52,6 @@ def key_labels(provider: str, extras: Iterable[Any]) -> set[tuple[str, str]]:
     """The ``label`` rows (space, name) of the composite keys that offers of ``provider`` with
     these ``extra`` go to: what a writer ensures beside the offers' other labels."""
     return {("provider", key_name(provider, v)) for e in extras if (v := via_of(e)) and v != provider}
-
-
-def stored_key_labels(source: Any) -> set[tuple[str, str]]:
-    """``key_labels`` of every stored offer: what a roll-up rebuild ensures first, so a store
-    written before composite keys existed gets them."""
-    return {lab for provider, extra in reader_of(source).rows(q.OFFERS_EXTRA_LIKE, {"pattern": f'%"{VIA_KEY}"%'}) for lab in key_labels(provider, [extra])}
 
 
 def keys_of(provider_names: Mapping[int, str]) -> dict[str, dict[str, int]]:
@@ -95,23 +85,3 @@ def expand(provider_names: Mapping[int, str], provider_ids: Iterable[int] | None
     extra = [i for i, name in provider_names.items() if split(name)[1] is not None and split(name)[0] in chosen]
     return wanted + sorted(set(extra) - set(wanted))
 
-
-def offer_keys(source: Any, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]]) -> dict[int, int]:
-    """``{offer id: key label id}`` of the offers among ``rows`` (``(offer id, provider id)``
-    pairs, as intervals carry them) that roll up under a composite key: those of aggregators
-    (providers with composite keys) naming a cloud. Every other offer rolls up under its
-    provider's own id. Reads only those aggregators' offers among ``rows``, so the cost follows
-    the rows at hand, never the length of the history."""
-    by_provider = keys_of(provider_names)
-    if not by_provider:
-        return {}
-    aggregators = {i for i, name in provider_names.items() if name in by_provider}
-    wanted = sorted({int(offer) for offer, provider in rows if int(provider) in aggregators})
-    out: dict[int, int] = {}
-    reader = reader_of(source)
-    for start in range(0, len(wanted), _CHUNK):
-        for oid, provider, extra in reader.rows(q.OFFER_EXTRAS, {"ids": wanted[start:start + _CHUNK]}):
-            key = by_provider.get(provider, {}).get(via_of(extra) or "")
-            if key is not None:
-                out[int(oid)] = key
-    return out

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine, make_url
 
-from db.engine import make_engine
+from db.engine import engine_reader, make_engine
 from db.migrate import init_db
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -47,6 +47,13 @@ def load_recording_json(relative: str) -> Any:
 
 def load_recording_text(relative: str) -> str:
     return recording_path(relative).read_text()
+
+
+def read(engine: Engine, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn`` (a read: ``db.reads`` or ``tracker.analysis``) on a ``Reader`` of one of ``engine``'s
+    driver connections, given back afterwards, as every interface reads."""
+    with engine_reader(engine) as reader:
+        return fn(reader, *args, **kwargs)
 
 
 def run_main(capsys: Any, *args: str) -> tuple[int, str, str]:

@@ -15,7 +15,8 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from db.models import Outbox
-from db.reader import reader_of, reading
+from db.reader import in_transaction
+from db.engine import engine_reader
 from db.types import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
 from tracker.alerts import (
@@ -71,7 +72,7 @@ def test_webhook_500_then_200_is_retried_with_backoff_and_sent_once(engine: Engi
     assert body["event_id"] == int(a.headers["x-gpu-tracker-event"])
     [row] = outbox(engine)
     assert row.status == "delivered" and row.attempts == 2 and row.last_error is None
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         [entry] = history(reader)
     assert entry["delivered"] == "1/1" and entry["deliveries"][0]["attempts"] == 2
 
@@ -179,7 +180,7 @@ def test_secrets_stay_out_of_rows_errors_logs_and_history(engine: Engine, receiv
     cycle = after_collect(engine, settings, [])
     assert [d.status for d in cycle.deliveries] == ["pending", "pending"]
     assert len(receiver.requests) == 1 and receiver.requests[0].path == f"/{token}"  # the real target was used
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         stored = repr(outbox(engine)) + repr(events(engine)) + repr(history(reader)) + repr(cycle)
     with Session(engine) as s:
         stored += repr([vars(r) for r in s.exec(select(Outbox)).all()])
@@ -200,7 +201,7 @@ def test_the_smallest_config_rule_works_as_written(tmp_path: Path, engine: Engin
     )
     settings = load_settings(config)
     with Session(engine) as s:
-        [rule] = load_rules(settings, reader_of(s.connection()))
+        [rule] = load_rules(settings, in_transaction(s.connection()))
     assert rule.gpus and all(g.startswith("H100") for g in rule.gpus)
     assert rule.channels == ["json://127.0.0.1:9999/***", "mailto://***@example.com"]
     Market(engine, settings).collect(p1=[h100("a", 1.9)])

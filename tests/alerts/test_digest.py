@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from db.engine import make_engine
 from db.migrate import init_db
 from db.models import DigestState
-from db.reader import reading
+from db.engine import engine_reader
 from db.types import utcnow
 from tests.alerts.helpers import (
     Market,
@@ -311,7 +311,7 @@ def test_a_500_is_retried_and_a_restart_never_sends_it_twice(db_url: str, receiv
     for r in (a, b):
         expected = "sha256=" + hmac.new(SECRET.encode(), r.body, hashlib.sha256).hexdigest()
         assert hmac.compare_digest(r.headers[SIGNATURE_HEADER.lower()], expected)
-    with reading(eng) as reader:
+    with engine_reader(eng) as reader:
         [entry] = history(reader, rule="digest:morning")
     assert entry["kind"] == "digest" and entry["delivered"] == "1/1" and entry["deliveries"][0]["attempts"] == 2
     [row] = outbox(eng)

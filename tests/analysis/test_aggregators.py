@@ -4,6 +4,10 @@ aggregator's. Handmade rows in the OpenComputePrices schema, imported into the s
 
 from __future__ import annotations
 
+from tests.conftest import read
+from db.reader import in_transaction
+from db.engine import engine_reader
+
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -11,9 +15,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db.asof import latest_prices
+from db.reads import latest_prices
 from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
-from db.reader import reading
 from tracker.analysis.aggregators import cheapest_per_provider, market_of_key, market_provider
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
@@ -53,7 +56,7 @@ def import_snapshot(engine: Engine, tmp_path: Path) -> None:
 def test_an_aggregators_row_for_a_collected_cloud_counts_as_that_cloud(engine: Engine, tmp_path: Path) -> None:
     import_snapshot(engine, tmp_path)
     with Session(engine) as session:
-        rows = latest_prices(session, gpus=["H100-SXM"], include_stale=True)
+        rows = latest_prices(in_transaction(session.connection()), gpus=["H100-SXM"], include_stale=True)
     assert sorted((r["provider"], r["via"], r["price_per_gpu_hour"]) for r in rows) == [
         ("getdeploying", "databasemart", pytest.approx(2.8)), ("getdeploying", "runpod", pytest.approx(2.2)),
         ("lambda", None, pytest.approx(3.0)), ("runpod", None, pytest.approx(2.5))]
@@ -80,7 +83,7 @@ def test_history_market_counts_each_cloud_once(engine: Engine, tmp_path: Path, u
     the raw intervals: RunPod once, at its cheaper price through the aggregator."""
     import_snapshot(engine, tmp_path)
     day = datetime(2026, 3, 22, tzinfo=UTC)
-    h = price_history(engine, Filters(gpus=["H100-SXM"]), since=day, until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC),
+    h = read(engine, price_history,  Filters(gpus=["H100-SXM"]), since=day, until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC),
                       resolution="1d", use_rollups=use_rollups)
     (m,) = h.market_rows
     assert (m["providers"], m["offers"]) == (3, 4)
@@ -88,12 +91,12 @@ def test_history_market_counts_each_cloud_once(engine: Engine, tmp_path: Path, u
     # each stored provider's own line: GetDeploying's is the cheapest of its rows
     assert {r["provider"]: r["value"] for r in h.provider_rows} == {
         "getdeploying": pytest.approx(2.2), "lambda": pytest.approx(3.0), "runpod": pytest.approx(2.5)}
-    only = price_history(engine, Filters(gpus=["H100-SXM"], providers=["getdeploying"]), since=day,
+    only = read(engine, price_history,  Filters(gpus=["H100-SXM"], providers=["getdeploying"]), since=day,
                          until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d", use_rollups=use_rollups)
     # the aggregator alone: its RunPod row is RunPod's in the market, its Database Mart row its own
     assert (only.market_rows[0]["providers"], only.market_rows[0]["median"]) == (2, pytest.approx(2.5))
     assert [r["provider"] for r in only.provider_rows] == ["getdeploying"]
-    a100 = price_history(engine, Filters(gpus=["A100-SXM-80GB"]), since=day,
+    a100 = read(engine, price_history,  Filters(gpus=["A100-SXM-80GB"]), since=day,
                          until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d", use_rollups=use_rollups)
     assert (a100.market_rows[0]["providers"], a100.market_rows[0]["offers"]) == (1, 2)  # RunPod, once
     assert a100.market_rows[0]["median"] == pytest.approx(1.4)
@@ -101,10 +104,10 @@ def test_history_market_counts_each_cloud_once(engine: Engine, tmp_path: Path, u
 
 def test_rollups_keep_an_aggregators_clouds_apart(engine: Engine, tmp_path: Path) -> None:
     import_snapshot(engine, tmp_path)
-    with reading(engine) as r:
+    with engine_reader(engine) as r:
         keys = {name for (name,) in r.rows("SELECT DISTINCT l.name FROM rollup_day d JOIN label l ON l.id = d.provider_id")}
     assert keys == {"runpod", "lambda", "getdeploying/runpod", "getdeploying/databasemart"}
-    with reading(engine) as r:
+    with engine_reader(engine) as r:
         (a100,) = r.rows("SELECT COUNT(*) FROM rollup_day d JOIN label g ON g.id = d.gpu_id WHERE g.name = 'A100-SXM-80GB'")
     assert a100 == (2,)  # RunPod's own series and the aggregator's RunPod series
 
@@ -112,7 +115,7 @@ def test_rollups_keep_an_aggregators_clouds_apart(engine: Engine, tmp_path: Path
 def test_trends_count_each_cloud_once(engine: Engine, tmp_path: Path) -> None:
     import_snapshot(engine, tmp_path)
     at = datetime(2026, 3, 22, 10, 30, tzinfo=UTC)
-    a100, h100_ = trends(engine, Filters(gpus=["H100-SXM", "A100-SXM-80GB"]), as_of=at)
+    a100, h100_ = read(engine, trends,  Filters(gpus=["H100-SXM", "A100-SXM-80GB"]), as_of=at)
     assert (h100_["current"], h100_["provider"], h100_["providers"], h100_["offers"]) == (
         pytest.approx(2.2), "getdeploying", 3, 4)
     # the A100 rented from RunPod, listed twice: one provider, two offers
@@ -138,7 +141,7 @@ def test_a_rebuild_splits_roll_ups_written_before_composite_keys(engine: Engine,
 
     with engine.begin() as conn:
         rollups.rebuild(conn)
-    h = price_history(engine, Filters(gpus=["A100-SXM-80GB"]), since=datetime(2026, 3, 22, tzinfo=UTC),
+    h = read(engine, price_history,  Filters(gpus=["A100-SXM-80GB"]), since=datetime(2026, 3, 22, tzinfo=UTC),
                       until=datetime(2026, 3, 22, 23, 59, 59, tzinfo=UTC), resolution="1d")
     assert (h.market_rows[0]["providers"], h.market_rows[0]["offers"]) == (1, 2)
 
@@ -185,10 +188,10 @@ def test_a_collected_aggregator_counts_a_cloud_it_lists_once_now(engine: Engine)
     results = collect(engine, Settings(), ["computepulse", "hotaisle"], replay=True)
     assert {r.provider: r.status for r in results} == {"computepulse": "ok", "hotaisle": "ok"}
     with Session(engine) as session:
-        rows = [r for r in latest_prices(session, gpus=["MI300X"]) if r["currency"] == "USD"]
+        rows = [r for r in latest_prices(in_transaction(session.connection()), gpus=["MI300X"]) if r["currency"] == "USD"]
     assert {r["provider"] for r in rows} == {"computepulse", "hotaisle"}
-    (row,) = trends(engine, Filters(gpus=["MI300X"]))
+    (row,) = read(engine, trends,  Filters(gpus=["MI300X"]))
     assert row["providers"] == 1 and row["offers"] >= 2  # Hot Aisle's own offer and Compute Pulse's of it
-    with reading(engine) as r:
+    with engine_reader(engine) as r:
         keys = {name for (name,) in r.rows("SELECT DISTINCT l.name FROM rollup_day d JOIN label l ON l.id = d.provider_id")}
     assert "computepulse/hotaisle" in keys and "computepulse/vastai" in keys

@@ -16,6 +16,8 @@ Each observation holds until the next collection attempt (one hour), so an hour'
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -70,7 +72,7 @@ def history(engine: Engine) -> Engine:
 
 
 def figures(engine: Engine, since_h: int = 0, until_h: int = 12, **filters: object) -> dict[str, dict[str, object]]:
-    found = availability(engine, ["H100-SXM", "H100-PCIe"], T0 + since_h * HOUR, T0 + until_h * HOUR, **filters)  # type: ignore[arg-type]
+    found = read(engine, availability,  ["H100-SXM", "H100-PCIe"], T0 + since_h * HOUR, T0 + until_h * HOUR, **filters)  # type: ignore[arg-type]
     return {a.region: {"offers": a.offers, "observed": a.observed_s, "available": a.available_s, "share": a.share,
                        "longest": a.longest_unavailable_s, "longest_from": a.longest_unavailable_from,
                        "last": a.last_available} for a in found}
@@ -107,7 +109,7 @@ def test_filters(history: Engine) -> None:
     assert set(figures(history, regions=["r1", "r3"])) == {"r1", "r3"}
     assert figures(history, providers=["nobody"]) == {}
     assert figures(history, kinds=["spot"]) == {}
-    assert availability(history, ["A100-SXM-80GB"], T0, T0 + 12 * HOUR) == []
+    assert read(history, availability, ["A100-SXM-80GB"], T0, T0 + 12 * HOUR) == []
 
 
 def test_spans_arithmetic() -> None:
@@ -142,9 +144,9 @@ def test_a_range_is_bounded(history: Engine, db_url: str) -> None:
     from tracker.errors import ConfigError
 
     with pytest.raises(ConfigError, match="more than one question reads"):
-        availability(history, ["H100-SXM"], T0 - timedelta(days=400), T0)
+        read(history, availability, ["H100-SXM"], T0 - timedelta(days=400), T0)
     with pytest.raises(ConfigError, match="starts .* after it ends"):
-        availability(history, ["H100-SXM"], T0 + HOUR, T0)
+        read(history, availability, ["H100-SXM"], T0 + HOUR, T0)
     result = CliRunner().invoke(cli_app, ["--db", db_url, "availability", "--gpu", "H100", "--since", "2y"])
     assert result.exit_code != 0 and "a year at a time" in str(result.exception or result.output)
 

@@ -3,6 +3,8 @@ new all-time low; hour/day/week grids; cost-per-TFLOP and break-even series."""
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import math
 
 import pandas as pd
@@ -58,7 +60,7 @@ def same(a: float, b: float) -> bool:
 
 def test_hourly_history_has_known_answers(engine: Engine) -> None:
     store_day_one(engine)
-    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
     wide = h.wide().set_index("time")
     assert list(wide.index) == [pd.Timestamp(T0 + i * HOUR) for i in range(12)]
     for hour, values in EXPECTED.items():
@@ -80,7 +82,7 @@ def test_hourly_history_has_known_answers(engine: Engine) -> None:
 
 def test_gaps_are_never_forward_filled(engine: Engine) -> None:
     store_day_one(engine)
-    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
     beta = h.provider_series("H100-SXM", "beta")
     assert beta.isna().tolist() == [False, False, False, True, True] + [False] * 7
     delta = h.provider_series("H100-SXM", "delta")
@@ -94,7 +96,7 @@ def test_a_day_without_data_is_an_empty_bucket(engine: Engine) -> None:
     store_day_one(engine)
     # tracker down on day two; day three scraped once
     scrape(engine, "alpha", T0 + 2 * DAY, offer("alpha", "a1", 2.4))
-    h = price_history(engine, H100, since=T0, until=T0 + 2 * DAY + HOUR, resolution="day")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 2 * DAY + HOUR, resolution="day")
     m = h.market.set_index("time")
     assert list(m.index) == [pd.Timestamp(T0 + i * DAY) for i in range(3)]
     assert m.loc[pd.Timestamp(T0), "min"] == pytest.approx(2.0)  # the day's lowest: gamma's new low
@@ -105,7 +107,7 @@ def test_a_day_without_data_is_an_empty_bucket(engine: Engine) -> None:
 
 def test_weekly_buckets_start_on_monday(engine: Engine) -> None:
     store_day_one(engine)  # 2026-01-01 is a Thursday
-    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="week")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="week")
     assert list(h.market["time"]) == [pd.Timestamp("2025-12-29", tz="UTC")]
     assert float(h.market["min"].iloc[0]) == pytest.approx(2.0)
 
@@ -113,7 +115,7 @@ def test_weekly_buckets_start_on_monday(engine: Engine) -> None:
 def test_tolerance_is_the_scrape_interval(engine: Engine) -> None:
     # a 6-hourly scraper: one observation covers the next six hourly buckets, not seven
     scrape(engine, "slow", T0, offer("slow", "s1", 2.2))
-    h = price_history(engine, H100, since=T0, until=T0 + 8 * HOUR, resolution="hour",
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 8 * HOUR, resolution="hour",
                       tolerance={"slow": 6 * HOUR})
     assert h.provider_series("H100-SXM", "slow").notna().tolist() == [True] * 6 + [False] * 3
 
@@ -121,7 +123,7 @@ def test_tolerance_is_the_scrape_interval(engine: Engine) -> None:
 def test_price_change_inside_the_tolerance_window_counts_once_per_offer(engine: Engine) -> None:
     scrape(engine, "p", T0, offer("p", "x", 3.0))
     scrape(engine, "p", T0 + HOUR / 2, offer("p", "x", 2.0))  # 30 minutes later
-    h = price_history(engine, H100, since=T0, until=T0 + HOUR / 2, resolution="hour")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + HOUR / 2, resolution="hour")
     # both were in effect during the hour: the offer counts once, and the min wins
     assert h.market["offers"].tolist() == [1] and h.market["min"].tolist() == [2.0]
 
@@ -129,17 +131,17 @@ def test_price_change_inside_the_tolerance_window_counts_once_per_offer(engine: 
 def test_filters_kinds_regions_and_currency(engine: Engine) -> None:
     scrape(engine, "p", T0, offer("p", "od", 3.0), offer("p", "sp", 1.0, kind="spot"),
            offer("p", "eu", 2.5, region="eu"), offer("p", "eur", 0.5, currency="EUR"))
-    default = price_history(engine, H100, since=T0, until=T0, resolution="hour")
+    default = read(engine, price_history,  H100, since=T0, until=T0, resolution="hour")
     assert float(default.market["min"].iloc[0]) == 2.5  # spot excluded by default, EUR never mixed in
-    spot = price_history(engine, Filters.of(gpus=["H100-SXM"], kinds=["spot"]), since=T0, until=T0, resolution="hour")
+    spot = read(engine, price_history,  Filters.of(gpus=["H100-SXM"], kinds=["spot"]), since=T0, until=T0, resolution="hour")
     assert float(spot.market["min"].iloc[0]) == 1.0
-    region = price_history(engine, Filters.of(gpus=["H100-SXM"], regions=["r1"]), since=T0, until=T0, resolution="hour")
+    region = read(engine, price_history,  Filters.of(gpus=["H100-SXM"], regions=["r1"]), since=T0, until=T0, resolution="hour")
     assert float(region.market["min"].iloc[0]) == 3.0
 
 
 def test_cost_per_tflop_and_breakeven_series(engine: Engine) -> None:
     store_day_one(engine)
-    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
     cat = load_catalog()
     tflops = cat["H100-SXM"].fp16_dense_tflops
     purchase = cat["H100-SXM"].purchase_price_usd
@@ -153,20 +155,20 @@ def test_cost_per_tflop_and_breakeven_series(engine: Engine) -> None:
     # gaps stay gaps in derived series too
     assert math.isnan(be.provider_series("H100-SXM", "beta").iloc[3])
     # the convenience wrapper gives the same
-    again = history(engine, H100, metric="cost-per-tflop", since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    again = read(engine, history,  H100, metric="cost-per-tflop", since=T0, until=T0 + 11 * HOUR, resolution="hour")
     assert again.market["min"].tolist() == pytest.approx(cpt.market["min"].tolist())
 
 
 def test_family_query_gives_one_series_per_variant(engine: Engine) -> None:
     scrape(engine, "p", T0, offer("p", "sxm", 2.5), offer("p", "pcie", 2.0, gpu="H100-PCIe"))
-    h = price_history(engine, Filters.of(gpus=["H100-SXM", "H100-PCIe", "H100-NVL"]), since=T0, until=T0,
+    h = read(engine, price_history,  Filters.of(gpus=["H100-SXM", "H100-PCIe", "H100-NVL"]), since=T0, until=T0,
                       resolution="hour")
     assert h.gpus == ["H100-PCIe", "H100-SXM"]
     assert h.notes == []
 
 
 def test_no_data_is_an_empty_history_with_a_note(engine: Engine) -> None:
-    h = price_history(engine, H100, since=T0, until=T0 + DAY)
+    h = read(engine, price_history,  H100, since=T0, until=T0 + DAY)
     assert h.market.empty and h.rows() == [] and h.notes
 
 
@@ -174,9 +176,9 @@ def test_bad_inputs_are_config_errors(engine: Engine) -> None:
     with pytest.raises(ConfigError, match="--every"):
         Resolution.parse("fortnight")
     with pytest.raises(ConfigError, match="--metric"):
-        history(engine, H100, metric="vibes")
+        read(engine, history,  H100, metric="vibes")
     with pytest.raises(ConfigError, match="after"):
-        price_history(engine, H100, since=T0 + DAY, until=T0)
+        read(engine, price_history,  H100, since=T0 + DAY, until=T0)
     assert parse_span("90d") == 90 * DAY and parse_span("12h") == 12 * HOUR and parse_span("2w") == 14 * DAY
     with pytest.raises(ConfigError):
         parse_span("soon")

@@ -3,6 +3,8 @@ are one clear line (CLI exit 2), never minutes of work or a traceback."""
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,11 +22,11 @@ def test_the_bucket_bound_is_checked_before_any_work(engine: Engine) -> None:
     since = datetime(2020, 1, 1, tzinfo=UTC)
     assert check_range(Resolution.hour, since, since.replace(month=12)) < MAX_BUCKETS
     with pytest.raises(QueryTooLarge, match="10,000"):
-        price_history(engine, Filters(), since=since, until=datetime(2022, 1, 1, tzinfo=UTC), resolution="hour")
+        read(engine, price_history,  Filters(), since=since, until=datetime(2022, 1, 1, tzinfo=UTC), resolution="hour")
     with pytest.raises(ConfigError, match="1970-01-01"):
-        price_history(engine, Filters(), since=datetime(1, 1, 1, tzinfo=UTC), resolution="week")
+        read(engine, price_history,  Filters(), since=datetime(1, 1, 1, tzinfo=UTC), resolution="week")
     with pytest.raises(ConfigError, match="2199-12-31"):
-        price_history(engine, Filters(), until=datetime(9999, 1, 1, tzinfo=UTC), resolution="week")
+        read(engine, price_history,  Filters(), until=datetime(9999, 1, 1, tzinfo=UTC), resolution="week")
 
 
 def test_cli_answers_a_too_large_grid_and_bad_dates_in_one_line(engine: Engine, capsys: Any) -> None:

@@ -4,6 +4,8 @@ OpenComputePrices schema; ``verify`` against a deliberately corrupted roll-up. B
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import csv
 import statistics
 from collections import defaultdict
@@ -80,7 +82,7 @@ def test_method_1_on_the_bundled_observation_days(archive: Engine) -> None:
     """On-demand only (RunPod's community rows are another kind), one vote per stored provider."""
     rows = [r for r in archive_rows() if r["pricing"] == "on_demand" and "Community" not in r["seller"]]
     votes = two_stage(rows, "source")
-    got = {(r["time"], r["gpu"]): r for r in rental_index(archive, since=SINCE, until=UNTIL).rows}
+    got = {(r["time"], r["gpu"]): r for r in read(archive, rental_index, since=SINCE, until=UNTIL).rows}
     assert set(got) == set(votes)
     for key, v in votes.items():
         row, ordered = got[key], sorted(v)
@@ -104,7 +106,7 @@ def test_ewyluda_on_the_bundled_observation_days(archive: Engine) -> None:
                              for s in ("hyperscaler", "neocloud", "marketplace")]]:
         for (day, gpu), v in two_stage(subset, "seller").items():
             expected[(day, gpu, series)] = (cents(statistics.median(v)), len(v))
-    result = rental_index(archive, method=EWYLUDA, since=SINCE, until=UNTIL)
+    result = read(archive, rental_index, method=EWYLUDA, since=SINCE, until=UNTIL)
     got = {(r["time"], r["gpu"], r["series"]): (r["value"], r["providers"]) for r in result.rows}
     assert got == expected
     assert got[(datetime(2026, 9, 29, tzinfo=UTC), "H100-SXM", "neocloud")] == (3.82, 2)  # (4.14 + 3.49) / 2 = 3.815
@@ -147,7 +149,7 @@ DAY1, DAY2 = datetime(2026, 3, 20, tzinfo=UTC), datetime(2026, 3, 21, tzinfo=UTC
 
 def test_method_1_on_a_handmade_history(engine: Engine, tmp_path: Path) -> None:
     handmade_history(engine, tmp_path)
-    result = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY2)
+    result = read(engine, rental_index,  ["H100-SXM"], since=DAY1, until=DAY2)
     assert result.kinds == ("on_demand",) and result.source == "rollups"
     day1, day2 = result.rows
     votes = sorted([3.0, (4.0 + 6.0) / 2, 5.0, 2.6])  # lambda's middle offer; runpod with its aggregator row; vultr whole
@@ -159,20 +161,20 @@ def test_method_1_on_a_handmade_history(engine: Engine, tmp_path: Path) -> None:
     assert day2["index"] == pytest.approx((3.5 + 4.5) / 2)
     assert (day2["providers"], day2["thin"]) == (2, True)
     # spot joins only when asked, as one more provider's vote
-    mixed = rental_index(engine, ["H100-SXM"], kinds=("on_demand", "spot"), kinds_given=True, since=DAY1, until=DAY1)
+    mixed = read(engine, rental_index,  ["H100-SXM"], kinds=("on_demand", "spot"), kinds_given=True, since=DAY1, until=DAY1)
     assert mixed.rows[0]["index"] == pytest.approx(3.0) and mixed.rows[0]["providers"] == 5
-    spot = rental_index(engine, ["H100-SXM"], kinds=("spot",), kinds_given=True, since=DAY1, until=DAY1)
+    spot = read(engine, rental_index,  ["H100-SXM"], kinds=("spot",), kinds_given=True, since=DAY1, until=DAY1)
     assert [(r["index"], r["providers"], r["thin"]) for r in spot.rows] == [(pytest.approx(1.0), 1, True)]
     # the raw intervals give the same answer, hourly buckets hold the day's single observations
-    raw = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY2, use_rollups=False)
+    raw = read(engine, rental_index,  ["H100-SXM"], since=DAY1, until=DAY2, use_rollups=False)
     assert [(r["time"], r["index"]) for r in raw.rows] == [(r["time"], r["index"]) for r in result.rows]
-    hourly = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY1.replace(hour=10), resolution="1h")
+    hourly = read(engine, rental_index,  ["H100-SXM"], since=DAY1, until=DAY1.replace(hour=10), resolution="1h")
     assert [(r["time"], r["index"]) for r in hourly.rows] == [(DAY1.replace(hour=10), pytest.approx(day1["index"]))]
 
 
 def test_verify_finds_a_corrupted_rollup(engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     handmade_history(engine, tmp_path)
-    clean = verify(engine, since=DAY1, until=DAY2)
+    clean = read(engine, verify,  since=DAY1, until=DAY2)
     assert clean.ok and clean.groups == 8  # six on the first day (spot included), two on the second
     with engine.begin() as conn:
         conn.execute(text("UPDATE index_day SET median = median + 0.5 WHERE provider_id = "
@@ -181,7 +183,7 @@ def test_verify_finds_a_corrupted_rollup(engine: Engine, tmp_path: Path, capsys:
         conn.execute(text("DELETE FROM index_day WHERE bucket = :b AND provider_id = "
                           "(SELECT id FROM label WHERE space = 'provider' AND name = 'runpod')"),
                      {"b": int(DAY2.timestamp())})
-    found = verify(engine, since=DAY1, until=DAY2)
+    found = read(engine, verify,  since=DAY1, until=DAY2)
     assert not found.ok
     what = {(d["time"], d["provider"], d["what"]) for d in found.differences}
     assert (DAY1, "lambda", "median differs") in what
@@ -213,7 +215,7 @@ def test_ewyluda_carries_a_missing_seller_forward_three_days(engine: Engine, tmp
     path = tmp_path / "handmade_ewyluda.csv"
     path.write_text("\n".join(lines) + "\n")
     assert not import_files(engine, [path], fmt="ewyluda").bad_rows
-    result = rental_index(engine, ["H100-SXM"], method=EWYLUDA, since=datetime(2026, 10, 1, tzinfo=UTC),
+    result = read(engine, rental_index,  ["H100-SXM"], method=EWYLUDA, since=datetime(2026, 10, 1, tzinfo=UTC),
                           until=datetime(2026, 10, 6, tzinfo=UTC))
     index = {r["time"].day: (r["value"], r["providers"], r["carried"]) for r in result.rows if r["series"] == "index"}
     assert index[1] == (cents(statistics.median([3.0, 2.0, 10.0, 2.5])), 4, "")
@@ -278,7 +280,7 @@ def test_index_exports_name_the_method_and_its_version(archive: Engine, tmp_path
     import pyarrow.parquet as pq
 
     url = archive.url.render_as_string(hide_password=False)
-    expected = rental_index(archive, ["H100-SXM"], since=SINCE, until=UNTIL).rows
+    expected = read(archive, rental_index, ["H100-SXM"], since=SINCE, until=UNTIL).rows
     out = tmp_path / "index.csv"
     code, _, err = run_main(capsys, "--db", url, "export", "--format", "csv", "--table", "index", "--gpu", "H100-SXM",
                             "--since", "2026-09-28", "-o", str(out))
@@ -316,8 +318,8 @@ def test_rollup_index_equals_raw_index_on_random_histories(engine: Engine, histo
     for method, kinds in ((METHOD_1, None), (METHOD_1, ("on_demand", "spot")), (EWYLUDA, None)):
         args: dict[str, Any] = {"method": method, "kinds": kinds, "kinds_given": kinds is not None, "since": since,
                                 "until": until}
-        assert rental_index(engine, **args).rows == rental_index(engine, **args, use_rollups=False).rows
-    assert verify(engine, since=since, until=until).ok
+        assert read(engine, rental_index,  **args).rows == read(engine, rental_index,  **args, use_rollups=False).rows
+    assert read(engine, verify,  since=since, until=until).ok
 
 
 def test_a_merged_vote_after_the_raw_horizon_is_the_median_of_medians(engine: Engine, tmp_path: Path) -> None:
@@ -336,12 +338,12 @@ def test_a_merged_vote_after_the_raw_horizon_is_the_median_of_medians(engine: En
     path.write_text("\n".join(rows) + "\n")
     assert not import_files(engine, [path]).bad_rows
     union = statistics.median([4.0, 4.2, 9.0, 6.0, 7.0])
-    before = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY1)
+    before = read(engine, rental_index,  ["H100-SXM"], since=DAY1, until=DAY1)
     assert before.rows[0]["index"] == pytest.approx((3.0 + union) / 2) and before.notes == []
     with engine.begin() as conn:
         rollups.prune(conn, int(datetime(2026, 3, 24, tzinfo=UTC).timestamp()))
-    after = rental_index(engine, ["H100-SXM"], since=DAY1, until=DAY1)
+    after = read(engine, rental_index,  ["H100-SXM"], since=DAY1, until=DAY1)
     medians = statistics.median([statistics.median([4.0, 4.2, 9.0]), statistics.median([6.0, 7.0])])
     assert after.rows[0]["index"] == pytest.approx((3.0 + medians) / 2) and medians != union
     assert any("median of their medians" in n for n in after.notes)
-    assert verify(engine, since=DAY1, until=DAY2).notes  # the pruned days are left out, and said so
+    assert read(engine, verify,  since=DAY1, until=DAY2).notes  # the pruned days are left out, and said so

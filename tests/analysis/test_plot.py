@@ -3,6 +3,8 @@ sequence and from replayed real data."""
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import re
 from pathlib import Path
 
@@ -44,8 +46,8 @@ def assert_self_contained_html(path: Path) -> str:
 
 def test_png_and_html_from_a_stored_sequence(engine: Engine, tmp_path: Path) -> None:
     store_day_one(engine)
-    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
-    lows = lows_for(all_time_lows(engine, H100), "price")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    lows = lows_for(read(engine, all_time_lows,  H100), "price")
     assert lows["H100-SXM"].value == 2.0 and lows["H100-SXM"].at == T0 + 8 * HOUR
     assert_png(plot_png(h, tmp_path / "chart.png", lows))
     html = assert_self_contained_html(plot_html(h, tmp_path / "chart.html", lows))
@@ -55,8 +57,8 @@ def test_png_and_html_from_a_stored_sequence(engine: Engine, tmp_path: Path) -> 
 
 def test_cost_per_tflop_chart(engine: Engine, tmp_path: Path) -> None:
     store_day_one(engine)
-    h = cost_per_tflop_history(price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour"))
-    lows = lows_for(all_time_lows(engine, H100), "cost-per-tflop")
+    h = cost_per_tflop_history(read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour"))
+    lows = lows_for(read(engine, all_time_lows,  H100), "cost-per-tflop")
     assert lows["H100-SXM"].value == pytest.approx(2.0 / 989.4)
     assert_png(plot(h, tmp_path / "cpt.png", lows))
     html = assert_self_contained_html(plot(h, tmp_path / "cpt.htm", lows))
@@ -64,11 +66,11 @@ def test_cost_per_tflop_chart(engine: Engine, tmp_path: Path) -> None:
 
 
 def test_plot_refuses_unknown_suffix_and_empty_data(engine: Engine, tmp_path: Path) -> None:
-    h = price_history(engine, H100, since=T0, until=T0 + HOUR, resolution="hour")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + HOUR, resolution="hour")
     with pytest.raises(ConfigError, match="no data"):
         plot(h, tmp_path / "x.png")
     store_day_one(engine)
-    h = price_history(engine, H100, since=T0, until=T0 + HOUR, resolution="hour")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + HOUR, resolution="hour")
     with pytest.raises(ConfigError, match=".png or .html"):
         plot(h, tmp_path / "x.svg")
 

@@ -4,6 +4,8 @@ rebuild`` restores roll-ups from raw intervals and keeps those before the horizo
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import json
 from datetime import timedelta
 from typing import Any
@@ -40,7 +42,7 @@ def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     out = []
     for res, length in ((Resolution.day, timedelta(days=6)), (Resolution.hour, timedelta(days=5))):
         for f in (Filters(), Filters(kinds=None)):
-            h = price_history(engine, f, since=start.to_pydatetime(), until=(start + length - pd.Timedelta(seconds=1)).to_pydatetime(),
+            h = read(engine, price_history,  f, since=start.to_pydatetime(), until=(start + length - pd.Timedelta(seconds=1)).to_pydatetime(),
                               resolution=res)
             out.append((h.market, h.by_provider))
     return out
@@ -57,7 +59,7 @@ def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: 
         assert conn.execute(text("SELECT COUNT(*) FROM price_interval")).scalar_one() == raw_before - deleted
     for got, want in zip(answers(engine), before, strict=True):
         assert_same(got, want)
-    assert [r["all_time_low"] for r in trends(engine, Filters(), as_of=end)] == [2.0]
+    assert [r["all_time_low"] for r in read(engine, trends,  Filters(), as_of=end)] == [2.0]
     url = engine.url.render_as_string(hide_password=False)
     code, out, _ = run_main(capsys, "--db", url, "rollups", "rebuild")
     assert code == 0 and "rebuilt" in out

@@ -9,6 +9,9 @@ read every raw interval instead.
 
 from __future__ import annotations
 
+from tests.conftest import read
+from db.engine import engine_reader
+
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -24,7 +27,6 @@ from sqlalchemy.engine import Engine
 from db import queries
 from db.engine import session_scope
 from tests.conftest import recordings_recorded_now
-from db.reader import reading
 from db.times import epoch
 from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history, provider_runs
@@ -93,8 +95,8 @@ def record(engine: Engine, history: list[tuple[str, int, bool, list[tuple[str, s
 
 
 def both_ways(engine: Engine, f: Filters, res: Resolution, since: pd.Timestamp, until: pd.Timestamp) -> tuple[pd.DataFrame, pd.DataFrame]:
-    h = price_history(engine, f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res)
-    raw = price_history(engine, f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res,
+    h = read(engine, price_history,  f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res)
+    raw = read(engine, price_history,  f, since=since.to_pydatetime(), until=until.to_pydatetime(), resolution=res,
                         use_rollups=False)
     return (h.market, h.by_provider), (raw.market, raw.by_provider)  # type: ignore[return-value]
 
@@ -125,10 +127,10 @@ def test_rollup_answers_equal_raw_answers_on_random_histories(engine: Engine, hi
 
 
 def assert_same_trends(engine: Engine, f: Filters, at: pd.Timestamp) -> None:
-    got = trends(engine, f, as_of=at.to_pydatetime())
+    got = read(engine, trends,  f, as_of=at.to_pydatetime())
     with engine.connect() as conn:  # every region: the same prices, from every raw interval
         regions = tuple(r for (r,) in conn.execute(text("SELECT DISTINCT region FROM offer")) if r is not None)
-    want = trends(engine, replace(f, regions=regions or ("r",)), as_of=at.to_pydatetime())
+    want = read(engine, trends,  replace(f, regions=regions or ("r",)), as_of=at.to_pydatetime())
     assert got == want
 
 
@@ -171,7 +173,7 @@ def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:
     record(engine, [("hourly", 0, True, [("a", "on_demand", "H100-SXM", 2.0)]),
                     ("hourly", 59, True, [("a", "on_demand", "H100-SXM", 1.5)])])
     day = pd.Timestamp(T0)
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         *_, source = provider_runs(reader, Filters(), Resolution.day, epoch(day), epoch(day + pd.Timedelta(days=2)) - 1, None)
         assert source == "rollups"
         *_, source = provider_runs(reader, Filters(), Resolution.day, epoch(day + pd.Timedelta(hours=5)),

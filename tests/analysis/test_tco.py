@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import pytest
 from sqlalchemy.engine import Engine
 
@@ -76,25 +78,25 @@ def test_market_rent_cheapest_and_median(engine: Engine) -> None:
     scrape(engine, "a", T0, offer("a", "a1", 3.0), offer("a", "a2", 2.5))
     scrape(engine, "b", T0 + HOUR, offer("b", "b1", 2.8), offer("b", "b-spot", 1.0, kind="spot"))
     scrape(engine, "c", T0 + 2 * HOUR, offer("c", "c1", 3.4))
-    cheapest = market_rent(engine, "H100-SXM", include_stale=True)
+    cheapest = read(engine, market_rent, "H100-SXM", include_stale=True)
     assert cheapest is not None
     assert (cheapest.rate, cheapest.provider, cheapest.sku, cheapest.observed_at) == (2.5, "a", "a2", T0)
     assert "a a2" in cheapest.source and "2026-01-01 00:00 UTC" in cheapest.source
-    median = market_rent(engine, "H100-SXM", "median", include_stale=True)
+    median = read(engine, market_rent, "H100-SXM", "median", include_stale=True)
     assert median is not None and median.rate == pytest.approx(2.8)  # of a 2.5, b 2.8, c 3.4
     assert median.observed_at == T0 + 2 * HOUR and "3 providers" in median.source
-    assert market_rent(engine, "H100-SXM", kinds=["spot"], include_stale=True).rate == 1.0  # type: ignore[union-attr]
-    assert market_rent(engine, "A100-SXM-80GB", include_stale=True) is None
+    assert read(engine, market_rent, "H100-SXM", kinds=["spot"], include_stale=True).rate == 1.0  # type: ignore[union-attr]
+    assert read(engine, market_rent, "A100-SXM-80GB", include_stale=True) is None
     with pytest.raises(ConfigError, match="--rent-basis"):
-        market_rent(engine, "H100-SXM", "mean")
+        read(engine, market_rent, "H100-SXM", "mean")
 
 
 def test_market_rent_follows_the_market(engine: Engine) -> None:
     """Break-even is tracked over time: a new scrape with a lower rent moves it."""
     scrape(engine, "a", T0, offer("a", "a1", 3.15))
-    first = market_rent(engine, "H100-SXM", include_stale=True)
+    first = read(engine, market_rent, "H100-SXM", include_stale=True)
     scrape(engine, "a", T0 + HOUR, offer("a", "a1", 2.50))
-    second = market_rent(engine, "H100-SXM", include_stale=True)
+    second = read(engine, market_rent, "H100-SXM", include_stale=True)
     assert first is not None and second is not None
     assert tco(purchase=25_000, rent=first.rate).breakeven_hours < tco(purchase=25_000, rent=second.rate).breakeven_hours
     assert second.observed_at == T0 + HOUR

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import numpy as np
 import pytest
 from sqlalchemy.engine import Engine
@@ -37,7 +39,7 @@ def row(rows: list[dict], gpu: str = "H100-SXM") -> dict:  # type: ignore[type-a
 
 
 def test_changes_low_and_deal_at_the_end(hundred_days: Engine) -> None:
-    t = row(trends(hundred_days, H100, as_of=newest_observation(hundred_days), tolerance=DAY))
+    t = row(read(hundred_days, trends, H100, as_of=read(hundred_days, newest_observation), tolerance=DAY))
     assert t["as_of"] == T0 + 100 * DAY  # the newest observation
     assert t["current"] == pytest.approx(2.6) and t["provider"] == "p1" and t["providers"] == 2
     assert t["price_24h_ago"] == pytest.approx(2.6) and t["change_24h_pct"] == pytest.approx(0.0)
@@ -51,19 +53,19 @@ def test_changes_low_and_deal_at_the_end(hundred_days: Engine) -> None:
 
 
 def test_a_new_all_time_low_is_a_good_deal(hundred_days: Engine) -> None:
-    t = row(trends(hundred_days, H100, as_of=T0 + 75 * DAY, tolerance=DAY))
+    t = row(read(hundred_days, trends, H100, as_of=T0 + 75 * DAY, tolerance=DAY))
     assert t["current"] == pytest.approx(2.0)
     assert t["all_time_low"] == pytest.approx(2.0) and t["all_time_low_at"] == T0 + 70 * DAY
     assert t["good_deal"] is True
     assert t["change_7d_pct"] == pytest.approx((2.0 - 2.4) / 2.4 * 100)
     # before the drop, the low was still 2.40 (later data is not looked at)
-    before = row(trends(hundred_days, H100, as_of=T0 + 60 * DAY, tolerance=DAY))
+    before = row(read(hundred_days, trends, H100, as_of=T0 + 60 * DAY, tolerance=DAY))
     assert before["all_time_low"] == pytest.approx(2.4) and before["good_deal"] is True
     assert before["price_90d_ago"] is None and before["change_90d_pct"] is None  # before the history began
 
 
 def test_volatility_of_daily_lows(hundred_days: Engine) -> None:
-    t = row(trends(hundred_days, H100, as_of=newest_observation(hundred_days), tolerance=DAY))
+    t = row(read(hundred_days, trends, H100, as_of=read(hundred_days, newest_observation), tolerance=DAY))
     # daily lows over days 70-100: 2.0 x10, then 2.6 x21 -> one +30% change among 30
     changes = np.array([0.3] + [0.0] * 29)
     assert t["volatility_30d_pct"] == pytest.approx(changes.std(ddof=1) * 100)
@@ -73,24 +75,24 @@ def test_outage_leaves_no_price_when_the_provider_alone_is_out(engine: Engine) -
     for d in range(10):
         if d not in (4, 5):
             scrape(engine, "solo", T0 + d * DAY, offer("solo", "s", 2.0 if d < 4 else 1.8))
-    assert row(trends(engine, H100, as_of=T0 + 4 * DAY, tolerance=DAY))["current"] is None  # nothing is carried over the outage
-    t = row(trends(engine, H100, as_of=T0 + 9 * DAY, tolerance=DAY))
+    assert row(read(engine, trends,  H100, as_of=T0 + 4 * DAY, tolerance=DAY))["current"] is None  # nothing is carried over the outage
+    t = row(read(engine, trends,  H100, as_of=T0 + 9 * DAY, tolerance=DAY))
     assert t["price_24h_ago"] == pytest.approx(1.8)
 
 
 def test_stale_providers_do_not_count_as_current(engine: Engine) -> None:
     scrape(engine, "old", T0, offer("old", "o", 1.0))
     scrape(engine, "new", T0 + 3 * DAY, offer("new", "n", 2.0))
-    t = row(trends(engine, H100, as_of=newest_observation(engine), tolerance=DAY))
+    t = row(read(engine, trends,  H100, as_of=read(engine, newest_observation), tolerance=DAY))
     assert t["current"] == pytest.approx(2.0) and t["provider"] == "new"
     assert t["all_time_low"] == pytest.approx(1.0) and t["good_deal"] is False
 
 
 def test_every_gpu_gets_a_row_and_empty_store_gives_none(engine: Engine) -> None:
-    assert trends(engine) == []
+    assert read(engine, trends) == []
     scrape(engine, "p", T0, offer("p", "a", 2.0), offer("p", "b", 0.4, gpu="RTX-4090"))
-    assert [r["gpu"] for r in trends(engine, as_of=newest_observation(engine))] == ["H100-SXM", "RTX-4090"]
-    assert all(list(r) == TREND_COLUMNS for r in trends(engine, as_of=newest_observation(engine)))
+    assert [r["gpu"] for r in read(engine, trends,  as_of=read(engine, newest_observation))] == ["H100-SXM", "RTX-4090"]
+    assert all(list(r) == TREND_COLUMNS for r in read(engine, trends,  as_of=read(engine, newest_observation)))
 
 
 def test_good_deal_boundary_and_volatility_edges() -> None:
@@ -111,8 +113,8 @@ def test_good_deal_needs_seven_days_of_observations(engine: Engine, days: int, d
     """At its all-time low every day, but only a week of history makes it a good deal (both read paths:
     the day roll-ups, and every raw interval, which a region filter makes the trends read)."""
     store_days(engine, days)
-    t = row(trends(engine, H100, as_of=newest_observation(engine), tolerance=DAY))
+    t = row(read(engine, trends,  H100, as_of=read(engine, newest_observation), tolerance=DAY))
     assert t["current"] == pytest.approx(t["all_time_low"])
     assert t["history_days"] == days and t["good_deal"] is deal
-    raw = row(trends(engine, Filters.of(gpus=["H100-SXM"], regions=["r1"]), as_of=newest_observation(engine), tolerance=DAY))
+    raw = row(read(engine, trends,  Filters.of(gpus=["H100-SXM"], regions=["r1"]), as_of=read(engine, newest_observation), tolerance=DAY))
     assert raw["history_days"] == days and raw["good_deal"] is deal

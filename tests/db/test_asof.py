@@ -3,6 +3,7 @@ is older than the staleness limit (instead of printing nothing)."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 import json
 from datetime import datetime, timedelta
 
@@ -10,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
-from db.asof import prices_at, stale_note
+from db.reads import prices_at, stale_note
 from db.engine import session_scope
 from db.models import Provider
 from tests.analysis.seq import HOUR, T0, offer, scrape
@@ -31,7 +32,7 @@ def test_prices_at_follow_the_price_at_t_rule(engine: Engine) -> None:
     history(engine)
     with Session(engine) as s:
         def at(t: datetime) -> list[tuple[str, str, float]]:
-            return [(r["provider"], r["sku"], r["price_per_gpu_hour"]) for r in prices_at(s, t)]
+            return [(r["provider"], r["sku"], r["price_per_gpu_hour"]) for r in prices_at(in_transaction(s.connection()), t)]
 
         assert at(T0 - timedelta(minutes=1)) == []
         assert at(T0 + timedelta(minutes=30)) == [("alpha", "h", 3.0)]
@@ -41,18 +42,18 @@ def test_prices_at_follow_the_price_at_t_rule(engine: Engine) -> None:
         assert at(T0 + 3 * HOUR + timedelta(minutes=59)) == [("alpha", "h", 2.0)]
         # alpha's 4h collection no longer listed the H100: gone from then on, never carried
         assert at(T0 + 4 * HOUR) == []
-        row = prices_at(s, T0 + 90 * timedelta(minutes=1), gpus=["H100-SXM"])[0]
+        row = prices_at(in_transaction(s.connection()), T0 + 90 * timedelta(minutes=1), gpus=["H100-SXM"])[0]
         assert row["observed_at"] == T0 + HOUR and row["price_since"] == T0
-        from db.asof import latest_prices
+        from db.reads import latest_prices
 
-        assert set(row) == set(latest_prices(s, include_stale=True)[0])  # the same rows as "now", as of then
+        assert set(row) == set(latest_prices(in_transaction(s.connection()), include_stale=True)[0])  # the same rows as "now", as of then
 
 
 def test_stale_note_names_the_newest_data_and_the_at_option(engine: Engine) -> None:
     history(engine)
     with Session(engine) as s:
-        assert stale_note(s, now=T0 + 5 * HOUR) is None
-        note = stale_note(s, now=T0 + timedelta(days=30))
+        assert stale_note(in_transaction(s.connection()), now=T0 + 5 * HOUR) is None
+        note = stale_note(in_transaction(s.connection()), now=T0 + timedelta(days=30))
     assert note is not None
     assert "2026-01-01 04:00 UTC" in note and "--at 2026-01-01T04:00Z" in note and "alpha" in note
 
@@ -89,12 +90,12 @@ def test_fresh_data_gets_no_note(engine: Engine) -> None:
     scrape(engine, "alpha", datetime.now(T0.tzinfo) - timedelta(minutes=5), offer("alpha", "h", 3.0))
     with session_scope(engine) as s:
         assert s.get(Provider, "alpha") is not None
-        assert stale_note(s) is None
+        assert stale_note(in_transaction(s.connection())) is None
 
 
 def test_constants_match_their_sources() -> None:
-    from db import asof, rollups
+    from db import reads, rollups
     from tracker.alerts import data
 
-    assert asof.DEFAULT_INTERVAL_S == rollups.DEFAULT_INTERVAL_S
-    assert asof.STALE_AFTER_INTERVALS == data.STALE_AFTER_INTERVALS
+    assert reads.DEFAULT_INTERVAL_S == rollups.DEFAULT_INTERVAL_S
+    assert reads.STALE_AFTER_INTERVALS == data.STALE_AFTER_INTERVALS

@@ -3,14 +3,14 @@ never split a price interval, and the current price rows say them (both backends
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, asof, queries
-from db.reader import reader_of
+from db import app_reads, reads, queries
 from db.engine import session_scope
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
@@ -35,13 +35,13 @@ def collect(engine: Engine, at: datetime, *offers: NormalisedOffer) -> None:
 
 def now_rows(engine: Engine, at: datetime) -> dict[str, tuple[bool | None, int | None]]:
     with Session(engine) as s:
-        return {r["sku"]: (r["available"], r["available_count"]) for r in asof.latest_prices(s, now=at)}
+        return {r["sku"]: (r["available"], r["available_count"]) for r in reads.latest_prices(in_transaction(s.connection()), now=at)}
 
 
 def intervals(engine: Engine) -> list[tuple[int, bool | None]]:
     """(first seen, available) of every interval, oldest first."""
     with Session(engine) as s:
-        return [(r.first_seen, r.available) for r in sorted(app_reads.interval_rows(reader_of(s.connection())), key=lambda r: r.first_seen)]
+        return [(r.first_seen, r.available) for r in sorted(app_reads.interval_rows(in_transaction(s.connection())), key=lambda r: r.first_seen)]
 
 
 def test_a_moving_count_keeps_one_interval_and_shows_the_newest(engine: Engine) -> None:
@@ -66,7 +66,7 @@ def test_a_past_moment_has_no_count(engine: Engine) -> None:
     collect(engine, T0, offer("a", 5))
     collect(engine, T0 + HOUR, offer("a", 6))
     with Session(engine) as s:
-        rows = asof.prices_at(s, T0 + HOUR)
+        rows = reads.prices_at(in_transaction(s.connection()), T0 + HOUR)
     assert [(r["available"], r["available_count"]) for r in rows] == [(True, None)]
 
 

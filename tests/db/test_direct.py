@@ -1,9 +1,10 @@
-"""The read path that opens a store with its own driver (``db.direct``) and runs ``db.sql``'s
+"""The read path that opens a store with its own driver (``db.direct``) and runs ``db.reads``'s
 statements through ``db.reader``: the same answers as SQLAlchemy's path, and the full path
 whenever the store needs anything done first."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,9 @@ from sqlalchemy.engine import Engine
 
 from db import direct, engine as engine_module
 from db.times import utcnow
-from db.asof import latest_prices, prices_at, provider_states
+from db.reads import latest_prices, prices_at, provider_states
 from db.engine import make_engine
-from db.reader import bind, reader_of
+from db.reader import bind
 from db.types import from_epoch
 from tests.conftest import run_main
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
@@ -57,13 +58,13 @@ def test_answers_equal_sqlalchemys(replay_store: str) -> None:
     try:
         with eng.connect() as conn:
             now = utcnow()  # one clock for both reads: each row's age is taken from it
-            assert latest_prices(reader, now=now) == latest_prices(conn, now=now) and len(latest_prices(reader)) > 5
+            assert latest_prices(reader, now=now) == latest_prices(in_transaction(conn), now=now) and len(latest_prices(reader)) > 5
             assert latest_prices(reader, gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"], now=now) == latest_prices(
-                conn, gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"], now=now)
+                in_transaction(conn), gpus=["H100-SXM", "H100-PCIe"], kinds=["on_demand"], now=now)
             states = provider_states(reader)
-            assert states == provider_states(conn) and all(s.last_success_at.tzinfo is not None for s in states)
+            assert states == provider_states(in_transaction(conn)) and all(s.last_success_at.tzinfo is not None for s in states)
             at = max(s.last_success_at for s in states)
-            assert prices_at(reader, at, providers=["runpod"]) == prices_at(conn, at, providers=["runpod"])
+            assert prices_at(reader, at, providers=["runpod"]) == prices_at(in_transaction(conn), at, providers=["runpod"])
             assert prices_at(reader, from_epoch(0)) == []
     finally:
         reader.close()
@@ -103,4 +104,3 @@ def test_a_direct_read_writes_nothing(replay_store: str) -> None:
             reader.rows("DELETE FROM label")
     finally:
         reader.close()
-    assert reader_of(reader) is reader

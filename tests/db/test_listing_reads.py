@@ -1,19 +1,19 @@
-"""The reads of ``providers`` and ``alerts list`` (``db.provider_status``, ``db.alert_status``)
+"""The reads of ``providers`` and ``alerts list`` (``db.reads``, ``db.reads``)
 give what the ORM reads give, on the store's own driver (``db.direct``) and on SQLAlchemy's
 connection alike; the rows here are handmade."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session, select
 
 from db import app_reads, direct
-from db.alert_status import added_rule_tables, alert_states
+from db.reads import added_rule_tables, alert_states
 from db.engine import session_scope
 from db.models import AlertRule, AlertState, Provider, ScrapeRun
-from db.provider_status import imported_providers, latest_runs, provider_rows
-from db.reader import reader_of
+from db.reads import imported_providers, latest_runs, provider_rows
 from scrapers.registry import all_scrapers
 from tracker.alerts import rule_states
 from tracker.alerts.rules import config_rules
@@ -51,10 +51,10 @@ def test_provider_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
     assert reader is not None, "a current store opens directly"
     try:
         with Session(engine) as s, engine.connect() as conn:
-            orm_rows = app_reads.providers(reader_of(s.connection()))
-            orm_runs = app_reads.latest_run_per_provider(reader_of(s.connection()))
-            orm_external = external_providers(reader_of(s.connection()))
-            for source in (reader, reader_of(conn)):
+            orm_rows = app_reads.providers(in_transaction(s.connection()))
+            orm_runs = app_reads.latest_run_per_provider(in_transaction(s.connection()))
+            orm_external = external_providers(in_transaction(s.connection()))
+            for source in (reader, in_transaction(conn)):
                 rows = provider_rows(source)
                 assert rows.keys() == orm_rows.keys() == {"lambda", "runpod", "dc_roan", "shouting", "never"}
                 for name, row in rows.items():
@@ -89,7 +89,7 @@ def test_alert_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
         with Session(engine) as s, engine.connect() as conn:
             orm_tables = [dict(r.definition) for r in s.exec(select(AlertRule).order_by(AlertRule.created_at)).all()]
             orm_states = {a.rule: a for a in s.exec(select(AlertState)).all()}
-            for source in (reader, reader_of(conn)):
+            for source in (reader, in_transaction(conn)):
                 assert added_rule_tables(source) == orm_tables and [t["name"] for t in orm_tables] == [
                     "added-a100", "added-low"]
                 states = alert_states(source)
@@ -99,7 +99,7 @@ def test_alert_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
                         assert getattr(row, key) == getattr(orm_states[name], key), (name, key)
         listed = rule_states(reader, settings)
         with engine.connect() as conn:
-            assert listed == rule_states(reader_of(conn), settings)
+            assert listed == rule_states(in_transaction(conn), settings)
         assert [r["name"] for r in listed] == ["cfg-h100", "added-a100", "added-low"]
         assert (listed[0]["state"], listed[0]["last_value"]) == ("firing", 1.99)
         assert listed[2]["state"] == "armed", "a state of another fingerprint no longer applies"

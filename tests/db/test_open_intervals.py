@@ -14,7 +14,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from db import app_reads, intervals
-from db.reader import reader_of
+from db.reader import in_transaction
 from db.types import epoch
 from tests.db.test_observation_store import HOUR, T0, Provider, offer
 
@@ -26,7 +26,7 @@ def raw_rows(engine: Engine, table: str = intervals.PAST_TABLE) -> list[tuple[An
 
 def rows(engine: Engine) -> list[app_reads.IntervalRow]:
     with Session(engine) as s:
-        return app_reads.interval_rows(reader_of(s.connection()))
+        return app_reads.interval_rows(in_transaction(s.connection()))
 
 
 def test_a_steady_collection_leaves_every_interval_row_as_it_was(engine: Engine) -> None:

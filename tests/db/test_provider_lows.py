@@ -1,15 +1,15 @@
-"""The day lows grouped over kinds (``db.plain_reads.provider_lows``): the same values as the
+"""The day lows grouped over kinds (``db.reads.provider_lows``): the same values as the
 rows themselves, on SQLite and PostgreSQL, empty results included."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import rollups
 from db.migrate import init_db
-from db.plain_reads import provider_lows
-from db.reader import reader_of
+from db.reads import provider_lows
 
 #: (gpu, bucket, provider, kind, min, median, max, offers): two kinds of one provider on one day.
 DAY_ROWS = [
@@ -33,7 +33,7 @@ def _store(engine: Engine) -> None:
 def test_day_lows_are_grouped_over_kinds_and_sorted(engine: Engine) -> None:
     _store(engine)
     with engine.connect() as conn:
-        reader = reader_of(conn)
+        reader = in_transaction(conn)
         lows = provider_lows(reader, rollups.DAY, gpu_ids=[1, 2], lo=0, hi=86_400)
         spot = provider_lows(reader, rollups.DAY, gpu_ids=[1], lo=0, hi=86_400, kind_ids=[15])
         none = provider_lows(reader, rollups.DAY, gpu_ids=[1], lo=2 * 86_400, hi=3 * 86_400)

@@ -4,6 +4,7 @@ every statement one collection and one roll-up refresh run."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -12,8 +13,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import app_reads, labels, plain_reads, queries, rollups
-from db.reader import reader_of
+from db import app_reads, labels, reads, queries, rollups
 from db.engine import session_scope
 from db.migrate import init_db
 from tracker.pipeline import store as store_stage
@@ -84,9 +84,9 @@ def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
     def collect(at: datetime, offers: list[NormalisedOffer]) -> None:
         with session_scope(engine) as s:
             prov = queries.ensure_provider(s, "p")
-            app_reads.previous_prices(reader_of(s.connection()), "p")
-            app_reads.pending_jumps(reader_of(s.connection()), "p")
-            app_reads.market_medians(reader_of(s.connection()))
+            app_reads.previous_prices(in_transaction(s.connection()), "p")
+            app_reads.pending_jumps(in_transaction(s.connection()), "p")
+            app_reads.market_medians(in_transaction(s.connection()))
             store_stage.store_observation(s, "p", offers, at, prov.last_attempt_at)
             prov.last_attempt_at = prov.last_success_at = at
             prov.last_status = "ok"
@@ -166,7 +166,7 @@ def test_no_statement_of_a_rollup_refresh_scans_a_big_table(engine: Engine) -> N
 
 
 def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
-    """A history's whole days (``plain_reads.provider_lows``) are read through the roll-up key's
+    """A history's whole days (``reads.provider_lows``) are read through the roll-up key's
     GPU and day range."""
     init_db(engine)
     ran: list[tuple[str, Any]] = []
@@ -177,12 +177,12 @@ def test_history_reads_of_day_rollups_use_the_key(engine: Engine) -> None:
     with engine.connect() as conn:
         event.listen(engine, "before_cursor_execute", remember)
         try:
-            plain_reads.provider_lows(reader_of(conn), rollups.DAY, gpu_ids=[1, 2], lo=0, hi=30 * rollups.DAY, kind_ids=[3])
+            reads.provider_lows(in_transaction(conn), rollups.DAY, gpu_ids=[1, 2], lo=0, hi=30 * rollups.DAY, kind_ids=[3])
         finally:
             event.remove(engine, "before_cursor_execute", remember)
-        reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]
-        assert len(reads) == 1, ran
-        sql, params = reads[0]
+        day_reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]
+        assert len(day_reads) == 1, ran
+        sql, params = day_reads[0]
         if engine.dialect.name == "sqlite":
             found = " | ".join(str(r[-1]) for r in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
             assert "USING PRIMARY KEY" in found and not found.startswith("SCAN"), found
@@ -207,7 +207,7 @@ def test_trends_read_of_daily_lows_uses_the_key(engine: Engine) -> None:
     with engine.connect() as conn:
         event.listen(engine, "before_cursor_execute", remember)
         try:
-            trends._Reads(reader_of(conn), Filters(), None).day_lows(30 * rollups.DAY)
+            trends._Reads(in_transaction(conn), Filters(), None).day_lows(30 * rollups.DAY)
         finally:
             event.remove(engine, "before_cursor_execute", remember)
         reads = [(sql, params) for sql, params in ran if "rollup_day" in sql]

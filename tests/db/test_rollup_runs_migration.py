@@ -3,6 +3,8 @@ both ways, without changing an interval, a roll-up or a history answer (SQLite a
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 from datetime import timedelta
 from typing import Any
 
@@ -54,7 +56,7 @@ def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
     start = pd.Timestamp(T0)
     for res, length in ((Resolution.hour, timedelta(days=3)), (Resolution.day, timedelta(days=4))):
         for f in (Filters(), Filters(kinds=None), Filters(providers=("half",))):
-            h = price_history(engine, f, since=start.to_pydatetime(),
+            h = read(engine, price_history,  f, since=start.to_pydatetime(),
                               until=(start + length - pd.Timedelta(seconds=1)).to_pydatetime(), resolution=res)
             out.append((h.market, h.by_provider))
     return out

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, asof, queries
-from db.reader import reader_of
+from db import app_reads, reads, queries
 from db.engine import mask_url, session_scope
 from db.models import Offer, Provider
 from tracker.pipeline import store as store_stage
@@ -36,7 +36,7 @@ def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> queries.St
 
 def intervals(engine: Engine) -> list[tuple[float, datetime, datetime, int]]:
     with Session(engine) as s:
-        return [(r.price_per_hour, r.first_seen, r.last_seen, r.observations) for r in app_reads.interval_rows(reader_of(s.connection()))]
+        return [(r.price_per_hour, r.first_seen, r.last_seen, r.observations) for r in app_reads.interval_rows(in_transaction(s.connection()))]
 
 
 def test_unchanged_price_extends_the_interval(engine: Engine) -> None:
@@ -66,7 +66,7 @@ def test_absence_leaves_a_gap(engine: Engine) -> None:
     scrape(engine, T0 + 2 * HOUR, offer("a"), offer("b"))  # back at the same price
     with Session(engine) as s:
         a_id = s.exec(select(Offer.id).where(Offer.sku == "a")).one()
-        a = app_reads.interval_rows(reader_of(s.connection()), offer_id=a_id)
+        a = app_reads.interval_rows(in_transaction(s.connection()), offer_id=a_id)
     assert [(i.first_seen, i.last_seen) for i in a] == [(T0, T0), (T0 + 2 * HOUR, T0 + 2 * HOUR)]
 
 
@@ -74,16 +74,16 @@ def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine
     scrape(engine, T0, offer("a", 3.0), offer("b", 16.0, count=8))
     scrape(engine, T0 + HOUR, offer("b", 16.0, count=8))
     with Session(engine) as s:
-        rows = asof.latest_prices(s, include_stale=True)
+        rows = reads.latest_prices(s, include_stale=True)
         assert [(r["sku"], r["price_per_gpu_hour"], r["observed_at"]) for r in rows] == [("b", 2.0, T0 + HOUR)]
-        assert asof.latest_prices(s, gpus=["A100-SXM-80GB"], include_stale=True) == []
+        assert reads.latest_prices(s, gpus=["A100-SXM-80GB"], include_stale=True) == []
         assert rows[0]["observed_at"].tzinfo is not None
 
 
 def test_unmapped_names_are_kept_and_counted(engine: Engine) -> None:
     scrape(engine, T0, offer("x", gpu=None), offer("y", gpu=None), offer("z"))
     with Session(engine) as s:
-        assert app_reads.unmapped_gpu_names(reader_of(s.connection())) == [{"gpu_raw": "H100 SXM", "offers": 2, "example_provider": "p"}]
+        assert app_reads.unmapped_gpu_names(in_transaction(s.connection())) == [{"gpu_raw": "H100 SXM", "offers": 2, "example_provider": "p"}]
 
 
 def test_storage_stays_small_for_a_year_of_stable_hourly_scrapes(sqlite_engine: Engine) -> None:

@@ -3,6 +3,7 @@ the prices held for confirmation, each one lean statement that must give what th
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 import statistics
 from typing import Any
 
@@ -10,8 +11,7 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, asof
-from db.reader import reader_of
+from db import app_reads, reads
 from db.engine import make_engine
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
@@ -24,12 +24,12 @@ def test_market_medians_are_those_of_the_listed_usd_prices(replay_store: str) ->
     try:
         with Session(engine) as s:
             by_gpu: dict[str, list[float]] = {}
-            for row in asof.latest_prices(s, include_unmapped=False):
+            for row in reads.latest_prices(s, include_unmapped=False):
                 if row["currency"] == "USD" and row["gpu"]:
                     by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
             for least in (1, 3):
                 expected = {g: statistics.median(ps) for g, ps in by_gpu.items() if len(ps) >= least}
-                assert expected and app_reads.market_medians(reader_of(s.connection()), least) == expected
+                assert expected and app_reads.market_medians(in_transaction(s.connection()), least) == expected
     finally:
         engine.dispose()
 
@@ -45,7 +45,7 @@ def test_pending_jumps_are_the_held_prices_of_the_latest_good_run(engine: Engine
 
     def pending() -> dict[tuple[str, str, str, int], float]:
         with Session(engine) as s:
-            return app_reads.pending_jumps(reader_of(s.connection()), "newcomer", HELD)
+            return app_reads.pending_jumps(in_transaction(s.connection()), "newcomer", HELD)
 
     glitch = offers_payload({"sku": "cheap", "gpu": "H100 SXM", "price": 0.03}, {"sku": "fair", "gpu": "H100 SXM", "price": 1.5})
     scrape(glitch)

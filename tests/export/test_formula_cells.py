@@ -91,7 +91,7 @@ def test_the_quoted_export_imports_back_to_the_original_text(engine: Engine, db_
     """The importer strips the blanks around a cell, as before; the quote never reaches the store."""
     from sqlmodel import Session
 
-    from db import asof
+    from db import reads
     from db.engine import make_engine
     from db.migrate import init_db
 
@@ -103,7 +103,7 @@ def test_the_quoted_export_imports_back_to_the_original_text(engine: Engine, db_
     result = import_files(target, [path])
     assert not result.bad_rows and result.rows == 3
     with Session(target) as s:
-        back = {(r["sku"], r["region"]) for r in asof.latest_prices(s)}
+        back = {(r["sku"], r["region"]) for r in reads.latest_prices(s)}
     target.dispose()
     assert back == {(o["sku"].strip(), o["region"].strip()) for o in HOSTILE}
     assert (LINK, "+eu-1") in back

@@ -21,6 +21,8 @@ The files are written from SQLite only; PostgreSQL is then held to them like any
 
 from __future__ import annotations
 
+from tests.conftest import read
+from db.reader import in_transaction
 import json
 import math
 import os
@@ -180,7 +182,7 @@ def stores(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFact
 def history_answer(engine: Engine, **kw: Any) -> dict[str, Any]:
     from tracker.analysis.history import history
 
-    h = history(engine, **kw)
+    h = read(engine, history,  **kw)
     return {"metric": h.metric, "unit": h.unit, "notes": h.notes, "providers": h.providers, "rows": h.rows()}
 
 
@@ -190,18 +192,17 @@ def trends_answer(engine: Engine, **kw: Any) -> list[dict[str, Any]]:
     from tracker.analysis.trends import newest_observation, trends
 
     if "as_of" not in kw:
-        kw["as_of"] = newest_observation(engine, kw.get("filters"))
-    return trends(engine, **kw)
+        kw["as_of"] = read(engine, newest_observation,  kw.get("filters"))
+    return read(engine, trends,  **kw)
 
 
 def lows_answer(engine: Engine, step: int, gpus: list[str], lo: datetime, hi: datetime) -> list[list[Any]]:
     """Each provider's lowest roll-up price and offers per bucket (gpu and provider by name)."""
-    from db.plain_reads import Labels, provider_lows
-    from db.reader import reader_of
+    from db.reads import Labels, provider_lows
     from db.times import epoch
 
     with engine.connect() as conn:
-        reader = reader_of(conn)
+        reader = in_transaction(conn)
         labels = Labels(reader)
         names = labels.names("gpu") | labels.names("provider")
         rows = provider_lows(reader, step, gpu_ids=labels.lookup("gpu", gpus), lo=epoch(lo), hi=epoch(hi))

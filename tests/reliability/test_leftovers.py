@@ -15,6 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
+from db import reads
 from db.models import Quarantine
 from tests.fakes import make_fake, routing_transport
 from tests.reliability.service_procs import isolate_config, one_line, run_main
@@ -208,7 +209,6 @@ def test_a_huge_jsonl_line_is_refused_by_number_without_reading_it_whole(engine:
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 40 * 1024  # KiB: not the 20 MB line x copies
     with Session(engine) as s:
         assert s.exec(select(Quarantine)).all() == []
-    from db import asof
 
     with Session(engine) as s:
-        assert asof.latest_prices(s) == []
+        assert reads.latest_prices(s) == []

@@ -12,7 +12,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
 from tests.reliability.service_procs import isolate_config, one_line, run_main
-from db.reader import reader_of
+from db.reader import in_transaction
 from tracker.alerts.redact import literal_secrets
 from tracker.alerts.store import load_rules
 from tracker.config.settings import Settings, load_settings
@@ -103,7 +103,7 @@ def test_non_finite_thresholds_are_refused(engine: Engine, db_url: str, capsys: 
                                "--rearm", value)
     assert code == 2 and "rearm" in one_line(err)
     with Session(engine) as session:
-        assert [r.name for r in load_rules(Settings(database=db_url), reader_of(session.connection()))] == []
+        assert [r.name for r in load_rules(Settings(database=db_url), in_transaction(session.connection()))] == []
     # the rule model refuses them too (config file rules)
     from tracker.alerts.rules import parse_rule
 
@@ -131,12 +131,12 @@ def test_notify_url_with_credentials_is_refused(engine: Engine, db_url: str, cap
     assert code == 2 and "--notify #2" in line and "--notify env:ALERT_" in line and "--allow-literal-secret" in line
     assert SECRET not in out + err and ALNUM not in out + err
     with Session(engine) as session:
-        assert load_rules(Settings(database=db_url), reader_of(session.connection())) == []
+        assert load_rules(Settings(database=db_url), in_transaction(session.connection())) == []
     code, out, err = run_main(capsys, "--db", db_url, "alerts", "add", "r", "--gpu", "H100", "--below", "2",
                               "--notify", url, "--allow-literal-secret")
     assert code == 0 and SECRET not in out + err and ALNUM not in out + err, err
     with Session(engine) as session:
-        [rule] = load_rules(Settings(database=db_url), reader_of(session.connection()))
+        [rule] = load_rules(Settings(database=db_url), in_transaction(session.connection()))
     assert rule.notify == (url,)
 
 

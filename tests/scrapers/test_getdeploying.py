@@ -5,6 +5,7 @@ structure GetDeploying's pages are read by in thatkavish/OpenComputePrices; our 
 
 from __future__ import annotations
 
+from db.reader import in_transaction
 import json
 import re
 from pathlib import Path
@@ -107,7 +108,7 @@ def test_replayed_into_the_store_a_cloud_counts_once(db_url: str, tmp_path: Path
     """Replayed with RunPod's own list: RunPod's H100 through GetDeploying is RunPod's in the market."""
     from typer.testing import CliRunner
 
-    from db.asof import latest_prices
+    from db.reads import latest_prices
     from db.engine import make_engine
     from tracker.cli import app
 
@@ -121,7 +122,7 @@ def test_replayed_into_the_store_a_cloud_counts_once(db_url: str, tmp_path: Path
     engine = make_engine(db_url)
     try:
         with Session(engine) as s:
-            rows = [r for r in latest_prices(s, gpus=["H100-SXM"]) if r["kind"] == "on_demand"]
+            rows = [r for r in latest_prices(in_transaction(s.connection()), gpus=["H100-SXM"]) if r["kind"] == "on_demand"]
     finally:
         engine.dispose()
     via = {r["via"] for r in rows if r["provider"] == "getdeploying"}

@@ -25,7 +25,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import asof
+from db import reads
 from db.models import Quarantine, ScrapeRun
 from scrapers.aws import AwsScraper
 from scrapers.base import UNREADABLE_PRICE, ParseError, Scraper, read_count, read_price
@@ -393,7 +393,7 @@ def test_the_collector_stores_the_rest_and_quarantines_the_bad_offer(engine: Eng
     assert result.ok, result
     with Session(engine) as s:
         reasons = [q.reason for q in s.exec(select(Quarantine).where(Quarantine.provider == name)).all()]
-        priced = asof.latest_prices(s)
+        priced = reads.latest_prices(s)
         run = s.exec(select(ScrapeRun).where(ScrapeRun.provider == name)).one()
     assert reasons and all(r == reason for r in reasons)
     assert run.status == "ok" and run.quarantined == len(reasons)

@@ -14,7 +14,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, asof
+from db import app_reads, reads
 from db.models import Provider, ScrapeRun
 
 from scrapers.http import shared_ssl_context
@@ -82,7 +82,7 @@ def test_run_rows_go_in_together_and_each_collection_commits_alone(engine: Engin
     assert all(name.startswith("collect-writer") for name in commits), commits
     with Session(engine) as s:
         stored = {r.provider: r.status for r in s.exec(select(ScrapeRun)).all()}
-        priced = {r["provider"] for r in asof.latest_prices(s)}
+        priced = {r["provider"] for r in reads.latest_prices(s)}
     assert stored == {p: r.status for p, r in by.items()}
     assert priced == {"w_ok1", "w_ok2"}  # the failed store left nothing behind
 

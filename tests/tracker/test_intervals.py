@@ -14,7 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db.reader import reader_of
+from db.reader import in_transaction
 from db.models import Provider
 from db.types import from_epoch, utcnow
 from scrapers.base import Scraper
@@ -126,7 +126,7 @@ def test_staleness_and_holding_follow_the_declared_interval(engine: Engine, aws_
     settings = Settings(database=aws_a_day_old)
     assert settings.interval_for("aws") == 86400
     with Session(engine) as s:
-        assert provider_status(reader_of(s.connection()), settings, utcnow())["aws"] == "fresh"
+        assert provider_status(in_transaction(s.connection()), settings, utcnow())["aws"] == "fresh"
     st = State(db_url=aws_a_day_old, _settings=settings)
     try:
         assert warn_if_stale(st) is None
@@ -138,4 +138,4 @@ def test_staleness_and_holding_follow_the_declared_interval(engine: Engine, aws_
         [(last_seen,)] = s.connection().execute(text(
             "SELECT MAX(last_seen) FROM price_interval")).all()
         later = from_epoch(int(last_seen)) + timedelta(hours=12)
-        assert value_at(reader_of(s.connection()), rule, settings, later, gpu_specs(settings)) is not None
+        assert value_at(in_transaction(s.connection()), rule, settings, later, gpu_specs(settings)) is not None

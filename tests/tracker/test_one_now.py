@@ -1,7 +1,7 @@
 """One answer to "where is an H100-SXM cheapest now", on every surface, for a live store, the
 demo store (a replay of the bundled recordings), an imported store and a mixed one.
 
-"Now" is one rule (``db.asof``): each provider's latest collection while it ran within its
+"Now" is one rule (``db.reads``): each provider's latest collection while it ran within its
 staleness limit, on-demand and community prices unless asked otherwise. The surfaces asked here
 are the CLI (``prices``, ``value``, ``trends``, ``tco``), the JSON API (the same four) and the
 dashboard's overview; the MCP tools answer with the API's rows (``tests/mcp/test_server.py``).

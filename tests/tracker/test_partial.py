@@ -17,7 +17,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import asof
+from db import reads
 from db.models import Provider, ScrapeRun
 from scrapers.base import Http, PartialOffers, ScrapedOffer, Scraper
 from tracker.alerts.evaluate import evaluate
@@ -97,7 +97,7 @@ def _intervals(engine: Engine, provider: str) -> dict[str, list[tuple[int, int |
 
 def _current(engine: Engine, provider: str) -> dict[str, dict[str, Any]]:
     with Session(engine) as s:
-        return {r["sku"]: r for r in asof.latest_prices(s, providers=[provider], include_stale=True)}
+        return {r["sku"]: r for r in reads.latest_prices(s, providers=[provider], include_stale=True)}
 
 
 def _epoch(at: datetime) -> int:

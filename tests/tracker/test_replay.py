@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from db import reads
+from db.reader import in_transaction
+
 import asyncio
 import json
 from pathlib import Path
@@ -63,8 +66,7 @@ from datetime import UTC, datetime  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from db import app_reads, asof  # noqa: E402
-from db.reader import reader_of
+from db import app_reads  # noqa: E402
 from db.types import utcnow  # noqa: E402
 from scrapers.registry import get_scraper  # noqa: E402
 from tracker.alerts.message import replay_note  # noqa: E402
@@ -132,8 +134,8 @@ def test_replayed_prices_are_stored_at_the_recording_date_and_marked(engine: Eng
     sample = handmade_provider()
     _replay(engine, "oci", sample)
     with Session(engine) as s:
-        rows = asof.latest_prices(s)
-        providers = app_reads.providers(reader_of(s.connection()))
+        rows = reads.latest_prices(in_transaction(s.connection()))
+        providers = app_reads.providers(in_transaction(s.connection()))
     oci = [r for r in rows if r["provider"] == "oci"]
     assert oci and all(r["observed_at"] == datetime(2026, 10, 1, tzinfo=UTC) for r in oci)  # not the replay time
     assert all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in oci)
@@ -147,7 +149,7 @@ def test_replaying_twice_extends_the_same_intervals(engine: Engine) -> None:
     _replay(engine, "oci")
     _replay(engine, "oci")
     with Session(engine) as s:
-        rows = asof.latest_prices(s, providers=["oci"])
+        rows = reads.latest_prices(in_transaction(s.connection()), providers=["oci"])
         intervals = s.connection().exec_driver_sql("SELECT count(*), max(observations) FROM price_interval").one()
     assert intervals[0] == len([r for r in rows if r["price_per_hour"] is not None])
     assert intervals[1] == 2
@@ -164,7 +166,7 @@ def test_a_live_collection_is_not_marked(engine: Engine) -> None:
     [(run_id, started)] = _start_runs(engine, [(scraper, False, utcnow())])
     _store(engine, run_id, scraper, offers, Settings())
     with Session(engine) as s:
-        rows = asof.latest_prices(s, providers=["oci"])
+        rows = reads.latest_prices(in_transaction(s.connection()), providers=["oci"])
     assert rows and all(not r["replay"] and r["recorded"] is None for r in rows)
     assert all(abs((r["observed_at"] - started).total_seconds()) < 1 for r in rows)  # the run's own time
 

@@ -5,6 +5,9 @@ reference replay."""
 
 from __future__ import annotations
 
+from db import reads
+from db.reader import in_transaction
+
 import pytest
 
 pytest.importorskip("sqlalchemy")
@@ -12,7 +15,6 @@ pytest.importorskip("sqlalchemy")
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from db import asof  # noqa: E402
 from scrapers.registry import all_scrapers  # noqa: E402
 from tracker.alerts.message import replay_note  # noqa: E402
 from tracker.config.settings import Settings  # noqa: E402
@@ -30,7 +32,7 @@ def test_every_reference_provider_replays_into_a_fresh_store(engine: Engine) -> 
     results = collect(engine, Settings(), REFERENCE, replay=True)
     assert {r.provider: r.status for r in results} == dict.fromkeys(REFERENCE, "ok"), [r.error_message for r in results]
     with Session(engine) as s:
-        rows = asof.latest_prices(s, providers=REFERENCE)
+        rows = reads.latest_prices(in_transaction(s.connection()), providers=REFERENCE)
     assert {r["provider"] for r in rows} == set(REFERENCE)
     assert all((r["replay"], r["recorded"], r["fixture"]) == (True, None, "reference") for r in rows)
     assert "reference sample (undated)" in replay_note(rows[0])

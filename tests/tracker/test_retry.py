@@ -24,7 +24,8 @@ from sqlmodel import Session
 from typer.testing import CliRunner
 
 from db.models import Provider
-from db.reader import Reader, reading
+from db.reader import Reader
+from db.engine import engine_reader
 from db.types import utcnow
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.cli import app
@@ -50,7 +51,7 @@ HOUR = 3600.0
 
 def read(what: Callable[[Reader], Any], engine: Engine) -> Any:
     """``what`` of a reader of ``engine``."""
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         return what(reader)
 
 

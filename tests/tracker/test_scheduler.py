@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 
 from db.engine import make_engine
 from db.models import Provider, ScrapeRun
-from db.reader import Reader, reading
+from db.reader import Reader
+from db.engine import engine_reader
 from db.types import utcnow
 from tests.conftest import _fresh_postgres_schema
 from tracker.cli import app, expand_replay_dir
@@ -51,7 +52,7 @@ REPLAY_PROVIDER = "lambda"
 
 def read(what: Callable[[Reader], Any], engine: Engine) -> Any:
     """``what`` of a reader of ``engine``."""
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         return what(reader)
 
 

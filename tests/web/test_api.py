@@ -22,7 +22,7 @@ from tests.web.conftest import (
     TestClient,
     get_json,
 )
-from db.reader import reader_of
+from db.reader import in_transaction
 from tracker.catalog.specs import family_of
 from tracker.catalog.value import DEFAULT_BASIS
 from tracker.cli import app as cli_app
@@ -221,7 +221,7 @@ def test_alert_rules_and_history_are_redacted(client: TestClient, store: Store) 
     assert rule["name"] == "h100-cheap" and rule["state"] == "armed" and rule["for"] == 1
     assert "hooks.example.com" in rule["notify"] and NOTIFY_SECRET not in rule["notify"]
     with Session(store.engine) as s:
-        rules = alerts.load_rules(store.settings, reader_of(s.connection()))
+        rules = alerts.load_rules(store.settings, in_transaction(s.connection()))
     evaluate(store.engine, store.settings, rules=rules)  # writes the event and outbox, sends nothing
     [event] = get_json(client, "/api/alerts/history")
     assert event["rule"] == "h100-cheap" and event["kind"] == "fired" and event["value"] < 100

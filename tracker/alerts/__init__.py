@@ -32,7 +32,7 @@ from tracker.errors import ConfigError, TrackerError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from db.alert_status import StateRow
+    from db.reads import StateRow
     from db.reader import Reader
     from tracker.alerts.deliver import Delivery
     from tracker.alerts.digest import DigestRun
@@ -83,13 +83,13 @@ def check_config(settings: Settings) -> list[str]:
 def check(engine: Engine, settings: Settings, *, now: datetime | None = None, dry_run: bool = False,
           environ: Mapping[str, str] | None = None) -> AlertCycle:
     """Evaluate every rule, then (unless ``dry_run``) send what is due in the outbox."""
-    from db.reader import reading
+    from db.engine import engine_reader
     from tracker.alerts.deliver import deliver_pending
     from tracker.alerts.evaluate import evaluate
     from tracker.alerts.store import load_rules
 
     now = now or utcnow()
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         rules = load_rules(settings, reader)
     evaluations = evaluate(engine, settings, rules=rules, now=now, dry_run=dry_run)
     deliveries = [] if dry_run else deliver_pending(engine, settings, rules=rules, now=now, environ=environ)
@@ -144,21 +144,22 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
     """Send a test message through every channel of rule ``name`` now (one attempt, no retry)."""
     from db import app_reads
     from db.engine import session_scope
-    from db.reader import reader_of, reading
+    from db.reader import in_transaction
+    from db.engine import engine_reader
     from tracker.alerts.data import gpu_specs, observe
     from tracker.alerts.deliver import deliver_event
     from tracker.alerts.evaluate import StateData, make_event
     from tracker.alerts.store import load_rules
 
     now = now or utcnow()
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         rules = load_rules(settings, reader)
     rule = next((r for r in rules if r.name == name), None)
     if rule is None:
         raise ConfigError(f"no alert rule named {name!r} (see `gpu-tracker alerts list`)")
     specs = gpu_specs(settings) if rule.metric != "price" else {}
     with session_scope(engine) as session:
-        reader = reader_of(session.connection())
+        reader = in_transaction(session.connection())
         obs = observe(reader, rule, settings, now, specs)
         before = StateData.of(app_reads.alert_state(reader, rule.name))
         event = make_event(session, rule, "test", obs, before, settings, now)
@@ -170,7 +171,7 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
 def rule_states(reader: Reader, settings: Settings) -> list[dict[str, Any]]:
     """Every rule with its stored state, for ``alerts list`` (``State.reader``: on a current store,
     its own driver) and the web."""
-    from db.alert_status import added_rule_tables, alert_states
+    from db.reads import added_rule_tables, alert_states
 
     states = alert_states(reader)
     rules = all_rules(settings, added_rule_tables(reader))

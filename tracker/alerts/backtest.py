@@ -35,8 +35,9 @@ import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
 from db import app_reads, rollups, spans
-from db.asof import provider_intervals
-from db.reader import Reader, reading
+from db.reads import provider_intervals
+from db.reader import Reader
+from db.engine import engine_reader
 from db.via import via_of
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
@@ -184,7 +185,7 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
         raise ConfigError(f"alerts backtest: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
     specs = specs if specs is not None else (gpu_specs(settings) if rule.metric != "price" else {})
     result = Backtest(rule.name, rule.describe(), since, until)
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         intervals = load_intervals(reader, rule, since=since, until=until)
         failed = {(p, epoch(at)) for p, at in app_reads.failed_runs(reader, until)}
         intervals["ended_by_failure"] = [

@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from db import app_reads, index_rollup
-from db.asof import STALE_AFTER_INTERVALS, latest_prices
+from db.reads import STALE_AFTER_INTERVALS, latest_prices
 from db.reader import Reader
 from db.via import via_of
 from db.types import epoch

@@ -30,7 +30,7 @@ from db import app_reads
 from db.app_reads import EventRow, OutboxRow
 from db.engine import session_scope
 from db.models import Outbox
-from db.reader import reading
+from db.engine import engine_reader
 from db.types import utcnow
 from tracker.alerts.channels import DeliveryError, Message, display, send
 from tracker.alerts.digest_config import DigestTarget, digest_targets
@@ -120,7 +120,7 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
     """Send one outbox row if it can be claimed; ``None`` when another sender has it."""
     if not claim(engine, row_id, now, ignore_schedule=final):
         return None
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         [row] = app_reads.outbox_rows(reader, row_id=row_id)
         event = app_reads.event(reader, row.event_id)
         assert event is not None
@@ -151,7 +151,7 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
 def _rules_by_name(engine: Engine, settings: Settings, rules: Sequence[Rule] | None) -> dict[str, Rule | DigestTarget]:
     """Rule name -> rule, plus ``digest:<name>`` -> the digest's channels (``tracker.alerts.digest_config``)."""
     if rules is None:
-        with reading(engine) as reader:
+        with engine_reader(engine) as reader:
             rules = load_rules(settings, reader)
     by_name: dict[str, Rule | DigestTarget] = {r.name: r for r in rules}
     by_name.update(digest_targets(settings))
@@ -170,7 +170,7 @@ def deliver_pending(
     """Send every outbox row that is due, oldest first (one attempt each per call)."""
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         ids = app_reads.due_outbox_ids(reader, now, limit)
     out = []
     for row_id in ids:
@@ -193,6 +193,6 @@ def deliver_event(
     """Send one event's outbox rows now, whatever their schedule (``final``: no retry later)."""
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         ids = app_reads.pending_outbox_ids(reader, event_id)
     return [d for i in ids if (d := deliver_one(engine, i, by_name, now=now, environ=environ, final=final)) is not None]

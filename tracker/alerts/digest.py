@@ -57,9 +57,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
 from db import app_reads
-from db.asof import latest_prices
+from db.reads import latest_prices
 from db.models import AlertEvent, DigestState, Outbox
-from db.reader import Reader, reader_of, reading
+from db.reader import Reader, in_transaction
+from db.engine import engine_reader
 from db.types import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import make_view, provider_status
@@ -268,7 +269,7 @@ class _State:
 
 
 def _states(engine: Engine, names: Sequence[str]) -> dict[str, _State]:
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         rows = app_reads.digest_states(reader, names)
     return {r.name: _State(r.created_at, r.last_sent_at, dict(r.last_values or {}), r.version) for r in rows}
 
@@ -325,7 +326,7 @@ def run(
                                  st.last_sent_at if st else None))
             continue
         if rules is None and not d.watch:
-            with reading(engine) as reader:
+            with engine_reader(engine) as reader:
                 rules = load_rules(settings, reader)
         out.append(_compose_and_send(engine, settings, d, st, now, rules or [], due=due, dry_run=dry_run,
                                      environ=environ))
@@ -343,7 +344,7 @@ def _compose_and_send(engine: Engine, settings: Settings, d: Digest, st: _State 
                          note="no gpus set and no alert rules to take them from")
     previous_at = st.last_sent_at if st else None
     with Session(engine, expire_on_commit=False) as session:
-        lines = snapshot(reader_of(session.connection()), settings, d, watch, now)
+        lines = snapshot(in_transaction(session.connection()), settings, d, watch, now)
         title, text, details, values = render(d, lines, previous=st.last_values if st else {},
                                               previous_at=previous_at, settings=settings, now=now)
         if dry_run:

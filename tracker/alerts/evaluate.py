@@ -38,7 +38,8 @@ from sqlmodel import Session, col
 from db import app_reads
 from db.app_reads import AlertStateRow
 from db.models import AlertEvent, AlertState, Outbox
-from db.reader import reader_of, reading
+from db.reader import in_transaction
+from db.engine import engine_reader
 from db.types import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import Observation, gpu_specs, observe
@@ -233,7 +234,7 @@ def _write_state(session: Session, rule: Rule, st: StateData, exists: bool) -> N
 def evaluate_rule(engine: Engine, settings: Settings, rule: Rule, *, now: datetime, specs: Mapping[str, Any],
                   dry_run: bool = False) -> Evaluation:
     with Session(engine, expire_on_commit=False) as session:
-        reader = reader_of(session.connection())
+        reader = in_transaction(session.connection())
         row = app_reads.alert_state(reader, rule.name)
         st = StateData.of(row)
         fingerprint = rule.fingerprint()
@@ -279,7 +280,7 @@ def evaluate(
     """Evaluate every enabled rule once; store state, events and outbox rows (unless ``dry_run``)."""
     now = now or utcnow()
     if rules is None:
-        with reading(engine) as reader:
+        with engine_reader(engine) as reader:
             rules = load_rules(settings, reader)
     specs: Mapping[str, Any] = gpu_specs(settings) if any(r.metric != "price" for r in rules) else {}
     out = []

@@ -476,7 +476,7 @@ def config_rules(settings: Settings) -> list[Rule]:
 def all_rules(settings: Settings, added: Sequence[Mapping[str, Any]]) -> list[Rule]:
     """Every rule: the config file's, then those added with ``alerts add`` (their stored tables,
     ``added``: ``tracker.alerts.store.load_rules`` reads them with the ORM, ``alerts list`` with
-    ``db.alert_status``)."""
+    ``db.reads``)."""
     from_config = config_rules(settings)
     try:
         added_rules = parse_rules(added, source="added", catalog_file=settings.catalog_file,

@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlmodel import Session
 
-from db.alert_status import added_rule_tables
+from db.reads import added_rule_tables
 from db.models import AlertRule, AlertState
-from db.reader import Reader, reader_of
+from db.reader import Reader, in_transaction
 from tracker.alerts.rules import Rule, all_rules, parse_rule
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
@@ -24,7 +24,7 @@ def add_rule(settings: Settings, session: Session, table: Mapping[str, Any]) -> 
     """Check ``table`` against every existing rule and store it in ``alert_rule``."""
     rule = parse_rule(table, where="alerts add", source="added", catalog_file=settings.catalog_file,
                       allow_hosts=settings.delivery.allow_hosts)
-    existing = {r.name: r for r in load_rules(settings, reader_of(session.connection()))}
+    existing = {r.name: r for r in load_rules(settings, in_transaction(session.connection()))}
     if rule.name in existing:
         where = "the config file" if existing[rule.name].source == "config" else "`alerts add`"
         raise ConfigError(f"alert rule {rule.name!r}: name: already defined in {where}")

@@ -1,7 +1,7 @@
 """How available a GPU was, per provider and region: the share of observed time at least one
 matching offer was listed as available, the longest stretch none was, and when one last was.
 
-The rules, over the stored intervals (``db.availability``):
+The rules, over the stored intervals (``db.reads``):
 
 * an interval counts from its first observation until its provider's next collection attempt, at
   most one collection interval after its last observation (``db.spans.hold_end``, the rule every
@@ -29,10 +29,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from db.asof import provider_intervals
-from db.availability import availability_rows
-from db.plain_reads import Labels, raw_horizon
-from db.reader import Reader, reading
+from db.reads import Labels, availability_rows, provider_intervals, raw_horizon
+from db.reader import Reader
 from db.spans import DEFAULT_INTERVAL_S, hold_end
 from db.times import epoch, from_epoch
 from tracker.errors import ConfigError
@@ -109,7 +107,7 @@ def _length(spans: Iterable[Span]) -> int:
 
 def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since: int, until: int,
               interval_s: int) -> Availability:
-    """The figures of one group from its ``db.availability.COLUMNS`` rows."""
+    """The figures of one group from its ``db.reads.AVAILABILITY_COLUMNS`` rows."""
     known: list[Span] = []
     up: list[Span] = []
     last: int | None = None
@@ -130,20 +128,19 @@ def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since
                         0 if longest is None else longest[1] - longest[0], None if longest is None else longest[0], last)
 
 
-def availability(source: Any, gpus: Sequence[str], since: datetime, until: datetime, *,
+def availability(reader: Reader, gpus: Sequence[str], since: datetime, until: datetime, *,
                  providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
                  regions: Sequence[str] | None = None) -> list[Availability]:
     """Per (provider, region) with an interval of ``gpus`` (canonical ids) in ``[since, until]``,
-    sorted by provider then region; ``source``: a ``Reader``, connection, session or engine. A range
+    sorted by provider then region, read through ``reader``. A range
     longer than ``MAX_RANGE`` or ending before it starts is a ``ConfigError``."""
     if since > until:
         raise ConfigError(f"availability: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
     if until - since > MAX_RANGE:
         raise ConfigError(f"availability: {(until - since).days} days is more than one question reads ({MAX_RANGE.days}); "
                           "ask about a year at a time (--since and --until)")
-    with reading(source) as reader:
-        start = max(epoch(since), raw_horizon(reader))  # before the horizon only roll-ups are left
-        return _availability(reader, gpus, min(start, epoch(until)), epoch(until), providers, kinds, regions)
+    start = max(epoch(since), raw_horizon(reader))  # before the horizon only roll-ups are left
+    return _availability(reader, gpus, min(start, epoch(until)), epoch(until), providers, kinds, regions)
 
 
 def _availability(reader: Reader, gpus: Sequence[str], since: int, until: int, providers: Sequence[str] | None,

@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import math
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
-from sqlalchemy import bindparam, text
-from sqlalchemy.engine import Connection, Engine
 
-from db import labels, rollups, spans
-from db.engine import connected
+from db import reads, spans
+from db.reader import Reader
 from db.types import epoch
 from tracker.analysis.grid import (
     DEFAULT_TOLERANCE,
@@ -45,9 +43,6 @@ from tracker.analysis.grid import (
 )
 from tracker.kinds import DEFAULT_KINDS
 
-if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
-
 #: Re-exported from ``grid`` (the pandas-free part), where every analysis module has found them.
 __all__ = ["DEFAULT_KINDS", "DEFAULT_TOLERANCE", "EARLIEST", "HOURS_PER_MONTH", "LATEST", "MAX_BUCKETS", "MAX_GRID_ROWS",
            "Filters", "Resolution", "Tolerance", "check_dates", "check_range", "parse_span", "parse_when",
@@ -60,7 +55,7 @@ INTERVAL_COLUMNS = [
 
 
 def load_intervals(
-    source: Engine | Connection | Session,
+    reader: Reader,
     filters: Filters | None = None,
     *,
     since: datetime | None = None,
@@ -77,43 +72,29 @@ def load_intervals(
     point of that range are returned.
     """
     f = filters or Filters()
-    with connected(source) as conn:
-        gpu_ids = labels.lookup(conn, "gpu", f.gpus) if f.gpus is not None else sorted(labels.names(conn, "gpu"))
-        sql = (
-            "SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
-            "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
-            "i.provider_id FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-            "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
-            "WHERE i.gpu_id IN :gpus AND i.currency_id = :usd"
-        )
-        params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": labels.usd_id(conn)}
-        binds = [bindparam("gpus", expanding=True)]
-        sql += label_terms(conn, f, "i", params, binds)
-        if f.regions:
-            sql += " AND o.region IN :regions"
-            params["regions"] = list(f.regions)
-            binds.append(bindparam("regions", expanding=True))
-        if until is not None:
-            sql += " AND i.first_seen <= :until"
-            params["until"] = epoch(until)
-        stored = rollups.provider_intervals(conn)
-        if since is not None:
-            # a price holds at most one collection interval past last_seen: the longest one
-            # bounds the index range (exact filter below)
-            longest = max([*stored.values(), rollups.DEFAULT_INTERVAL_S])
-            if tolerance is not None:
-                tol = tolerance_lookup(tolerance)
-                longest = max([longest, *(int(tol(n).total_seconds()) for n in labels.names(conn, "provider").values())])
-            sql += " AND i.last_seen >= :since"
-            params["since"] = epoch(since) - longest
-        rows = rollups.fetch_tuples(conn, text(sql).bindparams(*binds), params)
+    labels = reads.Labels(reader)
+    gpu_ids = labels.lookup("gpu", f.gpus) if f.gpus is not None else sorted(labels.names("gpu"))
+    usd = labels.lookup("currency", ["USD"])
+    stored = reads.provider_intervals(reader)
+    seen_from = None
+    if since is not None:
+        # a price holds at most one collection interval past last_seen: the longest one
+        # bounds the index range (exact filter below)
+        longest = max([*stored.values(), spans.DEFAULT_INTERVAL_S])
+        if tolerance is not None:
+            tol = tolerance_lookup(tolerance)
+            longest = max([longest, *(int(tol(n).total_seconds()) for n in labels.names("provider").values())])
+        seen_from = epoch(since) - longest
+    rows = reads.interval_rows(reader, gpu_ids, labels.lookup("provider", f.providers) if f.providers else None,
+                               labels.lookup("kind", f.kinds) if f.kinds else None, usd[0] if usd else -1, f.regions,
+                               None if until is None else epoch(until), seen_from)
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
     df["first_seen_s"] = df["first_seen"].astype(np.int64)
     df["last_seen_s"] = df["last_seen"].astype(np.int64)
     df["ends_at"] = df["ends_at"].astype(float)
     df["available"] = df["available"].map(lambda v: None if v is None or pd.isna(v) else bool(v)).astype(object)
     if tolerance is None:
-        df["interval_s"] = df["provider_id"].map(lambda p: stored.get(p, rollups.DEFAULT_INTERVAL_S)).astype(np.int64)
+        df["interval_s"] = df["provider_id"].map(lambda p: stored.get(p, spans.DEFAULT_INTERVAL_S)).astype(np.int64)
     else:
         tol = tolerance_lookup(tolerance)
         per = {p: int(tol(p).total_seconds()) for p in df["provider"].unique()}
@@ -127,21 +108,6 @@ def load_intervals(
     if since is not None:
         df = df[df["end"] > pd.Timestamp(since)]
     return df.sort_values(["gpu", "provider", "first_seen", "interval_id"]).reset_index(drop=True)
-
-
-def label_terms(conn: Any, f: Filters, alias: str, params: dict[str, Any], binds: list[Any]) -> str:
-    """``AND`` terms for ``f``'s providers and kinds on a table ``alias`` with ``provider_id`` and
-    ``kind_id`` columns (intervals and roll-ups alike); adds their ids to ``params`` and ``binds``."""
-    sql = ""
-    if f.providers:
-        sql += f" AND {alias}.provider_id IN :providers"
-        params["providers"] = labels.lookup(conn, "provider", f.providers) or [-1]
-        binds.append(bindparam("providers", expanding=True))
-    if f.kinds:
-        sql += f" AND {alias}.kind_id IN :kinds"
-        params["kinds"] = labels.lookup(conn, "kind", f.kinds) or [-1]
-        binds.append(bindparam("kinds", expanding=True))
-    return sql
 
 
 def utc(ts: datetime | pd.Timestamp | None) -> pd.Timestamp | None:

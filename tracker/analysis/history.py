@@ -51,11 +51,10 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from db import sql as q
+from db import reads as q
 from db import via
-from db.asof import provider_intervals
-from db.plain_reads import Labels, provider_low_runs, raw_horizon, raw_rows
-from db.reader import Reader, reading
+from db.reads import Labels, provider_intervals, provider_low_runs, raw_horizon, raw_rows
+from db.reader import Reader
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, Piece, Run, floor, hold_end, lows, origin, span
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis import specs
@@ -143,7 +142,7 @@ class Scope:
     def offer_keys(self, rows: Iterable[tuple[int, int]]) -> dict[int, int]:
         """The series key of each aggregator offer among ``rows`` ((offer, provider) ids) that
         names a cloud (``db.via``); other offers' key is their provider's id."""
-        return via.offer_keys(self.reader, self.labels.names("provider"), rows)
+        return q.offer_keys(self.reader, self.labels.names("provider"), rows)
 
     def where(self, params: dict[str, Any], alias: str = "i") -> str:
         """The ``WHERE`` of the intervals in scope on ``price_interval`` alias ``alias``."""
@@ -467,7 +466,7 @@ def answer(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resoluti
 
 
 def price_history(
-    source: Any,
+    reader: Reader,
     filters: Filters | None = None,
     *,
     since: datetime | None = None,
@@ -478,23 +477,22 @@ def price_history(
 ) -> History:
     """USD per GPU-hour history for the GPUs in ``filters`` (every mapped GPU when ``None``).
 
-    ``source``: a ``db.reader.Reader``, a SQLAlchemy ``Engine``, ``Connection`` or ``Session``.
+    ``reader``: the store's (``db.reader``).
     ``since`` defaults to the first stored price, ``until`` to now."""
     res = Resolution.parse(resolution)
     f = filters or Filters()
     check_dates(since=since, until=until)
     until = _utc(until) if until is not None else utcnow()
-    with reading(source) as reader:
-        if since is None:
-            first = first_price(reader, f, epoch(until))
-            since = from_epoch(first) if first is not None else until
-        else:
-            since = _utc(since)
-        if since > until:
-            raise ConfigError(f"history: the range starts ({since}) after it ends ({until})")
-        check_range(res, since, until)
-        lo, hi = epoch(since), epoch(until)
-        runs, labels, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
+    if since is None:
+        first = first_price(reader, f, epoch(until))
+        since = from_epoch(first) if first is not None else until
+    else:
+        since = _utc(since)
+    if since > until:
+        raise ConfigError(f"history: the range starts ({since}) after it ends ({until})")
+    check_range(res, since, until)
+    lo, hi = epoch(since), epoch(until)
+    runs, labels, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
     gpus, market_rows, runs_out = answer(runs, labels, res, lo, hi)
     notes: list[str] = []
     if not gpus:
@@ -563,7 +561,7 @@ def convert_price(
 
 
 def history(
-    source: Any,
+    reader: Reader,
     filters: Filters | None = None,
     *,
     metric: str = "price",
@@ -576,7 +574,7 @@ def history(
 ) -> History:
     """``price_history`` followed by the metric's transform (``price`` is returned as is)."""
     check_metric(metric)
-    h = price_history(source, filters, since=since, until=until, resolution=resolution, tolerance=tolerance)
+    h = price_history(reader, filters, since=since, until=until, resolution=resolution, tolerance=tolerance)
     if metric == "cost-per-tflop":
         return cost_per_tflop_history(h, basis, catalog)
     if metric == "breakeven-months":

@@ -36,10 +36,9 @@ from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
 from typing import Any, NamedTuple
 
-from db import index_rollup
-from db.asof import provider_intervals
-from db.plain_reads import Labels, raw_horizon, raw_rows
-from db.reader import Reader, reading
+from db import index_rollup, reads
+from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
+from db.reader import Reader
 from db.spans import DAY, DEFAULT_INTERVAL_S, floor
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis.aggregators import market_provider
@@ -117,7 +116,7 @@ def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int) -> list[Group]
     """The day groups of buckets starting in ``[lo, hi]`` from the index roll-up."""
     names = scope.names
     return [Group(int(r[1]), names[r[0]], names[r[2]], names[r[3]], r[4] or "", float(r[5]), int(r[6]), None)
-            for r in index_rollup.read(reader, scope.gpu_ids, lo, hi, scope.kind_ids)]
+            for r in reads.index_rows(reader, scope.gpu_ids, lo, hi, scope.kind_ids)]
 
 
 def with_prices(reader: Reader, scope: Scope, groups: list[Group], seller: Callable[[Group], Hashable],
@@ -340,7 +339,7 @@ def _range(since: datetime | None, until: datetime | None, res: Resolution, read
     check_dates(since=since, until=until)
     end = until if until is not None else utcnow()
     if since is None:
-        first = index_rollup.first_day(reader, scope.gpu_ids)
+        first = reads.first_index_day(reader, scope.gpu_ids)
         since = from_epoch(first) if first is not None else end
     if since > end:
         raise ConfigError(f"index: the range starts ({since}) after it ends ({end})")
@@ -348,7 +347,7 @@ def _range(since: datetime | None, until: datetime | None, res: Resolution, read
     return since, end, floor(epoch(since), res.seconds), floor(epoch(end), res.seconds)
 
 
-def rental_index(source: Any, gpus: Sequence[str] | None = None, *, method: str = METHOD_1,
+def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: str = METHOD_1,
                  kinds: Sequence[str] | None = None, kinds_given: bool = False, since: datetime | None = None,
                  until: datetime | None = None, resolution: Resolution | str = Resolution.day,
                  use_rollups: bool = True) -> IndexResult:
@@ -364,35 +363,34 @@ def rental_index(source: Any, gpus: Sequence[str] | None = None, *, method: str 
     if method == EWYLUDA and res is not Resolution.day:
         raise ConfigError("--every: ewyluda-1.3 is a daily index (--every 1d)")
     chosen = index_kinds(method, kinds, given=kinds_given)
-    with reading(source) as reader:
-        scope = Scope(reader, gpus, chosen)
-        since, until, lo, hi = _range(since, until, res, reader, scope)
-        step = res.seconds
-        daily = res is Resolution.day and use_rollups
-        merge = ewyluda_key if method == EWYLUDA else method_1_seller
-        notes: list[str] = []
+    scope = Scope(reader, gpus, chosen)
+    since, until, lo, hi = _range(since, until, res, reader, scope)
+    step = res.seconds
+    daily = res is Resolution.day and use_rollups
+    merge = ewyluda_key if method == EWYLUDA else method_1_seller
+    notes: list[str] = []
 
-        def load(s: Scope, a: int, b: int, *, votes: bool = True) -> list[Group]:
-            if not daily:
-                return raw_groups(reader, s, step, a, b)
-            found = rollup_groups(reader, s, a, b)
-            return with_prices(reader, s, found, merge, notes) if votes else found
+    def load(s: Scope, a: int, b: int, *, votes: bool = True) -> list[Group]:
+        if not daily:
+            return raw_groups(reader, s, step, a, b)
+        found = rollup_groups(reader, s, a, b)
+        return with_prices(reader, s, found, merge, notes) if votes else found
 
-        if method == EWYLUDA:
-            back = lo - CARRY_FORWARD_DAYS * DAY
-            groups = load(scope, back, hi)
-            everyone = Scope(reader, None, chosen)  # a seller is present with any GPU
-            seen = presence(load(everyone, back, hi, votes=False)) if gpus is not None else presence(groups)
-            rows = ewyluda(groups, seen, lo)
-            unsegmented = sorted({ewyluda_seller(g) for g in groups if g.kind != "spot" and seller_segment(g) is None})
-            if unsegmented:
-                notes.append(f"no segment for {', '.join(unsegmented)}: counted in the index, in no segment series")
-        else:
-            rows = method_1(load(scope, lo, hi), chosen)
-        horizon = raw_horizon(reader)
-        if not daily and lo < horizon:
-            notes.append(f"raw intervals before {from_epoch(horizon):%Y-%m-%d} were pruned: "
-                         "hourly buckets before then are empty (daily ones read the roll-up)")
+    if method == EWYLUDA:
+        back = lo - CARRY_FORWARD_DAYS * DAY
+        groups = load(scope, back, hi)
+        everyone = Scope(reader, None, chosen)  # a seller is present with any GPU
+        seen = presence(load(everyone, back, hi, votes=False)) if gpus is not None else presence(groups)
+        rows = ewyluda(groups, seen, lo)
+        unsegmented = sorted({ewyluda_seller(g) for g in groups if g.kind != "spot" and seller_segment(g) is None})
+        if unsegmented:
+            notes.append(f"no segment for {', '.join(unsegmented)}: counted in the index, in no segment series")
+    else:
+        rows = method_1(load(scope, lo, hi), chosen)
+    horizon = raw_horizon(reader)
+    if not daily and lo < horizon:
+        notes.append(f"raw intervals before {from_epoch(horizon):%Y-%m-%d} were pruned: "
+                     "hourly buckets before then are empty (daily ones read the roll-up)")
     if not rows:
         notes.append("no prices in this range for these GPUs and kinds")
     return IndexResult(method, res, since, until, chosen, rows, "rollups" if daily else "raw", notes)
@@ -423,31 +421,30 @@ def _close(a: float | None, b: float | None) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def verify(source: Any, gpus: Sequence[str] | None = None, *, since: datetime | None = None,
+def verify(reader: Reader, gpus: Sequence[str] | None = None, *, since: datetime | None = None,
            until: datetime | None = None) -> Verification:
     """Recompute the daily groups and index values of a range from the raw intervals and compare
     them with what the index roll-up answers: each (day, gpu, provider, kind, via) group's median
     and offers, then the index values (``median-of-medians-1``, on-demand and every kind). Days
     before the raw-retention horizon cannot be recomputed (their raw intervals are gone) and are
     left out."""
-    with reading(source) as reader:
-        scope = Scope(reader, gpus, None)
-        since, until, lo, hi = _range(since, until, Resolution.day, reader, scope)
-        notes = []
-        horizon = raw_horizon(reader)
-        if lo < horizon:
-            notes.append(f"days before {from_epoch(horizon):%Y-%m-%d} are left out: their raw intervals were pruned")
-            lo = floor(horizon, DAY)
-            if lo > hi:
-                return Verification(since, until, 0, 0, [], notes)
-        stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
-        raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
-        answers = []
-        for kinds in (DEFAULT_INDEX_KINDS, None):
-            ask: dict[str, Any] = {"kinds": kinds, "kinds_given": kinds is None, "since": from_epoch(lo),
-                                   "until": until}
-            answers.append((kinds, rental_index(reader, gpus, **ask).rows,
-                            rental_index(reader, gpus, **ask, use_rollups=False).rows))
+    scope = Scope(reader, gpus, None)
+    since, until, lo, hi = _range(since, until, Resolution.day, reader, scope)
+    notes = []
+    horizon = raw_horizon(reader)
+    if lo < horizon:
+        notes.append(f"days before {from_epoch(horizon):%Y-%m-%d} are left out: their raw intervals were pruned")
+        lo = floor(horizon, DAY)
+        if lo > hi:
+            return Verification(since, until, 0, 0, [], notes)
+    stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
+    raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
+    answers = []
+    for kinds in (DEFAULT_INDEX_KINDS, None):
+        ask: dict[str, Any] = {"kinds": kinds, "kinds_given": kinds is None, "since": from_epoch(lo),
+                               "until": until}
+        answers.append((kinds, rental_index(reader, gpus, **ask).rows,
+                        rental_index(reader, gpus, **ask, use_rollups=False).rows))
     differences: list[dict[str, Any]] = []
     for key in sorted(set(stored) | set(raw)):
         a, b = stored.get(key), raw.get(key)

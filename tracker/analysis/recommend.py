@@ -63,8 +63,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from db import app_reads
-from db.asof import current_prices
-from db.reader import reading
+from db.reads import current_prices
+from db.engine import engine_reader
 from tracker.analysis import specs
 from tracker.analysis.frames import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour
@@ -169,7 +169,7 @@ def gpu_options(
             fitting[gpu] = (spec, gpus_needed(estimate.total_gb, vram))
     if not fitting:
         return pd.DataFrame(columns=OPTION_COLUMNS)
-    with reading(source) as reader:
+    with engine_reader(source) as reader:
         offers = current_prices(reader, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
                                 include_stale=include_stale)
         if narrow is not None:

@@ -30,10 +30,9 @@ from datetime import datetime
 from typing import Any
 
 import pandas as pd
-from sqlalchemy.engine import Engine
 
-from db.asof import current_prices
-from db.reader import reading
+from db.reader import Reader
+from db.reads import current_prices
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
@@ -107,7 +106,7 @@ class RentQuote:
 
 
 def market_rent(
-    source: Engine,
+    reader: Reader,
     gpu: str,
     basis: str = "cheapest",
     *,
@@ -121,9 +120,8 @@ def market_rent(
     (what ``gpu-tracker prices`` shows), or as of ``at``: the cheapest provider or the median provider."""
     if basis not in RENT_BASES:
         raise ConfigError(f"--rent-basis: {basis!r} is not one of {', '.join(RENT_BASES)}")
-    with reading(source) as reader:
-        rows = current_prices(reader, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
-                              include_stale=include_stale)
+    rows = current_prices(reader, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
+                          include_stale=include_stale)
     rows = [r for r in rows if r["currency"] == "USD" and r["price_per_gpu_hour"]]
     if not rows:
         return None
@@ -237,7 +235,7 @@ def tco(
 
 
 def tco_for_gpu(
-    engine: Engine,
+    reader: Reader,
     catalog: Mapping[str, Any],
     gpu: str | None,
     *,
@@ -268,7 +266,7 @@ def tco_for_gpu(
     if rent is None:
         if gpu is None:
             raise ConfigError("tco: pass --gpu (for the market rent) or --rent")
-        quote = market_rent(engine, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions, at=at,
+        quote = market_rent(reader, gpu, rent_basis, kinds=kinds, providers=providers, regions=regions, at=at,
                             include_stale=include_stale)
         if quote is None:
             if at is not None:

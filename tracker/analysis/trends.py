@@ -4,7 +4,7 @@ all-time low and when it happened, a good-deal flag, and volatility.
 Definitions (all in USD per GPU-hour, across the filtered kinds, providers and regions):
 
 * **current** -- without ``as_of``: the cheapest price now, as every surface answers it
-  (``db.asof.latest_prices``: each provider's latest collection while it is within its
+  (``db.reads.latest_prices``: each provider's latest collection while it is within its
   staleness limit, USD, the filtered kinds), so a store whose newest data is a year old has
   no current price and says so rather than reporting last year as today. With ``as_of``: the
   cheapest price in effect then (the "price at t" rule: a provider whose last good scrape is
@@ -38,10 +38,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from db import sql as q
-from db.reader import Reader, reading
+from db import reads as q
+from db.reader import Reader
 from db.spans import DAY, hold_end, origin
-from db.asof import latest_prices
+from db.reads import latest_prices
 from db.times import epoch, from_epoch, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
 from tracker.analysis.grid import Filters, Resolution, Tolerance
@@ -161,9 +161,7 @@ class _Reads:
         """The newest observation of an interval matching the filters (each offer's newest
         interval is kept in ``price_interval_open``)."""
         params: dict[str, Any] = {}
-        value = self.reader.scalar(f"SELECT MAX(i.last_seen) FROM price_interval_open i WHERE {self.scope.where(params)}",
-                                   params)
-        return None if value is None else int(value)
+        return q.newest_seen(self.reader, self.scope.where(params), params)
 
     def recent(self, lo: int, hi: int) -> list[Live]:
         """The intervals in effect at some point of ``[lo, hi]`` as lean rows, with ``t = hi``."""
@@ -177,7 +175,7 @@ class _Reads:
         return out
 
     def longest_span(self) -> int:
-        """The longest any stored interval lasted (``db.sql.LONGEST_SPAN``), read once."""
+        """The longest any stored interval lasted (``db.reads.LONGEST_SPAN``), read once."""
         if self._longest is None:
             self._longest = int(self.reader.scalar(q.LONGEST_SPAN))
         return self._longest
@@ -195,17 +193,14 @@ class _Reads:
                             f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
                             f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k} AND i.last_seen <= :to{k}")
             params |= {f"t{k}": int(t), f"from{k}": int(t) - self.scope.longest, f"to{k}": int(t) + self.longest_span()}
+        rows = self.reader.rows(" UNION ALL ".join(branches), params)
         return [(int(t), int(gpu), int(provider), int(offer), float(price), int(first), self.end(int(provider), int(last), ends_at))
-                for t, gpu, provider, offer, price, first, last, ends_at in self.reader.rows(" UNION ALL ".join(branches), params)]
+                for t, gpu, provider, offer, price, first, last, ends_at in rows]
 
     def day_lows(self, before: int) -> list[tuple[int, int, float]]:
         """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
         s = self.scope
-        params: dict[str, Any] = {"gpus": s.gpu_ids or [-1], "before": before}
-        sql = ("SELECT r.gpu_id, r.bucket, MIN(r.min) FROM rollup_day r WHERE r.gpu_id IN :gpus AND r.bucket < :before"
-               + q.label_terms("r.provider_id", "providers", s.provider_ids, params)
-               + q.label_terms("r.kind_id", "kinds", s.kind_ids, params) + " GROUP BY r.gpu_id, r.bucket")
-        return [(int(g), int(b), float(low)) for g, b, low in self.reader.rows(sql, params)]
+        return q.day_lows(self.reader, s.gpu_ids, s.provider_ids, s.kind_ids, before)
 
     def first_at_lows(self, lows: list[tuple[int, float, int, int | None]], until: int) -> dict[int, tuple[int, str]]:
         """Per GPU of ``lows`` (gpu id, low, day, end), the earliest interval at the low starting
@@ -285,19 +280,18 @@ def _lows(reads: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[st
     return _lows_from_raw(reads, at, at_s) if reads.scope.regions else _lows_from_rollups(reads, at, at_s, recent)
 
 
-def all_time_lows(source: Any, filters: Filters | None = None, *, until: datetime | None = None,
+def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: datetime | None = None,
                   tolerance: Tolerance | None = None) -> list[dict[str, Any]]:
     """Per GPU (by name): the lowest price of any interval started by ``until`` (default: the
     newest observation), its provider and when it first happened (``all_time_low``,
     ``all_time_low_provider``, ``all_time_low_at``), as the trend table has them."""
     f = filters or Filters()
-    with reading(source) as reader:
-        reads = _Reads(reader, f, tolerance)
-        at_s = epoch(_utc(until)) if until is not None else reads.current_at()
-        if at_s is None:
-            return []
-        at = from_epoch(at_s)
-        lows = _lows(reads, at, at_s, reads.recent(floor_day(at_s), at_s))
+    reads = _Reads(reader, f, tolerance)
+    at_s = epoch(_utc(until)) if until is not None else reads.current_at()
+    if at_s is None:
+        return []
+    at = from_epoch(at_s)
+    lows = _lows(reads, at, at_s, reads.recent(floor_day(at_s), at_s))
     return [{"gpu": gpu, **{k: v for k, v in row.items() if k != "history_days"}} for gpu, row in sorted(lows.items())]
 
 
@@ -310,21 +304,18 @@ def _daily_lows(reader: Reader, f: Filters, start: int, at_s: int, tolerance: To
     return lows
 
 
-def newest_observation(source: Any, filters: Filters | None = None) -> datetime | None:
+def newest_observation(reader: Reader, filters: Filters | None = None) -> datetime | None:
     """The newest observation of a price matching ``filters``: the moment a stored history
     ends, for asking trends as of then (``as_of``) when nothing is current."""
-    with reading(source) as reader:
-        newest = _Reads(reader, filters or Filters(), None).current_at()
+    newest = _Reads(reader, filters or Filters(), None).current_at()
     return None if newest is None else from_epoch(newest)
 
 
-def trends(source: Any, filters: Filters | None = None, *, as_of: datetime | None = None,
+def trends(reader: Reader, filters: Filters | None = None, *, as_of: datetime | None = None,
            tolerance: Tolerance | None = None) -> list[dict[str, Any]]:
     """The trend table (``TREND_COLUMNS``, one row per GPU, by name) for every GPU matching
-    ``filters`` (see the module docstring). ``source``: a ``db.reader.Reader`` or a SQLAlchemy
-    ``Engine``, ``Connection`` or ``Session``."""
-    with reading(source) as reader:
-        return _trends(reader, filters or Filters(), as_of, tolerance)
+    ``filters`` (see the module docstring), read through ``reader``."""
+    return _trends(reader, filters or Filters(), as_of, tolerance)
 
 
 def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Tolerance | None) -> list[dict[str, Any]]:
@@ -372,7 +363,7 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
 
 
 def _market_now(reader: Reader, f: Filters) -> dict[str, Market]:
-    """Per GPU, the market now as ``prices`` answers it (``db.asof.latest_prices``, USD): the
+    """Per GPU, the market now as ``prices`` answers it (``db.reads.latest_prices``, USD): the
     cheapest price, its provider (the first name on a tie), and how many providers (market
     providers: ``tracker.analysis.aggregators``) and offers."""
     rows = latest_prices(reader, gpus=f.gpus, providers=f.providers, kinds=f.kinds, regions=f.regions,

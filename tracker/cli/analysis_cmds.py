@@ -64,13 +64,13 @@ def _since(text: str | None, now: datetime) -> datetime | None:
 
 
 def _filters(gpu: str | None, provider: list[str] | None, kind: list[str] | None, region: list[str] | None,
-             st: State | None = None, *, read_only: bool = False) -> Filters:
+             st: State | None = None) -> Filters:
     """The filters of a query; with ``st``, an unknown --provider is an error first (checked on
-    ``st.reader`` for a command that only reads, else on the engine it goes on to use)."""
+    ``st.reader``)."""
     from tracker.analysis.grid import Filters
 
     if st is not None:
-        provider = check_providers(st.reader if read_only else st.engine, provider)
+        provider = check_providers(st.reader, provider)
     return Filters.of(gpus=resolve_gpu_query(gpu), providers=provider, regions=region, kinds=_kinds(kind))
 
 
@@ -133,7 +133,7 @@ def history(
     end = parse_at(until, "--until") or now
     reader = st.reader  # the store is opened (and migrated if it must be) before the options are read
     # plain Python on the store's own driver (no pandas, no SQLAlchemy)
-    h = run_history(reader, _filters(gpu, provider, kind, region, st, read_only=True), metric=metric, basis=basis,
+    h = run_history(reader, _filters(gpu, provider, kind, region, st), metric=metric, basis=basis,
                     since=_since(since, end), until=end, resolution=Resolution.parse(every),
                     tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
     _notes(h.notes)
@@ -176,7 +176,7 @@ def trends(
     from tracker.analysis.trends import trends as run_trends
 
     st = state(ctx)
-    f = _filters(gpu, provider, kind, region, st, read_only=True)
+    f = _filters(gpu, provider, kind, region, st)
     when, tolerance = parse_at(as_of, "--as-of") if as_of else None, scrape_intervals(st.settings)
     # in plain Python on the store's own driver when it is current (``State.reader``)
     rows = run_trends(st.reader, f, as_of=when, tolerance=tolerance)
@@ -251,13 +251,13 @@ def tco(
     from tracker.analysis.tco import electricity_table, tco_for_gpu
 
     st = state(ctx)
-    provider = check_providers(st.engine, provider)
+    provider = check_providers(st.reader, provider)
     cat = _catalog(st)
     gid = _gpu_for_tco(gpu, cat)
     when = parse_at(at)
     if when is None and rent is None:
         warn_if_stale(st, provider)
-    result = tco_for_gpu(st.engine, cat, gid, purchase=purchase, rent=rent, rent_basis=rent_basis, tdp_w=tdp,
+    result = tco_for_gpu(st.reader, cat, gid, purchase=purchase, rent=rent, rent_basis=rent_basis, tdp_w=tdp,
                          kinds=_kinds(kind), providers=provider, regions=region, at=when, include_stale=include_stale,
                          utilization=utilization,
                          usd_per_kwh=kwh, years=years, cooling_per_hour=cooling, maintenance_per_hour=maintenance)
@@ -319,7 +319,7 @@ def recommend(
     from tracker.analysis.recommend import recommend as run_recommend
 
     st = state(ctx)
-    provider = check_providers(st.engine, provider)
+    provider = check_providers(st.reader, provider)
     when = parse_at(at)
     if when is None:
         warn_if_stale(st, provider)
@@ -384,10 +384,10 @@ def plot(
     filters = _filters(gpu, provider, kind, region, st)
     tolerance = scrape_intervals(st.settings)
     cat = _catalog(st)
-    h = run_history(st.engine, filters, metric=metric, basis=basis, since=_since(since, end), until=end,
+    h = run_history(st.reader, filters, metric=metric, basis=basis, since=_since(since, end), until=end,
                     resolution=Resolution.parse(every), tolerance=tolerance, catalog=cat)
     _notes(h.notes)
-    lows = lows_for(all_time_lows(st.engine, filters, until=end, tolerance=tolerance), metric,
+    lows = lows_for(all_time_lows(st.reader, filters, until=end, tolerance=tolerance), metric,
                     basis, cat)
     path = write_plot(h, output, lows)
     console.print(f"wrote {path} ({path.stat().st_size:,} bytes)", highlight=False)

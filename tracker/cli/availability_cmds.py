@@ -54,7 +54,7 @@ def availability(
 
     st = state(ctx)
     end = parse_when(until) if until else utcnow()
-    f = _filters(gpu, provider, kind, region, st, read_only=True)
+    f = _filters(gpu, provider, kind, region, st)
     found = run_availability(st.reader, f.gpus or [], _since(since, end) or end, end, providers=f.providers,
                              kinds=f.kinds, regions=f.regions)
     rows = [a.row() for a in found]

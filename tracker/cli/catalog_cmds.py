@@ -140,7 +140,7 @@ def value(
     else:
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
-        from db.asof import current_prices
+        from db.reads import current_prices
 
         from tracker.reads.offers import GpuCount
         from tracker.analysis.aggregators import market_prices

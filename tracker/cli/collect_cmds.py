@@ -222,7 +222,7 @@ def prices(
     A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
     columns as fit; --wide shows them all, --columns picks them.
     """
-    from db.asof import conversions, current_prices
+    from db.reads import conversions, current_prices
 
     from tracker.reads.offers import GROUP_KEYS, GpuCount, parse_group_by, split_gpu_spec
 
@@ -296,7 +296,7 @@ def providers(
     Retired providers (no longer collected; their stored history stays readable) follow the
     active ones, with the date and the reason; providers known only from imported history (no
     scraper) come last, marked external."""
-    from db.provider_status import imported_providers, latest_runs, provider_rows
+    from db.reads import imported_providers, latest_runs, provider_rows
     from scrapers.registry import all_scrapers
 
     st = state(ctx)
@@ -386,7 +386,7 @@ def info(
 ) -> None:
     """Version, config file, database URL (password masked) and row counts."""
     from db.engine import mask_url
-    from db.plain_reads import row_counts
+    from db.reads import row_counts
     from scrapers.registry import all_scrapers
     from tracker import __version__
 

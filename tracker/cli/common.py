@@ -37,7 +37,6 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from db.reader import Reader
-
     from tracker.config.settings import Settings
 
 console = Console()
@@ -80,7 +79,7 @@ class State:
 
     @property
     def database_url(self) -> str:
-        from db.location import default_database_url
+        from db.direct import default_database_url
 
         return self.settings.database or default_database_url()
 
@@ -139,7 +138,8 @@ class State:
     def reader(self) -> Reader:
         """A connection for commands that only read: the store's own driver opened from its URL
         when the store is current (``db.direct``: no SQLAlchemy to import), else one of ``engine``
-        (which migrates and syncs the catalog first)."""
+        (which migrates and syncs the catalog first), on a driver connection of its pool. Every read
+        of a command goes through it (``db.reads``); ``engine`` is for writes."""
         if self._reader is None:
             if self._engine is None:
                 from db.direct import open_reader
@@ -147,10 +147,9 @@ class State:
 
                 self._reader = open_reader(self.database_url, catalog_rows_for_db(load_catalog(self.settings.catalog_file)))
             if self._reader is None:
-                from db.reader import reader_of
+                from db.engine import engine_reader
 
-                conn = self.engine.connect()
-                self._reader = reader_of(conn, close=conn.close)
+                self._reader = engine_reader(self.engine)
         return self._reader
 
 

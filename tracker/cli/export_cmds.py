@@ -79,7 +79,7 @@ def _export(ctx: typer.Context, fmt: ExportFormat, output: Path | None, gpu: str
     if asset_class not in ("gpu", "node"):
         raise ConfigError(f"--asset-class: {asset_class!r} is not one of gpu, node")
     resolve_gpu_query(gpu)  # the CLI's own wording (did-you-mean) for a bad filter
-    provider = check_providers(st.engine, provider)
+    provider = check_providers(st.reader, provider)
     web = data.ReadContext.create(st.settings, st.engine)
     # an export is a data set whose rows each say their kind: every kind unless --kind narrows it
     # (OpenCost prices nodes on demand); the answers to "what does it cost now" default to DEFAULT_KINDS
@@ -91,7 +91,7 @@ def _export(ctx: typer.Context, fmt: ExportFormat, output: Path | None, gpu: str
 
         filters = Filters.of(gpus=data.resolve_gpus(web, gpu), providers=data.check_providers(provider), regions=region,
                              kinds=data.normalise_kinds(kinds))
-        intervals = load_intervals(st.engine, filters, since=data.parse_since(since, utcnow()), tolerance=web.tolerance)
+        intervals = load_intervals(st.reader, filters, since=data.parse_since(since, utcnow()), tolerance=web.tolerance)
         assert output is not None
         n = parquet.write(parquet.history_table(intervals), output)
         err_console.print(f"wrote {n:,} price intervals to {output}", highlight=False)

@@ -17,12 +17,10 @@ from tracker.errors import ConfigError
 from tracker.kinds import DEFAULT_KINDS, DEFAULT_KINDS_TEXT, normalise_kinds
 
 if TYPE_CHECKING:
-    from sqlalchemy.engine import Engine
 
     from tracker.cli.common import State
 
     from db.reader import Reader
-
 KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
 
@@ -75,21 +73,16 @@ def resolve_gpu_query(gpu: str | None) -> list[str] | None:
     return ids
 
 
-def check_providers(source: Engine | Reader, names: Sequence[str] | None, option: str = "--provider") -> list[str] | None:
+def check_providers(reader: Reader, names: Sequence[str] | None, option: str = "--provider") -> list[str] | None:
     """The names as the store spells them (``RunPod`` -> ``runpod``: provider names are not
     case-sensitive) when each is a provider the store has seen or a registered scraper;
     otherwise a ``ConfigError`` (exit 2) naming the closest one, so a typo is not "no rows".
-    ``source``: an engine, or a ``db.reader.Reader`` (``State.reader``)."""
+    ``reader``: ``State.reader``."""
     if not names:
         return None
-    from db.asof import provider_states
-    from db.reader import Reader
+    from db.reads import provider_states
 
-    if isinstance(source, Reader):
-        known = {p.name for p in provider_states(source)}
-    else:
-        with source.connect() as conn:
-            known = {p.name for p in provider_states(conn)}
+    known = {p.name for p in provider_states(reader)}
     spelled = {k.lower(): k for k in known}
     unknown = [n for n in names if n.lower() not in spelled]
     if unknown:

@@ -34,7 +34,7 @@ def parse_at(text: str | None, option: str = "--at") -> datetime | None:
 
 def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: str = "") -> str | None:
     """Print (to stderr) and return the staleness note, if the newest data is too old to be current."""
-    from db.asof import stale_note
+    from db.reads import stale_note
 
     note = stale_note(st.reader, providers=providers)
     if note:

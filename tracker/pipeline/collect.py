@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 from db import app_reads, labels, queries
 from db.engine import session_scope
 from db.models import ScrapeRun
-from db.reader import reader_of
+from db.reader import in_transaction
 from db.types import epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.http import Http, shared_ssl_context
@@ -105,7 +105,7 @@ def _store(
     ``started_at``: the run row's start, when the caller has it (saves reading the row back).
     """
     with _store_lock, session_scope(engine) as session:
-        reader = reader_of(session.connection())
+        reader = in_transaction(session.connection())
         if started_at is None:
             started_at = app_reads.run_started_at(reader, run_id)
         observed_at = (recording.observed_at if recording is not None else None) or started_at

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection, Engine
 
 from db import app_reads
 from db.models import ParseFailure
-from db.reader import reading
+from db.engine import engine_reader
 from tracker.pipeline.secrets import scrub_all
 
 #: Characters of a payload kept (after scrubbing): a page or an API answer is usually far less.
@@ -81,11 +81,11 @@ def keep(conn: Connection, provider: str, run_id: int | None, at: datetime, erro
 
 def latest(engine: Engine, provider: str) -> Failure | None:
     """The newest kept failure of ``provider``, or ``None``."""
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         return app_reads.latest_failure(reader, provider)
 
 
 def kept(engine: Engine, provider: str) -> int:
     """How many failures of ``provider`` are kept."""
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         return app_reads.failures_kept(reader, provider)

@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from db.engine import default_database_url, is_read_only, make_engine
-from db.gpu_models import sync_gpu_models
-from db.migrate import init_db
+from db.migrate import init_db, sync_gpu_models
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
 
 if TYPE_CHECKING:

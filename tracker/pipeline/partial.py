@@ -21,7 +21,7 @@ What a partial collection does (``tracker.pipeline.collect``):
   prices are not taken to hold past it), and the next observation opens a new one (counted as
   returned, never as new);
 * the provider's current list stays the last complete one, brought up to date by what the
-  partial collections since then saw (``db.asof.current_condition``): an unseen offer is still
+  partial collections since then saw (``db.reads.current_condition``): an unseen offer is still
   on sale as far as anyone knows, at its last observed price and date;
 * its ``scrape_run`` row has status ``partial``, the rule in ``error_class`` (``PartialOffers``
   or ``SmallCollection``) and the reason, with how many offers went unseen, in ``error_message``;

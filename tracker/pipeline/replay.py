@@ -54,7 +54,7 @@ import httpx
 from sqlalchemy.engine import Engine
 
 from db import app_reads
-from db.reader import reading
+from db.engine import engine_reader
 from scrapers.base import FIXTURE_KINDS
 from tracker.errors import ConfigError
 
@@ -209,7 +209,7 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
     An archive import is history, not a collection of either kind (``make demo`` imports into its
     replayed store, and replays into it again). ``store`` names it in the message (a masked URL:
     no password)."""
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         if not app_reads.collected(reader, "live" if replay else "replay"):
             return None
     # neither message suggests --mix-replay: followed on a live store, it would leave recordings in

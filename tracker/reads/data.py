@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, Self
@@ -21,9 +20,10 @@ from typing import Any, Self
 from sqlalchemy.engine import Engine
 
 from db import app_reads
-from db.asof import latest_prices
+from db.reads import latest_prices
 from db.app_reads import RunRow
-from db.reader import Reader, reading
+from db.reader import Reader
+from db.engine import engine_reader
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
@@ -71,9 +71,9 @@ class ReadContext:
     def create(cls, settings: Settings, engine: Engine) -> Self:
         return cls(settings, engine, load_catalog(settings.catalog_file), scrape_intervals(settings))
 
-    def reader(self) -> AbstractContextManager[Reader]:
-        """A ``db.reader.Reader`` on one of the engine's driver connections, for a ``with``."""
-        return reading(self.engine)
+    def reader(self) -> Reader:
+        """A ``Reader`` for one request's reads (``db.reads``), closed by ``with``."""
+        return engine_reader(self.engine)
 
 
 # --- filters ---------------------------------------------------------------------------------
@@ -97,8 +97,9 @@ def tco(ctx: ReadContext, gpu: str, *, providers: Sequence[str] | None = None, k
     chosen = flagship(ids, ctx.catalog)
     if chosen is None:
         raise ConfigError(f"gpu: {gpu!r} matches no GPU in the catalog (see /api/gpus)")
-    result = tco_for_gpu(ctx.engine, ctx.catalog, chosen, providers=providers, regions=regions,
-                         kinds=normalise_kinds(kinds), **options)
+    with ctx.reader() as r:
+        result = tco_for_gpu(r, ctx.catalog, chosen, providers=providers, regions=regions,
+                             kinds=normalise_kinds(kinds), **options)
     return result.as_dict()
 
 
@@ -296,8 +297,9 @@ def history_frame(
     if since_dt is not None and since_dt > until_dt:
         raise ConfigError("since: the range starts after it ends")
     resolution = pick_resolution(every, since_dt, until_dt)
-    return analysis_history(ctx.engine, filters, metric=metric, basis=basis, since=since_dt, until=until_dt,
-                            resolution=resolution, tolerance=ctx.tolerance)
+    with ctx.reader() as r:
+        return analysis_history(r, filters, metric=metric, basis=basis, since=since_dt, until=until_dt,
+                                resolution=resolution, tolerance=ctx.tolerance)
 
 
 def history_json(h: History) -> dict[str, Any]:
@@ -323,8 +325,9 @@ def index(ctx: ReadContext, *, gpu: str | None = None, since: str | None = "90d"
     """The rental index (``gpu-tracker index``): on-demand only unless ``kinds`` says otherwise."""
     until_dt = parse_when(until) if until else utcnow()
     chosen = normalise_kinds(kinds) if kinds else None
-    return rental_index(ctx.engine, resolve_gpus(ctx, gpu), method=method, kinds=chosen, kinds_given=bool(kinds),
-                        since=parse_since(since, until_dt), until=until_dt, resolution=every)
+    with ctx.reader() as r:
+        return rental_index(r, resolve_gpus(ctx, gpu), method=method, kinds=chosen, kinds_given=bool(kinds),
+                            since=parse_since(since, until_dt), until=until_dt, resolution=every)
 
 
 #: How far back "the index now" looks for a GPU's newest daily value.
@@ -384,7 +387,8 @@ def trends(
     kinds: Sequence[str] | None = None,
     regions: Sequence[str] | None = None,
 ) -> list[dict[str, Any]]:
-    rows = analysis_trends(ctx.engine, _filters(ctx, gpu, providers, kinds, regions), tolerance=ctx.tolerance)
+    with ctx.reader() as r:
+        rows = analysis_trends(r, _filters(ctx, gpu, providers, kinds, regions), tolerance=ctx.tolerance)
     marks = current_provenance(ctx) if rows else {}
     empty = {"age_s": None, "source": None}
     return [{**{k: _round(v) for k, v in r.items()},

@@ -2,7 +2,7 @@
 a GPU count (``--gpus 8``, ``2..8``, ``H100:8``), a minimum GPU memory, a maximum price, available
 only, a maximum data age; and one row per GPU (or GPU and provider) with its price range.
 
-Pure functions over the price rows of ``db.asof`` (plain dicts): no database, no pandas, so the
+Pure functions over the price rows of ``db.reads`` (plain dicts): no database, no pandas, so the
 CLI pays nothing to import them. The rows are already the answer to "now" (or ``--at``); these
 filters only choose among them.
 """
@@ -118,7 +118,7 @@ def parse_group_by(text: str | None) -> tuple[str, ...] | None:
 def group_rows(rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> list[dict[str, Any]]:
     """One row per group (``keys``): how many offers and providers, the lowest, median and highest
     USD per GPU-hour, and where the lowest is; cheapest group first. Non-USD rows are left out
-    (``db.asof`` converts what it can), and so are offers whose GPU is not mapped when grouping by GPU."""
+    (``db.reads`` converts what it can), and so are offers whose GPU is not mapped when grouping by GPU."""
     groups: dict[tuple[Any, ...], list[Mapping[str, Any]]] = {}
     for r in rows:
         if "gpu" in keys and not r.get("gpu"):

@@ -52,7 +52,8 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from db import app_reads
 from db.engine import make_engine, sqlite_path
-from db.reader import reader_of, reading
+from db.reader import in_transaction
+from db.engine import engine_reader
 from db.types import UTCDateTime, utcnow
 from tracker.errors import TrackerError
 
@@ -175,7 +176,7 @@ class LeaseLock:
                 "renewed_at": now, "expires_at": now + timedelta(seconds=self.lease_s), "released_at": None}
         try:
             with self._engine.begin() as conn:
-                row = app_reads.lease(reader_of(conn), LEASE_TABLE)
+                row = app_reads.lease(in_transaction(conn), LEASE_TABLE)
                 if row is None:
                     conn.execute(lease_table.insert().values(id=1, epoch=1, **mine))
                     self.took_over = False
@@ -380,6 +381,6 @@ def record_stopped(engine: Engine) -> None:
 
 def read_leader(engine: Engine) -> LeaderInfo | None:
     """The last recorded leader, or None when no scheduler ever ran on this database."""
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         row = app_reads.leader(reader, LEADER_TABLE)
     return None if row is None else LeaderInfo(*row)

@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from db import app_reads
-from db.reader import Reader, reading
+from db.reader import Reader
+from db.engine import engine_reader
 from db.types import utcnow
 from scrapers.registry import all_scrapers
 from tracker.config.settings import Settings
@@ -76,7 +77,7 @@ def stored_retries(reader: Reader) -> dict[str, datetime]:
 def provider_statuses(engine: Engine, settings: Settings, now: datetime | None = None) -> list[ProviderStatus]:
     now = now or utcnow()
     scrapers = all_scrapers()
-    with reading(engine) as reader:
+    with engine_reader(engine) as reader:
         jobs, retries = stored_jobs(reader), stored_retries(reader)
         stored = app_reads.providers(reader)
         latest, first = app_reads.latest_run_per_provider(reader), app_reads.first_run_at(reader)

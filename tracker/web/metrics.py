@@ -25,7 +25,7 @@ from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
 from db import app_reads
 from db.app_reads import RunRow
-from db.asof import latest_prices
+from db.reads import latest_prices
 from scrapers.registry import all_scrapers
 from tracker import __version__
 from tracker.reads.data import RENTABLE_KINDS, latest_index

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-from db.asof import stale_note
+from db.reads import stale_note
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.analysis.history import History
 from tracker.catalog import value as value_mod

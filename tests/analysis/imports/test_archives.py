@@ -3,6 +3,8 @@ answers what the files say, checked against arithmetic done here on the raw file
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import json
 import math
 import random
@@ -58,7 +60,7 @@ def check_a_days_minimum_is_the_minimum_observed_that_day(engine: Engine) -> Non
     for at, prices in snapshots(H100_FILE):
         day = at.date()
         expected[day] = min(expected.get(day, float("inf")), *prices.values())
-    h = price_history(engine, ALL_KINDS, since=datetime(2025, 10, 19, tzinfo=UTC),
+    h = read(engine, price_history,  ALL_KINDS, since=datetime(2025, 10, 19, tzinfo=UTC),
                       until=datetime(2025, 10, 25, 23, tzinfo=UTC), resolution="day")
     got = {t.date(): v for t, v in zip(h.market["time"], h.market["min"], strict=True) if not math.isnan(v)}
     assert got == pytest.approx(expected)
@@ -78,7 +80,7 @@ def test_a_late_price_does_not_land_in_the_next_day(engine: Engine, tmp_path: Pa
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_files(engine, [path])
     for every in ("day", "hour"):
-        h = price_history(engine, ALL_KINDS, since=datetime(2025, 11, 10, 23, tzinfo=UTC),
+        h = read(engine, price_history,  ALL_KINDS, since=datetime(2025, 11, 10, 23, tzinfo=UTC),
                           until=datetime(2025, 11, 11, 1, tzinfo=UTC), resolution=every)
         by_time = {t: v for t, v in zip(h.market["time"], h.market["min"], strict=True) if not math.isnan(v)}
         assert by_time[datetime(2025, 11, 11, tzinfo=UTC)] == pytest.approx(1.00), every
@@ -88,7 +90,7 @@ def check_an_all_time_low_with_its_provider_and_time(engine: Engine) -> None:
     rows = [(price, at, provider) for at, prices in snapshots(H100_FILE) for provider, price in prices.items()]
     low = min(p for p, _, _ in rows)
     first_at, first_provider = min((at, prov) for p, at, prov in rows if p == low)
-    got = all_time_lows(engine, ALL_KINDS)[0]
+    got = read(engine, all_time_lows,  ALL_KINDS)[0]
     assert got["all_time_low"] == pytest.approx(low)
     assert got["all_time_low_provider"] == first_provider
     assert got["all_time_low_at"] == first_at
@@ -134,7 +136,7 @@ def check_the_market_minimum_after_a_gap_counts_every_provider(engine: Engine) -
     snaps = snapshots(H100_FILE)
     (before, _), (after, prices) = max(pairwise(snaps), key=lambda pair: pair[1][0] - pair[0][0])
     assert after - before > H100_GAP
-    h = price_history(engine, ALL_KINDS, since=before, until=after, resolution="hour")
+    h = read(engine, price_history,  ALL_KINDS, since=before, until=after, resolution="hour")
     by_time = {t.to_pydatetime(): (v, n) for t, v, n in zip(h.market["time"], h.market["min"], h.market["providers"],
                                                            strict=True)}
     hour = after.replace(minute=0, second=0)
@@ -200,7 +202,7 @@ def test_ewyluda_daily_files(engine: Engine) -> None:
     # Crusoe's H100 on 2026-10-10, read from the file: NVIDIA H100 80GB HGX, 1 GPU, $3.90
     rows = [r for r in EWYLUDA[1].read_text().splitlines() if ",crusoe," in r and "H100 80GB HGX" in r]
     assert len(rows) == 1 and rows[0].split(",")[11] == "3.9"
-    h = price_history(engine, Filters.of(gpus=["H100-SXM"], providers=["crusoe"]),
+    h = read(engine, price_history,  Filters.of(gpus=["H100-SXM"], providers=["crusoe"]),
                       since=datetime(2026, 10, 10, tzinfo=UTC), until=datetime(2026, 10, 10, 23, tzinfo=UTC))
     assert h.market["min"].tolist() == [pytest.approx(3.9)]
     # the two files are eleven days apart: more than the daily cadence allows, so every offer seen in

@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import asof
+from db import reads
 from db.engine import make_engine
 from db.migrate import init_db
 from tests.analysis.imports.test_import_order import clear, held, intervals
@@ -42,7 +42,7 @@ def listed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str, 
     results = collect(eng, Settings(), PROVIDERS, replay=True)
     assert {r.status for r in results} == {"ok"}, [r.error_message for r in results]
     with Session(eng) as s:
-        rows = asof.latest_prices(s)
+        rows = reads.latest_prices(s)
     eng.dispose()
     yield rows
 

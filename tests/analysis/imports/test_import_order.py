@@ -5,6 +5,8 @@ stores, and the roll-ups read back the same history; on SQLite and PostgreSQL.""
 
 from __future__ import annotations
 
+from tests.conftest import read
+
 import json
 from datetime import UTC, datetime, timedelta
 from itertools import permutations
@@ -56,7 +58,7 @@ def intervals(engine: Engine) -> list[tuple[object, ...]]:
 
 def history(engine: Engine, gpu: str, since: datetime, until: datetime) -> list[pd.DataFrame]:
     """The stored history as the analysis reads it back (roll-ups for whole buckets)."""
-    return [price_history(engine, Filters.of(gpus=[gpu], kinds=None), since=since, until=until, resolution=r).wide()
+    return [read(engine, price_history,  Filters.of(gpus=[gpu], kinds=None), since=since, until=until, resolution=r).wide()
             for r in ("hour", "day")]
 
 

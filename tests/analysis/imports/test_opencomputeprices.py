@@ -4,6 +4,8 @@ the same file at three commits importing to the history of its newest copy alone
 
 from __future__ import annotations
 
+from tests.conftest import read
+from db.reader import in_transaction
 import csv
 import json
 import math
@@ -18,7 +20,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db.asof import latest_prices
+from db.reads import latest_prices
 from db.models import Offer
 from tests.analysis.imports.test_archives import stored_intervals
 from tests.conftest import fixture_path
@@ -134,7 +136,7 @@ def test_tensordock_three_snapshots(engine: Engine) -> None:
     for at, by_key in snaps.items():
         four = [float(r["price_per_gpu_hour"]) for r in by_key.values() if r["gpu_name"] == "RTX 4090"]
         expected[at.date()] = min(expected.get(at.date(), math.inf), *four)
-    h = price_history(engine, Filters.of(gpus=["RTX-4090"], providers=["tensordock"]),
+    h = read(engine, price_history,  Filters.of(gpus=["RTX-4090"], providers=["tensordock"]),
                       since=datetime(2026, 3, 21, tzinfo=UTC), until=datetime(2026, 3, 23, 23, tzinfo=UTC),
                       resolution="day")
     got = {t.date(): v for t, v in zip(h.market["time"], h.market["min"], strict=True) if not math.isnan(v)}
@@ -236,7 +238,7 @@ def test_a_price_in_rupees_is_converted_with_its_dated_rate(engine: Engine, tmp_
     rates = Settings(currency_rates={"INR": {"rate": 0.012, "date": "2026-03-20"}}).currency_rates  # a test rate
     import_files(engine, [path], currency_rates=rates)
     with Session(engine) as s:
-        (row,) = [r for r in latest_prices(s, providers=["e2e"], include_stale=True)]
+        (row,) = [r for r in latest_prices(in_transaction(s.connection()), providers=["e2e"], include_stale=True)]
     assert (row["currency"], row["price_per_gpu_hour"]) == ("USD", pytest.approx(3.0))
     assert (row["original_price_per_hour"], row["original_currency"], row["usd_rate"], row["usd_rate_date"]) == (
         250.0, "INR", 0.012, "2026-03-20")
@@ -246,7 +248,7 @@ def test_a_price_in_rupees_is_converted_with_its_dated_rate(engine: Engine, tmp_
     other.write_text(path.read_text().replace("GDC.H100-80GB", "GDC.2xH100-80GB").replace("03-22", "03-23"))
     import_files(engine, [other])  # imported without a rate: stored in rupees, nothing converted
     with Session(engine) as s:
-        rows = latest_prices(s, providers=["e2e"], include_stale=True)
+        rows = latest_prices(in_transaction(s.connection()), providers=["e2e"], include_stale=True)
     assert [(r["sku"], r["currency"], r["price_per_hour"], r["usd_rate"]) for r in rows if r["currency"] == "INR"] == [
         ("GDC.2xH100-80GB/SXM", "INR", 250.0, None)]
 
@@ -280,7 +282,7 @@ def test_the_archive_availability_is_kept(engine: Engine) -> None:
     for r in rows(NEWEST):
         newest[(r["instance_type"], json.loads(r["raw_extra"])["location_id"])] = r  # rows run oldest first
     with Session(engine) as s:
-        now = {(p["provider"], p["sku"]): p for p in latest_prices(s, include_stale=True, now=datetime.now(UTC))}
+        now = {(p["provider"], p["sku"]): p for p in latest_prices(in_transaction(s.connection()), include_stale=True, now=datetime.now(UTC))}
     for (itype, location), r in newest.items():
         if r["snapshot_ts"] != max(x["snapshot_ts"] for x in newest.values()):
             continue  # not listed by the newest snapshot: not current

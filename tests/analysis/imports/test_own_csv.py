@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tests.conftest import read
+from db.reader import in_transaction
 import math
 import shutil
 from collections.abc import Iterator
@@ -12,8 +14,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, asof, intervals, plain_reads
-from db.reader import reader_of, reading
+from db import app_reads, intervals, reads
+from db.engine import engine_reader
 from db.engine import make_engine
 from db.migrate import init_db
 from db.models import Offer, Provider, Quarantine, ScrapeRun
@@ -50,13 +52,13 @@ def csv_of(rows: list[dict], capsys: pytest.CaptureFixture[str], path: Path) -> 
 
 def prices(engine: Engine) -> list[dict]:  # type: ignore[type-arg]
     with Session(engine) as s:
-        rows = asof.latest_prices(s, include_stale=True)
+        rows = reads.latest_prices(s, include_stale=True)
     return sorted(rows, key=lambda r: (r["provider"], r["sku"]))
 
 
 def counts(engine: Engine) -> dict[str, int]:
-    with reading(engine) as reader:
-        return plain_reads.row_counts(reader)
+    with engine_reader(engine) as reader:
+        return reads.row_counts(reader)
 
 
 def test_prices_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -88,26 +90,26 @@ def test_prices_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, 
 
 def test_history_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store_day_one(source)
-    before = price_history(source, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    before = read(source, price_history, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
     path = csv_of(before.rows(), capsys, tmp_path / "history.csv")
 
     result = import_file(engine, path)
     assert result.format == "history" and not result.bad_rows
     assert result.providers == ["alpha", "beta", "delta", "gamma"]
-    after = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
+    after = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
     cols = ["time", "gpu", "min", "p25", "median", "providers", "alpha", "beta", "gamma", "delta"]
     a, b = before.wide()[cols], after.wide()[cols]
     assert a.equals(b), (a, b)
     # the gaps came back as gaps: beta's outage and delta's delisting are separate intervals
     with Session(engine) as s:
-        beta = app_reads.interval_rows(reader_of(s.connection()), provider="beta")
+        beta = app_reads.interval_rows(in_transaction(s.connection()), provider="beta")
     assert [(i.first_seen, i.last_seen, i.price_per_hour) for i in beta] == [
         (T0, T0 + 2 * HOUR, 2.8), (T0 + 5 * HOUR, T0 + 11 * HOUR, 2.7)]
 
 
 def test_importing_twice_changes_nothing(engine: Engine, source: Engine, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     store_day_one(source)
-    path = csv_of(price_history(source, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").rows(), capsys,
+    path = csv_of(read(source, price_history, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").rows(), capsys,
                   tmp_path / "h.csv")
     import_file(engine, path)
     rows = counts(engine)
@@ -120,7 +122,7 @@ def test_importing_twice_changes_nothing(engine: Engine, source: Engine, tmp_pat
 def test_bad_rows_are_reported_with_line_numbers_and_skipped(engine: Engine, source: Engine, tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     store_day_one(source)
-    path = csv_of(price_history(source, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").rows(), capsys,
+    path = csv_of(read(source, price_history, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").rows(), capsys,
                   tmp_path / "h.csv")
     lines = path.read_text().splitlines()
     lines[2] = lines[2].replace(",3.0,2.8,", ",abc,2.8,")  # line 3 of the file: 01:00, alpha's price unreadable
@@ -139,7 +141,7 @@ def test_bad_rows_are_reported_with_line_numbers_and_skipped(engine: Engine, sou
     # a skipped row is like a failed scrape: a price seen on both sides continues across it (the
     # store's rule: alpha and beta at 01:00); delta, absent at 02:00, is not carried into 01:00,
     # and at 04:00 (the row with the bad time) it only comes back at 05:00
-    h = price_history(engine, H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").wide().set_index("time")
+    h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour").wide().set_index("time")
     assert h.loc[T0 + HOUR, ["alpha", "beta"]].tolist() == [3.0, 2.8] and math.isnan(h.loc[T0 + HOUR, "delta"])
     assert h.loc[T0 + 4 * HOUR, "providers"] == 1 and math.isnan(h.loc[T0 + 4 * HOUR, "delta"])
 
@@ -245,7 +247,7 @@ def test_skypilot_import_continues_scraped_intervals(engine: Engine, tmp_path: P
     import_file(engine, tmp_path / "vms.csv", provider="lambda", observed_at=OBSERVED)
     with Session(engine) as s:
         oid = s.exec(select(Offer.id).where(Offer.sku == "gpu_1x_h100_sxm5", Offer.region == "us-east-1")).one()
-        ivs = app_reads.interval_rows(reader_of(s.connection()), offer_id=oid)
+        ivs = app_reads.interval_rows(in_transaction(s.connection()), offer_id=oid)
     assert [(i.first_seen, i.last_seen) for i in ivs] == [(OBSERVED.replace(hour=11), OBSERVED)]
 
 
@@ -272,7 +274,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     from sqlmodel import Session
 
     with Session(sqlite_engine) as s:
-        assert sorted(r["sku"] for r in asof.latest_prices(s, providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
+        assert sorted(r["sku"] for r in reads.latest_prices(s, providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
 
 
 def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,8 @@ command at a time in every order (one file twice), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+from tests.conftest import read
+from db.reader import in_transaction
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from itertools import permutations
@@ -16,7 +18,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import asof
+from db import reads
 from db.engine import make_engine
 from db.migrate import init_db
 from db.types import epoch
@@ -89,7 +91,7 @@ def check_orders(engine: Engine, whole: Path, orders: list[list[Path]]) -> list[
 
 def test_a_history_export_in_any_split_and_order(source: Engine, engine: Engine, tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
-    exported = price_history(source, Filters.of(gpus=["H100-SXM"], kinds=None), since=SINCE, until=UNTIL,
+    exported = read(source, price_history, Filters.of(gpus=["H100-SXM"], kinds=None), since=SINCE, until=UNTIL,
                              resolution="hour")
     whole = tmp_path / "history.csv"
     lines = write_csv(exported.rows(), capsys, whole)
@@ -100,7 +102,7 @@ def test_a_history_export_in_any_split_and_order(source: Engine, engine: Engine,
     once = check_orders(engine, whole, orders)
     # the history read back is the exported one: each provider's price in every hourly bucket
     cols = [c for c in exported.wide().columns if c not in ("offers", "kinds")]
-    got = price_history(engine, Filters.of(gpus=["H100-SXM"], kinds=None), since=SINCE, until=UNTIL,
+    got = read(engine, price_history,  Filters.of(gpus=["H100-SXM"], kinds=None), since=SINCE, until=UNTIL,
                         resolution="hour").wide()
     pd.testing.assert_frame_equal(got[cols], exported.wide()[cols])
     assert len(once) > 40
@@ -115,7 +117,7 @@ def test_price_lists_of_several_moments_in_any_order(source: Engine, engine: Eng
     files, everything, starts = [], [], set()
     for k, at in enumerate(moments):
         with Session(source) as s:
-            rows = asof.prices_at(s, at)
+            rows = reads.prices_at(in_transaction(s.connection()), at)
         assert rows, at
         starts |= {(r["provider"], r["sku"], epoch(r["price_since"]), r["price_per_hour"]) for r in rows}
         lines = write_csv(rows, capsys, tmp_path / f"prices{k}.csv")
@@ -147,7 +149,7 @@ def test_price_lists_of_every_hour_give_back_the_intervals_of_the_store(engine: 
     files = []
     for h in range(12):
         with Session(day) as s:
-            rows = asof.prices_at(s, T0 + h * HOUR + HOUR / 2)
+            rows = reads.prices_at(in_transaction(s.connection()), T0 + h * HOUR + HOUR / 2)
         write_csv(rows, capsys, tmp_path / f"at{h:02}.csv")
         files.append(tmp_path / f"at{h:02}.csv")
     want = sorted((r[0], r[1], r[9], r[12], r[13]) for r in intervals(day))

@@ -68,7 +68,7 @@ from db import app_reads, queries
 from db import series as series_db
 from db.engine import session_scope
 from db.models import ScrapeRun
-from db.reader import reader_of
+from db.reader import in_transaction
 from db.types import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
@@ -465,7 +465,7 @@ def _read_skypilot(
 
 def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], at: datetime) -> set[tuple[str, str, str, int]]:
     """Identities the store already has an observation for at or after ``at``."""
-    seen = app_reads.offer_last_seen(reader_of(session.connection()), provider)
+    seen = app_reads.offer_last_seen(in_transaction(session.connection()), provider)
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
@@ -473,7 +473,7 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
     """``found`` (one batch) without the offers the store keeps outside their snapshot's series
     (their history is that series' or a live collection's): counted as already stored when no
     newer than the stored offer, otherwise reported by line. Reads only the batch's offers."""
-    reader = reader_of(session.connection())
+    reader = in_transaction(session.connection())
     wanted: dict[str, set[str]] = defaultdict(set)
     for snap in found:
         for o in snap.offers:
@@ -505,7 +505,7 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
 
 def _scraped_live(session: Session, provider: str, import_run_id: int | None) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    return app_reads.collected_ok(reader_of(session.connection()), provider, besides=import_run_id)
+    return app_reads.collected_ok(in_transaction(session.connection()), provider, besides=import_run_id)
 
 
 def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
@@ -530,7 +530,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             fresh = [o for o in normalised if o.identity not in stale]
             if not fresh:
                 continue
-            accepted, rejected = validate(fresh, app_reads.previous_prices(reader_of(session.connection()), provider), pending)
+            accepted, rejected = validate(fresh, app_reads.previous_prices(in_transaction(session.connection()), provider), pending)
             previous = None
             if prov.last_success_at and prov.last_success_at < batch.observed_at:
                 previous = prov.last_success_at  # continue intervals seen by the last real scrape

@@ -66,7 +66,7 @@ from db import app_reads, bulk, intervals, labels, queries, rollups, via
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
-from db.reader import Reader, reader_of
+from db.reader import Reader, in_transaction
 from db.types import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.imports import base
@@ -178,7 +178,7 @@ class _StoredOffers:
 
 def _scraped_live(session: Session, provider: str) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    return app_reads.collected_ok(reader_of(session.connection()), provider)
+    return app_reads.collected_ok(in_transaction(session.connection()), provider)
 
 
 def _refresh_rollups(session: Session, touched: Mapping[str, list[int]]) -> None:

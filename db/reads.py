@@ -1,0 +1,786 @@
+"""Every read of the store: the SQL text of each ``SELECT`` and the function that runs it, each
+taking a ``db.reader.Reader`` (the store's own driver, or the write transaction's connection
+through ``db.reader.in_transaction``) and nothing else as its handle, as datasette's
+``Database.execute``: one place to read a query, one way to run it.
+
+Statements use ``:name`` parameters (a list value is an ``IN`` list, ``db.reader.bind``).
+Intervals are read through the view ``price_interval`` and hourly runs through ``rollup_hour``
+(``db.intervals``): every row holds its true values.
+
+The offers on sale now or as of a moment (``latest_prices``, ``prices_at``, ``current_prices``):
+``latest_prices`` lists every offer of its provider's latest successful collection, cheapest per
+GPU-hour first; ``prices_at`` answers the same as of ``at`` with the analysis' "price at t" rule
+(``db.spans.hold_end``): an interval is in effect from its first observation until its provider's
+next collection attempt, at most one collection interval after its last observation;
+``observed_at`` is then the last observation at or before ``at`` that the interval vouches for.
+"Now" is one rule (``ProviderState.fresh``): what a provider listed last answers "now" while its
+collection is no older than ``STALE_AFTER_INTERVALS`` of its collection intervals (the alerts'
+staleness rule); an older one is history, shown only when asked (``include_stale``, ``--at``).
+``stale_note``: when nothing is current although data is stored, a one-line note naming the
+newest data's date and the options that show it.
+
+Neither SQLAlchemy, the ORM, ``db.models``, numpy nor pandas is imported here: importing them is
+most of what a read command pays to start, and ``prices`` needs none of it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime, timedelta
+from typing import Any, NamedTuple
+
+from db import via as series_keys
+from db.reader import Reader, utc_datetime
+from db.spans import DEFAULT_INTERVAL_S, HOUR, Piece, Run, hold_end, lows
+from db.times import epoch, from_epoch, utcnow
+
+#: ``{id: name}`` of one label space (``:s``).
+LABEL_NAMES = "SELECT id, name FROM label WHERE space = :s"
+#: Every label: ``(id, space, name)``.
+ALL_LABELS = "SELECT id, space, name FROM label"
+#: The message of a run written by an archive import begins with this, then names the archive.
+IMPORT_NOTE = "import of "
+#: Every stored provider's name, last status, last successful collection (for an imported provider, its
+#: newest imported snapshot), collection interval, and when its newest successful collection ran (live
+#: or replay; an import is not a collection).
+PROVIDER_STATES = ("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, "
+                   "(SELECT MAX(r.started_at) FROM scrape_run r WHERE r.provider = p.name AND r.status = 'ok' "
+                   "AND r.source <> 'import') "
+                   "FROM provider p ORDER BY p.name")
+#: Collection interval in seconds (NULL: the default) by provider label id.
+PROVIDER_INTERVALS = "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
+#: What ``gpu-tracker providers`` shows of each stored provider.
+PROVIDER_ROWS = ("SELECT name, display_name, last_run_at, last_status, last_success_at, consecutive_failures "
+                 "FROM provider")
+#: Each provider's newest scrape run: its status and error message.
+LATEST_RUNS = ("SELECT provider, status, error_message FROM scrape_run "
+               "WHERE id IN (SELECT MAX(id) FROM scrape_run GROUP BY provider)")
+#: Each provider's newest run written by an archive import: its provider and message.
+LATEST_IMPORTS = ("SELECT provider, error_message FROM scrape_run WHERE id IN (SELECT MAX(id) FROM scrape_run "
+                  "WHERE source = 'import' GROUP BY provider)")
+#: Providers with a run written by an archive import.
+IMPORTED_PROVIDERS = "SELECT DISTINCT provider FROM scrape_run WHERE source = 'import'"
+#: The definitions of the rules added with ``alerts add``, oldest first.
+ALERT_RULE_DEFINITIONS = "SELECT definition FROM alert_rule ORDER BY created_at"
+#: What ``alerts list`` shows of each rule's stored state.
+ALERT_STATES = ("SELECT rule, fingerprint, state, pending_count, last_value, last_evaluated_at, last_fired_at, "
+                "last_resolved_at FROM alert_state")
+#: ``store_meta`` key: epoch seconds before which raw intervals were pruned.
+HORIZON_KEY = "raw_pruned_before"
+#: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
+#: many hours before it (one byte in SQLite).
+MAX_RUN = 120
+#: The id, provider and ``extra`` of the offers ``:ids`` (an aggregator's: ``offer_keys``).
+OFFER_EXTRAS = "SELECT id, provider, extra FROM offer WHERE id IN :ids"
+#: The provider and ``extra`` of every offer whose ``extra`` (as text) is ``LIKE :pattern`` (``stored_key_labels``).
+OFFERS_EXTRA_LIKE = "SELECT provider, extra FROM offer WHERE CAST(extra AS TEXT) LIKE :pattern"
+#: The longest any interval lasted (``last_seen - first_seen``; 0 when none is stored): the closed
+#: ones' from their index (``ix_price_interval_past_span``), the open ones' (one per offer) read
+#: through. An interval in effect at ``t`` (``first_seen <= t``) has ``last_seen <= t + longest``:
+#: the bound that lets a read of a moment months back scan the intervals around it.
+LONGEST_SPAN = ("SELECT COALESCE(MAX(s), 0) FROM (SELECT MAX(last_seen - first_seen) AS s FROM price_interval_past "
+                "UNION ALL SELECT MAX(last_seen - first_seen) AS s FROM price_interval_open) spans")
+#: ``store_meta`` value of ``:k``.
+STORE_META = "SELECT value FROM store_meta WHERE key = :k"
+
+#: The columns of a price row selected by ``PRICE_SELECT`` (``PRICE_KEYS``), then a query's own.
+PRICE_SELECT = (
+    "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
+    "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
+    "o.vcpus, o.ram_gb, "
+)
+#: Current prices: every offer's newest interval (``price_interval_open``); ``{where}`` is ``current_condition``.
+LATEST_PRICES = (PRICE_SELECT + "o.extra, i.available_count FROM price_interval_open i "
+                 "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
+#: Intervals that may be in effect at ``:t`` (``:lo``: the longest hold before it).
+PRICES_AT = (PRICE_SELECT + "i.ends_at, i.provider_id, i.offer_id, o.extra FROM price_interval i "
+             "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id "
+             "WHERE i.first_seen <= :t AND i.last_seen >= :lo")
+
+#: The catalog as stored.
+GPU_MODELS = "SELECT * FROM gpu_model"
+
+#: ``db.rollups.RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``.
+RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {p}price_per_gpu_hour, {p}first_seen, "
+                   "{p}last_seen, {p}ends_at")
+#: A raw interval as the analysis reads it, before its ``WHERE``.
+RAW_SELECT = f"SELECT {RAW_COLUMNS_SQL.format(p='')} FROM price_interval"
+#: "Last seen from ``:since`` on" on ``RAW_SELECT``'s rows (through the GPU index).
+RAW_SEEN_SINCE = "last_seen >= :since"
+#: The (gpu, provider, kind) series of the hourly runs, before their label terms.
+ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
+#: A run's columns, in both run tables and their view ``rollup_hour``.
+RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
+#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``.
+ROLLUP_RUNS = ("SELECT " + RUN_FIELDS + " FROM rollup_hour WHERE series_id IN :sids "
+               "AND start >= :a AND start <= :b AND start + hours > :lo")
+#: The day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms.
+DAY_ROWS_FROM = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+#: Day roll-up rows, before their label terms and order.
+ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + DAY_ROWS_FROM
+#: What a provider's day value is made of, per row (one per kind; ``provider_low_runs``
+#: groups them).
+DAY_LOWS = "SELECT gpu_id, bucket, provider_id, min, offers " + DAY_ROWS_FROM
+
+
+def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:
+    """`` AND column IN :name`` for an id list (``None``: no term; empty: matches nothing)."""
+    if ids is None:
+        return ""
+    params[name] = list(ids) or [-1]  # type: ignore[call-overload]
+    return f" AND {column} IN :{name}"
+
+
+def region_terms(column: str, regions: object, params: dict[str, object]) -> str:
+    """`` AND`` the offer ``column`` is in one of ``regions`` (``None``: no term)."""
+    if not regions:
+        return ""
+    params["regions"] = list(regions)  # type: ignore[call-overload]
+    return f" AND {column} IN (SELECT id FROM offer WHERE region IN :regions)"
+
+
+def interval_terms(alias: str, params: dict[str, object], gpus: list[int], provider_ids: object, kind_ids: object,
+                   usd: int | None, regions: object = None) -> str:
+    """The ``WHERE`` of the intervals an analysis reads, on ``price_interval`` alias ``alias``
+    (``""``: none): of ``gpus``, of the providers, kinds and regions given (``None``: all) and,
+    with ``usd`` (the currency's label id), in USD only; fills ``params``."""
+    p = f"{alias}." if alias else ""
+    params["gpus"] = gpus or [-1]
+    sql = f"{p}gpu_id IN :gpus"
+    if usd is not None:
+        sql += f" AND {p}currency_id = :usd"
+        params["usd"] = usd
+    return (sql + label_terms(f"{p}provider_id", "providers", provider_ids, params)
+            + label_terms(f"{p}kind_id", "kinds", kind_ids, params) + region_terms(f"{p}offer_id", regions, params))
+
+
+def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
+                  provider_ids: object, kind_ids: object, usd: int | None, regions: object = None) -> str:
+    """``RAW_SELECT`` of the intervals of ``gpus`` with ``last_seen >= since`` and ``first_seen <=
+    until`` (either ``None``: unbounded), of the providers, kinds and regions given (``None``: all)
+    and, with ``usd`` (the currency's label id), in USD only; fills ``params``."""
+    sql = RAW_SELECT + " WHERE " + interval_terms("", params, gpus, provider_ids, kind_ids, usd, regions)
+    if since is not None:
+        sql += f" AND {RAW_SEEN_SINCE}"
+        params["since"] = since
+    if until is not None:
+        sql += " AND first_seen <= :until"
+        params["until"] = until
+    return sql
+
+
+def all_labels(reader: Reader) -> dict[tuple[str, str], int]:
+    """Every label as ``{(space, name): id}``."""
+    return {(s, n): int(i) for i, s, n in reader.rows(ALL_LABELS)}
+
+
+def label_names(reader: Reader, space: str) -> dict[int, str]:
+    """``{id: name}`` of one label space (``db.labels``)."""
+    return {int(i): n for i, n in reader.rows(LABEL_NAMES, {"s": space})}
+
+
+def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | None:
+    """The newest observation of the open intervals (alias ``i``) matching ``where``
+    (``interval_terms``): each offer's newest interval is kept in ``price_interval_open``."""
+    value = reader.scalar(f"SELECT MAX(i.last_seen) FROM price_interval_open i WHERE {where}", params)
+    return None if value is None else int(value)
+
+
+def intervals_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], longest: int
+                 ) -> list[tuple[Any, ...]]:
+    """(t, gpu, provider, offer, per-GPU price, first_seen, last_seen, ends_at) of the intervals
+    (alias ``i``) matching ``where`` that may be in effect at each of ``times``: one statement, a
+    branch per time (``first_seen <= t`` and ``last_seen`` no earlier than ``longest``, the longest
+    hold, before ``t``: the range the (gpu, last_seen, first_seen) index answers)."""
+    branches = []
+    for k, t in enumerate(times):
+        branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
+                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
+                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
+        params |= {f"t{k}": int(t), f"from{k}": int(t) - longest}
+    return reader.rows(" UNION ALL ".join(branches), params)
+
+
+def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
+             before: int) -> list[tuple[int, int, float]]:
+    """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
+    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "before": before}
+    sql = ("SELECT r.gpu_id, r.bucket, MIN(r.min) FROM rollup_day r WHERE r.gpu_id IN :gpus AND r.bucket < :before"
+           + label_terms("r.provider_id", "providers", provider_ids, params)
+           + label_terms("r.kind_id", "kinds", kind_ids, params) + " GROUP BY r.gpu_id, r.bucket")
+    return [(int(g), int(b), float(low)) for g, b, low in reader.rows(sql, params)]
+
+
+def lows_started(reader: Reader, where: str, params: dict[str, Any],
+                 lows: Sequence[tuple[int, float, int, int, int | None]]) -> list[tuple[Any, ...]]:
+    """(gpu, first_seen, provider name) of the intervals (alias ``i``) matching ``where`` at each
+    of ``lows`` (gpu id, price, from, to, end): priced at the low, started (and first seen) in
+    ``[from, to]``, last seen before ``end`` (``None``: no bound). One statement for every GPU."""
+    terms = []
+    for k, (gpu_id, low, lo, hi, end) in enumerate(lows):
+        terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} "
+                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
+                     f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
+        params |= {f"g{k}": gpu_id, f"lo{k}": lo, f"hi{k}": hi, f"low{k}": low}
+        if end is not None:
+            params[f"end{k}"] = end
+    return reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
+                       f"WHERE {where} AND ({' OR '.join(terms)})", params)
+
+
+def interval_rows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
+                  usd: int, regions: Sequence[str] | None, until: int | None, seen_from: int | None
+                  ) -> list[tuple[Any, ...]]:
+    """The intervals of ``gpu_ids`` in the currency ``usd`` (its label id) as the exports' frames
+    read them (``tracker.analysis.frames``): (id, offer, provider, gpu and kind names, term, region,
+    sku, gpu count, per-GPU and whole price, available, first_seen, last_seen, ends_at, provider
+    id), of the providers, kinds and regions given (``None``: all), first seen by ``until`` and last
+    seen from ``seen_from`` (either ``None``: unbounded)."""
+    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd}
+    sql = ("SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
+           "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
+           "i.provider_id FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
+           "WHERE i.gpu_id IN :gpus AND i.currency_id = :usd"
+           + label_terms("i.provider_id", "providers", provider_ids, params)
+           + label_terms("i.kind_id", "kinds", kind_ids, params))
+    if regions:
+        sql += " AND o.region IN :regions"
+        params["regions"] = list(regions)
+    if until is not None:
+        sql += " AND i.first_seen <= :until"
+        params["until"] = until
+    if seen_from is not None:
+        sql += " AND i.last_seen >= :since"
+        params["since"] = seen_from
+    return reader.rows(sql, params)
+
+
+#: The tables ``info`` counts, in the order it shows them.
+COUNTED_TABLES = ("provider", "gpu_model", "offer", "price_interval", "scrape_run", "quarantine")
+
+
+def row_counts(reader: Reader) -> dict[str, int]:
+    """Rows of each of ``COUNTED_TABLES``."""
+    return {table: int(reader.scalar(f"SELECT COUNT(*) FROM {table}")) for table in COUNTED_TABLES}
+
+
+class Labels:
+    """The label table read once: names by id and ids by (space, name)."""
+
+    def __init__(self, reader: Reader) -> None:
+        self.by_space: dict[str, dict[int, str]] = {}
+        for (space, name), i in all_labels(reader).items():
+            self.by_space.setdefault(space, {})[i] = name
+
+    def names(self, space: str) -> dict[int, str]:
+        return dict(self.by_space.get(space, {}))
+
+    def lookup(self, space: str, values: Iterable[str]) -> list[int]:
+        """Ids of the stored names of ``space`` among ``values`` (``db.labels.lookup``)."""
+        inverse = {n: i for i, n in self.by_space.get(space, {}).items()}
+        return [inverse[v] for v in values if v in inverse]
+
+
+def raw_horizon(reader: Reader) -> int:
+    """``db.rollups.raw_horizon``."""
+    value = reader.scalar(STORE_META, {"k": HORIZON_KEY})
+    return int(value) if value is not None else 0
+
+
+def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | None, provider_ids: list[int] | None,
+             kind_ids: list[int] | None, usd: int | None, regions: Iterable[str] | None = None) -> list[tuple[Any, ...]]:
+    """``db.rollups.RAW_COLUMNS`` tuples (``raw_intervals``)."""
+    params: dict[str, Any] = {}
+    return reader.rows(raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd, regions), params)
+
+
+def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
+                      provider_ids: list[int] | None = None,
+                      kind_ids: list[int] | None = None) -> dict[tuple[int, int], list[Run]]:
+    """Per (gpu id, provider id), the provider's value over the buckets starting in ``[lo, hi]``
+    across the kinds asked for, as runs of bucket indices (bucket start = index * ``step``;
+    ``db.spans.lows``): the lowest price and the offers. Day rows (one per kind) and hourly runs
+    (one per kind) are combined as they are, never expanded into hours."""
+    pieces: dict[tuple[int, int], list[Piece]] = {}
+    if not gpu_ids:
+        return {}
+    if step != HOUR:
+        params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
+        sql = (DAY_LOWS
+               + label_terms("provider_id", "providers", provider_ids, params)
+               + label_terms("kind_id", "kinds", kind_ids, params))
+        for g, b, p, low, offers in reader.rows(sql, params):
+            day = int(b) // step
+            pieces.setdefault((int(g), int(p)), []).append((day, day, float(low), int(offers)))
+        return {key: lows(ps) for key, ps in pieces.items()}
+    params = {"gpus": gpu_ids}
+    sql = (ROLLUP_SERIES + label_terms("provider_id", "providers", provider_ids, params)
+           + label_terms("kind_id", "kinds", kind_ids, params))
+    series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(sql, params)}
+    h_lo, h_hi = -(-lo // HOUR), hi // HOUR
+    if not series or h_hi < h_lo:
+        return {}
+    runs = reader.rows(ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    by_series: dict[int, list[Piece]] = {sid: [] for sid in series}
+    for sid, start, hours, mn, _md, _mx, offers in runs:  # integers and floats from both drivers
+        end = start + hours - 1
+        by_series[sid].append((max(h_lo, start), min(h_hi, end), mn, offers))
+    for sid, key in series.items():
+        pieces.setdefault(key, []).extend(by_series[sid])
+    return {key: lows(ps) for key, ps in pieces.items() if ps}
+
+
+def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
+                  provider_ids: list[int] | None = None,
+                  kind_ids: list[int] | None = None) -> list[tuple[int, int, int, float, int]]:
+    """``provider_low_runs`` one bucket at a time: sorted tuples (gpu id, bucket start, provider
+    id, lowest price, offers)."""
+    runs = provider_low_runs(reader, step, gpu_ids=gpu_ids, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
+    return sorted((g, i * step, p, v, n) for (g, p), rs in runs.items() for a, b, v, n in rs for i in range(a, b + 1))
+
+
+#: What ``availability_rows`` selects, in order. ``available`` is part of an interval's identity
+#: (a change opens a new interval), so the raw intervals hold the whole availability history; the
+#: count of GPUs free is current-only (``price_interval_open.available_count``) and is not read.
+AVAILABILITY_COLUMNS = ("provider_id", "region", "offer_id", "available", "first_seen", "last_seen", "ends_at")
+_AVAILABILITY_SELECT = ("SELECT i.provider_id, o.region, i.offer_id, i.available, i.first_seen, i.last_seen, i.ends_at "
+           "FROM price_interval i JOIN offer o ON o.id = i.offer_id WHERE ")
+
+
+def availability_rows(reader: Reader, gpus: list[int], since: int, until: int, *, provider_ids: Sequence[int] | None = None,
+                      kind_ids: Sequence[int] | None = None, regions: Sequence[str] | None = None) -> list[tuple[Any, ...]]:
+    """``AVAILABILITY_COLUMNS`` tuples of the intervals of ``gpus`` (label ids) in effect some time in
+    ``[since, until]`` (last seen from ``since``, first seen by ``until``), of the providers, kinds and
+    regions given (``None``: all); through the GPU index like every interval read."""
+    params: dict[str, Any] = {"since": since, "until": until}
+    sql = _AVAILABILITY_SELECT + interval_terms("i", params, gpus, provider_ids, kind_ids, None)
+    sql += " AND i.last_seen >= :since AND i.first_seen <= :until"
+    if regions:
+        sql += " AND o.region IN :regions"
+        params["regions"] = list(regions)
+    return reader.rows(sql, params)
+
+
+#: The staleness limit, in collection intervals of a provider: a provider whose newest data is
+#: older counts as stale (the alerts' freshness, ``tracker.alerts.data``; this read's note).
+STALE_AFTER_INTERVALS = 3
+#: Collection intervals are at most a week: the SQL bound before the exact filter.
+_MAX_HOLD_S = 7 * 86_400
+#: The columns of a price row, in the order both queries select them.
+PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
+              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
+              "vcpus", "ram_gb")
+
+class ProviderState(NamedTuple):
+    """What the read path needs of a ``provider`` row."""
+
+    name: str
+    last_status: str | None
+    last_success_at: datetime | None
+    interval_s: int = DEFAULT_INTERVAL_S
+    #: When its newest successful collection ran (live, or a replay of recordings); None when
+    #: everything it has came from imported archives.
+    collected_at: datetime | None = None
+
+    def fresh(self, now: datetime) -> bool:
+        """Whether what it listed last still answers "now": its newest collection ran (or, for
+        a provider known only from imports, its newest snapshot was taken) no longer than
+        ``STALE_AFTER_INTERVALS`` of its collection intervals ago, the alerts' staleness rule.
+        A replay counts as a collection when it ran, its rows say which recording they are."""
+        basis = self.collected_at or self.last_success_at
+        return basis is not None and now - basis <= timedelta(seconds=STALE_AFTER_INTERVALS * self.interval_s)
+
+
+def provider_states(reader: Reader) -> list[ProviderState]:
+    """Every stored provider's name, last status, last successful collection, interval and the
+    time its newest collection ran."""
+    rows = reader.rows(PROVIDER_STATES)
+    return [ProviderState(name, status, utc_datetime(at), int(every) if every else DEFAULT_INTERVAL_S,
+                          utc_datetime(ran) if ran is not None else None)
+            for name, status, at, every, ran in rows]
+
+
+def provider_intervals(reader: Reader) -> dict[int, int]:
+    """Collection interval in seconds by provider label id (``db.rollups.provider_intervals``)."""
+    rows = reader.rows(PROVIDER_INTERVALS)
+    return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
+
+
+def replay_mark(extra: Any) -> dict[str, Any] | None:
+    """``{"recorded": ..., "fixture": ...}`` when the offer's price came from a replayed recording, else ``None``.
+
+    Replay stores it in the offer's ``extra["replay"]`` (``tracker.pipeline.replay``); a later live
+    collection of the same offer rewrites ``extra`` without it.
+    """
+    mark = _extra_dict(extra).get("replay")
+    return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
+
+
+def _extra_dict(extra: Any) -> dict[str, Any]:
+    """An offer's ``extra``: SQLite gives its JSON text, psycopg the decoded value."""
+    if isinstance(extra, str):
+        try:
+            extra = json.loads(extra)
+        except ValueError:
+            return {}
+    return extra if isinstance(extra, dict) else {}
+
+
+#: Price-row fields of a price converted to USD (``tracker.pipeline.normalise``): the price as
+#: listed, its currency, the rate and the day it was read. ``None`` for a price listed in USD.
+CONVERSION_KEYS = ("original_price_per_hour", "original_currency", "usd_rate", "usd_rate_date")
+
+
+def conversion_of(extra: Any) -> dict[str, Any]:
+    """``CONVERSION_KEYS`` of an offer's ``extra`` (all ``None`` unless its price was converted)."""
+    e = _extra_dict(extra)
+    if not e.get("original_currency"):
+        return dict.fromkeys(CONVERSION_KEYS)
+    return {k: e.get(k) for k in CONVERSION_KEYS}
+
+
+def conversions(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, float | None, str | None, int]]:
+    """(currency, rate, rate date, prices) of each conversion the price rows carry, for a note
+    beside them: a converted price is never shown without its rate and date."""
+    seen: dict[tuple[str, float | None, str | None], int] = {}
+    for r in rows:
+        if r.get("original_currency"):
+            key = (r["original_currency"], r.get("usd_rate"), r.get("usd_rate_date"))
+            seen[key] = seen.get(key, 0) + 1
+    return [(c, rate, on, n) for (c, rate, on), n in sorted(seen.items(), key=lambda kv: (kv[0][0], str(kv[0][2])))]
+
+
+def price_source(row: dict[str, Any], imported: str | None = None) -> str:
+    """Where a price row came from, as every surface shows it: ``live``; ``replay 2025-06-21``
+    (the recording's date), ``replay (handmade)``; ``import <archive>`` for a provider known only
+    from an imported archive (``imported``: its newest import's label)."""
+    if imported is not None:
+        return f"import {imported}"
+    if not row.get("replay"):
+        return "live"
+    if row.get("fixture") not in (None, "recording"):
+        return f"replay ({row['fixture']})"
+    return f"replay {row['recorded']}" if row.get("recorded") else "replay (undated)"
+
+
+def imported_sources(reader: Reader, states: Sequence[ProviderState] | None = None) -> dict[str, str]:
+    """``{provider: archive}`` for the providers whose data all came from imports (no collection
+    run), with the label of each one's newest import (``import of <label> (...)``). ``states``:
+    ``provider_states`` when the caller has read them already."""
+    states = provider_states(reader) if states is None else states
+    collected = {p.name for p in states if p.collected_at is not None}
+    out: dict[str, str] = {}
+    for provider, message in reader.rows(LATEST_IMPORTS):
+        if provider not in collected and message:
+            out[provider] = message.removeprefix(IMPORT_NOTE).split(" (", 1)[0]
+    return out
+
+
+def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now: datetime,
+               available_count: int | None = None) -> dict[str, Any]:
+    d = dict(zip(PRICE_KEYS, values, strict=True))
+    d["available"] = None if d["available"] is None else bool(d["available"])
+    # GPUs free now: the store keeps the newest count only, so a past moment (``prices_at``) has none
+    d["available_count"] = None if available_count is None else int(available_count)
+    d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
+    mark = replay_mark(extra)
+    d["via"] = series_keys.via_of(extra)
+    d.update(conversion_of(extra))
+    d["replay"] = mark is not None
+    d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
+    d["source"] = price_source(d, imported.get(d["provider"]))
+    d["age_s"] = max(0, int((now - d["observed_at"]).total_seconds())) if d["observed_at"] is not None else None
+    return d
+
+
+def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, regions: Sequence[str] | None,
+                 params: dict[str, Any], providers: Sequence[str] | None = None) -> str:
+    """``AND`` terms on the ``offer`` alias ``o`` (an empty ``gpus`` list matches nothing)."""
+    sql = ""
+    for column, values, name in (("o.gpu", gpus, "gpus"), ("o.provider", providers, "providers"),
+                                 ("o.kind", kinds, "kinds"), ("o.region", regions, "regions")):
+        if values is not None and (values or name == "gpus"):
+            sql += f" AND {column} IN :{name}"
+            params[name] = list(values) or [""]
+    return sql
+
+
+def current_condition(reader: Reader, providers: Sequence[str] | None = None, *, now: datetime | None = None,
+                      include_stale: bool = False,
+                      states: Sequence[ProviderState] | None = None) -> tuple[str, dict[str, Any]]:
+    """SQL matching ``price_interval_open`` rows (alias ``i``) listed by their provider's latest successful collection,
+    if that collection still answers "now" (``ProviderState.fresh``) or ``include_stale``.
+    ``states``: ``provider_states`` when the caller has read them already."""
+    now = now or utcnow()
+    ids = {n: i for i, n in label_names(reader, "provider").items()}
+    parts, params = [], {}
+    for k, p in enumerate(provider_states(reader) if states is None else states):
+        if p.last_success_at is None or p.name not in ids or (providers and p.name not in providers):
+            continue
+        if not include_stale and not p.fresh(now):
+            continue
+        # after a complete collection, what it listed is open; after a failed one, the last good
+        # list was closed by the failure and is still shown (held); after a partial one
+        # (``tracker.pipeline.partial``), the last complete list with what was seen since
+        if p.last_status in ("failed", "skipped", "partial"):
+            parts.append(f"(i.provider_id = :p{k} AND i.last_seen >= :t{k})")
+        else:
+            parts.append(f"(i.provider_id = :p{k} AND i.last_seen = :t{k} AND i.ends_at IS NULL)")
+        params[f"p{k}"], params[f"t{k}"] = ids[p.name], epoch(p.last_success_at)
+    return ("(" + " OR ".join(parts) + ")" if parts else "1 = 0"), params
+
+
+def latest_prices(
+    reader: Reader,
+    *,
+    gpus: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    include_unmapped: bool = True,
+    now: datetime | None = None,
+    include_stale: bool = False,
+) -> list[dict[str, Any]]:
+    """Current price of every offer listed by its provider's latest successful scrape,
+    cheapest per GPU-hour first: the one answer to "what does it cost now" that every surface
+    gives (``prices``, ``value``, ``trends``' current, ``tco`` and ``recommend``'s rent, alerts,
+    the dashboard, the API, MCP and exports).
+
+    ``replay`` says the price came from a replayed recording; ``recorded`` is then that
+    recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
+    what it is (recording, handmade, api-reference).
+
+    "Current" means the offer's newest interval (``price_interval_open``) was seen by the provider's
+    latest successful collection (``last_success_at``): an offer missing from it is no
+    longer on sale and is not shown. A provider whose latest collection is older than its
+    staleness limit (``ProviderState.fresh``) answers nothing now unless ``include_stale``: a
+    year-old imported price is history, never today's. Each row says its ``source`` (live,
+    replay of a dated recording, import of an archive) and ``age_s`` (seconds since observed).
+    """
+    now = now or utcnow()
+    states = provider_states(reader)  # read once: the "now" rule and the rows' sources both need them
+    where, params = current_condition(reader, providers, now=now, include_stale=include_stale, states=states)
+    sql = LATEST_PRICES.format(where=where)
+    sql += _offer_terms(gpus, kinds, regions, params)
+    if gpus is None and not include_unmapped:
+        sql += " AND o.gpu IS NOT NULL"
+    sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
+    rows = reader.rows(sql, params)
+    imported = imported_sources(reader, states)
+    return [_price_row(row[:18], row[18], imported, now, row[19]) for row in rows]
+
+
+def prices_at(
+    reader: Reader,
+    at: datetime,
+    *,
+    gpus: Sequence[str] | None = None,
+    providers: Sequence[str] | None = None,
+    kinds: Sequence[str] | None = None,
+    regions: Sequence[str] | None = None,
+    include_unmapped: bool = True,
+) -> list[dict[str, Any]]:
+    """Every offer's price in effect at ``at``, cheapest per GPU-hour first (see the module docstring)."""
+    t = epoch(at)
+    sql = PRICES_AT
+    params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
+    sql += _offer_terms(gpus, kinds, regions, params, providers)
+    if gpus is None and not include_unmapped:
+        sql += " AND o.gpu IS NOT NULL"
+    rows = reader.rows(sql, params)
+    intervals = provider_intervals(reader)
+    newest: dict[int, tuple[Any, ...]] = {}
+    for r in rows:
+        last_seen, ends_at, pid, offer_id = int(r[14]), r[18], int(r[19]), int(r[20])
+        if t >= hold_end(last_seen, ends_at, intervals.get(pid, DEFAULT_INTERVAL_S)):
+            continue
+        have = newest.get(offer_id)
+        if have is None or int(r[15]) > int(have[15]):
+            newest[offer_id] = tuple(r)
+    imported = imported_sources(reader)
+    out = [_price_row((*r[:14], min(int(r[14]), t), *r[15:18]), r[21], imported, at) for r in newest.values()]
+    out.sort(key=lambda d: (d["price_per_gpu_hour"] is None, d["price_per_gpu_hour"] or 0.0, d["provider"], d["sku"]))
+    return out
+
+
+def current_prices(reader: Reader, at: datetime | None = None, *, include_stale: bool = False,
+                   **filters: Any) -> list[dict[str, Any]]:
+    """``latest_prices`` now (stale providers only with ``include_stale``), or ``prices_at`` as of ``at``."""
+    if at is None:
+        return latest_prices(reader, include_stale=include_stale, **filters)
+    return prices_at(reader, at, **filters)
+
+
+def newest_data(reader: Reader, providers: Sequence[str] | None = None,
+                states: Sequence[ProviderState] | None = None) -> ProviderState | None:
+    """The provider whose last successful collection is the newest (of ``providers``, or all;
+    ``states``: ``provider_states`` when the caller has read them already)."""
+    rows = [p for p in (provider_states(reader) if states is None else states)
+            if p.last_success_at is not None and (not providers or p.name in providers)]
+    return max(rows, key=lambda p: p.last_success_at) if rows else None  # type: ignore[arg-type,return-value]
+
+
+def stale_note(reader: Reader, *, providers: Sequence[str] | None = None, now: datetime | None = None) -> str | None:
+    """A note when no provider (of ``providers``) answers "now" (``ProviderState.fresh``) although
+    data is stored, naming the newest data's date and how to ask about it, else ``None``."""
+    now = now or utcnow()
+    states = [p for p in provider_states(reader) if not providers or p.name in providers]
+    if any(p.fresh(now) for p in states):
+        return None
+    p = newest_data(reader, providers, states)
+    if p is None or p.last_success_at is None:
+        return None
+    when = p.last_success_at
+    hours = (now - when).total_seconds() / 3600
+    old = f"{hours / 24:.0f} days" if hours >= 48 else f"{hours:.0f} hours"
+    return (f"the newest data is from {when:%Y-%m-%d %H:%M} UTC ({p.name}, {old} old; older than "
+            f"{STALE_AFTER_INTERVALS} collection intervals): nothing is current. Ask about that time with "
+            f"--at {when:%Y-%m-%dT%H:%M}Z, show the last prices anyway with --include-stale, or collect "
+            "fresh prices with `gpu-tracker scrape`")
+
+
+class StateRow(NamedTuple):
+    """The columns of an ``alert_state`` row the listing shows (``db.models.AlertState``'s names)."""
+
+    rule: str
+    fingerprint: str
+    state: str
+    pending_count: int
+    last_value: float | None
+    last_evaluated_at: datetime | None
+    last_fired_at: datetime | None
+    last_resolved_at: datetime | None
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value: SQLite gives its text, psycopg the decoded value."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
+def added_rule_tables(reader: Reader) -> list[dict[str, Any]]:
+    """The ``[[alerts]]``-like tables of the rules added with ``alerts add``, oldest first
+    (``tracker.alerts.store.stored_rule_tables``)."""
+    return [dict(_json(d)) for (d,) in reader.rows(ALERT_RULE_DEFINITIONS)]
+
+
+def alert_states(reader: Reader) -> dict[str, StateRow]:
+    """Every stored rule state, by rule name."""
+    return {rule: StateRow(rule, fingerprint, state, int(pending), None if value is None else float(value),
+                           utc_datetime(evaluated), utc_datetime(fired), utc_datetime(resolved))
+            for rule, fingerprint, state, pending, value, evaluated, fired, resolved in reader.rows(ALERT_STATES)}
+
+
+class ProviderRow(NamedTuple):
+    """The columns of a ``provider`` row the listing shows (``db.models.Provider``'s names)."""
+
+    name: str
+    display_name: str
+    last_run_at: datetime | None
+    last_status: str | None
+    last_success_at: datetime | None
+    consecutive_failures: int
+
+
+class LastRun(NamedTuple):
+    """A provider's newest ``scrape_run``: its status and error message."""
+
+    status: str
+    error_message: str | None
+
+
+def provider_rows(reader: Reader) -> dict[str, ProviderRow]:
+    """Every stored provider by name (``db.queries.provider_rows``)."""
+    rows: list[Any] = reader.rows(PROVIDER_ROWS)
+    return {name: ProviderRow(name, shown, utc_datetime(run), status, utc_datetime(success), int(failures))
+            for name, shown, run, status, success, failures in rows}
+
+
+def latest_runs(reader: Reader) -> dict[str, LastRun]:
+    """Each provider's newest scrape run (``db.queries.latest_run_per_provider``)."""
+    return {provider: LastRun(status, message) for provider, status, message in reader.rows(LATEST_RUNS)}
+
+
+def imported_providers(reader: Reader) -> set[str]:
+    """The providers an archive import wrote runs for."""
+    return {name for (name,) in reader.rows(IMPORTED_PROVIDERS)}
+
+
+#: Offer ids read per statement (bounded parameter lists).
+CHUNK = 500
+
+
+def stored_key_labels(reader: Reader) -> set[tuple[str, str]]:
+    """``db.via.key_labels`` of every stored offer: what a roll-up rebuild ensures first, so a store
+    written before composite keys existed gets them."""
+    rows = reader.rows(OFFERS_EXTRA_LIKE, {"pattern": f'%"{series_keys.VIA_KEY}"%'})
+    return {lab for provider, extra in rows for lab in series_keys.key_labels(provider, [extra])}
+
+
+def offer_keys(reader: Reader, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]]) -> dict[int, int]:
+    """``{offer id: key label id}`` of the offers among ``rows`` (``(offer id, provider id)``
+    pairs, as intervals carry them) that roll up under a composite key (``db.via``): those of
+    aggregators (providers with composite keys) naming a cloud. Every other offer rolls up under
+    its provider's own id. Reads only those aggregators' offers among ``rows``, so the cost follows
+    the rows at hand, never the length of the history."""
+    by_provider = series_keys.keys_of(provider_names)
+    if not by_provider:
+        return {}
+    aggregators = {i for i, name in provider_names.items() if name in by_provider}
+    wanted = sorted({int(offer) for offer, provider in rows if int(provider) in aggregators})
+    out: dict[int, int] = {}
+    for start in range(0, len(wanted), CHUNK):
+        for oid, provider, extra in reader.rows(OFFER_EXTRAS, {"ids": wanted[start:start + CHUNK]}):
+            key = by_provider.get(provider, {}).get(series_keys.via_of(extra) or "")
+            if key is not None:
+                out[int(oid)] = key
+    return out
+
+
+#: The index roll-up's table (``db.index_rollup``) and the columns of a row, in the order ``index_rows``
+#: returns them.
+INDEX_TABLE = "index_day"
+INDEX_COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
+#: Offers renting a fraction of a GPU among ``:ids`` (a count that is not a whole number).
+FRACTIONAL_OFFERS = "SELECT id FROM offer WHERE id IN :ids AND CAST(gpu_count AS INTEGER) <> gpu_count"
+
+
+def fractional_offers(reader: Reader, offer_ids: Iterable[int]) -> set[int]:
+    """The offers among ``offer_ids`` renting a fraction of a GPU, read in bounded chunks."""
+    ids = sorted(set(offer_ids))
+    found: set[int] = set()
+    for start in range(0, len(ids), CHUNK):
+        found |= {int(i) for (i,) in reader.rows(FRACTIONAL_OFFERS, {"ids": ids[start:start + CHUNK]})}
+    return found
+
+
+def index_rows(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None
+               ) -> list[tuple[Any, ...]]:
+    """Index roll-up rows (``INDEX_COLUMNS``) of days starting in ``[lo, hi]`` of ``gpu_ids``
+    (``kind_ids``: None for every kind), by a primary-key range per GPU."""
+    if not gpu_ids:
+        return []
+    params: dict[str, Any] = {"gpus": list(gpu_ids), "lo": lo, "hi": hi}
+    sql = (f"SELECT {', '.join(INDEX_COLUMNS)} FROM {INDEX_TABLE} "
+           "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
+    return reader.rows(sql + label_terms("kind_id", "kinds", kind_ids, params), params)
+
+
+def first_index_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
+    """The first day with an index roll-up row for ``gpu_ids`` (None: none)."""
+    if not gpu_ids:
+        return None
+    value = reader.scalar(f"SELECT MIN(bucket) FROM {INDEX_TABLE} WHERE gpu_id IN :gpus", {"gpus": list(gpu_ids)})
+    return None if value is None else int(value)
+
+
+def stored_revisions(reader: Reader) -> list[str]:
+    """The schema revisions a store's version table holds (no such table, an error of the driver:
+    a new or pre-migration store)."""
+    return [row[0] for row in reader.rows("SELECT version_num FROM alembic_version")]
+
+
+def gpu_model_rows(reader: Reader) -> list[dict[str, Any]]:
+    """The catalog as stored (``gpu_model``), a mapping per row."""
+    return reader.mappings(GPU_MODELS)
