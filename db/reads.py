@@ -187,21 +187,6 @@ def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | Non
     return None if value is None else int(value)
 
 
-def intervals_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], longest: int
-                 ) -> list[tuple[Any, ...]]:
-    """(t, gpu, provider, offer, per-GPU price, first_seen, last_seen, ends_at) of the intervals
-    (alias ``i``) matching ``where`` that may be in effect at each of ``times``: one statement, a
-    branch per time (``first_seen <= t`` and ``last_seen`` no earlier than ``longest``, the longest
-    hold, before ``t``: the range the (gpu, last_seen, first_seen) index answers)."""
-    branches = []
-    for k, t in enumerate(times):
-        branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
-                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}")
-        params |= {f"t{k}": int(t), f"from{k}": int(t) - longest}
-    return reader.rows(" UNION ALL ".join(branches), params)
-
-
 def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
              before: int) -> list[tuple[int, int, float]]:
     """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
@@ -212,26 +197,9 @@ def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None,
     return [(int(g), int(b), float(low)) for g, b, low in reader.rows(sql, params)]
 
 
-def lows_started(reader: Reader, where: str, params: dict[str, Any],
-                 lows: Sequence[tuple[int, float, int, int, int | None]]) -> list[tuple[Any, ...]]:
-    """(gpu, first_seen, provider name) of the intervals (alias ``i``) matching ``where`` at each
-    of ``lows`` (gpu id, price, from, to, end): priced at the low, started (and first seen) in
-    ``[from, to]``, last seen before ``end`` (``None``: no bound). One statement for every GPU."""
-    terms = []
-    for k, (gpu_id, low, lo, hi, end) in enumerate(lows):
-        terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.first_seen >= :lo{k} "
-                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
-                     f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
-        params |= {f"g{k}": gpu_id, f"lo{k}": lo, f"hi{k}": hi, f"low{k}": low}
-        if end is not None:
-            params[f"end{k}"] = end
-    return reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
-                       f"WHERE {where} AND ({' OR '.join(terms)})", params)
-
-
-def interval_rows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
-                  usd: int, regions: Sequence[str] | None, until: int | None, seen_from: int | None
-                  ) -> list[tuple[Any, ...]]:
+def frame_intervals(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
+                    usd: int, regions: Sequence[str] | None, until: int | None, seen_from: int | None
+                    ) -> list[tuple[Any, ...]]:
     """The intervals of ``gpu_ids`` in the currency ``usd`` (its label id) as the exports' frames
     read them (``tracker.analysis.frames``): (id, offer, provider, gpu and kind names, term, region,
     sku, gpu count, per-GPU and whole price, available, first_seen, last_seen, ends_at, provider

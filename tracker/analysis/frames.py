@@ -85,9 +85,9 @@ def load_intervals(
             tol = tolerance_lookup(tolerance)
             longest = max([longest, *(int(tol(n).total_seconds()) for n in labels.names("provider").values())])
         seen_from = epoch(since) - longest
-    rows = reads.interval_rows(reader, gpu_ids, labels.lookup("provider", f.providers) if f.providers else None,
-                               labels.lookup("kind", f.kinds) if f.kinds else None, usd[0] if usd else -1, f.regions,
-                               None if until is None else epoch(until), seen_from)
+    rows = reads.frame_intervals(reader, gpu_ids, labels.lookup("provider", f.providers) if f.providers else None,
+                                 labels.lookup("kind", f.kinds) if f.kinds else None, usd[0] if usd else -1, f.regions,
+                                 None if until is None else epoch(until), seen_from)
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
     df["first_seen_s"] = df["first_seen"].astype(np.int64)
     df["last_seen_s"] = df["last_seen"].astype(np.int64)
