@@ -50,12 +50,6 @@ PROVIDER_STATES = ("SELECT p.name, p.last_status, p.last_success_at, p.interval_
                    "FROM provider p ORDER BY p.name")
 #: Collection interval in seconds (NULL: the default) by provider label id.
 PROVIDER_INTERVALS = "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
-#: What ``gpu-tracker providers`` shows of each stored provider.
-PROVIDER_ROWS = ("SELECT name, display_name, last_run_at, last_status, last_success_at, consecutive_failures "
-                 "FROM provider")
-#: Each provider's newest scrape run: its status and error message.
-LATEST_RUNS = ("SELECT provider, status, error_message FROM scrape_run "
-               "WHERE id IN (SELECT MAX(id) FROM scrape_run GROUP BY provider)")
 #: Each provider's newest run written by an archive import: its provider and message.
 LATEST_IMPORTS = ("SELECT provider, error_message FROM scrape_run WHERE id IN (SELECT MAX(id) FROM scrape_run "
                   "WHERE source = 'import' GROUP BY provider)")
@@ -638,36 +632,6 @@ def alert_states(reader: Reader) -> dict[str, StateRow]:
     return {rule: StateRow(rule, fingerprint, state, int(pending), None if value is None else float(value),
                            utc_datetime(evaluated), utc_datetime(fired), utc_datetime(resolved))
             for rule, fingerprint, state, pending, value, evaluated, fired, resolved in reader.rows(ALERT_STATES)}
-
-
-class ProviderRow(NamedTuple):
-    """The columns of a ``provider`` row the listing shows (``db.models.Provider``'s names)."""
-
-    name: str
-    display_name: str
-    last_run_at: datetime | None
-    last_status: str | None
-    last_success_at: datetime | None
-    consecutive_failures: int
-
-
-class LastRun(NamedTuple):
-    """A provider's newest ``scrape_run``: its status and error message."""
-
-    status: str
-    error_message: str | None
-
-
-def provider_rows(reader: Reader) -> dict[str, ProviderRow]:
-    """Every stored provider by name (``db.queries.provider_rows``)."""
-    rows: list[Any] = reader.rows(PROVIDER_ROWS)
-    return {name: ProviderRow(name, shown, utc_datetime(run), status, utc_datetime(success), int(failures))
-            for name, shown, run, status, success, failures in rows}
-
-
-def latest_runs(reader: Reader) -> dict[str, LastRun]:
-    """Each provider's newest scrape run (``db.queries.latest_run_per_provider``)."""
-    return {provider: LastRun(status, message) for provider, status, message in reader.rows(LATEST_RUNS)}
 
 
 def imported_providers(reader: Reader) -> set[str]:

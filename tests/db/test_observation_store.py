@@ -92,10 +92,10 @@ def test_previous_prices_and_current_list_come_from_the_current_state(engine: En
     p.ok(T0 + HOUR, offer("a", 2.5))
     with Session(engine) as s:
         assert app_reads.previous_prices(in_transaction(s.connection()), "p") == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
-        assert [r["sku"] for r in reads.latest_prices(s, include_stale=True)] == ["a"]
+        assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), include_stale=True)] == ["a"]
     p.failed(T0 + 2 * HOUR)
     with Session(engine) as s:  # held: the last good list still shows while the provider fails
-        assert [(r["sku"], r["price_per_hour"]) for r in reads.latest_prices(s, include_stale=True)] == [("a", 2.5)]
+        assert [(r["sku"], r["price_per_hour"]) for r in reads.latest_prices(in_transaction(s.connection()), include_stale=True)] == [("a", 2.5)]
 
 
 def test_market_medians_are_the_current_usd_prices_per_gpu(engine: Engine) -> None:
@@ -105,7 +105,7 @@ def test_market_medians_are_the_current_usd_prices_per_gpu(engine: Engine) -> No
     with Session(engine) as s:
         assert app_reads.market_medians(in_transaction(s.connection()), 3) == {"H100-SXM": 3.0}
         assert app_reads.market_medians(in_transaction(s.connection()), 4) == {}
-        current = [r["price_per_gpu_hour"] for r in reads.latest_prices(s, include_unmapped=False, include_stale=True)]
+        current = [r["price_per_gpu_hour"] for r in reads.latest_prices(in_transaction(s.connection()), include_unmapped=False, include_stale=True)]
         assert sorted(current) == [1.0, 3.0, 9.0]
 
 

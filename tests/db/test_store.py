@@ -74,9 +74,9 @@ def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine
     scrape(engine, T0, offer("a", 3.0), offer("b", 16.0, count=8))
     scrape(engine, T0 + HOUR, offer("b", 16.0, count=8))
     with Session(engine) as s:
-        rows = reads.latest_prices(s, include_stale=True)
+        rows = reads.latest_prices(in_transaction(s.connection()), include_stale=True)
         assert [(r["sku"], r["price_per_gpu_hour"], r["observed_at"]) for r in rows] == [("b", 2.0, T0 + HOUR)]
-        assert reads.latest_prices(s, gpus=["A100-SXM-80GB"], include_stale=True) == []
+        assert reads.latest_prices(in_transaction(s.connection()), gpus=["A100-SXM-80GB"], include_stale=True) == []
         assert rows[0]["observed_at"].tzinfo is not None
 
 

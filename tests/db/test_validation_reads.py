@@ -24,7 +24,7 @@ def test_market_medians_are_those_of_the_listed_usd_prices(replay_store: str) ->
     try:
         with Session(engine) as s:
             by_gpu: dict[str, list[float]] = {}
-            for row in reads.latest_prices(s, include_unmapped=False):
+            for row in reads.latest_prices(in_transaction(s.connection()), include_unmapped=False):
                 if row["currency"] == "USD" and row["gpu"]:
                     by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
             for least in (1, 3):

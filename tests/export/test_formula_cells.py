@@ -5,6 +5,8 @@ text; imports refuse provider names that are not plain names."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
+
 import csv
 import io
 import json
@@ -103,7 +105,7 @@ def test_the_quoted_export_imports_back_to_the_original_text(engine: Engine, db_
     result = import_files(target, [path])
     assert not result.bad_rows and result.rows == 3
     with Session(target) as s:
-        back = {(r["sku"], r["region"]) for r in reads.latest_prices(s)}
+        back = {(r["sku"], r["region"]) for r in reads.latest_prices(in_transaction(s.connection()))}
     target.dispose()
     assert back == {(o["sku"].strip(), o["region"].strip()) for o in HOSTILE}
     assert (LINK, "+eu-1") in back

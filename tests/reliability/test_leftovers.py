@@ -6,6 +6,8 @@ default real providers never reach; a damaged SQLite store is reported by the da
 
 from __future__ import annotations
 
+from db.reader import in_transaction
+
 import logging
 from pathlib import Path
 
@@ -211,4 +213,4 @@ def test_a_huge_jsonl_line_is_refused_by_number_without_reading_it_whole(engine:
         assert s.exec(select(Quarantine)).all() == []
 
     with Session(engine) as s:
-        assert reads.latest_prices(s) == []
+        assert reads.latest_prices(in_transaction(s.connection())) == []

@@ -13,6 +13,8 @@ row: a ``ParseError`` naming the field.
 
 from __future__ import annotations
 
+from db.reader import in_transaction
+
 import copy
 import json
 import math
@@ -393,7 +395,7 @@ def test_the_collector_stores_the_rest_and_quarantines_the_bad_offer(engine: Eng
     assert result.ok, result
     with Session(engine) as s:
         reasons = [q.reason for q in s.exec(select(Quarantine).where(Quarantine.provider == name)).all()]
-        priced = reads.latest_prices(s)
+        priced = reads.latest_prices(in_transaction(s.connection()))
         run = s.exec(select(ScrapeRun).where(ScrapeRun.provider == name)).one()
     assert reasons and all(r == reason for r in reasons)
     assert run.status == "ok" and run.quarantined == len(reasons)

@@ -65,7 +65,7 @@ def test_failures_are_isolated_and_recorded(engine: Engine) -> None:
         assert providers == {"good"}
         assert s.get(Provider, "broken").consecutive_failures == 1  # type: ignore[union-attr]
         assert s.get(Provider, "locked").consecutive_failures == 0  # type: ignore[union-attr]
-        latest = reads.latest_prices(s)
+        latest = reads.latest_prices(in_transaction(s.connection()))
     assert [(r["sku"], r["price_per_gpu_hour"]) for r in latest] == [("h100x1", 2.5), ("h100x8", 2.5)]
 
 
@@ -77,7 +77,7 @@ def test_empty_offer_list_is_a_failure_not_an_empty_truth(sqlite_engine: Engine)
     assert second[0].status == "failed" and second[0].error_class == "ParseError"
     with Session(sqlite_engine) as s:
         # the previous good data is still the current truth
-        assert [r["sku"] for r in reads.latest_prices(s)] == ["h100x1"]
+        assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()))] == ["h100x1"]
 
 
 def test_absurd_prices_are_quarantined_with_reason(engine: Engine) -> None:
@@ -94,7 +94,7 @@ def test_absurd_prices_are_quarantined_with_reason(engine: Engine) -> None:
     assert result.ok and result.quarantined == 4
     with Session(engine) as s:
         reasons = {q.sku: q.reason for q in s.exec(select(Quarantine)).all()}
-        priced = {r["sku"] for r in reads.latest_prices(s)}
+        priced = {r["sku"] for r in reads.latest_prices(in_transaction(s.connection()))}
     assert set(reasons) == {"zero", "neg", "absurd", "nogpu"}
     assert "plausibility limit" in reasons["absurd"] and "not a positive number" in reasons["zero"]
     assert priced == {"h100x1"}  # "contact" is an offer without a price, not a price of 0
@@ -110,12 +110,12 @@ def test_price_jump_is_held_until_confirmed(sqlite_engine: Engine) -> None:
 
     def current() -> float:
         with Session(sqlite_engine) as s:
-            return reads.latest_prices(s)[0]["price_per_hour"] if reads.latest_prices(s) else float("nan")
+            return reads.latest_prices(in_transaction(s.connection()))[0]["price_per_hour"] if reads.latest_prices(in_transaction(s.connection())) else float("nan")
 
     scrape(2.50)
     scrape(0.25)  # a glitch: ten times cheaper
     with Session(sqlite_engine) as s:
-        assert not reads.latest_prices(s), "the glitch must not become the current price"
+        assert not reads.latest_prices(in_transaction(s.connection())), "the glitch must not become the current price"
         assert "jumped" in s.exec(select(Quarantine)).one().reason
     scrape(2.50)
     assert current() == 2.50
@@ -184,7 +184,7 @@ def test_spot_above_on_demand_of_the_same_sku_is_quarantined(sqlite_engine: Engi
     [result] = collect(sqlite_engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"bids": payload}))
     assert result.quarantined == 1
     with Session(sqlite_engine) as s:
-        assert {(r["sku"], r["kind"]) for r in reads.latest_prices(s)} == {("m1", "on_demand"), ("m2", "on_demand"), ("m2", "spot")}
+        assert {(r["sku"], r["kind"]) for r in reads.latest_prices(in_transaction(s.connection()))} == {("m1", "on_demand"), ("m2", "on_demand"), ("m2", "spot")}
         assert "above the on-demand price" in s.exec(select(Quarantine)).one().reason
 
 
@@ -229,7 +229,7 @@ def test_non_finite_numbers_are_quarantined_not_crashing_the_run(engine: Engine)
     [result] = collect(engine, fast_settings(), classes=[fake], transport_factory=routing_transport({"nans": payload}))
     assert result.ok and result.quarantined == 3
     with Session(engine) as s:
-        assert [r["sku"] for r in reads.latest_prices(s)] == ["h100x1"]
+        assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()))] == ["h100x1"]
         reasons = {q.sku: q.reason for q in s.exec(select(Quarantine)).all()}
     assert "not a positive number" in reasons["nanprice"] and "not a positive number" in reasons["nancount"]
 
@@ -259,8 +259,8 @@ def test_a_new_offer_far_below_the_market_is_held_until_confirmed(sqlite_engine:
 
     scrape()
     with Session(sqlite_engine) as s:
-        assert [r["sku"] for r in reads.latest_prices(s, providers=["newcomer"])] == ["fair"]
+        assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), providers=["newcomer"])] == ["fair"]
         assert "market median" in s.exec(select(Quarantine)).one().reason
     scrape()  # the same price again: confirmed, now stored
     with Session(sqlite_engine) as s:
-        assert [r["sku"] for r in reads.latest_prices(s, providers=["newcomer"])] == ["cheap", "fair"]
+        assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), providers=["newcomer"])] == ["cheap", "fair"]

@@ -4,6 +4,8 @@ thread, the run rows together and each provider's collection in a transaction of
 
 from __future__ import annotations
 
+from db.reader import in_transaction
+
 import asyncio
 import threading
 from typing import Any
@@ -82,7 +84,7 @@ def test_run_rows_go_in_together_and_each_collection_commits_alone(engine: Engin
     assert all(name.startswith("collect-writer") for name in commits), commits
     with Session(engine) as s:
         stored = {r.provider: r.status for r in s.exec(select(ScrapeRun)).all()}
-        priced = {r["provider"] for r in reads.latest_prices(s)}
+        priced = {r["provider"] for r in reads.latest_prices(in_transaction(s.connection()))}
     assert stored == {p: r.status for p, r in by.items()}
     assert priced == {"w_ok1", "w_ok2"}  # the failed store left nothing behind
 

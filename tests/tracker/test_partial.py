@@ -8,6 +8,8 @@ run says it was partial and why, and no alert reacts to their absence.
 
 from __future__ import annotations
 
+from db.reader import in_transaction
+
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -97,7 +99,7 @@ def _intervals(engine: Engine, provider: str) -> dict[str, list[tuple[int, int |
 
 def _current(engine: Engine, provider: str) -> dict[str, dict[str, Any]]:
     with Session(engine) as s:
-        return {r["sku"]: r for r in reads.latest_prices(s, providers=[provider], include_stale=True)}
+        return {r["sku"]: r for r in reads.latest_prices(in_transaction(s.connection()), providers=[provider], include_stale=True)}
 
 
 def _epoch(at: datetime) -> int:

@@ -296,7 +296,8 @@ def providers(
     Retired providers (no longer collected; their stored history stays readable) follow the
     active ones, with the date and the reason; providers known only from imported history (no
     scraper) come last, marked external."""
-    from db.reads import imported_providers, latest_runs, provider_rows
+    from db import app_reads
+    from db.reads import imported_providers
     from scrapers.registry import all_scrapers
 
     st = state(ctx)
@@ -307,7 +308,8 @@ def providers(
         raise ConfigError("-o/--output saves a payload: use it with --failure NAME")
     # the store's own driver when it is current (``State.reader``); the scrapers' declarations
     # from their classes (cheap to import: the HTTP and HTML libraries load on first use)
-    stored, runs, imported = provider_rows(st.reader), latest_runs(st.reader), imported_providers(st.reader)
+    stored, runs = app_reads.providers(st.reader), app_reads.latest_run_per_provider(st.reader)
+    imported = imported_providers(st.reader)
     scrapers = all_scrapers()
     external = {name: p for name, p in stored.items() if name in imported and name not in scrapers}
     rows = []

@@ -11,6 +11,8 @@ price twice."""
 
 from __future__ import annotations
 
+from db.reader import in_transaction
+
 from collections.abc import Iterator
 from datetime import timedelta
 from itertools import permutations
@@ -42,7 +44,7 @@ def listed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[dict[str, 
     results = collect(eng, Settings(), PROVIDERS, replay=True)
     assert {r.status for r in results} == {"ok"}, [r.error_message for r in results]
     with Session(eng) as s:
-        rows = reads.latest_prices(s)
+        rows = reads.latest_prices(in_transaction(s.connection()))
     eng.dispose()
     yield rows
 

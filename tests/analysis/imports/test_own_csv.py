@@ -52,7 +52,7 @@ def csv_of(rows: list[dict], capsys: pytest.CaptureFixture[str], path: Path) -> 
 
 def prices(engine: Engine) -> list[dict]:  # type: ignore[type-arg]
     with Session(engine) as s:
-        rows = reads.latest_prices(s, include_stale=True)
+        rows = reads.latest_prices(in_transaction(s.connection()), include_stale=True)
     return sorted(rows, key=lambda r: (r["provider"], r["sku"]))
 
 
@@ -274,7 +274,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     from sqlmodel import Session
 
     with Session(sqlite_engine) as s:
-        assert sorted(r["sku"] for r in reads.latest_prices(s, providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
+        assert sorted(r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), providers=["livecloud"], include_stale=True)) == ["s0", "s1", "s2"]
 
 
 def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
