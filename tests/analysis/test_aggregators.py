@@ -63,7 +63,7 @@ def test_an_aggregators_row_for_a_collected_cloud_counts_as_that_cloud(engine: E
     per = cheapest_per_provider(rows)
     assert {p: r["price_per_gpu_hour"] for p, r in per.items()} == {
         "runpod": pytest.approx(2.2), "getdeploying": pytest.approx(2.8), "lambda": pytest.approx(3.0)}
-    quote = market_rent(engine, "H100-SXM", "median", include_stale=True)
+    quote = read(engine, market_rent, "H100-SXM", "median", include_stale=True)
     assert quote is not None
     # runpod once (its cheaper price, through the aggregator), Database Mart's row the aggregator's
     assert (quote.providers, quote.offers, quote.rate) == (3, 4, pytest.approx(2.8))
