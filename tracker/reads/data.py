@@ -373,9 +373,10 @@ def availability(
 
         with ctx.reader() as r:
             since_dt = max(app_reads.first_price_at(r, list(filters.gpus)) or until_dt, until_dt - MAX_RANGE)
-    found = analysis_availability(ctx.engine, list(filters.gpus), since_dt, until_dt, providers=filters.providers,
-                                  kinds=filters.kinds if filters.kinds is not None else DEFAULT_KINDS,
-                                  regions=filters.regions)
+    with ctx.reader() as r:
+        found = analysis_availability(r, list(filters.gpus), since_dt, until_dt, providers=filters.providers,
+                                      kinds=filters.kinds if filters.kinds is not None else DEFAULT_KINDS,
+                                      regions=filters.regions)
     return [a.row() for a in found]
 
 
