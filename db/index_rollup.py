@@ -109,9 +109,17 @@ def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row]
     (the provider's intervals that may count in them, sorted by offer and ``first_seen``; ``vias``:
     the cloud each of its aggregator offers names). ``conn``: a SQLAlchemy connection in the
     store's write transaction."""
-    reader = in_transaction(conn)
-    facts = OfferFacts.read(reader, {}, [(r[0], provider_id) for r in rows], vias)
+    facts = OfferFacts.read(in_transaction(conn), {}, [(r[0], provider_id) for r in rows], vias)
     found = groups(rows, facts, interval_s, DAY, d_lo, d_hi)
+    return replace(conn, provider_id, d_lo, d_hi, [(gpu, bucket, kind, via, median_of(p), n)
+                                                   for (gpu, bucket, kind, via), (p, n) in sorted(found.items())])
+
+
+def replace(conn: Any, provider_id: int, d_lo: int, d_hi: int, found: Sequence[tuple[int, int, int, str, float, int]]) -> int:
+    """Replace ``provider_id``'s rows of days ``d_lo..d_hi`` by ``found``: (gpu, bucket start, kind,
+    via, median, offers) each, as ``groups`` and ``median_of`` make them (or ``db.rollups`` does
+    for a window it tallies without holding it)."""
+    reader = in_transaction(conn)
     # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
     gpus = sorted(reads.label_names(reader, "gpu")) or [-1]
     conn.exec_driver_sql(*bind(f"DELETE FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
@@ -119,11 +127,10 @@ def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row]
                                                         "hi": d_hi * DAY}, reader.marker))
     if not found:
         return 0
-    values = [(gpu, bucket, provider_id, kind, via, median_of(p), n)
-              for (gpu, bucket, kind, via), (p, n) in sorted(found.items())]
+    values = [(gpu, bucket, provider_id, kind, via, median, n) for gpu, bucket, kind, via, median, n in found]
     marks = ", ".join([reader.marker] * len(COLUMNS))
     conn.exec_driver_sql(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})", values)
     return len(values)
 
 
-__all__ = ["COLUMNS", "TABLE", "OfferFacts", "fractional", "groups", "median_of", "rows_of", "write"]
+__all__ = ["COLUMNS", "TABLE", "OfferFacts", "fractional", "groups", "median_of", "replace", "rows_of", "write"]

@@ -16,7 +16,8 @@ cost depends on a day of that provider's data, not on the length of the history.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -166,11 +167,13 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
         past = fetch_tuples(conn, statement(_PAST_SQL, params), params)
         rows = [r for r in current.rows if r[7] >= since and r[6] <= until] + past
     else:  # read in chunks straight into arrays: a dense window (an import of millions of offers) holds no row objects
-        rows = None
         params = _window_params(conn, provider_id, since, until)
-        table = _fetch_table(conn, statement(_WINDOW_SQL, params), params)
-    if rows is not None:
-        table = np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS))  # one pass; NULL ends_at -> NaN
+        return intervals_of(conn, provider_id, _fetch_table(conn, statement(_WINDOW_SQL, params), params))
+    return intervals_of(conn, provider_id, np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))  # NULL -> NaN
+
+
+def intervals_of(conn: Connection, provider_id: int, table: np.ndarray) -> Intervals:
+    """``Intervals`` of a float array of ``RAW_COLUMNS`` rows (NULL ``ends_at``: NaN) of ``provider_id``."""
     ids, offer, gpu, kind, first_seen, last_seen = (table[:, c].astype(np.int64) for c in (0, 1, 3, 4, 6, 7))
     price, ends_at = table[:, 5], table[:, 8]
     order = np.lexsort((ids, first_seen, offer))
@@ -458,6 +461,198 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
                                   open_runs=open_runs)
 
 
+#: Bucket indices are kept relative to the window's first one in keys of ``group * _SPAN + bucket``.
+_SPAN = np.int64(1) << 32
+
+
+def _net(group: np.ndarray, value: np.ndarray, bucket: np.ndarray, delta: np.ndarray
+         ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The changes ``delta`` summed per (group, value, bucket), sorted so, changes that cancel out dropped."""
+    order = np.lexsort((bucket, value, group))
+    g, v, b, d = group[order], value[order], bucket[order], delta[order]
+    if not len(g):
+        return g, v, b, d
+    new = np.ones(len(g), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (v[1:] != v[:-1]) | (b[1:] != b[:-1])
+    starts = np.flatnonzero(new)
+    d = np.add.reduceat(d, starts)
+    keep = d != 0
+    return g[starts][keep], v[starts][keep], b[starts][keep], d[keep]
+
+
+class _Tally:
+    """Bucket figures of one grouping of intervals (a series, or an index seller) gathered chunk by
+    chunk, so a dense window is never held whole: per (group, price) the buckets where its number
+    of intervals changes (+1 where an interval starts counting, -1 after it stops), and per group
+    where its number of distinct offers changes (the same of each offer's runs of buckets; chunks
+    hold whole offers, so these add up). Its size follows the distinct (group, price, bucket)
+    changes, not the intervals: a million offers at a hundred prices are a few thousand rows."""
+
+    def __init__(self, b_lo: int, b_hi: int) -> None:
+        self.b_lo, self.b_hi = b_lo, b_hi
+        self.prices: list[tuple[np.ndarray, ...]] = []
+        self.offers: list[tuple[np.ndarray, ...]] = []
+        self.kept = self.pending = 0
+
+    def add(self, group: np.ndarray, offer: np.ndarray, price: np.ndarray, first: np.ndarray, last: np.ndarray) -> None:
+        """Intervals (their group id, offer, price and ``span_arrays`` buckets), whole offers only."""
+        lo, hi = np.maximum(first, self.b_lo) - self.b_lo, np.minimum(last, self.b_hi) - self.b_lo
+        counted = lo <= hi
+        group, offer, price, lo, hi = group[counted], offer[counted], price[counted], lo[counted], hi[counted]
+        ones = np.ones(len(group), dtype=np.int64)
+        self.prices.append(_net(np.concatenate([group, group]), np.concatenate([price, price]),
+                                np.concatenate([lo, hi + 1]), np.concatenate([ones, -ones])))
+        # each offer's buckets as runs (its intervals' spans merged), so an offer counts once a bucket
+        order = np.lexsort((lo, offer, group))
+        g, o, lo, hi = group[order], offer[order], lo[order], hi[order]
+        change = np.ones(len(g), dtype=bool)
+        change[1:] = (g[1:] != g[:-1]) | (o[1:] != o[:-1])
+        part = np.cumsum(change) - 1
+        reach = np.maximum.accumulate(part * _SPAN + hi) - part * _SPAN  # furthest bucket so far in the offer
+        run = change.copy()
+        run[1:] |= lo[1:] > reach[:-1]
+        starts = np.flatnonzero(run)
+        ends = np.maximum.reduceat(hi, starts) if len(starts) else hi[:0]
+        n = len(starts)
+        self.offers.append(_net(np.concatenate([g[starts], g[starts]]), np.zeros(2 * n), np.concatenate([lo[starts], ends + 1]),
+                                np.concatenate([np.ones(n, dtype=np.int64), -np.ones(n, dtype=np.int64)])))
+        self.pending += len(group)
+        if self.pending > max(self.kept, FETCH_CHUNK):
+            self._compact()
+
+    def _compact(self) -> None:
+        self.prices = [_net(*(np.concatenate(c) for c in zip(*self.prices, strict=True)))]
+        self.offers = [_net(*(np.concatenate(c) for c in zip(*self.offers, strict=True)))]
+        self.kept, self.pending = len(self.prices[0][0]) + len(self.offers[0][0]), 0
+
+    def figures(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per (group, bucket index) with intervals: group, bucket, min, median, max, offers (as ``summarise``)."""
+        empty = (np.zeros(0, dtype=np.int64),) * 2 + (np.zeros(0),) * 3 + (np.zeros(0, dtype=np.int64),)
+        if not self.prices:
+            return empty
+        self._compact()
+        g, p, b, d = self.prices[0]
+        live = np.flatnonzero(np.cumsum(d) > 0)  # a price's count holds from its change to the next (which exists)
+        if not len(live):
+            return empty
+        sg, sp, s_lo, s_hi, sn = g[live], p[live], b[live], b[live + 1] - 1, np.cumsum(d)[live]
+        og, _ov, ob, od = self.offers[0]
+        okey, ocount = og * _SPAN + ob, np.cumsum(od)
+        parts = []
+        total = int((s_hi - s_lo + 1).sum())
+        width = max(1, (self.b_hi - self.b_lo + 1) * SUMMARY_ROWS // max(total, 1))
+        for start in range(0, self.b_hi - self.b_lo + 1, width):  # a few buckets at a time: bounded rows
+            lo, hi = np.maximum(s_lo, start), np.minimum(s_hi, start + width - 1)
+            idx, bucket = ranges(lo, hi)
+            if len(idx):
+                parts.append(self._bucket_figures(sg[idx], bucket, sp[idx], sn[idx], okey, ocount))
+        if not parts:
+            return empty
+        return tuple(np.concatenate(c) for c in zip(*parts, strict=True))  # type: ignore[return-value]
+
+    def _bucket_figures(self, group: np.ndarray, bucket: np.ndarray, price: np.ndarray, count: np.ndarray,
+                        okey: np.ndarray, ocount: np.ndarray) -> tuple[np.ndarray, ...]:
+        order = np.lexsort((price, bucket, group))
+        group, bucket, price, count = group[order], bucket[order], price[order], count[order]
+        new = np.ones(len(group), dtype=bool)
+        new[1:] = (group[1:] != group[:-1]) | (bucket[1:] != bucket[:-1])
+        starts = np.flatnonzero(new)
+        ends = np.append(starts[1:], len(group))
+        cum = np.cumsum(count)
+        before = cum[starts] - count[starts]
+        n = cum[ends - 1] - before
+        low = price[np.searchsorted(cum, before + (n - 1) // 2, side="right")]
+        high = price[np.searchsorted(cum, before + n // 2, side="right")]
+        g, b = group[starts], bucket[starts]
+        offers = ocount[np.searchsorted(okey, g * _SPAN + b, side="right") - 1]
+        return g, b + self.b_lo, price[starts], (low + high) / 2, price[ends - 1], offers
+
+
+class _Groups:
+    """Small ids for the tuples that name a group (a series, an index seller), stable across chunks."""
+
+    def __init__(self) -> None:
+        self.ids: dict[tuple[Any, ...], int] = {}
+
+    def of(self, *columns: np.ndarray) -> np.ndarray:
+        if not len(columns[0]):
+            return np.zeros(0, dtype=np.int64)
+        keys, inverse = np.unique(np.stack(columns, axis=1), axis=0, return_inverse=True)
+        ids = [self.ids.setdefault(tuple(k), len(self.ids)) for k in keys.tolist()]
+        return np.array(ids, dtype=np.int64)[inverse.reshape(-1)]
+
+    def columns(self, ids: np.ndarray, width: int) -> np.ndarray:
+        named = np.zeros((len(self.ids), width), dtype=np.int64)
+        for k, i in self.ids.items():
+            named[i] = k
+        return named[ids]
+
+
+def _whole_offers(conn: Connection, provider_id: int, since: int, until: int) -> Iterator[np.ndarray]:
+    """The window's intervals (``RAW_COLUMNS`` float rows) ordered by offer, about ``FETCH_CHUNK``
+    at a time from a server-side cursor, each chunk ending with an offer's last interval (so the
+    hold of each, which looks at the offer's next interval, is computed within a chunk)."""
+    params = _window_params(conn, provider_id, since, until)
+    sql = _WINDOW_SQL + " ORDER BY offer_id, first_seen, id"
+    result = conn.execute(statement(sql, params), params, execution_options={"stream_results": True})
+
+    def fetch() -> np.ndarray | None:  # each chunk's row tuples become an array at once
+        rows = result.cursor.fetchmany(FETCH_CHUNK) if result.cursor is not None else []
+        return np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)) if rows else None
+
+    try:
+        table, ahead = fetch(), None
+        while table is not None:
+            if (ahead := fetch()) is None:
+                yield table
+                return
+            cut = int(np.searchsorted(table[:, 1], table[-1, 1]))  # where the last offer's intervals begin
+            if cut:
+                yield table[:cut]
+            table = np.concatenate([table[cut:], ahead])
+    finally:
+        result.close()
+
+
+def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: int, hi: int,
+                      chunks: Iterable[np.ndarray]) -> int:
+    """``_refresh_window`` of a window too dense to hold (an import of millions of offers): its
+    intervals arrive a chunk of whole offers at a time and are tallied per bucket (``_Tally``), so
+    memory follows a chunk and the distinct prices, not the window. The same figures."""
+    d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
+    h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
+    names = labels.names(conn, "provider")
+    reader = in_transaction(conn)
+    days, hours, index = _Tally(d_lo, d_hi), _Tally(h_lo, h_hi), _Tally(d_lo, d_hi)
+    series, sellers, clouds = _Groups(), _Groups(), {"": 0}
+    for table in chunks:
+        iv = intervals_of(conn, provider_id, table)
+        group = series.of(iv.gpu, iv.kind, iv.key)
+        day_spans = span_arrays(iv, interval_s, DAY)
+        days.add(group, iv.offer, iv.price, *day_spans)
+        hours.add(group, iv.offer, iv.price, *span_arrays(iv, interval_s, HOUR))
+        # the index (``db.index_rollup``): fractional-GPU offers left out, an aggregator's per cloud
+        cloud = {k: c if k != provider_id and (c := via.split(names.get(k, ""))[1]) else "" for k in np.unique(iv.key).tolist()}
+        via_id = np.array([clouds.setdefault(cloud[k], len(clouds)) for k in iv.key.tolist()], dtype=np.int64)
+        facts = index_rollup.OfferFacts.read(reader, names, [(o, provider_id) for o in np.unique(iv.offer).tolist()], {})
+        whole = ~np.isin(iv.offer, np.array(sorted(facts.fractional), dtype=np.int64))
+        index.add(sellers.of(iv.gpu[whole], iv.kind[whole], via_id[whole]), iv.offer[whole], iv.price[whole],
+                  day_spans[0][whole], day_spans[1][whole])
+    written = 0
+    for step, tally, b_lo, b_hi in ((DAY, days, d_lo, d_hi), (HOUR, hours, h_lo, h_hi)):
+        g, b, mn, md, mx, offers = tally.figures()
+        gpu, kind, key = series.columns(g, 3).T
+        s = Summary(gpu, kind, key, b, mn, md, mx, offers)
+        written += (_write_days(conn, provider_id, b_lo, b_hi, s) if step == DAY else
+                    _write_hours(conn, provider_id, b_lo, b_hi, s))
+    g, b, _mn, md, _mx, offers = index.figures()
+    gpu, kind, via_id = sellers.columns(g, 3).T
+    via_name = {i: c for c, i in clouds.items()}
+    rows = [(gi, bi * DAY, ki, via_name[vi], m, n) for gi, bi, ki, vi, m, n in
+            zip(gpu.tolist(), b.tolist(), kind.tolist(), via_id.tolist(), md.tolist(), offers.tolist(), strict=True)]
+    return written + index_rollup.replace(conn, provider_id, d_lo, d_hi, rows)
+
+
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None,
             *, current: Current | None = None) -> int:
     """Recompute ``provider_id``'s hourly and daily roll-ups for the buckets holding ``[lo, hi]``
@@ -474,8 +669,17 @@ def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dic
         lo = horizon
     if hi < lo:
         return 0
-    iv = load(conn, provider_id, since=floor(lo, DAY) - interval_s, until=floor(hi, DAY) + DAY - 1, current=current)
-    return _refresh_window(conn, iv, provider_id, interval_s, lo, hi)
+    since, until = floor(lo, DAY) - interval_s, floor(hi, DAY) + DAY - 1
+    if current is not None:  # a collection: a small window, the newest intervals at hand
+        return _refresh_window(conn, load(conn, provider_id, since=since, until=until, current=current),
+                               provider_id, interval_s, lo, hi)
+    chunks = _whole_offers(conn, provider_id, since, until)
+    first = next(chunks, None)
+    second = next(chunks, None)
+    if second is None:  # the window fits in one chunk: summarised at once
+        table = first if first is not None else np.zeros((0, len(RAW_COLUMNS)))
+        return _refresh_window(conn, intervals_of(conn, provider_id, table), provider_id, interval_s, lo, hi)
+    return _refresh_streamed(conn, provider_id, interval_s, lo, hi, itertools.chain([first, second], chunks))
 
 
 def _kept_before(conn: Connection, provider_id: int, lo: int, horizon: int) -> bool:
