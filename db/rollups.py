@@ -11,7 +11,10 @@ reads). The store refreshes a provider's buckets around each collection (``refre
 ``rebuild`` recomputes everything (after an import or a migration). Because a roll-up row is
 one provider's, each provider's refresh is independent of the others; it reads only the
 intervals of the days it touches and groups them with numpy on arrays of that size, so its
-cost depends on a day of that provider's data, not on the length of the history.
+cost depends on a day of that provider's data, not on the length of the history. A window too
+dense for one chunk (an import of millions of offers seen at one time) is read as a stream of
+whole offers and tallied per bucket (``_refresh_streamed``): memory follows a chunk and the
+distinct prices, not the window, and the figures are the same.
 """
 
 from __future__ import annotations
