@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection
 
 from db import bulk, index_rollup, intervals, labels, via
 from db import reads as q
-from db.reader import in_transaction
+from db.reader import bind, in_transaction
 from db.spans import NEVER, origin
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -596,14 +596,18 @@ def _whole_offers(conn: Connection, provider_id: int, since: int, until: int) ->
     at a time from a server-side cursor, each chunk ending with an offer's last interval (so the
     hold of each, which looks at the offer's next interval, is computed within a chunk)."""
     params = _window_params(conn, provider_id, since, until)
-    sql = _WINDOW_SQL + " ORDER BY offer_id, first_seen, id"
-    result = conn.execute(statement(sql, params), params, execution_options={"stream_results": True})
+    sql, args = bind(_WINDOW_SQL + " ORDER BY offer_id, first_seen, id", params, bulk.mark(conn))
+    # the driver's own cursor, server-side on PostgreSQL: plain tuples, a chunk in memory at a time
+    dbapi = conn.connection.dbapi_connection
+    assert dbapi is not None
+    cursor = dbapi.cursor(name="rollup_window") if conn.dialect.name == "postgresql" else dbapi.cursor()
 
-    def fetch() -> np.ndarray | None:  # each chunk's row tuples become an array at once
-        rows = result.cursor.fetchmany(FETCH_CHUNK) if result.cursor is not None else []
+    def fetch() -> np.ndarray | None:  # each chunk's rows become an array at once
+        rows = cursor.fetchmany(FETCH_CHUNK)
         return np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)) if rows else None
 
     try:
+        cursor.execute(sql, args)
         table, ahead = fetch(), None
         while table is not None:
             if (ahead := fetch()) is None:
@@ -614,7 +618,7 @@ def _whole_offers(conn: Connection, provider_id: int, since: int, until: int) ->
                 yield table[:cut]
             table = np.concatenate([table[cut:], ahead])
     finally:
-        result.close()
+        cursor.close()
 
 
 def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: int, hi: int,
