@@ -17,7 +17,7 @@ from db import reads as q
 from db.reads import current_condition
 from db.reads import Labels
 from db.reader import Reader, utc_datetime
-from db.times import from_epoch
+from db.spans import from_epoch
 
 Identity = tuple[str, str, str, int]
 Row = TypeVar("Row", bound=tuple[Any, ...])

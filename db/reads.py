@@ -33,7 +33,7 @@ from typing import Any, NamedTuple
 from db import via as series_keys
 from db.reader import Reader, utc_datetime
 from db.spans import DEFAULT_INTERVAL_S, HOUR, Piece, Run, hold_end, lows
-from db.times import epoch, from_epoch, utcnow
+from db.spans import epoch, from_epoch, utcnow
 
 #: ``{id: name}`` of one label space (``:s``).
 LABEL_NAMES = "SELECT id, name FROM label WHERE space = :s"

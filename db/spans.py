@@ -22,6 +22,8 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from typing import Any
+from datetime import UTC, datetime
+
 
 HOUR = 3600
 DAY = 86_400
@@ -130,3 +132,24 @@ def lows(pieces: Iterable[Piece]) -> list[Run]:
         if heap and k + 1 < len(at):
             _add(out, pos, at[k + 1] - 1, heap[0], offers_now)
     return [(a, b, v, n) for a, b, v, n in out]
+
+
+# ------------------------------------------------------------------------------------------------
+# Epoch-second conversions of the stored times, without SQLAlchemy (``db.types`` re-exports
+# them beside the column types): the read path of ``db.direct`` needs them, not the types.
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def epoch(value: datetime) -> int:
+    """Integer epoch seconds (floored) of an aware datetime: how interval times are stored."""
+    if value.tzinfo is None:
+        raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware UTC")
+    return int(value.timestamp() // 1)
+
+
+def from_epoch(value: int | float) -> datetime:
+    """The UTC datetime of stored epoch seconds."""
+    return datetime.fromtimestamp(int(value), UTC)

@@ -9,7 +9,7 @@ from sqlalchemy import DateTime
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
-from db.times import epoch, from_epoch, utcnow
+from db.spans import epoch, from_epoch, utcnow
 
 __all__ = ["UTCDateTime", "epoch", "from_epoch", "utcnow"]
 

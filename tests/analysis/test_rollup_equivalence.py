@@ -27,7 +27,7 @@ from sqlalchemy.engine import Engine
 from db import queries
 from db.engine import session_scope
 from tests.conftest import recordings_recorded_now
-from db.times import epoch
+from db.spans import epoch
 from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history, provider_runs
 from tracker.analysis.trends import PERIODS, trends

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import direct, engine as engine_module
-from db.times import utcnow
+from db.spans import utcnow
 from db.reads import latest_prices, prices_at, provider_states
 from db.engine import make_engine
 from db.reader import bind

@@ -199,7 +199,7 @@ def trends_answer(engine: Engine, **kw: Any) -> list[dict[str, Any]]:
 def lows_answer(engine: Engine, step: int, gpus: list[str], lo: datetime, hi: datetime) -> list[list[Any]]:
     """Each provider's lowest roll-up price and offers per bucket (gpu and provider by name)."""
     from db.reads import Labels, provider_lows
-    from db.times import epoch
+    from db.spans import epoch
 
     with engine.connect() as conn:
         reader = in_transaction(conn)

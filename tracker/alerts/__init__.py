@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from db.times import utcnow
+from db.spans import utcnow
 from tracker.alerts.redact import redact_url, scrub
 from tracker.alerts.rules import Rule, all_rules, check_tables, parse_rule
 from tracker.errors import ConfigError, TrackerError

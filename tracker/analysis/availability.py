@@ -32,7 +32,7 @@ from typing import Any
 from db.reads import Labels, availability_rows, provider_intervals, raw_horizon
 from db.reader import Reader
 from db.spans import DEFAULT_INTERVAL_S, hold_end
-from db.times import epoch, from_epoch
+from db.spans import epoch, from_epoch
 from tracker.errors import ConfigError
 
 Span = tuple[int, int]

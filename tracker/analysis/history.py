@@ -56,7 +56,7 @@ from db import via
 from db.reads import Labels, provider_intervals, provider_low_runs, raw_horizon, raw_rows
 from db.reader import Reader
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, Piece, Run, floor, hold_end, lows, origin, span
-from db.times import epoch, from_epoch, utcnow
+from db.spans import epoch, from_epoch, utcnow
 from tracker.analysis import specs
 from tracker.analysis.market import NO_MARKET, sweep
 from tracker.analysis.grid import (

@@ -42,7 +42,7 @@ from db import reads as q
 from db.reader import Reader
 from db.spans import DAY, hold_end, origin
 from db.reads import latest_prices
-from db.times import epoch, from_epoch, utcnow
+from db.spans import epoch, from_epoch, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
 from tracker.analysis.grid import Filters, Resolution, Tolerance
 from tracker.analysis.history import Scope, answer, provider_runs

@@ -124,7 +124,7 @@ def history(
     data stays empty (gaps are never filled). cost-per-tflop divides by the catalog's TFLOPS
     on --basis; breakeven-months is purchase price / (price x 730 h).
     """
-    from db.times import utcnow
+    from db.spans import utcnow
     from tracker.analysis.grid import Resolution, scrape_intervals
     from tracker.analysis.history import history as run_history
 

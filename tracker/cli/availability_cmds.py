@@ -48,7 +48,7 @@ def availability(
     Only what providers state counts: a provider that says nothing about stock shows "unknown",
     never unavailable, and a failed or missing collection is a gap, not unavailability.
     """
-    from db.times import utcnow
+    from db.spans import utcnow
     from tracker.analysis.availability import availability as run_availability
     from tracker.analysis.grid import parse_when
 

@@ -272,7 +272,7 @@ def duration_text(seconds: float) -> str:
 
 
 def _age(ts: datetime | None) -> str | None:
-    from db.times import utcnow
+    from db.spans import utcnow
 
     if ts is None:
         return None

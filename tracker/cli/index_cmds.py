@@ -39,7 +39,7 @@ def _notes(notes: list[str]) -> None:
 
 
 def _range(since: str, until: str | None) -> tuple[Any, Any]:
-    from db.times import utcnow
+    from db.spans import utcnow
     from tracker.analysis.grid import parse_when, since_time
 
     end = parse_when(until) if until else utcnow()

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from sqlalchemy.engine import Engine
 
 from db.engine import default_database_url, make_engine, table_names
-from db.times import utcnow
+from db.spans import utcnow
 from tracker import __version__
 from tracker.analysis.frames import records
 from tracker.analysis.history import METRICS
