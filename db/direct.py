@@ -16,16 +16,18 @@ the URL does not import SQLAlchemy either.
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
 from db import reads
-from db.heads import at_head
 from db.reader import Reader, over_driver
+
 APP_NAME = "gpu-price-tracker"
 DB_ENV = "GPU_TRACKER_DB"
 
@@ -131,3 +133,37 @@ def open_reader(url: str, catalog_rows: Iterable[dict[str, Any]]) -> Reader | No
         raise
     reader.close()
     return None
+
+
+# ------------------------------------------------------------------------------------------------
+# The newest schema revision, read from the migration files' headers without Alembic or
+# SQLAlchemy: both opening paths (``db.migrate.is_current`` and ``db.direct``) compare a store's
+# ``alembic_version`` with it.
+
+
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+_HEADER = re.compile(r"^(revision|down_revision)\b[^=]*=\s*['\"]?([\w-]+)", re.MULTILINE)
+
+
+@cache
+def file_heads() -> frozenset[str]:
+    """The revisions no migration revises, read from the files' ``revision``/``down_revision``
+    lines (Alembic's own templates; a test holds this equal to Alembic's heads)."""
+    revisions, revised = set(), set()
+    for path in (MIGRATIONS / "versions").glob("*.py"):
+        for key, value in _HEADER.findall(path.read_text()):
+            (revisions if key == "revision" else revised).add(value)
+    return frozenset(revisions - revised)
+
+
+def known_revisions() -> frozenset[str]:
+    """Every revision this version's migrations define."""
+    return frozenset(value for path in (MIGRATIONS / "versions").glob("*.py")
+                     for key, value in _HEADER.findall(path.read_text()) if key == "revision")
+
+
+def at_head(stored: list[str]) -> bool:
+    """Whether the revisions a store's version table holds are exactly the one head."""
+    heads = file_heads()
+    return len(heads) == 1 and stored == list(heads)

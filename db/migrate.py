@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from alembic.config import Config
 
 from db.engine import is_read_only, make_engine, mask_url, sqlite_path
-from db.heads import MIGRATIONS, at_head, file_heads
+from db.direct import MIGRATIONS, at_head, file_heads
 from db.reader import in_transaction
 from db.reads import gpu_model_rows, stored_revisions
 from tracker.errors import ConfigError
@@ -80,7 +80,7 @@ MODELS_BASELINE = "0013"
 def refuse_newer_schema(engine: Engine, where: str) -> None:
     """A store whose schema revision this version does not know was written by a newer
     gpu-tracker: a one-line ``ConfigError`` rather than Alembic's "Can't locate revision"."""
-    from db.heads import known_revisions
+    from db.direct import known_revisions
 
     try:
         with engine.connect() as conn:
