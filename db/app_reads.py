@@ -14,9 +14,8 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple, TypeVar
 
 from db import reads as q
-from db.reads import current_condition
-from db.reads import Labels
 from db.reader import Reader, utc_datetime
+from db.reads import Labels, current_condition
 from db.spans import from_epoch
 
 Identity = tuple[str, str, str, int]
@@ -490,7 +489,9 @@ def offers_of_skus(reader: Reader, provider: str, skus: Sequence[str]) -> list[t
 def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -> list[int]:
     """Snapshot times in ``[lo, hi]`` (epoch seconds, oldest first, once each) of the imported
     series the offers ``offer_ids`` belong to."""
-    from db.series import series_of  # the rule of what names a series; SQLAlchemy is loaded by then
+    from db.series import (
+        series_of,  # the rule of what names a series; SQLAlchemy is loaded by then
+    )
 
     ids = sorted(set(offer_ids))
     names = sorted({s for _i, _p, extra in (reader.rows(q.OFFER_EXTRAS, {"ids": ids}) if ids else [])

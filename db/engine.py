@@ -17,8 +17,15 @@ from sqlalchemy import create_engine, event, inspect
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
-from db.direct import APP_NAME, DB_ENV, default_data_dir, default_database_url
-from db.direct import PG_CONNECT_TIMEOUT_S, PG_NO_JIT, SQLITE_BUSY_TIMEOUT_S
+from db.direct import (
+    APP_NAME,
+    DB_ENV,
+    PG_CONNECT_TIMEOUT_S,
+    PG_NO_JIT,
+    SQLITE_BUSY_TIMEOUT_S,
+    default_data_dir,
+    default_database_url,
+)
 from db.reader import Reader, over_driver
 from tracker.errors import ConfigError
 

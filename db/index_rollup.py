@@ -23,9 +23,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from db import reads
-from db import via as via_keys
 from db.reader import Reader, bind, in_transaction
-from db.reads import INDEX_COLUMNS as COLUMNS, INDEX_TABLE as TABLE
+from db.reads import INDEX_COLUMNS as COLUMNS
+from db.reads import INDEX_TABLE as TABLE
 from db.spans import DAY, origin, span
 
 #: One group's figures: (sorted prices, distinct offers).
@@ -40,7 +40,7 @@ Row = tuple[int, int, int, float, int, int, int | None, int | None]
 class OfferFacts:
     """What the index needs to know of the offers at hand beyond their intervals: which rent a
     fraction of a GPU (left out) and which an aggregator lists for another cloud (``via``, from
-    the series keys of ``db.via``). Read for the given offers only, in bounded chunks, so the cost
+    the series keys of ``db.reads``). Read for the given offers only, in bounded chunks, so the cost
     follows the rows at hand, never the length of the history."""
 
     def __init__(self, fractional: set[int], via: dict[int, str]) -> None:
@@ -56,7 +56,7 @@ class OfferFacts:
         fractional = reads.fractional_offers(reader, (o for o, _p in pairs))
         if vias is None:
             keys = reads.offer_keys(reader, provider_names, pairs)
-            vias = {o: cloud for o, k in keys.items() if (cloud := via_keys.split(provider_names[k])[1])}
+            vias = {o: cloud for o, k in keys.items() if (cloud := reads.split(provider_names[k])[1])}
         return cls(fractional, dict(vias))
 
 

@@ -17,6 +17,7 @@ from sqlalchemy.engine import Connection
 
 from db import reads
 from db.reader import in_transaction
+
 SPACES = ("provider", "gpu", "kind", "currency")
 _SNAPSHOT = "labels.snapshot"
 

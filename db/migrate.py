@@ -14,12 +14,9 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING
-
-from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection, Engine
@@ -28,8 +25,8 @@ from sqlalchemy.exc import OperationalError, ProgrammingError
 if TYPE_CHECKING:
     from alembic.config import Config
 
-from db.engine import is_read_only, make_engine, mask_url, sqlite_path
 from db.direct import MIGRATIONS, at_head, file_heads
+from db.engine import is_read_only, make_engine, mask_url, sqlite_path
 from db.reader import in_transaction
 from db.reads import gpu_model_rows, stored_revisions
 from tracker.errors import ConfigError

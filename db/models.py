@@ -47,7 +47,16 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, BigInteger, Column, Index, MetaData, SmallInteger, UniqueConstraint, text
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Column,
+    Index,
+    MetaData,
+    SmallInteger,
+    UniqueConstraint,
+    text,
+)
 from sqlmodel import Field, SQLModel
 
 from db.types import UTCDateTime, utcnow

@@ -15,6 +15,7 @@ from sqlmodel import Session
 from db import app_reads
 from db.models import Provider
 from db.reader import in_transaction
+
 PRICE_EPSILON = 1e-9
 
 

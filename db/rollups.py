@@ -27,11 +27,9 @@ import numpy as np
 from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, index_rollup, intervals, labels, via
-from db import reads as q
+from db import bulk, index_rollup, intervals, labels, reads
 from db.reader import bind, in_transaction
-from db.spans import NEVER, origin
-from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, floor, span  # noqa: F401 - WEEK, floor: callers read them here
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, floor, origin, span  # noqa: F401 - WEEK, floor: callers read them here
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -43,7 +41,7 @@ DAY_TABLE = "rollup_day"
 RUN_TABLE = "rollup_hour_run"
 #: Each series' newest run (``db.models.RollupHourOpen``).
 OPEN_TABLE = "rollup_hour_open"
-MAX_RUN = q.MAX_RUN
+MAX_RUN = reads.MAX_RUN
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
 
@@ -86,7 +84,7 @@ def statement(sql: str, params: dict[str, Any]) -> Any:
 
 def provider_intervals(conn: Connection) -> dict[int, int]:
     """Collection interval in seconds by provider label id (default one hour)."""
-    rows = conn.execute(text(q.PROVIDER_INTERVALS)).all()
+    rows = conn.execute(text(reads.PROVIDER_INTERVALS)).all()
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 
 
@@ -99,7 +97,7 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
 
 
 #: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}`` (``db.reads``).
-_RAW_COLUMNS_SQL = q.RAW_COLUMNS_SQL
+_RAW_COLUMNS_SQL = reads.RAW_COLUMNS_SQL
 #: A provider's intervals of one currency that may count from ``:since`` to ``:until``, from each
 #: table (``{table}``) by its own index: the newest ones by provider, the past ones by GPU.
 _WINDOW_OF = (f"SELECT {_RAW_COLUMNS_SQL.format(p='')} FROM {{table}} WHERE gpu_id IN :gpus AND last_seen >= :since "
@@ -116,7 +114,7 @@ def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int |
     ``first_seen <= until``, through the GPU index."""
     usd = labels.usd_id(conn) if usd_only else None
     params: dict[str, Any] = {}
-    sql = q.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd)
+    sql = reads.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd)
     return fetch_tuples(conn, statement(sql, params), params)
 
 
@@ -131,7 +129,7 @@ def next_seen(offer: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
 
 class Intervals(NamedTuple):
     """One provider's USD intervals of mapped GPUs as arrays (``next_seen``: NaN when none loaded;
-    ``key``: the label id of the series each rolls up under, ``db.via``)."""
+    ``key``: the label id of the series each rolls up under, ``db.reads``)."""
 
     offer: np.ndarray
     gpu: np.ndarray
@@ -188,11 +186,11 @@ def intervals_of(conn: Connection, provider_id: int, table: np.ndarray) -> Inter
 
 def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.ndarray:
     """Per interval (by its offer), the label id of the series it rolls up under: the provider's
-    own, or for an aggregator's offer through a cloud, that pair's key (``db.via``)."""
+    own, or for an aggregator's offer through a cloud, that pair's key (``db.reads``)."""
     names = labels.names(conn, "provider")
-    if names.get(provider_id) not in via.keys_of(names):  # no composite keys: no per-interval objects either
+    if names.get(provider_id) not in reads.keys_of(names):  # no composite keys: no per-interval objects either
         return np.full(len(offer), provider_id, dtype=np.int64)
-    keys = q.offer_keys(in_transaction(conn), names, [(o, provider_id) for o in np.unique(offer).tolist()])
+    keys = reads.offer_keys(in_transaction(conn), names, [(o, provider_id) for o in np.unique(offer).tolist()])
     if not keys:
         return np.full(len(offer), provider_id, dtype=np.int64)
     return np.array([keys.get(o, provider_id) for o in offer.tolist()], dtype=np.int64)
@@ -268,8 +266,8 @@ def summarise(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi: int,
 
 
 def provider_keys(conn: Connection, provider_id: int) -> list[int]:
-    """The label ids of every series key of ``provider_id``: its own and its composite ones (``db.via``)."""
-    return via.expand(labels.names(conn, "provider"), [provider_id]) or [provider_id]
+    """The label ids of every series key of ``provider_id``: its own and its composite ones (``db.reads``)."""
+    return reads.expand(labels.names(conn, "provider"), [provider_id]) or [provider_id]
 
 
 #: Bucket rows (an interval counted in one bucket) summarised at a time: a window where every
@@ -315,7 +313,7 @@ def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Sum
 
 def series_ids(conn: Connection, provider_id: int | None = None, wanted: Iterable[tuple[int, int, int]] = ()) -> dict[tuple[int, int, int], int]:
     """Ids of (gpu, series key, kind) series, creating the ``wanted`` ones that are missing;
-    returns ``provider_id``'s series (all its keys, ``db.via``; or every series) as
+    returns ``provider_id``'s series (all its keys, ``db.reads``; or every series) as
     ``{(gpu, key, kind): id}``."""
     keys = provider_keys(conn, provider_id) if provider_id is not None else None
 
@@ -355,16 +353,16 @@ def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]], 
     """Insert ``(series_id, start, hours, figures)`` runs into ``table`` with one driver-level ``executemany``."""
     values = [(sid, start, n, *f) for sid, start, n, f in rows]
     if values:
-        conn.exec_driver_sql(f"INSERT INTO {table} ({q.RUN_FIELDS}) "
+        conn.exec_driver_sql(f"INSERT INTO {table} ({reads.RUN_FIELDS}) "
                              f"VALUES ({bulk.placeholders(conn, 7)})", values)
     return len(values)
 
 
 #: A series' earlier runs that overlap or touch hours ``:lo``.. (``:a``: the earliest start that can) to ``:b``.
-_TOUCHING_RUNS = (f"SELECT {q.RUN_FIELDS} FROM {RUN_TABLE} WHERE series_id IN :sids "
+_TOUCHING_RUNS = (f"SELECT {reads.RUN_FIELDS} FROM {RUN_TABLE} WHERE series_id IN :sids "
                   "AND start >= :a AND start <= :b AND start + hours >= :lo")
 #: The series' newest runs, wherever they lie.
-_OPEN_RUNS = f"SELECT {q.RUN_FIELDS} FROM {OPEN_TABLE} WHERE series_id IN :sids"
+_OPEN_RUNS = f"SELECT {reads.RUN_FIELDS} FROM {OPEN_TABLE} WHERE series_id IN :sids"
 
 #: A run as the write path compares them: (kept in the open table?, start, hours, figures).
 _Placed = tuple[bool, int, int, Figures]
@@ -441,7 +439,7 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
 def _promote(conn: Connection, sid: int) -> None:
     """Move ``sid``'s newest earlier run into the open table (its newest run went)."""
     m = bulk.mark(conn)
-    row = conn.exec_driver_sql(f"SELECT {q.RUN_FIELDS} FROM {RUN_TABLE} "
+    row = conn.exec_driver_sql(f"SELECT {reads.RUN_FIELDS} FROM {RUN_TABLE} "
                                f"WHERE series_id = {m} ORDER BY start DESC LIMIT 1", (sid,)).first()
     if row is not None:
         conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {m} AND start = {m}", (sid, row[1]))
@@ -456,7 +454,7 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
     if index:  # the index roll-up of the same days, from the same intervals (``db.index_rollup``)
         names = labels.names(conn, "provider")
         vias = {o: cloud for o, k in zip(iv.offer.tolist(), iv.key.tolist(), strict=True)
-                if k != provider_id and (cloud := via.split(names.get(k, ""))[1])}
+                if k != provider_id and (cloud := reads.split(names.get(k, ""))[1])}
         written += index_rollup.write(conn, provider_id, d_lo, d_hi, index_rollup.rows_of(
             (iv.offer.tolist(), iv.gpu.tolist(), iv.kind.tolist(), iv.price.tolist(), iv.first_seen.tolist(),
              iv.last_seen.tolist(), iv.ends_at.tolist(), iv.next_seen.tolist())), interval_s, vias)
@@ -639,7 +637,7 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
         days.add(group, iv.offer, iv.price, *day_spans)
         hours.add(group, iv.offer, iv.price, *span_arrays(iv, interval_s, HOUR))
         # the index (``db.index_rollup``): fractional-GPU offers left out, an aggregator's per cloud
-        cloud = {k: c if k != provider_id and (c := via.split(names.get(k, ""))[1]) else "" for k in np.unique(iv.key).tolist()}
+        cloud = {k: c if k != provider_id and (c := reads.split(names.get(k, ""))[1]) else "" for k in np.unique(iv.key).tolist()}
         via_id = np.array([clouds.setdefault(cloud[k], len(clouds)) for k in iv.key.tolist()], dtype=np.int64)
         facts = index_rollup.OfferFacts.read(reader, names, [(o, provider_id) for o in np.unique(iv.offer).tolist()], {})
         whole = ~np.isin(iv.offer, np.array(sorted(facts.fractional), dtype=np.int64))
@@ -717,7 +715,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     inspector = inspect(conn)
     for table in [t for t in (intervals.PAST_TABLE, intervals.OPEN_TABLE) if inspector.has_table(t)] or [intervals.VIEW]:
         conn.execute(text(f"ANALYZE {table}"))  # (the one table of the migrations before 0014, which call this)
-    labels.ensure(conn, q.stored_key_labels(in_transaction(conn)))  # an aggregator's clouds as their own series
+    labels.ensure(conn, reads.stored_key_labels(in_transaction(conn)))  # an aggregator's clouds as their own series
     pids = list(provider_ids) if provider_ids is not None else sorted(
         p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
     )
@@ -738,12 +736,12 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     return written
 
 
-HORIZON_KEY = q.HORIZON_KEY
+HORIZON_KEY = reads.HORIZON_KEY
 
 
 def raw_horizon(conn: Connection) -> int:
     """Epoch seconds (a day boundary) before which raw intervals were pruned (0: never)."""
-    value = conn.execute(text(q.STORE_META), {"k": HORIZON_KEY}).scalar()
+    value = conn.execute(text(reads.STORE_META), {"k": HORIZON_KEY}).scalar()
     return int(value) if value is not None else 0
 
 
@@ -786,14 +784,14 @@ def read_runs(
     if not gpus:
         return pd.DataFrame(columns=RUN_COLUMNS)
     params: dict[str, Any] = {"gpus": gpus}
-    sql = (q.ROLLUP_SERIES + q.label_terms("provider_id", "providers", provider_ids, params)
-           + q.label_terms("kind_id", "kinds", kind_ids, params))
+    sql = (reads.ROLLUP_SERIES + reads.label_terms("provider_id", "providers", provider_ids, params)
+           + reads.label_terms("kind_id", "kinds", kind_ids, params))
     series = {i: (g, p, k) for i, g, p, k in conn.execute(statement(sql, params), params).all()}
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return pd.DataFrame(columns=RUN_COLUMNS)
     run_params = {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo}
-    rows = fetch_tuples(conn, statement(q.ROLLUP_RUNS, run_params), run_params)
+    rows = fetch_tuples(conn, statement(reads.ROLLUP_RUNS, run_params), run_params)
     runs = pd.DataFrame(rows, columns=["series_id", "start", "hours", "min", "median", "max", "offers"])
     sid = runs["series_id"].to_numpy(dtype=np.int64)
     start = runs["start"].to_numpy(dtype=np.int64)
@@ -833,6 +831,6 @@ def read(
         out["bucket"] = hour * HOUR
         return out.sort_values(["gpu_id", "bucket", "provider_id", "kind_id"], ignore_index=True)[COLUMNS]
     params: dict[str, Any] = {"gpus": gpus, "lo": lo, "hi": hi}
-    sql = (q.ROLLUP_DAYS + q.label_terms("provider_id", "providers", provider_ids, params)
-           + q.label_terms("kind_id", "kinds", kind_ids, params) + " ORDER BY gpu_id, bucket, provider_id, kind_id")
+    sql = (reads.ROLLUP_DAYS + reads.label_terms("provider_id", "providers", provider_ids, params)
+           + reads.label_terms("kind_id", "kinds", kind_ids, params) + " ORDER BY gpu_id, bucket, provider_id, kind_id")
     return pd.DataFrame(fetch_tuples(conn, statement(sql, params), params), columns=COLUMNS)

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Iterable
-from typing import Any
 from datetime import UTC, datetime
-
+from typing import Any
 
 HOUR = 3600
 DAY = 86_400

@@ -38,7 +38,7 @@ from db import app_reads, rollups, spans
 from db.reads import provider_intervals
 from db.reader import Reader
 from db.engine import engine_reader
-from db.via import via_of
+from db.reads import via_of
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
     STALE_AFTER_INTERVALS,

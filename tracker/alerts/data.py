@@ -27,7 +27,7 @@ from typing import Any
 from db import app_reads, index_rollup
 from db.reads import STALE_AFTER_INTERVALS, latest_prices
 from db.reader import Reader
-from db.via import via_of
+from db.reads import via_of
 from db.types import epoch
 from tracker.alerts.rules import Rule
 from scrapers.registry import market_provider

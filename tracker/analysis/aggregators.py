@@ -12,7 +12,7 @@ row for a cloud we do not collect stays the aggregator's.
 registry, ``scrapers.registry``, which knows what we collect directly, so the alert rules below
 the analysis count a cloud once too). Price rows (with ``via``) go
 through ``cheapest_per_provider``; history reads, whose roll-ups keep each (aggregator, cloud)
-pair as its own series under a key label (``db.via``: ``getdeploying/lambda``), go through
+pair as its own series under a key label (``db.reads``: ``getdeploying/lambda``), go through
 ``market_of_key`` for one series and ``market_runs`` for a sweep's runs, so a market
 figure (min, quartiles, median, provider count, an index) takes one value per market provider.
 """
@@ -22,12 +22,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from db import via as series_key
-from scrapers.registry import directly_collected, market_provider  # noqa: F401 - the rule itself, beside the registry
+from db import reads
 from db.spans import Run, lows
+from scrapers.registry import directly_collected, market_provider  # noqa: F401 - the rule itself, beside the registry
 
 #: ``offer.extra`` key (and price-row field) naming the cloud an aggregator's offer is rented from.
-VIA_KEY = series_key.VIA_KEY
+VIA_KEY = reads.VIA_KEY
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
 Key = TypeVar("Key")
@@ -56,8 +56,8 @@ def market_prices(rows: Iterable[Row], direct: Collection[str] | None = None) ->
 
 def market_of_key(key: str, direct: Collection[str] | None = None) -> str:
     """The market provider of a roll-up series or interval key (a provider's name, or an
-    aggregator's ``<aggregator>/<cloud>`` key, ``db.via``)."""
-    provider, via = series_key.split(key)
+    aggregator's ``<aggregator>/<cloud>`` key, ``db.reads``)."""
+    provider, via = reads.split(key)
     return market_provider(provider, via, direct)
 
 

@@ -29,10 +29,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from db.reads import Labels, availability_rows, provider_intervals, raw_horizon
 from db.reader import Reader
-from db.spans import DEFAULT_INTERVAL_S, hold_end
-from db.spans import epoch, from_epoch
+from db.reads import Labels, availability_rows, provider_intervals, raw_horizon
+from db.spans import DEFAULT_INTERVAL_S, epoch, from_epoch, hold_end
 from tracker.errors import ConfigError
 
 Span = tuple[int, int]

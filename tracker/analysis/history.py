@@ -19,7 +19,7 @@ How a bucket gets its numbers:
    the typical provider, ``p25`` in between (linear interpolation, so with one provider all
    three are its price). An aggregator's offers of a cloud we also collect directly count as
    that cloud's (``tracker.analysis.aggregators``: the roll-ups keep each aggregator's clouds
-   apart, ``db.via``), so no cloud counts twice; the per-provider lines stay each stored
+   apart, ``db.reads``), so no cloud counts twice; the per-provider lines stay each stored
    provider's own.
 
 Every figure is computed over runs of buckets with one value, never bucket by bucket: roll-up
@@ -51,14 +51,31 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from db import reads as q
-from db import via
-from db.reads import Labels, provider_intervals, provider_low_runs, raw_horizon, raw_rows
+from db import reads
 from db.reader import Reader
-from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, Piece, Run, floor, hold_end, lows, origin, span
-from db.spans import epoch, from_epoch, utcnow
+from db.reads import (
+    Labels,
+    provider_intervals,
+    provider_low_runs,
+    raw_horizon,
+    raw_rows,
+)
+from db.spans import (
+    DAY,
+    DEFAULT_INTERVAL_S,
+    HOUR,
+    Piece,
+    Run,
+    epoch,
+    floor,
+    from_epoch,
+    hold_end,
+    lows,
+    origin,
+    span,
+    utcnow,
+)
 from tracker.analysis import specs
-from tracker.analysis.market import NO_MARKET, sweep
 from tracker.analysis.grid import (
     HOURS_PER_MONTH,
     MAX_GRID_ROWS,
@@ -72,6 +89,7 @@ from tracker.analysis.grid import (
     tolerance_lookup,
     too_many_rows,
 )
+from tracker.analysis.market import NO_MARKET, sweep
 from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -114,21 +132,21 @@ class Scope:
         self.regions = f.regions
         self.gpu_ids = lab.lookup("gpu", f.gpus) if f.gpus is not None else sorted(lab.names("gpu"))
         names = lab.names("provider")
-        #: roll-ups are read by series key: a provider's composite keys come with it (``db.via``)
-        self.provider_ids = via.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
+        #: roll-ups are read by series key: a provider's composite keys come with it (``db.reads``)
+        self.provider_ids = reads.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
         self.reader = reader
         self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
         usd = lab.lookup("currency", ["USD"])
         self.usd = usd[0] if usd else -1
         self.stored = provider_intervals(reader)
-        owner = via.owners(names)
+        owner = reads.owners(names)
         self.stored |= {k: self.stored[p] for k, p in owner.items() if p in self.stored}
         self.tolerance = tolerance
         longest = max([*self.stored.values(), DEFAULT_INTERVAL_S])
         self.given: dict[int, int] | None = None
         if tolerance is not None:
             tol = tolerance_lookup(tolerance)
-            self.given = {pid: int(tol(via.split(name)[0]).total_seconds()) for pid, name in names.items()}
+            self.given = {pid: int(tol(reads.split(name)[0]).total_seconds()) for pid, name in names.items()}
             longest = max([longest, *self.given.values()])
         #: The longest a price may hold past its last observation: the bound a read of "in effect
         #: from t" puts on ``last_seen``.
@@ -141,12 +159,12 @@ class Scope:
 
     def offer_keys(self, rows: Iterable[tuple[int, int]]) -> dict[int, int]:
         """The series key of each aggregator offer among ``rows`` ((offer, provider) ids) that
-        names a cloud (``db.via``); other offers' key is their provider's id."""
-        return q.offer_keys(self.reader, self.labels.names("provider"), rows)
+        names a cloud (``db.reads``); other offers' key is their provider's id."""
+        return reads.offer_keys(self.reader, self.labels.names("provider"), rows)
 
     def where(self, params: dict[str, Any], alias: str = "i") -> str:
         """The ``WHERE`` of the intervals in scope on ``price_interval`` alias ``alias``."""
-        return q.interval_terms(alias, params, self.gpu_ids, self.provider_ids, self.kind_ids, self.usd, self.regions)
+        return reads.interval_terms(alias, params, self.gpu_ids, self.provider_ids, self.kind_ids, self.usd, self.regions)
 
     def raw(self, reader: Reader, lo: int | None, hi: int | None) -> list[tuple[Any, ...]]:
         """The intervals in scope that may be in effect in ``[lo, hi]`` (``RAW_COLUMNS``), in the
@@ -171,7 +189,7 @@ class Scope:
 
 def _raw_runs(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
               max_rows: int | None = None) -> dict[tuple[int, int], list[Run]]:
-    """Each series key's (a provider's, or an aggregator's per cloud: ``db.via``) value (lowest
+    """Each series key's (a provider's, or an aggregator's per cloud: ``db.reads``) value (lowest
     price, distinct offers) over the buckets of ``step`` holding ``[lo, hi]``, as runs per (gpu
     id, key id), from the raw intervals in effect then: each interval counts in the buckets of
     the bucket rule (``db.spans.span``), each offer once over the union of its intervals' buckets."""
@@ -450,7 +468,7 @@ def answer(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resoluti
     for gpu, keyed in by_gpu.items():  # each stored provider's line: the lowest of its keys' values
         lines: dict[str, list[list[Run]]] = {}
         for key, key_runs in keyed.items():
-            lines.setdefault(via.split(key)[0], []).append(key_runs)
+            lines.setdefault(reads.split(key)[0], []).append(key_runs)
         for provider, parts in lines.items():
             line = parts[0] if len(parts) == 1 else lows((a, b, v, 0) for part in parts for a, b, v, _n in part)
             provider_out += [(gpu, provider, o + a * step, o + b * step, v) for a, b, v, _n in line]

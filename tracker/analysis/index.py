@@ -37,10 +37,9 @@ from functools import cache
 from typing import Any, NamedTuple
 
 from db import index_rollup, reads
-from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
 from db.reader import Reader
-from db.spans import DAY, DEFAULT_INTERVAL_S, floor
-from db.spans import epoch, from_epoch, utcnow
+from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
+from db.spans import DAY, DEFAULT_INTERVAL_S, epoch, floor, from_epoch, utcnow
 from tracker.analysis.aggregators import market_provider
 from tracker.analysis.grid import Resolution, check_dates, check_range
 from tracker.analysis.market import median, quantile

@@ -61,7 +61,7 @@ def market(values: Iterable[float]) -> tuple[float, float, float]:
 
 def counted(runs: Mapping[str, Sequence[Run]]) -> Mapping[str, Sequence[Run]]:
     """Each market provider's runs from each series key's runs (by key name: a provider's, or an
-    aggregator's per cloud, ``db.via``): the aggregator rule (``aggregators.market_runs``)."""
+    aggregator's per cloud, ``db.reads``): the aggregator rule (``aggregators.market_runs``)."""
     return market_runs(runs, str)
 
 

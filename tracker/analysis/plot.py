@@ -12,7 +12,6 @@ data are gaps in the lines (NaN breaks a line; nothing is interpolated or carrie
 from __future__ import annotations
 
 import textwrap
-
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime

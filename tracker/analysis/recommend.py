@@ -63,8 +63,8 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from db import app_reads
-from db.reads import current_prices
 from db.engine import engine_reader
+from db.reads import current_prices
 from tracker.analysis import specs
 from tracker.analysis.frames import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour

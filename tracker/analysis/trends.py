@@ -38,11 +38,10 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from db import reads as q
+from db import reads
 from db.reader import Reader
-from db.spans import DAY, hold_end, origin
 from db.reads import latest_prices
-from db.spans import epoch, from_epoch, utcnow
+from db.spans import DAY, epoch, from_epoch, hold_end, origin, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
 from tracker.analysis.grid import Filters, Resolution, Tolerance
 from tracker.analysis.history import Scope, answer, provider_runs
@@ -123,7 +122,7 @@ def markets_at(rows: Sequence[Live], names: dict[int, str], keys: Mapping[int, i
     (``first_seen <= t < end``), per offer the newest (the later row on a tie, as a stable sort
     keeps it), the cheapest price, its provider (the first name on a tie), and how many
     providers (market providers: an aggregator's offer of a cloud we collect is the cloud's;
-    ``keys``: an aggregator's offer id -> its series key id, ``db.via``) and offers list the GPU."""
+    ``keys``: an aggregator's offer id -> its series key id, ``db.reads``) and offers list the GPU."""
     keys = keys or {}
     newest: dict[tuple[int, int], Live] = {}
     for row in rows:
@@ -161,7 +160,7 @@ class _Reads:
         """The newest observation of an interval matching the filters (each offer's newest
         interval is kept in ``price_interval_open``)."""
         params: dict[str, Any] = {}
-        return q.newest_seen(self.reader, self.scope.where(params), params)
+        return reads.newest_seen(self.reader, self.scope.where(params), params)
 
     def recent(self, lo: int, hi: int) -> list[Live]:
         """The intervals in effect at some point of ``[lo, hi]`` as lean rows, with ``t = hi``."""
@@ -177,7 +176,7 @@ class _Reads:
     def longest_span(self) -> int:
         """The longest any stored interval lasted (``db.reads.LONGEST_SPAN``), read once."""
         if self._longest is None:
-            self._longest = int(self.reader.scalar(q.LONGEST_SPAN))
+            self._longest = int(self.reader.scalar(reads.LONGEST_SPAN))
         return self._longest
 
     def rows_at(self, times: list[int]) -> list[Live]:
@@ -200,7 +199,7 @@ class _Reads:
     def day_lows(self, before: int) -> list[tuple[int, int, float]]:
         """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
         s = self.scope
-        return q.day_lows(self.reader, s.gpu_ids, s.provider_ids, s.kind_ids, before)
+        return reads.day_lows(self.reader, s.gpu_ids, s.provider_ids, s.kind_ids, before)
 
     def first_at_lows(self, lows: list[tuple[int, float, int, int | None]], until: int) -> dict[int, tuple[int, str]]:
         """Per GPU of ``lows`` (gpu id, low, day, end), the earliest interval at the low starting

@@ -28,7 +28,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import bulk, intervals, labels, queries, rollups, via
+from db import bulk, intervals, labels, queries, reads, rollups
 from db.models import Offer, Provider, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
@@ -347,7 +347,7 @@ def _collection(conn: Connection, provider: str, listed: Iterable[NormalisedOffe
     """The label ids a collection's offers need (created when new), with its times."""
     listed = list(listed)
     ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed}
-                        | via.key_labels(provider, [o.extra for o in listed])
+                        | reads.key_labels(provider, [o.extra for o in listed])
                         | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
     by_space: dict[str, dict[str, int]] = {"kind": {}, "currency": {}, "gpu": {}}
     for (space, name), i in ids.items():

@@ -20,7 +20,7 @@ from typing import Any
 
 from sqlmodel import Session
 
-from db import intervals, labels, via
+from db import intervals, labels, reads
 from db import series as series_db
 from db.types import from_epoch
 from scrapers.base import ScrapedOffer
@@ -159,7 +159,7 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
         return {}
     named = {(s.gpu_id, s.kind_id, s.currency_id) for w in writes.values() for _sr, seen in w.cuts
              for by_t in seen.values() for s in by_t.values()}
-    aggregated = {key for p, w in writes.items() for key in via.key_labels(p, [o.extra for _f, _l, o in w.offers.values()])}
+    aggregated = {key for p, w in writes.items() for key in reads.key_labels(p, [o.extra for _f, _l, o in w.offers.values()])}
     ids = labels.ensure(conn, sorted({("provider", p) for p in writes} | aggregated | {("kind", k) for _g, k, _c in named}
                                      | {("currency", c) for _g, _k, c in named}
                                      | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))

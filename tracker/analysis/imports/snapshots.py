@@ -62,7 +62,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import app_reads, bulk, intervals, labels, queries, rollups, via
+from db import app_reads, bulk, intervals, labels, queries, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
@@ -563,7 +563,7 @@ def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mappi
     earlier = {o.id for o in offers.values() if o.id not in fresh and epoch(o.first_seen) < lo}
     now = [(t, o) for t, acc in plan.accepted_at.items() for o in acc]
     now += [(epoch(q.observed_at), _held_offer(q)) for q in plan.now_accepted]
-    ids = writer.labels([("provider", provider), *via.key_labels(provider, [o.extra for _t, o in now])]
+    ids = writer.labels([("provider", provider), *reads.key_labels(provider, [o.extra for _t, o in now])]
                         + [(sp, v) for _t, o in now for sp, v in (("kind", o.kind), ("currency", o.currency))]
                         + [("gpu", o.gpu) for _t, o in now if o.gpu is not None])
     pid = ids[("provider", provider)]
