@@ -63,12 +63,12 @@ CHANGE = 0.05
 def writer(url: str, stop: Path, report: Path) -> None:
     """Collect ``BATCH`` synthetic offers through the real pipeline until ``stop`` exists; write
     the number of batches and their median seconds to ``report``."""
-    from scrapers.base import ScrapedOffer, Scraper
     from synthetic_year import BASE_PRICE, GPUS
-    from tracker.config.settings import Settings
-    from tracker.pipeline import collect as collect_mod
 
     from db.engine import make_engine
+    from scrapers.base import ScrapedOffer, Scraper
+    from tracker.config.settings import Settings
+    from tracker.pipeline import collect as collect_mod
 
     rng = random.Random(29)
     offers = [{"sku": f"synthetic-load-{i}", "gpu": GPUS[i % len(GPUS)], "count": (1, 2, 4, 8)[i % 4],

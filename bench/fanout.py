@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any
 
 from _results import machine, record
+from synthetic_year import postgres_db, postgres_url
+
 from db.engine import make_engine
 from db.migrate import init_db
-from synthetic_year import postgres_db, postgres_url
 from scrapers.base import ScrapedOffer, Scraper
 from scrapers.http import Http
 from tracker.config.settings import Settings

@@ -43,7 +43,14 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _results import machine, record  # noqa: E402
 from history_year import best_of  # noqa: E402
 from store_cycle import cycle_figures  # noqa: E402
-from synthetic_year import END, Shape, postgres_db, postgres_url, postgres_year, sqlite_copy  # noqa: E402
+from synthetic_year import (  # noqa: E402
+    END,
+    Shape,
+    postgres_db,
+    postgres_url,
+    postgres_year,
+    sqlite_copy,
+)
 
 from db.engine import engine_reader, make_engine  # noqa: E402
 from tracker.analysis.grid import Filters  # noqa: E402

@@ -22,10 +22,9 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from db import reads, queries
-from db.engine import make_engine, session_scope
+from db import queries, reads
+from db.engine import engine_reader, make_engine, session_scope
 from db.migrate import init_db
-from db.engine import engine_reader
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 

@@ -35,15 +35,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
-
 from _results import machine, record
+from sqlalchemy import text
+from synthetic_year import (
+    END,
+    Shape,
+    postgres_db,
+    postgres_url,
+    postgres_year,
+    sqlite_copy,
+)
+
 from db import bulk, intervals, labels, queries, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from scrapers.base import ScrapedOffer, Scraper
 from scrapers.http import Http
-from synthetic_year import END, Shape, postgres_db, postgres_url, postgres_year, sqlite_copy
 from tracker.config.settings import Settings
 from tracker.pipeline import collect as collect_mod
 from tracker.pipeline import store as store_stage

@@ -1,4 +1,4 @@
-"""The writes the application makes through the ORM (its reads are ``db.app_reads``'s).
+"""The writes the application makes through the ORM (its reads are ``db.reads``'s).
 
 Writers take an open ``Session`` and never commit: the caller owns the transaction, so one
 provider's batch is all-or-nothing.
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam
 from sqlmodel import Session
 
-from db import app_reads
+from db import reads
 from db.models import Provider
 from db.reader import in_transaction
 
@@ -46,7 +46,7 @@ def ensure_providers(session: Session, display_names: Mapping[str, str]) -> None
     for a cycle that starts them all at once."""
     table = Provider.__table__  # type: ignore[attr-defined]
     conn = session.connection()
-    stored = {n: p.display_name for n, p in app_reads.providers(in_transaction(conn)).items()}
+    stored = {n: p.display_name for n, p in reads.providers(in_transaction(conn)).items()}
     new = [{"name": n, "display_name": d or n} for n, d in display_names.items() if n not in stored]
     if new:
         conn.execute(table.insert(), new)

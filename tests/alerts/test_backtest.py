@@ -11,10 +11,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
-from db import app_reads, queries
-from db.reader import in_transaction
+from db import queries, reads
 from db.engine import session_scope
 from db.models import AlertEvent, AlertRule, AlertState, Outbox, ScrapeRun
+from db.reader import in_transaction
 from tests.analysis.seq import HOUR, T0, offer
 from tracker.alerts.backtest import backtest
 from tracker.alerts.rules import parse_rule
@@ -227,7 +227,7 @@ def test_for_and_rearm_count_every_imported_snapshot(engine: Engine, tmp_path) -
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     import_files(engine, [path])
     with Session(engine) as s:
-        stored = sum(1 for r in app_reads.interval_rows(in_transaction(s.connection())) if r.observations > 1)
+        stored = sum(1 for r in reads.interval_rows(in_transaction(s.connection())) if r.observations > 1)
     assert stored >= 4  # plateaus are single intervals: the snapshots inside them are not interval boundaries
     cases = {(2, 0.0): [2, 6, 9, 14], (2, 0.25): [2, 9, 14], (3, 0.0): [3, 10, 15], (3, 0.25): [3, 10, 15]}
     for (for_n, rearm), expected in cases.items():

@@ -13,8 +13,8 @@ from db.types import utcnow
 from tests.alerts.helpers import Market, events, fast_settings, h100, outbox
 from tracker.alerts import check
 from tracker.alerts.evaluate import evaluate
-from tracker.kinds import HOURS_PER_MONTH
 from tracker.catalog.specs import load_catalog
+from tracker.kinds import HOURS_PER_MONTH
 
 
 def fired(engine: Engine, rule: str | None = None) -> list[tuple[str, float | None]]:

@@ -20,10 +20,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from db.engine import make_engine
+from db.engine import engine_reader, make_engine
 from db.migrate import init_db
 from db.models import DigestState
-from db.engine import engine_reader
 from db.types import utcnow
 from tests.alerts.helpers import (
     Market,

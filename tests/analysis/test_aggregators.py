@@ -4,10 +4,6 @@ aggregator's. Handmade rows in the OpenComputePrices schema, imported into the s
 
 from __future__ import annotations
 
-from tests.conftest import read
-from db.reader import in_transaction
-from db.engine import engine_reader
-
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,14 +11,21 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
+from db.engine import engine_reader
+from db.reader import in_transaction
 from db.reads import latest_prices
 from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
-from tracker.analysis.aggregators import cheapest_per_provider, market_of_key, market_provider
+from tests.conftest import read
+from tracker.analysis.aggregators import (
+    cheapest_per_provider,
+    market_of_key,
+    market_provider,
+)
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
-from tracker.analysis.trends import trends
 from tracker.analysis.tco import market_rent
+from tracker.analysis.trends import trends
 
 
 def h100(source: str, provider: str, price: str, instance: str) -> str:

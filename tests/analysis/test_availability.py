@@ -16,8 +16,6 @@ Each observation holds until the next collection attempt (one hour), so an hour'
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -26,6 +24,7 @@ from typer.testing import CliRunner
 
 from db import queries
 from db.engine import session_scope
+from tests.conftest import read
 from tracker.analysis.availability import availability, minus, union
 from tracker.cli import app as cli_app
 from tracker.pipeline import store as store_stage

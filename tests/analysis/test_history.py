@@ -3,8 +3,6 @@ new all-time low; hour/day/week grids; cost-per-TFLOP and break-even series."""
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import math
 
 import pandas as pd
@@ -12,6 +10,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import DAY, HOUR, T0, offer, scrape
+from tests.conftest import read
 from tracker.analysis.grid import Filters, Resolution, parse_span
 from tracker.analysis.history import (
     breakeven_history,

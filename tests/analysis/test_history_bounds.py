@@ -3,8 +3,6 @@ are one clear line (CLI exit 2), never minutes of work or a traceback."""
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 from datetime import UTC, datetime
 from typing import Any
 
@@ -12,7 +10,7 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.test_history import store_day_one
-from tests.conftest import run_main
+from tests.conftest import read, run_main
 from tracker.analysis.frames import MAX_BUCKETS, Filters, Resolution, check_range
 from tracker.analysis.history import price_history
 from tracker.errors import ConfigError, QueryTooLarge

@@ -4,8 +4,6 @@ OpenComputePrices schema; ``verify`` against a deliberately corrupted roll-up. B
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import csv
 import statistics
 from collections import defaultdict
@@ -21,7 +19,7 @@ from sqlalchemy.engine import Engine
 
 from tests.analysis import test_rollup_equivalence as equivalence
 from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
-from tests.conftest import fixture_path, run_main
+from tests.conftest import fixture_path, read, run_main
 from tracker.analysis.imports import import_files
 from tracker.analysis.index import EWYLUDA, METHOD_1, half_up, rental_index, verify
 from tracker.errors import ConfigError

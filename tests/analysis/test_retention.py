@@ -4,8 +4,6 @@ rebuild`` restores roll-ups from raw intervals and keeps those before the horizo
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import json
 from datetime import timedelta
 from typing import Any
@@ -16,7 +14,7 @@ from sqlalchemy.engine import Engine
 
 from db import rollups
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
-from tests.conftest import fixture_path, run_main
+from tests.conftest import fixture_path, read, run_main
 from tracker.analysis.frames import Filters, Resolution
 from tracker.analysis.history import price_history
 from tracker.analysis.trends import trends

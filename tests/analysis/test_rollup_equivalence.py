@@ -9,9 +9,6 @@ read every raw interval instead.
 
 from __future__ import annotations
 
-from tests.conftest import read
-from db.engine import engine_reader
-
 import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -25,9 +22,9 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import queries
-from db.engine import session_scope
-from tests.conftest import recordings_recorded_now
+from db.engine import engine_reader, session_scope
 from db.spans import epoch
+from tests.conftest import read, recordings_recorded_now
 from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history, provider_runs
 from tracker.analysis.trends import PERIODS, trends

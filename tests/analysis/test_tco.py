@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import HOUR, T0, offer, scrape
+from tests.conftest import read
 from tracker.analysis.tco import (
     breakeven_hours,
     breakeven_hours_full,

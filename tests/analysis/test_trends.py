@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import numpy as np
 import pytest
 from sqlalchemy.engine import Engine
 
 from tests.analysis.seq import DAY, T0, offer, scrape
+from tests.conftest import read
 from tracker.analysis.grid import Filters
-from tracker.analysis.trends import TREND_COLUMNS, is_good_deal, newest_observation, trends, volatility
+from tracker.analysis.trends import (
+    TREND_COLUMNS,
+    is_good_deal,
+    newest_observation,
+    trends,
+    volatility,
+)
 
 H100 = Filters.of(gpus=["H100-SXM"])
 

@@ -3,7 +3,6 @@ is older than the staleness limit (instead of printing nothing)."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 import json
 from datetime import datetime, timedelta
 
@@ -11,9 +10,10 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
-from db.reads import prices_at, stale_note
 from db.engine import session_scope
 from db.models import Provider
+from db.reader import in_transaction
+from db.reads import prices_at, stale_note
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tracker.cli import app
 

@@ -3,15 +3,15 @@ never split a price interval, and the current price rows say them (both backends
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, reads, queries
+from db import queries, reads
 from db.engine import session_scope
+from db.reader import in_transaction
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -41,7 +41,7 @@ def now_rows(engine: Engine, at: datetime) -> dict[str, tuple[bool | None, int |
 def intervals(engine: Engine) -> list[tuple[int, bool | None]]:
     """(first seen, available) of every interval, oldest first."""
     with Session(engine) as s:
-        return [(r.first_seen, r.available) for r in sorted(app_reads.interval_rows(in_transaction(s.connection())), key=lambda r: r.first_seen)]
+        return [(r.first_seen, r.available) for r in sorted(reads.interval_rows(in_transaction(s.connection())), key=lambda r: r.first_seen)]
 
 
 def test_a_moving_count_keeps_one_interval_and_shows_the_newest(engine: Engine) -> None:

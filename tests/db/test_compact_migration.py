@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import MetaData, insert
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, reads
+from db import reads
 from db.engine import make_engine, session_scope
 from db.migrate import current_revision, head_revision, upgrade
+from db.reader import in_transaction
 from db.types import epoch
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
@@ -68,7 +68,7 @@ def test_every_interval_survives_the_move(db_url: str) -> None:
         assert current_revision(eng) == head_revision()
         with Session(eng) as s:
             got = [(r.id, r.offer_id, r.provider, r.gpu, r.kind, r.currency, r.price_per_hour, r.available,
-                    r.first_seen, r.last_seen, r.ends_at, r.observations) for r in app_reads.interval_rows(in_transaction(s.connection()))]
+                    r.first_seen, r.last_seen, r.ends_at, r.observations) for r in reads.interval_rows(in_transaction(s.connection()))]
             sec = lambda d: d.replace(microsecond=0)  # noqa: E731 - times are whole seconds now
             assert got == [
                 (1, 1, "alpha", "H100-SXM", "on_demand", "USD", 2.5, True, sec(T0), sec(T0 + HOUR),
@@ -84,7 +84,7 @@ def test_every_interval_survives_the_move(db_url: str) -> None:
             # (eu was not in it), beta's unmapped offer is listed
             assert [(r["sku"], r["price_per_hour"]) for r in reads.latest_prices(in_transaction(s.connection()), include_stale=True)] == [
                 ("a2", 1.1), ("a1", 2.2), ("b1", 4.0)]
-            assert app_reads.previous_prices(in_transaction(s.connection()), "alpha") == {("a1", "r", "on_demand", 0): 2.2,
+            assert reads.previous_prices(in_transaction(s.connection()), "alpha") == {("a1", "r", "on_demand", 0): 2.2,
                                                           ("a2", "r", "spot", 0): 1.1, ("eu", "r", "on_demand", 0): 0.9}
         # roll-ups were computed: alpha's H100 daily bucket saw both prices
         with eng.connect() as c:
@@ -99,7 +99,7 @@ def test_every_interval_survives_the_move(db_url: str) -> None:
             stats = store_stage.store_observation(s, "beta", [o], T0 + 2 * HOUR, T0 + HOUR)
         assert stats.unchanged == 1
         with Session(eng) as s:
-            beta = app_reads.interval_rows(in_transaction(s.connection()), provider="beta")
+            beta = reads.interval_rows(in_transaction(s.connection()), provider="beta")
         assert [(r.id, epoch(r.last_seen), r.observations) for r in beta] == [(5, epoch(T0 + 2 * HOUR), 3)]
     finally:
         eng.dispose()

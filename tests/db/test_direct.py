@@ -4,18 +4,18 @@ whenever the store needs anything done first."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from pathlib import Path
 
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from db import direct, engine as engine_module
-from db.spans import utcnow
-from db.reads import latest_prices, prices_at, provider_states
+from db import direct
+from db import engine as engine_module
 from db.engine import make_engine
-from db.reader import bind
+from db.reader import bind, in_transaction
+from db.reads import latest_prices, prices_at, provider_states
+from db.spans import utcnow
 from db.types import from_epoch
 from tests.conftest import run_main
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog

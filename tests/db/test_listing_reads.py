@@ -4,16 +4,15 @@ connection alike; the rows here are handmade."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from datetime import UTC, datetime, timedelta
 
 from sqlmodel import Session, select
 
-from db import app_reads, direct
-from db.reads import added_rule_tables, alert_states
+from db import direct, reads
 from db.engine import session_scope
 from db.models import AlertRule, AlertState, Provider, ScrapeRun
-from db.reads import imported_providers
+from db.reader import in_transaction
+from db.reads import added_rule_tables, alert_states, imported_providers
 from scrapers.registry import all_scrapers
 from tracker.alerts import rule_states
 from tracker.alerts.rules import config_rules
@@ -51,17 +50,17 @@ def test_provider_reads_equal_the_orms(engine) -> None:  # noqa: ANN001
     assert reader is not None, "a current store opens directly"
     try:
         with Session(engine) as s, engine.connect() as conn:
-            orm_rows = app_reads.providers(in_transaction(s.connection()))
-            orm_runs = app_reads.latest_run_per_provider(in_transaction(s.connection()))
+            orm_rows = reads.providers(in_transaction(s.connection()))
+            orm_runs = reads.latest_run_per_provider(in_transaction(s.connection()))
             orm_external = external_providers(in_transaction(s.connection()))
             for source in (reader, in_transaction(conn)):
-                rows = app_reads.providers(source)
+                rows = reads.providers(source)
                 assert rows.keys() == orm_rows.keys() == {"lambda", "runpod", "dc_roan", "shouting", "never"}
                 for name, row in rows.items():
                     for key in row._fields:
                         assert getattr(row, key) == getattr(orm_rows[name], key), (name, key)
                 assert rows["lambda"].last_run_at == T0 + timedelta(hours=2) and rows["lambda"].last_run_at.tzinfo
-                runs = app_reads.latest_run_per_provider(source)
+                runs = reads.latest_run_per_provider(source)
                 assert {n: (r.status, r.error_message) for n, r in runs.items()} == {
                     n: (r.status, r.error_message) for n, r in orm_runs.items()}
                 assert runs["lambda"].error_message == "HTTP 500 from the pricing API"

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, reads, queries
+from db import queries, reads
 from db.engine import session_scope
 from db.models import Offer
+from db.reader import in_transaction
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -53,7 +53,7 @@ class Provider:
     def intervals(self, sku: str | None = None) -> list[tuple[float, datetime, datetime, datetime | None]]:
         with Session(self.engine) as s:
             ids = {o.id for o in offers(s).values() if sku is None or o.sku == sku}
-            return [(r.price_per_hour, r.first_seen, r.last_seen, r.ends_at) for r in app_reads.interval_rows(in_transaction(s.connection()))
+            return [(r.price_per_hour, r.first_seen, r.last_seen, r.ends_at) for r in reads.interval_rows(in_transaction(s.connection()))
                     if r.offer_id in ids]
 
 
@@ -91,7 +91,7 @@ def test_previous_prices_and_current_list_come_from_the_current_state(engine: En
     p.ok(T0, offer("a", 3.0), offer("b"))
     p.ok(T0 + HOUR, offer("a", 2.5))
     with Session(engine) as s:
-        assert app_reads.previous_prices(in_transaction(s.connection()), "p") == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
+        assert reads.previous_prices(in_transaction(s.connection()), "p") == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
         assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), include_stale=True)] == ["a"]
     p.failed(T0 + 2 * HOUR)
     with Session(engine) as s:  # held: the last good list still shows while the provider fails
@@ -103,8 +103,8 @@ def test_market_medians_are_the_current_usd_prices_per_gpu(engine: Engine) -> No
     p.ok(T0, offer("a", 1.0), offer("b", 2.0), offer("c", 9.0), offer("gone", 50.0))
     p.ok(T0 + HOUR, offer("a", 1.0), offer("b", 3.0), offer("c", 9.0))  # "gone" is no longer listed
     with Session(engine) as s:
-        assert app_reads.market_medians(in_transaction(s.connection()), 3) == {"H100-SXM": 3.0}
-        assert app_reads.market_medians(in_transaction(s.connection()), 4) == {}
+        assert reads.market_medians(in_transaction(s.connection()), 3) == {"H100-SXM": 3.0}
+        assert reads.market_medians(in_transaction(s.connection()), 4) == {}
         current = [r["price_per_gpu_hour"] for r in reads.latest_prices(in_transaction(s.connection()), include_unmapped=False, include_stale=True)]
         assert sorted(current) == [1.0, 3.0, 9.0]
 

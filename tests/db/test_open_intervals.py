@@ -13,7 +13,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, intervals
+from db import intervals, reads
 from db.reader import in_transaction
 from db.types import epoch
 from tests.db.test_observation_store import HOUR, T0, Provider, offer
@@ -24,9 +24,9 @@ def raw_rows(engine: Engine, table: str = intervals.PAST_TABLE) -> list[tuple[An
         return [tuple(r) for r in conn.execute(text(f"SELECT * FROM {table} ORDER BY id"))]
 
 
-def rows(engine: Engine) -> list[app_reads.IntervalRow]:
+def rows(engine: Engine) -> list[reads.IntervalRow]:
     with Session(engine) as s:
-        return app_reads.interval_rows(in_transaction(s.connection()))
+        return reads.interval_rows(in_transaction(s.connection()))
 
 
 def test_a_steady_collection_leaves_every_interval_row_as_it_was(engine: Engine) -> None:

@@ -3,12 +3,12 @@ rows themselves, on SQLite and PostgreSQL, empty results included."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import rollups
 from db.migrate import init_db
+from db.reader import in_transaction
 from db.reads import provider_lows
 
 #: (gpu, bucket, provider, kind, min, median, max, offers): two kinds of one provider on one day.

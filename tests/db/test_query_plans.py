@@ -4,7 +4,6 @@ every statement one collection and one roll-up refresh run."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -13,9 +12,10 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import app_reads, labels, reads, queries, rollups
+from db import labels, queries, reads, rollups
 from db.engine import session_scope
 from db.migrate import init_db
+from db.reader import in_transaction
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -84,9 +84,9 @@ def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
     def collect(at: datetime, offers: list[NormalisedOffer]) -> None:
         with session_scope(engine) as s:
             prov = queries.ensure_provider(s, "p")
-            app_reads.previous_prices(in_transaction(s.connection()), "p")
-            app_reads.pending_jumps(in_transaction(s.connection()), "p")
-            app_reads.market_medians(in_transaction(s.connection()))
+            reads.previous_prices(in_transaction(s.connection()), "p")
+            reads.pending_jumps(in_transaction(s.connection()), "p")
+            reads.market_medians(in_transaction(s.connection()))
             store_stage.store_observation(s, "p", offers, at, prov.last_attempt_at)
             prov.last_attempt_at = prov.last_success_at = at
             prov.last_status = "ok"

@@ -3,8 +3,6 @@ both ways, without changing an interval, a roll-up or a history answer (SQLite a
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 from datetime import timedelta
 from typing import Any
 
@@ -15,6 +13,7 @@ from sqlalchemy.engine import Engine
 from db import rollups
 from db.migrate import alembic_config, current_revision, head_revision, upgrade
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
+from tests.conftest import read
 from tracker.analysis.frames import Filters, Resolution
 from tracker.analysis.history import price_history
 

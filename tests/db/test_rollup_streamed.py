@@ -17,7 +17,12 @@ from sqlalchemy.engine import Connection, Engine
 from db import labels, queries, rollups
 from db.engine import session_scope
 from tests.analysis.test_rollup_equivalence import MIN, T0, clear
-from tests.db.test_store_refresh import assert_newest_runs_apart, events, record, rollup_rows
+from tests.db.test_store_refresh import (
+    assert_newest_runs_apart,
+    events,
+    record,
+    rollup_rows,
+)
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, reads, queries
+from db import queries, reads
 from db.engine import mask_url, session_scope
 from db.models import Offer, Provider
+from db.reader import in_transaction
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -36,7 +36,7 @@ def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> queries.St
 
 def intervals(engine: Engine) -> list[tuple[float, datetime, datetime, int]]:
     with Session(engine) as s:
-        return [(r.price_per_hour, r.first_seen, r.last_seen, r.observations) for r in app_reads.interval_rows(in_transaction(s.connection()))]
+        return [(r.price_per_hour, r.first_seen, r.last_seen, r.observations) for r in reads.interval_rows(in_transaction(s.connection()))]
 
 
 def test_unchanged_price_extends_the_interval(engine: Engine) -> None:
@@ -66,7 +66,7 @@ def test_absence_leaves_a_gap(engine: Engine) -> None:
     scrape(engine, T0 + 2 * HOUR, offer("a"), offer("b"))  # back at the same price
     with Session(engine) as s:
         a_id = s.exec(select(Offer.id).where(Offer.sku == "a")).one()
-        a = app_reads.interval_rows(in_transaction(s.connection()), offer_id=a_id)
+        a = reads.interval_rows(in_transaction(s.connection()), offer_id=a_id)
     assert [(i.first_seen, i.last_seen) for i in a] == [(T0, T0), (T0 + 2 * HOUR, T0 + 2 * HOUR)]
 
 
@@ -83,7 +83,7 @@ def test_latest_prices_show_only_what_the_last_good_scrape_listed(engine: Engine
 def test_unmapped_names_are_kept_and_counted(engine: Engine) -> None:
     scrape(engine, T0, offer("x", gpu=None), offer("y", gpu=None), offer("z"))
     with Session(engine) as s:
-        assert app_reads.unmapped_gpu_names(in_transaction(s.connection())) == [{"gpu_raw": "H100 SXM", "offers": 2, "example_provider": "p"}]
+        assert reads.unmapped_gpu_names(in_transaction(s.connection())) == [{"gpu_raw": "H100 SXM", "offers": 2, "example_provider": "p"}]
 
 
 def test_storage_stays_small_for_a_year_of_stable_hourly_scrapes(sqlite_engine: Engine) -> None:

@@ -3,7 +3,6 @@ the prices held for confirmation, each one lean statement that must give what th
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 import statistics
 from typing import Any
 
@@ -11,8 +10,9 @@ import httpx
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, reads
+from db import reads
 from db.engine import make_engine
+from db.reader import in_transaction
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
@@ -29,7 +29,7 @@ def test_market_medians_are_those_of_the_listed_usd_prices(replay_store: str) ->
                     by_gpu.setdefault(row["gpu"], []).append(row["price_per_gpu_hour"])
             for least in (1, 3):
                 expected = {g: statistics.median(ps) for g, ps in by_gpu.items() if len(ps) >= least}
-                assert expected and app_reads.market_medians(in_transaction(s.connection()), least) == expected
+                assert expected and reads.market_medians(in_transaction(s.connection()), least) == expected
     finally:
         engine.dispose()
 
@@ -45,7 +45,7 @@ def test_pending_jumps_are_the_held_prices_of_the_latest_good_run(engine: Engine
 
     def pending() -> dict[tuple[str, str, str, int], float]:
         with Session(engine) as s:
-            return app_reads.pending_jumps(in_transaction(s.connection()), "newcomer", HELD)
+            return reads.pending_jumps(in_transaction(s.connection()), "newcomer", HELD)
 
     glitch = offers_payload({"sku": "cheap", "gpu": "H100 SXM", "price": 0.03}, {"sku": "fair", "gpu": "H100 SXM", "price": 1.5})
     scrape(glitch)

@@ -17,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
-from db import app_reads
+from db import reads
 from db.reader import in_transaction
 from tests.web.conftest import Store
 from tracker.cli import app as cli_app
@@ -118,7 +118,7 @@ def test_parquet_history_is_the_stored_intervals(store: Store, tmp_path: Path) -
     run(store.url, "export", "--format", "parquet", "--table", "history", "-o", str(out))
     df = pq.read_table(out).to_pandas()
     with Session(store.engine) as s:
-        stored = {r.id: r for r in app_reads.interval_rows(in_transaction(s.connection())) if r.currency == "USD" and r.gpu is not None}
+        stored = {r.id: r for r in reads.interval_rows(in_transaction(s.connection())) if r.currency == "USD" and r.gpu is not None}
     assert len(df) == len(stored) > 100
     for row in df.itertuples():
         iv = stored[row.interval_id]

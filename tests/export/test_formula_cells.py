@@ -5,8 +5,6 @@ text; imports refuse provider names that are not plain names."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
-
 import csv
 import io
 import json
@@ -17,6 +15,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
+from db.reader import in_transaction
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.analysis.imports import import_files
 from tracker.cells import FORMULA_START, is_number, safe_cell, unescape

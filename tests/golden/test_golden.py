@@ -21,8 +21,6 @@ The files are written from SQLite only; PostgreSQL is then held to them like any
 
 from __future__ import annotations
 
-from tests.conftest import read
-from db.reader import in_transaction
 import json
 import math
 import os
@@ -38,7 +36,14 @@ from sqlalchemy.engine import Engine
 from db import queries
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
-from tests.conftest import PG_ENV, _fresh_postgres_schema, postgres_url, recordings_recorded_now
+from db.reader import in_transaction
+from tests.conftest import (
+    PG_ENV,
+    _fresh_postgres_schema,
+    postgres_url,
+    read,
+    recordings_recorded_now,
+)
 
 GOLDEN = Path(__file__).parent
 REGENERATE = os.environ.get("GOLDEN_REGENERATE") == "1"

@@ -6,8 +6,6 @@ default real providers never reach; a damaged SQLite store is reported by the da
 
 from __future__ import annotations
 
-from db.reader import in_transaction
-
 import logging
 from pathlib import Path
 
@@ -19,6 +17,7 @@ from sqlmodel import Session, select
 
 from db import reads
 from db.models import Quarantine
+from db.reader import in_transaction
 from tests.fakes import make_fake, routing_transport
 from tests.reliability.service_procs import isolate_config, one_line, run_main
 from tracker.config.settings import Settings, load_settings

@@ -25,7 +25,13 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
 from db.models import Offer, PriceInterval, Quarantine, ScrapeRun
-from tests.reliability.conftest import Asked, FaultServer, Handler, LocalTransport, recorded_file
+from tests.reliability.conftest import (
+    Asked,
+    FaultServer,
+    Handler,
+    LocalTransport,
+    recorded_file,
+)
 from tracker import alerts
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import RunResult, collect

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select

@@ -15,7 +15,13 @@ from sqlalchemy.engine import Engine
 from tests.reliability.service_procs import cli, serve
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
-from tracker.web.security import API_TOKEN_ENV, Security, host_name, is_loopback, security_for
+from tracker.web.security import (
+    API_TOKEN_ENV,
+    Security,
+    host_name,
+    is_loopback,
+    security_for,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from tests.reliability.service_procs import isolate_config, one_line, run_main
 from db.reader import in_transaction
+from tests.reliability.service_procs import isolate_config, one_line, run_main
 from tracker.alerts.redact import literal_secrets
 from tracker.alerts.store import load_rules
 from tracker.config.settings import Settings, load_settings

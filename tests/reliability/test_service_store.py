@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import Engine
 
-from tests.reliability.service_procs import ROOT, cli_env, isolate_config, one_line, run_main
+from tests.reliability.service_procs import (
+    ROOT,
+    cli_env,
+    isolate_config,
+    one_line,
+    run_main,
+)
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
 from tracker.pipeline.opening import open_store

@@ -23,7 +23,15 @@ from typing import Any, ClassVar, NamedTuple
 import httpx
 import pytest
 
-from scrapers.base import FIXTURE_KINDS, KINDS, SOURCE_KINDS, UNREADABLE_PRICE, ParseError, ScrapedOffer, Scraper
+from scrapers.base import (
+    FIXTURE_KINDS,
+    KINDS,
+    SOURCE_KINDS,
+    UNREADABLE_PRICE,
+    ParseError,
+    ScrapedOffer,
+    Scraper,
+)
 from scrapers.http import Http
 from tracker.pipeline.replay import ReplayTransport
 

@@ -21,10 +21,22 @@ import httpx
 import pytest
 
 from scrapers._aws_common import REGIONS
-from scrapers.aws import CONCURRENCY, PRICING_JSON_REGIONS, REGIONS_ENV, SOURCE_ENV, AwsScraper, pricing_url
+from scrapers.aws import (
+    CONCURRENCY,
+    PRICING_JSON_REGIONS,
+    REGIONS_ENV,
+    SOURCE_ENV,
+    AwsScraper,
+    pricing_url,
+)
 from scrapers.base import UNREADABLE_PRICE, FetchError, ParseError, ScrapedOffer
 from tests.conftest import load_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
 from tracker.errors import ConfigError
 
 BY_LOCATION = "aws/aws_pricing_json_ondemand_linux_gpu_by_location_2026-09-28.json"

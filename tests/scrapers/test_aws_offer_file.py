@@ -17,7 +17,14 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.aws import DEFAULT_REGIONS, OFFER_URL, REGIONS_ENV, SOURCE_ENV, AwsScraper, OfferFiles
+from scrapers.aws import (
+    DEFAULT_REGIONS,
+    OFFER_URL,
+    REGIONS_ENV,
+    SOURCE_ENV,
+    AwsScraper,
+    OfferFiles,
+)
 from scrapers.base import FetchError, ParseError, ScrapedOffer
 from tests.conftest import fixture_path, load_json
 from tests.scrapers.contract import ProviderContract, run_fetch

@@ -19,7 +19,12 @@ from scrapers._aws_common import REGIONS_ENV
 from scrapers.aws_spot import SPOT_URL, AwsSpotScraper, spot_prices
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from tests.conftest import fixture_path, load_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
 from tracker.errors import ConfigError
 
 GPU_EXCERPT = "aws_spot/aws_spot_json_us-east-2_gpu_excerpt_2026-08.json"

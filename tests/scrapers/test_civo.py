@@ -11,7 +11,12 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.civo import PRICING_URL, CivoScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
 
 PAGE = "civo/pricing_reference.html"  # the replay recording: the one copy
 

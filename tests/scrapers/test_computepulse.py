@@ -10,9 +10,21 @@ import httpx
 import pytest
 
 from scrapers.base import ParseError, PartialOffers, ScrapedOffer
-from scrapers.computepulse import GPU_SLUGS, MAX_PAGES, URL, ComputepulseScraper, via_name
+from scrapers.computepulse import (
+    GPU_SLUGS,
+    MAX_PAGES,
+    URL,
+    ComputepulseScraper,
+    via_name,
+)
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, replayed_payload, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    replayed_payload,
+    run_fetch,
+)
 
 H100_P1 = "computepulse/listings_nvidia-h100_p1_reference.json"
 H100_P2 = "computepulse/listings_nvidia-h100_p2_reference.json"

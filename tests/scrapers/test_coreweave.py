@@ -15,7 +15,10 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.coreweave import PRICING_URL, CoreweaveScraper
 from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
 PAGE = BUNDLED_RECORDINGS / "coreweave" / "pricing_2026_reference.html"

@@ -18,11 +18,25 @@ from typing import Any
 import httpx
 import pytest
 
-from scrapers.base import UNREADABLE_PRICE, FetchError, MissingCredentials, ParseError, ScrapedOffer
+from scrapers.base import (
+    UNREADABLE_PRICE,
+    FetchError,
+    MissingCredentials,
+    ParseError,
+    ScrapedOffer,
+)
 from scrapers.digitalocean import PRICING_URL, SIZES_URL, DigitaloceanScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 from tracker.pipeline.replay import BUNDLED_RECORDINGS, ReplayTransport, recording_info
 
 SIZES = "digitalocean/digitalocean_v2_sizes_handmade.json"

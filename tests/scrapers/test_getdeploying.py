@@ -5,7 +5,6 @@ structure GetDeploying's pages are read by in thatkavish/OpenComputePrices; our 
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 import json
 import re
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 import pytest
 from sqlmodel import Session
 
+from db.reader import in_transaction
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.getdeploying import GPU_PAGES, GetdeployingScraper, via_name
 from tests.conftest import recording_path
@@ -108,8 +108,8 @@ def test_replayed_into_the_store_a_cloud_counts_once(db_url: str, tmp_path: Path
     """Replayed with RunPod's own list: RunPod's H100 through GetDeploying is RunPod's in the market."""
     from typer.testing import CliRunner
 
-    from db.reads import latest_prices
     from db.engine import make_engine
+    from db.reads import latest_prices
     from tracker.cli import app
 
     config = tmp_path / "plain.toml"

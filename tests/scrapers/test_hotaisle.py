@@ -10,7 +10,10 @@ from scrapers.base import ParseError, ScrapedOffer
 from scrapers.hotaisle import PRICING_URL, HotaisleScraper
 from tests.conftest import load_recording_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 PAGE = "hotaisle/pricing_reference.html"  # the replay recording: the one copy
 

@@ -11,7 +11,10 @@ from scrapers.hyperstack import PRICING_URL, HyperstackScraper
 from tests.conftest import load_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_edits import replaced
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 PAGE = "hyperstack/hyperstack_gpu_pricing_page_2026-09-28.html"
 

@@ -16,8 +16,16 @@ import pytest
 from scrapers.base import FetchError, ParseError, ScrapedOffer
 from scrapers.jarvislabs import PRICING_URL, SERVER_META_URL, JarvislabsScraper
 from tests.conftest import load_json, load_recording_text
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 from tests.scrapers.requests_helpers import json_fetch
 
 PAGE = "jarvislabs/pricing_reference.html"  # the replay recording: the one copy

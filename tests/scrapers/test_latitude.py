@@ -12,7 +12,10 @@ from scrapers.base import ParseError, ScrapedOffer
 from scrapers.latitude import PRICING_URL, LatitudeScraper
 from tests.conftest import load_recording_text
 from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 PAGE = "latitude/pricing_reference.html"  # the replay recording: the one copy
 

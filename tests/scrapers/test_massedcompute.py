@@ -6,12 +6,15 @@ from typing import Any
 
 import pytest
 
-from scrapers.base import ParseError, ScrapedOffer
 from scrapers._nextjs import flight_stream
+from scrapers.base import ParseError, ScrapedOffer
 from scrapers.massedcompute import PRICING_URL, MassedcomputeScraper
 from tests.conftest import load_recording_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 
 PAGE = "massedcompute/pricing_reference.html"  # the replay recording: the one copy
 

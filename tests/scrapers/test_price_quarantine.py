@@ -13,8 +13,6 @@ row: a ``ParseError`` naming the field.
 
 from __future__ import annotations
 
-from db.reader import in_transaction
-
 import copy
 import json
 import math
@@ -29,6 +27,7 @@ from sqlmodel import Session, select
 
 from db import reads
 from db.models import Quarantine, ScrapeRun
+from db.reader import in_transaction
 from scrapers.aws import AwsScraper
 from scrapers.base import UNREADABLE_PRICE, ParseError, Scraper, read_count, read_price
 from scrapers.registry import all_scrapers

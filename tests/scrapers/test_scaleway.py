@@ -13,9 +13,20 @@ import httpx
 import pytest
 
 from scrapers.base import FetchError, PartialOffers, ScrapedOffer
-from scrapers.scaleway import DEFAULT_ZONES, ZONES_ENV, ScalewayScraper, availability_url, products_url
+from scrapers.scaleway import (
+    DEFAULT_ZONES,
+    ZONES_ENV,
+    ScalewayScraper,
+    availability_url,
+    products_url,
+)
 from tests.conftest import load_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, replayed_payload, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    replayed_payload,
+    run_fetch,
+)
 from tracker.errors import ConfigError
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 

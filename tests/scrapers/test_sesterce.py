@@ -10,7 +10,12 @@ import httpx
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.sesterce import COMPUTE_URL, SesterceScraper, flight_text
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
 
 PAGE = "sesterce/compute_reference.html"  # the replay recording: the one copy
 

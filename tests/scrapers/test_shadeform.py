@@ -12,7 +12,12 @@ import pytest
 from scrapers.base import MissingCredentials, ParseError, ScrapedOffer
 from scrapers.shadeform import KEY, URL, ShadeformScraper, via_name
 from tests.conftest import load_recording_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
 
 TYPES = "shadeform/instance_types_reference.json"
 

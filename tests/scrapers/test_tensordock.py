@@ -13,7 +13,10 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.tensordock import LOCATIONS_URL, TensordockScraper, location_of
 from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
-from tests.scrapers.requests_helpers import assert_only_optional_credential, assert_optional_key_sent_as_bearer
+from tests.scrapers.requests_helpers import (
+    assert_only_optional_credential,
+    assert_optional_key_sent_as_bearer,
+)
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 
 # REFERENCE (our own values): the bundled replay recording itself, read in place.

@@ -8,7 +8,12 @@ from typing import Any
 from scrapers.base import UNREADABLE_PRICE, ScrapedOffer
 from scrapers.together import PRICING_URL, TogetherScraper
 from tests.conftest import load_recording_text
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
 
 PAGE = "together/pricing_reference.html"  # the replay recording: the one copy
 

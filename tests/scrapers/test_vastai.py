@@ -11,9 +11,20 @@ import httpx
 import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, PartialOffers, ScrapedOffer
-from scrapers.vastai import BUNDLES_URL, KNOWN_CAPS, VastaiScraper, clamped, split_geolocation
+from scrapers.vastai import (
+    BUNDLES_URL,
+    KNOWN_CAPS,
+    VastaiScraper,
+    clamped,
+    split_geolocation,
+)
 from tests.conftest import load_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, replayed_payload, run_fetch
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    replayed_payload,
+    run_fetch,
+)
 from tests.scrapers.requests_helpers import (
     assert_only_optional_credential,
     assert_optional_key_sent_as_bearer,

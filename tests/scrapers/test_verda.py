@@ -23,8 +23,16 @@ import pytest
 from scrapers.base import UNREADABLE_PRICE, FetchError, ParseError, ScrapedOffer
 from scrapers.verda import API, PRICING_URL, TOKEN_URL, VerdaScraper
 from tests.conftest import load_json
-from tests.scrapers.contract import NamedOffer, ProviderContract, index_offers, run_fetch
-from tests.scrapers.page_requests import assert_fetches_page_once, assert_refused_by_robots
+from tests.scrapers.contract import (
+    NamedOffer,
+    ProviderContract,
+    index_offers,
+    run_fetch,
+)
+from tests.scrapers.page_requests import (
+    assert_fetches_page_once,
+    assert_refused_by_robots,
+)
 from tracker.pipeline.replay import BUNDLED_RECORDINGS, ReplayTransport, recording_info
 
 PAGE = BUNDLED_RECORDINGS / "verda" / "pricing_2026_reference.html"

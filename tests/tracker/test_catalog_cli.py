@@ -9,7 +9,6 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from tests.conftest import fixture_path
-
 from tests.tracker.test_cli import cli, replayed  # noqa: F401  (module-scoped replayed store)
 
 

@@ -15,7 +15,13 @@ from rich.console import Console
 from typer.testing import CliRunner
 
 from tracker.cli import app, main
-from tracker.cli.render import Column, column_texts, pick_columns, plain_table, print_table
+from tracker.cli.render import (
+    Column,
+    column_texts,
+    pick_columns,
+    plain_table,
+    print_table,
+)
 
 runner = CliRunner()
 TERMINAL_80 = {"COLUMNS": "80", "TTY_COMPATIBLE": "1", "NO_COLOR": "1"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from db.reader import in_transaction
 from typing import Any
 from urllib.parse import quote
 
@@ -11,8 +10,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, reads
+from db import reads
 from db.models import Provider, Quarantine, ScrapeRun
+from db.reader import in_transaction
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
@@ -61,7 +61,7 @@ def test_failures_are_isolated_and_recorded(engine: Engine) -> None:
         "good": "ok", "broken": "failed", "changed": "failed", "slow": "failed", "locked": "skipped"}
     assert stored["broken"].finished_at is not None and stored["broken"].error_class == "FetchError"
     with Session(engine) as s:
-        providers = {i.provider for i in app_reads.interval_rows(in_transaction(s.connection()))}
+        providers = {i.provider for i in reads.interval_rows(in_transaction(s.connection()))}
         assert providers == {"good"}
         assert s.get(Provider, "broken").consecutive_failures == 1  # type: ignore[union-attr]
         assert s.get(Provider, "locked").consecutive_failures == 0  # type: ignore[union-attr]

@@ -4,8 +4,6 @@ thread, the run rows together and each provider's collection in a transaction of
 
 from __future__ import annotations
 
-from db.reader import in_transaction
-
 import asyncio
 import threading
 from typing import Any
@@ -16,9 +14,9 @@ from sqlalchemy import event
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, reads
+from db import reads
 from db.models import Provider, ScrapeRun
-
+from db.reader import in_transaction
 from scrapers.http import shared_ssl_context
 from scrapers.registry import all_scrapers
 from tests.fakes import make_fake, offers_payload, routing_transport
@@ -92,13 +90,13 @@ def test_run_rows_go_in_together_and_each_collection_commits_alone(engine: Engin
 def test_the_market_is_asked_only_when_a_collection_lists_a_new_offer(engine: Engine,
                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[int] = []
-    real = app_reads.market_medians
+    real = reads.market_medians
 
     def spy(*args: Any, **kwargs: Any) -> dict[str, float]:
         asked.append(1)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(app_reads, "market_medians", spy)
+    monkeypatch.setattr(reads, "market_medians", spy)
     fake = make_fake("steady")
 
     def scrape(*rows: dict[str, Any]) -> None:

@@ -14,8 +14,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db.reader import in_transaction
 from db.models import Provider
+from db.reader import in_transaction
 from db.types import from_epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers

@@ -8,8 +8,6 @@ run says it was partial and why, and no alert reacts to their absence.
 
 from __future__ import annotations
 
-from db.reader import in_transaction
-
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
@@ -21,6 +19,7 @@ from sqlmodel import Session
 
 from db import reads
 from db.models import Provider, ScrapeRun
+from db.reader import in_transaction
 from scrapers.base import Http, PartialOffers, ScrapedOffer, Scraper
 from tracker.alerts.evaluate import evaluate
 from tracker.alerts.rules import parse_rule

@@ -20,7 +20,13 @@ from sqlalchemy import text
 from scrapers.base import Http, ScrapedOffer, Scraper, require
 from scrapers.registry import get_scraper
 from tests.conftest import run_main
-from tests.reliability.conftest import Asked, FaultServer, Handler, LocalTransport, fault_server  # noqa: F401
+from tests.reliability.conftest import (  # noqa: F401
+    Asked,
+    FaultServer,
+    Handler,
+    LocalTransport,
+    fault_server,
+)
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
 from tracker.pipeline.replay import recording_info

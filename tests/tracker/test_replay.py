@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from db import reads
-from db.reader import in_transaction
-
 import asyncio
 import json
 from pathlib import Path
@@ -12,6 +9,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from db import reads
+from db.reader import in_transaction
 from tracker.errors import ConfigError
 from tracker.pipeline.replay import ReplayTransport, load_manifest
 
@@ -66,13 +65,16 @@ from datetime import UTC, datetime  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from db import app_reads  # noqa: E402
 from db.types import utcnow  # noqa: E402
 from scrapers.registry import get_scraper  # noqa: E402
 from tracker.alerts.message import replay_note  # noqa: E402
 from tracker.config.settings import Settings  # noqa: E402
 from tracker.pipeline.collect import collect  # noqa: E402
-from tracker.pipeline.replay import BUNDLED_RECORDINGS, recorded_providers, recording_info  # noqa: E402
+from tracker.pipeline.replay import (  # noqa: E402
+    BUNDLED_RECORDINGS,
+    recorded_providers,
+    recording_info,
+)
 
 
 def manifest_with(root: Path, provider: str, **fields: object) -> Path:
@@ -135,7 +137,7 @@ def test_replayed_prices_are_stored_at_the_recording_date_and_marked(engine: Eng
     _replay(engine, "oci", sample)
     with Session(engine) as s:
         rows = reads.latest_prices(in_transaction(s.connection()))
-        providers = app_reads.providers(in_transaction(s.connection()))
+        providers = reads.providers(in_transaction(s.connection()))
     oci = [r for r in rows if r["provider"] == "oci"]
     assert oci and all(r["observed_at"] == datetime(2026, 10, 1, tzinfo=UTC) for r in oci)  # not the replay time
     assert all((r["replay"], r["recorded"], r["fixture"]) == (True, "2026-10-01", "recording") for r in oci)

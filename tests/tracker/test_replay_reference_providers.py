@@ -5,10 +5,10 @@ reference replay."""
 
 from __future__ import annotations
 
+import pytest
+
 from db import reads
 from db.reader import in_transaction
-
-import pytest
 
 pytest.importorskip("sqlalchemy")
 

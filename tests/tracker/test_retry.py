@@ -23,9 +23,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session
 from typer.testing import CliRunner
 
+from db.engine import engine_reader
 from db.models import Provider
 from db.reader import Reader
-from db.engine import engine_reader
 from db.types import utcnow
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.cli import app

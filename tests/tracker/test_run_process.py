@@ -23,9 +23,9 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 
-from db import app_reads
-from db.reader import in_transaction
+from db import reads
 from db.models import Offer, ScrapeRun
+from db.reader import in_transaction
 from db.types import utcnow
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 from tracker.service import leader
@@ -153,7 +153,7 @@ def test_run_collects_every_interval_and_stops_cleanly_on_sigterm(
     assert all((b - a).total_seconds() >= INTERVAL * 0.8 for a, b in zip(starts, starts[1:], strict=False))
     with Session(engine) as session:
         offers = session.exec(select(func.count()).select_from(Offer)).one()
-        intervals = app_reads.interval_rows(in_transaction(session.connection()))
+        intervals = reads.interval_rows(in_transaction(session.connection()))
     assert offers == done[0].offers_seen > 0
     assert len(intervals) == offers and all(i.observations == len(done) for i in intervals)  # extended, not re-opened
     # one JSON log line per scrape, with the fields a shipper filters on

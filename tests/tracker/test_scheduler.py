@@ -26,10 +26,9 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 from typer.testing import CliRunner
 
-from db.engine import make_engine
+from db.engine import engine_reader, make_engine
 from db.models import Provider, ScrapeRun
 from db.reader import Reader
-from db.engine import engine_reader
 from db.types import utcnow
 from tests.conftest import _fresh_postgres_schema
 from tracker.cli import app, expand_replay_dir

@@ -11,7 +11,13 @@ import pytest
 from sqlalchemy.engine import Engine
 
 from tests.alerts.helpers import Receiver
-from tests.web.conftest import DEAD_SECRET, HOOK_SECRET, TestClient, alert_scenario, get_json
+from tests.web.conftest import (
+    DEAD_SECRET,
+    HOOK_SECRET,
+    TestClient,
+    alert_scenario,
+    get_json,
+)
 from tracker.config.settings import Settings
 
 

@@ -12,6 +12,7 @@ import pytest
 from sqlmodel import Session
 from typer.testing import CliRunner
 
+from db.reader import in_transaction
 from scrapers.registry import all_scrapers
 from tests.web.conftest import (
     BROKEN_PROVIDER,
@@ -22,7 +23,6 @@ from tests.web.conftest import (
     TestClient,
     get_json,
 )
-from db.reader import in_transaction
 from tracker.catalog.specs import family_of
 from tracker.catalog.value import DEFAULT_BASIS
 from tracker.cli import app as cli_app

@@ -19,7 +19,15 @@ from typing import Any
 import pytest
 
 from tests.alerts.helpers import start_receiver
-from tests.web.conftest import DEAD_SECRET, HOOK_SECRET, Store, TestClient, alert_scenario, get_json, serving
+from tests.web.conftest import (
+    DEAD_SECRET,
+    HOOK_SECRET,
+    Store,
+    TestClient,
+    alert_scenario,
+    get_json,
+    serving,
+)
 
 CHROMIUM = Path("/usr/bin/chromium")
 playwright_api = pytest.importorskip("playwright.sync_api")

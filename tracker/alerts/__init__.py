@@ -32,8 +32,8 @@ from tracker.errors import ConfigError, TrackerError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
-    from db.reads import StateRow
     from db.reader import Reader
+    from db.reads import StateRow
     from tracker.alerts.deliver import Delivery
     from tracker.alerts.digest import DigestRun
     from tracker.alerts.evaluate import Evaluation
@@ -142,10 +142,9 @@ def send_digests(engine: Engine, settings: Settings, *, names: Sequence[str] | N
 def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | None = None,
               environ: Mapping[str, str] | None = None) -> list[Delivery]:
     """Send a test message through every channel of rule ``name`` now (one attempt, no retry)."""
-    from db import app_reads
-    from db.engine import session_scope
+    from db import reads
+    from db.engine import engine_reader, session_scope
     from db.reader import in_transaction
-    from db.engine import engine_reader
     from tracker.alerts.data import gpu_specs, observe
     from tracker.alerts.deliver import deliver_event
     from tracker.alerts.evaluate import StateData, make_event
@@ -161,7 +160,7 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
     with session_scope(engine) as session:
         reader = in_transaction(session.connection())
         obs = observe(reader, rule, settings, now, specs)
-        before = StateData.of(app_reads.alert_state(reader, rule.name))
+        before = StateData.of(reads.alert_state(reader, rule.name))
         event = make_event(session, rule, "test", obs, before, settings, now)
         event_id = event.id
     assert event_id is not None
@@ -226,10 +225,10 @@ def _filters(r: Rule) -> str:
 
 def history(reader: Reader, *, rule: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
     """Recent events, newest first, each with its deliveries (channel redacted, error scrubbed)."""
-    from db import app_reads
+    from db import reads
 
-    events = app_reads.alert_events(reader, rule=rule, limit=limit)
-    rows = app_reads.outbox_rows(reader, event_ids=[e.id for e in events])
+    events = reads.alert_events(reader, rule=rule, limit=limit)
+    rows = reads.outbox_rows(reader, event_ids=[e.id for e in events])
     by_event: dict[int, list[Any]] = {}
     for o in rows:
         by_event.setdefault(o.event_id, []).append(o)
@@ -272,10 +271,10 @@ def deliveries(reader: Reader, *, statuses: Sequence[str] | None = None, rule: s
     bad = [x for x in statuses or () if x not in DELIVERY_STATUSES]
     if bad:
         raise ConfigError(f"status: {', '.join(bad)} is not one of {', '.join(DELIVERY_STATUSES)}")
-    from db import app_reads
+    from db import reads
 
-    outbox = app_reads.outbox_rows(reader, statuses=statuses, rule=rule, limit=limit)
-    events = app_reads.events_by_id(reader, sorted({o.event_id for o in outbox}))
+    outbox = reads.outbox_rows(reader, statuses=statuses, rule=rule, limit=limit)
+    events = reads.events_by_id(reader, sorted({o.event_id for o in outbox}))
     return [{
         "id": o.id, "event_id": o.event_id, "rule": o.rule, "event_kind": e.kind, "title": e.title,
         "created_at": o.created_at, "channel": o.channel, "status": o.status, "attempts": o.attempts,
@@ -286,9 +285,9 @@ def deliveries(reader: Reader, *, statuses: Sequence[str] | None = None, rule: s
 
 def delivery_counts(reader: Reader) -> dict[str, int]:
     """How many outbox rows are in each status (every status present, zeros included)."""
-    from db import app_reads
+    from db import reads
 
-    counted = app_reads.delivery_counts(reader)
+    counted = reads.delivery_counts(reader)
     return {s: int(counted.get(s, 0)) for s in DELIVERY_STATUSES} | {
         s: int(n) for s, n in counted.items() if s not in DELIVERY_STATUSES}
 

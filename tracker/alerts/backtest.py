@@ -34,11 +34,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from sqlalchemy.engine import Engine
-from db import app_reads, rollups, spans
-from db.reads import provider_intervals
-from db.reader import Reader
+
+from db import reads, rollups, spans
 from db.engine import engine_reader
-from db.reads import via_of
+from db.reader import Reader
+from db.reads import provider_intervals, via_of
 from db.types import epoch, utcnow
 from tracker.alerts.data import (
     STALE_AFTER_INTERVALS,
@@ -167,10 +167,10 @@ def observation_times(reader: Reader, rule: Rule, intervals: pd.DataFrame, since
         times.update(intervals["last_seen"])
         ends = pd.to_datetime(intervals["ends_at"].dropna().astype(np.int64), unit="s", utc=True)
         times.update(ends)
-        times.update(pd.Timestamp(t, unit="s", tz="UTC") for t in app_reads.snapshot_times(
+        times.update(pd.Timestamp(t, unit="s", tz="UTC") for t in reads.snapshot_times(
             reader, intervals["offer_id"].astype(int).tolist(), epoch(since), epoch(until)))
     # live collections (an import's own run row carries a note and the time of the import)
-    times.update(pd.Timestamp(t) for t in app_reads.ok_collection_times(reader, since, until, rule.providers))
+    times.update(pd.Timestamp(t) for t in reads.ok_collection_times(reader, since, until, rule.providers))
     return [t.to_pydatetime() for t in sorted(t for t in times if lo <= t <= hi)]
 
 
@@ -187,7 +187,7 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
     result = Backtest(rule.name, rule.describe(), since, until)
     with engine_reader(engine) as reader:
         intervals = load_intervals(reader, rule, since=since, until=until)
-        failed = {(p, epoch(at)) for p, at in app_reads.failed_runs(reader, until)}
+        failed = {(p, epoch(at)) for p, at in reads.failed_runs(reader, until)}
         intervals["ended_by_failure"] = [
             (p, int(e)) in failed if e == e else False
             for p, e in zip(intervals["provider"], intervals["ends_at"], strict=True)

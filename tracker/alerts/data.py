@@ -24,16 +24,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from db import app_reads, index_rollup
-from db.reads import STALE_AFTER_INTERVALS, latest_prices
+from db import index_rollup, reads
 from db.reader import Reader
-from db.reads import via_of
+from db.reads import STALE_AFTER_INTERVALS, latest_prices, via_of
 from db.types import epoch
-from tracker.alerts.rules import Rule
 from scrapers.registry import market_provider
-from tracker.kinds import HOURS_PER_MONTH
+from tracker.alerts.rules import Rule
 from tracker.config.settings import Settings
-
+from tracker.kinds import HOURS_PER_MONTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +68,7 @@ class Observation:
 
 def provider_status(reader: Reader, settings: Settings, now: datetime) -> dict[str, str]:
     out = {}
-    for p in app_reads.providers(reader).values():
+    for p in reads.providers(reader).values():
         limit = timedelta(seconds=STALE_AFTER_INTERVALS * settings.interval_for(p.name))
         if p.last_success_at is None or now - p.last_success_at > limit:
             out[p.name] = "stale"
@@ -194,7 +192,7 @@ def observe(reader: Reader, rule: Rule, settings: Settings, now: datetime, specs
     combined_rows = [r for r in rows if status.get(r["provider"]) in ("fresh", "held")]
     fresh, combined = make_view(rule, fresh_rows, specs), make_view(rule, combined_rows, specs)
     seen = {r["provider"] for r in combined.rows}
-    providers = app_reads.providers(reader)
+    providers = reads.providers(reader)
     stamp = ";".join(
         f"{p}@{providers[p].last_success_at.isoformat() if p in providers and providers[p].last_success_at else '-'}:{status[p]}"  # type: ignore[union-attr]
         for p in sorted(seen)
@@ -210,9 +208,9 @@ def observe(reader: Reader, rule: Rule, settings: Settings, now: datetime, specs
 
 def rule_intervals(reader: Reader, rule: Rule, columns: str, *, until: datetime | None = None,
                    since_s: int | None = None) -> list[tuple[Any, ...]]:
-    """``columns`` of the stored USD intervals the rule watches (``db.app_reads.rule_intervals``),
+    """``columns`` of the stored USD intervals the rule watches (``db.reads.rule_intervals``),
     first seen by ``until`` and last seen from ``since_s`` (epoch seconds) on."""
-    return app_reads.rule_intervals(reader, columns, gpus=rule.gpus, kinds=rule.kinds, providers=rule.providers,
+    return reads.rule_intervals(reader, columns, gpus=rule.gpus, kinds=rule.kinds, providers=rule.providers,
                                     regions=rule.regions, min_gpu_count=rule.min_gpu_count,
                                     until=epoch(until) if until is not None else None, since=since_s)
 
@@ -273,7 +271,7 @@ def history_low(reader: Reader, rule: Rule, specs: Mapping[str, Any]) -> float |
     """
     if rule.aggregate != "min":
         return None
-    latest = {p.name: epoch(p.last_success_at) for p in app_reads.providers(reader).values() if p.last_success_at}
+    latest = {p.name: epoch(p.last_success_at) for p in reads.providers(reader).values() if p.last_success_at}
     values = []
     for _offer_id, provider, gpu, price, first_seen, _last_seen, _ends_at in _intervals(reader, rule):
         cutoff = latest.get(provider)

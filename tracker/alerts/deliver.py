@@ -26,11 +26,10 @@ from sqlalchemy import or_, update
 from sqlalchemy.engine import Engine
 from sqlmodel import col
 
-from db import app_reads
-from db.app_reads import EventRow, OutboxRow
-from db.engine import session_scope
+from db import reads
+from db.engine import engine_reader, session_scope
 from db.models import Outbox
-from db.engine import engine_reader
+from db.reads import EventRow, OutboxRow
 from db.types import utcnow
 from tracker.alerts.channels import DeliveryError, Message, display, send
 from tracker.alerts.digest_config import DigestTarget, digest_targets
@@ -121,8 +120,8 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
     if not claim(engine, row_id, now, ignore_schedule=final):
         return None
     with engine_reader(engine) as reader:
-        [row] = app_reads.outbox_rows(reader, row_id=row_id)
-        event = app_reads.event(reader, row.event_id)
+        [row] = reads.outbox_rows(reader, row_id=row_id)
+        event = reads.event(reader, row.event_id)
         assert event is not None
     rule = rules.get(row.rule)
     target = find_target(rule, row)
@@ -171,7 +170,7 @@ def deliver_pending(
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
     with engine_reader(engine) as reader:
-        ids = app_reads.due_outbox_ids(reader, now, limit)
+        ids = reads.due_outbox_ids(reader, now, limit)
     out = []
     for row_id in ids:
         d = deliver_one(engine, row_id, by_name, now=now, environ=environ)
@@ -194,5 +193,5 @@ def deliver_event(
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
     with engine_reader(engine) as reader:
-        ids = app_reads.pending_outbox_ids(reader, event_id)
+        ids = reads.pending_outbox_ids(reader, event_id)
     return [d for i in ids if (d := deliver_one(engine, i, by_name, now=now, environ=environ, final=final)) is not None]

@@ -56,11 +56,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col
 
-from db import app_reads
-from db.reads import latest_prices
+from db import reads
+from db.engine import engine_reader
 from db.models import AlertEvent, DigestState, Outbox
 from db.reader import Reader, in_transaction
-from db.engine import engine_reader
+from db.reads import latest_prices
 from db.types import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import make_view, provider_status
@@ -72,7 +72,12 @@ from tracker.alerts.digest_config import (
     _resolve,
     config_digests,
 )
-from tracker.alerts.message import SCHEMA_VERSION, _offer_json, dashboard_link, replay_note
+from tracker.alerts.message import (
+    SCHEMA_VERSION,
+    _offer_json,
+    dashboard_link,
+    replay_note,
+)
 from tracker.alerts.rules import Rule
 from tracker.alerts.store import load_rules
 from tracker.config.settings import Settings
@@ -270,7 +275,7 @@ class _State:
 
 def _states(engine: Engine, names: Sequence[str]) -> dict[str, _State]:
     with engine_reader(engine) as reader:
-        rows = app_reads.digest_states(reader, names)
+        rows = reads.digest_states(reader, names)
     return {r.name: _State(r.created_at, r.last_sent_at, dict(r.last_values or {}), r.version) for r in rows}
 
 

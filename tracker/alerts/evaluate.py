@@ -35,11 +35,11 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col
 
-from db import app_reads
-from db.app_reads import AlertStateRow
+from db import reads
+from db.engine import engine_reader
 from db.models import AlertEvent, AlertState, Outbox
 from db.reader import in_transaction
-from db.engine import engine_reader
+from db.reads import AlertStateRow
 from db.types import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import Observation, gpu_specs, observe
@@ -235,7 +235,7 @@ def evaluate_rule(engine: Engine, settings: Settings, rule: Rule, *, now: dateti
                   dry_run: bool = False) -> Evaluation:
     with Session(engine, expire_on_commit=False) as session:
         reader = in_transaction(session.connection())
-        row = app_reads.alert_state(reader, rule.name)
+        row = reads.alert_state(reader, rule.name)
         st = StateData.of(row)
         fingerprint = rule.fingerprint()
         reset = st.fingerprint != fingerprint

@@ -7,9 +7,9 @@ from typing import Any
 
 from sqlmodel import Session
 
-from db.reads import added_rule_tables
 from db.models import AlertRule, AlertState
 from db.reader import Reader, in_transaction
+from db.reads import added_rule_tables
 from tracker.alerts.rules import Rule, all_rules, parse_rule
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError

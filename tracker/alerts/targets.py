@@ -26,9 +26,9 @@ from __future__ import annotations
 import ipaddress
 import socket
 import threading
-from contextvars import ContextVar
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
 
 from tracker.errors import ConfigError

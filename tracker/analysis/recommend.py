@@ -62,7 +62,7 @@ from typing import Any
 import pandas as pd
 from sqlalchemy.engine import Engine
 
-from db import app_reads
+from db import reads
 from db.engine import engine_reader
 from db.reads import current_prices
 from tracker.analysis import specs
@@ -175,7 +175,7 @@ def gpu_options(
         if narrow is not None:
             offers = narrow(offers)
         fields = per_gpu_limit_fields()
-        limits = app_reads.offer_extra_field(reader, sorted({o["provider"] for o in offers} & set(fields)), fields,
+        limits = reads.offer_extra_field(reader, sorted({o["provider"] for o in offers} & set(fields)), fields,
                                              list(fitting))
     rows = []
     for gpu, (spec, need) in fitting.items():

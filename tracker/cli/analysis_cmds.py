@@ -15,17 +15,26 @@ from tracker.analysis.grid import METRICS as HISTORY_METRICS
 from tracker.catalog import value as catalog_value
 from tracker.cli import app
 from tracker.cli.collect_cmds import resolve_gpu_query
-from tracker.cli.common import Format, State, console, emit, err_console, finite, key_values, state
+from tracker.cli.common import (
+    Format,
+    State,
+    console,
+    emit,
+    err_console,
+    finite,
+    key_values,
+    state,
+)
 from tracker.cli.options import (
     KIND_HELP,
     ColumnsOption,
     FormatOption,
     KindsOption,
+    MaxAgeOption,
+    MaxPriceOption,
     ProvidersOption,
     RegionsOption,
     WideOption,
-    MaxAgeOption,
-    MaxPriceOption,
     check_providers,
     chosen_kinds,
     narrow_offers,

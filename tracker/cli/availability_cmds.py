@@ -10,7 +10,14 @@ import typer
 from tracker.cli import app
 from tracker.cli.analysis_cmds import GPU_HELP, UntilOption, _filters, _since
 from tracker.cli.common import Format, emit, state
-from tracker.cli.options import ColumnsOption, FormatOption, KindsOption, ProvidersOption, RegionsOption, WideOption
+from tracker.cli.options import (
+    ColumnsOption,
+    FormatOption,
+    KindsOption,
+    ProvidersOption,
+    RegionsOption,
+    WideOption,
+)
 from tracker.cli.render import ESSENTIAL
 
 #: The table's columns (JSON and CSV carry every key of ``Availability.row``).

@@ -56,13 +56,13 @@ def catalog(
     """Print the GPU catalog (specs, purchase prices, sources), or the unmapped names seen."""
     if ctx.invoked_subcommand is not None:
         return
-    from db import app_reads
+    from db import reads
     from tracker.catalog.specs import load_catalog
 
     st = state(ctx)
     if unmapped:
-        rows = app_reads.unmapped_gpu_names(st.reader)
-        unmapped_offers, total = app_reads.offer_mapping_counts(st.reader)
+        rows = reads.unmapped_gpu_names(st.reader)
+        unmapped_offers, total = reads.offer_mapping_counts(st.reader)
         share = unmapped_offers / total if total else 0.0
         for r in rows:  # every row carries the totals, so JSON and CSV state the share too
             r.update(unmapped_offers=unmapped_offers, offers_total=total, unmapped_share=round(share, 4))
@@ -141,9 +141,8 @@ def value(
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
         from db.reads import current_prices
-
-        from tracker.reads.offers import GpuCount
         from tracker.analysis.aggregators import market_prices
+        from tracker.reads.offers import GpuCount
 
         when = parse_at(at)
         # the store's own driver when it is current (``State.reader``), as ``prices`` reads

@@ -10,7 +10,6 @@ import typer
 
 from tracker.cli import app
 from tracker.cli.common import Format, State, console, emit, err_console, state
-from tracker.cli.render import ESSENTIAL
 from tracker.cli.options import (
     ColumnsOption,
     FormatOption,
@@ -25,6 +24,7 @@ from tracker.cli.options import (
     narrow_offers,
     resolve_gpu_query,  # re-exported: other command modules import it from here
 )
+from tracker.cli.render import ESSENTIAL
 from tracker.cli.timetravel import AtOption, StaleOption, parse_at, warn_if_stale
 from tracker.errors import ConfigError
 from tracker.kinds import (
@@ -223,8 +223,12 @@ def prices(
     columns as fit; --wide shows them all, --columns picks them.
     """
     from db.reads import conversions, current_prices
-
-    from tracker.reads.offers import GROUP_KEYS, GpuCount, parse_group_by, split_gpu_spec
+    from tracker.reads.offers import (
+        GROUP_KEYS,
+        GpuCount,
+        parse_group_by,
+        split_gpu_spec,
+    )
 
     st = state(ctx)
     gpu, count = split_gpu_spec(gpu)
@@ -296,7 +300,7 @@ def providers(
     Retired providers (no longer collected; their stored history stays readable) follow the
     active ones, with the date and the reason; providers known only from imported history (no
     scraper) come last, marked external."""
-    from db import app_reads
+    from db import reads
     from db.reads import imported_providers
     from scrapers.registry import all_scrapers
 
@@ -308,7 +312,7 @@ def providers(
         raise ConfigError("-o/--output saves a payload: use it with --failure NAME")
     # the store's own driver when it is current (``State.reader``); the scrapers' declarations
     # from their classes (cheap to import: the HTTP and HTML libraries load on first use)
-    stored, runs = app_reads.providers(st.reader), app_reads.latest_run_per_provider(st.reader)
+    stored, runs = reads.providers(st.reader), reads.latest_run_per_provider(st.reader)
     imported = imported_providers(st.reader)
     scrapers = all_scrapers()
     external = {name: p for name, p in stored.items() if name in imported and name not in scrapers}

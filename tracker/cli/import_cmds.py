@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 
+from tracker.analysis.imports import FORMAT_NAMES
 from tracker.cli import app
 from tracker.cli.common import Format, emit, err_console, key_values, state
-from tracker.analysis.imports import FORMAT_NAMES
 from tracker.errors import ConfigError
 
 #: Skipped rows printed one by one; the rest are counted.
@@ -59,7 +59,13 @@ def import_cmd(
     cannot resolve are stored raw and listed. Other trackers' provider names map through one
     alias table (lambdalabs -> lambda); providers without a scraper are stored as external.
     """
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
 
     from tracker.analysis.frames import parse_when
     from tracker.analysis.imports import import_files

@@ -10,7 +10,13 @@ import typer
 
 from tracker.cli import app
 from tracker.cli.common import Format, console, emit, err_console, state
-from tracker.cli.options import GPU_HELP, ColumnsOption, FormatOption, WideOption, resolve_gpu_query
+from tracker.cli.options import (
+    GPU_HELP,
+    ColumnsOption,
+    FormatOption,
+    WideOption,
+    resolve_gpu_query,
+)
 from tracker.cli.render import ESSENTIAL
 
 #: Method names, repeated here so ``--help`` imports no analysis (a test keeps them equal).

@@ -18,9 +18,8 @@ from tracker.kinds import DEFAULT_KINDS, DEFAULT_KINDS_TEXT, normalise_kinds
 
 if TYPE_CHECKING:
 
-    from tracker.cli.common import State
-
     from db.reader import Reader
+    from tracker.cli.common import State
 KIND_HELP = "on-demand, spot, community, reserved or all (repeatable; default: on-demand and community)."
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
 

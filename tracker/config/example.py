@@ -6,8 +6,7 @@ line is a default value, everything else is a comment showing what can be set.
 
 from __future__ import annotations
 
-from scrapers.registry import declared_interval
-from scrapers.registry import all_scrapers
+from scrapers.registry import all_scrapers, declared_interval
 
 HEADER = '''\
 # gpu-price-tracker configuration.

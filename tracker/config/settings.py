@@ -362,7 +362,9 @@ class DatedRate(float):
 
 def _primary_credential(provider: str) -> str | None:
     """The credential env var that ``api_key_env`` stands for, or None if the provider has none."""
-    from scrapers.registry import all_scrapers  # late: the registry reads the plugins' entry points
+    from scrapers.registry import (
+        all_scrapers,  # late: the registry reads the plugins' entry points
+    )
 
     cls = all_scrapers().get(provider)
     if cls is None:

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import httpx
 from sqlalchemy.engine import Engine
 
-from db import app_reads, labels, queries
+from db import labels, queries, reads
 from db.engine import session_scope
 from db.models import ScrapeRun
 from db.reader import in_transaction
@@ -34,14 +34,21 @@ from scrapers.base import Scraper
 from scrapers.http import Http, shared_ssl_context
 from scrapers.registry import all_scrapers, get_scraper
 from tracker.config.settings import Settings
-from tracker.errors import ConfigError, FetchError, ParseError, ProviderSkipped, ScraperError
-from tracker.pipeline import failures
+from tracker.errors import (
+    ConfigError,
+    FetchError,
+    ParseError,
+    ProviderSkipped,
+    ScraperError,
+)
+from tracker.pipeline import failures, record
 from tracker.pipeline import partial as partial_rule
-from tracker.pipeline import record
 from tracker.pipeline import store as store_stage
-from tracker.pipeline.secrets import scrub  # re-exported: error messages are scrubbed here
 from tracker.pipeline.normalise import normalise
 from tracker.pipeline.replay import RecordingInfo, ReplayTransport, recording_info
+from tracker.pipeline.secrets import (
+    scrub,  # re-exported: error messages are scrubbed here
+)
 from tracker.pipeline.validate import HELD, MARKET_MIN_OFFERS, validate
 
 log = logging.getLogger("tracker.pipeline.collect")
@@ -107,17 +114,17 @@ def _store(
     with _store_lock, session_scope(engine) as session:
         reader = in_transaction(session.connection())
         if started_at is None:
-            started_at = app_reads.run_started_at(reader, run_id)
+            started_at = reads.run_started_at(reader, run_id)
         observed_at = (recording.observed_at if recording is not None else None) or started_at
         normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
-        previous = app_reads.previous_prices(reader, scraper.name, {o.identity: o.currency for o in normalised})
+        previous = reads.previous_prices(reader, scraper.name, {o.identity: o.currency for o in normalised})
         # the market judges new offers only: a collection of known offers skips its query
-        market = (app_reads.market_medians(reader, MARKET_MIN_OFFERS)
+        market = (reads.market_medians(reader, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
-        accepted, rejected = validate(normalised, previous, app_reads.pending_jumps(reader, scraper.name, HELD), market)
+        accepted, rejected = validate(normalised, previous, reads.pending_jumps(reader, scraper.name, HELD), market)
         partial = partial_rule.judge(reader, scraper.name, raw_offers)
         interval = settings.interval_for(scraper.name, type(scraper))
         # a partial collection is stored as a complete one: what it did not see ends at it, as a

@@ -20,9 +20,9 @@ from typing import Any, Final, NamedTuple
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from db import app_reads
-from db.models import ParseFailure
+from db import reads
 from db.engine import engine_reader
+from db.models import ParseFailure
 from tracker.pipeline.secrets import scrub_all
 
 #: Characters of a payload kept (after scrubbing): a page or an API answer is usually far less.
@@ -43,7 +43,7 @@ class Captured(NamedTuple):
 
 
 #: A kept failure, as ``latest`` reads it.
-Failure = app_reads.FailureRow
+Failure = reads.FailureRow
 
 
 def _as_text(raw: Any) -> tuple[str, str]:
@@ -82,10 +82,10 @@ def keep(conn: Connection, provider: str, run_id: int | None, at: datetime, erro
 def latest(engine: Engine, provider: str) -> Failure | None:
     """The newest kept failure of ``provider``, or ``None``."""
     with engine_reader(engine) as reader:
-        return app_reads.latest_failure(reader, provider)
+        return reads.latest_failure(reader, provider)
 
 
 def kept(engine: Engine, provider: str) -> int:
     """How many failures of ``provider`` are kept."""
     with engine_reader(engine) as reader:
-        return app_reads.failures_kept(reader, provider)
+        return reads.failures_kept(reader, provider)

@@ -37,7 +37,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any, Final, NamedTuple
 
-from db import app_reads
+from db import reads
 from db.reader import Reader
 from scrapers.base import PartialOffers
 
@@ -62,7 +62,7 @@ def judge(reader: Reader, provider: str, offers: Sequence[Any]) -> Partial | Non
     """Whether this collection of ``provider`` (its parsed ``offers``) is partial, and why."""
     if isinstance(offers, PartialOffers):
         return Partial(SAID_PARTIAL, f"{provider} answered part of its market: {offers.reason}")
-    return small(provider, len(offers), app_reads.recent_sizes(reader, provider, SMALL, RECENT))
+    return small(provider, len(offers), reads.recent_sizes(reader, provider, SMALL, RECENT))
 
 
 def small(provider: str, count: int, recent: Sequence[int]) -> Partial | None:
@@ -79,4 +79,4 @@ def small(provider: str, count: int, recent: Sequence[int]) -> Partial | None:
 def unseen(reader: Reader, provider_id: int, since: int, t: int) -> int:
     """How many offers of the provider's current list (seen from ``since``, its last complete
     collection, on) a partial collection at ``t`` did not see."""
-    return app_reads.unseen_offers(reader, provider_id, since, t)
+    return reads.unseen_offers(reader, provider_id, since, t)

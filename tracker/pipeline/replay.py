@@ -53,7 +53,7 @@ from urllib.parse import urlsplit
 import httpx
 from sqlalchemy.engine import Engine
 
-from db import app_reads
+from db import reads
 from db.engine import engine_reader
 from scrapers.base import FIXTURE_KINDS
 from tracker.errors import ConfigError
@@ -210,7 +210,7 @@ def mixing_refusal(engine: Engine, *, replay: bool, store: str) -> str | None:
     replayed store, and replays into it again). ``store`` names it in the message (a masked URL:
     no password)."""
     with engine_reader(engine) as reader:
-        if not app_reads.collected(reader, "live" if replay else "replay"):
+        if not reads.collected(reader, "live" if replay else "replay"):
             return None
     # neither message suggests --mix-replay: followed on a live store, it would leave recordings in
     # that store's history for good (the option is for scratch stores, and its help says so)

@@ -19,14 +19,14 @@ from typing import Any, Self
 
 from sqlalchemy.engine import Engine
 
-from db import app_reads
-from db.reads import latest_prices
-from db.app_reads import RunRow
-from db.reader import Reader
+from db import reads
 from db.engine import engine_reader
+from db.reader import Reader
+from db.reads import RunRow, latest_prices
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
+from tracker import kinds as kinds_mod
 from tracker.analysis.aggregators import market_prices
 from tracker.analysis.grid import (
     DEFAULT_KINDS,
@@ -47,7 +47,6 @@ from tracker.catalog import value as value_mod
 from tracker.catalog.specs import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
-from tracker import kinds as kinds_mod
 
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
@@ -291,7 +290,7 @@ def history_frame(
     since_dt = parse_since(since, until_dt)
     if since_dt is None or clip_to_data:
         with ctx.reader() as r:
-            first = app_reads.first_price_at(r, list(filters.gpus) if filters.gpus else None)
+            first = reads.first_price_at(r, list(filters.gpus) if filters.gpus else None)
         if first is not None and (since_dt is None or first > since_dt):
             since_dt = min(first, until_dt)
     if since_dt is not None and since_dt > until_dt:
@@ -372,7 +371,7 @@ def availability(
         from tracker.analysis.availability import MAX_RANGE
 
         with ctx.reader() as r:
-            since_dt = max(app_reads.first_price_at(r, list(filters.gpus)) or until_dt, until_dt - MAX_RANGE)
+            since_dt = max(reads.first_price_at(r, list(filters.gpus)) or until_dt, until_dt - MAX_RANGE)
     with ctx.reader() as r:
         found = analysis_availability(r, list(filters.gpus), since_dt, until_dt, providers=filters.providers,
                                       kinds=filters.kinds if filters.kinds is not None else DEFAULT_KINDS,
@@ -442,9 +441,9 @@ def _health(enabled: bool, missing: list[str], status: str | None, last_success:
 def providers(ctx: ReadContext) -> list[dict[str, Any]]:
     now = utcnow()
     with ctx.reader() as r:
-        stored = app_reads.providers(r)
-        runs = app_reads.latest_run_per_provider(r)
-        counts = app_reads.current_offer_counts(r)
+        stored = reads.providers(r)
+        runs = reads.latest_run_per_provider(r)
+        counts = reads.current_offer_counts(r)
         external = external_providers(r)
     out = []
     # the active ones first, then the retired ones (no longer collected; their history stays readable)
@@ -526,7 +525,7 @@ def runs(ctx: ReadContext, *, limit: int = 50, providers: Sequence[str] | None =
     if bad:
         raise ConfigError(f"status: {', '.join(bad)} is not one of ok, partial, failed, skipped, running")
     with ctx.reader() as r:
-        rows = app_reads.recent_runs(r, limit=limit, providers=check_providers(providers), statuses=st)
+        rows = reads.recent_runs(r, limit=limit, providers=check_providers(providers), statuses=st)
     return [run_row(r) for r in rows]
 
 

@@ -50,10 +50,9 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from db import app_reads
-from db.engine import make_engine, sqlite_path
+from db import reads
+from db.engine import engine_reader, make_engine, sqlite_path
 from db.reader import in_transaction
-from db.engine import engine_reader
 from db.types import UTCDateTime, utcnow
 from tracker.errors import TrackerError
 
@@ -176,7 +175,7 @@ class LeaseLock:
                 "renewed_at": now, "expires_at": now + timedelta(seconds=self.lease_s), "released_at": None}
         try:
             with self._engine.begin() as conn:
-                row = app_reads.lease(in_transaction(conn), LEASE_TABLE)
+                row = reads.lease(in_transaction(conn), LEASE_TABLE)
                 if row is None:
                     conn.execute(lease_table.insert().values(id=1, epoch=1, **mine))
                     self.took_over = False
@@ -251,7 +250,7 @@ class LeaseLock:
         self._engine.dispose()
 
 
-def _free(row: app_reads.LeaseRow, now: datetime, owner: str) -> bool:
+def _free(row: reads.LeaseRow, now: datetime, owner: str) -> bool:
     if row.owner == owner or row.expires_at <= now or row.released_at is not None:
         return True
     return row.host == socket.gethostname() and not _pid_alive(int(row.pid))
@@ -382,5 +381,5 @@ def record_stopped(engine: Engine) -> None:
 def read_leader(engine: Engine) -> LeaderInfo | None:
     """The last recorded leader, or None when no scheduler ever ran on this database."""
     with engine_reader(engine) as reader:
-        row = app_reads.leader(reader, LEADER_TABLE)
+        row = reads.leader(reader, LEADER_TABLE)
     return None if row is None else LeaderInfo(*row)

@@ -59,10 +59,10 @@ from sqlalchemy import update
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, col
 
-from db import app_reads
+from db import reads
+from db.engine import engine_reader
 from db.models import ScrapeRun
 from db.reader import in_transaction
-from db.engine import engine_reader
 from db.types import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers, get_scraper
@@ -315,7 +315,7 @@ def cycle_summary(results: Sequence[RunResult], alerts_sent: int, next_at: datet
 def failures_in_a_row(engine: Engine, provider: str) -> int:
     """Failed runs in a row, as the store counts them (at least 1 right after a failure)."""
     with engine_reader(engine) as reader:
-        row = app_reads.provider(reader, provider)
+        row = reads.provider(reader, provider)
     return max(1, row.consecutive_failures if row is not None else 1)
 
 
@@ -372,7 +372,7 @@ def mark_abandoned(engine: Engine, inflight: dict[str, datetime], *, hold_store_
         collect_mod._store_lock.acquire(timeout=lock_timeout)
     since = min(inflight.values()) - timedelta(seconds=1)
     with Session(engine) as session:
-        rows = app_reads.running_runs(in_transaction(session.connection()), providers=list(inflight), started_since=since)
+        rows = reads.running_runs(in_transaction(session.connection()), providers=list(inflight), started_since=since)
         now = utcnow()
         marked = 0
         for run in rows:  # "still running" in the WHERE: a batch that committed meanwhile stays ok
@@ -413,7 +413,7 @@ def abandon_orphaned_runs(engine: Engine, started_before: datetime, reason: str 
     reason = reason or ("the process collecting it stopped (killed or crashed) before the run finished; "
                         "none of it was stored")
     with Session(engine) as session:
-        rows = app_reads.running_runs(in_transaction(session.connection()), started_before)
+        rows = reads.running_runs(in_transaction(session.connection()), started_before)
         marked = 0
         for run in rows:
             result = session.exec(

@@ -13,9 +13,9 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from db import app_reads
-from db.reader import Reader
+from db import reads
 from db.engine import engine_reader
+from db.reader import Reader
 from db.types import utcnow
 from scrapers.registry import all_scrapers
 from tracker.config.settings import Settings
@@ -55,7 +55,7 @@ class ProviderStatus:
 def stored_jobs(reader: Reader) -> dict[str, StoredJob]:
     """The collection jobs in the job store, by provider (empty when no scheduler ever ran)."""
     out: dict[str, StoredJob] = {}
-    for job_id, next_ts, state in app_reads.scheduler_jobs(reader, JOB_TABLE, JOB_PREFIX):
+    for job_id, next_ts, state in reads.scheduler_jobs(reader, JOB_TABLE, JOB_PREFIX):
         interval: float | None = None
         try:  # our own table, written by our scheduler
             trigger = pickle.loads(state).get("trigger")
@@ -71,7 +71,7 @@ def stored_jobs(reader: Reader) -> dict[str, StoredJob]:
 def stored_retries(reader: Reader) -> dict[str, datetime]:
     """Pending retries of failed providers in the job store: provider -> run time."""
     return {job_id[len(RETRY_PREFIX):]: datetime.fromtimestamp(ts, UTC)
-            for job_id, ts, _state in app_reads.scheduler_jobs(reader, JOB_TABLE, RETRY_PREFIX) if ts is not None}
+            for job_id, ts, _state in reads.scheduler_jobs(reader, JOB_TABLE, RETRY_PREFIX) if ts is not None}
 
 
 def provider_statuses(engine: Engine, settings: Settings, now: datetime | None = None) -> list[ProviderStatus]:
@@ -79,8 +79,8 @@ def provider_statuses(engine: Engine, settings: Settings, now: datetime | None =
     scrapers = all_scrapers()
     with engine_reader(engine) as reader:
         jobs, retries = stored_jobs(reader), stored_retries(reader)
-        stored = app_reads.providers(reader)
-        latest, first = app_reads.latest_run_per_provider(reader), app_reads.first_run_at(reader)
+        stored = reads.providers(reader)
+        latest, first = reads.latest_run_per_provider(reader), reads.first_run_at(reader)
     active = {n for n, cls in scrapers.items() if cls.retired is None}  # a retired one is never scheduled
     names = sorted({n for n in active if settings.provider(n).enabled} | set(jobs) | set(stored))
     out = []

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
-from db import app_reads
+from db import reads
 from db.engine import default_database_url, make_engine
 from db.migrate import init_db
 from tracker import __version__
@@ -159,7 +159,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
     def ping() -> str | None:
         try:
             with app.state.web.reader() as reader:
-                app_reads.ping(reader)
+                reads.ping(reader)
         except Exception as exc:  # noqa: BLE001 - any database trouble is "unhealthy"
             return type(exc).__name__
         return None

@@ -23,9 +23,9 @@ from typing import Any
 from prometheus_client.core import GaugeMetricFamily, Metric, StateSetMetricFamily
 from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector, CollectorRegistry
-from db import app_reads
-from db.app_reads import RunRow
-from db.reads import latest_prices
+
+from db import reads
+from db.reads import RunRow, latest_prices
 from scrapers.registry import all_scrapers
 from tracker import __version__
 from tracker.reads.data import RENTABLE_KINDS, latest_index
@@ -58,14 +58,14 @@ class StoreCollector(Collector):
         ctx = self.ctx
         scrapers = all_scrapers()
         with ctx.reader() as r:
-            stored = app_reads.providers(r)
-            runs = app_reads.latest_run_per_provider(r)
-            counts = app_reads.current_offer_counts(r)
+            stored = reads.providers(r)
+            runs = reads.latest_run_per_provider(r)
+            counts = reads.current_offer_counts(r)
             latest = latest_prices(r, include_unmapped=False)
             finished: dict[str, RunRow] = {}
             for name, run in runs.items():
                 if run.status == "running":  # the newest run is in flight: report the last finished one
-                    done = app_reads.recent_runs(r, limit=1, providers=[name], statuses=["ok", "failed", "skipped"])
+                    done = reads.recent_runs(r, limit=1, providers=[name], statuses=["ok", "failed", "skipped"])
                     if done:
                         finished[name] = done[0]
                 else:

@@ -5,10 +5,9 @@ trends, chart series) and the alerts page (rules, events, deliveries)."""
 from __future__ import annotations
 
 import math
-from datetime import UTC, datetime, timedelta
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
-
 
 from db.reads import stale_note
 from tracker.analysis.aggregators import cheapest_per_provider

@@ -3,8 +3,6 @@ answers what the files say, checked against arithmetic done here on the raw file
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import json
 import math
 import random
@@ -19,7 +17,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
 from db.models import Provider, ScrapeRun
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, read
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import ImportResult, import_files

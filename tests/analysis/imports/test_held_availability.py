@@ -11,8 +11,6 @@ price twice."""
 
 from __future__ import annotations
 
-from db.reader import in_transaction
-
 from collections.abc import Iterator
 from datetime import timedelta
 from itertools import permutations
@@ -26,6 +24,7 @@ from sqlmodel import Session
 from db import reads
 from db.engine import make_engine
 from db.migrate import init_db
+from db.reader import in_transaction
 from tests.analysis.imports.test_import_order import clear, held, intervals
 from tracker.analysis.imports import import_files
 from tracker.cli.common import Format, emit

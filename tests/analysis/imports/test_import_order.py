@@ -5,8 +5,6 @@ stores, and the roll-ups read back the same history; on SQLite and PostgreSQL.""
 
 from __future__ import annotations
 
-from tests.conftest import read
-
 import json
 from datetime import UTC, datetime, timedelta
 from itertools import permutations
@@ -25,6 +23,7 @@ from tests.analysis.imports.test_archives import (
     H100_FILE,
     H100_GAP,
 )
+from tests.conftest import read
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files

@@ -4,8 +4,6 @@ the same file at three commits importing to the history of its newest copy alone
 
 from __future__ import annotations
 
-from tests.conftest import read
-from db.reader import in_transaction
 import csv
 import json
 import math
@@ -20,10 +18,11 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db.reads import latest_prices
 from db.models import Offer
+from db.reader import in_transaction
+from db.reads import latest_prices
 from tests.analysis.imports.test_archives import stored_intervals
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, read
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files

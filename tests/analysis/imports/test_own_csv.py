@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from tests.conftest import read
-from db.reader import in_transaction
 import math
 import shutil
 from collections.abc import Iterator
@@ -14,14 +12,14 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import app_reads, intervals, reads
-from db.engine import engine_reader
-from db.engine import make_engine
+from db import intervals, reads
+from db.engine import engine_reader, make_engine
 from db.migrate import init_db
 from db.models import Offer, Provider, Quarantine, ScrapeRun
+from db.reader import in_transaction
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tests.analysis.test_history import store_day_one
-from tests.conftest import fixture_path
+from tests.conftest import fixture_path, read
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports.own_csv import import_file
@@ -102,7 +100,7 @@ def test_history_csv_round_trips(source: Engine, engine: Engine, tmp_path: Path,
     assert a.equals(b), (a, b)
     # the gaps came back as gaps: beta's outage and delta's delisting are separate intervals
     with Session(engine) as s:
-        beta = app_reads.interval_rows(in_transaction(s.connection()), provider="beta")
+        beta = reads.interval_rows(in_transaction(s.connection()), provider="beta")
     assert [(i.first_seen, i.last_seen, i.price_per_hour) for i in beta] == [
         (T0, T0 + 2 * HOUR, 2.8), (T0 + 5 * HOUR, T0 + 11 * HOUR, 2.7)]
 
@@ -247,7 +245,7 @@ def test_skypilot_import_continues_scraped_intervals(engine: Engine, tmp_path: P
     import_file(engine, tmp_path / "vms.csv", provider="lambda", observed_at=OBSERVED)
     with Session(engine) as s:
         oid = s.exec(select(Offer.id).where(Offer.sku == "gpu_1x_h100_sxm5", Offer.region == "us-east-1")).one()
-        ivs = app_reads.interval_rows(in_transaction(s.connection()), offer_id=oid)
+        ivs = reads.interval_rows(in_transaction(s.connection()), offer_id=oid)
     assert [(i.first_seen, i.last_seen) for i in ivs] == [(OBSERVED.replace(hour=11), OBSERVED)]
 
 

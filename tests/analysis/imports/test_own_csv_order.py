@@ -6,8 +6,6 @@ command at a time in every order (one file twice), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from tests.conftest import read
-from db.reader import in_transaction
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from itertools import permutations
@@ -21,11 +19,13 @@ from sqlmodel import Session
 from db import reads
 from db.engine import make_engine
 from db.migrate import init_db
+from db.reader import in_transaction
 from db.types import epoch
 from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
 from tests.analysis.imports.test_import_order import clear, history, intervals, span
 from tests.analysis.seq import HOUR, T0
 from tests.analysis.test_history import store_day_one
+from tests.conftest import read
 from tracker.analysis.frames import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files

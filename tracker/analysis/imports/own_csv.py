@@ -64,7 +64,7 @@ from typing import IO, Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import app_reads, queries
+from db import queries, reads
 from db import series as series_db
 from db.engine import session_scope
 from db.models import ScrapeRun
@@ -465,7 +465,7 @@ def _read_skypilot(
 
 def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], at: datetime) -> set[tuple[str, str, str, int]]:
     """Identities the store already has an observation for at or after ``at``."""
-    seen = app_reads.offer_last_seen(in_transaction(session.connection()), provider)
+    seen = reads.offer_last_seen(in_transaction(session.connection()), provider)
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
@@ -480,7 +480,7 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
             wanted[o.provider].add(o.sku)
     stored: dict[tuple[str, str, str, str, int], tuple[str | None, datetime]] = {}
     for provider, skus in wanted.items():
-        for ident, extra, last_seen in app_reads.offers_of_skus(reader, provider, skus):
+        for ident, extra, last_seen in reads.offers_of_skus(reader, provider, skus):
             stored[(provider, *ident)] = (series_db.series_of(extra), last_seen)
     if not stored:
         return found
@@ -505,7 +505,7 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
 
 def _scraped_live(session: Session, provider: str, import_run_id: int | None) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    return app_reads.collected_ok(in_transaction(session.connection()), provider, besides=import_run_id)
+    return reads.collected_ok(in_transaction(session.connection()), provider, besides=import_run_id)
 
 
 def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
@@ -530,7 +530,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             fresh = [o for o in normalised if o.identity not in stale]
             if not fresh:
                 continue
-            accepted, rejected = validate(fresh, app_reads.previous_prices(in_transaction(session.connection()), provider), pending)
+            accepted, rejected = validate(fresh, reads.previous_prices(in_transaction(session.connection()), provider), pending)
             previous = None
             if prov.last_success_at and prov.last_success_at < batch.observed_at:
                 previous = prov.last_success_at  # continue intervals seen by the last real scrape

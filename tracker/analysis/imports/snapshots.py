@@ -62,7 +62,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import app_reads, bulk, intervals, labels, queries, rollups
+from db import bulk, intervals, labels, queries, reads, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
@@ -178,7 +178,7 @@ class _StoredOffers:
 
 def _scraped_live(session: Session, provider: str) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    return app_reads.collected_ok(in_transaction(session.connection()), provider)
+    return reads.collected_ok(in_transaction(session.connection()), provider)
 
 
 def _refresh_rollups(session: Session, touched: Mapping[str, list[int]]) -> None:
@@ -938,7 +938,7 @@ def _refuse_if_strict(result: ImportResult, strict: bool) -> None:
         raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
 
 
-def external_providers(reader: Reader) -> dict[str, app_reads.ProviderRow]:
+def external_providers(reader: Reader) -> dict[str, reads.ProviderRow]:
     """Providers known from imported history only: stored, imported, and without a scraper."""
-    imported = app_reads.imported_providers(reader)
-    return {n: p for n, p in app_reads.providers(reader).items() if n in imported and is_external(n)}
+    imported = reads.imported_providers(reader)
+    return {n: p for n, p in reads.providers(reader).items() if n in imported and is_external(n)}
