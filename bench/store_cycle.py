@@ -46,7 +46,7 @@ from synthetic_year import (
     sqlite_copy,
 )
 
-from db import bulk, intervals, labels, queries, rollups
+from db import intervals as bulk, intervals, labels, queries, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from scrapers.base import ScrapedOffer, Scraper
@@ -213,7 +213,7 @@ def ingest(url: str) -> tuple[float, float, float, float]:
 
 def inserts_only(url: str, offers: list[NormalisedOffer], at: int) -> float:
     """Seconds for the rows a first scrape of ``offers`` adds, inserted into a new store's own
-    tables by the store's own bulk path (``db.bulk``: ``executemany`` on SQLite, ``COPY`` on
+    tables by the store's own bulk path (``db.intervals``: ``executemany`` on SQLite, ``COPY`` on
     PostgreSQL) and nothing else: no comparison, no roll-ups. The floor of a first scrape in this
     schema (the offers and their open intervals, with their indexes), against the baseline's one
     unindexed table."""

@@ -59,13 +59,11 @@ def promote(conn: Connection, interval_ids: Iterable[int]) -> None:
 
 def _move(conn: Connection, column: str, ids: Iterable[int], source: str, target: str) -> None:
     """Move the rows of ``source`` whose ``column`` is one of ``ids`` to ``target`` (same columns)."""
-    from db import bulk
-
     wanted = sorted(set(ids))
     if not wanted:
         return
-    where = bulk.in_ids(conn, column)
-    param = (bulk.id_param(conn, wanted),)
+    where = in_ids(conn, column)
+    param = (id_param(conn, wanted),)
     conn.exec_driver_sql(f"INSERT INTO {target} ({_ALL}) SELECT {_ALL} FROM {source} WHERE {where}", param)
     conn.exec_driver_sql(f"DELETE FROM {source} WHERE {where}", param)
 
@@ -74,8 +72,6 @@ def insert_new(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
     """Write the intervals of offers that have none stored yet (tuples in ``COLUMNS`` order, each
     offer's oldest first): each offer's newest straight into the open table, the earlier ones
     into the past, in two bulk statements (no retire and promote: nothing of theirs is stored)."""
-    from db import bulk
-
     if not rows:
         return
     ids = new_ids(conn, len(rows))
@@ -83,6 +79,55 @@ def insert_new(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
     for k, row in enumerate(rows):  # the last row of an offer is its newest
         newest[row[0]] = k
     is_open = set(newest.values())
-    bulk.insert_many(conn, OPEN_TABLE, ("id", *COLUMNS), [(ids[k], *rows[k]) for k in sorted(is_open)])
-    bulk.insert_many(conn, PAST_TABLE, ("id", *COLUMNS),
+    insert_many(conn, OPEN_TABLE, ("id", *COLUMNS), [(ids[k], *rows[k]) for k in sorted(is_open)])
+    insert_many(conn, PAST_TABLE, ("id", *COLUMNS),
                      [(i, *row) for k, (i, row) in enumerate(zip(ids, rows, strict=True)) if k not in is_open])
+
+
+# ------------------------------------------------------------------------------------------------
+# Driver-level bulk statements shared by the write paths: one tuple per row, no per-row
+# SQLAlchemy work, the same SQL text on SQLite and PostgreSQL.
+#
+# A large set of ids goes in as one parameter (a JSON array read by ``json_each`` on SQLite, an
+# array on PostgreSQL), so a set-based UPDATE over a whole collection is one statement whose
+# size does not depend on how many rows it touches.
+
+
+def mark(conn: Connection) -> str:
+    """The driver's positional parameter marker."""
+    return "?" if conn.dialect.paramstyle == "qmark" else "%s"
+
+
+def placeholders(conn: Connection, n: int) -> str:
+    """``?, ?, ...`` (or ``%s, ...``) for ``n`` positional parameters."""
+    return ", ".join([mark(conn)] * n)
+
+
+def in_ids(conn: Connection, column: str) -> str:
+    """SQL testing ``column`` against one id-list parameter (see ``id_param``)."""
+    if conn.dialect.name == "sqlite":
+        return f"{column} IN (SELECT value FROM json_each(?))"
+    return f"{column} = ANY(%s::bigint[])"
+
+
+def id_param(conn: Connection, ids: Iterable[int]) -> Any:
+    """The parameter ``in_ids`` expects for ``ids``."""
+    if conn.dialect.name == "sqlite":
+        return "[" + ",".join(map(str, ids)) + "]"
+    return list(ids)
+
+
+def insert_many(conn: Connection, table: str, columns: Sequence[str], rows: Sequence[tuple[Any, ...]]) -> None:
+    """Insert ``rows`` (tuples in ``columns`` order): one driver ``executemany`` on SQLite, ``COPY``
+    on PostgreSQL (several times faster there than any ``INSERT``), in the caller's transaction."""
+    if not rows:
+        return
+    if conn.dialect.name == "postgresql":
+        driver = conn.connection.driver_connection
+        assert driver is not None
+        with driver.cursor() as cur, cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        return
+    conn.exec_driver_sql(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders(conn, len(columns))})",
+                         list(rows))

@@ -27,7 +27,7 @@ import numpy as np
 from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, index_rollup, intervals, labels, reads
+from db import index_rollup, intervals, labels, reads
 from db.reader import bind, in_transaction
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, floor, origin, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -307,7 +307,7 @@ def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Sum
     values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), s.key.tolist(), s.kind.tolist(),
                       s.min.tolist(), s.median.tolist(), s.max.tolist(), s.offers.tolist(), strict=True))
     conn.exec_driver_sql(f"INSERT INTO {DAY_TABLE} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
-                         f"VALUES ({bulk.placeholders(conn, 8)})", values)
+                         f"VALUES ({intervals.placeholders(conn, 8)})", values)
     return len(values)
 
 
@@ -354,7 +354,7 @@ def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]], 
     values = [(sid, start, n, *f) for sid, start, n, f in rows]
     if values:
         conn.exec_driver_sql(f"INSERT INTO {table} ({reads.RUN_FIELDS}) "
-                             f"VALUES ({bulk.placeholders(conn, 7)})", values)
+                             f"VALUES ({intervals.placeholders(conn, 7)})", values)
     return len(values)
 
 
@@ -422,7 +422,7 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
         new += [(sid, r) for r in after - old]
         if open_runs and newest is None and any(r[0] for r in old):
             orphaned.append(sid)
-    m = bulk.mark(conn)
+    m = intervals.mark(conn)
     closed_gone = [(sid, r[1]) for sid, r in gone if not r[0]]
     open_gone = [(sid,) for sid, r in gone if r[0]]
     if closed_gone:
@@ -438,7 +438,7 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
 
 def _promote(conn: Connection, sid: int) -> None:
     """Move ``sid``'s newest earlier run into the open table (its newest run went)."""
-    m = bulk.mark(conn)
+    m = intervals.mark(conn)
     row = conn.exec_driver_sql(f"SELECT {reads.RUN_FIELDS} FROM {RUN_TABLE} "
                                f"WHERE series_id = {m} ORDER BY start DESC LIMIT 1", (sid,)).first()
     if row is not None:
@@ -594,7 +594,7 @@ def _whole_offers(conn: Connection, provider_id: int, since: int, until: int) ->
     at a time from a server-side cursor, each chunk ending with an offer's last interval (so the
     hold of each, which looks at the offer's next interval, is computed within a chunk)."""
     params = _window_params(conn, provider_id, since, until)
-    sql, args = bind(_WINDOW_SQL + " ORDER BY offer_id, first_seen, id", params, bulk.mark(conn))
+    sql, args = bind(_WINDOW_SQL + " ORDER BY offer_id, first_seen, id", params, intervals.mark(conn))
     # the driver's own cursor, server-side on PostgreSQL: plain tuples, a chunk in memory at a time
     dbapi = conn.connection.dbapi_connection
     assert dbapi is not None

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import bulk, intervals
+from db import intervals
 
 #: ``offer.extra`` key naming the archive series an imported offer belongs to.
 SERIES_KEY = "import_series"
@@ -90,23 +90,23 @@ def replace_intervals(conn: Connection, provider_id: int, drop: Iterable[int], r
     ones come back (``promote``), so the re-cut works on one table."""
     ids = sorted(set(offer_ids))
     before = conn.exec_driver_sql(
-        f"SELECT offer_id, id, first_seen, available_count FROM {intervals.OPEN_TABLE} WHERE {bulk.in_ids(conn, 'offer_id')}",
-        (bulk.id_param(conn, ids),)).all()  # every id in one parameter: no limit on how many
+        f"SELECT offer_id, id, first_seen, available_count FROM {intervals.OPEN_TABLE} WHERE {intervals.in_ids(conn, 'offer_id')}",
+        (intervals.id_param(conn, ids),)).all()  # every id in one parameter: no limit on how many
     newest_before = {int(oid): (int(iid), int(first)) for oid, iid, first, _count in before}
     intervals.retire(conn, ids)
     dropped = sorted(set(drop))
     if dropped:
-        conn.exec_driver_sql(f"DELETE FROM {intervals.PAST_TABLE} WHERE {bulk.in_ids(conn, 'id')}",
-                             (bulk.id_param(conn, dropped),))
+        conn.exec_driver_sql(f"DELETE FROM {intervals.PAST_TABLE} WHERE {intervals.in_ids(conn, 'id')}",
+                             (intervals.id_param(conn, dropped),))
     if rows:
         new = intervals.new_ids(conn, len(rows))
-        bulk.insert_many(conn, intervals.PAST_TABLE, ("id", *RECUT_COLUMNS),
+        intervals.insert_many(conn, intervals.PAST_TABLE, ("id", *RECUT_COLUMNS),
                          [(i, *(r.get(c) for c in RECUT_COLUMNS)) for i, r in zip(new, rows, strict=True)])
     if ids:
         intervals.promote(conn, _newest(conn, ids, newest_before, set(dropped), lo, hi).values())
         counts = [(count, oid) for oid, _iid, _first, count in before if count is not None]
         if counts:  # the GPUs free now are the offer's, whichever interval is its newest
-            m = bulk.mark(conn)
+            m = intervals.mark(conn)
             conn.exec_driver_sql(f"UPDATE {intervals.OPEN_TABLE} SET available_count = {m} WHERE offer_id = {m}", counts)
 
 
@@ -121,8 +121,8 @@ def _newest(conn: Connection, ids: list[int], before: dict[int, tuple[int, int]]
                 best[oid] = (int(iid), int(first))
         return {oid: iid for oid, (iid, _f) in best.items()}
 
-    m, of = bulk.mark(conn), f"SELECT id, offer_id, first_seen FROM {intervals.PAST_TABLE} WHERE {bulk.in_ids(conn, 'offer_id')}"
-    in_range = latest(f"{of} AND first_seen >= {m} AND first_seen <= {m}", (bulk.id_param(conn, ids), lo, hi))
+    m, of = intervals.mark(conn), f"SELECT id, offer_id, first_seen FROM {intervals.PAST_TABLE} WHERE {intervals.in_ids(conn, 'offer_id')}"
+    in_range = latest(f"{of} AND first_seen >= {m} AND first_seen <= {m}", (intervals.id_param(conn, ids), lo, hi))
     chosen: dict[int, int] = {}
     orphaned: list[int] = []
     for oid in ids:
@@ -137,7 +137,7 @@ def _newest(conn: Connection, ids: list[int], before: dict[int, tuple[int, int]]
         elif prev is not None:
             orphaned.append(oid)
     if orphaned:
-        chosen |= latest(of, (bulk.id_param(conn, orphaned),))
+        chosen |= latest(of, (intervals.id_param(conn, orphaned),))
     return chosen
 
 
@@ -155,7 +155,7 @@ def add_many(conn: Connection, rows: Iterable[tuple[str, int]]) -> None:
     """Record snapshot times of many series at once (``(series, at)`` pairs; stored ones are left alone)."""
     params = sorted({(s, int(t)) for s, t in rows})
     if params:
-        m = bulk.mark(conn)
+        m = intervals.mark(conn)
         conn.exec_driver_sql(f"INSERT INTO snapshot_time (series, at) VALUES ({m}, {m}) ON CONFLICT (series, at) DO NOTHING",
                              params)
 

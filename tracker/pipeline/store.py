@@ -28,7 +28,7 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import bulk, intervals, labels, queries, reads, rollups
+from db import intervals, labels, queries, reads, rollups
 from db.models import Offer, Provider, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
 from db.types import epoch
@@ -222,7 +222,7 @@ def _add_offers(conn: Connection, provider: str, fresh: Mapping[Identity, Normal
     if not fresh:
         return {}
     seen_at = _stamp(conn, observed_at)
-    bulk.insert_many(conn, "offer", _OFFER_INSERT, [  # ``extra`` as its JSON text, as the dialect writes it
+    intervals.insert_many(conn, "offer", _OFFER_INSERT, [  # ``extra`` as its JSON text, as the dialect writes it
         (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
          o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", seen_at, seen_at)
         for o in fresh.values()
@@ -236,35 +236,35 @@ def _add_offers(conn: Connection, provider: str, fresh: Mapping[Identity, Normal
 
 def _write_offers(conn: Connection, plan: Plan, observed_at: datetime) -> None:
     """Changed attributes, and ``last_seen`` of every offer stored before."""
-    m = bulk.mark(conn)
+    m = intervals.mark(conn)
     if plan.changed_attrs:
         conn.exec_driver_sql(
             f"UPDATE offer SET {', '.join(f'{f} = {m}' for f in (*_OFFER_FIELDS, 'extra'))} WHERE id = {m}",
             plan.changed_attrs)
     if plan.seen:
-        conn.exec_driver_sql(f"UPDATE offer SET last_seen = {m} WHERE {bulk.in_ids(conn, 'id')}",
-                             (_stamp(conn, observed_at), bulk.id_param(conn, plan.seen)))
+        conn.exec_driver_sql(f"UPDATE offer SET last_seen = {m} WHERE {intervals.in_ids(conn, 'id')}",
+                             (_stamp(conn, observed_at), intervals.id_param(conn, plan.seen)))
 
 
 def _write_intervals(conn: Connection, plan: Plan, known: Iterable[Stored], t: int) -> dict[int, int]:
     """End the intervals closing, lengthen those extended (both rewrite the offer's open row in
     place), and open the new ones (the offer's previous newest moves to the past). Returns the
     new intervals' ids by offer."""
-    m = bulk.mark(conn)
+    m = intervals.mark(conn)
     table = intervals.OPEN_TABLE
     if plan.closing:
-        conn.exec_driver_sql(f"UPDATE {table} SET ends_at = {m} WHERE {bulk.in_ids(conn, 'offer_id')}",
-                             (t, bulk.id_param(conn, plan.closing)))
+        conn.exec_driver_sql(f"UPDATE {table} SET ends_at = {m} WHERE {intervals.in_ids(conn, 'offer_id')}",
+                             (t, intervals.id_param(conn, plan.closing)))
     if plan.extend:
         conn.exec_driver_sql(f"UPDATE {table} SET last_seen = {m}, observations = observations + 1 "
-                             f"WHERE {bulk.in_ids(conn, 'offer_id')}", (t, bulk.id_param(conn, plan.extend)))
+                             f"WHERE {intervals.in_ids(conn, 'offer_id')}", (t, intervals.id_param(conn, plan.extend)))
     store_counts(conn, plan.counts)  # only the counts that moved
     if not plan.opened:
         return {}
     opening = {r[0] for r in plan.opened}
     intervals.retire(conn, [s.offer_id for s in known if s.interval_id is not None and s.offer_id in opening])
     ids = intervals.new_ids(conn, len(plan.opened))
-    bulk.insert_many(conn, table, _INTERVAL_INSERT, [(i, *r) for i, r in zip(ids, plan.opened, strict=True)])
+    intervals.insert_many(conn, table, _INTERVAL_INSERT, [(i, *r) for i, r in zip(ids, plan.opened, strict=True)])
     return {r[0]: i for i, r in zip(ids, plan.opened, strict=True)}
 
 
@@ -361,7 +361,7 @@ def store_counts(conn: Connection, counts: Sequence[tuple[int | None, int, int]]
     row only when that observation is the offer's newest (last seen then or before), so an import
     of older snapshots never overwrites a newer count. The one writer of the column."""
     if counts:
-        m = bulk.mark(conn)
+        m = intervals.mark(conn)
         conn.exec_driver_sql(f"UPDATE {intervals.OPEN_TABLE} SET available_count = {m} "
                              f"WHERE offer_id = {m} AND last_seen <= {m}", list(counts))
 
@@ -380,7 +380,7 @@ def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool
     session.flush()
     conn = session.connection()
     pid = labels.lookup(conn, "provider", [prov.name])
-    if not pid or conn.exec_driver_sql(f"SELECT 1 FROM {intervals.OPEN_TABLE} WHERE provider_id = {bulk.mark(conn)} "
+    if not pid or conn.exec_driver_sql(f"SELECT 1 FROM {intervals.OPEN_TABLE} WHERE provider_id = {intervals.mark(conn)} "
                                        "LIMIT 1", (pid[0],)).first() is None:
         return False
     rollups.rebuild(conn, pid)
@@ -469,7 +469,7 @@ def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Re
 def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[NormalisedOffer, Mapping[str, Any], datetime, datetime]],
                   ) -> dict[tuple[str, str, str, int], int]:
     """Insert offers of ``provider`` the store has never seen, each with the ``extra`` to store
-    and its first and last sighting, in one bulk statement (``db.bulk``, as ``store_observation`` inserts a collection's
+    and its first and last sighting, in one bulk statement (``db.intervals``, as ``store_observation`` inserts a collection's
     new offers); returns their ids by identity. An import of many snapshots at once writes its
     new offers here."""
     if not offers:
@@ -485,11 +485,11 @@ def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[Normal
             got = written[at] = process(at)
         return got
 
-    bulk.insert_many(conn, "offer", _OFFER_INSERT, [
+    intervals.insert_many(conn, "offer", _OFFER_INSERT, [
         (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
          o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", bound(first), bound(last))
         for o, extra, first, last in offers
     ])
-    m = bulk.mark(conn)
+    m = intervals.mark(conn)
     return {(sku, region, kind, term): oid for sku, region, kind, term, oid in conn.exec_driver_sql(
         f"SELECT sku, region, kind, term_months, id FROM offer WHERE id > {m} AND provider = {m}", (before, provider))}

@@ -62,7 +62,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import bulk, intervals, labels, queries, reads, rollups
+from db import intervals, labels, queries, reads, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
@@ -291,7 +291,7 @@ class _BatchReads(_Reads):
         self._intervals: dict[int, list[dict[str, Any]]] = defaultdict(list)
         if ids:
             rows = conn.exec_driver_sql(f"SELECT id, {', '.join(series_db.RECUT_COLUMNS)} FROM {intervals.VIEW} "
-                                        f"WHERE {bulk.in_ids(conn, 'offer_id')}", (bulk.id_param(conn, ids),))
+                                        f"WHERE {intervals.in_ids(conn, 'offer_id')}", (intervals.id_param(conn, ids),))
             for row in rows.mappings():
                 r = dict(row)
                 r["available"] = None if r["available"] is None else bool(r["available"])
