@@ -46,7 +46,8 @@ from synthetic_year import (
     sqlite_copy,
 )
 
-from db import intervals as bulk, intervals, labels, queries, rollups
+from db import intervals, labels, queries, rollups
+from db import intervals as bulk
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from scrapers.base import ScrapedOffer, Scraper

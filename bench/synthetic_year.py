@@ -43,7 +43,7 @@ from db import labels, rollups
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from db.models import Offer
-from db.types import epoch
+from db.spans import epoch
 
 CACHE = Path(__file__).parent / ".cache"
 #: The synthetic year ends here (a fixed date, so cached files and figures are comparable).

@@ -44,23 +44,55 @@ Storage model (why it is shaped this way):
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Column,
+    DateTime,
     Index,
     MetaData,
     SmallInteger,
     UniqueConstraint,
     text,
 )
+from sqlalchemy.engine import Dialect
+from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
-from db.types import UTCDateTime, utcnow
+from db.spans import utcnow
 
+# ------------------------------------------------------------------------------------------------
+# Column types shared by the tables.
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timezone-aware UTC in, timezone-aware UTC out, on every backend.
+
+    SQLite has no time zones: values are stored as naive UTC and given ``tzinfo=UTC`` back
+    on the way out. A naive datetime handed in is refused, because guessing its zone is how
+    histories get shifted by hours.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: timestamps must be timezone-aware UTC")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
 class Provider(SQLModel, table=True):
     """One provider and its last collection attempt (so the store tells a continuous run from a gap)."""

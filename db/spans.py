@@ -134,7 +134,7 @@ def lows(pieces: Iterable[Piece]) -> list[Run]:
 
 
 # ------------------------------------------------------------------------------------------------
-# Epoch-second conversions of the stored times, without SQLAlchemy (``db.types`` re-exports
+# Epoch-second conversions of the stored times, without SQLAlchemy (``db.models`` re-exports
 # them beside the column types): the read path of ``db.direct`` needs them, not the types.
 
 

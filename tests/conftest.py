@@ -130,7 +130,7 @@ def recordings_recorded_now(directory: Path, providers: list[str] | None = None)
     """
     import shutil
 
-    from db.types import utcnow
+    from db.spans import utcnow
     from tracker.pipeline.replay import BUNDLED_RECORDINGS, recorded_providers
 
     out = directory / "recordings-now"

@@ -6,7 +6,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import db.models  # noqa: F401  (registers every table on SQLModel.metadata)
-from db.types import UTCDateTime
+from db.models import UTCDateTime
 
 target_metadata = SQLModel.metadata
 
@@ -14,8 +14,8 @@ target_metadata = SQLModel.metadata
 def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
     """Write our UTCDateTime as itself so migrations keep the timezone guarantee."""
     if type_ == "type" and isinstance(obj, UTCDateTime):
-        autogen_context.imports.add("import db.types")  # type: ignore[attr-defined]
-        return "db.types.UTCDateTime()"
+        autogen_context.imports.add("import db.models")  # type: ignore[attr-defined]
+        return "db.models.UTCDateTime()"
     if type_ == "type" and type(obj).__module__.startswith("sqlmodel"):
         autogen_context.imports.add("import sqlmodel")  # type: ignore[attr-defined]
         return f"sqlmodel.sql.sqltypes.{obj!r}"

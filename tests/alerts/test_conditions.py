@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy.engine import Engine
 
-from db.types import utcnow
+from db.spans import utcnow
 from tests.alerts.helpers import Market, events, fast_settings, h100, outbox
 from tracker.alerts import check
 from tracker.alerts.evaluate import evaluate

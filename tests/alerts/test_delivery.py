@@ -17,7 +17,7 @@ from sqlmodel import Session, select
 from db.engine import engine_reader
 from db.models import Outbox
 from db.reader import in_transaction
-from db.types import utcnow
+from db.spans import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
 from tracker.alerts import (
     after_collect,

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from db.engine import engine_reader, make_engine
 from db.migrate import init_db
 from db.models import DigestState
-from db.types import utcnow
+from db.spans import utcnow
 from tests.alerts.helpers import (
     Market,
     Receiver,

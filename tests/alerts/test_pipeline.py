@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 from db.engine import make_engine
 from db.migrate import init_db
 from db.models import AlertState, PriceInterval, Quarantine
-from db.types import utcnow
+from db.spans import utcnow
 from tests.alerts.helpers import Market, Receiver, events, fast_settings, h100, outbox
 from tracker.alerts import after_collect, check
 

@@ -12,7 +12,7 @@ from db import reads
 from db.engine import make_engine, session_scope
 from db.migrate import current_revision, head_revision, upgrade
 from db.reader import in_transaction
-from db.types import epoch
+from db.spans import epoch
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 

@@ -15,8 +15,7 @@ from db import engine as engine_module
 from db.engine import make_engine
 from db.reader import bind, in_transaction
 from db.reads import latest_prices, prices_at, provider_states
-from db.spans import utcnow
-from db.types import from_epoch
+from db.spans import from_epoch, utcnow
 from tests.conftest import run_main
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
 

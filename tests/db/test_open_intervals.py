@@ -15,7 +15,7 @@ from sqlmodel import Session
 
 from db import intervals, reads
 from db.reader import in_transaction
-from db.types import epoch
+from db.spans import epoch
 from tests.db.test_observation_store import HOUR, T0, Provider, offer
 
 

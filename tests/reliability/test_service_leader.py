@@ -17,7 +17,7 @@ from sqlmodel import Session, func, select
 
 from db.engine import make_engine
 from db.models import Offer
-from db.types import utcnow
+from db.spans import utcnow
 from tests.tracker import test_run_process as procs
 from tests.tracker.test_run_process import INTERVAL, Proc, leader_pid, runs, wait_for
 from tracker.service import leader

@@ -16,7 +16,7 @@ from sqlmodel import Session
 
 from db.models import Provider
 from db.reader import in_transaction
-from db.types import from_epoch, utcnow
+from db.spans import from_epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tests.fakes import make_fake

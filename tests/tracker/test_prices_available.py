@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from db import queries
 from db.engine import session_scope
-from db.types import utcnow
+from db.spans import utcnow
 from tracker.cli import app as cli_app
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer

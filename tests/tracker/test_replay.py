@@ -65,7 +65,7 @@ from datetime import UTC, datetime  # noqa: E402
 from sqlalchemy.engine import Engine  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
-from db.types import utcnow  # noqa: E402
+from db.spans import utcnow  # noqa: E402
 from scrapers.registry import get_scraper  # noqa: E402
 from tracker.alerts.message import replay_note  # noqa: E402
 from tracker.config.settings import Settings  # noqa: E402

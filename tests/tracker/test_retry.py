@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 from db.engine import engine_reader
 from db.models import Provider
 from db.reader import Reader
-from db.types import utcnow
+from db.spans import utcnow
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.cli import app
 from tracker.config.settings import Settings

@@ -26,7 +26,7 @@ from sqlmodel import Session, func, select
 from db import reads
 from db.models import Offer, ScrapeRun
 from db.reader import in_transaction
-from db.types import utcnow
+from db.spans import utcnow
 from tracker.pipeline.replay import BUNDLED_RECORDINGS
 from tracker.service import leader
 

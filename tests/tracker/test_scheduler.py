@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 from db.engine import engine_reader, make_engine
 from db.models import Provider, ScrapeRun
 from db.reader import Reader
-from db.types import utcnow
+from db.spans import utcnow
 from tests.conftest import _fresh_postgres_schema
 from tracker.cli import app, expand_replay_dir
 from tracker.config.settings import Settings

@@ -39,7 +39,7 @@ from db import reads, rollups, spans
 from db.engine import engine_reader
 from db.reader import Reader
 from db.reads import provider_intervals, via_of
-from db.types import epoch, utcnow
+from db.spans import epoch, utcnow
 from tracker.alerts.data import (
     STALE_AFTER_INTERVALS,
     Observation,

@@ -27,7 +27,7 @@ from typing import Any
 from db import index_rollup, reads
 from db.reader import Reader
 from db.reads import STALE_AFTER_INTERVALS, latest_prices, via_of
-from db.types import epoch
+from db.spans import epoch
 from scrapers.registry import market_provider
 from tracker.alerts.rules import Rule
 from tracker.config.settings import Settings

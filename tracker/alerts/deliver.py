@@ -30,7 +30,7 @@ from db import reads
 from db.engine import engine_reader, session_scope
 from db.models import Outbox
 from db.reads import EventRow, OutboxRow
-from db.types import utcnow
+from db.spans import utcnow
 from tracker.alerts.channels import DeliveryError, Message, display, send
 from tracker.alerts.digest_config import DigestTarget, digest_targets
 from tracker.alerts.rules import Rule

@@ -61,7 +61,7 @@ from db.engine import engine_reader
 from db.models import AlertEvent, DigestState, Outbox
 from db.reader import Reader, in_transaction
 from db.reads import latest_prices
-from db.types import utcnow
+from db.spans import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import make_view, provider_status
 from tracker.alerts.deliver import Delivery, deliver_event

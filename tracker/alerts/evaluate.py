@@ -40,7 +40,7 @@ from db.engine import engine_reader
 from db.models import AlertEvent, AlertState, Outbox
 from db.reader import in_transaction
 from db.reads import AlertStateRow
-from db.types import utcnow
+from db.spans import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import Observation, gpu_specs, observe
 from tracker.alerts.message import render

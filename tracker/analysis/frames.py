@@ -22,7 +22,7 @@ import pandas as pd
 
 from db import reads, spans
 from db.reader import Reader
-from db.types import epoch
+from db.spans import epoch
 from tracker.analysis.grid import (
     DEFAULT_TOLERANCE,
     EARLIEST,

@@ -257,7 +257,7 @@ def add_cmd(
 def _add_notes(st: Any, rule: Any) -> list[str]:
     """What a new rule will do that its author may not expect: fire at the first check because the
     current value already meets it, or reach nobody because its only channels write to a log."""
-    from db.types import utcnow
+    from db.spans import utcnow
     from tracker.alerts.data import gpu_specs, observe
 
     notes = []
@@ -345,7 +345,7 @@ def backtest_cmd(
     armed state. Nothing is delivered and no alert state changes. A rule is named (config file
     or `alerts add`) or given inline with the same options as `alerts add`.
     """
-    from db.types import utcnow
+    from db.spans import utcnow
     from tracker.alerts.backtest import backtest, resolve_rule
     from tracker.analysis.frames import since_time
     from tracker.cli.timetravel import parse_at

@@ -381,7 +381,7 @@ def plot(
     """
     if metric not in ("price", "cost-per-tflop"):
         raise ConfigError(f"--metric: {metric!r} is not one of price, cost-per-tflop")
-    from db.types import utcnow
+    from db.spans import utcnow
     from tracker.analysis.grid import Resolution, scrape_intervals
     from tracker.analysis.history import history as run_history
     from tracker.analysis.plot import lows_for

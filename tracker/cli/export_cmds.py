@@ -85,7 +85,7 @@ def _export(ctx: typer.Context, fmt: ExportFormat, output: Path | None, gpu: str
     # (OpenCost prices nodes on demand); the answers to "what does it cost now" default to DEFAULT_KINDS
     kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else ["all"])
     if fmt is ExportFormat.parquet and table == "history":
-        from db.types import utcnow
+        from db.spans import utcnow
         from tracker.analysis.frames import Filters, load_intervals
         from tracker.export import parquet
 

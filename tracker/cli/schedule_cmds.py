@@ -88,7 +88,7 @@ def run(
 
 
 def _ago(ts: Any) -> str:
-    from db.types import utcnow
+    from db.spans import utcnow
 
     if ts is None:
         return "-"

@@ -29,7 +29,7 @@ from db import labels, queries, reads
 from db.engine import session_scope
 from db.models import ScrapeRun
 from db.reader import in_transaction
-from db.types import epoch, utcnow
+from db.spans import epoch, utcnow
 from scrapers.base import Scraper
 from scrapers.http import Http, shared_ssl_context
 from scrapers.registry import all_scrapers, get_scraper

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 
 from db import rollups
-from db.types import epoch, from_epoch, utcnow
+from db.spans import epoch, from_epoch, utcnow
 from tracker.config.settings import Settings
 
 

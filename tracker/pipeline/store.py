@@ -31,7 +31,7 @@ from sqlmodel import Session
 from db import intervals, labels, queries, reads, rollups
 from db.models import Offer, Provider, Quarantine
 from db.queries import PRICE_EPSILON, StoreStats
-from db.types import epoch
+from db.spans import epoch
 from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog
 from tracker.pipeline.validate import Rejected

@@ -23,7 +23,7 @@ from db import reads
 from db.engine import engine_reader
 from db.reader import Reader
 from db.reads import RunRow, latest_prices
-from db.types import utcnow
+from db.spans import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tracker import kinds as kinds_mod

@@ -52,8 +52,9 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from db import reads
 from db.engine import engine_reader, make_engine, sqlite_path
+from db.models import UTCDateTime
 from db.reader import in_transaction
-from db.types import UTCDateTime, utcnow
+from db.spans import utcnow
 from tracker.errors import TrackerError
 
 log = logging.getLogger("tracker.service.leader")

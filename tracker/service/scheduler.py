@@ -63,7 +63,7 @@ from db import reads
 from db.engine import engine_reader
 from db.models import ScrapeRun
 from db.reader import in_transaction
-from db.types import utcnow
+from db.spans import utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers, get_scraper
 from tracker.config.settings import Settings

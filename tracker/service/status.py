@@ -16,7 +16,7 @@ from sqlalchemy.engine import Engine
 from db import reads
 from db.engine import engine_reader
 from db.reader import Reader
-from db.types import utcnow
+from db.spans import utcnow
 from scrapers.registry import all_scrapers
 from tracker.config.settings import Settings
 from tracker.service import leader

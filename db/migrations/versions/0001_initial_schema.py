@@ -9,7 +9,7 @@ from typing import Sequence, Union
 
 from alembic import op
 import sqlalchemy as sa
-import db.types
+import db.models
 import sqlmodel
 
 # revision identifiers, used by Alembic.
@@ -26,7 +26,7 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('rule', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
     sa.Column('kind', sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
-    sa.Column('created_at', db.types.UTCDateTime(), nullable=False),
+    sa.Column('created_at', db.models.UTCDateTime(), nullable=False),
     sa.Column('gpu', sqlmodel.sql.sqltypes.AutoString(length=255), nullable=False),
     sa.Column('value', sa.Float(), nullable=True),
     sa.Column('threshold', sa.Float(), nullable=True),
@@ -45,7 +45,7 @@ def upgrade() -> None:
     op.create_table('alert_rule',
     sa.Column('name', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
     sa.Column('definition', sa.JSON(), nullable=False),
-    sa.Column('created_at', db.types.UTCDateTime(), nullable=False),
+    sa.Column('created_at', db.models.UTCDateTime(), nullable=False),
     sa.PrimaryKeyConstraint('name')
     )
     op.create_table('alert_state',
@@ -55,9 +55,9 @@ def upgrade() -> None:
     sa.Column('pending_count', sa.Integer(), nullable=False),
     sa.Column('last_value', sa.Float(), nullable=True),
     sa.Column('data_stamp', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
-    sa.Column('last_evaluated_at', db.types.UTCDateTime(), nullable=True),
-    sa.Column('last_fired_at', db.types.UTCDateTime(), nullable=True),
-    sa.Column('last_resolved_at', db.types.UTCDateTime(), nullable=True),
+    sa.Column('last_evaluated_at', db.models.UTCDateTime(), nullable=True),
+    sa.Column('last_fired_at', db.models.UTCDateTime(), nullable=True),
+    sa.Column('last_resolved_at', db.models.UTCDateTime(), nullable=True),
     sa.Column('all_time_low', sa.Float(), nullable=True),
     sa.Column('alerted_low', sa.Float(), nullable=True),
     sa.Column('last_available', sa.Boolean(), nullable=True),
@@ -96,17 +96,17 @@ def upgrade() -> None:
     op.create_table('provider',
     sa.Column('name', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
     sa.Column('display_name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
-    sa.Column('last_run_at', db.types.UTCDateTime(), nullable=True),
+    sa.Column('last_run_at', db.models.UTCDateTime(), nullable=True),
     sa.Column('last_status', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
-    sa.Column('last_success_at', db.types.UTCDateTime(), nullable=True),
+    sa.Column('last_success_at', db.models.UTCDateTime(), nullable=True),
     sa.Column('consecutive_failures', sa.Integer(), nullable=False),
     sa.PrimaryKeyConstraint('name')
     )
     op.create_table('scrape_run',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('provider', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-    sa.Column('started_at', db.types.UTCDateTime(), nullable=False),
-    sa.Column('finished_at', db.types.UTCDateTime(), nullable=True),
+    sa.Column('started_at', db.models.UTCDateTime(), nullable=False),
+    sa.Column('finished_at', db.models.UTCDateTime(), nullable=True),
     sa.Column('status', sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
     sa.Column('replay', sa.Boolean(), nullable=False),
     sa.Column('offers_seen', sa.Integer(), nullable=False),
@@ -137,8 +137,8 @@ def upgrade() -> None:
     sa.Column('ram_gb', sa.Float(), nullable=True),
     sa.Column('country', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=True),
     sa.Column('extra', sa.JSON(), nullable=False),
-    sa.Column('first_seen', db.types.UTCDateTime(), nullable=False),
-    sa.Column('last_seen', db.types.UTCDateTime(), nullable=False),
+    sa.Column('first_seen', db.models.UTCDateTime(), nullable=False),
+    sa.Column('last_seen', db.models.UTCDateTime(), nullable=False),
     sa.ForeignKeyConstraint(['provider'], ['provider.name'], ),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('provider', 'sku', 'region', 'kind', 'term_months', name='uq_offer_identity')
@@ -154,12 +154,12 @@ def upgrade() -> None:
     sa.Column('channel', sqlmodel.sql.sqltypes.AutoString(length=512), nullable=False),
     sa.Column('status', sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
-    sa.Column('created_at', db.types.UTCDateTime(), nullable=False),
-    sa.Column('next_attempt_at', db.types.UTCDateTime(), nullable=False),
-    sa.Column('last_attempt_at', db.types.UTCDateTime(), nullable=True),
-    sa.Column('claimed_until', db.types.UTCDateTime(), nullable=True),
+    sa.Column('created_at', db.models.UTCDateTime(), nullable=False),
+    sa.Column('next_attempt_at', db.models.UTCDateTime(), nullable=False),
+    sa.Column('last_attempt_at', db.models.UTCDateTime(), nullable=True),
+    sa.Column('claimed_until', db.models.UTCDateTime(), nullable=True),
     sa.Column('last_error', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
-    sa.Column('delivered_at', db.types.UTCDateTime(), nullable=True),
+    sa.Column('delivered_at', db.models.UTCDateTime(), nullable=True),
     sa.ForeignKeyConstraint(['event_id'], ['alert_event.id'], ),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('event_id', 'channel_index', name='uq_outbox_event_channel')
@@ -182,7 +182,7 @@ def upgrade() -> None:
     sa.Column('price_per_gpu_hour', sa.Float(), nullable=True),
     sa.Column('currency', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('reason', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
-    sa.Column('observed_at', db.types.UTCDateTime(), nullable=False),
+    sa.Column('observed_at', db.models.UTCDateTime(), nullable=False),
     sa.ForeignKeyConstraint(['run_id'], ['scrape_run.id'], ),
     sa.PrimaryKeyConstraint('id')
     )
@@ -200,8 +200,8 @@ def upgrade() -> None:
     sa.Column('price_per_gpu_hour', sa.Float(), nullable=False),
     sa.Column('currency', sqlmodel.sql.sqltypes.AutoString(length=3), nullable=False),
     sa.Column('available', sa.Boolean(), nullable=True),
-    sa.Column('first_seen', db.types.UTCDateTime(), nullable=False),
-    sa.Column('last_seen', db.types.UTCDateTime(), nullable=False),
+    sa.Column('first_seen', db.models.UTCDateTime(), nullable=False),
+    sa.Column('last_seen', db.models.UTCDateTime(), nullable=False),
     sa.Column('observations', sa.Integer(), nullable=False),
     sa.ForeignKeyConstraint(['offer_id'], ['offer.id'], ),
     sa.PrimaryKeyConstraint('id')

@@ -9,7 +9,7 @@ from typing import Sequence, Union
 
 from alembic import op
 import sqlalchemy as sa
-import db.types
+import db.models
 import sqlmodel
 
 # revision identifiers, used by Alembic.
@@ -27,8 +27,8 @@ def upgrade() -> None:
         return
     op.create_table('digest_state',
     sa.Column('name', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
-    sa.Column('created_at', db.types.UTCDateTime(), nullable=False),
-    sa.Column('last_sent_at', db.types.UTCDateTime(), nullable=True),
+    sa.Column('created_at', db.models.UTCDateTime(), nullable=False),
+    sa.Column('last_sent_at', db.models.UTCDateTime(), nullable=True),
     sa.Column('last_event_id', sa.Integer(), nullable=True),
     sa.Column('last_values', sa.JSON(), nullable=False),
     sa.Column('version', sa.Integer(), nullable=False),

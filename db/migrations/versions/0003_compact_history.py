@@ -13,7 +13,7 @@ from typing import Sequence, Union
 
 from alembic import op
 import sqlalchemy as sa
-import db.types
+import db.models
 
 # revision identifiers, used by Alembic.
 revision: str = '0003'
@@ -71,7 +71,7 @@ def upgrade() -> None:
         sqlite_with_rowid=False,
         )
     with op.batch_alter_table('provider', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('last_attempt_at', db.types.UTCDateTime(), nullable=True))
+        batch_op.add_column(sa.Column('last_attempt_at', db.models.UTCDateTime(), nullable=True))
         batch_op.add_column(sa.Column('interval_s', sa.Integer(), nullable=True))
     with op.batch_alter_table('scrape_run', schema=None) as batch_op:
         batch_op.add_column(sa.Column('returned_offers', sa.Integer(), nullable=False, server_default='0'))

@@ -10,7 +10,7 @@ from typing import Sequence, Union
 
 from alembic import op
 import sqlalchemy as sa
-import db.types
+import db.models
 import sqlmodel
 
 # revision identifiers, used by Alembic.
@@ -28,7 +28,7 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('provider', sqlmodel.sql.sqltypes.AutoString(length=64), nullable=False),
     sa.Column('run_id', sa.Integer(), nullable=True),
-    sa.Column('captured_at', db.types.UTCDateTime(), nullable=False),
+    sa.Column('captured_at', db.models.UTCDateTime(), nullable=False),
     sa.Column('error', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('encoding', sqlmodel.sql.sqltypes.AutoString(length=16), nullable=False),
     sa.Column('payload', sqlmodel.sql.sqltypes.AutoString(), nullable=False),

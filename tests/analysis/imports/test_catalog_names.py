@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from db.types import utcnow
+from db.spans import utcnow
 from tests.conftest import fixture_path
 from tests.mcp.conftest import call_all, with_client
 from tracker.analysis.imports import import_files

@@ -253,7 +253,7 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
     """A one-row file for a provider that is really scraped adds history; the scrape's list stays current."""
     from datetime import timedelta
 
-    from db.types import utcnow
+    from db.spans import utcnow
     from tests.fakes import make_fake, offers_payload, routing_transport
     from tracker.analysis.imports.own_csv import import_file
     from tracker.config.settings import Settings

@@ -20,7 +20,7 @@ from db import reads
 from db.engine import make_engine
 from db.migrate import init_db
 from db.reader import in_transaction
-from db.types import epoch
+from db.spans import epoch
 from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
 from tests.analysis.imports.test_import_order import clear, history, intervals, span
 from tests.analysis.seq import HOUR, T0

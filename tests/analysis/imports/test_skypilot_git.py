@@ -15,7 +15,7 @@ from sqlmodel import Session, select
 from typer.testing import CliRunner
 
 from db.models import ScrapeRun
-from db.types import epoch
+from db.spans import epoch
 from tests.conftest import fixture_path
 from tracker.analysis.imports import import_files
 from tracker.cli import app

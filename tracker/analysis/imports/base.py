@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 from typing import IO, Any
 
-from db.types import utcnow
+from db.spans import utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.frames import parse_when
 from tracker.catalog.names import MEMORY_LOW

@@ -22,7 +22,7 @@ from sqlmodel import Session
 
 from db import intervals, labels, reads
 from db import series as series_db
-from db.types import from_epoch
+from db.spans import from_epoch
 from scrapers.base import ScrapedOffer
 from tracker.analysis.imports.base import ImportResult
 from tracker.analysis.imports.runs import Seen, cut

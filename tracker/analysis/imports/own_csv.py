@@ -69,7 +69,7 @@ from db import series as series_db
 from db.engine import session_scope
 from db.models import ScrapeRun
 from db.reader import in_transaction
-from db.types import epoch, utcnow
+from db.spans import epoch, utcnow
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
 from tracker.analysis.imports import base

@@ -67,7 +67,7 @@ from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
 from db.reader import Reader, in_transaction
-from db.types import epoch, from_epoch, utcnow
+from db.spans import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.imports import base
 from tracker.analysis.imports.aliases import is_external
