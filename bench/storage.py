@@ -22,7 +22,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from db import queries, reads
+from db import labels, reads
 from db.engine import engine_reader, make_engine, session_scope
 from db.migrate import init_db
 from tracker.pipeline import store as store_stage
@@ -78,9 +78,9 @@ def main() -> None:
         at = t0 + timedelta(hours=h)
         start = time.perf_counter()
         with session_scope(engine) as s:
-            queries.ensure_provider(s, "synthetic")
+            labels.ensure_provider(s, "synthetic")
             store_stage.store_offers(s, "synthetic", offers, at, prev)
-            s.get(queries.Provider, "synthetic").last_success_at = at  # type: ignore[union-attr]
+            s.get(labels.Provider, "synthetic").last_success_at = at  # type: ignore[union-attr]
         interval_s += time.perf_counter() - start
         start = time.perf_counter()
         naive.executemany("INSERT INTO obs VALUES (?,?,?,?,?,?,?,?,?)", [

@@ -46,7 +46,7 @@ from synthetic_year import (
     sqlite_copy,
 )
 
-from db import intervals, labels, queries, rollups
+from db import intervals, labels, rollups
 from db import intervals as bulk
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
@@ -222,7 +222,7 @@ def inserts_only(url: str, offers: list[NormalisedOffer], at: int) -> float:
     init_db(engine)
     try:
         with session_scope(engine) as session:
-            queries.ensure_provider(session, "synthetic-bulk")
+            labels.ensure_provider(session, "synthetic-bulk")
         with engine.begin() as conn:
             ids = labels.ensure(conn, {("provider", "synthetic-bulk"), ("kind", "on_demand"), ("currency", "USD")}
                                 | {("gpu", o.gpu) for o in offers if o.gpu})

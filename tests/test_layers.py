@@ -139,9 +139,9 @@ def test_the_checker_catches_an_upward_import(tmp_path: Path) -> None:
     """The checker itself: a db module importing the pipeline is reported."""
     fake = tmp_path / "queries.py"
     fake.write_text("from tracker.pipeline.collect import collect\n")
-    found = imported_modules("db.queries", fake)
+    found = imported_modules("db.labels", fake)
     assert "tracker.pipeline.collect" in found
-    assert RANKS[layer_of("tracker.pipeline.collect")] > RANKS[layer_of("db.queries")]
+    assert RANKS[layer_of("tracker.pipeline.collect")] > RANKS[layer_of("db.labels")]
 
 
 def test_the_checker_keeps_the_mcp_server_away_from_the_dashboard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 from sqlmodel import Session, func, select
 from typer.testing import CliRunner
 
-from db import queries, reads
+from db import labels, reads
 from db.engine import session_scope
 from db.models import AlertEvent, AlertRule, AlertState, Outbox, ScrapeRun
 from db.reader import in_transaction
@@ -33,7 +33,7 @@ def collect(engine: Engine, prices: list[float | None], provider: str = "alpha")
     for i, price in enumerate(prices):
         at = T0 + i * HOUR
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, provider)
+            prov = labels.ensure_provider(s, provider)
             listed = [offer(provider, "a1", price)] if price is not None else []
             store_stage.store_observation(s, provider, listed, at, prov.last_attempt_at)
             prov.last_attempt_at = prov.last_success_at = at
@@ -180,7 +180,7 @@ def test_a_failed_collection_neither_resolves_nor_fires(engine: Engine) -> None:
     for i, at in enumerate(times):
         with session_scope(engine) as s:
             for provider, price in (("alpha", 1.8), ("beta", 2.5)):
-                prov = queries.ensure_provider(s, provider)
+                prov = labels.ensure_provider(s, provider)
                 if provider == "alpha" and i == 2:
                     store_stage.record_failed_attempt(s, provider, at)
                     prov.last_attempt_at, prov.last_status = at, "failed"

@@ -10,7 +10,7 @@ from datetime import datetime
 import pytest
 from sqlalchemy.engine import Engine
 
-from db import queries
+from db import labels
 from db.engine import session_scope
 from db.models import ScrapeRun
 from tests.analysis.seq import HOUR, T0, offer
@@ -38,7 +38,7 @@ def collect_market(engine: Engine) -> list[datetime]:
         at = T0 + i * HOUR
         for provider, prices in market.items():
             with session_scope(engine) as s:
-                prov = queries.ensure_provider(s, provider)
+                prov = labels.ensure_provider(s, provider)
                 listed = [offer(provider, f"s{j}", p) for j, p in enumerate(prices)]
                 store_stage.store_observation(s, provider, listed, at, prov.last_attempt_at)
                 prov.last_attempt_at = prov.last_success_at = at

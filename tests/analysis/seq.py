@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.engine import Engine
 
-from db import queries
+from db import labels
 from db.engine import session_scope
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
@@ -29,6 +29,6 @@ def offer(provider: str, sku: str, price: float, gpu: str | None = "H100-SXM", c
 def scrape(engine: Engine, provider: str, at: datetime, *offers: NormalisedOffer) -> None:
     """One successful scrape of ``provider`` at ``at`` listing exactly ``offers``."""
     with session_scope(engine) as s:
-        prov = queries.ensure_provider(s, provider)
+        prov = labels.ensure_provider(s, provider)
         store_stage.store_offers(s, provider, list(offers), at, prov.last_success_at)
         prov.last_success_at = at

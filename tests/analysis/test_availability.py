@@ -22,7 +22,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from db import queries
+from db import labels
 from db.engine import session_scope
 from tests.conftest import read
 from tracker.analysis.availability import availability, minus, union
@@ -53,7 +53,7 @@ def build(engine: Engine) -> None:
     for hour in range(12):
         at = T0 + hour * HOUR
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, "p")
+            prov = labels.ensure_provider(s, "p")
             if hour == 8:
                 store_stage.record_failed_attempt(s, "p", at)
                 prov.last_status = "failed"

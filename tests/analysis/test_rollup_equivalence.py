@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from db import queries
+from db import labels
 from db.engine import engine_reader, session_scope
 from db.spans import epoch
 from tests.conftest import read, recordings_recorded_now
@@ -78,7 +78,7 @@ def record(engine: Engine, history: list[tuple[str, int, bool, list[tuple[str, s
     for provider, minutes, ok, listed in history:
         at += minutes * MIN + MIN  # never two events at the same minute
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, provider)
+            prov = labels.ensure_provider(s, provider)
             if ok and listed:
                 offers = [offer(provider, sku, kind, gpu, price) for sku, kind, gpu, price in listed]
                 store_stage.store_observation(s, provider, offers, at, prov.last_attempt_at,
@@ -226,7 +226,7 @@ def test_an_observation_whose_next_attempt_failed_in_the_same_second_still_count
     clear(engine)
     at = T0 + timedelta(minutes=17, seconds=5)
     with session_scope(engine) as s:
-        prov = queries.ensure_provider(s, "hourly")
+        prov = labels.ensure_provider(s, "hourly")
         store_stage.store_observation(s, "hourly", [offer("hourly", "a", "on_demand", "H100-SXM", 2.0)], at, None,
                                       interval_s=PROVIDERS["hourly"])
         prov.last_attempt_at = at

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import queries, reads
+from db import labels, reads
 from db.engine import session_scope
 from db.reader import in_transaction
 from tracker.pipeline import store as store_stage
@@ -27,7 +27,7 @@ def offer(sku: str, count: int | None, price: float = 2.0) -> NormalisedOffer:
 
 def collect(engine: Engine, at: datetime, *offers: NormalisedOffer) -> None:
     with session_scope(engine) as s:
-        prov = queries.ensure_provider(s, "p")
+        prov = labels.ensure_provider(s, "p")
         store_stage.store_observation(s, "p", list(offers), at, prov.last_attempt_at)
         prov.last_attempt_at = prov.last_success_at = at
         prov.last_status = "ok"

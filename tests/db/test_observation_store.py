@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import queries, reads
+from db import labels, reads
 from db.engine import session_scope
 from db.models import Offer
 from db.reader import in_transaction
@@ -35,9 +35,9 @@ class Provider:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    def ok(self, at: datetime, *offers: NormalisedOffer, max_gap: timedelta | None = None) -> queries.StoreStats:
+    def ok(self, at: datetime, *offers: NormalisedOffer, max_gap: timedelta | None = None) -> labels.StoreStats:
         with session_scope(self.engine) as s:
-            prov = queries.ensure_provider(s, "p")
+            prov = labels.ensure_provider(s, "p")
             stats = store_stage.store_observation(s, "p", list(offers), at, prov.last_attempt_at, max_gap=max_gap)
             prov.last_attempt_at = prov.last_success_at = at
             prov.last_status = "ok"
@@ -45,7 +45,7 @@ class Provider:
 
     def failed(self, at: datetime) -> int:
         with session_scope(self.engine) as s:
-            prov = queries.ensure_provider(s, "p")
+            prov = labels.ensure_provider(s, "p")
             closed = store_stage.record_failed_attempt(s, "p", at)
             prov.last_attempt_at, prov.last_status = at, "failed"
             return closed

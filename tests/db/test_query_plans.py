@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, queries, reads, rollups
+from db import labels, reads, rollups
 from db.engine import session_scope
 from db.migrate import init_db
 from db.reader import in_transaction
@@ -83,7 +83,7 @@ def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
 
     def collect(at: datetime, offers: list[NormalisedOffer]) -> None:
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, "p")
+            prov = labels.ensure_provider(s, "p")
             reads.previous_prices(in_transaction(s.connection()), "p")
             reads.pending_jumps(in_transaction(s.connection()), "p")
             reads.market_medians(in_transaction(s.connection()))
@@ -128,7 +128,7 @@ def test_no_statement_of_a_rollup_refresh_scans_a_big_table(engine: Engine) -> N
     t0 = datetime(2026, 1, 1, tzinfo=UTC)
     for h in range(3):
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, "p")
+            prov = labels.ensure_provider(s, "p")
             offers = [NormalisedOffer(provider="p", sku=f"o{k}", region="r", kind=("on_demand", "spot")[k % 2],
                                       term_months=0, gpu=("H100-SXM", "L40S")[k % 3 == 0], gpu_raw="x", gpu_count=1,
                                       price_per_hour=1.0 + k + h * (k == 2), price_per_gpu_hour=1.0 + k + h * (k == 2),

@@ -12,7 +12,7 @@ import pandas as pd
 from sqlalchemy import event, text
 from sqlalchemy.engine import Engine
 
-from db import queries, rollups
+from db import labels, rollups
 from db.engine import session_scope, table_names
 from db.migrate import upgrade
 from tests.analysis.test_rollup_equivalence import T0, offer, record
@@ -101,7 +101,7 @@ def test_an_hour_that_lengthens_the_newest_runs_writes_only_their_table(engine: 
     event.listen(engine, "before_cursor_execute", remember)
     try:
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, "hourly")
+            prov = labels.ensure_provider(s, "hourly")
             store_stage.store_observation(s, "hourly", [offer("hourly", *o) for o in listing], at + timedelta(hours=1),
                                           prov.last_attempt_at, interval_s=3600)
     finally:

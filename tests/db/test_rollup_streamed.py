@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from db import labels, queries, rollups
+from db import labels, rollups
 from db.engine import session_scope
 from tests.analysis.test_rollup_equivalence import MIN, T0, clear
 from tests.db.test_store_refresh import (
@@ -98,7 +98,7 @@ def test_a_streamed_refresh_keeps_clouds_apart_and_fractions_out_of_the_index(en
                   offer("c", "H100-SXM", 0.5, 1.25 + step % 2, None), offer("d", "L4", 1, 0.5, None, "spot")]
         listed += [offer(f"e{step}", "H100-SXM", 1, 3.0 + step / 4, "lambda")] if step % 2 else []
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, "shadeform")
+            prov = labels.ensure_provider(s, "shadeform")
             store_stage.store_offers(s, "shadeform", listed[step % 2:], at, prov.last_attempt_at)
             prov.last_attempt_at = at
         at += timedelta(hours=7) + 13 * MIN

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy.engine import Engine
 from sqlmodel import Session, select
 
-from db import queries, reads
+from db import labels, reads
 from db.engine import mask_url, session_scope
 from db.models import Offer, Provider
 from db.reader import in_transaction
@@ -26,9 +26,9 @@ def offer(sku: str = "a", price: float = 2.0, count: float = 1, available: bool 
     )
 
 
-def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> queries.StoreStats:
+def scrape(engine: Engine, at: datetime, *offers: NormalisedOffer) -> labels.StoreStats:
     with session_scope(engine) as s:
-        prov = queries.ensure_provider(s, "p")
+        prov = labels.ensure_provider(s, "p")
         stats = store_stage.store_offers(s, "p", list(offers), at, prov.last_success_at)
         prov.last_success_at = at
         return stats
@@ -90,7 +90,7 @@ def test_storage_stays_small_for_a_year_of_stable_hourly_scrapes(sqlite_engine: 
     """8,760 hourly scrapes of an unchanged price are one row, not 8,760."""
     at = T0
     with session_scope(sqlite_engine) as s:
-        prov = queries.ensure_provider(s, "p")
+        prov = labels.ensure_provider(s, "p")
         for _ in range(24 * 30):
             store_stage.store_offers(s, "p", [offer()], at, prov.last_success_at)
             prov.last_success_at = at

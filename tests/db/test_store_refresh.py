@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from db import queries, rollups
+from db import labels, rollups
 from db.engine import session_scope
 from tests.analysis.test_rollup_equivalence import MIN, PROVIDERS, SKUS, T0, clear
 from tracker.pipeline import store as store_stage
@@ -49,7 +49,7 @@ def record(engine: Engine, history: list[tuple[str, int, str, list[tuple[Any, ..
         previous[provider] = listed
         at += minutes * MIN + MIN
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, provider)
+            prov = labels.ensure_provider(s, provider)
             if outcome != "failed":
                 offers = [NormalisedOffer(provider=provider, sku=sku, region="r", kind=kind, term_months=0, gpu=gpu,
                                           gpu_raw=gpu or "unknown card", gpu_count=1, price_per_hour=price,

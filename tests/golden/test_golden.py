@@ -33,7 +33,7 @@ from typing import Any
 import pytest
 from sqlalchemy.engine import Engine
 
-from db import queries
+from db import labels
 from db.engine import make_engine, session_scope
 from db.migrate import init_db
 from db.reader import in_transaction
@@ -142,7 +142,7 @@ def fill_synthetic(engine: Engine) -> None:
 
     for at, provider, ok, listed in synthetic_events():
         with session_scope(engine) as s:
-            prov = queries.ensure_provider(s, provider)
+            prov = labels.ensure_provider(s, provider)
             if ok and listed:
                 offers = [NormalisedOffer(provider=provider, sku=sku, region=region, kind=kind, term_months=0, gpu=gpu,
                                           gpu_raw=gpu, gpu_count=1, price_per_hour=price, price_per_gpu_hour=price,

@@ -9,7 +9,7 @@ from datetime import timedelta
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from db import queries
+from db import labels
 from db.engine import session_scope
 from db.spans import utcnow
 from tracker.cli import app as cli_app
@@ -26,7 +26,7 @@ def offer(sku: str, price: float, available: bool | None, count: int | None) -> 
 def fill(engine: Engine) -> None:
     at = utcnow().replace(microsecond=0) - timedelta(minutes=5)
     with session_scope(engine) as s:
-        prov = queries.ensure_provider(s, "p")
+        prov = labels.ensure_provider(s, "p")
         store_stage.store_observation(s, "p", [offer("free", 2.0, True, 16), offer("flag", 2.1, True, None),
                                                offer("gone", 1.5, False, 0), offer("quiet", 1.8, None, None)],
                                       at, None, interval_s=3600)

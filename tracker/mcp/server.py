@@ -1,5 +1,5 @@
 """The MCP server: one tool per question, each a thin call into the read path the JSON API uses
-(``tracker.reads.data``, itself over ``db.queries`` and ``tracker.analysis``), so a tool's answer
+(``tracker.reads.data``, itself over ``db.labels`` and ``tracker.analysis``), so a tool's answer
 is the API's and the CLI's answer for the same filters.
 
 Read-only by construction: the engine is opened with ``read_only=True`` (the database refuses

@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import httpx
 from sqlalchemy.engine import Engine
 
-from db import labels, queries, reads
+from db import labels, reads
 from db.engine import session_scope
 from db.models import ScrapeRun
 from db.reader import in_transaction
@@ -119,7 +119,7 @@ def _store(
         normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
-        provider = queries.ensure_provider(session, scraper.name, scraper.display_name)
+        provider = labels.ensure_provider(session, scraper.name, scraper.display_name)
         previous = reads.previous_prices(reader, scraper.name, {o.identity: o.currency for o in normalised})
         # the market judges new offers only: a collection of known offers skips its query
         market = (reads.market_medians(reader, MARKET_MIN_OFFERS)
@@ -166,7 +166,7 @@ def _start_runs(engine: Engine, starts: Sequence[tuple[Scraper, bool, datetime]]
     """Write the ``running`` rows of collections starting now (scraper, replay, started_at), in one
     transaction of a few statements; returns each one's (run id, started_at) in the same order."""
     with _store_lock, session_scope(engine) as session:
-        queries.ensure_providers(session, {scraper.name: scraper.display_name for scraper, _, _ in starts})
+        labels.ensure_providers(session, {scraper.name: scraper.display_name for scraper, _, _ in starts})
         ids = session.connection().execute(
             _runs.insert().returning(_runs.c.id, sort_by_parameter_order=True),
             [{"provider": scraper.name, "started_at": at, "source": "replay" if replay else "live"}
@@ -237,7 +237,7 @@ def _finish_unsuccessful(engine: Engine, run_id: int, status: str, exc: BaseExce
         run.status, run.finished_at = status, finished
         run.duration_s = (finished - run.started_at).total_seconds()
         run.error_class, run.error_message = type(exc).__name__, message
-        provider = queries.ensure_provider(session, run.provider)
+        provider = labels.ensure_provider(session, run.provider)
         provider.last_run_at, provider.last_status = finished, status
         # unknown is not "unchanged": the prices seen before this attempt end at it
         store_stage.record_failed_attempt(session, run.provider, run.started_at)

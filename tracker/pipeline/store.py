@@ -28,9 +28,9 @@ from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import intervals, labels, queries, reads, rollups
+from db import intervals, labels, reads, rollups
 from db.models import Offer, Provider, Quarantine
-from db.queries import PRICE_EPSILON, StoreStats
+from db.labels import PRICE_EPSILON, StoreStats
 from db.spans import epoch
 from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog
@@ -312,7 +312,7 @@ def store_observation(
     prev = epoch(previous_attempt_at) if previous_attempt_at is not None else None
     if prev is not None and max_gap is not None and t - prev > max_gap.total_seconds():
         prev = None  # too long since the previous attempt: a missing collection in between
-    prov = queries.ensure_provider(session, provider)
+    prov = labels.ensure_provider(session, provider)
     if interval_s:
         remember_interval(session, prov, int(interval_s))
     session.flush()
@@ -430,7 +430,7 @@ def record_failed_attempt(session: Session, provider: str, attempted_at: datetim
         return 0
     conn.execute(text(f"UPDATE {intervals.OPEN_TABLE} SET ends_at = :t WHERE provider_id = :p AND ends_at IS NULL "
                       "AND last_seen <= :t"), {"p": pid, "t": t})
-    prov = queries.ensure_provider(session, provider)
+    prov = labels.ensure_provider(session, provider)
     interval = prov.interval_s or rollups.DEFAULT_INTERVAL_S
     rollups.refresh(conn, pid, int(earliest), t + interval)
     return int(n)

@@ -64,7 +64,7 @@ from typing import IO, Any
 from sqlalchemy.engine import Engine
 from sqlmodel import Session
 
-from db import queries, reads
+from db import labels, reads
 from db import series as series_db
 from db.engine import session_scope
 from db.models import ScrapeRun
@@ -515,7 +515,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
         by_provider[b.provider].append(b)
     result.providers = sorted(by_provider)
     for provider, group in sorted(by_provider.items()):
-        prov = queries.ensure_provider(session, provider)
+        prov = labels.ensure_provider(session, provider)
         run = ScrapeRun(provider=provider, started_at=utcnow(), source="import", status="running")
         session.add(run)
         session.flush()

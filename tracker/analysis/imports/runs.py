@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from db.queries import PRICE_EPSILON
+from db.labels import PRICE_EPSILON
 
 
 @dataclass(frozen=True, slots=True)

@@ -62,7 +62,7 @@ from sqlalchemy import String, cast, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import intervals, labels, queries, reads, rollups
+from db import intervals, labels, reads, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
@@ -756,7 +756,7 @@ class _Import:
         self.latest[provider] = max(self.latest.get(provider, at), at)
         if not is_external(provider):
             return
-        prov = queries.ensure_provider(self.session, provider)
+        prov = labels.ensure_provider(self.session, provider)
         if cadence:
             store_stage.remember_interval(self.session, prov, int(cadence.total_seconds()))
         if provider not in result.external_providers:
@@ -830,7 +830,7 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
             continue
         for provider in sorted(set(listing) | stored_offers.providers(name)):
             if provider not in ensured:  # once a batch: each asks the store (and flushes what is pending)
-                queries.ensure_provider(session, provider)
+                labels.ensure_provider(session, provider)
                 ensured.add(provider)
             # a provider of the series that this import does not list: its intervals may still
             # be re-cut (a new snapshot without it ends them), with nothing to count
@@ -847,7 +847,7 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
     series_db.add_many(conn, recut_times)
     if new_series:
         for provider in sorted({p for sr in new_series for p in sr.listing}):
-            queries.ensure_provider(session, provider)
+            labels.ensure_provider(session, provider)
         changed_fresh = store_fresh(session, new_series, imp.run, result, series_key=SERIES_KEY, since_key=SINCE_KEY,
                                     currency_rates=currency_rates)
         for provider, (lo, hi) in changed_fresh.items():
@@ -914,7 +914,7 @@ def store_snapshots(
             _release(session)
         _refuse_if_strict(result, strict)
         for provider, at in imp.latest.items():
-            prov = queries.ensure_provider(session, provider)
+            prov = labels.ensure_provider(session, provider)
             if (prov.last_success_at is None or at > prov.last_success_at) and not _scraped_live(session, provider):
                 # Only a provider known from imports alone takes the archive as its current list.
                 prov.last_success_at = at
