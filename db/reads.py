@@ -256,7 +256,7 @@ class Labels:
 
 
 def raw_horizon(reader: Reader) -> int:
-    """``db.rollups.raw_horizon``."""
+    """Epoch seconds (a day boundary) before which raw intervals were pruned (0: never)."""
     value = reader.scalar(STORE_META, {"k": HORIZON_KEY})
     return int(value) if value is not None else 0
 
@@ -375,7 +375,7 @@ def provider_states(reader: Reader) -> list[ProviderState]:
 
 
 def provider_intervals(reader: Reader) -> dict[int, int]:
-    """Collection interval in seconds by provider label id (``db.rollups.provider_intervals``)."""
+    """Collection interval in seconds by provider label id (default one hour)."""
     rows = reader.rows(PROVIDER_INTERVALS)
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 

@@ -82,12 +82,6 @@ def statement(sql: str, params: dict[str, Any]) -> Any:
     return text(sql).bindparams(*expanding(params))
 
 
-def provider_intervals(conn: Connection) -> dict[int, int]:
-    """Collection interval in seconds by provider label id (default one hour)."""
-    rows = conn.execute(text(reads.PROVIDER_INTERVALS)).all()
-    return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
-
-
 def gpu_ids(conn: Connection) -> list[int]:
     return sorted(labels.names(conn, "gpu"))
 
@@ -668,8 +662,8 @@ def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dic
     ones that are no offer's current interval when the caller gives the current ones
     (``current``: the store, which has just written them). Returns the number of roll-up rows
     written."""
-    interval_s = (intervals if intervals is not None else provider_intervals(conn)).get(provider_id, DEFAULT_INTERVAL_S)
-    horizon = raw_horizon(conn)
+    interval_s = (intervals if intervals is not None else reads.provider_intervals(in_transaction(conn))).get(provider_id, DEFAULT_INTERVAL_S)
+    horizon = reads.raw_horizon(in_transaction(conn))
     if lo < horizon and _kept_before(conn, provider_id, lo, horizon):
         lo = horizon
     if hi < lo:
@@ -708,8 +702,8 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
     ``horizon`` overrides the stored one; ``open_runs=False``: for the migrations before the open
     table (see ``_write_hours``); ``index=False``: for the migrations before the index roll-up."""
-    holds = provider_intervals(conn)
-    horizon = raw_horizon(conn) if horizon is None else horizon
+    holds = reads.provider_intervals(in_transaction(conn))
+    horizon = reads.raw_horizon(in_transaction(conn)) if horizon is None else horizon
     # fresh statistics: a provider's whole history is best read by one pass over the table, which
     # a planner without them (a store just imported or migrated) would do through the GPU index
     inspector = inspect(conn)
@@ -739,12 +733,6 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
 HORIZON_KEY = reads.HORIZON_KEY
 
 
-def raw_horizon(conn: Connection) -> int:
-    """Epoch seconds (a day boundary) before which raw intervals were pruned (0: never)."""
-    value = conn.execute(text(reads.STORE_META), {"k": HORIZON_KEY}).scalar()
-    return int(value) if value is not None else 0
-
-
 def prune(conn: Connection, before: int) -> int:
     """Delete raw intervals that count in no bucket from the day holding ``before`` on (every
     day and hour they could count in is before it), keeping each offer's current interval;
@@ -753,8 +741,8 @@ def prune(conn: Connection, before: int) -> int:
     The horizon is rounded down to a day and only moves forward: buckets from it on still have
     all their intervals, so roll-up and raw answers there stay equal, and a rebuild never
     recomputes a bucket that lost intervals."""
-    cutoff = max(floor(before, DAY), raw_horizon(conn))
-    longest = max([*provider_intervals(conn).values(), DEFAULT_INTERVAL_S])
+    cutoff = max(floor(before, DAY), reads.raw_horizon(in_transaction(conn)))
+    longest = max([*reads.provider_intervals(in_transaction(conn)).values(), DEFAULT_INTERVAL_S])
     # a price holds at most one collection interval after last_seen (and never past ends_at);
     # each offer's newest interval stays
     deleted = conn.execute(text(

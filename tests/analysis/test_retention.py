@@ -12,7 +12,8 @@ import pandas as pd
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from db import rollups
+from db import reads, rollups
+from db.reader import in_transaction
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tests.conftest import fixture_path, read, run_main
 from tracker.analysis.frames import Filters, Resolution
@@ -76,7 +77,7 @@ def test_an_archive_from_before_the_horizon_is_rolled_up_where_nothing_was_prune
     archives = [str(p) for p in sorted(fixture_path("history-archives").glob("tugot17_*.jsonl"))]
     with engine.begin() as conn:
         rollups.prune(conn, int(pd.Timestamp("2025-12-03", tz="UTC").timestamp()))
-        assert rollups.raw_horizon(conn) > int(pd.Timestamp("2025-10-26", tz="UTC").timestamp())
+        assert reads.raw_horizon(in_transaction(conn)) > int(pd.Timestamp("2025-10-26", tz="UTC").timestamp())
     never_pruned = f"sqlite:///{tmp_path / 'never-pruned.db'}"
     history = ["history", "--gpu", "H100", "--since", "2025-10-19", "--until", "2025-10-26", "--every", "1h",
                "--format", "json"]

@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from db import rollups
+from db import reads, rollups
+from db.reader import in_transaction
 from db.spans import epoch, from_epoch, utcnow
 from tracker.config.settings import Settings
 
@@ -28,7 +29,7 @@ def prune_raw(engine: Engine, raw_days: int, now: datetime | None = None) -> tup
     """Delete raw intervals older than ``raw_days`` (see the module docstring): (deleted, horizon)."""
     with engine.begin() as conn:
         deleted = rollups.prune(conn, horizon_for(raw_days, now or utcnow()))
-        return deleted, from_epoch(rollups.raw_horizon(conn))
+        return deleted, from_epoch(reads.raw_horizon(in_transaction(conn)))
 
 
 def rebuild_rollups(engine: Engine) -> int:
@@ -40,6 +41,6 @@ def rebuild_rollups(engine: Engine) -> int:
 def after_collect(engine: Engine, settings: Settings, results: Any) -> None:
     """Prune once the horizon has moved to a new day (one cheap query otherwise)."""
     with engine.connect() as conn:
-        current = rollups.raw_horizon(conn)
+        current = reads.raw_horizon(in_transaction(conn))
     if horizon_for(settings.retention.raw_days, utcnow()) > current:
         prune_raw(engine, settings.retention.raw_days)

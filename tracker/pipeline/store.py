@@ -29,8 +29,8 @@ from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from db import intervals, labels, reads, rollups
-from db.models import Offer, Provider, Quarantine
 from db.labels import PRICE_EPSILON, StoreStats
+from db.models import Offer, Provider, Quarantine
 from db.spans import epoch
 from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog

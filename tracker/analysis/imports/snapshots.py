@@ -185,7 +185,7 @@ def _refresh_rollups(session: Session, touched: Mapping[str, list[int]]) -> None
     """The roll-ups of what the import changed, once per provider (not once per snapshot)."""
     conn = session.connection()
     session.flush()
-    intervals = rollups.provider_intervals(conn)
+    intervals = reads.provider_intervals(in_transaction(conn))
     ids = labels.lookup(conn, "provider", sorted(touched))
     for pid, (lo, hi) in zip(ids, (touched[p] for p in sorted(touched)), strict=True):
         pad = intervals.get(pid, rollups.DEFAULT_INTERVAL_S)
