@@ -233,14 +233,14 @@ def _utc(t: datetime) -> datetime:
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
-def _lows_from_rollups(reads: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[str, dict[str, Any]]:
+def _lows_from_rollups(known: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[str, dict[str, Any]]:
     """The all-time low of every interval started by ``at``, by GPU name: the day roll-ups before
     ``at``'s day, the raw intervals ``recent`` (from that day to ``at``) for the day itself; the
     time and provider from the earliest raw interval at the low, read within the days the low
     lasted (``low_run``)."""
     day = floor_day(at_s)
     per_day: dict[tuple[int, int], float] = {}
-    for g, b, low in reads.day_lows(day):
+    for g, b, low in known.day_lows(day):
         per_day[(g, b)] = min(low, per_day.get((g, b), low))
     for _t, g, _p, _o, price, first, _end in recent:
         if first <= at_s:
@@ -251,32 +251,32 @@ def _lows_from_rollups(reads: _Reads, at: datetime, at_s: int, recent: list[Live
         days.append(b)
         lows.append(low)
     runs = {g: low_run(days, lows, day) for g, (days, lows) in by_gpu.items()}
-    found = reads.first_at_lows([(g, low, first, end) for g, (low, _, first, end) in runs.items()], at_s)
+    found = known.first_at_lows([(g, low, first, end) for g, (low, _, first, end) in runs.items()], at_s)
     out = {}
     for gpu_id, (low, start, first_day, _end) in runs.items():
         when, provider = found.get(gpu_id, (first_day, None))  # raw intervals pruned: the day is what is known
-        out[reads.names[gpu_id]] = {"all_time_low": low, "all_time_low_at": from_epoch(when),
+        out[known.names[gpu_id]] = {"all_time_low": low, "all_time_low_at": from_epoch(when),
                                     "all_time_low_provider": provider, "history_days": history_days(start, at)}
     return out
 
 
-def _lows_from_raw(reads: _Reads, at: datetime, at_s: int) -> dict[str, dict[str, Any]]:
+def _lows_from_raw(known: _Reads, at: datetime, at_s: int) -> dict[str, dict[str, Any]]:
     """The all-time low of every raw interval started by ``at``, by GPU name: the lowest price,
     then the earliest ``first_seen``, then the first provider name (filters the roll-ups do not
     carry: regions)."""
     best: dict[int, tuple[float, int, str]] = {}
     first: dict[int, int] = {}
-    for _id, _offer, provider, gpu, _kind, price, first_seen, _last, _ends in reads.scope.raw(reads.reader, None, at_s):
-        g, key = int(gpu), (float(price), int(first_seen), reads.names[int(provider)])
+    for _id, _offer, provider, gpu, _kind, price, first_seen, _last, _ends in known.scope.raw(known.reader, None, at_s):
+        g, key = int(gpu), (float(price), int(first_seen), known.names[int(provider)])
         best[g] = min(key, best.get(g, key))
         first[g] = min(int(first_seen), first.get(g, int(first_seen)))
-    return {reads.names[g]: {"all_time_low": low, "all_time_low_at": from_epoch(when), "all_time_low_provider": provider,
+    return {known.names[g]: {"all_time_low": low, "all_time_low_at": from_epoch(when), "all_time_low_provider": provider,
                              "history_days": history_days(floor_day(first[g]), at)}
             for g, (low, when, provider) in best.items()}
 
 
-def _lows(reads: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[str, dict[str, Any]]:
-    return _lows_from_raw(reads, at, at_s) if reads.scope.regions else _lows_from_rollups(reads, at, at_s, recent)
+def _lows(known: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[str, dict[str, Any]]:
+    return _lows_from_raw(known, at, at_s) if known.scope.regions else _lows_from_rollups(known, at, at_s, recent)
 
 
 def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: datetime | None = None,
@@ -285,12 +285,12 @@ def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: date
     newest observation), its provider and when it first happened (``all_time_low``,
     ``all_time_low_provider``, ``all_time_low_at``), as the trend table has them."""
     f = filters or Filters()
-    reads = _Reads(reader, f, tolerance)
-    at_s = epoch(_utc(until)) if until is not None else reads.current_at()
+    known = _Reads(reader, f, tolerance)
+    at_s = epoch(_utc(until)) if until is not None else known.current_at()
     if at_s is None:
         return []
     at = from_epoch(at_s)
-    lows = _lows(reads, at, at_s, reads.recent(floor_day(at_s), at_s))
+    lows = _lows(known, at, at_s, known.recent(floor_day(at_s), at_s))
     return [{"gpu": gpu, **{k: v for k, v in row.items() if k != "history_days"}} for gpu, row in sorted(lows.items())]
 
 
@@ -318,20 +318,20 @@ def trends(reader: Reader, filters: Filters | None = None, *, as_of: datetime | 
 
 
 def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Tolerance | None) -> list[dict[str, Any]]:
-    reads = _Reads(reader, f, tolerance)
-    if reads.current_at() is None:
+    known = _Reads(reader, f, tolerance)
+    if known.current_at() is None:
         return []
     at = _utc(as_of) if as_of is not None else utcnow().replace(microsecond=0)
     at_s = epoch(at)
-    recent = reads.recent(floor_day(at_s), at_s)
-    lows = _lows(reads, at, at_s, recent)
+    recent = known.recent(floor_day(at_s), at_s)
+    lows = _lows(known, at, at_s, recent)
     if not lows:
         return []
     then = {p: epoch(at - span) for p, span in PERIODS.items()}
-    earlier = reads.rows_at(list(then.values()))
-    keys = reads.scope.offer_keys((r[3], r[2]) for r in [*recent, *earlier])
-    now = markets_at(recent, reads.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
-    past = markets_at(earlier, reads.names, keys)
+    earlier = known.rows_at(list(then.values()))
+    keys = known.scope.offer_keys((r[3], r[2]) for r in [*recent, *earlier])
+    now = markets_at(recent, known.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
+    past = markets_at(earlier, known.names, keys)
     daily = _daily_lows(reader, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.items()):

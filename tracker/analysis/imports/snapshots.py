@@ -419,7 +419,7 @@ def _stated_start(r: Mapping[str, Any]) -> int:
     return r["stated_start"] if r["stated_start"] is not None else r["first_seen"]
 
 
-def _plan(reads: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
+def _plan(known: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
           offers: Mapping[Identity, Offer], hi_at_least: int, currency_rates: Mapping[str, float] | None) -> _Plan | None:
     """Judge ``provider``'s observations of the series in time order over the range the new
     snapshots affect, as the collections would have gone: each against the offer's price at its
@@ -431,12 +431,12 @@ def _plan(reads: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[
     by_id = {o.id: ident for ident, o in offers.items() if o.id is not None}
     lo, hi = sr.bounds()
     hi = max(hi, hi_at_least)
-    affected = reads.intervals(by_id, lo, hi)
+    affected = known.intervals(by_id, lo, hi)
     if not affected and not any(by_time.get(t) for t in sr.new):
         return None
     lo = min([lo, *(r["first_seen"] for r in affected)])
     hi = max([hi, *(r["last_seen"] for r in affected)])
-    stored = reads.intervals(by_id, lo, hi)
+    stored = known.intervals(by_id, lo, hi)
     stored_times = [t for t in sr.times if t not in sr.new or t in sr.continued]
     # every stored interval observed during the range takes part whole (it is cut again whole)
     plan = _Plan(min([lo, *(r["first_seen"] for r in stored)]), max([hi, *(r["last_seen"] for r in stored)]),
@@ -445,10 +445,10 @@ def _plan(reads: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[
         s = replace(_seen(r), since=_stated_start(r)) if sr.stated_starts else _seen(r)
         for t in stored_times[bisect_left(stored_times, r["first_seen"]):bisect_right(stored_times, r["last_seen"])]:
             plan.seen[r["offer_id"]][t] = s
-    held = reads.held(provider, offers, lo, hi)
-    currency = reads.currency()
+    held = known.held(provider, offers, lo, hi)
+    currency = known.currency()
     first_new = min(sr.new | sr.dropped)
-    previous = {by_id[o]: p for o, p in reads.prices_before(by_id, lo).items()}
+    previous = {by_id[o]: p for o, p in known.prices_before(by_id, lo).items()}
     as_stored = dict(previous)  # the judgement state the stored history implies
     pending: dict[Identity, float] = {}
     for t in (t for t in sr.times if lo <= t <= hi):
@@ -490,16 +490,16 @@ def _plan(reads: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[
     if sr.next_after(hi) is not None:
         # only offers observed (or held) after the range can be judged differently later
         later = {ident for ident, o in offers.items() if epoch(o.last_seen) > hi}
-        later |= {ident for by_ident in reads.held(provider, offers, hi + 1).values() for ident in by_ident}
+        later |= {ident for by_ident in known.held(provider, offers, hi + 1).values() for ident in by_ident}
         at_hi = {ident: q.price_per_hour for ident, q in held.get(hi, {}).items()}
         behind = [i for i in later if previous.get(i) != as_stored.get(i) or pending.get(i) != at_hi.get(i)]
         if behind:
             plan.synced = False
-            plan.resume_at = _next_candidate(reads, provider, sr, offers, behind, stored, hi)
+            plan.resume_at = _next_candidate(known, provider, sr, offers, behind, stored, hi)
     return plan
 
 
-def _next_candidate(reads: _Reads, provider: str, sr: _Series, offers: Mapping[Identity, Offer],
+def _next_candidate(known: _Reads, provider: str, sr: _Series, offers: Mapping[Identity, Offer],
                     idents: Iterable[Identity], stored: Iterable[Mapping[str, Any]], hi: int) -> int:
     """The first snapshot after ``hi`` at which one of ``idents`` was observed or held (until
     then its judgement cannot differ, so the range may widen to it in one step)."""
@@ -509,26 +509,26 @@ def _next_candidate(reads: _Reads, provider: str, sr: _Series, offers: Mapping[I
     if any(r["offer_id"] in ids and r["last_seen"] > hi for r in stored):
         return nxt
     wanted = set(idents)
-    times = [t for t, by_ident in reads.held(provider, offers, hi + 1).items() if wanted & set(by_ident)]
-    if (first := reads.next_first_seen(ids, hi)) is not None:
+    times = [t for t, by_ident in known.held(provider, offers, hi + 1).items() if wanted & set(by_ident)]
+    if (first := known.next_first_seen(ids, hi)) is not None:
         times.append(first)
     return max(nxt, min(times, default=nxt))
 
 
 def _store_provider(session: Session, provider: str, sr: _Series, by_time: Mapping[int, list[ScrapedOffer]],
                     offers: dict[Identity, Offer], run: ScrapeRun, result: ImportResult,
-                    currency_rates: Mapping[str, float] | None, reads: _Reads, writer: _Writer) -> tuple[int, int] | None:
+                    currency_rates: Mapping[str, float] | None, known: _Reads, writer: _Writer) -> tuple[int, int] | None:
     """Re-cut ``provider``'s intervals of one series over the range the new snapshots affect,
     from the stored observations there plus the new ones (see the module docstring). Returns the
     range of snapshot times changed, or ``None`` when nothing was. ``offers``: the series'
     stored offers of ``provider`` (it gains the ones created now). ``reads``: where the stored rows
     come from; ``writer``: where the re-cut intervals go (both one series at a time, or a batch's at once)."""
     hi_at_least = max(sr.new)
-    plan = _plan(reads, provider, sr, by_time, offers, hi_at_least, currency_rates)
+    plan = _plan(known, provider, sr, by_time, offers, hi_at_least, currency_rates)
     while plan is not None and not plan.synced:  # a judgement changed at the end: widen until none does
         assert plan.resume_at is not None and plan.resume_at > hi_at_least
         hi_at_least = plan.resume_at
-        plan = _plan(reads, provider, sr, by_time, offers, hi_at_least, currency_rates)
+        plan = _plan(known, provider, sr, by_time, offers, hi_at_least, currency_rates)
     if plan is None:
         return None
     lo, hi, seen = plan.lo, plan.hi, plan.seen  # the whole of every interval taking part
@@ -786,7 +786,7 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
         by_series[name][provider] = by_time
     stored_all = series_db.stored_times(conn, series_times)
     stored_offers = _StoredOffers(session)
-    reads, writer = _Reads(session), _Writer(conn)
+    known, writer = _Reads(session), _Writer(conn)
     if one_offer_series:
         stored_offers.prefetch({name: by_series[name] for name in stored_all})
         # series of one offer each share nothing: their re-cuts read and write set-based
@@ -794,7 +794,7 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
         for name in stored_all:
             for provider in stored_offers.providers(name):
                 prefetched[provider] += stored_offers.of(provider, name).values()
-        reads, writer = _BatchReads(session, prefetched), _Writer(conn, deferred=True)
+        known, writer = _BatchReads(session, prefetched), _Writer(conn, deferred=True)
     recut_times: list[tuple[str, int]] = []
     ensured: set[str] = set()
     new_series: list[FreshSeries] = []
@@ -836,7 +836,7 @@ def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, 
             # be re-cut (a new snapshot without it ends them), with nothing to count
             run = imp.run(provider) if provider in listing else ScrapeRun(provider=provider, source="import")
             changed = _store_provider(session, provider, sr, listing.get(provider, {}),
-                                      stored_offers.of(provider, name), run, result, currency_rates, reads, writer)
+                                      stored_offers.of(provider, name), run, result, currency_rates, known, writer)
             if changed is not None:
                 imp.changed(provider, *changed)
             if provider in listing:
