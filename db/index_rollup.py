@@ -40,8 +40,8 @@ Row = tuple[int, int, int, float, int, int, int | None, int | None]
 class OfferFacts:
     """What the index needs to know of the offers at hand beyond their intervals: which rent a
     fraction of a GPU (left out) and which an aggregator lists for another cloud (``via``, from
-    the series keys of ``db.reads``). Read for the given offers only, in bounded chunks, so the cost
-    follows the rows at hand, never the length of the history."""
+    the series keys of ``db.reads``). Read per provider of the given offers (fractional ones
+    through the offer key, one statement each), so the cost never follows the length of the history."""
 
     def __init__(self, fractional: set[int], via: dict[int, str]) -> None:
         self.fractional = fractional
@@ -53,7 +53,7 @@ class OfferFacts:
         """Facts of the offers among ``rows`` (``(offer id, provider id)`` pairs); ``vias``: the
         offers' clouds when the caller has them (``db.rollups`` holds each interval's series key)."""
         pairs = {(int(o), int(p)) for o, p in rows}
-        fractional = reads.fractional_offers(reader, (o for o, _p in pairs))
+        fractional = reads.fractional_offers(reader, pairs)
         if vias is None:
             keys = reads.offer_keys(reader, provider_names, pairs)
             vias = {o: cloud for o, k in keys.items() if (cloud := reads.split(provider_names[k])[1])}

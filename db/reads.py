@@ -684,17 +684,31 @@ def offer_keys(reader: Reader, provider_names: Mapping[int, str], rows: Iterable
 #: returns them.
 INDEX_TABLE = "index_day"
 INDEX_COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
-#: Offers renting a fraction of a GPU among ``:ids`` (a count that is not a whole number).
-FRACTIONAL_OFFERS = "SELECT id FROM offer WHERE id IN :ids AND CAST(gpu_count AS INTEGER) <> gpu_count"
+#: A provider's offers renting a fraction of a GPU (a count that is not a whole number), found
+#: through the offer identity's key (it starts with ``provider``). An ``id IN (...)`` list of a
+#: few hundred ids is planned by PostgreSQL as a scan of the whole ``offer`` table per list.
+FRACTIONAL_OFFERS = "SELECT id FROM offer WHERE provider = :p AND CAST(gpu_count AS INTEGER) <> gpu_count"
 
 
-def fractional_offers(reader: Reader, offer_ids: Iterable[int]) -> set[int]:
-    """The offers among ``offer_ids`` renting a fraction of a GPU, read in bounded chunks."""
-    ids = sorted(set(offer_ids))
+def fractional_offers(reader: Reader, offers: Iterable[tuple[int, int]]) -> set[int]:
+    """The offers among ``offers`` (``(offer id, provider label id)`` pairs) renting a fraction of
+    a GPU: one statement per provider, whatever the number of offers (fractional ones are few)."""
+    by_provider: dict[int, set[int]] = {}
+    for offer_id, provider_id in offers:
+        by_provider.setdefault(int(provider_id), set()).add(int(offer_id))
+    if not by_provider:
+        return set()
+    names = label_names(reader, "provider")
     found: set[int] = set()
-    for start in range(0, len(ids), CHUNK):
-        found |= {int(i) for (i,) in reader.rows(FRACTIONAL_OFFERS, {"ids": ids[start:start + CHUNK]})}
+    for provider_id, ids in sorted(by_provider.items()):
+        if (name := names.get(provider_id)) is not None:
+            found |= provider_fractional_offers(reader, name) & ids
     return found
+
+
+def provider_fractional_offers(reader: Reader, provider: str) -> set[int]:
+    """Every offer of ``provider`` renting a fraction of a GPU (``FRACTIONAL_OFFERS``)."""
+    return {int(i) for (i,) in reader.rows(FRACTIONAL_OFFERS, {"p": provider})}
 
 
 def index_rows(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_ids: Sequence[int] | None = None
@@ -1054,6 +1068,14 @@ def offer_mapping_counts(reader: Reader) -> tuple[int, int]:
     return int(unmapped), int(total)
 
 
+#: A GPU's oldest past interval start: one step down the ``(gpu_id, first_seen)`` index, however
+#: long its history (a ``MIN`` over the ``price_interval`` view reads every interval of the GPU,
+#: and on SQLite the whole view first).
+FIRST_PAST_OF_GPU = "SELECT first_seen FROM price_interval_past WHERE gpu_id = :g ORDER BY first_seen LIMIT 1"
+#: The GPUs' oldest open interval start: one row per priced offer, found by the GPU index.
+FIRST_OPEN_OF_GPUS = "SELECT MIN(first_seen) FROM price_interval_open WHERE gpu_id IN :g"
+
+
 def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetime | None:
     """When the oldest stored price (of ``gpus``, when given) was first seen (roll-ups count:
     raw intervals past the retention time are gone, their buckets are not)."""
@@ -1061,7 +1083,9 @@ def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetim
     ids = known.lookup("gpu", gpus) if gpus is not None else sorted(known.names("gpu"))
     if not ids:
         return None
-    raw = reader.scalar("SELECT MIN(first_seen) FROM price_interval WHERE gpu_id IN :g", {"g": ids})
+    past = [v for g in ids if (v := reader.scalar(FIRST_PAST_OF_GPU, {"g": g})) is not None]
+    open_ = reader.scalar(FIRST_OPEN_OF_GPUS, {"g": ids})
+    raw = min(past + ([open_] if open_ is not None else []), default=None)
     rolled = reader.scalar("SELECT MIN(bucket) FROM rollup_day WHERE gpu_id IN :g", {"g": ids})
     if raw is None and rolled is None:
         return None

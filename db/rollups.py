@@ -622,6 +622,8 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
     names = labels.names(conn, "provider")
     reader = in_transaction(conn)
+    # the provider's fractional-GPU offers, read once: the same set for every chunk
+    fractional = np.array(sorted(reads.provider_fractional_offers(reader, names.get(provider_id, ""))), dtype=np.int64)
     days, hours, index = _Tally(d_lo, d_hi), _Tally(h_lo, h_hi), _Tally(d_lo, d_hi)
     series, sellers, clouds = _Groups(), _Groups(), {"": 0}
     for table in chunks:
@@ -633,8 +635,7 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
         # the index (``db.index_rollup``): fractional-GPU offers left out, an aggregator's per cloud
         cloud = {k: c if k != provider_id and (c := reads.split(names.get(k, ""))[1]) else "" for k in np.unique(iv.key).tolist()}
         via_id = np.array([clouds.setdefault(cloud[k], len(clouds)) for k in iv.key.tolist()], dtype=np.int64)
-        facts = index_rollup.OfferFacts.read(reader, names, [(o, provider_id) for o in np.unique(iv.offer).tolist()], {})
-        whole = ~np.isin(iv.offer, np.array(sorted(facts.fractional), dtype=np.int64))
+        whole = ~np.isin(iv.offer, fractional)
         index.add(sellers.of(iv.gpu[whole], iv.kind[whole], via_id[whole]), iv.offer[whole], iv.price[whole],
                   day_spans[0][whole], day_spans[1][whole])
     written = 0
