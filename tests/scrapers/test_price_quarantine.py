@@ -462,7 +462,7 @@ def test_the_same_price_spoiled_in_every_product_of_an_aws_offer_file_is_a_parse
 PAGES: dict[str, tuple[ProviderContract, str, str, str, bool]] = {
     "coreweave": (test_coreweave.TestCoreweave(), "<div>$17.20</div>", "<div>{}</div>",
                   "'On-Demand Price (Per Hour)' of 'NVIDIA L40S'", False),
-    "crusoe": (test_crusoe.TestCrusoe(), "<p>$3.90/GPU-hr</p>", "<p>{}</p>", "'On-demand' of 'NVIDIA H100 80GB HGX'", False),
+    "crusoe": (test_crusoe.TestCrusoe(), "<p>$4.17/GPU-hr</p>", "<p>{}</p>", "'On-demand' of 'NVIDIA H100 80GB HGX'", False),
     "datacrunch": (test_datacrunch.TestDatacrunch(), ">$0.80/h<", ">{}<", "'Spot price' of '1B200.30V'", False),
     "hyperstack": (test_hyperstack.TestHyperstack(), "$3.99", "{}",
                    "'Pricing Per Hour' of 'NVIDIA H200 SXM' in 'On-Demand GPU Pricing'", True),
