@@ -468,7 +468,7 @@ PAGES: dict[str, tuple[ProviderContract, str, str, str, bool]] = {
                    "'Pricing Per Hour' of 'NVIDIA H200 SXM' in 'On-Demand GPU Pricing'", True),
     "lambda": (test_lambda_.TestLambda(), ">$5.34<", ">{}<", "'PRICE/GPU/HR*' of 'NVIDIA B200 SXM6'", True),
     "modal": (test_modal.TestModal(), "$0.001174 <span", "{} <span", "'GPU Tasks' of 'Nvidia H100'", True),
-    "nebius": (test_nebius.TestNebius(), "<p>$3.85</p>", "<p>{}</p>", "'On-demand, GPU-hour' of 'NVIDIA HGX H100'", False),
+    "nebius": (test_nebius.TestNebius(), "<p>$4.12</p>", "<p>{}</p>", "'On-demand, GPU-hour' of 'NVIDIA HGX H100'", False),
     # the card prints its "$" apart from the amount: the bad text replaces the amount
     "paperspace": (test_paperspace.TestPaperspace(), '<h1 class="instance-price-2">0.45</h1>', '<h1 class="instance-price-2">{}</h1>',
                    "of card 'M4000'", True),
