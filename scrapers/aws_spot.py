@@ -70,8 +70,8 @@ class AwsSpotScraper(Scraper):
     homepage: ClassVar[str] = "https://aws.amazon.com/ec2/spot/pricing/"
     endpoint: ClassVar[str] = f"GET {SPOT_URL}"
     source_kind: ClassVar[str] = "api"
-    fixture_kind: ClassVar[str] = "recording"
-    checked_by: ClassVar[str] = "recording: the spot.json the EC2 Spot page reads, via alexei-led/spotinfo"
+    fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2026 shape of the spot.json the EC2 Spot page reads, via alexei-led/spotinfo (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("spot",)
     caveats: ClassVar[str] = (
         "Linux spot prices per region from the feed behind AWS's spot pricing page (one price per region, "

@@ -198,8 +198,8 @@ class CrusoeScraper(Scraper):
     homepage: ClassVar[str] = "https://www.crusoe.ai"
     endpoint: ClassVar[str] = f"GET {PRICING_URL} (HTML pricing page)"
     source_kind: ClassVar[str] = "page"
-    fixture_kind: ClassVar[str] = "recording"
-    checked_by: ClassVar[str] = "recording: a Wayback capture of the pricing page"
+    fixture_kind: ClassVar[str] = "reference"
+    checked_by: ClassVar[str] = "reference: the 2025 shape of a Wayback capture of the pricing page (structure only, own values)"
     kinds: ClassVar[tuple[str, ...]] = ("on_demand", "spot", "reserved")
     caveats: ClassVar[str] = (
         "scraped from the public pricing page; prices are per GPU-hour (one-GPU offers); "

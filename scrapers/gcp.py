@@ -204,8 +204,8 @@ class GcpScraper(Scraper):
     homepage = "https://cloud.google.com/compute/gpus-pricing"
     endpoint = "GET https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus"
     source_kind = "api"
-    fixture_kind = "recording"
-    checked_by = "recording: Cloud Billing API SKUs, via Jumbo2020/gpu_prices"
+    fixture_kind = "reference"
+    checked_by = "reference: the 2025 shape of Cloud Billing API SKUs, via Jumbo2020/gpu_prices (structure only, own values)"
     #: pages of 5,000 SKUs
     max_body_bytes = 64 << 20
     credentials = ("GCP_API_KEY",)

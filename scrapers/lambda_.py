@@ -91,8 +91,8 @@ class LambdaScraper(Scraper):
     homepage = "https://lambda.ai"
     endpoint = f"GET {PRICING_URL} (HTML page)"
     source_kind = "page"
-    fixture_kind = "recording"
-    checked_by = "recording: a Wayback capture of the pricing page"
+    fixture_kind = "reference"
+    checked_by = "reference: the 2026 shape of a Wayback capture of the pricing page (structure only, own values)"
     kinds = ("on_demand",)
     caveats = "read from the public pricing page; listed price is per GPU-hour plus applicable sales tax, shown here for the whole instance"
 

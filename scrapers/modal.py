@@ -85,8 +85,8 @@ class ModalScraper(Scraper):
     homepage = "https://modal.com"
     endpoint = f"GET {PRICING_URL} (HTML page)"
     source_kind = "page"
-    fixture_kind = "recording"
-    checked_by = "recording: the pricing page as a browser rendered it, via United-Compute/gpu-price-tracker"
+    fixture_kind = "reference"
+    checked_by = "reference: the shape of the pricing page as a browser rendered it, via United-Compute/gpu-price-tracker (structure only, own values)"
     kinds = ("on_demand",)
     caveats = (
         "serverless, billed per second per GPU (converted to per hour); CPU cores and memory are billed on top; "

@@ -1,9 +1,10 @@
 """AWS spot prices from the public spot feed (spot.json): parse, request, config.
 
-Fixtures are real: ``aws_spot_json_us-east-2_gpu_excerpt_2026-08.json`` is AWS's spot.json of
-August 2026 (as committed verbatim by alexei-led/spotinfo), trimmed to us-east-2 with its whole
-GPU group; ``aws_spot_json_excerpt_2024-11.json`` (tests/fixtures/aws_spot/README.md) is one region, two CPU
-sizes. Not handmade. Shape and error tests edit copies of them.
+Fixtures: the replay file ``tracker/recordings/aws_spot/spot_us-east-2_gpu_excerpt_2026-08_reference.json`` is a
+REFERENCE feed: the shape of AWS's spot.json of August 2026 (as committed by alexei-led/spotinfo), trimmed to
+us-east-2 with its whole GPU group, every price our own (the source's x 1.07, 4 decimals);
+``aws_spot_json_excerpt_2024-11.json`` (tests/fixtures/aws_spot/README.md) is a real recording, one region, two CPU
+sizes. Shape and error tests edit copies of them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from scrapers._aws_common import REGIONS_ENV
 from scrapers.aws_spot import SPOT_URL, AwsSpotScraper, spot_prices
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
-from tests.conftest import fixture_path, load_json
+from tests.conftest import load_json
 from tests.scrapers.contract import (
     NamedOffer,
     ProviderContract,
@@ -26,13 +27,14 @@ from tests.scrapers.contract import (
     run_fetch,
 )
 from tracker.errors import ConfigError
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
-GPU_EXCERPT = "aws_spot/aws_spot_json_us-east-2_gpu_excerpt_2026-08.json"
+GPU_EXCERPT = BUNDLED_RECORDINGS / "aws_spot" / "spot_us-east-2_gpu_excerpt_2026-08_reference.json"
 CPU_EXCERPT = "aws_spot/aws_spot_json_excerpt_2024-11.json"
 
 
 def feed() -> dict[str, Any]:
-    return load_json(GPU_EXCERPT)
+    return json.loads(GPU_EXCERPT.read_text())
 
 
 def gpu_sizes(doc: dict[str, Any]) -> list[dict[str, Any]]:
@@ -53,8 +55,13 @@ def edited(**changes: Any) -> dict[str, Any]:
 
 class TestAwsSpot(ProviderContract):
     scraper_cls = AwsSpotScraper
-    named_offer = NamedOffer("g4dn.12xlarge", 4, "spot", "us-east-2", 1.1482)
-    handmade = False  # real spot.json, trimmed to one region
+    named_offer = NamedOffer("g4dn.12xlarge", 4, "spot", "us-east-2", 1.2286)
+    handmade = True  # not a real recording: a reference feed (spot.json's shape, our own prices)
+
+    def test_the_fixture_is_the_labelled_reference_replay_recording(self) -> None:
+        info = recording_info("aws_spot")
+        assert info is not None and (info.fixture, info.recorded) == ("reference", None)
+        assert AwsSpotScraper.fixture_kind == "reference" and GPU_EXCERPT.name.endswith("_reference.json")
 
     def load_raw(self) -> Any:
         return feed()
@@ -66,7 +73,7 @@ class TestAwsSpot(ProviderContract):
         for entry in gpu_sizes(every_price):
             entry["valueColumns"][0]["prices"]["USD"] = "twenty"
         prices_not_object = feed()
-        size_entry(prices_not_object, "p5.48xlarge")["valueColumns"][0]["prices"] = ["20.3632"]
+        size_entry(prices_not_object, "p5.48xlarge")["valueColumns"][0]["prices"] = ["21.7886"]
         two_linux = feed()
         entry = size_entry(two_linux, "p5.48xlarge")
         entry["valueColumns"].append(copy.deepcopy(entry["valueColumns"][0]))
@@ -92,7 +99,7 @@ class TestAwsSpot(ProviderContract):
             sizes_not_list,
             load_json(CPU_EXCERPT),  # real, but no GPU size at all
             "<html><body>503 Service Unavailable</body></html>",
-            fixture_path(GPU_EXCERPT).read_text()[:5000],  # a truncated body
+            GPU_EXCERPT.read_text()[:5000],  # a truncated body
         ]
 
     def bad_offer_payloads(self) -> list[Any]:
@@ -107,17 +114,17 @@ class TestAwsSpot(ProviderContract):
     @pytest.mark.parametrize(
         ("sku", "gpu", "count", "price"),
         [
-            ("p5.48xlarge", "H100-SXM", 8, 20.3632),
-            ("p5.4xlarge", "H100-SXM", 1, 2.6295),
-            ("p5e.48xlarge", "H200", 8, 25.1918),
-            ("p5en.48xlarge", "H200", 8, 26.574),
-            ("p6-b200.48xlarge", "B200", 8, 42.045),
-            ("p4d.24xlarge", "A100-SXM-40GB", 8, 6.0795),
-            ("p3.16xlarge", "V100-SXM-16GB", 8, 8.033),
-            ("g6e.48xlarge", "L40S", 8, 10.5362),
-            ("g5.xlarge", "A10G", 1, 0.3651),
-            ("g4dn.xlarge", "T4", 1, 0.1964),
-            ("g6f.large", "L4", 0.125, 0.0354),
+            ("p5.48xlarge", "H100-SXM", 8, 21.7886),
+            ("p5.4xlarge", "H100-SXM", 1, 2.8136),
+            ("p5e.48xlarge", "H200", 8, 26.9552),
+            ("p5en.48xlarge", "H200", 8, 28.4342),
+            ("p6-b200.48xlarge", "B200", 8, 44.9882),
+            ("p4d.24xlarge", "A100-SXM-40GB", 8, 6.5051),
+            ("p3.16xlarge", "V100-SXM-16GB", 8, 8.5953),
+            ("g6e.48xlarge", "L40S", 8, 11.2737),
+            ("g5.xlarge", "A10G", 1, 0.3907),
+            ("g4dn.xlarge", "T4", 1, 0.2101),
+            ("g6f.large", "L4", 0.125, 0.0379),
         ],
     )
     def test_spot_prices_in_us_east_2(self, offers: list[ScrapedOffer], sku: str, gpu: str, count: float, price: float) -> None:
@@ -138,14 +145,14 @@ class TestAwsSpot(ProviderContract):
     def test_a_size_listed_twice_is_one_offer(self, offers: list[ScrapedOffer]) -> None:
         assert sum(1 for s in gpu_sizes(feed()) if s["size"] == "g6.12xlarge") == 2  # as the feed lists it
         (o,) = [o for o in offers if o.sku == "g6.12xlarge"]
-        assert o.price_per_hour == pytest.approx(1.5915) and "other_prices" not in o.extra
+        assert o.price_per_hour == pytest.approx(1.7029) and "other_prices" not in o.extra
 
     def test_differing_duplicates_keep_the_lower_price(self) -> None:
         doc = feed()
         twins = [s for s in gpu_sizes(doc) if s["size"] == "g6.12xlarge"]
         twins[0]["valueColumns"][0]["prices"]["USD"] = "1.9000"
         (o,) = [o for o in AwsSpotScraper(env={}).parse(doc) if o.sku == "g6.12xlarge"]
-        assert o.price_per_hour == pytest.approx(1.5915) and o.extra["other_prices"] == [1.9]
+        assert o.price_per_hour == pytest.approx(1.7029) and o.extra["other_prices"] == [1.9]
 
     def test_every_price_of_the_real_cpu_excerpt(self) -> None:
         """The 2024 excerpt: "N/A*" marks an OS not offered; the Linux prices are read as they are."""
@@ -161,7 +168,7 @@ class TestAwsSpot(ProviderContract):
 
     def test_parse_errors_name_provider_region_size_and_field(self) -> None:
         doc = feed()
-        size_entry(doc, "p5.48xlarge")["valueColumns"][0]["prices"] = ["20.3632"]
+        size_entry(doc, "p5.48xlarge")["valueColumns"][0]["prices"] = ["21.7886"]
         with pytest.raises(ParseError) as err:
             AwsSpotScraper(env={}).parse(doc)
         assert str(err.value) == "aws_spot: spot.json: region us-east-2: p5.48xlarge: linux prices should be an object"
@@ -182,7 +189,7 @@ class TestAwsSpot(ProviderContract):
         twins = [s for s in gpu_sizes(doc) if s["size"] == "g6.12xlarge"]
         twins[0]["valueColumns"][0]["prices"]["USD"] = "twenty"
         (o,) = [o for o in AwsSpotScraper(env={}).parse(doc) if o.sku == "g6.12xlarge"]
-        assert o.price_per_hour == pytest.approx(1.5915) and UNREADABLE_PRICE not in o.extra
+        assert o.price_per_hour == pytest.approx(1.7029) and UNREADABLE_PRICE not in o.extra
 
     # --- request and configuration --------------------------------------------------------------
 
@@ -202,7 +209,7 @@ class TestAwsSpot(ProviderContract):
         assert scraper.parse(raw) == scraper.parse(feed())
 
     def test_the_body_is_read_with_or_without_the_old_callback_wrapper(self) -> None:
-        text = fixture_path(GPU_EXCERPT).read_text()
+        text = GPU_EXCERPT.read_text()
         scraper = AwsSpotScraper(env={})
         expected = scraper.parse(feed())
         assert scraper.parse(text) == expected

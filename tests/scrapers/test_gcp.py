@@ -1,16 +1,18 @@
 """GCP scraper: Cloud Billing Catalog SKUs -> per-GPU-hour offers.
 
-Fixtures (real, see tests/fixtures/gcp/README.md):
-* ``gcp_cloudbilling_skus_excerpt_2023-03.json``: 7 whole SKUs in the real envelope (one GPU SKU).
-* ``gcp_cloudbilling_skus_gpu_2025-06-17_trimmed.json``: 61 real 2025 GPU SKUs, but the source kept only
-  ``skuId``, ``description`` and ``pricingInfo`` (no ``serviceRegions``).
-* ``gcp_cloudbilling_skus_gpu_2025-06-17_h100_h200.json``: every 2025 SKU of the H100 80GB, H100 80GB Mega,
-  H100 80GB Plus and H200 141GB models (396, same 3 fields); the bundled replay recording is these SKUs.
+Fixtures (see tests/fixtures/gcp/README.md):
+* ``gcp_cloudbilling_skus_excerpt_2023-03.json``: a real recording, 7 whole SKUs in the real envelope (one GPU SKU).
+* ``gcp_cloudbilling_skus_gpu_2025-06-17_trimmed_reference.json``: REFERENCE, the shape of 61 2025 GPU SKUs (the
+  source kept only ``skuId``, ``description`` and ``pricingInfo``, no ``serviceRegions``), every price our own.
+* ``gcp_cloudbilling_skus_gpu_2025-06-17_h100_h200_reference.json``: REFERENCE, every 2025 SKU of the H100 80GB,
+  H100 80GB Mega, H100 80GB Plus and H200 141GB models (396, same 3 fields), every price our own; the bundled
+  replay file is these SKUs.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 import httpx
@@ -26,15 +28,16 @@ from scrapers.gcp import (
 )
 from tests.conftest import load_json
 from tests.scrapers.contract import NamedOffer, ProviderContract, run_fetch
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
 EXCERPT_2023 = "gcp/gcp_cloudbilling_skus_excerpt_2023-03.json"
-GPU_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_trimmed.json"
-H100_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_h100_h200.json"
+GPU_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_trimmed_reference.json"
+H100_2025 = "gcp/gcp_cloudbilling_skus_gpu_2025-06-17_h100_h200_reference.json"
 KEY = "AIzaSy-test-key-do-not-leak"
 
 
 def skus_2025_with_regions(regions: list[str]) -> list[dict[str, Any]]:
-    """The real 2025 SKUs plus a ``serviceRegions`` the test adds (the source dropped that field)."""
+    """The reference 2025 SKUs plus a ``serviceRegions`` the test adds (the source dropped that field)."""
     skus = copy.deepcopy(load_json(GPU_2025))
     for sku in skus:
         sku["serviceRegions"] = regions
@@ -42,7 +45,7 @@ def skus_2025_with_regions(regions: list[str]) -> list[dict[str, Any]]:
 
 
 def no_location_sku() -> dict[str, Any]:
-    """A real 2025 H100 SKU whose description lost its " running in <location>" (and has no serviceRegions)."""
+    """A reference 2025 H100 SKU whose description lost its " running in <location>" (and has no serviceRegions)."""
     [sku] = [copy.deepcopy(s) for s in load_json(H100_2025) if s["skuId"] == "E166-C34C-2AF7"]
     sku["description"] = "Nvidia H100 80GB GPU"
     return sku
@@ -50,8 +53,15 @@ def no_location_sku() -> dict[str, Any]:
 
 class TestGcp(ProviderContract):
     scraper_cls = GcpScraper
-    named_offer = NamedOffer("H200 141GB", 1, "reserved", "Americas", 6.43139, "USD", sku="759E-59C1-661D")
+    named_offer = NamedOffer("H200 141GB", 1, "reserved", "Americas", 6.88159, "USD", sku="759E-59C1-661D")
     min_offers = 3
+    handmade = True  # the replay file is a reference (the 2025 catalogue's shape, our own prices)
+
+    def test_the_replay_file_is_the_labelled_reference(self) -> None:
+        info = recording_info("gcp")
+        assert info is not None and (info.fixture, info.recorded) == ("reference", None)
+        files = [r["file"] for r in json.loads((BUNDLED_RECORDINGS / "gcp" / "manifest.json").read_text())["responses"]]
+        assert GcpScraper.fixture_kind == "reference" and all(f.endswith("_reference.json") for f in files)
 
     def load_raw(self) -> Any:
         return [load_json(EXCERPT_2023)]
@@ -161,7 +171,7 @@ class TestDescriptions:
 
 
 class TestParse2025:
-    """Real 2025 SKUs; ``serviceRegions`` is added by the test because the source excerpt dropped it."""
+    """Reference 2025 SKUs; ``serviceRegions`` is added by the test because the source excerpt dropped it."""
 
     def offers(self) -> dict[tuple[str, str, int], Any]:
         offers = GcpScraper(env={}).parse([{"skus": skus_2025_with_regions(["us-central1", "us-east4"])}])
@@ -171,12 +181,12 @@ class TestParse2025:
 
     def test_h100_on_demand_spot_and_commitments(self) -> None:
         by = self.offers()
-        assert by[("Nvidia H100 80GB", "on_demand", 0)].price_per_hour == pytest.approx(9.796550569)
-        assert by[("Nvidia H100 80GB", "spot", 0)].price_per_hour == pytest.approx(2.253)
-        assert by[("Nvidia H100 80GB", "reserved", 12)].price_per_hour == pytest.approx(6.79880857)
-        assert by[("Nvidia H100 80GB", "reserved", 36)].price_per_hour == pytest.approx(4.299898566)
+        assert by[("Nvidia H100 80GB", "on_demand", 0)].price_per_hour == pytest.approx(10.482309109)
+        assert by[("Nvidia H100 80GB", "spot", 0)].price_per_hour == pytest.approx(2.411)
+        assert by[("Nvidia H100 80GB", "reserved", 12)].price_per_hour == pytest.approx(7.27472517)
+        assert by[("Nvidia H100 80GB", "reserved", 36)].price_per_hour == pytest.approx(4.600891466)
         assert by[("Nvidia H100 80GB", "on_demand", 0)].sku == "D4E2-451A-15B9"
-        assert by[("Nvidia L4", "spot", 0)].price_per_hour == pytest.approx(0.2231)
+        assert by[("Nvidia L4", "spot", 0)].price_per_hour == pytest.approx(0.2387)
         assert by[("Nvidia L4", "on_demand", 0)].gpu_memory_gb == 24
 
     def test_one_offer_per_sku_and_region(self) -> None:
@@ -269,11 +279,11 @@ class TestFetch:
         offers = scraper.parse(pages)
         assert offers == GcpScraper(env={}).parse([{"skus": load_json(H100_2025)}])
         tokyo = next(o for o in offers if o.sku == "E166-C34C-2AF7")
-        assert (tokyo.region, tokyo.price_per_hour) == ("asia-northeast1", pytest.approx(14.204998))
+        assert (tokyo.region, tokyo.price_per_hour) == ("asia-northeast1", pytest.approx(15.199348))
 
 
 class TestRegionFromDescription:
-    """Real 2025 SKUs without ``serviceRegions``: the region comes from the description's location."""
+    """Reference 2025 SKUs without ``serviceRegions``: the region comes from the description's location."""
 
     @pytest.fixture
     def offers(self) -> dict[str, Any]:
@@ -289,7 +299,7 @@ class TestRegionFromDescription:
         assert (o.gpu_raw, o.gpu_count, o.gpu_memory_gb) == ("Nvidia H100 80GB", 1, 80)
         assert (o.kind, o.term_months) == ("on_demand", 0)
         assert (o.region, o.country) == ("asia-northeast1", "JP")
-        assert o.price_per_hour == pytest.approx(14.204998)
+        assert o.price_per_hour == pytest.approx(15.199348)
         assert o.currency == "USD"
         assert o.extra["location"] == "Tokyo" and o.extra["region_source"] == "description"
         assert o.extra["gpu_component_only"] is True
@@ -298,19 +308,19 @@ class TestRegionFromDescription:
     def test_h100_spot_and_commitments(self, offers: dict[str, Any]) -> None:
         spot = offers["683F-D9EF-1D9F"]  # "... attached to Spot Preemptible VMs running in Taiwan"
         assert (spot.kind, spot.region, spot.country) == ("spot", "asia-east1", "TW")
-        assert spot.price_per_hour == pytest.approx(2.0418)
+        assert spot.price_per_hour == pytest.approx(2.1847)
         one_year = offers["D2ED-B300-87EA"]  # "Commitment v1: Nvidia H100 80GB GPU running in Tokyo for 1 Year"
         assert (one_year.kind, one_year.term_months, one_year.region) == ("reserved", 12, "asia-northeast1")
-        assert one_year.price_per_hour == pytest.approx(9.858272)
+        assert one_year.price_per_hour == pytest.approx(10.548351)
         three_years = offers["12E2-9EC3-63C6"]  # "... running in Taiwan for 3 Years"
         assert (three_years.kind, three_years.term_months, three_years.region) == ("reserved", 36, "asia-east1")
-        assert three_years.price_per_hour == pytest.approx(4.978853)
+        assert three_years.price_per_hour == pytest.approx(5.327373)
 
     def test_a_location_that_is_no_single_region_stays_a_name(self, offers: dict[str, Any]) -> None:
         americas = offers["D4E2-451A-15B9"]  # "Nvidia H100 80GB GPU running in Americas": a pricing group
         assert (americas.region, americas.country) == ("Americas", None)
         assert americas.extra["location"] == "Americas" and americas.extra["region_source"] == "description_name"
-        assert americas.price_per_hour == pytest.approx(9.796550569)
+        assert americas.price_per_hour == pytest.approx(10.482309109)
         names = {o.region for o in offers.values() if o.extra["region_source"] == "description_name"}
         assert names == {"Americas", "Virginia", "Northern Virginia", "Phoenix"}
 
@@ -318,10 +328,10 @@ class TestRegionFromDescription:
         by_text = {o.extra["description"]: o for o in offers.values()}
         mega = by_text["Nvidia H100 80GB Mega GPU running in Tokyo"]
         assert (mega.gpu_raw, mega.region, mega.price_per_hour) == (
-            "Nvidia H100 80GB Mega", "asia-northeast1", pytest.approx(13.28412))
+            "Nvidia H100 80GB Mega", "asia-northeast1", pytest.approx(14.21401))
         h200 = by_text["H200 141GB GPU running in Northern Virginia"]
         assert (h200.gpu_raw, h200.gpu_memory_gb, h200.region) == ("H200 141GB", 141, "Northern Virginia")
-        assert h200.price_per_hour == pytest.approx(9.31174)
+        assert h200.price_per_hour == pytest.approx(9.96356)
 
     def test_calendar_mode_dws_and_zero_price_skus_are_skipped(self, offers: dict[str, Any]) -> None:
         raw = load_json(H100_2025)

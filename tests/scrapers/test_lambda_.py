@@ -1,4 +1,5 @@
-"""Lambda pricing-page scraper: recorded page (real Wayback excerpt, 8x tab), requests, layout changes."""
+"""Lambda pricing-page scraper on a REFERENCE page (the shape of a Wayback excerpt, 8x tab, our own prices),
+requests, layout changes."""
 
 from __future__ import annotations
 
@@ -8,17 +9,18 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.lambda_ import PRICING_URL, LambdaScraper
-from tests.conftest import load_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
 from tracker.errors import RobotsDisallowed
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
-# Real-transcribed excerpt of the Wayback capture 20260109103934 of lambda.ai/pricing (not handmade).
-PAGE = "lambda/lambda_pricing_page_2026-01-09_excerpt.html"
+# The bundled replay file: the markup of the Wayback capture 20260109103934 of lambda.ai/pricing (named in its
+# manifest), every price our own (the source's x 1.07, rounded to the cent).
+PAGE = BUNDLED_RECORDINGS / "lambda" / "pricing_reference.html"
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return PAGE.read_text()
 
 
 def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
@@ -27,7 +29,13 @@ def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
 
 class TestLambda(ProviderContract):
     scraper_cls = LambdaScraper
-    named_offer = NamedOffer("NVIDIA B200 SXM6", 8, "on_demand", "", 39.92)
+    named_offer = NamedOffer("NVIDIA B200 SXM6", 8, "on_demand", "", 42.72)
+    handmade = True  # not a real recording: a reference page (the 2026 shape, our own prices)
+
+    def test_the_fixture_is_the_labelled_reference_replay_recording(self) -> None:
+        info = recording_info("lambda")
+        assert info is not None and (info.fixture, info.recorded) == ("reference", None)
+        assert LambdaScraper.fixture_kind == "reference" and PAGE.name.endswith("_reference.html")
     min_offers = 5
 
     def load_raw(self) -> str:
@@ -46,7 +54,7 @@ class TestLambda(ProviderContract):
         ]
 
     def bad_offer_payloads(self) -> list[object]:
-        return [page().replace("$4.99", "soon"), page().replace("$2.99", "")]  # one row's price unreadable, or gone
+        return [page().replace("$5.34", "soon"), page().replace("$3.20", "")]  # one row's price unreadable, or gone
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
         assert len(offers) == 5
@@ -58,10 +66,10 @@ class TestLambda(ProviderContract):
         assert b200.gpu_memory_gb == 180
         assert b200.vcpus == 208 and b200.ram_gb == 2900
         assert b200.currency == "USD"
-        # $4.99 per GPU-hour on the page -> the whole 8-GPU instance.
-        assert b200.price_per_hour == pytest.approx(39.92)
-        assert b200.price_per_gpu_hour == pytest.approx(4.99)
-        assert b200.extra["price_per_gpu_hour"] == pytest.approx(4.99)
+        # $5.34 per GPU-hour on the page -> the whole 8-GPU instance.
+        assert b200.price_per_hour == pytest.approx(42.72)
+        assert b200.price_per_gpu_hour == pytest.approx(5.34)
+        assert b200.extra["price_per_gpu_hour"] == pytest.approx(5.34)
         assert b200.extra["storage"] == "22 TiB SSD"
         assert b200.gpu is None  # the pipeline normalises gpu_raw
 
@@ -69,21 +77,21 @@ class TestLambda(ProviderContract):
         skus = by_sku(offers)
         a80, a40 = skus["8x-nvidia-a100-sxm-80gb"], skus["8x-nvidia-a100-sxm-40gb"]
         assert a80.gpu_raw == a40.gpu_raw == "NVIDIA A100 SXM"
-        assert (a80.gpu_memory_gb, a80.price_per_hour) == (80, pytest.approx(8 * 1.79))
-        assert (a40.gpu_memory_gb, a40.price_per_hour, a40.vcpus) == (40, pytest.approx(10.32), 124)
+        assert (a80.gpu_memory_gb, a80.price_per_hour) == (80, pytest.approx(8 * 1.92))
+        assert (a40.gpu_memory_gb, a40.price_per_hour, a40.vcpus) == (40, pytest.approx(11.04), 124)
         v100 = skus["8x-nvidia-tesla-v100-16gb"]
-        assert v100.price_per_hour == pytest.approx(4.40) and v100.ram_gb == 448
+        assert v100.price_per_hour == pytest.approx(4.72) and v100.ram_gb == 448
 
     def test_count_comes_from_the_tab(self) -> None:
         offers = LambdaScraper(env={}).parse(page().replace(">8x</button>", ">4x</button>"))
         h100 = by_sku(offers)["4x-nvidia-h100-sxm-80gb"]
-        assert h100.gpu_count == 4 and h100.price_per_hour == pytest.approx(4 * 2.99)
+        assert h100.gpu_count == 4 and h100.price_per_hour == pytest.approx(4 * 3.20)
 
     def test_count_prefix_in_plan_name_wins_over_the_tab(self) -> None:
         html = page().replace('data-plan="NVIDIA H100 SXM"', 'data-plan="2x NVIDIA H100 SXM"')
         h100 = [o for o in LambdaScraper(env={}).parse(html) if "h100" in o.sku][0]
         assert (h100.sku, h100.gpu_raw, h100.gpu_count) == ("2x-nvidia-h100-sxm-80gb", "NVIDIA H100 SXM", 2)
-        assert h100.price_per_hour == pytest.approx(2 * 2.99)
+        assert h100.price_per_hour == pytest.approx(2 * 3.20)
 
     def test_tables_outside_the_count_tabs_are_not_read(self) -> None:
         other = (
@@ -97,29 +105,29 @@ class TestLambda(ProviderContract):
     def test_per_instance_price_header_is_not_multiplied(self) -> None:
         offers = LambdaScraper(env={}).parse(page().replace("PRICE/GPU/HR*", "PRICE/HR"))
         b200 = by_sku(offers)["8x-nvidia-b200-sxm6-180gb"]
-        assert b200.price_per_hour == pytest.approx(4.99)
-        assert b200.extra["price_per_gpu_hour"] == pytest.approx(4.99 / 8)
+        assert b200.price_per_hour == pytest.approx(5.34)
+        assert b200.extra["price_per_gpu_hour"] == pytest.approx(5.34 / 8)
 
     def test_contact_sales_is_listed_without_price(self) -> None:
-        offers = LambdaScraper(env={}).parse(page().replace("$4.99", "Contact sales"))
+        offers = LambdaScraper(env={}).parse(page().replace("$5.34", "Contact sales"))
         b200 = by_sku(offers)["8x-nvidia-b200-sxm6-180gb"]
         assert b200.price_per_hour is None and b200.extra["contact_sales"] is True
 
     def test_non_usd_keeps_its_currency(self) -> None:
-        offers = LambdaScraper(env={}).parse(page().replace("$0.55", "0,55 €"))
+        offers = LambdaScraper(env={}).parse(page().replace("$0.59", "0,59 €"))
         v100 = by_sku(offers)["8x-nvidia-tesla-v100-16gb"]
-        assert v100.currency == "EUR" and v100.price_per_hour == pytest.approx(4.40)
+        assert v100.currency == "EUR" and v100.price_per_hour == pytest.approx(4.72)
 
     def test_removed_table_says_layout_changed(self) -> None:
         with pytest.raises(ParseError, match=r"^lambda: layout changed: .*pricing table"):
             LambdaScraper(env={}).parse(re.sub(r"<table.*?</table>", "", page(), flags=re.S))
 
     def test_unparseable_price_quarantines_its_row_naming_the_column(self) -> None:
-        offers = by_sku(LambdaScraper(env={}).parse(page().replace("$4.99", "soon")))
+        offers = by_sku(LambdaScraper(env={}).parse(page().replace("$5.34", "soon")))
         b200 = offers["8x-nvidia-b200-sxm6-180gb"]
         assert b200.price_per_hour is None and "contact_sales" not in b200.extra
         assert b200.extra[UNREADABLE_PRICE] == "price field 'PRICE/GPU/HR*' of 'NVIDIA B200 SXM6' holds 'soon', not a price"
-        assert len(offers) == 5 and offers["8x-nvidia-h100-sxm-80gb"].price_per_hour == pytest.approx(8 * 2.99)
+        assert len(offers) == 5 and offers["8x-nvidia-h100-sxm-80gb"].price_per_hour == pytest.approx(8 * 3.20)
 
 
 def test_fetch_gets_the_page_once_with_a_browser_user_agent() -> None:

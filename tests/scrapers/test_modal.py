@@ -1,4 +1,4 @@
-"""Modal pricing-page scraper: recorded page (real, trimmed to the pricing block), requests, layout changes."""
+"""Modal pricing-page scraper: a REFERENCE page (a browser DOM's shape, our own prices), requests, layout changes."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ import pytest
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.modal import PRICING_URL, ModalScraper
-from tests.conftest import load_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_requests import fetch_with, page_requests
 from tracker.errors import RobotsDisallowed
+from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
-# Real Selenium page_source of modal.com/pricing (2025-06-12), trimmed verbatim to the
-# "Compute costs" block (see the comment at the top of the file); not handmade.
-PAGE = "modal/modal_pricing_page_rendered_2025-06-12_trimmed.html"
+# The bundled replay file: the markup of a Selenium page_source of modal.com/pricing (2025-06-12), trimmed to the
+# "Compute costs" block (named in its manifest); every price our own (the source's x 1.07, same decimals).
+PAGE = BUNDLED_RECORDINGS / "modal" / "pricing_reference.html"
 
 
 def page() -> str:
-    return load_text(PAGE)
+    return PAGE.read_text()
 
 
 def by_sku(offers: list[ScrapedOffer]) -> dict[str, ScrapedOffer]:
@@ -33,8 +33,14 @@ def without_gpu_items(html: str) -> str:
 
 class TestModal(ProviderContract):
     scraper_cls = ModalScraper
-    named_offer = NamedOffer("Nvidia B200", 1, "on_demand", "", 6.2496)
+    named_offer = NamedOffer("Nvidia B200", 1, "on_demand", "", 6.6888)
     min_offers = 9
+    handmade = True  # not a real recording: a reference page (the 2025 browser-DOM shape, our own prices)
+
+    def test_the_fixture_is_the_labelled_reference_replay_recording(self) -> None:
+        info = recording_info("modal")
+        assert info is not None and (info.fixture, info.recorded) == ("reference", None)
+        assert ModalScraper.fixture_kind == "reference" and PAGE.name.endswith("_reference.html")
 
     def load_raw(self) -> str:
         return page()
@@ -53,8 +59,8 @@ class TestModal(ProviderContract):
     def bad_offer_payloads(self) -> list[object]:
         html = page()
         return [
-            html.replace("$0.001097", "soon"),  # one GPU's price unreadable
-            html.replace('$0.001097 <span class="text-light-green/60">/ sec</span>', "$0.001097"),  # its time unit gone
+            html.replace("$0.001174", "soon"),  # one GPU's price unreadable
+            html.replace('$0.001174 <span class="text-light-green/60">/ sec</span>', "$0.001174"),  # its time unit gone
         ]
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
@@ -66,34 +72,34 @@ class TestModal(ProviderContract):
         assert h100.gpu_count == 1
         assert h100.kind == "on_demand" and h100.region == ""
         assert h100.currency == "USD"
-        # $0.001097 per second on the page.
-        assert h100.price_per_hour == pytest.approx(0.001097 * 3600)
-        assert h100.price_per_hour == pytest.approx(3.9492)
-        assert h100.extra["price_per_second"] == pytest.approx(0.001097)
+        # $0.001174 per second on the page.
+        assert h100.price_per_hour == pytest.approx(0.001174 * 3600)
+        assert h100.price_per_hour == pytest.approx(4.2264)
+        assert h100.extra["price_per_second"] == pytest.approx(0.001174)
         assert h100.extra["gpu_component_only"] is True
         assert h100.gpu_memory_gb is None and h100.gpu is None
 
     def test_memory_from_the_name(self, offers: list[ScrapedOffer]) -> None:
         skus = by_sku(offers)
         a80, a40 = skus["nvidia-a100-80-gb"], skus["nvidia-a100-40-gb"]
-        assert (a80.gpu_memory_gb, a80.price_per_hour) == (80, pytest.approx(2.4984))
-        assert (a40.gpu_memory_gb, a40.price_per_hour) == (40, pytest.approx(0.000583 * 3600))
-        assert skus["nvidia-t4"].price_per_hour == pytest.approx(0.5904)
+        assert (a80.gpu_memory_gb, a80.price_per_hour) == (80, pytest.approx(2.6748))
+        assert (a40.gpu_memory_gb, a40.price_per_hour) == (40, pytest.approx(0.000624 * 3600))
+        assert skus["nvidia-t4"].price_per_hour == pytest.approx(0.63)
 
     def test_cpu_and_memory_items_are_not_offers(self, offers: list[ScrapedOffer]) -> None:
         assert not any("core" in o.gpu_raw.lower() or "memory" in o.gpu_raw.lower() for o in offers)
 
     def test_per_hour_display_is_taken_as_is(self) -> None:
-        html = page().replace("$0.001097 <span class=\"text-light-green/60\">/ sec", "$3.95 <span class=\"text-light-green/60\">/ h")
+        html = page().replace("$0.001174 <span class=\"text-light-green/60\">/ sec", "$4.23 <span class=\"text-light-green/60\">/ h")
         h100 = by_sku(ModalScraper(env={}).parse(html))["nvidia-h100"]
-        assert h100.price_per_hour == pytest.approx(3.95) and h100.extra["price_per_hour"] == pytest.approx(3.95)
+        assert h100.price_per_hour == pytest.approx(4.23) and h100.extra["price_per_hour"] == pytest.approx(4.23)
 
     def test_a_price_without_a_time_unit_quarantines_that_gpu(self) -> None:
-        html = page().replace('$0.001097 <span class="text-light-green/60">/ sec</span>', "$0.001097")
+        html = page().replace('$0.001174 <span class="text-light-green/60">/ sec</span>', "$0.001174")
         offers = by_sku(ModalScraper(env={}).parse(html))
         h100 = offers["nvidia-h100"]
         assert h100.price_per_hour is None
-        assert h100.extra[UNREADABLE_PRICE] == "price field 'GPU Tasks' of 'Nvidia H100' holds '$0.001097', no time unit"
+        assert h100.extra[UNREADABLE_PRICE] == "price field 'GPU Tasks' of 'Nvidia H100' holds '$0.001174', no time unit"
         assert len(offers) == 9 and UNREADABLE_PRICE not in offers["nvidia-h200"].extra
 
     def test_removed_price_table_says_layout_changed(self) -> None:
@@ -147,7 +153,7 @@ def test_the_toggle_s_per_hour_state_reads_as_the_same_gpus_at_the_rounded_price
     for sku, offer in per_hour.items():
         assert offer.price_per_hour == pytest.approx(per_second[sku].price_per_hour, abs=0.005), sku
         assert offer.extra["price_per_hour"] == offer.price_per_hour and "price_per_second" not in offer.extra
-    assert per_hour["nvidia-h100"].price_per_hour == 3.95
+    assert per_hour["nvidia-h100"].price_per_hour == 4.23
 
 
 def test_the_recorded_gpu_list_is_server_rendered() -> None:

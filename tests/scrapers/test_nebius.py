@@ -1,4 +1,5 @@
-"""Nebius price-page scraper: the recorded page (a real Wayback excerpt) and the request it makes."""
+"""Nebius price-page scraper: a REFERENCE page in the shape of a 2026-07 Wayback excerpt (our own prices), the
+replayed September 2026 recording, and the request it makes."""
 
 from __future__ import annotations
 
@@ -16,7 +17,9 @@ from tests.scrapers.page_requests import (
     assert_refused_by_robots,
 )
 
-PAGE = "nebius/nebius_prices_page_2026-07-12_excerpt.html"
+# The older page shape: the markup of a Wayback excerpt of 2026-07-12 (no licence stated), every price our own
+# (the source's x 1.07, rounded to the cent); see tests/fixtures/nebius/README.md.
+PAGE = "nebius/nebius_prices_page_2026-07-12_excerpt_reference.html"
 
 
 def _page_without_price_table() -> str:
@@ -57,18 +60,18 @@ class TestNebius(ProviderContract):
         ]
 
     def bad_offer_payloads(self) -> list[str]:
-        return [_page_with_price("<p>$3.85</p>", "<p>TBD</p>")]  # one item's on-demand price unreadable
+        return [_page_with_price("<p>$4.12</p>", "<p>TBD</p>")]  # one item's on-demand price unreadable
 
     def test_known_offers(self, offers: list[ScrapedOffer]) -> None:
         o = by_key(offers)
         h100 = o[("NVIDIA HGX H100", "on_demand")]
-        assert (h100.gpu_raw, h100.gpu_count, h100.price_per_hour, h100.currency) == ("NVIDIA HGX H100", 1, 3.85, "USD")
+        assert (h100.gpu_raw, h100.gpu_count, h100.price_per_hour, h100.currency) == ("NVIDIA HGX H100", 1, 4.12, "USD")
         assert (h100.vcpus, h100.ram_gb, h100.region) == (16, 200, "")
         assert h100.extra["price_basis"] == "per GPU-hour"
-        assert o[("NVIDIA HGX H100", "spot")].price_per_hour == 2.15  # "Preemptible" column
-        assert o[("NVIDIA HGX H200", "on_demand")].price_per_hour == 4.50
-        assert o[("NVIDIA HGX B200", "spot")].price_per_hour == 3.95
-        assert o[("NVIDIA RTX PRO 6000", "on_demand")].price_per_hour == 1.80
+        assert o[("NVIDIA HGX H100", "spot")].price_per_hour == 2.30  # "Preemptible" column
+        assert o[("NVIDIA HGX H200", "on_demand")].price_per_hour == 4.82
+        assert o[("NVIDIA HGX B200", "spot")].price_per_hour == 4.23
+        assert o[("NVIDIA RTX PRO 6000", "on_demand")].price_per_hour == 1.93
 
     def test_contact_us_is_listed_without_price_and_dashes_are_not_offered(self, offers: list[ScrapedOffer]) -> None:
         o = by_key(offers)
@@ -82,10 +85,10 @@ class TestNebius(ProviderContract):
         o = by_key(offers)
         intel = o[("NVIDIA L40S with Intel CPU", "on_demand")]
         amd = o[("NVIDIA L40S with AMD CPU", "spot")]
-        assert (intel.gpu_raw, intel.price_per_hour, intel.extra["price_from"]) == ("NVIDIA L40S", 1.82, True)
+        assert (intel.gpu_raw, intel.price_per_hour, intel.extra["price_from"]) == ("NVIDIA L40S", 1.95, True)
         assert (intel.vcpus, intel.ram_gb, intel.extra["vcpus_range"]) == (16, 96, "16-192")
         assert intel.extra["cpu"] == "Intel"
-        assert (amd.gpu_raw, amd.price_per_hour, amd.extra["cpu"]) == ("NVIDIA L40S", 0.74, "AMD")
+        assert (amd.gpu_raw, amd.price_per_hour, amd.extra["cpu"]) == ("NVIDIA L40S", 0.79, "AMD")
 
     def test_every_item_of_the_table_is_read(self, offers: list[ScrapedOffer]) -> None:
         assert len({o.sku for o in offers}) == 9
@@ -96,27 +99,27 @@ class TestNebius(ProviderContract):
             NebiusScraper(env={}).parse(_page_without_price_table())
 
     def test_unreadable_price_quarantines_that_offer_naming_the_cell(self) -> None:
-        o = by_key(NebiusScraper(env={}).parse(_page_with_price("<p>$3.85</p>", "<p>TBD</p>")))
+        o = by_key(NebiusScraper(env={}).parse(_page_with_price("<p>$4.12</p>", "<p>TBD</p>")))
         h100 = o[("NVIDIA HGX H100", "on_demand")]
         assert h100.price_per_hour is None and "contact_sales" not in h100.extra
         assert h100.extra[UNREADABLE_PRICE] == "price field 'On-demand, GPU-hour' of 'NVIDIA HGX H100' holds 'TBD', not a price"
-        assert len(o) == 16 and o[("NVIDIA HGX H100", "spot")].price_per_hour == 2.15
+        assert len(o) == 16 and o[("NVIDIA HGX H100", "spot")].price_per_hour == 2.30
 
     def test_euro_prices_keep_their_currency(self) -> None:
-        page = _page_with_price("<p>$3.85</p>", "<p>3,55 €</p>")
+        page = _page_with_price("<p>$4.12</p>", "<p>3,55 €</p>")
         o = by_key(NebiusScraper(env={}).parse(page))[("NVIDIA HGX H100", "on_demand")]
         assert (o.price_per_hour, o.currency) == (3.55, "EUR")
 
     def test_price_ranges_keep_the_lower_end(self) -> None:
-        page = _page_with_price("<p>$3.85</p>", "<p>$3.85 - $4.10</p>")
+        page = _page_with_price("<p>$4.12</p>", "<p>$4.12 - $4.39</p>")
         o = by_key(NebiusScraper(env={}).parse(page))[("NVIDIA HGX H100", "on_demand")]
-        assert (o.price_per_hour, o.extra["price_max_per_hour"]) == (3.85, 4.10)
+        assert (o.price_per_hour, o.extra["price_max_per_hour"]) == (4.12, 4.39)
 
     def test_a_table_rendered_twice_counts_once_unless_it_disagrees(self) -> None:
         page = load_text(PAGE)
         assert len(NebiusScraper(env={}).parse(page + page)) == 16
         with pytest.raises(ParseError, match="nebius: layout changed: item 'NVIDIA HGX H100' is listed twice"):
-            NebiusScraper(env={}).parse(page + _page_with_price("<p>$3.85</p>", "<p>$3.95</p>"))
+            NebiusScraper(env={}).parse(page + _page_with_price("<p>$4.12</p>", "<p>$3.95</p>"))
 
     def test_needs_no_credentials(self) -> None:
         NebiusScraper(env={}).check_credentials()

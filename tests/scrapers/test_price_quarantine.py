@@ -462,13 +462,13 @@ def test_the_same_price_spoiled_in_every_product_of_an_aws_offer_file_is_a_parse
 PAGES: dict[str, tuple[ProviderContract, str, str, str, bool]] = {
     "coreweave": (test_coreweave.TestCoreweave(), "<div>$17.20</div>", "<div>{}</div>",
                   "'On-Demand Price (Per Hour)' of 'NVIDIA L40S'", False),
-    "crusoe": (test_crusoe.TestCrusoe(), "<p>$3.90/GPU-hr</p>", "<p>{}</p>", "'On-demand' of 'NVIDIA H100 80GB HGX'", False),
+    "crusoe": (test_crusoe.TestCrusoe(), "<p>$4.17/GPU-hr</p>", "<p>{}</p>", "'On-demand' of 'NVIDIA H100 80GB HGX'", False),
     "datacrunch": (test_datacrunch.TestDatacrunch(), ">$0.80/h<", ">{}<", "'Spot price' of '1B200.30V'", False),
     "hyperstack": (test_hyperstack.TestHyperstack(), "$3.99", "{}",
                    "'Pricing Per Hour' of 'NVIDIA H200 SXM' in 'On-Demand GPU Pricing'", True),
-    "lambda": (test_lambda_.TestLambda(), ">$4.99<", ">{}<", "'PRICE/GPU/HR*' of 'NVIDIA B200 SXM6'", True),
-    "modal": (test_modal.TestModal(), "$0.001097 <span", "{} <span", "'GPU Tasks' of 'Nvidia H100'", True),
-    "nebius": (test_nebius.TestNebius(), "<p>$3.85</p>", "<p>{}</p>", "'On-demand, GPU-hour' of 'NVIDIA HGX H100'", False),
+    "lambda": (test_lambda_.TestLambda(), ">$5.34<", ">{}<", "'PRICE/GPU/HR*' of 'NVIDIA B200 SXM6'", True),
+    "modal": (test_modal.TestModal(), "$0.001174 <span", "{} <span", "'GPU Tasks' of 'Nvidia H100'", True),
+    "nebius": (test_nebius.TestNebius(), "<p>$4.12</p>", "<p>{}</p>", "'On-demand, GPU-hour' of 'NVIDIA HGX H100'", False),
     # the card prints its "$" apart from the amount: the bad text replaces the amount
     "paperspace": (test_paperspace.TestPaperspace(), '<h1 class="instance-price-2">0.45</h1>', '<h1 class="instance-price-2">{}</h1>',
                    "of card 'M4000'", True),
