@@ -191,6 +191,49 @@ def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | Non
     return None if value is None else int(value)
 
 
+def longest_span(reader: Reader) -> int:
+    """The longest any stored interval lasted (``LONGEST_SPAN``): the bound on the ``last_seen``
+    of an interval in effect at a moment."""
+    return int(reader.scalar(LONGEST_SPAN))
+
+
+def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int,
+                     span: int) -> list[tuple[Any, ...]]:
+    """The intervals (alias ``i``) matching ``where`` (``interval_terms``, its values in
+    ``params``) in effect at each of ``times``: (t, gpu id, provider id, offer id, price,
+    first_seen, last_seen, ends_at). One statement, a branch per time (``first_seen <= t`` and
+    ``last_seen`` no earlier than ``t - hold``, the longest hold, and no later than ``t + span``,
+    the longest interval: the range the (gpu, last_seen, first_seen) index answers)."""
+    params = dict(params)
+    branches = []
+    for k, t in enumerate(times):
+        branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
+                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
+                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k} AND i.last_seen <= :to{k}")
+        params |= {f"t{k}": int(t), f"from{k}": int(t) - hold, f"to{k}": int(t) + span}
+    return reader.rows(" UNION ALL ".join(branches), params)
+
+
+def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequence[tuple[int, float, int, int, int | None]],
+                  span: int) -> list[tuple[int, int, str]]:
+    """The intervals (alias ``i``) matching ``where`` at a GPU's low: per (gpu id, low, first
+    day, last time, end or ``None``) of ``lows``, those at price ``low`` that started between
+    the day and the last time and were last seen before ``end`` (``span``: the longest interval,
+    bounding ``last_seen`` for the index). (gpu id, first_seen, provider name) rows, one query."""
+    params = dict(params)
+    terms = []
+    for k, (gpu_id, low, day, hi, end) in enumerate(lows):
+        terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.last_seen <= :to{k} AND i.first_seen >= :lo{k} "
+                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
+                     f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
+        params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": hi, f"to{k}": hi + span, f"low{k}": low}
+        if end is not None:
+            params[f"end{k}"] = end
+    rows = reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
+                       f"WHERE {where} AND ({' OR '.join(terms)})", params)
+    return [(int(g), int(t), str(n)) for g, t, n in rows]
+
+
 def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
              before: int) -> list[tuple[int, int, float]]:
     """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
