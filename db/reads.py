@@ -184,6 +184,26 @@ def label_names(reader: Reader, space: str) -> dict[int, str]:
     return {int(i): n for i, n in reader.rows(LABEL_NAMES, {"s": space})}
 
 
+#: An offer's attribute columns, in the order ``provider_offer_state`` selects them (and the
+#: collection writer inserts and updates them).
+OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
+#: A provider's offers with their newest interval (``provider_offer_state``).
+_OFFER_STATE = (
+    f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in OFFER_FIELDS)}, "
+    "CAST(o.extra AS TEXT), i.id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, i.price_per_gpu_hour, "
+    "i.available, i.first_seen, i.last_seen, i.ends_at, i.available_count FROM offer o LEFT JOIN price_interval_open i "
+    "ON i.offer_id = o.id WHERE o.provider = :p"
+)
+
+
+def provider_offer_state(reader: Reader, provider: str) -> list[tuple[Any, ...]]:
+    """Every offer of ``provider`` with its newest interval (``NULL``s when it has none), one
+    indexed read: sku, region, kind, term_months, offer id, ``OFFER_FIELDS``, ``extra`` as JSON
+    text, then the interval's id, gpu, kind, currency, prices, availability, first_seen,
+    last_seen, ends_at and available_count. What a collection's writer compares with."""
+    return reader.rows(_OFFER_STATE, {"p": provider})
+
+
 def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | None:
     """The newest observation of the open intervals (alias ``i``) matching ``where``
     (``interval_terms``): each offer's newest interval is kept in ``price_interval_open``."""
