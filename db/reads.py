@@ -1357,6 +1357,30 @@ def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -
 # --- the scheduler ----------------------------------------------------------------------------
 
 
+def offer_sightings(reader: Reader, offer_id: int) -> tuple[int, int] | None:
+    """The first and last sighting of an offer by its stored intervals (epoch seconds), or
+    ``None`` when it has none: what an offer takes once a snapshot that set them is replaced."""
+    rows = reader.rows("SELECT MIN(first_seen), MAX(last_seen) FROM price_interval WHERE offer_id = :o", {"o": offer_id})
+    first, last = rows[0]
+    return None if first is None else (int(first), int(last))
+
+
+def recut_intervals(reader: Reader, offer_ids: Sequence[int], columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Every interval (``id`` and ``columns``) of the offers ``offer_ids``, in one statement
+    whatever their number (one id-list parameter: ``json_each`` on SQLite, an array on
+    PostgreSQL); ``available`` as a bool (or ``None``) on both drivers."""
+    listed = ",".join(str(int(i)) for i in offer_ids)  # one text value: ``bind`` spreads a list over markers
+    if reader.dialect == "sqlite":
+        term, ids = "offer_id IN (SELECT value FROM json_each(:ids))", f"[{listed}]"
+    else:
+        term, ids = "offer_id = ANY(:ids::bigint[])", f"{{{listed}}}"
+    rows = reader.mappings(f"SELECT id, {', '.join(columns)} FROM price_interval WHERE {term}", {"ids": ids})
+    for r in rows:
+        if "available" in r:
+            r["available"] = None if r["available"] is None else bool(r["available"])
+    return rows
+
+
 def has_table(reader: Reader, name: str) -> bool:
     """Whether table ``name`` exists (on PostgreSQL: on the search path)."""
     if reader.dialect == "sqlite":
