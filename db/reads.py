@@ -184,11 +184,74 @@ def label_names(reader: Reader, space: str) -> dict[int, str]:
     return {int(i): n for i, n in reader.rows(LABEL_NAMES, {"s": space})}
 
 
+#: An offer's attribute columns, in the order ``provider_offer_state`` selects them (and the
+#: collection writer inserts and updates them).
+OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
+#: A provider's offers with their newest interval (``provider_offer_state``).
+_OFFER_STATE = (
+    f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in OFFER_FIELDS)}, "
+    "CAST(o.extra AS TEXT), i.id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, i.price_per_gpu_hour, "
+    "i.available, i.first_seen, i.last_seen, i.ends_at, i.available_count FROM offer o LEFT JOIN price_interval_open i "
+    "ON i.offer_id = o.id WHERE o.provider = :p"
+)
+
+
+def provider_offer_state(reader: Reader, provider: str) -> list[tuple[Any, ...]]:
+    """Every offer of ``provider`` with its newest interval (``NULL``s when it has none), one
+    indexed read: sku, region, kind, term_months, offer id, ``OFFER_FIELDS``, ``extra`` as JSON
+    text, then the interval's id, gpu, kind, currency, prices, availability, first_seen,
+    last_seen, ends_at and available_count. What a collection's writer compares with."""
+    return reader.rows(_OFFER_STATE, {"p": provider})
+
+
 def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | None:
     """The newest observation of the open intervals (alias ``i``) matching ``where``
     (``interval_terms``): each offer's newest interval is kept in ``price_interval_open``."""
     value = reader.scalar(f"SELECT MAX(i.last_seen) FROM price_interval_open i WHERE {where}", params)
     return None if value is None else int(value)
+
+
+def longest_span(reader: Reader) -> int:
+    """The longest any stored interval lasted (``LONGEST_SPAN``): the bound on the ``last_seen``
+    of an interval in effect at a moment."""
+    return int(reader.scalar(LONGEST_SPAN))
+
+
+def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int,
+                     span: int) -> list[tuple[Any, ...]]:
+    """The intervals (alias ``i``) matching ``where`` (``interval_terms``, its values in
+    ``params``) in effect at each of ``times``: (t, gpu id, provider id, offer id, price,
+    first_seen, last_seen, ends_at). One statement, a branch per time (``first_seen <= t`` and
+    ``last_seen`` no earlier than ``t - hold``, the longest hold, and no later than ``t + span``,
+    the longest interval: the range the (gpu, last_seen, first_seen) index answers)."""
+    params = dict(params)
+    branches = []
+    for k, t in enumerate(times):
+        branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
+                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
+                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k} AND i.last_seen <= :to{k}")
+        params |= {f"t{k}": int(t), f"from{k}": int(t) - hold, f"to{k}": int(t) + span}
+    return reader.rows(" UNION ALL ".join(branches), params)
+
+
+def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequence[tuple[int, float, int, int, int | None]],
+                  span: int) -> list[tuple[int, int, str]]:
+    """The intervals (alias ``i``) matching ``where`` at a GPU's low: per (gpu id, low, first
+    day, last time, end or ``None``) of ``lows``, those at price ``low`` that started between
+    the day and the last time and were last seen before ``end`` (``span``: the longest interval,
+    bounding ``last_seen`` for the index). (gpu id, first_seen, provider name) rows, one query."""
+    params = dict(params)
+    terms = []
+    for k, (gpu_id, low, day, hi, end) in enumerate(lows):
+        terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.last_seen <= :to{k} AND i.first_seen >= :lo{k} "
+                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
+                     f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
+        params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": hi, f"to{k}": hi + span, f"low{k}": low}
+        if end is not None:
+            params[f"end{k}"] = end
+    rows = reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
+                       f"WHERE {where} AND ({' OR '.join(terms)})", params)
+    return [(int(g), int(t), str(n)) for g, t, n in rows]
 
 
 def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
@@ -1316,6 +1379,30 @@ def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -
 
 
 # --- the scheduler ----------------------------------------------------------------------------
+
+
+def offer_sightings(reader: Reader, offer_id: int) -> tuple[int, int] | None:
+    """The first and last sighting of an offer by its stored intervals (epoch seconds), or
+    ``None`` when it has none: what an offer takes once a snapshot that set them is replaced."""
+    rows = reader.rows("SELECT MIN(first_seen), MAX(last_seen) FROM price_interval WHERE offer_id = :o", {"o": offer_id})
+    first, last = rows[0]
+    return None if first is None else (int(first), int(last))
+
+
+def recut_intervals(reader: Reader, offer_ids: Sequence[int], columns: Sequence[str]) -> list[dict[str, Any]]:
+    """Every interval (``id`` and ``columns``) of the offers ``offer_ids``, in one statement
+    whatever their number (one id-list parameter: ``json_each`` on SQLite, an array on
+    PostgreSQL); ``available`` as a bool (or ``None``) on both drivers."""
+    listed = ",".join(str(int(i)) for i in offer_ids)  # one text value: ``bind`` spreads a list over markers
+    if reader.dialect == "sqlite":
+        term, ids = "offer_id IN (SELECT value FROM json_each(:ids))", f"[{listed}]"
+    else:
+        term, ids = "offer_id = ANY(:ids::bigint[])", f"{{{listed}}}"
+    rows = reader.mappings(f"SELECT id, {', '.join(columns)} FROM price_interval WHERE {term}", {"ids": ids})
+    for r in rows:
+        if "available" in r:
+            r["available"] = None if r["available"] is None else bool(r["available"])
+    return rows
 
 
 def has_table(reader: Reader, name: str) -> bool:

@@ -174,25 +174,17 @@ class _Reads:
         return out
 
     def longest_span(self) -> int:
-        """The longest any stored interval lasted (``db.reads.LONGEST_SPAN``), read once."""
+        """The longest any stored interval lasted (``db.reads.longest_span``), read once."""
         if self._longest is None:
-            self._longest = int(self.reader.scalar(reads.LONGEST_SPAN))
+            self._longest = reads.longest_span(self.reader)
         return self._longest
 
     def rows_at(self, times: list[int]) -> list[Live]:
-        """The intervals matching the filters in effect at each of ``times``: one statement, a
-        branch per time (``first_seen <= t`` and ``last_seen`` no earlier than the longest hold
-        before ``t`` and no later than the longest interval after it, the range the (gpu,
-        last_seen, first_seen) index answers)."""
+        """The intervals matching the filters in effect at each of ``times`` (``db.reads.interval_rows_at``:
+        one statement, bounded by the longest hold and the longest interval)."""
         params: dict[str, Any] = {}
         where = self.scope.where(params)
-        branches = []
-        for k, t in enumerate(times):
-            branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                            f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
-                            f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k} AND i.last_seen <= :to{k}")
-            params |= {f"t{k}": int(t), f"from{k}": int(t) - self.scope.longest, f"to{k}": int(t) + self.longest_span()}
-        rows = self.reader.rows(" UNION ALL ".join(branches), params)
+        rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.longest_span())
         return [(int(t), int(gpu), int(provider), int(offer), float(price), int(first), self.end(int(provider), int(last), ends_at))
                 for t, gpu, provider, offer, price, first, last, ends_at in rows]
 
@@ -210,19 +202,10 @@ class _Reads:
             return {}
         params: dict[str, Any] = {}
         where = self.scope.where(params)
-        terms = []
-        for k, (gpu_id, low, day, end) in enumerate(lows):
-            terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.last_seen <= :to{k} AND i.first_seen >= :lo{k} "
-                         f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
-                         f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
-            hi = min(day + DAY - 1, until)
-            params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": hi, f"to{k}": hi + self.longest_span(), f"low{k}": low}
-            if end is not None:
-                params[f"end{k}"] = end
-        rows = self.reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
-                                f"WHERE {where} AND ({' OR '.join(terms)})", params)
+        bounded = [(gpu_id, low, day, min(day + DAY - 1, until), end) for gpu_id, low, day, end in lows]
+        rows = reads.first_at_lows(self.reader, where, params, bounded, self.longest_span())
         first: dict[int, tuple[int, str]] = {}
-        for gpu_id, first_seen, provider in sorted((int(g), int(t), str(n)) for g, t, n in rows):
+        for gpu_id, first_seen, provider in sorted(rows):
             first.setdefault(gpu_id, (first_seen, provider))
         return first
 

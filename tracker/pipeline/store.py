@@ -31,6 +31,7 @@ from sqlmodel import Session
 from db import intervals, labels, reads, rollups
 from db.labels import PRICE_EPSILON, StoreStats
 from db.models import Offer, Provider, Quarantine
+from db.reader import in_transaction
 from db.spans import epoch
 from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import database_url, open_store, sync_catalog
@@ -41,7 +42,7 @@ __all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt
 
 
 #: Offer columns copied from each observation (besides the identity).
-_OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
+_OFFER_FIELDS = reads.OFFER_FIELDS
 _OFFER_INSERT = ("provider", "sku", "region", "kind", "term_months", *_OFFER_FIELDS, "extra", "first_seen", "last_seen")
 #: What a new interval's row is written with (``stated_start``: NULL, a collection states no start).
 _INTERVAL_INSERT = ("id", "offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
@@ -92,20 +93,11 @@ class Stored(NamedTuple):
         return self.interval_id is not None and self.ends_at is None
 
 
-#: A provider's offers with their newest interval, one ``Stored`` each.
-_STATE_SQL = (
-    f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in _OFFER_FIELDS)}, "
-    "CAST(o.extra AS TEXT), i.id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, i.price_per_gpu_hour, "
-    f"i.available, i.first_seen, i.last_seen, i.ends_at, i.available_count FROM offer o LEFT JOIN {intervals.OPEN_TABLE} i "
-    "ON i.offer_id = o.id WHERE o.provider = :p"
-)
-
-
 def _provider_state(conn: Connection, provider: str) -> dict[Identity, Stored]:
     """``{identity: Stored}`` of every offer of ``provider``: one indexed read of its offers and
-    their newest intervals."""
+    their newest intervals (``db.reads.provider_offer_state``)."""
     return {(r[0], r[1], r[2], r[3]): Stored._make(r)
-            for r in rollups.fetch_tuples(conn, text(_STATE_SQL), {"p": provider})}
+            for r in reads.provider_offer_state(in_transaction(conn), provider)}
 
 
 def _stamp(conn: Connection, at: datetime) -> Any:

@@ -58,11 +58,11 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, cast, text
+from sqlalchemy import String, cast
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, col, select
 
-from db import intervals, labels, reads, rollups
+from db import labels, reads, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
@@ -290,11 +290,7 @@ class _BatchReads(_Reads):
         ids = sorted(o.id for of in offers.values() for o in of if o.id is not None)
         self._intervals: dict[int, list[dict[str, Any]]] = defaultdict(list)
         if ids:
-            rows = conn.exec_driver_sql(f"SELECT id, {', '.join(series_db.RECUT_COLUMNS)} FROM {intervals.VIEW} "
-                                        f"WHERE {intervals.in_ids(conn, 'offer_id')}", (intervals.id_param(conn, ids),))
-            for row in rows.mappings():
-                r = dict(row)
-                r["available"] = None if r["available"] is None else bool(r["available"])
+            for r in reads.recut_intervals(in_transaction(conn), ids, series_db.RECUT_COLUMNS):
                 self._intervals[r["offer_id"]].append(r)
         self._held: dict[str, list[Quarantine]] = defaultdict(list)
         for provider, of in offers.items():
@@ -625,14 +621,13 @@ def _counts(offers: Mapping[Identity, Offer], accepted_at: Mapping[int, list[Nor
 
 def _resight(session: Session, offers: Mapping[Identity, Offer], dropped: set[int]) -> None:
     """An offer first or last seen at a replaced snapshot takes its sightings from its intervals."""
-    conn = session.connection()
+    reader = in_transaction(session.connection())
     for o in offers.values():
         if o.id is None or not ({epoch(o.first_seen), epoch(o.last_seen)} & dropped):
             continue
-        first, last = conn.execute(text("SELECT MIN(first_seen), MAX(last_seen) FROM price_interval WHERE offer_id = :o"),
-                                   {"o": o.id}).one()
-        if first is not None:
-            o.first_seen, o.last_seen = from_epoch(int(first)), from_epoch(int(last))
+        seen = reads.offer_sightings(reader, o.id)
+        if seen is not None:
+            o.first_seen, o.last_seen = from_epoch(seen[0]), from_epoch(seen[1])
 
 
 def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer],
