@@ -212,11 +212,11 @@ class PriceIntervalPast(IntervalColumns, table=True):
     #: (``last_seen >= a AND first_seen <= b``) is answered from the index alone; and their
     #: lengths, so the longest is one index step (``db.reads.LONGEST_SPAN``): it bounds that
     #: ``last_seen`` from above (``<= b + longest``), so a read of a moment months back scans the
-    #: intervals around it, not every one since. And by GPU and start, so a GPU's first price
-    #: (``db.reads.first_price_at``) is one index step.
+    #: intervals around it, not every one since. (An index by GPU and start would make a GPU's
+    #: first price one step, but SQLite then reads a range "in effect during [a, b]" by start,
+    #: every interval before b: the raw reads of history and trends slowed fourfold.)
     __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),
-                      Index("ix_price_interval_past_span", text("(last_seen - first_seen)")),
-                      Index("ix_price_interval_past_gpu_first", "gpu_id", "first_seen"))
+                      Index("ix_price_interval_past_span", text("(last_seen - first_seen)")))
 
     id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
 

@@ -224,12 +224,3 @@ def test_trends_read_of_daily_lows_uses_the_key(engine: Engine) -> None:
             conn.exec_driver_sql("SET enable_seqscan = off")  # empty tables: ask whether an index can serve it
             found = " | ".join(str(r[0]) for r in conn.exec_driver_sql("EXPLAIN " + sql, params))
             assert "rollup_day_pkey" in found and "Seq Scan" not in found, found
-
-
-def test_a_gpus_first_price_is_one_index_step(engine: Engine) -> None:
-    """The oldest past interval of a GPU (``db.reads.first_price_at``) comes off the ``(gpu_id,
-    first_seen)`` index in order: no read of the GPU's intervals, no sort."""
-    init_db(engine)
-    found = plan(engine, reads.FIRST_PAST_OF_GPU.replace(":g", "1"))
-    assert "ix_price_interval_past_gpu_first" in found, found
-    assert "TEMP B-TREE" not in found.upper() and "Sort" not in found, found
