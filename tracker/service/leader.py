@@ -34,7 +34,6 @@ import os
 import socket
 import time
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
@@ -309,15 +308,10 @@ def install_fence(engine: Engine, lock: LeaderLock, active: Any) -> None:
 # --- the leader row -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class LeaderInfo:
-    pid: int
-    host: str
-    since: datetime
-    heartbeat_at: datetime
-    heartbeat_every_s: float
-    stopped_at: datetime | None
-    lock: str
+class LeaderInfo(reads.LeaderRow):
+    """The leader row as ``db.reads`` reads it, and whether its scheduler still runs."""
+
+    __slots__ = ()
 
     def active(self, now: datetime | None = None) -> bool:
         """Running and heard from within two heartbeat periods (plus a little slack)."""
