@@ -601,7 +601,7 @@ def latest_prices(
     sql += _offer_terms(gpus, kinds, regions, params)
     if gpus is None and not include_unmapped:
         sql += " AND o.gpu IS NOT NULL"
-    sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku"
+    sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku, o.region, o.id"  # ties in a stated order on both backends
     rows = reader.rows(sql, params)
     imported = imported_sources(reader, states)
     return [_price_row(row[:18], row[18], imported, now, row[19]) for row in rows]

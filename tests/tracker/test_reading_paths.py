@@ -7,9 +7,11 @@ from __future__ import annotations
 import csv
 import io
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import time_machine
 
 from db.engine import make_engine
 from db.migrate import current_revision, head_revision, upgrade
@@ -44,11 +46,12 @@ def test_a_listing_answers_alike_on_both_paths(replay_store: str, tmp_path: Path
     config.write_text(RULES)
     monkeypatch.setenv("COLUMNS", "200")
     opened = _opened_in_full(monkeypatch)
-    code, direct_out, direct_err = run_main(capsys, "--config", str(config), "--db", replay_store, *args)
-    assert code == 0, direct_err
-    assert opened == [], "a current store is read with its own driver"
-    monkeypatch.setattr("db.direct.open_reader", lambda url, rows: None)
-    code, full_out, full_err = run_main(capsys, "--config", str(config), "--db", replay_store, *args)
+    with time_machine.travel(datetime.now(UTC), tick=False):  # both paths read the ages at one instant
+        code, direct_out, direct_err = run_main(capsys, "--config", str(config), "--db", replay_store, *args)
+        assert code == 0, direct_err
+        assert opened == [], "a current store is read with its own driver"
+        monkeypatch.setattr("db.direct.open_reader", lambda url, rows: None)
+        code, full_out, full_err = run_main(capsys, "--config", str(config), "--db", replay_store, *args)
     assert code == 0, full_err
     assert opened, "the full path did run"
     assert (direct_out, direct_err) == (full_out, full_err)
