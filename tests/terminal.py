@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: Rows of the emulated screen: tall enough that no tested output scrolls off the top.
@@ -50,12 +50,14 @@ def run_in_terminal(
     env: Mapping[str, str] | None = None,
     timeout: float = 120,
     command: Sequence[str] | None = None,
+    when: tuple[str, Callable[[], object]] | None = None,
 ) -> Screen:
     """Run ``gpu-tracker ARGS`` (or ``command``) in a pty ``width`` columns wide and return the screen.
 
     ``env`` adds to the environment (``TERM`` is ``xterm-256color``; the size comes from the pty
     only). ``command`` replaces ``python -m tracker`` (e.g. ``["bash", "-c", line]`` for a README
-    line as written).
+    line as written). ``when`` is (text, action): the action runs once the text is on the screen,
+    so a test can act on what the command says (e.g. release a lock once it says it waits).
     """
     import pexpect
     import pyte
@@ -66,7 +68,12 @@ def run_in_terminal(
     argv = [*(command or (sys.executable, "-m", "tracker")), *args]
     child = pexpect.spawn(argv[0], argv[1:], env=child_env, dimensions=(SCREEN_ROWS, width), timeout=timeout)
     try:
-        output = child.read()  # until the command exits (EOF); raises pexpect.TIMEOUT if it does not
+        output = b""
+        if when is not None:
+            child.expect_exact(when[0])
+            when[1]()
+            output = child.before + child.after
+        output += child.read()  # until the command exits (EOF); raises pexpect.TIMEOUT if it does not
     finally:
         child.close()
     code = child.exitstatus if child.exitstatus is not None else 128 + (child.signalstatus or 0)

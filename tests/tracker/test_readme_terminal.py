@@ -24,7 +24,7 @@ import pytest
 from tests.terminal import Screen, run_in_terminal
 from tracker.cli.render import Column, column_texts, quantity
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # `make demo` imports the archives: its own bound is 900 s
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
