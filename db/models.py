@@ -1,45 +1,10 @@
-"""The schema.
+"""The schema: every table the store owns, and the view ``price_interval`` read like one.
 
-Storage model (why it is shaped this way):
-
-* ``offer`` is one priced thing, identified by (provider, sku, region, kind, term_months).
-* ``price_interval`` (a view) holds a price for a run of consecutive successful observations
-  of one offer: a collection that sees the same price, currency and availability right after
-  the one that saw it last only moves ``last_seen``; anything else (a change, an absence, a
-  failed or missing collection in between) opens a new interval. ``ends_at`` is the
-  provider's next collection attempt after ``last_seen`` once it happened (NULL while the
-  interval may go on): a price holds until then and never longer. Rows are compact for a
-  year of hourly data: times are integer epoch seconds, provider/gpu/kind/currency are small
-  integer ids from ``label``.
-* An offer's intervals are a series with one open end, and so are the hourly roll-up runs of a
-  (gpu, provider, kind): the newest element is kept in a small table rewritten in place
-  (``price_interval_open``, one row per priced offer; ``rollup_hour_open``, one per series),
-  every earlier one in a table written once (``price_interval_past``, ``rollup_hour_run``), and a
-  view reads both (``price_interval``, ``rollup_hour``; ``db.intervals``). So an hourly
-  collection touches a few pages of the small tables whatever the length of the history, and
-  every row a reader sees holds its true values. "What is on sale now" (with the GPUs free now,
-  where the provider states a count: current-only, so hourly count moves never split
-  intervals), previous prices and market medians read ``price_interval_open`` alone; a GPU's history over a range reads the
-  ``(gpu_id, last_seen, first_seen)`` index of each table.
-* ``rollup_day`` holds min, median, max and offer count per (gpu, provider, kind, day);
-  ``rollup_hour`` holds the same figures per hour as runs: one row per run of consecutive
-  hours with equal figures of one ``rollup_series`` (gpu, provider, kind). Hourly figures
-  rarely change from one hour to the next, so runs take a sixth of the rows one row per hour
-  would (and less than the raw intervals). Both are maintained by the store as data arrives
-  (``db.rollups``): long-range history reads them instead of the raw intervals, which may be
-  pruned after ``retention.raw_days``.
-* ``scrape_run`` records every attempt per provider, whatever happened, and where its
-  observations came from (``source``: live, replay, import); ``provider``
-  remembers the last attempt, so the store can tell a continuous run from a gap.
-* ``snapshot_time`` holds every snapshot time of an imported archive series (a collection
-  of the part of a provider's list the archive speaks for): an interval stores only its
-  first and last observation and their count, and these times say which observations lie
-  between, so an import that arrives out of order can re-cut the intervals exactly, and a
-  backtest evaluates at every snapshot, not only where a price changed (``db.series``).
-* ``quarantine`` keeps rejected or implausible observations with their reason, out of the
-  price history, so they can be inspected but never alerted on.
-* ``parse_failure`` keeps the raw payload (cut, secrets scrubbed) of a provider's last few
-  collections that failed to parse, so a changed layout is fixed from what broke it.
+Rows are compact for years of hourly data: interval times are integer epoch seconds and
+provider, GPU, kind and currency small ids from ``label``. A series' newest element (an offer's
+interval, a roll-up run) lives in a small table rewritten in place and every earlier one in a
+table written once, so an hourly collection touches a few pages whatever the length of the
+history (``db.intervals``, ``db.rollups``).
 """
 
 from __future__ import annotations
@@ -53,6 +18,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Index,
+    Integer,
     MetaData,
     SmallInteger,
     UniqueConstraint,
@@ -64,17 +30,10 @@ from sqlmodel import Field, SQLModel
 
 from db.spans import utcnow
 
-# ------------------------------------------------------------------------------------------------
-# Column types shared by the tables.
-
 
 class UTCDateTime(TypeDecorator[datetime]):
-    """Timezone-aware UTC in, timezone-aware UTC out, on every backend.
-
-    SQLite has no time zones: values are stored as naive UTC and given ``tzinfo=UTC`` back
-    on the way out. A naive datetime handed in is refused, because guessing its zone is how
-    histories get shifted by hours.
-    """
+    """Timezone-aware UTC in and out on every backend (SQLite stores naive UTC). A naive
+    datetime is refused: guessing its zone is how histories get shifted by hours."""
 
     impl = DateTime(timezone=True)
     cache_ok = True
@@ -93,6 +52,12 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             return value.replace(tzinfo=UTC)
         return value.astimezone(UTC)
+
+
+def key_column(sa_type: Any = SmallInteger, **kwargs: Any) -> Any:
+    """A primary-key column whose values the store gives (never an autoincrement)."""
+    return Field(primary_key=True, sa_type=sa_type, sa_column_kwargs={"autoincrement": False}, **kwargs)
+
 
 class Provider(SQLModel, table=True):
     """One provider and its last collection attempt (so the store tells a continuous run from a gap)."""
@@ -180,7 +145,11 @@ class Offer(SQLModel, table=True):
 
 
 class IntervalColumns(SQLModel):
-    """The columns of an interval, the same in both of its tables (times in epoch seconds)."""
+    """The columns of an interval, the same in both of its tables (times in epoch seconds).
+
+    An interval is a run of consecutive collections that saw one offer at the same price,
+    currency and availability; anything else (a change, an absence, a failed collection)
+    opens a new one."""
 
     offer_id: int = Field(foreign_key="offer.id")
     provider_id: int = Field(sa_type=SmallInteger)
@@ -192,14 +161,14 @@ class IntervalColumns(SQLModel):
     available: bool | None = None
     first_seen: int = Field(sa_type=BigInteger)
     last_seen: int = Field(sa_type=BigInteger)
-    #: The provider's next collection attempt after ``last_seen`` (NULL while the interval may go on).
+    #: The provider's next collection attempt after ``last_seen``: a price holds until then and
+    #: never longer (NULL while the interval may go on).
     ends_at: int | None = Field(default=None, sa_type=BigInteger)
     #: How many collections saw this interval (first included): a one-off versus a plateau.
     observations: int = 1
-    #: Where the source says the interval began, when that is before ``first_seen`` (an import whose
-    #: source states starts, and whose observation at the stated start was held for confirmation):
-    #: a later import that accepts that observation joins it to this interval. NULL: it began at
-    #: ``first_seen``, or the source does not say.
+    #: Where the source says the interval began, when before ``first_seen`` (an import whose
+    #: observation at the stated start was held for confirmation): a later import that accepts
+    #: that observation joins it to this interval. NULL: it began at ``first_seen``.
     stated_start: int | None = Field(default=None, sa_type=BigInteger)
 
 
@@ -208,17 +177,14 @@ class PriceIntervalPast(IntervalColumns, table=True):
     opens (the view ``price_interval`` reads it with ``PriceIntervalOpen``)."""
 
     __tablename__ = "price_interval_past"
-    #: A GPU's intervals by end, ``first_seen`` included so "in effect during [a, b]"
-    #: (``last_seen >= a AND first_seen <= b``) is answered from the index alone; and their
-    #: lengths, so the longest is one index step (``db.reads.LONGEST_SPAN``): it bounds that
-    #: ``last_seen`` from above (``<= b + longest``), so a read of a moment months back scans the
-    #: intervals around it, not every one since. (An index by GPU and start would make a GPU's
-    #: first price one step, but SQLite then reads a range "in effect during [a, b]" by start,
-    #: every interval before b: the raw reads of history and trends slowed fourfold.)
+    #: ``first_seen`` is in the GPU index so "in effect during [a, b]" is answered from the index
+    #: alone, and the span index makes the longest interval one step: it bounds ``last_seen``
+    #: (``<= b + longest``), so a read of a moment months back scans only the intervals around it.
+    #: Not by GPU and start: SQLite then reads such a range by start, four times slower.
     __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),
                       Index("ix_price_interval_past_span", text("(last_seen - first_seen)")))
 
-    id: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
+    id: int = key_column(Integer)
 
 
 class PriceIntervalOpen(IntervalColumns, table=True):
@@ -229,10 +195,8 @@ class PriceIntervalOpen(IntervalColumns, table=True):
     previous prices and market medians read it alone."""
 
     __tablename__ = "price_interval_open"
-    #: No index holds ``last_seen``: an hourly collection rewrites it in every row it sees, and
-    #: then touches the table alone (a provider's or a GPU's rows are few enough to filter). On
-    #: PostgreSQL pages are kept half full, so each rewritten row fits beside its old version and
-    #: no index is written either (a heap-only update).
+    #: No index holds ``last_seen``, which every collection rewrites; PostgreSQL keeps pages half
+    #: full so each rewrite fits beside the old row version without touching an index.
     __table_args__ = (
         Index("ix_price_interval_open_id", "id", unique=True),
         Index("ix_price_interval_open_provider", "provider_id"),
@@ -240,17 +204,16 @@ class PriceIntervalOpen(IntervalColumns, table=True):
         {"postgresql_with": {"fillfactor": 50}},
     )
 
-    offer_id: int = Field(primary_key=True, foreign_key="offer.id", sa_column_kwargs={"autoincrement": False})
+    offer_id: int = key_column(Integer, foreign_key="offer.id")
     id: int
-    #: GPUs the provider said are free to rent at its newest observation of the offer (NULL: it
-    #: states no count). Current-only on purpose: marketplace counts move every collection, and
-    #: as an interval's column each move would open a new interval; whether the offer was
-    #: available at all (``available``) is the history. Not kept when the interval moves past.
+    #: GPUs the provider said are free at its newest observation (NULL: it states no count).
+    #: Current-only: marketplace counts move every collection, and as an interval column each
+    #: move would open a new interval.
     available_count: int | None = None
 
 
-#: The views' own metadata: read through the ORM like tables, never created as tables (a migration
-#: makes them) nor compared with the database as tables.
+#: The views' own metadata: read through the ORM like tables, never created nor compared as
+#: tables (a migration makes them).
 VIEWS = MetaData()
 
 
@@ -264,16 +227,21 @@ class PriceInterval(IntervalColumns, table=True):
     id: int = Field(primary_key=True)
 
 
-class RollupDay(SQLModel, table=True):
+class DayKey(SQLModel):
+    """The key of a day's figures of one (gpu, provider, kind)."""
+
+    gpu_id: int = key_column()
+    bucket: int = key_column(BigInteger)
+    provider_id: int = key_column()
+    kind_id: int = key_column()
+
+
+class RollupDay(DayKey, table=True):
     """Min, median, max and number of offers of one (gpu, provider, kind) over one day."""
 
     __tablename__ = "rollup_day"
     __table_args__ = {"sqlite_with_rowid": False}
 
-    gpu_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
-    bucket: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
-    provider_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
-    kind_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
     min: float
     median: float
     max: float
@@ -292,7 +260,20 @@ class RollupSeries(SQLModel, table=True):
     kind_id: int = Field(sa_type=SmallInteger)
 
 
-class RollupHourRun(SQLModel, table=True):
+class HourRun(SQLModel):
+    """The columns of an hourly roll-up run, the same in both of its tables. Figures rarely
+    change from one hour to the next, so runs take a sixth of the rows one per hour would."""
+
+    series_id: int = key_column()
+    start: int
+    hours: int = Field(sa_type=SmallInteger)
+    min: float
+    median: float
+    max: float
+    offers: int
+
+
+class RollupHourRun(HourRun, table=True):
     """Min, median, max and number of offers of one series, equal over ``hours`` consecutive
     hours from hour ``start`` (hours since the epoch: three bytes in SQLite where seconds take
     four): every run but each series' newest (``RollupHourOpen``; the view ``rollup_hour`` reads
@@ -302,32 +283,18 @@ class RollupHourRun(SQLModel, table=True):
     __tablename__ = "rollup_hour_run"
     __table_args__ = {"sqlite_with_rowid": False}
 
-    series_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
-    start: int = Field(primary_key=True, sa_column_kwargs={"autoincrement": False})
-    hours: int = Field(sa_type=SmallInteger)
-    min: float
-    median: float
-    max: float
-    offers: int
+    start: int = key_column(Integer)
 
 
-class RollupHourOpen(SQLModel, table=True):
+class RollupHourOpen(HourRun, table=True):
     """Each series' newest run (``RollupHourRun``'s columns), the open end of the series: an
     hourly collection mostly lengthens it, and rewriting it here touches one small table instead
     of a page per series spread over a year of runs."""
 
     __tablename__ = "rollup_hour_open"
 
-    series_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
-    start: int
-    hours: int = Field(sa_type=SmallInteger)
-    min: float
-    median: float
-    max: float
-    offers: int
 
-
-class IndexDay(SQLModel, table=True):
+class IndexDay(DayKey, table=True):
     """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
     observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
     index reads)."""
@@ -335,10 +302,6 @@ class IndexDay(SQLModel, table=True):
     __tablename__ = "index_day"
     __table_args__ = {"sqlite_with_rowid": False}
 
-    gpu_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
-    bucket: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
-    provider_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
-    kind_id: int = Field(primary_key=True, sa_type=SmallInteger, sa_column_kwargs={"autoincrement": False})
     #: The cloud an aggregator's offers name ("": the provider's own offers).
     via: str = Field(default="", primary_key=True, max_length=64)
     median: float
@@ -355,13 +318,17 @@ class StoreMeta(SQLModel, table=True):
 
 
 class SnapshotTime(SQLModel, table=True):
-    """One snapshot (collection) of an imported archive series, at ``at`` (epoch seconds)."""
+    """One snapshot (collection) of an imported archive series, at ``at`` (epoch seconds).
+
+    An interval stores only its first and last observation, so these times say which lie
+    between: an out-of-order import re-cuts intervals exactly, and a backtest evaluates at every
+    snapshot (``db.series``)."""
 
     __tablename__ = "snapshot_time"
     __table_args__ = {"sqlite_with_rowid": False}
 
     series: str = Field(primary_key=True, max_length=128)
-    at: int = Field(primary_key=True, sa_type=BigInteger, sa_column_kwargs={"autoincrement": False})
+    at: int = key_column(BigInteger)
 
 
 class ScrapeRun(SQLModel, table=True):
@@ -415,9 +382,6 @@ class Quarantine(SQLModel, table=True):
     extra: dict[str, Any] | None = Field(default=None, sa_column=Column(JSON, nullable=True))
     reason: str
     observed_at: datetime = Field(sa_type=UTCDateTime)
-
-
-# --- alerts (issue 8): rules added from the CLI, per-rule state, what fired, the outbox ------
 
 
 class AlertRule(SQLModel, table=True):
