@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from sqlalchemy import create_engine, event, inspect
-from sqlalchemy.engine import Engine, make_url
+from sqlalchemy import create_engine, event
+from sqlalchemy.engine import URL, Engine, make_url
 from sqlalchemy.exc import ArgumentError
 
 from db.direct import (
-    APP_NAME,
-    DB_ENV,
     PG_CONNECT_TIMEOUT_S,
     PG_NO_JIT,
     SQLITE_BUSY_TIMEOUT_S,
@@ -32,12 +30,7 @@ from tracker.errors import ConfigError
 if TYPE_CHECKING:
     from sqlmodel import Session
 
-SQLITE_BUSY_TIMEOUT_MS = int(SQLITE_BUSY_TIMEOUT_S * 1000)
-__all__ = ["APP_NAME", "DB_ENV", "PG_CONNECT_TIMEOUT_S", "PG_NO_JIT", "default_data_dir", "default_database_url", "make_engine",
-           "session_scope"]
-
-
-#: Engines opened on a SQLite file this process may not write carry this execution option.
+#: Engines this process may not write through carry this execution option.
 READ_ONLY_OPTION = "tracker_read_only"
 
 
@@ -81,7 +74,7 @@ def _prepare_sqlite_file(path: Path, read_only: bool) -> bool:
     return False
 
 
-def mask_url(url: str) -> str:
+def mask_url(url: str | URL) -> str:
     """The URL with any password replaced by ``***``: the only form that may be shown."""
     try:
         return make_url(url).render_as_string(hide_password=True)
@@ -89,7 +82,7 @@ def mask_url(url: str) -> str:
         return "<unparseable database URL>"
 
 
-def sqlite_path(url: str) -> Path | None:
+def sqlite_path(url: str | URL) -> Path | None:
     """The file behind a SQLite URL, or ``None`` for other backends and in-memory databases."""
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite" or not parsed.database or parsed.database == ":memory:":
@@ -99,7 +92,7 @@ def sqlite_path(url: str) -> Path | None:
 
 def _normalise_url(url: str) -> str:
     # Users write postgresql://; psycopg 3 is the driver we ship.
-    if url.startswith("postgresql://") or url.startswith("postgres://"):
+    if url.startswith(("postgresql://", "postgres://")):
         return "postgresql+psycopg://" + url.split("://", 1)[1]
     return url
 
@@ -132,55 +125,39 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
         parsed = make_url(url)
     except ArgumentError:
         raise ConfigError(f"database: {mask_url(url)} is not a database URL") from None
-    if parsed.get_backend_name() == "sqlite":
-        path = sqlite_path(url)
-        if path is not None:
-            read_only = _prepare_sqlite_file(path, read_only)
-        if path is not None and read_only:
-            # mode=ro: never write, nor create -wal/-shm where the directory is not ours;
-            # immutable when it cannot be written at all (read-only media, another user's store)
-            target = f"file:{quote(str(path.absolute()))}?mode=ro" + ("" if os.access(path.parent, os.W_OK) else "&immutable=1")
-            kwargs.setdefault("creator", lambda: sqlite3.connect(target, uri=True, check_same_thread=False,
-                                                                 timeout=SQLITE_BUSY_TIMEOUT_MS / 1000))
-        kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000, "check_same_thread": False})
-        if read_only:
-            kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
-        engine = create_engine(url, **kwargs)
-
-        @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-            if read_only:
-                cur.execute("PRAGMA query_only=ON")
-            elif path is not None:
-                _enable_wal(cur)
-            cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA synchronous=NORMAL")
-            cur.close()
-
-        return engine
-    kwargs.setdefault("pool_pre_ping", True)
-    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in parsed.query:
+    backend = parsed.get_backend_name()
+    path = sqlite_path(parsed)
+    if path is not None:
+        read_only = _prepare_sqlite_file(path, read_only)
+    if backend == "sqlite":
+        kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_S, "check_same_thread": False})
+        statements = [f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_S * 1000:.0f}", "PRAGMA foreign_keys=ON",
+                      "PRAGMA synchronous=NORMAL"]
+    else:
+        kwargs.setdefault("pool_pre_ping", True)
+        statements = [PG_NO_JIT] if backend == "postgresql" else []
+    if backend == "postgresql" and "connect_timeout" not in parsed.query:
         kwargs.setdefault("connect_args", {"connect_timeout": PG_CONNECT_TIMEOUT_S})
+    if path is not None and read_only:
+        # mode=ro: never write, nor create -wal/-shm where the directory is not ours;
+        # immutable when it cannot be written at all (read-only media, another user's store)
+        target = f"file:{quote(str(path.absolute()))}?mode=ro" + ("" if os.access(path.parent, os.W_OK) else "&immutable=1")
+        kwargs.setdefault("creator", lambda: sqlite3.connect(target, uri=True, check_same_thread=False,
+                                                             timeout=SQLITE_BUSY_TIMEOUT_S))
     if read_only:
         kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
+        statements.append("PRAGMA query_only=ON" if backend == "sqlite" else "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     engine = create_engine(url, **kwargs)
-    if parsed.get_backend_name() == "postgresql":
-        @event.listens_for(engine, "connect")
-        def _no_jit(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute(PG_NO_JIT)
-            cur.close()
-            dbapi_conn.commit()
 
-    if read_only:
-        @event.listens_for(engine, "connect")
-        def _read_only_session(dbapi_conn: Any, _record: Any) -> None:
-            cur = dbapi_conn.cursor()
-            cur.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
-            cur.close()
-            dbapi_conn.commit()
+    @event.listens_for(engine, "connect")
+    def _set_up_session(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        for statement in statements:
+            cur.execute(statement)
+        if path is not None and not read_only:
+            _enable_wal(cur)
+        cur.close()
+        dbapi_conn.commit()
 
     return engine
 
@@ -229,6 +206,3 @@ def engine_reader(engine: Engine) -> Reader:
     raw = engine.raw_connection()
     return over_driver(raw, engine.dialect.name, raw.close)
 
-
-def table_names(engine: Engine) -> list[str]:
-    return sorted(inspect(engine).get_table_names())

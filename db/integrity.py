@@ -116,7 +116,7 @@ def require_sound_store(engine: Engine) -> None:
     """Before a collector writes: raise ``StoreDamaged`` unless the quick check passes."""
     result = check_store(engine, quick=True)
     if not result.ok:
-        where = mask_url(engine.url.render_as_string(hide_password=False))
+        where = mask_url(engine.url)
         raise StoreDamaged(f"database {where} failed its integrity quick check ({result.problems[0][:160]}); "
                            "nothing was written: run `gpu-tracker db check`, then restore a backup")
 

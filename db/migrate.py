@@ -103,7 +103,7 @@ def _migration_guard(engine: Engine) -> Iterator[None]:
     PostgreSQL's other processes are serialised by an advisory lock inside the transaction."""
     from filelock import FileLock
 
-    path = sqlite_path(engine.url.render_as_string(hide_password=False))
+    path = sqlite_path(engine.url)
     lock = FileLock(f"{path}.migrate.lock", timeout=MIGRATION_LOCK_TIMEOUT_S) if path is not None else nullcontext()
     with _IN_PROCESS, lock:
         yield
@@ -177,7 +177,7 @@ def init_db(engine: Engine) -> None:
     A current store is only read (no lock file, no write: a read-only store opens); a read-only
     store that needs migrating is a one-line ``ConfigError`` naming the masked URL (a store that
     cannot be opened at all raises the driver's error, which the CLI describes in one line)."""
-    where = mask_url(engine.url.render_as_string(hide_password=False))
+    where = mask_url(engine.url)
     if is_current(engine):
         return
     refuse_newer_schema(engine, where)

@@ -11,7 +11,6 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import direct
-from db import engine as engine_module
 from db.engine import make_engine
 from db.reader import bind, in_transaction
 from db.reads import latest_prices, prices_at, provider_states
@@ -28,12 +27,6 @@ def test_bind_writes_the_drivers_markers_and_spreads_lists() -> None:
         "SELECT x::bigint FROM t WHERE a = %s AND b IN (%s) AND c LIKE '5%%' AND t = '12:00' AND a2 = %s", (1, 2, 1))
     with pytest.raises(KeyError):
         bind("SELECT :missing", {}, "?")
-
-
-def test_the_timeouts_are_the_engines() -> None:
-    assert direct.SQLITE_BUSY_TIMEOUT_S * 1000 == engine_module.SQLITE_BUSY_TIMEOUT_MS
-    assert direct.PG_CONNECT_TIMEOUT_S == engine_module.PG_CONNECT_TIMEOUT_S
-    assert direct.PG_NO_JIT == engine_module.PG_NO_JIT
 
 
 @pytest.mark.parametrize("url", ["sqlite://", "sqlite:///:memory:", "sqlite+pysqlite:///x.db", "sqlite:///x.db?mode=ro",

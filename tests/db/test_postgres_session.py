@@ -1,4 +1,4 @@
-"""PostgreSQL sessions the tracker opens run without JIT compilation (``db.engine.PG_NO_JIT``):
+"""PostgreSQL sessions the tracker opens run without JIT compilation (``db.direct.PG_NO_JIT``):
 pooled connections of the engine (also once returned to the pool and taken again), read-only
 engines and the direct read path alike. SQLite has no such setting."""
 

@@ -19,9 +19,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, create_model
+from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 
-from db.engine import default_database_url, make_engine, table_names
+from db.engine import make_engine
 from db.spans import utcnow
 from tracker import __version__
 from tracker.analysis.frames import records
@@ -206,8 +207,8 @@ def _with_age(option: dict[str, Any], sources: dict[tuple[str | None, str | None
 
 def open_read_only(settings: Settings, url: str | None = None) -> data.ReadContext:
     """The store at ``url`` opened so that no write can happen; it must exist and be initialised."""
-    engine: Engine = make_engine(url or settings.database or default_database_url(), read_only=True)
-    if "offer" not in table_names(engine):
+    engine: Engine = make_engine(url or settings.database, read_only=True)
+    if not inspect(engine).has_table("offer"):
         engine.dispose()
         raise ConfigError("database: no tracker store there (run `gpu-tracker scrape` to create one)")
     return data.ReadContext.create(settings, engine)

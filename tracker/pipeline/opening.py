@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from db.engine import default_database_url, is_read_only, make_engine
+from db.engine import is_read_only, make_engine
 from db.migrate import init_db, sync_gpu_models
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
 
@@ -19,10 +19,6 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from tracker.config.settings import Settings
-
-
-def database_url(settings: Settings) -> str:
-    return settings.database or default_database_url()
 
 
 def sync_catalog(engine: Engine, settings: Settings) -> int:
@@ -33,7 +29,7 @@ def sync_catalog(engine: Engine, settings: Settings) -> int:
 
 
 def open_store(settings: Settings, url: str | None = None) -> Engine:
-    engine = make_engine(url or database_url(settings))
+    engine = make_engine(url or settings.database)
     try:
         init_db(engine)
         if not is_read_only(engine):  # a store only this process cannot write keeps the catalog it has

@@ -34,10 +34,10 @@ from db.models import Offer, Provider, Quarantine
 from db.reader import in_transaction
 from db.spans import epoch
 from tracker.pipeline.normalise import NormalisedOffer
-from tracker.pipeline.opening import database_url, open_store, sync_catalog
+from tracker.pipeline.opening import open_store, sync_catalog
 from tracker.pipeline.validate import Rejected
 
-__all__ = ["database_url", "insert_offers", "open_store", "record_failed_attempt", "store_counts", "store_observation", "store_offers", "store_quarantine",
+__all__ = ["insert_offers", "open_store", "record_failed_attempt", "store_counts", "store_observation", "store_offers", "store_quarantine",
            "sync_catalog"]
 
 

@@ -274,7 +274,7 @@ class NoLock:
 def leader_lock(engine: Engine, lease_s: float = MIN_LEASE_S) -> LeaderLock:
     """The lease for ``engine``'s store (``NoLock`` for in-memory SQLite)."""
     backend = engine.url.get_backend_name()
-    if backend == "sqlite" and sqlite_path(engine.url.render_as_string(hide_password=False)) is None:
+    if backend == "sqlite" and sqlite_path(engine.url) is None:
         return NoLock()
     return LeaseLock(engine, lease_s)
 

@@ -29,7 +29,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.middleware.gzip import GZipMiddleware
 
 from db import reads
-from db.engine import default_database_url, make_engine
+from db.engine import make_engine
 from db.migrate import init_db
 from tracker import __version__
 from tracker.config.settings import Settings, load_settings
@@ -107,7 +107,7 @@ def create_app(settings: Settings | None = None, engine: Engine | None = None,
     settings = settings or load_settings()
     security = security or security_for(settings)
     if engine is None:
-        engine = make_engine(settings.database or default_database_url())
+        engine = make_engine(settings.database)
         init_db(engine)
     app = FastAPI(
         title="gpu-price-tracker",
