@@ -6,6 +6,7 @@ from alembic import context
 from sqlmodel import SQLModel
 
 import db.models  # noqa: F401  (registers every table on SQLModel.metadata)
+from db.migrate import include_object
 from db.models import UTCDateTime
 
 target_metadata = SQLModel.metadata
@@ -20,11 +21,6 @@ def render_item(type_: str, obj: object, autogen_context: object) -> str | bool:
         autogen_context.imports.add("import sqlmodel")  # type: ignore[attr-defined]
         return f"sqlmodel.sql.sqltypes.{obj!r}"
     return False
-
-
-def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    """Leave alone tables this metadata does not own (APScheduler's job store, the leader row)."""
-    return not (type_ == "table" and reflected and compare_to is None)
 
 
 def run_migrations() -> None:

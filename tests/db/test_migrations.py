@@ -53,7 +53,8 @@ def test_concurrent_first_starts_do_not_collide(db_url: str) -> None:
 
 def test_the_quick_current_check_agrees_with_alembic(db_url: str) -> None:
     """``is_current`` (no Alembic import) reads the heads Alembic reads, and says False until migrated."""
-    from db.migrate import file_heads, is_current
+    from db.direct import file_heads
+    from db.migrate import is_current
 
     assert file_heads() == {head_revision()}
     eng = make_engine(db_url)

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db import rollups
-from db.migrate import alembic_config, current_revision, head_revision, upgrade
+from db.migrate import current_revision, head_revision, run_command, upgrade
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tests.conftest import read
 from tracker.analysis.frames import Filters, Resolution
@@ -62,12 +62,7 @@ def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
 
 
 def downgrade(engine: Engine, revision: str) -> None:
-    from alembic import command
-
-    cfg = alembic_config(engine)
-    with engine.begin() as conn:
-        cfg.attributes["connection"] = conn
-        command.downgrade(cfg, revision)
+    run_command(engine, "downgrade", revision)
 
 
 def test_hourly_rollups_survive_the_move_to_runs_and_back(engine: Engine) -> None:
