@@ -1,16 +1,10 @@
 """The store's own integrity check, per engine: ``gpu-tracker db check`` and the collector's start.
 
-* SQLite: ``PRAGMA integrity_check`` (every page, b-tree, index entry and constraint; the
-  quick variant ``PRAGMA quick_check`` skips matching index contents to table rows and is
-  O(size) but cheap) and ``PRAGMA foreign_key_check``.
-* PostgreSQL: the server keeps its files consistent itself (WAL, optionally data checksums),
-  so the check reads what a damaged store would fail on: ``amcheck``'s ``bt_index_check`` on
-  every b-tree index of the store's tables when that extension is installed (it is never
-  installed by this check), indexes left invalid by an interrupted ``CREATE INDEX``, and a
-  full read of every table (a page failing its checksum, or unreadable, errors there). The
-  quick variant only looks for invalid indexes.
-
-Each returns a list of problems, empty when the store is sound.
+SQLite checks its pages itself (``PRAGMA integrity_check`` and ``foreign_key_check``, or the
+cheaper ``quick_check`` that does not match indexes to rows). A PostgreSQL server keeps its
+files consistent, so the check reads what a damaged store would fail on: indexes left invalid
+by an interrupted ``CREATE INDEX`` (all the quick variant looks at), ``amcheck`` on every b-tree
+index when that extension is installed (never by this check), and every table in full.
 """
 
 from __future__ import annotations
@@ -18,8 +12,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlalchemy import inspect, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError
+from sqlalchemy.sql.elements import TextClause
 
 from db.engine import mask_url
 from tracker.errors import TrackerError
@@ -56,10 +51,13 @@ def check_store(engine: Engine, *, quick: bool = False) -> CheckResult:
         else:
             result.checks.append(f"no integrity check for the {backend} backend")
     except DBAPIError as exc:
-        reason = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0][:200]
-        result.problems.append(f"the check itself failed: {reason}")
+        result.problems.append(f"the check itself failed: {_reason(exc)}")
     del result.problems[MAX_PROBLEMS:]
     return result
+
+
+def _reason(exc: DBAPIError) -> str:
+    return str(exc.orig or exc).strip().splitlines()[0][:200]
 
 
 def _sqlite(engine: Engine, result: CheckResult, quick: bool) -> None:
@@ -80,36 +78,34 @@ def _postgres(engine: Engine, result: CheckResult, quick: bool) -> None:
     with engine.connect() as conn:
         schema = conn.execute(text("SELECT current_schema()")).scalar() or "public"
         result.checks.append(f"invalid indexes in schema {schema}")
-        invalid = conn.execute(text(
-            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = :s AND NOT i.indisvalid"), {"s": schema})
+        indexes = conn.execute(text(
+            "SELECT c.relname, c.oid, i.indisvalid, a.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_am a ON a.oid = c.relam WHERE n.nspname = :s"),
+            {"s": schema}).all()
         result.problems += [f"index {name} is invalid (an interrupted CREATE INDEX): rebuild it with REINDEX"
-                            for (name,) in invalid]
+                            for name, _oid, valid, _method in indexes if not valid]
         if quick:
             return
-        tables = inspect(conn).get_table_names(schema=schema)
-        has_amcheck = conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'")).first() is not None
-        if has_amcheck:
+        if conn.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'amcheck'")).first() is not None:
             result.checks.append("amcheck bt_index_check on every b-tree index")
-            indexes = conn.execute(text(
-                "SELECT c.relname, c.oid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
-                "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_am a ON a.oid = c.relam "
-                "WHERE n.nspname = :s AND a.amname = 'btree' AND i.indisvalid"), {"s": schema}).all()
-            for name, oid in indexes:
-                try:
-                    conn.execute(text("SELECT bt_index_check(:oid)"), {"oid": oid})
-                except DBAPIError as exc:
-                    conn.rollback()
-                    result.problems.append(f"index {name}: {str(exc.orig).strip().splitlines()[0][:200]}")
+            for name, oid, valid, method in indexes:
+                if valid and method == "btree":
+                    _read(conn, result, f"index {name}", text("SELECT bt_index_check(:oid)").bindparams(oid=oid))
         else:
             result.checks.append("amcheck not installed (CREATE EXTENSION amcheck adds index checks)")
+        tables = inspect(conn).get_table_names(schema=schema)
         result.checks.append(f"a full read of {len(tables)} tables")
         for table in tables:
-            try:
-                conn.execute(text(f'SELECT count(*) FROM "{schema}"."{table}"')).scalar()
-            except DBAPIError as exc:
-                conn.rollback()
-                result.problems.append(f"table {table}: {str(exc.orig).strip().splitlines()[0][:200]}")
+            _read(conn, result, f"table {table}", text(f'SELECT count(*) FROM "{schema}"."{table}"'))
+
+
+def _read(conn: Connection, result: CheckResult, what: str, statement: TextClause) -> None:
+    """Run one statement of the check: its error is a problem of ``what``, and the check goes on."""
+    try:
+        conn.execute(statement).all()
+    except DBAPIError as exc:
+        conn.rollback()
+        result.problems.append(f"{what}: {_reason(exc)}")
 
 
 def require_sound_store(engine: Engine) -> None:
@@ -120,5 +116,3 @@ def require_sound_store(engine: Engine) -> None:
         raise StoreDamaged(f"database {where} failed its integrity quick check ({result.problems[0][:160]}); "
                            "nothing was written: run `gpu-tracker db check`, then restore a backup")
 
-
-__all__ = ["CheckResult", "StoreDamaged", "check_store", "require_sound_store"]
