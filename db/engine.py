@@ -146,7 +146,8 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
                                                              timeout=SQLITE_BUSY_TIMEOUT_S))
     if read_only:
         kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
-        statements.append("PRAGMA query_only=ON" if backend == "sqlite" else "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+        refuse_writes = "PRAGMA query_only=ON" if backend == "sqlite" else "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
+        statements.append(refuse_writes)
     engine = create_engine(url, **kwargs)
 
     @event.listens_for(engine, "connect")

@@ -9,6 +9,7 @@ history (``db.intervals``, ``db.rollups``).
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,6 +26,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import declared_attr
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
@@ -54,12 +56,20 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.astimezone(UTC)
 
 
+class Model(SQLModel):
+    """A table named after its class in snake case (``GpuModel``: ``gpu_model``)."""
+
+    @declared_attr  # type: ignore[misc]
+    def __tablename__(cls) -> str:
+        return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
+
+
 def key_column(sa_type: Any = SmallInteger, **kwargs: Any) -> Any:
     """A primary-key column whose values the store gives (never an autoincrement)."""
     return Field(primary_key=True, sa_type=sa_type, sa_column_kwargs={"autoincrement": False}, **kwargs)
 
 
-class Provider(SQLModel, table=True):
+class Provider(Model, table=True):
     """One provider and its last collection attempt (so the store tells a continuous run from a gap)."""
 
     name: str = Field(primary_key=True, max_length=64)
@@ -77,7 +87,7 @@ class Provider(SQLModel, table=True):
     consecutive_failures: int = 0
 
 
-class Label(SQLModel, table=True):
+class Label(Model, table=True):
     """Small integer ids for the strings every interval would otherwise repeat
     (``space`` is ``provider``, ``gpu``, ``kind`` or ``currency``)."""
 
@@ -88,10 +98,8 @@ class Label(SQLModel, table=True):
     name: str = Field(max_length=255)
 
 
-class GpuModel(SQLModel, table=True):
+class GpuModel(Model, table=True):
     """One GPU of the spec catalog (filled from ``tracker/catalog/data/gpus.csv`` plus user overrides)."""
-
-    __tablename__ = "gpu_model"
 
     id: str = Field(primary_key=True, max_length=64)
     family: str = Field(index=True, max_length=32)
@@ -118,7 +126,7 @@ class GpuModel(SQLModel, table=True):
     notes: str = ""
 
 
-class Offer(SQLModel, table=True):
+class Offer(Model, table=True):
     """One priced thing, identified by (provider, sku, region, kind, term_months)."""
 
     __table_args__ = (
@@ -144,7 +152,7 @@ class Offer(SQLModel, table=True):
     last_seen: datetime = Field(sa_type=UTCDateTime)
 
 
-class IntervalColumns(SQLModel):
+class IntervalColumns(Model):
     """The columns of an interval, the same in both of its tables (times in epoch seconds).
 
     An interval is a run of consecutive collections that saw one offer at the same price,
@@ -176,7 +184,6 @@ class PriceIntervalPast(IntervalColumns, table=True):
     """Every interval that is no longer its offer's newest: written once, when a newer one
     opens (the view ``price_interval`` reads it with ``PriceIntervalOpen``)."""
 
-    __tablename__ = "price_interval_past"
     #: ``first_seen`` is in the GPU index so "in effect during [a, b]" is answered from the index
     #: alone, and the span index makes the longest interval one step: it bounds ``last_seen``
     #: (``<= b + longest``), so a read of a moment months back scans only the intervals around it.
@@ -194,7 +201,6 @@ class PriceIntervalOpen(IntervalColumns, table=True):
     every hour touches a few pages, whatever the length of the history. "What is on sale now",
     previous prices and market medians read it alone."""
 
-    __tablename__ = "price_interval_open"
     #: No index holds ``last_seen``, which every collection rewrites; PostgreSQL keeps pages half
     #: full so each rewrite fits beside the old row version without touching an index.
     __table_args__ = (
@@ -222,12 +228,11 @@ class PriceInterval(IntervalColumns, table=True):
     (read-only; the store writes ``PriceIntervalPast`` and ``PriceIntervalOpen``)."""
 
     metadata = VIEWS
-    __tablename__ = "price_interval"
 
     id: int = Field(primary_key=True)
 
 
-class DayKey(SQLModel):
+class DayKey(Model):
     """The key of a day's figures of one (gpu, provider, kind)."""
 
     gpu_id: int = key_column()
@@ -239,7 +244,6 @@ class DayKey(SQLModel):
 class RollupDay(DayKey, table=True):
     """Min, median, max and number of offers of one (gpu, provider, kind) over one day."""
 
-    __tablename__ = "rollup_day"
     __table_args__ = {"sqlite_with_rowid": False}
 
     min: float
@@ -248,10 +252,9 @@ class RollupDay(DayKey, table=True):
     offers: int
 
 
-class RollupSeries(SQLModel, table=True):
+class RollupSeries(Model, table=True):
     """One (gpu, provider, kind) with hourly roll-ups: runs carry this small id instead of three."""
 
-    __tablename__ = "rollup_series"
     __table_args__ = (UniqueConstraint("gpu_id", "provider_id", "kind_id", name="uq_rollup_series"),)
 
     id: int | None = Field(default=None, primary_key=True)
@@ -260,7 +263,7 @@ class RollupSeries(SQLModel, table=True):
     kind_id: int = Field(sa_type=SmallInteger)
 
 
-class HourRun(SQLModel):
+class HourRun(Model):
     """The columns of an hourly roll-up run, the same in both of its tables. Figures rarely
     change from one hour to the next, so runs take a sixth of the rows one per hour would."""
 
@@ -280,7 +283,6 @@ class RollupHourRun(HourRun, table=True):
     both). A run is at most ``db.reads.MAX_RUN`` hours long, so the runs of a range are found by a
     primary-key range starting that far before it."""
 
-    __tablename__ = "rollup_hour_run"
     __table_args__ = {"sqlite_with_rowid": False}
 
     start: int = key_column(Integer)
@@ -291,15 +293,12 @@ class RollupHourOpen(HourRun, table=True):
     hourly collection mostly lengthens it, and rewriting it here touches one small table instead
     of a page per series spread over a year of runs."""
 
-    __tablename__ = "rollup_hour_open"
-
 
 class IndexDay(DayKey, table=True):
     """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
     observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
     index reads)."""
 
-    __tablename__ = "index_day"
     __table_args__ = {"sqlite_with_rowid": False}
 
     #: The cloud an aggregator's offers name ("": the provider's own offers).
@@ -308,33 +307,29 @@ class IndexDay(DayKey, table=True):
     offers: int
 
 
-class StoreMeta(SQLModel, table=True):
+class StoreMeta(Model, table=True):
     """Facts about the store itself (``raw_pruned_before``: the raw-retention horizon)."""
-
-    __tablename__ = "store_meta"
 
     key: str = Field(primary_key=True, max_length=64)
     value: str = Field(max_length=255)
 
 
-class SnapshotTime(SQLModel, table=True):
+class SnapshotTime(Model, table=True):
     """One snapshot (collection) of an imported archive series, at ``at`` (epoch seconds).
 
     An interval stores only its first and last observation, so these times say which lie
     between: an out-of-order import re-cuts intervals exactly, and a backtest evaluates at every
     snapshot (``db.series``)."""
 
-    __tablename__ = "snapshot_time"
     __table_args__ = {"sqlite_with_rowid": False}
 
     series: str = Field(primary_key=True, max_length=128)
     at: int = key_column(BigInteger)
 
 
-class ScrapeRun(SQLModel, table=True):
+class ScrapeRun(Model, table=True):
     """One collection attempt of one provider (or one import into it), whatever happened."""
 
-    __tablename__ = "scrape_run"
     __table_args__ = (Index("ix_scrape_run_provider_started", "provider", "started_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
@@ -357,7 +352,7 @@ class ScrapeRun(SQLModel, table=True):
     error_message: str | None = None
 
 
-class Quarantine(SQLModel, table=True):
+class Quarantine(Model, table=True):
     """An observation kept out of the price history, with the reason."""
 
     id: int | None = Field(default=None, primary_key=True)
@@ -384,25 +379,21 @@ class Quarantine(SQLModel, table=True):
     observed_at: datetime = Field(sa_type=UTCDateTime)
 
 
-class AlertRule(SQLModel, table=True):
+class AlertRule(Model, table=True):
     """A rule added with ``gpu-tracker alerts add`` (config-file rules are not stored).
 
     ``definition`` holds the same keys as an ``[[alerts]]`` table. A notify target written as
     ``env:VAR`` keeps a secret URL out of the database; a literal URL is stored as given.
     """
 
-    __tablename__ = "alert_rule"
-
     name: str = Field(primary_key=True, max_length=64)
     definition: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
     created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
 
 
-class AlertState(SQLModel, table=True):
+class AlertState(Model, table=True):
     """Where one rule stands: armed, pending (condition held ``pending_count`` times, waiting
     for ``for``) or firing. Updated with a version check so two evaluators never both fire."""
-
-    __tablename__ = "alert_state"
 
     rule: str = Field(primary_key=True, max_length=64)
     #: Hash of what the rule watches (GPUs, filters, metric, condition type); a change resets the state.
@@ -423,11 +414,10 @@ class AlertState(SQLModel, table=True):
     version: int = 0
 
 
-class AlertEvent(SQLModel, table=True):
+class AlertEvent(Model, table=True):
     """Something worth telling: a rule fired or resolved, or a test message. Never holds a
     channel URL: the outbox says where it goes."""
 
-    __tablename__ = "alert_event"
     __table_args__ = (Index("ix_alert_event_rule_created", "rule", "created_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
@@ -446,7 +436,7 @@ class AlertEvent(SQLModel, table=True):
     details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
 
 
-class Outbox(SQLModel, table=True):
+class Outbox(Model, table=True):
     """One delivery of one event to one channel. ``channel`` is the redacted URL, for display;
     the real target is looked up in the rule (config or ``alert_rule``) at send time."""
 
@@ -471,12 +461,10 @@ class Outbox(SQLModel, table=True):
     delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
 
 
-class DigestState(SQLModel, table=True):
+class DigestState(Model, table=True):
     """Where one ``[[digests]]`` entry stands: when it was first scheduled and last sent, and the
     best price per watched GPU it reported then (the baseline of "changes since the last digest").
     Updated with a version check so two processes never both send the same digest."""
-
-    __tablename__ = "digest_state"
 
     name: str = Field(primary_key=True, max_length=64)
     #: When the scheduler first saw this digest: the first one is due at the first slot after it.
@@ -489,11 +477,10 @@ class DigestState(SQLModel, table=True):
     version: int = 0
 
 
-class ParseFailure(SQLModel, table=True):
+class ParseFailure(Model, table=True):
     """The raw payload of a collection whose parse failed, as text: secrets scrubbed, cut at a
     size limit (``tracker.pipeline.failures``). Only the last few per provider are kept."""
 
-    __tablename__ = "parse_failure"
     __table_args__ = (Index("ix_parse_failure_provider_captured", "provider", "captured_at"),)
 
     id: int | None = Field(default=None, primary_key=True)
