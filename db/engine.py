@@ -90,13 +90,6 @@ def sqlite_path(url: str | URL) -> Path | None:
     return Path(parsed.database)
 
 
-def _normalise_url(url: str) -> str:
-    # Users write postgresql://; psycopg 3 is the driver we ship.
-    if url.startswith(("postgresql://", "postgres://")):
-        return "postgresql+psycopg://" + url.split("://", 1)[1]
-    return url
-
-
 def _enable_wal(cur: Any, attempts: int = 50) -> None:
     """Switch a database file to WAL once. Switching needs the file to itself and SQLite
     answers "database is locked" at once, busy timeout or not, while another connection
@@ -120,7 +113,9 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
     ``PRAGMA query_only``, PostgreSQL read-only transactions), for readers that must never
     change the store whatever code runs; a read-only SQLite file must already exist.
     """
-    url = _normalise_url(url or default_database_url())
+    url = url or default_database_url()
+    if url.startswith(("postgresql://", "postgres://")):  # what users write; psycopg 3 is the driver we ship
+        url = "postgresql+psycopg://" + url.split("://", 1)[1]
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -167,7 +162,7 @@ def another_writer(url: str) -> bool:
     """Whether another connection holds a SQLite store's write lock right now (so a write would
     wait for it, up to the busy timeout). Asked without waiting; PostgreSQL writers lock rows,
     not the store, so it is never "locked" there."""
-    path = sqlite_path(_normalise_url(url))
+    path = sqlite_path(url)
     if path is None or not path.is_file():
         return False
     try:

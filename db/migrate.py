@@ -15,14 +15,11 @@ import threading
 import warnings
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, ProgrammingError
-
-if TYPE_CHECKING:
-    from alembic.config import Config
 
 from db.direct import MIGRATIONS, at_head, known_revisions
 from db.engine import is_read_only, make_engine, mask_url, sqlite_path
@@ -42,20 +39,13 @@ MIGRATION_LOCK_KEY = 0x6770755F6D6967
 _IN_PROCESS = threading.Lock()
 
 
-def alembic_config(engine: Engine) -> Config:
+def run_command(engine: Engine, name: str, *args: Any, **kwargs: Any) -> None:
+    """Run the Alembic command ``name`` in one transaction, holding PostgreSQL's migration lock."""
+    from alembic import command
     from alembic.config import Config
 
     cfg = Config()
     cfg.set_main_option("script_location", str(MIGRATIONS))
-    cfg.attributes["engine"] = engine
-    return cfg
-
-
-def run_command(engine: Engine, name: str, *args: Any, **kwargs: Any) -> None:
-    """Run the Alembic command ``name`` in one transaction, holding PostgreSQL's migration lock."""
-    from alembic import command
-
-    cfg = alembic_config(engine)
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({MIGRATION_LOCK_KEY})")
@@ -103,19 +93,19 @@ def _migration_guard(engine: Engine) -> Iterator[None]:
 
 
 def upgrade(engine: Engine, revision: str = "head") -> None:
-    """Upgrade to ``revision``. Two processes starting at once on a new database (a leader and
-    a standby) must not both create tables (see ``_migration_guard``)."""
+    """Upgrade to ``revision``; tables made without migrations are adopted at their revision first.
+    Two processes starting at once on a new database (a leader and a standby) must not both
+    create tables (see ``_migration_guard``)."""
     with _migration_guard(engine):
-        _upgrade(engine, revision)
-
-
-def _upgrade(engine: Engine, revision: str = "head") -> None:
-    try:
-        run_command(engine, "upgrade", revision)
-    except Exception:
-        if revision == "head" and current_revision(engine) == head_revision():
-            return  # someone else finished the same upgrade
-        raise
+        tables = inspect(engine).get_table_names()
+        if current_revision(engine) is None and "offer" in tables:
+            run_command(engine, "stamp", MODELS_BASELINE if "price_interval_past" in tables else BASELINE)
+        try:
+            run_command(engine, "upgrade", revision)
+        except Exception:
+            if revision == "head" and is_current(engine):
+                return  # someone else finished the same upgrade
+            raise
 
 
 def init_db(engine: Engine) -> None:
@@ -138,11 +128,7 @@ def init_db(engine: Engine) -> None:
     from filelock import Timeout  # migrating only: a current store never locks
 
     try:
-        with _migration_guard(engine):
-            tables = inspect(engine).get_table_names()
-            if current_revision(engine) is None and "offer" in tables:  # tables without migrations: adopt them
-                run_command(engine, "stamp", MODELS_BASELINE if "price_interval_past" in tables else BASELINE)
-            _upgrade(engine)
+        upgrade(engine)
     except Timeout:
         raise ConfigError(f"database {where}: another process has been migrating it for "
                           f"{MIGRATION_LOCK_TIMEOUT_S:g}s (its lock file is {where}.migrate.lock)") from None

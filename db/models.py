@@ -30,6 +30,7 @@ from sqlalchemy.orm import declared_attr
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 
+from db.reader import utc_datetime
 from db.spans import utcnow
 
 
@@ -49,11 +50,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
 
     def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
-        if value is None:
-            return None
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        return utc_datetime(value)
 
 
 class Model(SQLModel):
