@@ -1,4 +1,4 @@
-"""The schema: every table the store owns, and the view ``price_interval`` read like one.
+"""The schema: every table the store owns (the views over them are made by migrations).
 
 Rows are compact for years of hourly data: interval times are integer epoch seconds and
 provider, GPU, kind and currency small ids from ``label``. A series' newest element (an offer's
@@ -20,7 +20,6 @@ from sqlalchemy import (
     DateTime,
     Index,
     Integer,
-    MetaData,
     SmallInteger,
     UniqueConstraint,
     text,
@@ -213,20 +212,6 @@ class PriceIntervalOpen(IntervalColumns, table=True):
     #: Current-only: marketplace counts move every collection, and as an interval column each
     #: move would open a new interval.
     available_count: int | None = None
-
-
-#: The views' own metadata: read through the ORM like tables, never created nor compared as
-#: tables (a migration makes them).
-VIEWS = MetaData()
-
-
-class PriceInterval(IntervalColumns, table=True):
-    """Every interval, past or open, with its true values: the view ``price_interval``
-    (read-only; the store writes ``PriceIntervalPast`` and ``PriceIntervalOpen``)."""
-
-    metadata = VIEWS
-
-    id: int = Field(primary_key=True)
 
 
 class DayKey(Model):

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, text
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import Session
 
-from db.models import Offer, PriceInterval, Quarantine, ScrapeRun
+from db.models import Quarantine, ScrapeRun
 from tests.reliability.conftest import (
     Asked,
     FaultServer,
@@ -199,7 +199,8 @@ def run_collect(engine: Engine, server: FaultServer, case: Case, settings: Setti
 
 def victim_prices(engine: Engine, victim: str) -> list[float]:
     with Session(engine) as s:
-        return list(s.scalars(select(PriceInterval.price_per_hour).join(Offer, Offer.id == PriceInterval.offer_id).where(Offer.provider == victim)))
+        return list(s.scalars(text("SELECT i.price_per_hour FROM price_interval i JOIN offer o ON o.id = i.offer_id "
+                                   "WHERE o.provider = :provider"), {"provider": victim}))
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])

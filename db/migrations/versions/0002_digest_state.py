@@ -21,7 +21,7 @@ depends_on: Union[str, Sequence[str], None] = None
 
 def upgrade() -> None:
     """Upgrade schema."""
-    # A database made before migrations existed is adopted at 0001 (db.migrate.upgrade_or_adopt)
+    # A database made before migrations existed is adopted at 0001 (db.migrate.upgrade)
     # and may already hold this table when it was created from the current models.
     if 'digest_state' in sa.inspect(op.get_bind()).get_table_names():
         return
