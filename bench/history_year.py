@@ -45,7 +45,7 @@ from sqlalchemy import text
 from synthetic_year import END, postgres_db, postgres_url, postgres_year, sqlite_copy
 
 from db.engine import engine_reader, make_engine
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import history
 from tracker.analysis.trends import trends
 from tracker.catalog.specs import gpu_ids_matching

@@ -11,7 +11,7 @@ from sqlalchemy.engine import Engine
 
 from tests.analysis.test_history import store_day_one
 from tests.conftest import read, run_main
-from tracker.analysis.frames import MAX_BUCKETS, Filters, Resolution, check_range
+from tracker.analysis.grid import MAX_BUCKETS, Filters, Resolution, check_range
 from tracker.analysis.history import price_history
 from tracker.errors import ConfigError, QueryTooLarge
 

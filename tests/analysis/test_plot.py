@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from tests.analysis.seq import HOUR, T0
 from tests.analysis.test_history import store_day_one
 from tests.conftest import read
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import cost_per_tflop_history, price_history
 from tracker.analysis.plot import lows_for, plot, plot_html, plot_png
 from tracker.analysis.trends import all_time_lows

@@ -16,7 +16,7 @@ from db import reads, rollups
 from db.reader import in_transaction
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tests.conftest import fixture_path, read, run_main
-from tracker.analysis.frames import Filters, Resolution
+from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history
 from tracker.analysis.trends import trends
 from tracker.pipeline.retention import prune_raw

@@ -14,7 +14,7 @@ from db import rollups
 from db.migrate import current_revision, head_revision, run_command, upgrade
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tests.conftest import read
-from tracker.analysis.frames import Filters, Resolution
+from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history
 
 # three providers at three cadences over three days, with failures and prices moving

@@ -228,7 +228,7 @@ def value_answer(engine: Engine, **kw: Any) -> dict[str, Any]:
 
 def questions(store: str) -> dict[str, Callable[[Engine], Any]]:
     """Named questions per store (every one a call on the public analysis API)."""
-    from tracker.analysis.frames import Filters, Resolution
+    from tracker.analysis.grid import Filters, Resolution
 
     h100 = ("H100-SXM", "H100-PCIe", "H100-NVL")
     if store == "recordings":

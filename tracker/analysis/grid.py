@@ -1,9 +1,6 @@
-"""The time grid of a history and the inputs that define it, in plain Python: resolutions,
-spans and dates, filters, collection-interval tolerances, and the limits on a grid.
-
-Apart from ``frames`` (which re-exports all of it) so that the CLI's ``history`` can answer
-without pandas (``history_rows``); the pandas forms of a resolution (``step``, ``origin``,
-``floor``) import pandas only when asked for.
+"""The time grid of a history and the inputs that define it, in plain Python (so the CLI's
+``history`` answers without pandas): resolutions, spans and dates, filters, collection-interval
+tolerances, and the limits on a grid.
 """
 
 from __future__ import annotations
@@ -14,20 +11,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from tracker.errors import ConfigError, QueryTooLarge
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH  # noqa: F401 - importable from here
 
 #: What a history can show: the price, its cost per TFLOP, or the months of rent that buy the card.
 METRICS = ("price", "cost-per-tflop", "breakeven-months")
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-# DEFAULT_KINDS (from tracker.kinds, and importable from here): kinds analysed unless asked
-# otherwise. Spot (a bid floor that can be taken away) and reserved (a commitment) are
-# opt-in, so a "market minimum" never compares an interruptible bid with an on-demand price.
 DEFAULT_TOLERANCE = timedelta(hours=1)
 #: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).
 MAX_GRID_ROWS = 20_000_000
@@ -60,25 +50,6 @@ class Resolution(str, Enum):
     def floor_s(self, t: int) -> int:
         """Start (epoch seconds) of the bucket holding epoch second ``t``."""
         return self.origin_s + ((t - self.origin_s) // self.seconds) * self.seconds
-
-    # pandas forms, for the frame code (pandas is imported only by the callers that use them)
-    @property
-    def step(self) -> pd.Timedelta:
-        import pandas as pd
-
-        return pd.Timedelta(seconds=self.seconds)
-
-    @property
-    def origin(self) -> pd.Timestamp:
-        import pandas as pd
-
-        return pd.Timestamp(self.origin_s, unit="s", tz="UTC")
-
-    def floor(self, ts: datetime | pd.Timestamp) -> pd.Timestamp:
-        import pandas as pd
-
-        t = pd.Timestamp(ts)
-        return self.origin + ((t - self.origin) // self.step) * self.step
 
     @classmethod
     def parse(cls, text: str | Resolution) -> Resolution:
@@ -147,17 +118,10 @@ class Filters:
     kinds: tuple[str, ...] | None = DEFAULT_KINDS
 
     @classmethod
-    def of(
-        cls,
-        gpus: Iterable[str] | None = None,
-        providers: Iterable[str] | None = None,
-        regions: Iterable[str] | None = None,
-        kinds: Iterable[str] | None = DEFAULT_KINDS,
-    ) -> Filters:
-        def tup(v: Iterable[str] | None) -> tuple[str, ...] | None:
-            return tuple(v) if v else None
-
-        return cls(tup(gpus), tup(providers), tup(regions), tup(kinds))
+    def of(cls, gpus: Iterable[str] | None = None, providers: Iterable[str] | None = None,
+           regions: Iterable[str] | None = None, kinds: Iterable[str] | None = DEFAULT_KINDS) -> Filters:
+        """Filters from any iterables; an empty one is no restriction."""
+        return cls(*(tuple(v) if v else None for v in (gpus, providers, regions, kinds)))
 
 
 def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
@@ -194,10 +158,11 @@ def check_dates(**named: datetime | None) -> None:
             raise ConfigError(f"{what}: {t:%Y-%m-%d} is outside the dates a history can hold (1970-01-01 .. 2199-12-31)")
 
 
-def check_range(resolution: Resolution, since: datetime | pd.Timestamp, until: datetime | pd.Timestamp) -> int:
+def check_range(resolution: Resolution, since: datetime, until: datetime) -> int:
     """The number of buckets of the grid from ``since`` to ``until`` (aware datetimes or
     Timestamps); ``QueryTooLarge`` beyond ``MAX_BUCKETS``."""
-    n = (resolution.floor_s(_seconds(until)) - resolution.floor_s(_seconds(since))) // resolution.seconds + 1
+    first, last = (resolution.floor_s(int(t.timestamp() // 1)) for t in (since, until))
+    n = (last - first) // resolution.seconds + 1
     if n > MAX_BUCKETS:
         raise QueryTooLarge(
             f"history: {n:,} {resolution.value} buckets is more than the {MAX_BUCKETS:,} one history may have; "
@@ -216,7 +181,3 @@ def grid_starts(resolution: Resolution, since: int, until: int) -> list[int]:
     """Every bucket start (epoch seconds) from the one holding ``since`` to the one holding ``until``."""
     return list(range(resolution.floor_s(since), resolution.floor_s(until) + 1, resolution.seconds))
 
-
-def _seconds(t: datetime | pd.Timestamp) -> int:
-    """Whole epoch seconds (floored) of an aware datetime or Timestamp."""
-    return int(t.timestamp() // 1)

@@ -14,12 +14,11 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from db.spans import epoch, from_epoch
 from tracker.analysis.history import History, convert_price
 from tracker.analysis.specs import Catalog
 from tracker.errors import ConfigError
@@ -46,19 +45,19 @@ def lows_for(table: Iterable[Mapping[str, Any]], metric: str, basis: str | None 
     for row in table:
         value = convert_price(metric, row["gpu"], float(row["all_time_low"]), basis=basis, catalog=catalog)
         if value is not None:
-            out[row["gpu"]] = Low(value, pd.Timestamp(row["all_time_low_at"]).to_pydatetime(), row["all_time_low_provider"])
+            out[row["gpu"]] = Low(value, row["all_time_low_at"], row["all_time_low_provider"])
     return out
 
 
-def _naive(times: pd.Series | pd.DatetimeIndex) -> list[datetime]:
-    idx = pd.DatetimeIndex(times)
-    return list((idx.tz_convert("UTC").tz_localize(None) if idx.tz is not None else idx).to_pydatetime())
+def _naive(t: datetime) -> datetime:
+    """UTC without a zone, as both libraries draw it."""
+    return t.astimezone(UTC).replace(tzinfo=None)
 
 
 def _low_label(low: Low) -> str:
     shown = f"{low.value:.2f}" if abs(low.value) >= 0.1 else f"{low.value:.4g}"
     by = f", {low.provider}" if low.provider else ""
-    return f"all-time low {shown} ({pd.Timestamp(low.at):%Y-%m-%d %H:%M} UTC{by})"
+    return f"all-time low {shown} ({_naive(low.at):%Y-%m-%d %H:%M} UTC{by})"
 
 
 def _title(h: History, gpu: str) -> str:
@@ -73,46 +72,40 @@ def _sparse_notes(h: History, gpu: str) -> list[str]:
 
 
 def _panels(h: History) -> list[str]:
-    gpus = h.gpus
-    if not gpus:
+    if not h.gpus:
         raise ConfigError("plot: no data in the selected range (scrape or import some prices first)")
-    return gpus[:MAX_PANELS]
-
-
-def _in_range(h: History, at: datetime) -> bool:
-    start, end = _extent(h)
-    return start <= pd.Timestamp(at).tz_convert("UTC").tz_localize(None) <= end
+    return h.gpus[:MAX_PANELS]
 
 
 def _extent(h: History) -> tuple[datetime, datetime]:
     """From the start of the first bucket to the end of the last: the whole range, gaps included."""
-    first = h.resolution.floor(h.since)
-    last = h.resolution.floor(h.until) + h.resolution.step
-    a, b = _naive(pd.DatetimeIndex([first, last]))
-    return a, b
+    res = h.resolution
+    first, last = (from_epoch(res.floor_s(epoch(t))) for t in (h.since, h.until))
+    return _naive(first), _naive(last) + timedelta(seconds=res.seconds)
+
+
+def _in_range(h: History, at: datetime) -> bool:
+    start, end = _extent(h)
+    return start <= _naive(at) <= end
 
 
 def _steps(h: History, gpu: str) -> tuple[list[datetime], dict[str, list[float | None]]]:
-    """x = every bucket start plus the end of the last bucket; y per series with its last value
-    repeated, so a step plot draws each bucket (even a lone one) as a segment across it."""
-    m = h.market[h.market["gpu"] == gpu]
-    x = _naive(m["time"])
-    x.append(x[-1] + h.resolution.step.to_pytimedelta())
+    """x = every bucket start plus the end of the last bucket; y per series (``None``: no value)
+    with its last value repeated, so a step plot draws each bucket (even a lone one) as a segment
+    across it."""
+    market = [m for m in h.market_rows if m["gpu"] == gpu]
+    x = [_naive(m["time"]) for m in market]
+    x.append(x[-1] + timedelta(seconds=h.resolution.seconds))
 
-    def ys(values: pd.Series) -> list[float | None]:
-        out = [None if pd.isna(v) else float(v) for v in values]
+    def ys(values: list[float | None]) -> list[float | None]:
+        out = [None if v is None or v != v else float(v) for v in values]
         return out + out[-1:]
 
-    series = {"min": ys(m["min"]), "median": ys(m["median"])}
-    for provider in h.providers:
-        s = h.provider_series(gpu, provider)
-        if s.notna().any():
-            series[f"provider:{provider}"] = ys(s)
+    series = {"min": ys([m["min"] for m in market]), "median": ys([m["median"] for m in market])}
+    for provider, values in sorted(h.provider_columns(gpu).get(gpu, {}).items()):
+        if any(v is not None for v in values):
+            series[f"provider:{provider}"] = ys(values)
     return x, series
-
-
-def _nan(values: list[float | None]) -> list[float]:
-    return [float("nan") if v is None else v for v in values]
 
 
 def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None) -> Path:
@@ -127,15 +120,14 @@ def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None
         x, series = _steps(h, gpu)
         for key, ys in series.items():
             if key.startswith("provider:"):
-                ax.plot(x, _nan(ys), lw=1, alpha=0.7, label=key.split(":", 1)[1], drawstyle="steps-post")
-        ax.plot(x, _nan(series["min"]), color="black", lw=2.2, label="market min", drawstyle="steps-post")
-        ax.plot(x, _nan(series["median"]), color="grey", lw=1.6, ls="--", label="market median",
-                drawstyle="steps-post")
+                ax.plot(x, ys, lw=1, alpha=0.7, label=key.split(":", 1)[1], drawstyle="steps-post")
+        ax.plot(x, series["min"], color="black", lw=2.2, label="market min", drawstyle="steps-post")
+        ax.plot(x, series["median"], color="grey", lw=1.6, ls="--", label="market median", drawstyle="steps-post")
         low = (lows or {}).get(gpu)
         if low is not None:
             ax.axhline(low.value, color="crimson", ls=":", lw=1.2, label=_low_label(low))
             if _in_range(h, low.at):
-                ax.plot(_naive(pd.DatetimeIndex([low.at])), [low.value], marker="*", ms=14, color="crimson", ls="none")
+                ax.plot([_naive(low.at)], [low.value], marker="*", ms=14, color="crimson", ls="none")
         ax.set_xlim(*_extent(h))
         ax.set_title(_title(h, gpu), fontsize=10)
         for note in _sparse_notes(h, gpu):
@@ -174,8 +166,8 @@ def plot_html(h: History, path: str | Path, lows: Mapping[str, Low] | None = Non
             fig.add_hline(y=low.value, line={"color": "crimson", "dash": "dot", "width": 1}, row=row, col=1,
                           annotation_text=_low_label(low))
             if _in_range(h, low.at):
-                fig.add_trace(go.Scatter(x=[_naive(pd.DatetimeIndex([low.at]))[0].isoformat()], y=[low.value],
-                                         mode="markers", name="all-time low" + suffix,
+                fig.add_trace(go.Scatter(x=[_naive(low.at).isoformat()], y=[low.value], mode="markers",
+                                         name="all-time low" + suffix,
                                          marker={"symbol": "star", "size": 14, "color": "crimson"}), row=row, col=1)
         for note in _sparse_notes(h, gpu):
             axis = "" if row == 1 else str(row)

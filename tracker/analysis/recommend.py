@@ -66,7 +66,7 @@ from db import reads
 from db.engine import engine_reader
 from db.reads import current_prices
 from tracker.analysis import specs
-from tracker.analysis.frames import DEFAULT_KINDS
+from tracker.kinds import DEFAULT_KINDS
 from tracker.analysis.tco import breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError
 

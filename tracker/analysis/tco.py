@@ -34,7 +34,7 @@ import pandas as pd
 from db.reader import Reader
 from db.reads import current_prices
 from tracker.analysis.aggregators import cheapest_per_provider
-from tracker.analysis.frames import DEFAULT_KINDS, HOURS_PER_MONTH
+from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
 HOURS_PER_YEAR = 8760.0

@@ -347,7 +347,7 @@ def backtest_cmd(
     """
     from db.spans import utcnow
     from tracker.alerts.backtest import backtest, resolve_rule
-    from tracker.analysis.frames import since_time
+    from tracker.analysis.grid import since_time
     from tracker.cli.timetravel import parse_at
 
     st = state(ctx)

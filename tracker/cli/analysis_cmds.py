@@ -45,7 +45,7 @@ from tracker.errors import ConfigError
 
 if TYPE_CHECKING:
     from tracker.analysis import specs
-    from tracker.analysis.frames import Filters
+    from tracker.analysis.grid import Filters
 
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
 #: The choices of options whose lists live in modules that import pandas; a test keeps them equal.

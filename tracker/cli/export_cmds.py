@@ -86,7 +86,8 @@ def _export(ctx: typer.Context, fmt: ExportFormat, output: Path | None, gpu: str
     kinds = kind or (["on_demand"] if fmt is ExportFormat.opencost else ["all"])
     if fmt is ExportFormat.parquet and table == "history":
         from db.spans import utcnow
-        from tracker.analysis.frames import Filters, load_intervals
+        from tracker.analysis.frames import load_intervals
+        from tracker.analysis.grid import Filters
         from tracker.export import parquet
 
         filters = Filters.of(gpus=data.resolve_gpus(web, gpu), providers=data.check_providers(provider), regions=region,

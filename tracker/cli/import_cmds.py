@@ -23,7 +23,7 @@ def _max_gap(text: str | None) -> timedelta | None | str:
         return "default"
     if text.strip().lower() in ("none", "off", "0"):
         return None
-    from tracker.analysis.frames import parse_span
+    from tracker.analysis.grid import parse_span
 
     try:
         return parse_span(text)
@@ -67,7 +67,7 @@ def import_cmd(
         TimeElapsedColumn,
     )
 
-    from tracker.analysis.frames import parse_when
+    from tracker.analysis.grid import parse_when
     from tracker.analysis.imports import import_files
     from tracker.catalog.specs import load_catalog
 

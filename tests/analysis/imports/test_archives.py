@@ -18,7 +18,7 @@ from sqlmodel import Session, select
 
 from db.models import Provider, ScrapeRun
 from tests.conftest import fixture_path, read
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import ImportResult, import_files
 from tracker.analysis.imports.aliases import provider_name

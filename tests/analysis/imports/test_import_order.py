@@ -24,7 +24,7 @@ from tests.analysis.imports.test_archives import (
     H100_GAP,
 )
 from tests.conftest import read
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 

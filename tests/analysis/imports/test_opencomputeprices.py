@@ -23,7 +23,7 @@ from db.reader import in_transaction
 from db.reads import latest_prices
 from tests.analysis.imports.test_archives import stored_intervals
 from tests.conftest import fixture_path, read
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 from tracker.analysis.imports.opencomputeprices import provider_of

@@ -20,7 +20,7 @@ from db.reader import in_transaction
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tests.analysis.test_history import store_day_one
 from tests.conftest import fixture_path, read
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports.own_csv import import_file
 from tracker.cli.common import Format, emit

@@ -26,7 +26,7 @@ from tests.analysis.imports.test_import_order import clear, history, intervals, 
 from tests.analysis.seq import HOUR, T0
 from tests.analysis.test_history import store_day_one
 from tests.conftest import read
-from tracker.analysis.frames import Filters
+from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
 from tracker.analysis.imports import import_files
 from tracker.cli.common import Format, emit

@@ -14,7 +14,7 @@ from typing import IO, Any
 
 from db.spans import utcnow
 from scrapers.base import ScrapedOffer
-from tracker.analysis.frames import parse_when
+from tracker.analysis.grid import parse_when
 from tracker.catalog.names import MEMORY_LOW
 from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.errors import ConfigError
