@@ -513,7 +513,7 @@ class Scraper(ABC):
     retired: ClassVar[Retired | None] = None
     #: Market segment, one of ``SEGMENTS``: ``hyperscaler``, ``neocloud`` (a GPU cloud selling its own
     #: capacity at list prices) or ``marketplace`` (hosts' or other clouds' capacity in one book). The
-    #: rental index's segment series group sellers by it (``tracker.analysis.segments``); every
+    #: rental index's segment series group sellers by it (``tracker.analysis.index``); every
     #: built-in declares one (a contract test checks it).
     segment: ClassVar[str] = ""
 

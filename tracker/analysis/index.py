@@ -1,49 +1,45 @@
 """The GPU rental index: per GPU and bucket, one number for what the market charges, by a
-named, versioned method. The method is written down in the README ("The rental index").
+named, versioned method (the README's "The rental index").
 
 Both methods are two-stage medians: each seller votes once with the median of its per-GPU-hour
 prices observed in the bucket, and the index is the median of the votes.
 
-* ``median-of-medians-1`` (the default): a seller is a provider, counted once with the
-  aggregator rule (``tracker.analysis.aggregators``: an aggregator's offers for a cloud we collect
-  directly are that cloud's); only the kinds asked for (on-demand unless told otherwise) and
-  their union when several are asked; beside the index the number of providers, the quartiles
-  across their votes (IQR), the lowest and highest vote and the offers; a bucket with fewer than
-  ``THIN`` providers is marked thin. Hourly or daily buckets.
-* ``ewyluda-1.3``: the published methodology of ewyluda/gpu-price-index, version 1.3 (its
-  ``docs/methodology.md``): daily; on-demand prices, where a provider's community capacity is a
-  seller of its own (RunPod's Secure and Community clouds are two sellers); series ``index``
-  (every seller), ``hyperscaler``, ``neocloud``, ``marketplace`` (the sellers of one segment,
-  ``tracker.analysis.segments``) and ``spot`` (spot votes); a seller absent on a day, having
-  been seen within the last ``CARRY_FORWARD_DAYS`` days, votes with the prices of the last day it
-  was seen; values rounded half-up to the cent.
+* ``median-of-medians-1`` (the default): a seller is a market provider (the aggregator rule,
+  ``tracker.analysis.aggregators``), over the kinds asked for (on-demand unless told otherwise);
+  beside the index the provider count, the quartiles of the votes, the lowest and highest vote
+  and the offers; fewer than ``THIN`` providers is thin. Hourly or daily buckets.
+* ``ewyluda-1.3``: the published methodology of ewyluda/gpu-price-index, version 1.3: daily,
+  a provider's community capacity a seller of its own; series ``index`` (every on-demand seller),
+  one per market segment (``Scraper.segment``) and ``spot``; a seller absent on a day, seen within
+  the last ``CARRY_FORWARD_DAYS`` days, votes with the prices of the last day it was seen; values
+  rounded half-up to the cent.
 
-What a vote is made of comes from ``db.index_rollup``: the day roll-up for daily buckets (a
-year of days reads a few thousand rows; a seller made of several groups takes the median of their
-union from those groups' raw intervals, ``with_prices``), the raw intervals for hourly buckets and
-for ``verify``, which recomputes a range from the raw intervals and compares it with what the
-roll-up answered. Both group the intervals with the same function, so they can only differ when
-a roll-up row is wrong.
+Votes come from ``db.index_rollup``: the day roll-up for daily buckets, the raw intervals for
+hourly ones and for ``verify``, which compares the two. Both group intervals with the same
+function, so they can only differ when a roll-up row is wrong.
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cache
+from itertools import zip_longest
 from typing import Any, NamedTuple
 
 from db import index_rollup, reads
+from db.index_rollup import median_of
 from db.reader import Reader
 from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
 from db.spans import DAY, DEFAULT_INTERVAL_S, epoch, floor, from_epoch, utcnow
+from scrapers.base import SEGMENTS
 from tracker.analysis.aggregators import market_provider
 from tracker.analysis.grid import Resolution, check_dates, check_range
-from tracker.analysis.market import median, quantile
-from tracker.analysis.segments import SEGMENTS, segment_of
+from tracker.analysis.market import quantile
 from tracker.errors import ConfigError
 
 METHOD_1 = "median-of-medians-1"
@@ -59,6 +55,9 @@ EWYLUDA_SERIES = ("index", *SEGMENTS, "spot")
 DEFAULT_INDEX_KINDS = ("on_demand",)
 #: The kinds ``ewyluda-1.3`` reads (its own rule; ``--kind`` does not apply).
 EWYLUDA_KINDS = ("on_demand", "community", "spot")
+#: Segments of providers no scraper collects, by the name an archive import stores them under.
+IMPORTED_SEGMENTS = {"primecompute": "marketplace", "prime intellect": "marketplace", "primeintellect": "marketplace",
+                     "fluidstack": "neocloud", "ori": "neocloud", "denvr": "neocloud"}
 
 METHOD_1_COLUMNS = ["time", "gpu", "method", "index", "providers", "thin", "q1", "q3", "iqr", "min", "max", "offers",
                     "kinds"]
@@ -78,6 +77,10 @@ class Group(NamedTuple):
     #: The sorted prices (raw groups); ``None`` for a roll-up row, which keeps its median only.
     prices: Sequence[float] | None
 
+    @property
+    def key(self) -> tuple[int, str, str, str, str]:
+        return self.bucket, self.gpu, self.provider, self.kind, self.via
+
 
 def seller_median(groups: Sequence[Group]) -> float:
     """A seller's vote: the median of the prices of all its groups (one group: its median). Where
@@ -86,8 +89,8 @@ def seller_median(groups: Sequence[Group]) -> float:
     if len(groups) == 1:
         return groups[0].median
     if any(g.prices is None for g in groups):
-        return index_rollup.median_of(sorted(g.median for g in groups))
-    return index_rollup.median_of(sorted(p for g in groups for p in g.prices or ()))
+        return median_of(sorted(g.median for g in groups))
+    return median_of(sorted(p for g in groups for p in g.prices or ()))
 
 
 def half_up(value: float, step: str = "0.01") -> float:
@@ -124,23 +127,19 @@ def with_prices(reader: Reader, scope: Scope, groups: list[Group], seller: Calla
     union) carry their prices, recomputed from the raw intervals of those providers only; the
     others keep their median alone. Before the raw-retention horizon such a seller votes with the
     median of its groups' medians (said in ``notes``)."""
-    count: dict[Hashable, int] = {}
-    for g in groups:
-        key = (g.bucket, g.gpu, seller(g))
-        count[key] = count.get(key, 0) + 1
-    wanted = {(g.bucket, g.gpu, g.provider, g.kind, g.via) for g in groups if count[(g.bucket, g.gpu, seller(g))] > 1}
+    count = Counter((g.bucket, g.gpu, seller(g)) for g in groups)
+    wanted = {g.key for g in groups if count[g.bucket, g.gpu, seller(g)] > 1}
     if not wanted:
         return groups
+    days = [k[0] for k in wanted]
     ids = scope.labels.lookup("provider", sorted({k[2] for k in wanted}))
-    first = min(k[0] for k in wanted)
-    raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g
-           for g in raw_groups(reader, scope, DAY, first, max(k[0] for k in wanted), provider_ids=ids)}
+    raw = {g.key: g for g in raw_groups(reader, scope, DAY, min(days), max(days), provider_ids=ids)}
     missing = sorted({k[0] for k in wanted if k not in raw})
     if missing:
         notes.append(f"{len(missing)} day(s) from {from_epoch(missing[0]):%Y-%m-%d} on: a provider whose vote joins "
                      "several groups (an aggregator's offers for it, several kinds) voted with the median of their "
                      "medians; their raw intervals were pruned")
-    return [raw.get(key, g) if (key := (g.bucket, g.gpu, g.provider, g.kind, g.via)) in wanted else g for g in groups]
+    return [raw.get(g.key, g) if g.key in wanted else g for g in groups]
 
 
 def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
@@ -156,8 +155,8 @@ def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
                     None if provider_ids is None else list(provider_ids), scope.kind_ids, scope.usd)
     rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
     by_provider: dict[int, list[index_rollup.Row]] = {}
-    for k, (_id, offer, provider, gpu, kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
-        nxt = rows[k + 1] if k + 1 < len(rows) else None
+    for row, nxt in zip_longest(rows, rows[1:]):
+        _id, offer, provider, gpu, kind, price, first_seen, last_seen, ends_at = row
         next_seen = int(nxt[6]) if nxt is not None and int(nxt[1]) == int(offer) else None
         by_provider.setdefault(int(provider), []).append(
             (int(offer), int(gpu), int(kind), float(price), int(first_seen), int(last_seen),
@@ -165,61 +164,66 @@ def raw_groups(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
     names = scope.names
     facts = index_rollup.OfferFacts.read(reader, scope.labels.names("provider"),
                                          [(r[0], pid) for pid, prov_rows in by_provider.items() for r in prov_rows])
-    out = []
-    for pid, prov_rows in by_provider.items():
-        interval_s = intervals.get(pid, DEFAULT_INTERVAL_S)
-        found = index_rollup.groups(prov_rows, facts, interval_s, step, lo // step, hi // step)
-        for (gpu, bucket, kind, via), (prices, offers) in found.items():
-            out.append(Group(bucket, names[gpu], names[pid], names[kind], via, index_rollup.median_of(prices), offers,
-                             prices))
-    return out
+    return [Group(bucket, names[gpu], names[pid], names[kind], via, median_of(prices), offers, prices)
+            for pid, prov_rows in by_provider.items()
+            for (gpu, bucket, kind, via), (prices, offers) in index_rollup.groups(
+                prov_rows, facts, intervals.get(pid, DEFAULT_INTERVAL_S), step, lo // step, hi // step).items()]
 
 
 # --- the methods ---------------------------------------------------------------------------
 
 
 @cache
-def seller_of(provider: str, via: str) -> str:
-    """Whose vote a group is in ``median-of-medians-1``: its provider, or the cloud an aggregator's
-    offers name when we collect that cloud directly (``tracker.analysis.aggregators``)."""
+def _market(provider: str, via: str) -> str:
     return market_provider(provider, via or None)
 
 
-def method_1_seller(g: Group) -> Hashable:
-    return seller_of(g.provider, g.via)
+def seller(g: Group) -> str:
+    """Whose vote a group is in ``median-of-medians-1``: its provider, or the cloud an aggregator's
+    offers name when we collect that cloud directly (``tracker.analysis.aggregators``)."""
+    return _market(g.provider, g.via)
 
 
-def ewyluda_key(g: Group) -> Hashable:
+def ewyluda_seller(g: Group) -> str:
+    """A seller of ``ewyluda-1.3``: the market provider, its community capacity apart."""
+    return f"{seller(g)} community" if g.kind == "community" else seller(g)
+
+
+def ewyluda_vote(g: Group) -> Hashable:
     """What one ``ewyluda-1.3`` vote is made of: a seller's groups of one kind family (spot apart)."""
     return ewyluda_seller(g), g.kind == "spot"
+
+
+@cache
+def _declared_segments() -> dict[str, str]:
+    from scrapers.registry import all_scrapers
+
+    return {name: cls.segment for name, cls in all_scrapers().items() if cls.segment}
+
+
+def segment(g: Group) -> str | None:
+    """The market segment of ``g``'s ``ewyluda-1.3`` seller: its scraper's (``Scraper.segment``),
+    else ``IMPORTED_SEGMENTS``; community capacity is a marketplace whatever its provider's."""
+    if g.kind == "community":
+        return "marketplace"
+    return _declared_segments().get(seller(g)) or IMPORTED_SEGMENTS.get(seller(g))
 
 
 def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[str, Any]]:
     """``median-of-medians-1`` rows, one per (bucket, gpu) with at least one vote."""
     sellers: dict[tuple[int, str], dict[str, list[Group]]] = {}
     for g in groups:
-        sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller_of(g.provider, g.via), []).append(g)
+        sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller(g), []).append(g)
     kinds_text = ",".join(kinds) if kinds is not None else "all"
     out = []
     for (bucket, gpu), by_seller in sorted(sellers.items()):
         votes = sorted(seller_median(gs) for gs in by_seller.values())
         q1, q3 = quantile(votes, 0.25), quantile(votes, 0.75)
-        out.append({"time": from_epoch(bucket), "gpu": gpu, "method": METHOD_1, "index": median(votes),
+        out.append({"time": from_epoch(bucket), "gpu": gpu, "method": METHOD_1, "index": median_of(votes),
                     "providers": len(votes), "thin": len(votes) < THIN, "q1": q1, "q3": q3, "iqr": q3 - q1,
                     "min": votes[0], "max": votes[-1],
                     "offers": sum(g.offers for gs in by_seller.values() for g in gs), "kinds": kinds_text})
     return out
-
-
-def ewyluda_seller(g: Group) -> str:
-    """A seller of ``ewyluda-1.3``: the market provider, its community capacity apart."""
-    seller = seller_of(g.provider, g.via)
-    return f"{seller} community" if g.kind == "community" else seller
-
-
-def seller_segment(g: Group) -> str | None:
-    """The segment of ``g``'s ``ewyluda-1.3`` seller (``tracker.analysis.segments``)."""
-    return segment_of(seller_of(g.provider, g.via), g.kind)
 
 
 def ewyluda(groups: Iterable[Group], presence: dict[int, set[str]], first: int) -> list[dict[str, Any]]:
@@ -234,50 +238,37 @@ def ewyluda(groups: Iterable[Group], presence: dict[int, set[str]], first: int) 
     out: list[dict[str, Any]] = []
     for day in sorted(set(presence) | set(by_day)):
         today = dict(by_day.get(day, {}))
-        carried: list[str] = []
+        carried: set[str] = set()
         present = presence.get(day, set())
-        for seller, seen in sorted(last_seen.items()):
-            if seller not in present and (day - seen) // DAY <= CARRY_FORWARD_DAYS:
-                if seller in by_day.get(seen, {}):
-                    today[seller] = by_day[seen][seller]
-                carried.append(seller)
-        for seller in present:
-            last_seen[seller] = day
+        for name, seen in last_seen.items():
+            if name not in present and (day - seen) // DAY <= CARRY_FORWARD_DAYS:
+                if name in by_day.get(seen, {}):
+                    today[name] = by_day[seen][name]
+                carried.add(name)
+        for name in present:
+            last_seen[name] = day
         if day >= first:
-            out += _ewyluda_day(day, today, set(carried))
+            out += _ewyluda_day(day, today, carried)
     return out
 
 
 def _ewyluda_day(day: int, sellers: dict[str, list[Group]], carried: set[str]) -> list[dict[str, Any]]:
-    votes: dict[str, list[tuple[str, str | None, float]]] = {}
-    spot: dict[str, list[tuple[str, float]]] = {}
-    for seller, groups in sellers.items():
+    """One day's rows: each seller votes per GPU, on demand (in ``index`` and its segment) and spot apart."""
+    votes: dict[str, dict[str, list[tuple[str, float]]]] = {}  # per GPU and series: (seller, vote)
+    for name, groups in sellers.items():
         by_gpu: dict[tuple[str, bool], list[Group]] = {}
         for g in groups:
             by_gpu.setdefault((g.gpu, g.kind == "spot"), []).append(g)
         for (gpu, is_spot), gs in by_gpu.items():
-            if is_spot:
-                spot.setdefault(gpu, []).append((seller, seller_median(gs)))
-            else:
-                votes.setdefault(gpu, []).append((seller, seller_segment(gs[0]), seller_median(gs)))
-    out = []
+            for series in ("spot",) if is_spot else ("index", segment(gs[0])):
+                if series in EWYLUDA_SERIES:
+                    votes.setdefault(gpu, {}).setdefault(series, []).append((name, seller_median(gs)))
     when = from_epoch(day)
-    for gpu in sorted(set(votes) | set(spot)):
-        series: list[tuple[str, list[tuple[str, float]]]] = []
-        entries = votes.get(gpu, [])
-        if entries:
-            series.append(("index", [(s, v) for s, _seg, v in entries]))
-            for segment in SEGMENTS:
-                within = [(s, v) for s, seg, v in entries if seg == segment]
-                if within:
-                    series.append((segment, within))
-        if gpu in spot:
-            series.append(("spot", spot[gpu]))
-        for name, pairs in series:
-            out.append({"time": when, "gpu": gpu, "method": EWYLUDA, "series": name,
-                        "value": half_up(median(sorted(v for _s, v in pairs))), "providers": len(pairs),
-                        "carried": ",".join(sorted(s for s, _v in pairs if s in carried))})
-    return out
+    return [{"time": when, "gpu": gpu, "method": EWYLUDA, "series": series,
+             "value": half_up(median_of(sorted(v for _s, v in pairs))), "providers": len(pairs),
+             "carried": ",".join(sorted(s for s, _v in pairs if s in carried))}
+            for gpu, by_series in sorted(votes.items())
+            for series in EWYLUDA_SERIES if (pairs := by_series.get(series))]
 
 
 def presence(groups: Iterable[Group]) -> dict[int, set[str]]:
@@ -317,22 +308,6 @@ class IndexResult:
                 "index_since": self.since.isoformat(), "index_until": self.until.isoformat()}
 
 
-def check_method(method: str) -> str:
-    if method not in METHODS:
-        raise ConfigError(f"--method: {method!r} is not one of {', '.join(METHODS)}")
-    return method
-
-
-def index_kinds(method: str, kinds: Sequence[str] | None, *, given: bool) -> tuple[str, ...] | None:
-    """The kinds a method reads: ``kinds`` as given (``None``: every kind), on-demand when none was given."""
-    if method == EWYLUDA:
-        if given:
-            raise ConfigError("--kind: ewyluda-1.3 reads its own kinds (on-demand and community, spot as its own "
-                              "series); leave --kind out")
-        return EWYLUDA_KINDS
-    return tuple(kinds) if given and kinds is not None else (None if given else DEFAULT_INDEX_KINDS)
-
-
 def _range(since: datetime | None, until: datetime | None, res: Resolution, reader: Reader,
            scope: Scope) -> tuple[datetime, datetime, int, int]:
     check_dates(since=since, until=until)
@@ -354,19 +329,25 @@ def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: s
     holding ``since`` to the one holding ``until`` (default: now), by ``method``.
 
     Daily buckets read the index roll-up, hourly ones the raw intervals (``use_rollups=False``:
-    daily from the raw intervals too, what ``verify`` compares with)."""
-    check_method(method)
+    daily from the raw intervals too, what ``verify`` compares with). ``kinds``, when given
+    (``None``: every kind), replaces on-demand; ewyluda-1.3 reads its own kinds."""
+    if method not in METHODS:
+        raise ConfigError(f"--method: {method!r} is not one of {', '.join(METHODS)}")
     res = Resolution.parse(resolution)
     if res not in (Resolution.day, Resolution.hour):
         raise ConfigError("--every: the index has hourly (1h) and daily (1d) buckets")
     if method == EWYLUDA and res is not Resolution.day:
         raise ConfigError("--every: ewyluda-1.3 is a daily index (--every 1d)")
-    chosen = index_kinds(method, kinds, given=kinds_given)
+    if method == EWYLUDA and kinds_given:
+        raise ConfigError("--kind: ewyluda-1.3 reads its own kinds (on-demand and community, spot as its own "
+                          "series); leave --kind out")
+    given = tuple(kinds) if kinds is not None else None
+    chosen = EWYLUDA_KINDS if method == EWYLUDA else given if kinds_given else DEFAULT_INDEX_KINDS
     scope = Scope(reader, gpus, chosen)
     since, until, lo, hi = _range(since, until, res, reader, scope)
     step = res.seconds
     daily = res is Resolution.day and use_rollups
-    merge = ewyluda_key if method == EWYLUDA else method_1_seller
+    merge = ewyluda_vote if method == EWYLUDA else seller
     notes: list[str] = []
 
     def load(s: Scope, a: int, b: int, *, votes: bool = True) -> list[Group]:
@@ -381,7 +362,7 @@ def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: s
         everyone = Scope(reader, None, chosen)  # a seller is present with any GPU
         seen = presence(load(everyone, back, hi, votes=False)) if gpus is not None else presence(groups)
         rows = ewyluda(groups, seen, lo)
-        unsegmented = sorted({ewyluda_seller(g) for g in groups if g.kind != "spot" and seller_segment(g) is None})
+        unsegmented = sorted({ewyluda_seller(g) for g in groups if g.kind != "spot" and segment(g) is None})
         if unsegmented:
             notes.append(f"no segment for {', '.join(unsegmented)}: counted in the index, in no segment series")
     else:
@@ -436,40 +417,32 @@ def verify(reader: Reader, gpus: Sequence[str] | None = None, *, since: datetime
         lo = floor(horizon, DAY)
         if lo > hi:
             return Verification(since, until, 0, 0, [], notes)
-    stored = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in rollup_groups(reader, scope, lo, hi)}
-    raw = {(g.bucket, g.gpu, g.provider, g.kind, g.via): g for g in raw_groups(reader, scope, DAY, lo, hi)}
-    answers = []
-    for kinds in (DEFAULT_INDEX_KINDS, None):
-        ask: dict[str, Any] = {"kinds": kinds, "kinds_given": kinds is None, "since": from_epoch(lo),
-                               "until": until}
-        answers.append((kinds, rental_index(reader, gpus, **ask).rows,
-                        rental_index(reader, gpus, **ask, use_rollups=False).rows))
+    stored = {g.key: g for g in rollup_groups(reader, scope, lo, hi)}
+    raw = {g.key: g for g in raw_groups(reader, scope, DAY, lo, hi)}
     differences: list[dict[str, Any]] = []
-    for key in sorted(set(stored) | set(raw)):
+    for key in sorted(stored.keys() | raw.keys()):
         a, b = stored.get(key), raw.get(key)
-        day, gpu, provider, kind, via = key
-        what = None
         if a is None or b is None:
             what = "missing from the roll-up" if a is None else "in the roll-up only"
         elif not _close(a.median, b.median):
             what = "median differs"
         elif a.offers != b.offers:
             what = "offer count differs"
-        if what:
-            differences.append({"time": from_epoch(day), "gpu": gpu, "provider": provider, "kind": kind, "via": via,
-                                "what": what, "rollup": None if a is None else a.median,
-                                "raw": None if b is None else b.median})
+        else:
+            continue
+        differences.append({"time": from_epoch(key[0]), "gpu": key[1], "provider": key[2], "kind": key[3],
+                            "via": key[4], "what": what, "rollup": None if a is None else a.median,
+                            "raw": None if b is None else b.median})
     values = 0
-    for kinds, rolled_rows, raw_rows_ in answers:
-        rolled = {(r["time"], r["gpu"]): r["index"] for r in rolled_rows}
-        recomputed = {(r["time"], r["gpu"]): r["index"] for r in raw_rows_}
+    for kinds in (DEFAULT_INDEX_KINDS, None):
+        ask: dict[str, Any] = {"kinds": kinds, "kinds_given": kinds is None, "since": from_epoch(lo), "until": until}
+        rolled = {(r["time"], r["gpu"]): r["index"] for r in rental_index(reader, gpus, **ask).rows}
+        recomputed = {(r["time"], r["gpu"]): r["index"] for r in rental_index(reader, gpus, **ask, use_rollups=False).rows}
         values += len(rolled)
-        for key in sorted(set(rolled) | set(recomputed)):
+        for key in sorted(rolled.keys() | recomputed.keys()):
             if not _close(rolled.get(key), recomputed.get(key)):
                 differences.append({"time": key[0], "gpu": key[1], "provider": "", "kind": ",".join(kinds or ("all",)),
                                     "via": "", "what": f"{METHOD_1} index differs", "rollup": rolled.get(key),
                                     "raw": recomputed.get(key)})
     return Verification(since, until, len(stored), values, differences, notes)
 
-
-__all__ = ["EWYLUDA", "METHOD_1", "METHODS", "IndexResult", "Verification", "rental_index", "verify"]
