@@ -67,7 +67,7 @@ from db.engine import engine_reader
 from db.reads import current_prices
 from tracker.analysis import specs
 from tracker.kinds import DEFAULT_KINDS
-from tracker.analysis.tco import breakeven_hours, electricity_per_hour
+from tracker.analysis.tco import USD_PER_KWH, breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError
 
 WORKLOADS = ("inference", "lora", "qlora", "full")
@@ -162,11 +162,8 @@ def gpu_options(
     among the current offers first (the CLI's --available, --max-price, --max-age).
     """
     basis = specs.check_basis(basis)
-    fitting: dict[str, tuple[Any, int]] = {}
-    for gpu, spec in specs.catalog_or_default(catalog).items():
-        vram = spec.vram_gb
-        if vram and gpus_needed(estimate.total_gb, vram) <= max_gpus:
-            fitting[gpu] = (spec, gpus_needed(estimate.total_gb, vram))
+    fitting = {gpu: (spec, need) for gpu, spec in specs.catalog_or_default(catalog).items()
+               if spec.vram_gb and (need := gpus_needed(estimate.total_gb, spec.vram_gb)) <= max_gpus}
     if not fitting:
         return pd.DataFrame(columns=OPTION_COLUMNS)
     with engine_reader(source) as reader:
@@ -176,40 +173,25 @@ def gpu_options(
             offers = narrow(offers)
         fields = per_gpu_limit_fields()
         limits = reads.offer_extra_field(reader, sorted({o["provider"] for o in offers} & set(fields)), fields,
-                                             list(fitting))
+                                         list(fitting))
     rows = []
     for gpu, (spec, need) in fitting.items():
         listed = [o for o in offers if o["gpu"] == gpu and o["currency"] == "USD" and o["price_per_hour"]]
         candidates = [o for o in listed if need <= o["gpu_count"] <= max_gpus]
         candidates += [scaled for o in listed if (scaled := scale_per_gpu(o, need, limits, max_gpus)) is not None]
-        best = min(candidates, key=lambda o: (o["price_per_hour"], o["gpu_count"]), default=None)
-        vram = spec.vram_gb or 0.0
-        per_gpu_tflops = specs.tflops(spec, basis)
-        count = best["gpu_count"] if best else need
-        total_tflops = per_gpu_tflops * count if per_gpu_tflops else None
-        price = best["price_per_hour"] if best else None
-        rows.append({
-            "gpu": gpu,
-            "vram_gb": vram,
-            "gpus_needed": need,
-            "gpu_count": count,
-            "total_vram_gb": vram * count,
-            "price_per_hour": price,
-            "price_per_gpu_hour": best["price_per_gpu_hour"] if best else None,
-            "tflops": total_tflops,
-            "cost_per_tflop_hour": price / total_tflops if price and total_tflops else None,
-            "provider": best["provider"] if best else None,
-            "sku": best["sku"] if best else None,
-            "region": best["region"] if best else None,
-            "kind": best["kind"] if best else None,
-            "observed_at": best["observed_at"] if best else None,
-            "purchase_price_per_gpu": spec.purchase_price_usd,
-            "tdp_w": spec.tdp_w,
-        })
+        best = min(candidates, key=lambda o: (o["price_per_hour"], o["gpu_count"]), default={})
+        count = best.get("gpu_count", need)
+        tflops = specs.tflops(spec, basis)
+        total_tflops = tflops * count if tflops else None
+        price = best.get("price_per_hour")
+        rows.append({"gpu": gpu, "vram_gb": spec.vram_gb, "gpus_needed": need, "gpu_count": count,
+                     "total_vram_gb": spec.vram_gb * count, "price_per_hour": price,
+                     "price_per_gpu_hour": best.get("price_per_gpu_hour"), "tflops": total_tflops,
+                     "cost_per_tflop_hour": price / total_tflops if price and total_tflops else None,
+                     **{k: best.get(k) for k in ("provider", "sku", "region", "kind", "observed_at")},
+                     "purchase_price_per_gpu": spec.purchase_price_usd, "tdp_w": spec.tdp_w})
     df = pd.DataFrame(rows, columns=OPTION_COLUMNS)
-    df["_unpriced"] = df["price_per_hour"].isna()
-    df = df.sort_values(["_unpriced", "price_per_hour", "total_vram_gb", "gpu"]).drop(columns="_unpriced")
-    return df.reset_index(drop=True)
+    return df.sort_values(["price_per_hour", "total_vram_gb", "gpu"], na_position="last").reset_index(drop=True)
 
 
 def per_gpu_limit_fields() -> dict[str, str]:
@@ -319,21 +301,13 @@ def recommend(
     hours_per_month: float | None = None,
     months: float | None = None,
     max_gpus: int = MAX_GPUS,
-    kinds: Sequence[str] | None = DEFAULT_KINDS,
-    providers: Sequence[str] | None = None,
-    regions: Sequence[str] | None = None,
-    basis: str | None = None,
-    usd_per_kwh: float = 0.10,
-    catalog: specs.Catalog | None = None,
-    at: datetime | None = None,
-    include_stale: bool = False,
-    narrow: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+    **query: Any,
 ) -> Recommendation:
-    """VRAM estimate, fitting GPUs at market prices, and (with ``hours_per_month``) advice
-    for the cheapest priced option that has a purchase price."""
+    """VRAM estimate, fitting GPUs at market prices (``gpu_options``, given ``query``: kinds,
+    providers, regions, basis, catalog, at, include_stale, narrow), and (with ``hours_per_month``)
+    advice for the cheapest priced option that has a purchase price."""
     est = estimate_vram(parse_params(params), workload, precision)
-    options = gpu_options(source, est, max_gpus=max_gpus, kinds=kinds, providers=providers, regions=regions,
-                          basis=basis, catalog=catalog, at=at, include_stale=include_stale, narrow=narrow)
+    options = gpu_options(source, est, max_gpus=max_gpus, **query)
     notes: list[str] = []
     if options.empty:
         notes.append(f"needs {est.total_gb:.0f} GB: more than {max_gpus} of any GPU in the catalog hold; "
@@ -349,11 +323,11 @@ def recommend(
         if top is None:
             advice = rent_or_buy(hours_per_month, horizon)
         else:
-            purchase = top["purchase_price_per_gpu"] * top["gpu_count"] if pd.notna(top["purchase_price_per_gpu"]) else None
-            running = electricity_per_hour(top["tdp_w"], usd_per_kwh) * top["gpu_count"] if pd.notna(top["tdp_w"]) else 0.0
+            count = top["gpu_count"]
+            purchase = top["purchase_price_per_gpu"] * count if pd.notna(top["purchase_price_per_gpu"]) else None
+            running = electricity_per_hour(top["tdp_w"], USD_PER_KWH) * count if pd.notna(top["tdp_w"]) else 0.0
             advice = rent_or_buy(hours_per_month, horizon, rent_per_hour=float(top["price_per_hour"]),
-                                 purchase=purchase, running_per_hour=running, gpu=top["gpu"],
-                                 gpu_count=float(top["gpu_count"]))
+                                 purchase=purchase, running_per_hour=running, gpu=top["gpu"], gpu_count=float(count))
             if not buyable.empty and buyable.index[0] != priced.index[0]:
                 notes.append(f"rent-vs-buy compares {top['gpu']}, the cheapest option with a known purchase price")
     return Recommendation(est, options, advice, notes)

@@ -38,6 +38,8 @@ from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
 HOURS_PER_YEAR = 8760.0
+#: The electricity price unless told otherwise (the seed article's).
+USD_PER_KWH = 0.10
 RENT_BASES = ("cheapest", "median")
 
 
@@ -174,7 +176,7 @@ def tco(
     rent: float,
     tdp_w: float | None = None,
     utilization: float = 0.6,
-    usd_per_kwh: float = 0.10,
+    usd_per_kwh: float = USD_PER_KWH,
     years: float = 3.0,
     cooling_per_hour: float = 0.0,
     maintenance_per_hour: float = 0.0,
