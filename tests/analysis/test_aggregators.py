@@ -176,7 +176,7 @@ def test_market_runs_merge_an_aggregators_series_into_the_clouds() -> None:
         3: [(0, 4, 2.8, 1)],
         4: [(0, 2, 3.0, 1), (3, 6, 3.1, 1)],
     }
-    merged = market_runs(runs, names.__getitem__, {"runpod", "lambda"})
+    merged = market_runs({names[k]: v for k, v in runs.items()}, {"runpod", "lambda"})
     assert merged["runpod"] == [(0, 4, 2.5, 3), (5, 9, 2.2, 4), (10, 14, 2.2, 1)]
     assert merged["getdeploying"] == [(0, 4, 2.8, 1)]
     assert merged["lambda"] == runs[4]

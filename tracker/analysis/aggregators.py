@@ -19,29 +19,25 @@ figure (min, quartiles, median, provider count, an index) takes one value per ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from db import reads
 from db.spans import Run, lows
-from scrapers.registry import directly_collected, market_provider  # noqa: F401 - the rule itself, beside the registry
-
-#: ``offer.extra`` key (and price-row field) naming the cloud an aggregator's offer is rented from.
-VIA_KEY = reads.VIA_KEY
+from scrapers.registry import market_provider
 
 Row = TypeVar("Row", bound=Mapping[str, Any])
-Key = TypeVar("Key")
 
 
-def cheapest_per_provider(rows: Iterable[Row], direct: Collection[str] | None = None) -> dict[str, Row]:
+def cheapest_per_provider(rows: Iterable[Row]) -> dict[str, Row]:
     """Each market provider's cheapest row, from price rows sorted cheapest first."""
     out: dict[str, Row] = {}
     for r in rows:
-        out.setdefault(market_provider(r["provider"], r.get(VIA_KEY), direct), r)
+        out.setdefault(market_provider(r["provider"], r.get(reads.VIA_KEY)), r)
     return out
 
 
-def market_prices(rows: Iterable[Row], direct: Collection[str] | None = None) -> dict[str, list[float]]:
+def market_prices(rows: Iterable[Row]) -> dict[str, list[float]]:
     """Per GPU of price rows (USD per-GPU-hour prices; rows without a GPU or price left out):
     each market provider's cheapest, what a median "across the market" is taken over."""
     per: dict[str, dict[str, float]] = {}
@@ -49,7 +45,7 @@ def market_prices(rows: Iterable[Row], direct: Collection[str] | None = None) ->
         price = r.get("price_per_gpu_hour")
         if r.get("gpu") and price is not None:
             who = per.setdefault(r["gpu"], {})
-            key = market_provider(r["provider"], r.get(VIA_KEY), direct)
+            key = market_provider(r["provider"], r.get(reads.VIA_KEY))
             who[key] = min(price, who.get(key, price))
     return {gpu: sorted(v.values()) for gpu, v in per.items()}
 
@@ -61,19 +57,16 @@ def market_of_key(key: str, direct: Collection[str] | None = None) -> str:
     return market_provider(provider, via, direct)
 
 
-def market_runs(runs: Mapping[Key, Sequence[Run]], name_of: Callable[[Key], str],
-                direct: Collection[str] | None = None) -> dict[str, list[Run]]:
-    """Each market provider's runs from the runs of its series (by key; ``name_of`` gives a
-    key's name as ``market_of_key`` takes it; one series' runs in order, never overlapping): where several of
-    its series have a value, the lowest, and their offers added up. What a sweep over run
-    boundaries takes the market over, so an aggregator's series of a cloud is that cloud's."""
+def market_runs(runs: Mapping[str, Sequence[Run]], direct: Collection[str] | None = None) -> dict[str, list[Run]]:
+    """Each market provider's runs from the runs of its series (by key, ``market_of_key``; one
+    series' runs in order, never overlapping): where several of its series have a value, the
+    lowest (``db.spans.lows``, the rule a provider's kinds are combined by; a NaN adds offers
+    only), and their offers added up."""
     groups: dict[str, list[Sequence[Run]]] = {}
     for key, series in runs.items():
-        groups.setdefault(market_of_key(name_of(key), direct), []).append(series)
+        groups.setdefault(market_of_key(key, direct), []).append(series)
     out: dict[str, list[Run]] = {}
     for who, parts in groups.items():
-        # one series as it is; several: the lowest value where they overlap, offers added
-        # (``db.spans.lows``, the rule a provider's kinds are combined by; a NaN adds offers only)
         out[who] = list(parts[0]) if len(parts) == 1 else lows(
             (a, b, v if v == v else None, n) for part in parts for a, b, v, n in part)
     return out

@@ -4,11 +4,9 @@ A bucket's market is taken from each provider's value in it (its lowest price), 
 once, so a marketplace listing 500 hosts does not outweigh a cloud listing one: ``min`` is the
 cheapest provider, ``median`` the typical provider, ``p25`` in between (linear interpolation,
 as pandas and numpy compute it, so with one provider all three are its price); ``providers``
-counts the providers with a value, ``offers`` the distinct offers behind them.
-
-Who takes part is decided here too (``counted``): the runs of an aggregator's series of a cloud
-we collect directly are that cloud's (``tracker.analysis.aggregators``), so no cloud counts
-twice.
+counts the providers with a value, ``offers`` the distinct offers behind them. An aggregator's
+series of a cloud we collect directly is that cloud's (``aggregators.market_runs``), so no cloud
+counts twice.
 
 The market over a range is computed over the boundaries of the providers' runs (``sweep``): it
 can change only where some provider's run starts or ends, so a year of hourly buckets costs what
@@ -19,8 +17,9 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
+from db.index_rollup import median_of
 from db.spans import Run
 from tracker.analysis.aggregators import market_runs
 
@@ -39,38 +38,12 @@ def quantile(ordered: Sequence[float], q: float) -> float:
     return a if frac == 0 else a + (b - a) * frac
 
 
-def median(ordered: Sequence[float]) -> float:
-    """Median of ascending ``ordered`` (the mean of the two middle values of an even count)."""
-    n = len(ordered)
-    a, b = ordered[(n - 1) // 2], ordered[n // 2]
-    return a if n % 2 == 1 else (a + b) / 2
-
-
-def figures(ordered: Sequence[float]) -> tuple[float, float, float]:
-    """(min, p25, median) of ascending, NaN-free provider values; NaN when there are none."""
-    if not ordered:
-        return NO_MARKET
-    return ordered[0], quantile(ordered, 0.25), median(ordered)
-
-
-def market(values: Iterable[float]) -> tuple[float, float, float]:
-    """The market figures of one bucket from each provider's value in it: (min, p25, median),
-    NaN when no provider has one."""
-    return figures(sorted(v for v in values if not math.isnan(v)))
-
-
-def counted(runs: Mapping[str, Sequence[Run]]) -> Mapping[str, Sequence[Run]]:
-    """Each market provider's runs from each series key's runs (by key name: a provider's, or an
-    aggregator's per cloud, ``db.reads``): the aggregator rule (``aggregators.market_runs``)."""
-    return market_runs(runs, str)
-
-
 def sweep(runs: Mapping[str, Sequence[Run]]) -> list[MarketRun]:
     """The market of one GPU as runs of buckets, from each series key's runs (by key name; one
     key's runs never overlap): figures are computed once per boundary where some market
     provider's run starts or ends, and a bucket no run covers has no market run."""
     events: dict[int, list[tuple[float, int, int]]] = {}
-    for provider_runs in counted(runs).values():
+    for provider_runs in market_runs(runs).values():
         for first, last, value, offers in provider_runs:
             events.setdefault(first, []).append((value, offers, 1))
             events.setdefault(last + 1, []).append((value, offers, -1))
@@ -89,5 +62,6 @@ def sweep(runs: Mapping[str, Sequence[Run]]) -> list[MarketRun]:
             else:
                 del values[bisect.bisect_left(values, value)]
         if live and k + 1 < len(at):
-            out.append((pos, at[k + 1] - 1, figures(values), len(values), offers_now))
+            figures = (values[0], quantile(values, 0.25), median_of(values)) if values else NO_MARKET
+            out.append((pos, at[k + 1] - 1, figures, len(values), offers_now))
     return out

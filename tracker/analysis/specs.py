@@ -13,8 +13,6 @@ from tracker.catalog import value
 from tracker.catalog.specs import GpuSpec, load_catalog
 
 Catalog = Mapping[str, GpuSpec]
-DEFAULT_BASIS = value.DEFAULT_BASIS
-BASES = tuple(value.BASES)
 
 
 def catalog_or_default(catalog: Catalog | None = None) -> Catalog:
@@ -25,15 +23,13 @@ def spec_for(gpu_id: str, catalog: Catalog | None = None) -> GpuSpec | None:
     return catalog_or_default(catalog).get(gpu_id)
 
 
+def check_basis(basis: str | None) -> str:
+    return value.check_basis(basis or value.DEFAULT_BASIS)
+
+
 def tflops(spec: GpuSpec | None, basis: str | None = None) -> float | None:
     """Dense TFLOPS of ``spec`` on ``basis`` (default ``fp16-dense``), or ``None``."""
-    if spec is None:
-        return None
-    return value.tflops_for(spec, value.check_basis(basis or DEFAULT_BASIS))
-
-
-def check_basis(basis: str | None) -> str:
-    return value.check_basis(basis or DEFAULT_BASIS)
+    return None if spec is None else value.tflops_for(spec, check_basis(basis))
 
 
 def flagship(gpu_ids: Iterable[str], catalog: Catalog | None = None) -> str | None:
@@ -44,12 +40,5 @@ def flagship(gpu_ids: Iterable[str], catalog: Catalog | None = None) -> str | No
     """
     cat = catalog_or_default(catalog)
     order = {g: i for i, g in enumerate(cat)}
-    ids = [g for g in gpu_ids if g in cat]
-    if not ids:
-        return None
-
-    def key(g: str) -> tuple[int, float, int]:
-        s = cat[g]
-        return (0 if s.purchase_price_usd else 1, -(s.fp16_dense_tflops or 0.0), order[g])
-
-    return sorted(ids, key=key)[0]
+    return min((g for g in gpu_ids if g in cat), default=None,
+               key=lambda g: (0 if cat[g].purchase_price_usd else 1, -(cat[g].fp16_dense_tflops or 0.0), order[g]))
