@@ -100,10 +100,6 @@ def minus(spans: Sequence[Span], cut: Sequence[Span]) -> list[Span]:
     return out
 
 
-def _length(spans: Iterable[Span]) -> int:
-    return sum(b - a for a, b in spans)
-
-
 def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since: int, until: int,
               interval_s: int) -> Availability:
     """The figures of one group from its ``db.reads.AVAILABILITY_COLUMNS`` rows."""
@@ -120,35 +116,32 @@ def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since
             seen = min(int(last_seen), until)
             if seen >= max(int(first), since) and (last is None or seen > last):
                 last = seen
-    observed, available_spans = union(known), union(up)
-    down = union(minus(observed, available_spans))
-    longest = max(down, key=lambda s: (s[1] - s[0], -s[0]), default=None)
-    return Availability(provider, region, len({r[2] for r in rows}), _length(observed), _length(available_spans),
-                        0 if longest is None else longest[1] - longest[0], None if longest is None else longest[0], last)
+    observed, available = union(known), union(up)
+    down_from, down_to = max(union(minus(observed, available)), key=lambda s: (s[1] - s[0], -s[0]),
+                             default=(None, None))
+    return Availability(provider, region, len({r[2] for r in rows}), sum(b - a for a, b in observed),
+                        sum(b - a for a, b in available), 0 if down_from is None else down_to - down_from, down_from,
+                        last)
 
 
 def availability(reader: Reader, gpus: Sequence[str], since: datetime, until: datetime, *,
                  providers: Sequence[str] | None = None, kinds: Sequence[str] | None = None,
                  regions: Sequence[str] | None = None) -> list[Availability]:
     """Per (provider, region) with an interval of ``gpus`` (canonical ids) in ``[since, until]``,
-    sorted by provider then region, read through ``reader``. A range
-    longer than ``MAX_RANGE`` or ending before it starts is a ``ConfigError``."""
+    sorted by provider then region. A range longer than ``MAX_RANGE`` or ending before it starts
+    is a ``ConfigError``; before the raw-retention horizon only roll-ups are left, so it starts there."""
     if since > until:
         raise ConfigError(f"availability: the range starts ({since:%Y-%m-%d %H:%M}) after it ends ({until:%Y-%m-%d %H:%M})")
     if until - since > MAX_RANGE:
         raise ConfigError(f"availability: {(until - since).days} days is more than one question reads ({MAX_RANGE.days}); "
                           "ask about a year at a time (--since and --until)")
-    start = max(epoch(since), raw_horizon(reader))  # before the horizon only roll-ups are left
-    return _availability(reader, gpus, min(start, epoch(until)), epoch(until), providers, kinds, regions)
-
-
-def _availability(reader: Reader, gpus: Sequence[str], since: int, until: int, providers: Sequence[str] | None,
-                  kinds: Sequence[str] | None, regions: Sequence[str] | None) -> list[Availability]:
+    end = epoch(until)
+    start = min(max(epoch(since), raw_horizon(reader)), end)
     labels = Labels(reader)
     gpu_ids = labels.lookup("gpu", gpus)
     if not gpu_ids:
         return []
-    rows = availability_rows(reader, gpu_ids, since, until,
+    rows = availability_rows(reader, gpu_ids, start, end,
                              provider_ids=None if providers is None else labels.lookup("provider", providers),
                              kind_ids=None if kinds is None else labels.lookup("kind", kinds), regions=regions)
     groups: dict[tuple[int, str], list[tuple[Any, ...]]] = {}
@@ -156,6 +149,6 @@ def _availability(reader: Reader, gpus: Sequence[str], since: int, until: int, p
         groups.setdefault((int(r[0]), r[1] or ""), []).append(r)
     names = labels.names("provider")
     every = provider_intervals(reader)
-    out = [summarise(names.get(pid, str(pid)), region, group, since, until, every.get(pid, DEFAULT_INTERVAL_S))
+    out = [summarise(names.get(pid, str(pid)), region, group, start, end, every.get(pid, DEFAULT_INTERVAL_S))
            for (pid, region), group in groups.items()]
     return sorted(out, key=lambda a: (a.provider, a.region))
