@@ -191,11 +191,11 @@ def tco(
     ``electricity_per_hour_override`` replaces TDP x kWh price when the user knows better
     (e.g. measured draw); without it and without a TDP, electricity counts as zero.
     """
-    for name, value in (("purchase", purchase), ("rent", rent), ("years", years)):
+    bounded = (("purchase", purchase, MAX_PURCHASE), ("rent", rent, MAX_RENT), ("years", years, MAX_YEARS))
+    for name, value, _top in bounded:
         if not value or value <= 0 or math.isnan(value):
             raise ConfigError(f"--{name}: {value} must be a positive number")
-    # Bounds no real purchase reaches; beyond them the sums overflow to Infinity.
-    for name, value, top in (("purchase", purchase, MAX_PURCHASE), ("rent", rent, MAX_RENT), ("years", years, MAX_YEARS)):
+    for name, value, top in bounded:  # beyond these the sums overflow to Infinity
         if value > top:
             raise ConfigError(f"--{name}: {value:g} is more than {top:g}")
     if not 0 < utilization <= 1:
@@ -225,8 +225,8 @@ def tco(
         effective_hourly_cost=effective_hourly_cost(purchase, years, running),
         effective_hourly_cost_at_utilization=effective_hourly_cost(purchase, years, running, utilization),
         breakeven_hours=simple,
-        breakeven_months_24_7=simple / HOURS_PER_MONTH,
-        breakeven_months_at_utilization=simple / (HOURS_PER_MONTH * utilization),
+        breakeven_months_24_7=months_for_hours(simple),
+        breakeven_months_at_utilization=months_for_hours(simple, utilization),
         breakeven_hours_full=full,
         breakeven_months_24_7_full=months_for_hours(full),
         breakeven_months_at_utilization_full=months_for_hours(full, utilization),
