@@ -2,7 +2,7 @@
 
 Each function takes a time range and filters (``Filters``: GPU ids, providers, regions,
 kinds) and returns plain records (history and trends are plain Python over ``db.reader``;
-pandas is imported by tco, recommend, plot and the exports only); the CLI and the API only present them.
+pandas is imported by tco, recommend and the Parquet export only); the CLI and the API only present them.
 
 Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-interval path):
 
@@ -22,7 +22,10 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
 * ``history``    -- each provider's value per bucket (roll-ups where they answer, raw intervals
   elsewhere), the market rule (min/p25/median across providers), cost per TFLOP, break-even
 * ``trends``     -- change over 24 h/7 d/30 d/90 d, all-time low, good-deal flag, volatility
-* ``frames``     -- stored intervals as a pandas DataFrame, for charts and exports
+* ``market``, ``aggregators`` -- the market rule across providers, an aggregator's offers counted once
+* ``index``      -- the rental index (two named methods) and its check against the raw intervals
+* ``availability`` -- how available a GPU was, per provider and region
+* ``frames``     -- stored intervals as a pandas DataFrame (the Parquet export), frames as records
 * ``tco``        -- electricity, ownership cost, break-even, market rent
 * ``recommend``  -- VRAM estimate, GPUs that fit at market prices, rent-vs-buy advice
 * ``imports``    -- history on day one: our own CSV exports, SkyPilot (a vms.csv or a catalog clone's git

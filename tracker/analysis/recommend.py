@@ -1,23 +1,14 @@
 """Which GPU for a workload: a VRAM estimate, the GPUs that fit (1 to 8 per instance) at the
 latest market prices, and rent-vs-buy advice.
 
-VRAM rules (GB, for a model of P billion parameters)::
+VRAM rules (GB, for a model of P billion parameters): total = P x bytes_per_parameter x 1.2 + 1.5,
+where the bytes per parameter are
 
-    total = P x bytes_per_parameter x 1.2 + 1.5
-
-===========  ======================  ===================================================
-workload     bytes per parameter     what they are
-===========  ======================  ===================================================
-inference    2 (fp16/bf16), 1 (int8)  the weights; x1.2 covers KV cache and activations
-             0.5 (int4)
-lora         2                        frozen fp16 base; x1.2 covers adapters, their Adam
-                                      states and checkpointed activations
-qlora        0.5 (NF4, default),      4-bit base; same x1.2 for adapters and activations
-             1 (8-bit)
-full         16                       mixed-precision Adam: fp16 weights (2) + gradients
-                                      (2) + fp32 master weights, momentum, variance (12);
-                                      x1.2 for activations with gradient checkpointing
-===========  ======================  ===================================================
+* inference: 2 (fp16/bf16), 1 (int8) or 0.5 (int4): the weights; x1.2 covers KV cache and activations;
+* lora: 2: a frozen fp16 base; x1.2 covers adapters, their Adam states and checkpointed activations;
+* qlora: 0.5 (NF4, default) or 1 (8-bit): a 4-bit base; the same x1.2 for adapters and activations;
+* full: 16: mixed-precision Adam, fp16 weights (2) + gradients (2) + fp32 master weights, momentum
+  and variance (12); x1.2 for activations with gradient checkpointing.
 
 The fixed 1.5 GB is the CUDA context and framework buffers every process pays.
 
