@@ -89,10 +89,13 @@ def _in_range(h: History, at: datetime) -> bool:
     return start <= _naive(at) <= end
 
 
-def _steps(h: History, gpu: str) -> tuple[list[datetime], dict[str, list[float | None]]]:
-    """x = every bucket start plus the end of the last bucket; y per series (``None``: no value)
-    with its last value repeated, so a step plot draws each bucket (even a lone one) as a segment
-    across it."""
+Series = dict[str, list[float | None]]
+
+
+def _steps(h: History, gpu: str) -> tuple[list[datetime], Series, Series]:
+    """x = every bucket start plus the end of the last bucket; y of the market (``min``,
+    ``median``) and of each provider (``None``: no value) with its last value repeated, so a step
+    plot draws each bucket (even a lone one) as a segment across it."""
     market = [m for m in h.market_rows if m["gpu"] == gpu]
     x = [_naive(m["time"]) for m in market]
     x.append(x[-1] + timedelta(seconds=h.resolution.seconds))
@@ -101,11 +104,9 @@ def _steps(h: History, gpu: str) -> tuple[list[datetime], dict[str, list[float |
         out = [None if v is None or v != v else float(v) for v in values]
         return out + out[-1:]
 
-    series = {"min": ys([m["min"] for m in market]), "median": ys([m["median"] for m in market])}
-    for provider, values in sorted(h.provider_columns(gpu).get(gpu, {}).items()):
-        if any(v is not None for v in values):
-            series[f"provider:{provider}"] = ys(values)
-    return x, series
+    columns = h.provider_columns(gpu).get(gpu, {})
+    return (x, {"min": ys([m["min"] for m in market]), "median": ys([m["median"] for m in market])},
+            {p: ys(v) for p, v in sorted(columns.items()) if any(c is not None for c in v)})
 
 
 def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None) -> Path:
@@ -117,10 +118,9 @@ def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None
     FigureCanvasAgg(fig)
     axes = fig.subplots(len(gpus), 1, squeeze=False)[:, 0]
     for ax, gpu in zip(axes, gpus, strict=True):
-        x, series = _steps(h, gpu)
-        for key, ys in series.items():
-            if key.startswith("provider:"):
-                ax.plot(x, ys, lw=1, alpha=0.7, label=key.split(":", 1)[1], drawstyle="steps-post")
+        x, series, providers = _steps(h, gpu)
+        for provider, ys in providers.items():
+            ax.plot(x, ys, lw=1, alpha=0.7, label=provider, drawstyle="steps-post")
         ax.plot(x, series["min"], color="black", lw=2.2, label="market min", drawstyle="steps-post")
         ax.plot(x, series["median"], color="grey", lw=1.6, ls="--", label="market median", drawstyle="steps-post")
         low = (lows or {}).get(gpu)
@@ -149,14 +149,12 @@ def plot_html(h: History, path: str | Path, lows: Mapping[str, Low] | None = Non
     gpus = _panels(h)
     fig = make_subplots(rows=len(gpus), cols=1, subplot_titles=[_title(h, g) for g in gpus], shared_xaxes=False)
     for row, gpu in enumerate(gpus, start=1):
-        times, series = _steps(h, gpu)
+        times, series, providers = _steps(h, gpu)
         x = [t.isoformat() for t in times]
         suffix = f" ({gpu})" if len(gpus) > 1 else ""
-        for key, ys in series.items():
-            if key.startswith("provider:"):
-                fig.add_trace(go.Scatter(x=x, y=ys, mode="lines", name=key.split(":", 1)[1] + suffix,
-                                         line={"width": 1, "shape": "hv"}, opacity=0.75, connectgaps=False),
-                              row=row, col=1)
+        for provider, ys in providers.items():
+            fig.add_trace(go.Scatter(x=x, y=ys, mode="lines", name=provider + suffix, line={"width": 1, "shape": "hv"},
+                                     opacity=0.75, connectgaps=False), row=row, col=1)
         for col, style, name in (("min", {"width": 3, "color": "black", "shape": "hv"}, "market min"),
                                  ("median", {"width": 2, "color": "grey", "dash": "dash", "shape": "hv"}, "market median")):
             fig.add_trace(go.Scatter(x=x, y=series[col], mode="lines", name=name + suffix, line=style,

@@ -252,27 +252,27 @@ def rent_or_buy(
         be_months = be_hours / hours_per_month
         rent_total = rent_per_hour * hours_per_month * months
         own_total = purchase + running_per_hour * hours_per_month * months
-    common = dict(hours_per_month=hours_per_month, months=months, gpu=gpu, gpu_count=gpu_count,
-                  rent_per_hour=rent_per_hour, purchase=purchase, breakeven_hours=be_hours,
-                  breakeven_months_at_usage=be_months, rent_cost_over_horizon=rent_total,
-                  own_cost_over_horizon=own_total)
     be_text = f"; buying breaks even after {be_months:.1f} months at this usage" if be_months is not None else ""
+    heavy = hours_per_month > BUY_ABOVE_HOURS and months >= BUY_MIN_MONTHS
     if hours_per_month < RENT_BELOW_HOURS:
-        return Advice("rent", f"below {RENT_BELOW_HOURS:g} h a month renting wins{be_text}", **common)
-    if be_months is None:
-        if hours_per_month > BUY_ABOVE_HOURS and months >= BUY_MIN_MONTHS:
-            return Advice("consider buying", f"over {BUY_ABOVE_HOURS:g} h a month for {months:g} months "
-                          "(no purchase price known to confirm it)", **common)
-        return Advice("rent", "usage or horizon below the buy thresholds "
-                      f"({BUY_ABOVE_HOURS:g} h a month for {BUY_MIN_MONTHS:g}+ months)", **common)
-    if hours_per_month > BUY_ABOVE_HOURS and months >= BUY_MIN_MONTHS and be_months <= months:
-        return Advice("consider buying", f"over {BUY_ABOVE_HOURS:g} h a month for {months:g} months{be_text}, "
-                      "inside your horizon", **common)
-    if be_months <= months:
-        return Advice("rent", f"break-even ({be_months:.1f} months) falls inside the horizon, but usage is below "
-                      f"{BUY_ABOVE_HOURS:g} h a month or the horizon is under {BUY_MIN_MONTHS:g} months: "
-                      "renting keeps you flexible; buying only pays if usage stays this high", **common)
-    return Advice("rent", f"buying would not break even within {months:g} months{be_text}", **common)
+        verdict, reason = "rent", f"below {RENT_BELOW_HOURS:g} h a month renting wins{be_text}"
+    elif be_months is None and heavy:
+        verdict, reason = "consider buying", (f"over {BUY_ABOVE_HOURS:g} h a month for {months:g} months "
+                                              "(no purchase price known to confirm it)")
+    elif be_months is None:
+        verdict, reason = "rent", ("usage or horizon below the buy thresholds "
+                                   f"({BUY_ABOVE_HOURS:g} h a month for {BUY_MIN_MONTHS:g}+ months)")
+    elif be_months <= months and heavy:
+        verdict, reason = "consider buying", (f"over {BUY_ABOVE_HOURS:g} h a month for {months:g} months{be_text}, "
+                                              "inside your horizon")
+    elif be_months <= months:
+        verdict, reason = "rent", (f"break-even ({be_months:.1f} months) falls inside the horizon, but usage is below "
+                                   f"{BUY_ABOVE_HOURS:g} h a month or the horizon is under {BUY_MIN_MONTHS:g} months: "
+                                   "renting keeps you flexible; buying only pays if usage stays this high")
+    else:
+        verdict, reason = "rent", f"buying would not break even within {months:g} months{be_text}"
+    return Advice(verdict, reason, hours_per_month, months, gpu, gpu_count, rent_per_hour, purchase, be_hours, be_months,
+                  rent_total, own_total)
 
 
 @dataclass
