@@ -96,16 +96,14 @@ def since_time(text: str, now: datetime, error: str) -> datetime:
     try:
         span = parse_span(text)
     except ConfigError:
-        span = None
-    if span is not None:
         try:
-            return now - span
-        except OverflowError:
-            raise ConfigError(f"{text!r} reaches back before 1970-01-01, the earliest date a history can hold") from None
+            return parse_when(text)
+        except ConfigError:
+            raise ConfigError(error) from None
     try:
-        return parse_when(text)
-    except ConfigError:
-        raise ConfigError(error) from None
+        return now - span
+    except OverflowError:
+        raise ConfigError(f"{text!r} reaches back before 1970-01-01, the earliest date a history can hold") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,12 +137,7 @@ def scrape_intervals(settings: Any) -> Callable[[str], timedelta]:
     """Each provider's collection interval (``Settings.interval_for``, the rule the scheduler
     runs on): the tolerance for "price at t". Each provider is looked up once (its scraper's
     module alone is imported: ``scrapers.registry.find``)."""
-
-    @cache
-    def lookup(provider: str) -> timedelta:
-        return timedelta(seconds=settings.interval_for(provider))
-
-    return lookup
+    return cache(lambda provider: timedelta(seconds=settings.interval_for(provider)))
 
 
 def check_dates(**named: datetime | None) -> None:
