@@ -116,12 +116,10 @@ def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since
             seen = min(int(last_seen), until)
             if seen >= max(int(first), since) and (last is None or seen > last):
                 last = seen
-    observed, available = union(known), union(up)
-    down_from, down_to = max(union(minus(observed, available)), key=lambda s: (s[1] - s[0], -s[0]),
-                             default=(None, None))
+    observed, up = union(known), union(up)
+    down_from, down_to = max(union(minus(observed, up)), key=lambda s: (s[1] - s[0], -s[0]), default=(None, None))
     return Availability(provider, region, len({r[2] for r in rows}), sum(b - a for a, b in observed),
-                        sum(b - a for a, b in available), 0 if down_from is None else down_to - down_from, down_from,
-                        last)
+                        sum(b - a for a, b in up), 0 if down_from is None else down_to - down_from, down_from, last)
 
 
 def availability(reader: Reader, gpus: Sequence[str], since: datetime, until: datetime, *,
