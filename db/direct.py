@@ -1,16 +1,11 @@
 """Open a store for reading with its DB-API driver straight from the URL (sqlite3, psycopg),
 without SQLAlchemy: what a read-only command such as ``gpu-tracker prices`` pays to start is
-mostly imports, and SQLAlchemy is the largest.
+mostly imports, and SQLAlchemy is the largest. So is finding the URL (``default_database_url``).
 
-Only a store that needs nothing done to it opens this way: a SQLite file that exists and this
-process may write (the full path handles read-only files, new files and their errors), or a
-PostgreSQL database, at the newest schema revision and holding the catalog as given.
-Anything else (another URL form, a store to migrate or to create, a catalog to sync) gets
-``None``, and the caller takes the full path (``tracker.pipeline.opening.open_store``), which
-does all of that. The reads themselves are ``db.reads``'.
-
-Where the store is when no URL is given (``default_database_url``) is here too, so that finding
-the URL does not import SQLAlchemy either.
+Only a store that needs nothing done to it opens this way: an existing SQLite file this process
+may write, or a PostgreSQL database, at the newest schema revision and holding the catalog as
+given. Anything else gets ``None``, and the caller takes the full path
+(``tracker.pipeline.opening.open_store``), which migrates, creates, syncs and reports errors.
 """
 
 from __future__ import annotations
@@ -36,11 +31,10 @@ SQLITE_BUSY_TIMEOUT_S = 30.0
 #: PostgreSQL: give up connecting after this many seconds (an unreachable host is an error, not a
 #: hang; ``db.engine`` too).
 PG_CONNECT_TIMEOUT_S = 10
-#: Run every PostgreSQL session without JIT compilation (``db.engine``'s and this path's). It pays
-#: off for queries that run for seconds; the tracker's run for milliseconds through indexes, but
-#: the planner's cost of a read of the intervals in effect at a past time (a lookup per open
-#: interval in the layout before 0013, over an index range it sizes generously) passed ``jit_above_cost``
-#: and compiling took a second of a ``trends`` whose statements take tens of milliseconds.
+#: Run every PostgreSQL session without JIT compilation (``db.engine``'s and this path's): the
+#: tracker's queries run for milliseconds through indexes, yet the planner's generous cost of a
+#: read of the intervals in effect at a past time passed ``jit_above_cost`` and compiling took a
+#: second of a ``trends`` whose statements take tens of milliseconds.
 PG_NO_JIT = "SET jit = off"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
@@ -146,21 +140,22 @@ MIGRATIONS = Path(__file__).parent / "migrations"
 _HEADER = re.compile(r"^(revision|down_revision)\b[^=]*=\s*['\"]?([\w-]+)", re.MULTILINE)
 
 
+def _headers(key: str) -> frozenset[str]:
+    """The values of the migration files' ``key`` lines (``revision`` or ``down_revision``)."""
+    return frozenset(value for path in (MIGRATIONS / "versions").glob("*.py")
+                     for k, value in _HEADER.findall(path.read_text()) if k == key)
+
+
 @cache
 def file_heads() -> frozenset[str]:
-    """The revisions no migration revises, read from the files' ``revision``/``down_revision``
-    lines (Alembic's own templates; a test holds this equal to Alembic's heads)."""
-    revisions, revised = set(), set()
-    for path in (MIGRATIONS / "versions").glob("*.py"):
-        for key, value in _HEADER.findall(path.read_text()):
-            (revisions if key == "revision" else revised).add(value)
-    return frozenset(revisions - revised)
+    """The revisions no migration revises (Alembic's own templates; a test holds this equal to
+    Alembic's heads)."""
+    return known_revisions() - _headers("down_revision")
 
 
 def known_revisions() -> frozenset[str]:
     """Every revision this version's migrations define."""
-    return frozenset(value for path in (MIGRATIONS / "versions").glob("*.py")
-                     for key, value in _HEADER.findall(path.read_text()) if key == "revision")
+    return _headers("revision")
 
 
 def at_head(stored: list[str]) -> bool:

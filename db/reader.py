@@ -14,9 +14,9 @@ expanding parameters do. No SQLAlchemy is imported here: commands that start thr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
@@ -28,8 +28,7 @@ _PARAM = re.compile(r"(?<![:\w]):([A-Za-z_]\w*)")
 
 def bind(sql: str, params: Mapping[str, Any] | None, marker: str) -> tuple[str, tuple[Any, ...]]:
     """``sql`` with its ``:name`` parameters replaced by positional ``marker``s (``?`` or ``%s``)
-    and the values in that order; a list or tuple value is spread over one marker per element, in parentheses (``IN :ids`` is
-``IN (?, ?)``, as SQLAlchemy renders an expanding parameter)."""
+    and the values in that order; a list or tuple value is spread over one marker per element."""
     values: list[Any] = []
     given = params or {}
 
@@ -90,7 +89,7 @@ class Reader:
             self._close()
             self._close = None
 
-    def __enter__(self) -> Reader:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_exc: object) -> None:
@@ -110,26 +109,10 @@ def over_driver(conn: Any, dialect: str, close: Callable[[], None] | None = None
     return Reader(execute, "%s", dialect, close)
 
 
-class _CoreCursor:
-    """The part of a DB-API cursor ``Reader`` uses, over a SQLAlchemy result."""
-
-    def __init__(self, result: Any) -> None:
-        self._result = result
-        self.description = [(k,) for k in result.keys()] if result.returns_rows else []
-
-    def fetchall(self) -> Sequence[Any]:
-        return self._result.fetchall()
-
-    def fetchone(self) -> Any:
-        row = self._result.fetchone()
-        self._result.close()
-        return row
-
-
 def in_transaction(conn: Connection) -> Reader:
     """A ``Reader`` on a SQLAlchemy ``Connection`` inside a writer's transaction: the writer reads
     what it has written so far. Its owner closes it."""
     marker = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    return Reader(lambda sql, values: _CoreCursor(conn.exec_driver_sql(sql, values)), marker, conn.dialect.name)
+    return Reader(lambda sql, values: conn.exec_driver_sql(sql, values).cursor, marker, conn.dialect.name)
 
 

@@ -1,26 +1,17 @@
-"""Every read of the store: the SQL text of each ``SELECT`` and the function that runs it, each
-taking a ``db.reader.Reader`` (the store's own driver, or the write transaction's connection
-through ``db.reader.in_transaction``) and nothing else as its handle, as datasette's
-``Database.execute``: one place to read a query, one way to run it.
+"""Every read of the store: each ``SELECT`` and the function that runs it on a ``db.reader.Reader``
+(the store's own driver, or a writer's transaction through ``db.reader.in_transaction``), so a
+query is read in one place and run one way, as datasette's ``Database.execute``. Statements use
+``:name`` parameters (a list value is an ``IN`` list); intervals are read through the view
+``price_interval`` and hourly runs through ``rollup_hour`` (``db.intervals``).
 
-Statements use ``:name`` parameters (a list value is an ``IN`` list, ``db.reader.bind``).
-Intervals are read through the view ``price_interval`` and hourly runs through ``rollup_hour``
-(``db.intervals``): every row holds its true values.
+The prices on sale now or as of a moment follow the analysis' "price at t" rule: an interval is in
+effect from its first observation until its provider's next collection attempt
+(``db.spans.hold_end``). What a provider listed last answers "now" while its collection is no
+older than ``STALE_AFTER_INTERVALS`` of its collection intervals (``ProviderState.fresh``, the
+alerts' staleness rule); anything older is history, shown only when asked.
 
-The offers on sale now or as of a moment (``latest_prices``, ``prices_at``, ``current_prices``):
-``latest_prices`` lists every offer of its provider's latest successful collection, cheapest per
-GPU-hour first; ``prices_at`` answers the same as of ``at`` with the analysis' "price at t" rule
-(``db.spans.hold_end``): an interval is in effect from its first observation until its provider's
-next collection attempt, at most one collection interval after its last observation;
-``observed_at`` is then the last observation at or before ``at`` that the interval vouches for.
-"Now" is one rule (``ProviderState.fresh``): what a provider listed last answers "now" while its
-collection is no older than ``STALE_AFTER_INTERVALS`` of its collection intervals (the alerts'
-staleness rule); an older one is history, shown only when asked (``include_stale``, ``--at``).
-``stale_note``: when nothing is current although data is stored, a one-line note naming the
-newest data's date and the options that show it.
-
-Neither SQLAlchemy, the ORM, ``db.models``, numpy nor pandas is imported here: importing them is
-most of what a read command pays to start, and ``prices`` needs none of it.
+Neither SQLAlchemy, ``db.models``, numpy nor pandas is imported here: importing them is most of
+what a read command pays to start, and ``prices`` needs none of it.
 """
 
 from __future__ import annotations
@@ -45,56 +36,33 @@ from db.spans import (
     utcnow,
 )
 
-#: ``{id: name}`` of one label space (``:s``).
-LABEL_NAMES = "SELECT id, name FROM label WHERE space = :s"
-#: Every label: ``(id, space, name)``.
-ALL_LABELS = "SELECT id, space, name FROM label"
 #: The message of a run written by an archive import begins with this, then names the archive.
 IMPORT_NOTE = "import of "
-#: Every stored provider's name, last status, last successful collection (for an imported provider, its
-#: newest imported snapshot), collection interval, and when its newest successful collection ran (live
-#: or replay; an import is not a collection).
-PROVIDER_STATES = ("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, "
-                   "(SELECT MAX(r.started_at) FROM scrape_run r WHERE r.provider = p.name AND r.status = 'ok' "
-                   "AND r.source <> 'import') "
-                   "FROM provider p ORDER BY p.name")
-#: Collection interval in seconds (NULL: the default) by provider label id.
-PROVIDER_INTERVALS = "SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name"
-#: Each provider's newest run written by an archive import: its provider and message.
-LATEST_IMPORTS = ("SELECT provider, error_message FROM scrape_run WHERE id IN (SELECT MAX(id) FROM scrape_run "
-                  "WHERE source = 'import' GROUP BY provider)")
-#: Providers with a run written by an archive import.
-IMPORTED_PROVIDERS = "SELECT DISTINCT provider FROM scrape_run WHERE source = 'import'"
-#: The definitions of the rules added with ``alerts add``, oldest first.
-ALERT_RULE_DEFINITIONS = "SELECT definition FROM alert_rule ORDER BY created_at"
-#: What ``alerts list`` shows of each rule's stored state.
-ALERT_STATES = ("SELECT rule, fingerprint, state, pending_count, last_value, last_evaluated_at, last_fired_at, "
-                "last_resolved_at FROM alert_state")
 #: ``store_meta`` key: epoch seconds before which raw intervals were pruned.
 HORIZON_KEY = "raw_pruned_before"
 #: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
 #: many hours before it (one byte in SQLite).
 MAX_RUN = 120
-#: The id, provider and ``extra`` of the offers ``:ids`` (an aggregator's: ``offer_keys``).
+#: The id, provider and ``extra`` of the offers ``:ids``.
 OFFER_EXTRAS = "SELECT id, provider, extra FROM offer WHERE id IN :ids"
-#: The provider and ``extra`` of every offer whose ``extra`` (as text) is ``LIKE :pattern`` (``stored_key_labels``).
-OFFERS_EXTRA_LIKE = "SELECT provider, extra FROM offer WHERE CAST(extra AS TEXT) LIKE :pattern"
-#: The longest any interval lasted (``last_seen - first_seen``; 0 when none is stored): the closed
-#: ones' from their index (``ix_price_interval_past_span``), the open ones' (one per offer) read
-#: through. An interval in effect at ``t`` (``first_seen <= t``) has ``last_seen <= t + longest``:
-#: the bound that lets a read of a moment months back scan the intervals around it.
+#: The longest any interval lasted (0 when none is stored): the closed ones' from their index
+#: (``ix_price_interval_past_span``), the open ones' (one per offer) read through. An interval in
+#: effect at ``t`` has ``last_seen <= t + longest``: the bound that lets a read of a moment months
+#: back scan only the intervals around it.
 LONGEST_SPAN = ("SELECT COALESCE(MAX(s), 0) FROM (SELECT MAX(last_seen - first_seen) AS s FROM price_interval_past "
                 "UNION ALL SELECT MAX(last_seen - first_seen) AS s FROM price_interval_open) spans")
-#: ``store_meta`` value of ``:k``.
-STORE_META = "SELECT value FROM store_meta WHERE key = :k"
 
-#: The columns of a price row selected by ``PRICE_SELECT`` (``PRICE_KEYS``), then a query's own.
+#: The columns of a price row, then a query's own.
 PRICE_SELECT = (
     "SELECT o.provider, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb, o.kind, o.term_months, o.region, "
     "o.country, o.sku, i.price_per_hour, i.price_per_gpu_hour, c.name, i.available, i.last_seen, i.first_seen, "
     "o.vcpus, o.ram_gb, "
 )
-#: Current prices: every offer's newest interval (``price_interval_open``); ``{where}`` is ``current_condition``.
+#: The names of ``PRICE_SELECT``'s columns.
+PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
+              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
+              "vcpus", "ram_gb")
+#: Current prices: every offer's newest interval; ``{where}`` is ``current_condition``.
 LATEST_PRICES = (PRICE_SELECT + "o.extra, i.available_count FROM price_interval_open i "
                  "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id WHERE {where}")
 #: Intervals that may be in effect at ``:t`` (``:lo``: the longest hold before it).
@@ -102,16 +70,9 @@ PRICES_AT = (PRICE_SELECT + "i.ends_at, i.provider_id, i.offer_id, o.extra FROM 
              "JOIN offer o ON o.id = i.offer_id JOIN label c ON c.id = i.currency_id "
              "WHERE i.first_seen <= :t AND i.last_seen >= :lo")
 
-#: The catalog as stored.
-GPU_MODELS = "SELECT * FROM gpu_model"
-
 #: ``db.rollups.RAW_COLUMNS`` in SQL, on the alias prefix ``{p}``.
 RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {p}price_per_gpu_hour, {p}first_seen, "
                    "{p}last_seen, {p}ends_at")
-#: A raw interval as the analysis reads it, before its ``WHERE``.
-RAW_SELECT = f"SELECT {RAW_COLUMNS_SQL.format(p='')} FROM price_interval"
-#: "Last seen from ``:since`` on" on ``RAW_SELECT``'s rows (through the GPU index).
-RAW_SEEN_SINCE = "last_seen >= :since"
 #: The (gpu, provider, kind) series of the hourly runs, before their label terms.
 ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
 #: A run's columns, in both run tables and their view ``rollup_hour``.
@@ -119,13 +80,12 @@ RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
 #: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``.
 ROLLUP_RUNS = ("SELECT " + RUN_FIELDS + " FROM rollup_hour WHERE series_id IN :sids "
                "AND start >= :a AND start <= :b AND start + hours > :lo")
-#: The day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms.
-DAY_ROWS_FROM = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-#: Day roll-up rows, before their label terms and order.
-ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + DAY_ROWS_FROM
-#: What a provider's day value is made of, per row (one per kind; ``provider_low_runs``
-#: groups them).
-DAY_LOWS = "SELECT gpu_id, bucket, provider_id, min, offers " + DAY_ROWS_FROM
+_DAY_ROWS = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
+#: Day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms and order.
+ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + _DAY_ROWS
+#: Joins naming an interval's (``i``) offer ``o``, provider ``lp``, GPU ``lg`` and kind ``lk``.
+_NAMED_INTERVALS = ("FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
+                    "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id WHERE ")
 
 
 def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:
@@ -136,58 +96,62 @@ def label_terms(column: str, name: str, ids: object, params: dict[str, object]) 
     return f" AND {column} IN :{name}"
 
 
-def region_terms(column: str, regions: object, params: dict[str, object]) -> str:
-    """`` AND`` the offer ``column`` is in one of ``regions`` (``None``: no term)."""
+def _region_term(regions: Iterable[str] | None, params: dict[str, Any]) -> str:
+    """`` AND`` the joined offer ``o`` is in one of ``regions`` (``None`` or empty: no term)."""
     if not regions:
         return ""
-    params["regions"] = list(regions)  # type: ignore[call-overload]
-    return f" AND {column} IN (SELECT id FROM offer WHERE region IN :regions)"
+    params["regions"] = list(regions)
+    return " AND o.region IN :regions"
 
 
 def interval_terms(alias: str, params: dict[str, object], gpus: list[int], provider_ids: object, kind_ids: object,
-                   usd: int | None, regions: object = None) -> str:
+                   usd: int | None, regions: object = None, *, since: int | None = None,
+                   until: int | None = None) -> str:
     """The ``WHERE`` of the intervals an analysis reads, on ``price_interval`` alias ``alias``
-    (``""``: none): of ``gpus``, of the providers, kinds and regions given (``None``: all) and,
-    with ``usd`` (the currency's label id), in USD only; fills ``params``."""
+    (``""``: none): of ``gpus``, of the providers, kinds and regions given (``None``: all), with
+    ``usd`` (the currency's label id) in USD only, last seen from ``since`` and first seen by
+    ``until`` (``None``: unbounded); fills ``params``."""
     p = f"{alias}." if alias else ""
     params["gpus"] = gpus or [-1]
     sql = f"{p}gpu_id IN :gpus"
     if usd is not None:
         sql += f" AND {p}currency_id = :usd"
         params["usd"] = usd
-    return (sql + label_terms(f"{p}provider_id", "providers", provider_ids, params)
-            + label_terms(f"{p}kind_id", "kinds", kind_ids, params) + region_terms(f"{p}offer_id", regions, params))
-
-
-def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
-                  provider_ids: object, kind_ids: object, usd: int | None, regions: object = None) -> str:
-    """``RAW_SELECT`` of the intervals of ``gpus`` with ``last_seen >= since`` and ``first_seen <=
-    until`` (either ``None``: unbounded), of the providers, kinds and regions given (``None``: all)
-    and, with ``usd`` (the currency's label id), in USD only; fills ``params``."""
-    sql = RAW_SELECT + " WHERE " + interval_terms("", params, gpus, provider_ids, kind_ids, usd, regions)
+    sql += label_terms(f"{p}provider_id", "providers", provider_ids, params)
+    sql += label_terms(f"{p}kind_id", "kinds", kind_ids, params)
+    if regions:
+        sql += f" AND {p}offer_id IN (SELECT id FROM offer WHERE region IN :regions)"
+        params["regions"] = list(regions)  # type: ignore[call-overload]
     if since is not None:
-        sql += f" AND {RAW_SEEN_SINCE}"
+        sql += f" AND {p}last_seen >= :since"
         params["since"] = since
     if until is not None:
-        sql += " AND first_seen <= :until"
+        sql += f" AND {p}first_seen <= :until"
         params["until"] = until
     return sql
 
 
+def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
+                  provider_ids: object, kind_ids: object, usd: int | None, regions: object = None) -> str:
+    """The raw intervals as the analysis reads them (``db.rollups.RAW_COLUMNS``), filtered as
+    ``interval_terms`` says; fills ``params``."""
+    where = interval_terms("", params, gpus, provider_ids, kind_ids, usd, regions, since=since, until=until)
+    return f"SELECT {RAW_COLUMNS_SQL.format(p='')} FROM price_interval WHERE {where}"
+
+
 def all_labels(reader: Reader) -> dict[tuple[str, str], int]:
     """Every label as ``{(space, name): id}``."""
-    return {(s, n): int(i) for i, s, n in reader.rows(ALL_LABELS)}
+    return {(s, n): int(i) for i, s, n in reader.rows("SELECT id, space, name FROM label")}
 
 
 def label_names(reader: Reader, space: str) -> dict[int, str]:
     """``{id: name}`` of one label space (``db.labels``)."""
-    return {int(i): n for i, n in reader.rows(LABEL_NAMES, {"s": space})}
+    return {int(i): n for i, n in reader.rows("SELECT id, name FROM label WHERE space = :s", {"s": space})}
 
 
 #: An offer's attribute columns, in the order ``provider_offer_state`` selects them (and the
 #: collection writer inserts and updates them).
 OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
-#: A provider's offers with their newest interval (``provider_offer_state``).
 _OFFER_STATE = (
     f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in OFFER_FIELDS)}, "
     "CAST(o.extra AS TEXT), i.id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, i.price_per_gpu_hour, "
@@ -198,9 +162,9 @@ _OFFER_STATE = (
 
 def provider_offer_state(reader: Reader, provider: str) -> list[tuple[Any, ...]]:
     """Every offer of ``provider`` with its newest interval (``NULL``s when it has none), one
-    indexed read: sku, region, kind, term_months, offer id, ``OFFER_FIELDS``, ``extra`` as JSON
-    text, then the interval's id, gpu, kind, currency, prices, availability, first_seen,
-    last_seen, ends_at and available_count. What a collection's writer compares with."""
+    indexed read: what a collection's writer compares with. Columns: sku, region, kind,
+    term_months, offer id, ``OFFER_FIELDS``, ``extra`` as JSON text, then the interval's id, gpu,
+    kind, currency, prices, availability, first_seen, last_seen, ends_at and available_count."""
     return reader.rows(_OFFER_STATE, {"p": provider})
 
 
@@ -212,18 +176,16 @@ def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | Non
 
 
 def longest_span(reader: Reader) -> int:
-    """The longest any stored interval lasted (``LONGEST_SPAN``): the bound on the ``last_seen``
-    of an interval in effect at a moment."""
+    """The longest any stored interval lasted (``LONGEST_SPAN``)."""
     return int(reader.scalar(LONGEST_SPAN))
 
 
 def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int,
                      span: int) -> list[tuple[Any, ...]]:
-    """The intervals (alias ``i``) matching ``where`` (``interval_terms``, its values in
-    ``params``) in effect at each of ``times``: (t, gpu id, provider id, offer id, price,
-    first_seen, last_seen, ends_at). One statement, a branch per time (``first_seen <= t`` and
-    ``last_seen`` no earlier than ``t - hold``, the longest hold, and no later than ``t + span``,
-    the longest interval: the range the (gpu, last_seen, first_seen) index answers)."""
+    """The intervals (alias ``i``) matching ``where`` in effect at each of ``times``: (t, gpu id,
+    provider id, offer id, price, first_seen, last_seen, ends_at). One statement, a branch per
+    time bounding ``last_seen`` by the longest hold (``hold``) before and the longest interval
+    (``span``) after it: the range the (gpu, last_seen, first_seen) index answers."""
     params = dict(params)
     branches = []
     for k, t in enumerate(times):
@@ -236,10 +198,10 @@ def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: 
 
 def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequence[tuple[int, float, int, int, int | None]],
                   span: int) -> list[tuple[int, int, str]]:
-    """The intervals (alias ``i``) matching ``where`` at a GPU's low: per (gpu id, low, first
-    day, last time, end or ``None``) of ``lows``, those at price ``low`` that started between
-    the day and the last time and were last seen before ``end`` (``span``: the longest interval,
-    bounding ``last_seen`` for the index). (gpu id, first_seen, provider name) rows, one query."""
+    """(gpu id, first_seen, provider name) of the intervals (alias ``i``) matching ``where`` at a
+    GPU's low, in one query: per (gpu id, low, first day, last time, end or ``None``) of ``lows``,
+    those at price ``low`` that started between the day and the last time and were last seen
+    before ``end`` (``span``: the longest interval, bounding ``last_seen`` for the index)."""
     params = dict(params)
     terms = []
     for k, (gpu_id, low, day, hi, end) in enumerate(lows):
@@ -267,38 +229,21 @@ def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None,
 def frame_intervals(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
                     usd: int, regions: Sequence[str] | None, until: int | None, seen_from: int | None
                     ) -> list[tuple[Any, ...]]:
-    """The intervals of ``gpu_ids`` in the currency ``usd`` (its label id) as the exports' frames
-    read them (``tracker.analysis.frames``): (id, offer, provider, gpu and kind names, term, region,
-    sku, gpu count, per-GPU and whole price, available, first_seen, last_seen, ends_at, provider
-    id), of the providers, kinds and regions given (``None``: all), first seen by ``until`` and last
-    seen from ``seen_from`` (either ``None``: unbounded)."""
-    params: dict[str, Any] = {"gpus": gpu_ids or [-1], "usd": usd}
+    """The USD intervals of ``gpu_ids`` as the exports' frames read them
+    (``tracker.analysis.frames``), filtered as ``interval_terms`` says: (id, offer, provider, gpu
+    and kind names, term, region, sku, gpu count, per-GPU and whole price, available, first_seen,
+    last_seen, ends_at, provider id)."""
+    params: dict[str, Any] = {}
     sql = ("SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
-           "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, "
-           "i.provider_id FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
-           "WHERE i.gpu_id IN :gpus AND i.currency_id = :usd"
-           + label_terms("i.provider_id", "providers", provider_ids, params)
-           + label_terms("i.kind_id", "kinds", kind_ids, params))
-    if regions:
-        sql += " AND o.region IN :regions"
-        params["regions"] = list(regions)
-    if until is not None:
-        sql += " AND i.first_seen <= :until"
-        params["until"] = until
-    if seen_from is not None:
-        sql += " AND i.last_seen >= :since"
-        params["since"] = seen_from
-    return reader.rows(sql, params)
-
-
-#: The tables ``info`` counts, in the order it shows them.
-COUNTED_TABLES = ("provider", "gpu_model", "offer", "price_interval", "scrape_run", "quarantine")
+           "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.provider_id "
+           + _NAMED_INTERVALS + interval_terms("i", params, gpu_ids, provider_ids, kind_ids, usd, since=seen_from, until=until))
+    return reader.rows(sql + _region_term(regions, params), params)
 
 
 def row_counts(reader: Reader) -> dict[str, int]:
-    """Rows of each of ``COUNTED_TABLES``."""
-    return {table: int(reader.scalar(f"SELECT COUNT(*) FROM {table}")) for table in COUNTED_TABLES}
+    """Rows of each table ``info`` counts, in the order it shows them."""
+    tables = ("provider", "gpu_model", "offer", "price_interval", "scrape_run", "quarantine")
+    return {table: int(reader.scalar(f"SELECT COUNT(*) FROM {table}")) for table in tables}
 
 
 class Labels:
@@ -320,7 +265,7 @@ class Labels:
 
 def raw_horizon(reader: Reader) -> int:
     """Epoch seconds (a day boundary) before which raw intervals were pruned (0: never)."""
-    value = reader.scalar(STORE_META, {"k": HORIZON_KEY})
+    value = reader.scalar("SELECT value FROM store_meta WHERE key = :k", {"k": HORIZON_KEY})
     return int(value) if value is not None else 0
 
 
@@ -334,16 +279,16 @@ def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | No
 def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
                       provider_ids: list[int] | None = None,
                       kind_ids: list[int] | None = None) -> dict[tuple[int, int], list[Run]]:
-    """Per (gpu id, provider id), the provider's value over the buckets starting in ``[lo, hi]``
-    across the kinds asked for, as runs of bucket indices (bucket start = index * ``step``;
-    ``db.spans.lows``): the lowest price and the offers. Day rows (one per kind) and hourly runs
-    (one per kind) are combined as they are, never expanded into hours."""
+    """Per (gpu id, provider id), the provider's lowest price and offers over the buckets starting
+    in ``[lo, hi]`` across the kinds asked for, as runs of bucket indices (start = index *
+    ``step``; ``db.spans.lows``). Day rows and hourly runs (one per kind) are combined as they
+    are, never expanded into hours."""
     pieces: dict[tuple[int, int], list[Piece]] = {}
     if not gpu_ids:
         return {}
     if step != HOUR:
         params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
-        sql = (DAY_LOWS
+        sql = ("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS
                + label_terms("provider_id", "providers", provider_ids, params)
                + label_terms("kind_id", "kinds", kind_ids, params))
         for g, b, p, low, offers in reader.rows(sql, params):
@@ -376,26 +321,17 @@ def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi:
     return sorted((g, i * step, p, v, n) for (g, p), rs in runs.items() for a, b, v, n in rs for i in range(a, b + 1))
 
 
-#: What ``availability_rows`` selects, in order. ``available`` is part of an interval's identity
-#: (a change opens a new interval), so the raw intervals hold the whole availability history; the
-#: count of GPUs free is current-only (``price_interval_open.available_count``) and is not read.
-AVAILABILITY_COLUMNS = ("provider_id", "region", "offer_id", "available", "first_seen", "last_seen", "ends_at")
-_AVAILABILITY_SELECT = ("SELECT i.provider_id, o.region, i.offer_id, i.available, i.first_seen, i.last_seen, i.ends_at "
-           "FROM price_interval i JOIN offer o ON o.id = i.offer_id WHERE ")
-
-
 def availability_rows(reader: Reader, gpus: list[int], since: int, until: int, *, provider_ids: Sequence[int] | None = None,
                       kind_ids: Sequence[int] | None = None, regions: Sequence[str] | None = None) -> list[tuple[Any, ...]]:
-    """``AVAILABILITY_COLUMNS`` tuples of the intervals of ``gpus`` (label ids) in effect some time in
-    ``[since, until]`` (last seen from ``since``, first seen by ``until``), of the providers, kinds and
-    regions given (``None``: all); through the GPU index like every interval read."""
-    params: dict[str, Any] = {"since": since, "until": until}
-    sql = _AVAILABILITY_SELECT + interval_terms("i", params, gpus, provider_ids, kind_ids, None)
-    sql += " AND i.last_seen >= :since AND i.first_seen <= :until"
-    if regions:
-        sql += " AND o.region IN :regions"
-        params["regions"] = list(regions)
-    return reader.rows(sql, params)
+    """(provider id, region, offer id, available, first_seen, last_seen, ends_at) of the intervals
+    of ``gpus`` in effect some time in ``[since, until]``, filtered as ``interval_terms`` says.
+    ``available`` is part of an interval's identity, so the raw intervals hold the whole
+    availability history; the count of GPUs free is kept for the newest interval only and is not read."""
+    params: dict[str, Any] = {}
+    sql = ("SELECT i.provider_id, o.region, i.offer_id, i.available, i.first_seen, i.last_seen, i.ends_at "
+           "FROM price_interval i JOIN offer o ON o.id = i.offer_id WHERE "
+           + interval_terms("i", params, gpus, provider_ids, kind_ids, None, since=since, until=until))
+    return reader.rows(sql + _region_term(regions, params), params)
 
 
 #: The staleness limit, in collection intervals of a provider: a provider whose newest data is
@@ -403,10 +339,7 @@ def availability_rows(reader: Reader, gpus: list[int], since: int, until: int, *
 STALE_AFTER_INTERVALS = 3
 #: Collection intervals are at most a week: the SQL bound before the exact filter.
 _MAX_HOLD_S = 7 * 86_400
-#: The columns of a price row, in the order both queries select them.
-PRICE_KEYS = ("provider", "gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "kind", "term_months", "region", "country",
-              "sku", "price_per_hour", "price_per_gpu_hour", "currency", "available", "observed_at", "price_since",
-              "vcpus", "ram_gb")
+
 
 class ProviderState(NamedTuple):
     """What the read path needs of a ``provider`` row."""
@@ -422,16 +355,16 @@ class ProviderState(NamedTuple):
     def fresh(self, now: datetime) -> bool:
         """Whether what it listed last still answers "now": its newest collection ran (or, for
         a provider known only from imports, its newest snapshot was taken) no longer than
-        ``STALE_AFTER_INTERVALS`` of its collection intervals ago, the alerts' staleness rule.
-        A replay counts as a collection when it ran, its rows say which recording they are."""
+        ``STALE_AFTER_INTERVALS`` of its collection intervals ago."""
         basis = self.collected_at or self.last_success_at
         return basis is not None and now - basis <= timedelta(seconds=STALE_AFTER_INTERVALS * self.interval_s)
 
 
 def provider_states(reader: Reader) -> list[ProviderState]:
-    """Every stored provider's name, last status, last successful collection, interval and the
-    time its newest collection ran."""
-    rows = reader.rows(PROVIDER_STATES)
+    """Every stored provider's state; an import is not a collection, a replay is."""
+    rows = reader.rows("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, "
+                       "(SELECT MAX(r.started_at) FROM scrape_run r WHERE r.provider = p.name AND r.status = 'ok' "
+                       "AND r.source <> 'import') FROM provider p ORDER BY p.name")
     return [ProviderState(name, status, utc_datetime(at), int(every) if every else DEFAULT_INTERVAL_S,
                           utc_datetime(ran) if ran is not None else None)
             for name, status, at, every, ran in rows]
@@ -439,18 +372,8 @@ def provider_states(reader: Reader) -> list[ProviderState]:
 
 def provider_intervals(reader: Reader) -> dict[int, int]:
     """Collection interval in seconds by provider label id (default one hour)."""
-    rows = reader.rows(PROVIDER_INTERVALS)
+    rows = reader.rows("SELECT l.id, p.interval_s FROM provider p JOIN label l ON l.space = 'provider' AND l.name = p.name")
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
-
-
-def replay_mark(extra: Any) -> dict[str, Any] | None:
-    """``{"recorded": ..., "fixture": ...}`` when the offer's price came from a replayed recording, else ``None``.
-
-    Replay stores it in the offer's ``extra["replay"]`` (``tracker.pipeline.replay``); a later live
-    collection of the same offer rewrites ``extra`` without it.
-    """
-    mark = _extra_dict(extra).get("replay")
-    return {"recorded": mark.get("recorded"), "fixture": mark.get("fixture")} if isinstance(mark, dict) else None
 
 
 def _extra_dict(extra: Any) -> dict[str, Any]:
@@ -466,14 +389,6 @@ def _extra_dict(extra: Any) -> dict[str, Any]:
 #: Price-row fields of a price converted to USD (``tracker.pipeline.normalise``): the price as
 #: listed, its currency, the rate and the day it was read. ``None`` for a price listed in USD.
 CONVERSION_KEYS = ("original_price_per_hour", "original_currency", "usd_rate", "usd_rate_date")
-
-
-def conversion_of(extra: Any) -> dict[str, Any]:
-    """``CONVERSION_KEYS`` of an offer's ``extra`` (all ``None`` unless its price was converted)."""
-    e = _extra_dict(extra)
-    if not e.get("original_currency"):
-        return dict.fromkeys(CONVERSION_KEYS)
-    return {k: e.get(k) for k in CONVERSION_KEYS}
 
 
 def conversions(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, float | None, str | None, int]]:
@@ -502,12 +417,12 @@ def price_source(row: dict[str, Any], imported: str | None = None) -> str:
 
 def imported_sources(reader: Reader, states: Sequence[ProviderState] | None = None) -> dict[str, str]:
     """``{provider: archive}`` for the providers whose data all came from imports (no collection
-    run), with the label of each one's newest import (``import of <label> (...)``). ``states``:
-    ``provider_states`` when the caller has read them already."""
+    run), with the label of each one's newest import (``import of <label> (...)``)."""
     states = provider_states(reader) if states is None else states
     collected = {p.name for p in states if p.collected_at is not None}
     out: dict[str, str] = {}
-    for provider, message in reader.rows(LATEST_IMPORTS):
+    for provider, message in reader.rows("SELECT provider, error_message FROM scrape_run WHERE id IN "
+                                         "(SELECT MAX(id) FROM scrape_run WHERE source = 'import' GROUP BY provider)"):
         if provider not in collected and message:
             out[provider] = message.removeprefix(IMPORT_NOTE).split(" (", 1)[0]
     return out
@@ -520,11 +435,13 @@ def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now:
     # GPUs free now: the store keeps the newest count only, so a past moment (``prices_at``) has none
     d["available_count"] = None if available_count is None else int(available_count)
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
-    mark = replay_mark(extra)
-    d["via"] = via_of(extra)
-    d.update(conversion_of(extra))
+    e = _extra_dict(extra)
+    d["via"] = via_of(e)
+    d.update({k: e.get(k) if e.get("original_currency") else None for k in CONVERSION_KEYS})
+    # a replayed recording marks its offers' ``extra`` (``tracker.pipeline.replay``); a live collection drops it
+    mark = e.get("replay") if isinstance(e.get("replay"), dict) else None
     d["replay"] = mark is not None
-    d["recorded"], d["fixture"] = (mark["recorded"], mark["fixture"]) if mark else (None, None)
+    d["recorded"], d["fixture"] = (mark.get("recorded"), mark.get("fixture")) if mark is not None else (None, None)
     d["source"] = price_source(d, imported.get(d["provider"]))
     d["age_s"] = max(0, int((now - d["observed_at"]).total_seconds())) if d["observed_at"] is not None else None
     return d
@@ -545,9 +462,9 @@ def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, region
 def current_condition(reader: Reader, providers: Sequence[str] | None = None, *, now: datetime | None = None,
                       include_stale: bool = False,
                       states: Sequence[ProviderState] | None = None) -> tuple[str, dict[str, Any]]:
-    """SQL matching ``price_interval_open`` rows (alias ``i``) listed by their provider's latest successful collection,
-    if that collection still answers "now" (``ProviderState.fresh``) or ``include_stale``.
-    ``states``: ``provider_states`` when the caller has read them already."""
+    """SQL matching ``price_interval_open`` rows (alias ``i``) listed by their provider's latest
+    successful collection, if that collection still answers "now" (``ProviderState.fresh``) or
+    ``include_stale``."""
     now = now or utcnow()
     ids = {n: i for i, n in label_names(reader, "provider").items()}
     parts, params = [], {}
@@ -578,22 +495,11 @@ def latest_prices(
     now: datetime | None = None,
     include_stale: bool = False,
 ) -> list[dict[str, Any]]:
-    """Current price of every offer listed by its provider's latest successful scrape,
-    cheapest per GPU-hour first: the one answer to "what does it cost now" that every surface
-    gives (``prices``, ``value``, ``trends``' current, ``tco`` and ``recommend``'s rent, alerts,
-    the dashboard, the API, MCP and exports).
-
-    ``replay`` says the price came from a replayed recording; ``recorded`` is then that
-    recording's date as its manifest gives it (``observed_at`` is its start) and ``fixture``
-    what it is (recording, handmade, api-reference).
-
-    "Current" means the offer's newest interval (``price_interval_open``) was seen by the provider's
-    latest successful collection (``last_success_at``): an offer missing from it is no
-    longer on sale and is not shown. A provider whose latest collection is older than its
-    staleness limit (``ProviderState.fresh``) answers nothing now unless ``include_stale``: a
-    year-old imported price is history, never today's. Each row says its ``source`` (live,
-    replay of a dated recording, import of an archive) and ``age_s`` (seconds since observed).
-    """
+    """Current price of every offer its provider's latest successful collection listed, cheapest
+    per GPU-hour first: the one answer to "what does it cost now" every surface gives. An offer
+    missing from that collection is no longer on sale; a stale provider answers nothing unless
+    ``include_stale`` (a year-old imported price is history). Each row says its ``source`` and
+    ``age_s`` (seconds since observed)."""
     now = now or utcnow()
     states = provider_states(reader)  # read once: the "now" rule and the rows' sources both need them
     where, params = current_condition(reader, providers, now=now, include_stale=include_stale, states=states)
@@ -617,7 +523,8 @@ def prices_at(
     regions: Sequence[str] | None = None,
     include_unmapped: bool = True,
 ) -> list[dict[str, Any]]:
-    """Every offer's price in effect at ``at``, cheapest per GPU-hour first (see the module docstring)."""
+    """Every offer's price in effect at ``at``, cheapest per GPU-hour first; ``observed_at`` is
+    the last observation at or before ``at`` that the interval vouches for."""
     t = epoch(at)
     sql = PRICES_AT
     params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
@@ -648,45 +555,22 @@ def current_prices(reader: Reader, at: datetime | None = None, *, include_stale:
     return prices_at(reader, at, **filters)
 
 
-def newest_data(reader: Reader, providers: Sequence[str] | None = None,
-                states: Sequence[ProviderState] | None = None) -> ProviderState | None:
-    """The provider whose last successful collection is the newest (of ``providers``, or all;
-    ``states``: ``provider_states`` when the caller has read them already)."""
-    rows = [p for p in (provider_states(reader) if states is None else states)
-            if p.last_success_at is not None and (not providers or p.name in providers)]
-    return max(rows, key=lambda p: p.last_success_at) if rows else None  # type: ignore[arg-type,return-value]
-
-
 def stale_note(reader: Reader, *, providers: Sequence[str] | None = None, now: datetime | None = None) -> str | None:
-    """A note when no provider (of ``providers``) answers "now" (``ProviderState.fresh``) although
-    data is stored, naming the newest data's date and how to ask about it, else ``None``."""
+    """A note when no provider (of ``providers``) answers "now" although data is stored, naming
+    the newest data's date and the options that show it, else ``None``."""
     now = now or utcnow()
     states = [p for p in provider_states(reader) if not providers or p.name in providers]
-    if any(p.fresh(now) for p in states):
+    dated = [p for p in states if p.last_success_at is not None]
+    if not dated or any(p.fresh(now) for p in states):
         return None
-    p = newest_data(reader, providers, states)
-    if p is None or p.last_success_at is None:
-        return None
-    when = p.last_success_at
+    p = max(dated, key=lambda p: p.last_success_at)  # type: ignore[arg-type,return-value]
+    when: datetime = p.last_success_at  # type: ignore[assignment]
     hours = (now - when).total_seconds() / 3600
     old = f"{hours / 24:.0f} days" if hours >= 48 else f"{hours:.0f} hours"
     return (f"the newest data is from {when:%Y-%m-%d %H:%M} UTC ({p.name}, {old} old; older than "
             f"{STALE_AFTER_INTERVALS} collection intervals): nothing is current. Ask about that time with "
             f"--at {when:%Y-%m-%dT%H:%M}Z, show the last prices anyway with --include-stale, or collect "
             "fresh prices with `gpu-tracker scrape`")
-
-
-class StateRow(NamedTuple):
-    """The columns of an ``alert_state`` row the listing shows (``db.models.AlertState``'s names)."""
-
-    rule: str
-    fingerprint: str
-    state: str
-    pending_count: int
-    last_value: float | None
-    last_evaluated_at: datetime | None
-    last_fired_at: datetime | None
-    last_resolved_at: datetime | None
 
 
 def _json(value: Any) -> Any:
@@ -697,46 +581,40 @@ def _json(value: Any) -> Any:
 def added_rule_tables(reader: Reader) -> list[dict[str, Any]]:
     """The ``[[alerts]]``-like tables of the rules added with ``alerts add``, oldest first
     (``tracker.alerts.store.stored_rule_tables``)."""
-    return [dict(_json(d)) for (d,) in reader.rows(ALERT_RULE_DEFINITIONS)]
+    return [dict(_json(d)) for (d,) in reader.rows("SELECT definition FROM alert_rule ORDER BY created_at")]
 
 
-def alert_states(reader: Reader) -> dict[str, StateRow]:
+def alert_states(reader: Reader) -> dict[str, AlertStateRow]:
     """Every stored rule state, by rule name."""
-    return {rule: StateRow(rule, fingerprint, state, int(pending), None if value is None else float(value),
-                           utc_datetime(evaluated), utc_datetime(fired), utc_datetime(resolved))
-            for rule, fingerprint, state, pending, value, evaluated, fired, resolved in reader.rows(ALERT_STATES)}
+    return {s.rule: s for s in _select(reader, AlertStateRow, "alert_state")}
 
 
 def imported_providers(reader: Reader) -> set[str]:
     """The providers an archive import wrote runs for."""
-    return {name for (name,) in reader.rows(IMPORTED_PROVIDERS)}
-
-
-#: Offer ids read per statement (bounded parameter lists).
-CHUNK = 500
+    return {name for (name,) in reader.rows("SELECT DISTINCT provider FROM scrape_run WHERE source = 'import'")}
 
 
 def stored_key_labels(reader: Reader) -> set[tuple[str, str]]:
-    """``db.via.key_labels`` of every stored offer: what a roll-up rebuild ensures first, so a store
+    """``key_labels`` of every stored offer: what a roll-up rebuild ensures first, so a store
     written before composite keys existed gets them."""
-    rows = reader.rows(OFFERS_EXTRA_LIKE, {"pattern": f'%"{VIA_KEY}"%'})
+    rows = reader.rows("SELECT provider, extra FROM offer WHERE CAST(extra AS TEXT) LIKE :pattern",
+                       {"pattern": f'%"{VIA_KEY}"%'})
     return {lab for provider, extra in rows for lab in key_labels(provider, [extra])}
 
 
 def offer_keys(reader: Reader, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]]) -> dict[int, int]:
     """``{offer id: key label id}`` of the offers among ``rows`` (``(offer id, provider id)``
-    pairs, as intervals carry them) that roll up under a composite key (``db.via``): those of
-    aggregators (providers with composite keys) naming a cloud. Every other offer rolls up under
-    its provider's own id. Reads only those aggregators' offers among ``rows``, so the cost follows
-    the rows at hand, never the length of the history."""
+    pairs, as intervals carry them) that roll up under a composite key: those of aggregators
+    naming a cloud; every other offer rolls up under its provider's own id. Reads only those
+    offers, so the cost follows the rows at hand, never the length of the history."""
     by_provider = keys_of(provider_names)
     if not by_provider:
         return {}
     aggregators = {i for i, name in provider_names.items() if name in by_provider}
     wanted = sorted({int(offer) for offer, provider in rows if int(provider) in aggregators})
     out: dict[int, int] = {}
-    for start in range(0, len(wanted), CHUNK):
-        for oid, provider, extra in reader.rows(OFFER_EXTRAS, {"ids": wanted[start:start + CHUNK]}):
+    for start in range(0, len(wanted), 500):  # bounded parameter lists
+        for oid, provider, extra in reader.rows(OFFER_EXTRAS, {"ids": wanted[start:start + 500]}):
             key = by_provider.get(provider, {}).get(via_of(extra) or "")
             if key is not None:
                 out[int(oid)] = key
@@ -747,9 +625,9 @@ def offer_keys(reader: Reader, provider_names: Mapping[int, str], rows: Iterable
 #: returns them.
 INDEX_TABLE = "index_day"
 INDEX_COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
-#: A provider's offers renting a fraction of a GPU (a count that is not a whole number), found
-#: through the offer identity's key (it starts with ``provider``). An ``id IN (...)`` list of a
-#: few hundred ids is planned by PostgreSQL as a scan of the whole ``offer`` table per list.
+#: A provider's offers renting a fraction of a GPU, found through the offer identity's key (it
+#: starts with ``provider``): PostgreSQL plans an ``id IN (...)`` list of a few hundred ids as a
+#: scan of the whole ``offer`` table per list.
 FRACTIONAL_OFFERS = "SELECT id FROM offer WHERE provider = :p AND CAST(gpu_count AS INTEGER) <> gpu_count"
 
 
@@ -802,35 +680,23 @@ def stored_revisions(reader: Reader) -> list[str]:
 
 def gpu_model_rows(reader: Reader) -> list[dict[str, Any]]:
     """The catalog as stored (``gpu_model``), a mapping per row."""
-    return reader.mappings(GPU_MODELS)
+    return reader.mappings("SELECT * FROM gpu_model")
 
 
 # ------------------------------------------------------------------------------------------------
-# Series keys of an aggregator's offers: how the roll-ups keep apart the clouds it names.
-#
-# An aggregator (GetDeploying, Shadeform, Compute Pulse) stores other clouds' offers under its own
-# name, with the cloud in ``offer.extra["via"]``. Market figures count such a row as that cloud's
-# when we collect the cloud directly (the rule: ``tracker.analysis.aggregators``), so the roll-ups
-# must not blend an aggregator's clouds into one figure. Each (aggregator, cloud) pair is its own
-# roll-up series, under a provider label named ``<aggregator>/<cloud>`` (``key_name``); the
-# aggregator's offers without a cloud, and every other provider's, stay under the provider's own
-# label. Raw intervals keep the provider's own id; ``db.reads.offer_keys`` says which key each of
-# an aggregator's offers rolls up under, for the roll-up writer and the
-# raw-interval reads alike.
-#
-# A composite label exists once an aggregator stored an offer through that cloud (the store
-# creates it with the offer's other labels), so a provider without such labels costs nothing here.
+# Series keys of an aggregator's offers. An aggregator (GetDeploying, Shadeform, Compute Pulse)
+# stores other clouds' offers under its own name, with the cloud in ``offer.extra["via"]``; market
+# figures count such a row as that cloud's when we collect the cloud directly
+# (``tracker.analysis.aggregators``), so the roll-ups must not blend an aggregator's clouds. Each
+# (aggregator, cloud) pair rolls up under a provider label ``<aggregator>/<cloud>``, created with
+# the offer's other labels; raw intervals keep the provider's own id, and ``offer_keys`` says which
+# key each offer rolls up under.
 
 
 #: Between the aggregator's and the cloud's name in a series key (provider names are plain words).
 SEP = "/"
 #: ``offer.extra`` key naming the cloud an aggregator's offer is rented from.
 VIA_KEY = "via"
-
-
-def key_name(provider: str, via: str | None) -> str:
-    """The series key of an offer of ``provider`` rented through ``via`` (its own name without one)."""
-    return f"{provider}{SEP}{via}" if via and via != provider else provider
 
 
 def split(key: str) -> tuple[str, str | None]:
@@ -841,19 +707,14 @@ def split(key: str) -> tuple[str, str | None]:
 
 def via_of(extra: Any) -> str | None:
     """The cloud an offer's ``extra`` (a dict or its JSON text) names, if any."""
-    if isinstance(extra, str):
-        try:
-            extra = json.loads(extra)
-        except ValueError:
-            return None
-    via = extra.get(VIA_KEY) if isinstance(extra, dict) else None
+    via = _extra_dict(extra).get(VIA_KEY)
     return via if isinstance(via, str) and via else None
 
 
 def key_labels(provider: str, extras: Iterable[Any]) -> set[tuple[str, str]]:
     """The ``label`` rows (space, name) of the composite keys that offers of ``provider`` with
     these ``extra`` go to: what a writer ensures beside the offers' other labels."""
-    return {("provider", key_name(provider, v)) for e in extras if (v := via_of(e)) and v != provider}
+    return {("provider", f"{provider}{SEP}{v}") for e in extras if (v := via_of(e)) and v != provider}
 
 
 def keys_of(provider_names: Mapping[int, str]) -> dict[str, dict[str, int]]:
@@ -889,10 +750,8 @@ def expand(provider_names: Mapping[int, str], provider_ids: Iterable[int] | None
 
 
 # ------------------------------------------------------------------------------------------------
-# The application's reads of the store (collection, alerts, service, imports, web), each a
-# ``SELECT`` on a ``db.reader.Reader``: the store's own driver, or a SQLAlchemy connection inside a
-# write transaction (``db.reader.in_transaction(session.connection())``). Rows come back as named
-# tuples, times as aware UTC datetimes; nothing here imports SQLAlchemy or the ORM models.
+# The application's reads (collection, alerts, service, imports, web). Rows come back as named
+# tuples, times as aware UTC datetimes.
 
 
 Identity = tuple[str, str, str, int]
@@ -918,6 +777,12 @@ def _select(reader: Reader, cls: type[Row], table: str, tail: str = "",
     sql = f"SELECT {', '.join(cls._fields)} FROM {table} {tail}"  # type: ignore[attr-defined]
     return [cls(*(c(v) if c else v for c, v in zip(casts, r, strict=True)))
             for r in reader.rows(sql, params)]
+
+
+def _first(reader: Reader, cls: type[Row], table: str, tail: str = "",
+           params: Mapping[str, Any] | None = None) -> Row | None:
+    """The first row ``_select`` reads, or ``None``."""
+    return next(iter(_select(reader, cls, table, tail, params)), None)
 
 
 def stored_time(reader: Reader, at: datetime) -> Any:
@@ -954,8 +819,7 @@ def providers(reader: Reader) -> dict[str, ProviderRow]:
 
 def provider(reader: Reader, name: str) -> ProviderRow | None:
     """One stored provider, or ``None``."""
-    found = _select(reader, ProviderRow, "provider", "WHERE name = :n", {"n": name})
-    return found[0] if found else None
+    return _first(reader, ProviderRow, "provider", "WHERE name = :n", {"n": name})
 
 
 class RunRow(NamedTuple):
@@ -1044,11 +908,10 @@ def failed_runs(reader: Reader, until: datetime) -> list[tuple[str, datetime]]:
 
 
 def previous_prices(reader: Reader, provider: str, currencies: Mapping[Identity, str] | None = None) -> dict[Identity, float]:
-    """Last stored whole-instance price per offer identity (for outlier checks), from the
-    current state: one row per offer of ``provider``, however long the history.
-
-    ``currencies``: the currency each offer is now priced in; a stored price in another one
-    (a rate configured since, say) is left out, so a conversion is never judged a price jump."""
+    """Last stored whole-instance price per offer identity of ``provider`` (for outlier checks),
+    from the current state: one row per offer, however long the history. A stored price in
+    another currency than ``currencies`` gives the offer now is left out, so a conversion is
+    never judged a price jump."""
     rows = reader.rows(
         "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour, c.name FROM price_interval_open i "
         "JOIN label l ON l.id = i.provider_id JOIN label c ON c.id = i.currency_id "
@@ -1058,11 +921,9 @@ def previous_prices(reader: Reader, provider: str, currencies: Mapping[Identity,
 
 
 def pending_jumps(reader: Reader, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:
-    """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good run.
-
-    One statement: it runs in every collection's write transaction, so the latest good run is
-    found by walking the (provider, started_at) index backwards from the newest run, not by
-    scanning every run the provider ever had."""
+    """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good
+    run, found by walking the (provider, started_at) index backwards: it runs in every
+    collection's write transaction."""
     rows = reader.rows(
         "SELECT sku, region, kind, term_months, price_per_hour, reason FROM quarantine WHERE run_id = "
         "(SELECT id FROM scrape_run WHERE provider = :p AND status IN ('ok', 'partial') ORDER BY started_at DESC, id DESC LIMIT 1) "
@@ -1072,10 +933,9 @@ def pending_jumps(reader: Reader, provider: str, marker: str = "held until a sec
 
 
 def market_medians(reader: Reader, min_offers: int = 3) -> dict[str, float]:
-    """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers
-    (from the current state, not from history: the offers ``latest_prices`` shows, read as
-    two columns, since every provider's validation asks for it). Stale providers count: this is
-    a plausibility check on what the market last listed, not an answer to "now"."""
+    """Median current USD price per GPU-hour of every GPU with at least ``min_offers`` offers,
+    read as two columns since every provider's validation asks for it. Stale providers count:
+    this is a plausibility check on what the market last listed, not an answer to "now"."""
     where, params = current_condition(reader, include_stale=True)
     by_gpu: dict[str, list[float]] = {}
     for gpu, price in reader.rows(
@@ -1112,12 +972,6 @@ def offer_extra_field(reader: Reader, providers: Sequence[str], field: Mapping[s
     return out
 
 
-def offer_last_seen(reader: Reader, provider: str) -> dict[Identity, datetime]:
-    """When each stored offer of ``provider`` was last seen, by identity."""
-    rows = reader.rows("SELECT sku, region, kind, term_months, last_seen FROM offer WHERE provider = :p", {"p": provider})
-    return {(s, r, k, t): utc_datetime(seen) for s, r, k, t, seen in rows}  # type: ignore[misc]
-
-
 def unmapped_gpu_names(reader: Reader) -> list[dict[str, Any]]:
     """Raw GPU names stored without a canonical id, with how many offers carry each."""
     rows = reader.rows("SELECT gpu_raw, COUNT(*), MIN(provider) FROM offer WHERE gpu IS NULL "
@@ -1131,10 +985,6 @@ def offer_mapping_counts(reader: Reader) -> tuple[int, int]:
     return int(unmapped), int(total)
 
 
-#: A GPU's oldest past interval start: one step down the ``(gpu_id, first_seen)`` index, however
-#: long its history (a ``MIN`` over the ``price_interval`` view reads every interval of the GPU,
-#: and on SQLite the whole view first).
-FIRST_PAST_OF_GPU = "SELECT first_seen FROM price_interval_past WHERE gpu_id = :g ORDER BY first_seen LIMIT 1"
 #: The GPUs' oldest open interval start: one row per priced offer, found by the GPU index.
 FIRST_OPEN_OF_GPUS = "SELECT MIN(first_seen) FROM price_interval_open WHERE gpu_id IN :g"
 
@@ -1146,7 +996,9 @@ def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetim
     ids = known.lookup("gpu", gpus) if gpus is not None else sorted(known.names("gpu"))
     if not ids:
         return None
-    past = [v for g in ids if (v := reader.scalar(FIRST_PAST_OF_GPU, {"g": g})) is not None]
+    # one step down the (gpu_id, first_seen) index per GPU: a MIN over the view reads every interval
+    past = [v for g in ids if (v := reader.scalar("SELECT first_seen FROM price_interval_past WHERE gpu_id = :g "
+                                                  "ORDER BY first_seen LIMIT 1", {"g": g})) is not None]
     open_ = reader.scalar(FIRST_OPEN_OF_GPUS, {"g": ids})
     raw = min(past + ([open_] if open_ is not None else []), default=None)
     rolled = reader.scalar("SELECT MIN(bucket) FROM rollup_day WHERE gpu_id IN :g", {"g": ids})
@@ -1203,28 +1055,23 @@ def rule_intervals(reader: Reader, columns: str, *, gpus: Sequence[str], kinds: 
                    providers: Sequence[str] = (), regions: Sequence[str] = (), min_gpu_count: float | None = None,
                    until: int | None = None, since: int | None = None) -> list[tuple[Any, ...]]:
     """``columns`` (SQL over ``price_interval i``, ``offer o``, labels ``lp`` provider, ``lg`` gpu,
-    ``lk`` kind) of the stored USD intervals of an alert rule's GPUs, kinds, providers, regions
-    and least GPU count, first seen by ``until`` and last seen from ``since`` (epoch seconds) on."""
+    ``lk`` kind) of the stored USD intervals of an alert rule's GPUs, kinds, providers (all when
+    none), regions and least GPU count, filtered by time as ``interval_terms`` says."""
     known = Labels(reader)
-    sql = (f"SELECT {columns} "
-           "FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-           "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id "
-           "WHERE i.gpu_id IN :gpus AND i.kind_id IN :kinds AND i.currency_id = :usd")
-    params: dict[str, Any] = {"gpus": known.lookup("gpu", gpus) or [-1], "kinds": known.lookup("kind", kinds) or [-1],
-                              "usd": (known.lookup("currency", ["USD"]) or [-1])[0],
-                              "providers": known.lookup("provider", providers) or [-1], "regions": list(regions),
-                              "min_count": min_gpu_count, "until": until, "since": since}
-    sql += " AND i.provider_id IN :providers" if providers else ""
-    sql += " AND o.region IN :regions" if regions else ""
-    sql += " AND o.gpu_count >= :min_count" if min_gpu_count is not None else ""
-    sql += " AND i.first_seen <= :until" if until is not None else ""
-    sql += " AND i.last_seen >= :since" if since is not None else ""
-    return reader.rows(sql, params)
+    params: dict[str, Any] = {}
+    where = interval_terms("i", params, known.lookup("gpu", gpus),
+                           known.lookup("provider", providers) if providers else None, known.lookup("kind", kinds),
+                           (known.lookup("currency", ["USD"]) or [-1])[0], since=since, until=until)
+    if min_gpu_count is not None:
+        where += " AND o.gpu_count >= :min_count"
+        params["min_count"] = min_gpu_count
+    return reader.rows(f"SELECT {columns} {_NAMED_INTERVALS}{where}{_region_term(regions, params)}", params)
 
 
 class AlertStateRow(NamedTuple):
     """An ``alert_state`` row (``db.models.AlertState``'s columns)."""
 
+    rule: str
     fingerprint: str
     state: str
     pending_count: int
@@ -1241,8 +1088,7 @@ class AlertStateRow(NamedTuple):
 
 def alert_state(reader: Reader, rule: str) -> AlertStateRow | None:
     """Rule ``rule``'s stored state, or ``None``."""
-    found = _select(reader, AlertStateRow, "alert_state", "WHERE rule = :r", {"r": rule})
-    return found[0] if found else None
+    return _first(reader, AlertStateRow, "alert_state", "WHERE rule = :r", {"r": rule})
 
 
 class EventRow(NamedTuple):
@@ -1288,10 +1134,9 @@ def alert_events(reader: Reader, *, rule: str | None = None, limit: int = 50) ->
                    + "ORDER BY created_at DESC, id DESC LIMIT :limit", {"r": rule, "limit": limit})
 
 
-def event(reader: Reader, event_id: int) -> EventRow | None:
-    """Event ``event_id``, or ``None``."""
-    found = _select(reader, EventRow, "alert_event", "WHERE id = :i", {"i": event_id})
-    return found[0] if found else None
+def events_by_id(reader: Reader, ids: Sequence[int]) -> dict[int, EventRow]:
+    """The events ``ids`` by id."""
+    return {e.id: e for e in _select(reader, EventRow, "alert_event", "WHERE id IN :i", {"i": list(ids)})} if ids else {}
 
 
 def outbox_rows(reader: Reader, *, event_ids: Sequence[int] | None = None, row_id: int | None = None,
@@ -1307,11 +1152,6 @@ def outbox_rows(reader: Reader, *, event_ids: Sequence[int] | None = None, row_i
         return []
     order = " ORDER BY id" if limit is None else " ORDER BY created_at DESC, id DESC LIMIT :limit"
     return _select(reader, OutboxRow, "outbox", where + order, params)
-
-
-def events_by_id(reader: Reader, ids: Sequence[int]) -> dict[int, EventRow]:
-    """The events ``ids`` by id."""
-    return {e.id: e for e in _select(reader, EventRow, "alert_event", "WHERE id IN :i", {"i": list(ids)})} if ids else {}
 
 
 def delivery_counts(reader: Reader) -> dict[str, int]:
@@ -1366,9 +1206,8 @@ def offers_of_skus(reader: Reader, provider: str, skus: Sequence[str]) -> list[t
 def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -> list[int]:
     """Snapshot times in ``[lo, hi]`` (epoch seconds, oldest first, once each) of the imported
     series the offers ``offer_ids`` belong to."""
-    from db.series import (
-        series_of,  # the rule of what names a series; SQLAlchemy is loaded by then
-    )
+    # the rule of what names a series; SQLAlchemy is loaded by then
+    from db.series import series_of
 
     ids = sorted(set(offer_ids))
     names = sorted({s for _i, _p, extra in (reader.rows(OFFER_EXTRAS, {"ids": ids}) if ids else [])
@@ -1376,9 +1215,6 @@ def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -
     return [int(t) for (t,) in reader.rows("SELECT DISTINCT at FROM snapshot_time WHERE series IN :s "
                                            "AND at >= :lo AND at <= :hi ORDER BY at",
                                            {"s": names, "lo": lo, "hi": hi})] if names else []
-
-
-# --- the scheduler ----------------------------------------------------------------------------
 
 
 def offer_sightings(reader: Reader, offer_id: int) -> tuple[int, int] | None:
@@ -1403,6 +1239,9 @@ def recut_intervals(reader: Reader, offer_ids: Sequence[int], columns: Sequence[
         if "available" in r:
             r["available"] = None if r["available"] is None else bool(r["available"])
     return rows
+
+
+# --- the scheduler ----------------------------------------------------------------------------
 
 
 def has_table(reader: Reader, name: str) -> bool:
@@ -1448,14 +1287,12 @@ class LeaderRow(NamedTuple):
 
 def lease(reader: Reader, table: str) -> LeaseRow | None:
     """The scheduler lease of ``table``, or ``None`` before the first scheduler took it."""
-    found = _select(reader, LeaseRow, table, "WHERE id = 1")
-    return found[0] if found else None
+    return _first(reader, LeaseRow, table, "WHERE id = 1")
 
 
 def leader(reader: Reader, table: str) -> LeaderRow | None:
     """The last recorded scheduler of ``table``, or ``None`` when none ever ran (or no table)."""
-    found = _select(reader, LeaderRow, table, "WHERE id = 1") if has_table(reader, table) else []
-    return found[0] if found else None
+    return _first(reader, LeaderRow, table, "WHERE id = 1") if has_table(reader, table) else None
 
 
 # --- collection -------------------------------------------------------------------------------
@@ -1498,9 +1335,8 @@ class FailureRow(NamedTuple):
 
 def latest_failure(reader: Reader, provider: str) -> FailureRow | None:
     """The newest kept parse failure of ``provider``, or ``None``."""
-    found = _select(reader, FailureRow, "parse_failure", "WHERE provider = :p ORDER BY captured_at DESC, id DESC LIMIT 1",
-                    {"p": provider})
-    return found[0] if found else None
+    return _first(reader, FailureRow, "parse_failure", "WHERE provider = :p ORDER BY captured_at DESC, id DESC LIMIT 1",
+                  {"p": provider})
 
 
 def failures_kept(reader: Reader, provider: str) -> int:

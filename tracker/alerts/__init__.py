@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
     from db.reader import Reader
-    from db.reads import StateRow
+    from db.reads import AlertStateRow
     from tracker.alerts.deliver import Delivery
     from tracker.alerts.digest import DigestRun
     from tracker.alerts.evaluate import Evaluation
@@ -201,7 +201,7 @@ def rule_states(reader: Reader, settings: Settings) -> list[dict[str, Any]]:
     return rows
 
 
-def _state_since(s: StateRow | None) -> datetime | None:
+def _state_since(s: AlertStateRow | None) -> datetime | None:
     """When the rule entered its current state, as far as the state row knows: firing since it
     last fired, armed since it last resolved (``None``: never fired, or pending)."""
     if s is None:

@@ -121,8 +121,7 @@ def deliver_one(engine: Engine, row_id: int, rules: Mapping[str, Rule | DigestTa
         return None
     with engine_reader(engine) as reader:
         [row] = reads.outbox_rows(reader, row_id=row_id)
-        event = reads.event(reader, row.event_id)
-        assert event is not None
+        event = reads.events_by_id(reader, [row.event_id])[row.event_id]
     rule = rules.get(row.rule)
     target = find_target(rule, row)
     if target is None:

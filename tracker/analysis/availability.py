@@ -102,7 +102,7 @@ def minus(spans: Sequence[Span], cut: Sequence[Span]) -> list[Span]:
 
 def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since: int, until: int,
               interval_s: int) -> Availability:
-    """The figures of one group from its ``db.reads.AVAILABILITY_COLUMNS`` rows."""
+    """The figures of one group from its ``db.reads.availability_rows``."""
     known: list[Span] = []
     up: list[Span] = []
     last: int | None = None

@@ -465,7 +465,8 @@ def _read_skypilot(
 
 def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], at: datetime) -> set[tuple[str, str, str, int]]:
     """Identities the store already has an observation for at or after ``at``."""
-    seen = reads.offer_last_seen(in_transaction(session.connection()), provider)
+    stored = reads.offers_of_skus(in_transaction(session.connection()), provider, sorted({o.sku for o in offers}))
+    seen = {ident: last_seen for ident, _extra, last_seen in stored}
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
