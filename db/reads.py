@@ -448,9 +448,10 @@ def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now:
 
 
 def _offer_terms(gpus: Sequence[str] | None, kinds: Sequence[str] | None, regions: Sequence[str] | None,
-                 params: dict[str, Any], providers: Sequence[str] | None = None) -> str:
-    """``AND`` terms on the ``offer`` alias ``o`` (an empty ``gpus`` list matches nothing)."""
-    sql = ""
+                 params: dict[str, Any], providers: Sequence[str] | None, include_unmapped: bool) -> str:
+    """``AND`` terms on the ``offer`` alias ``o`` (an empty ``gpus`` list matches nothing; without
+    ``gpus``, ``include_unmapped`` keeps the offers of no known GPU)."""
+    sql = "" if gpus is not None or include_unmapped else " AND o.gpu IS NOT NULL"
     for column, values, name in (("o.gpu", gpus, "gpus"), ("o.provider", providers, "providers"),
                                  ("o.kind", kinds, "kinds"), ("o.region", regions, "regions")):
         if values is not None and (values or name == "gpus"):
@@ -503,10 +504,7 @@ def latest_prices(
     now = now or utcnow()
     states = provider_states(reader)  # read once: the "now" rule and the rows' sources both need them
     where, params = current_condition(reader, providers, now=now, include_stale=include_stale, states=states)
-    sql = LATEST_PRICES.format(where=where)
-    sql += _offer_terms(gpus, kinds, regions, params)
-    if gpus is None and not include_unmapped:
-        sql += " AND o.gpu IS NOT NULL"
+    sql = LATEST_PRICES.format(where=where) + _offer_terms(gpus, kinds, regions, params, None, include_unmapped)
     sql += " ORDER BY i.price_per_gpu_hour, o.provider, o.sku, o.region, o.id"  # ties in a stated order on both backends
     rows = reader.rows(sql, params)
     imported = imported_sources(reader, states)
@@ -526,12 +524,8 @@ def prices_at(
     """Every offer's price in effect at ``at``, cheapest per GPU-hour first; ``observed_at`` is
     the last observation at or before ``at`` that the interval vouches for."""
     t = epoch(at)
-    sql = PRICES_AT
     params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
-    sql += _offer_terms(gpus, kinds, regions, params, providers)
-    if gpus is None and not include_unmapped:
-        sql += " AND o.gpu IS NOT NULL"
-    rows = reader.rows(sql, params)
+    rows = reader.rows(PRICES_AT + _offer_terms(gpus, kinds, regions, params, providers, include_unmapped), params)
     intervals = provider_intervals(reader)
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
