@@ -376,13 +376,17 @@ def provider_intervals(reader: Reader) -> dict[int, int]:
     return {pid: int(s) if s else DEFAULT_INTERVAL_S for pid, s in rows}
 
 
+def _json(value: Any) -> Any:
+    """A JSON column's value: SQLite gives its text, psycopg the decoded value."""
+    return json.loads(value) if isinstance(value, str | bytes) else value
+
+
 def _extra_dict(extra: Any) -> dict[str, Any]:
-    """An offer's ``extra``: SQLite gives its JSON text, psycopg the decoded value."""
-    if isinstance(extra, str):
-        try:
-            extra = json.loads(extra)
-        except ValueError:
-            return {}
+    """An offer's ``extra`` as a dict (``{}`` when it is none or not JSON)."""
+    try:
+        extra = _json(extra)
+    except ValueError:
+        return {}
     return extra if isinstance(extra, dict) else {}
 
 
@@ -565,22 +569,6 @@ def stale_note(reader: Reader, *, providers: Sequence[str] | None = None, now: d
             f"{STALE_AFTER_INTERVALS} collection intervals): nothing is current. Ask about that time with "
             f"--at {when:%Y-%m-%dT%H:%M}Z, show the last prices anyway with --include-stale, or collect "
             "fresh prices with `gpu-tracker scrape`")
-
-
-def _json(value: Any) -> Any:
-    """A JSON column's value: SQLite gives its text, psycopg the decoded value."""
-    return json.loads(value) if isinstance(value, str | bytes) else value
-
-
-def added_rule_tables(reader: Reader) -> list[dict[str, Any]]:
-    """The ``[[alerts]]``-like tables of the rules added with ``alerts add``, oldest first
-    (``tracker.alerts.store.stored_rule_tables``)."""
-    return [dict(_json(d)) for (d,) in reader.rows("SELECT definition FROM alert_rule ORDER BY created_at")]
-
-
-def alert_states(reader: Reader) -> dict[str, AlertStateRow]:
-    """Every stored rule state, by rule name."""
-    return {s.rule: s for s in _select(reader, AlertStateRow, "alert_state")}
 
 
 def imported_providers(reader: Reader) -> set[str]:
@@ -1083,6 +1071,17 @@ class AlertStateRow(NamedTuple):
 def alert_state(reader: Reader, rule: str) -> AlertStateRow | None:
     """Rule ``rule``'s stored state, or ``None``."""
     return _first(reader, AlertStateRow, "alert_state", "WHERE rule = :r", {"r": rule})
+
+
+def added_rule_tables(reader: Reader) -> list[dict[str, Any]]:
+    """The ``[[alerts]]``-like tables of the rules added with ``alerts add``, oldest first
+    (``tracker.alerts.store.stored_rule_tables``)."""
+    return [dict(_json(d)) for (d,) in reader.rows("SELECT definition FROM alert_rule ORDER BY created_at")]
+
+
+def alert_states(reader: Reader) -> dict[str, AlertStateRow]:
+    """Every stored rule state, by rule name."""
+    return {s.rule: s for s in _select(reader, AlertStateRow, "alert_state")}
 
 
 class EventRow(NamedTuple):
