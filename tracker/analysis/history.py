@@ -337,15 +337,19 @@ class History:
         return [{"time": when.get(t) or from_epoch(t), "gpu": gpu, "provider": provider, "value": v}
                 for gpu, provider, first, last, v in self.provider_runs for t in range(first, last + 1, step)]
 
+    def markets(self) -> dict[str, list[dict[str, Any]]]:
+        """Each GPU's market rows, in order."""
+        out: dict[str, list[dict[str, Any]]] = {}
+        for m in self.market_rows:
+            out.setdefault(m["gpu"], []).append(m)
+        return out
+
     def provider_columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
         """Per GPU (only ``gpu`` when given), each provider's values on the GPU's grid of
         ``market_rows`` (``None``: no value)."""
         step = self.resolution.seconds
-        starts: dict[str, tuple[int, int]] = {}  # per GPU: its first bucket start and bucket count
-        for m in self.market_rows:
-            if gpu is None or m["gpu"] == gpu:
-                t0, n = starts.get(m["gpu"], (int(m["time"].timestamp()), 0))
-                starts[m["gpu"]] = (t0, n + 1)
+        starts = {g: (int(ms[0]["time"].timestamp()), len(ms))  # per GPU: its first bucket start and bucket count
+                  for g, ms in self.markets().items() if gpu is None or g == gpu}
         out: dict[str, dict[str, list[float | None]]] = {g: {} for g in starts}
         for g, provider, first, last, v in self.provider_runs:
             if g not in starts:
@@ -365,12 +369,9 @@ class History:
         columns = sorted({p for _g, p, _a, _b, v in self.provider_runs if not math.isnan(v)})
         kinds = ",".join(self.kinds) if self.kinds else "all"
         values = self.provider_columns()
-        markets: dict[str, list[dict[str, Any]]] = {}
-        for m in self.market_rows:
-            markets.setdefault(m["gpu"], []).append(m)
         keys = [*EXPORT_COLUMNS, *columns]
         out: list[dict[str, Any]] = []
-        for gpu, ms in markets.items():
+        for gpu, ms in self.markets().items():
             n = len(ms)
             times, lows, p25s, medians, providers, offers = zip(*map(_MARKET_CELLS, ms), strict=True)
             fixed = [times, [gpu] * n, [self.metric] * n, [self.unit] * n, [kinds] * n,

@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from operator import itemgetter
 from typing import Any, TextIO
 
 from tracker.cells import safe_cell
@@ -123,9 +124,10 @@ def _distinct(values: list[Any]) -> Collection[Any]:
 
 
 def _numeric(distinct: Collection[Any]) -> bool:
-    """Whether a column (its values each once, ``_distinct``) holds numbers only, ``None`` aside."""
-    values = [v for v in distinct if v is not None]
-    return bool(values) and all(_is_number(v) for v in values)
+    """Whether a column (its values each once, ``_distinct``) holds numbers only, ``None`` aside
+    (judged by the values' types, each once)."""
+    types = set(map(type, distinct)) - {type(None)}
+    return bool(types) and all(issubclass(t, int | float) and t is not bool for t in types)
 
 
 def _decimals(values: Iterable[Any]) -> int:
@@ -143,18 +145,18 @@ def _decimals(values: Iterable[Any]) -> int:
 def column_texts(column: Column, rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """The cells of one column as a table shows them: every number in one format (the same
     decimal places, thousands separated), anything else as ``cell`` writes it, one line each."""
-    values = [r.get(column.key) for r in rows]
-    return _texts(values, _distinct(values))
+    return _Cells(rows).texts(column)
 
 
 def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
-    """How each value of a column (its values each once: ``_distinct``) is written."""
-    places = _decimals(distinct)
+    """How each value of a column (its values each once: ``_distinct``) is written (an infinity
+    or NaN formats as ``cell`` writes it: ``inf``, ``nan``)."""
+    spec = f",.{_decimals(distinct)}f"
     whole = not any(isinstance(v, float) for v in distinct)
 
     def text(value: Any) -> str:
-        if _is_number(value) and math.isfinite(value):
-            return str(value) if whole else f"{value:,.{places}f}"
+        if _is_number(value):
+            return str(value) if whole else format(value, spec)
         return cell(value).replace("\n", " ")
 
     return text
@@ -168,14 +170,6 @@ def _shown(values: list[Any], distinct: Collection[Any]) -> dict[Any, str] | Non
         return None
     text = _formatter(distinct)
     return {v: text(v) for v in distinct}
-
-
-def _texts(values: list[Any], distinct: Collection[Any]) -> list[str]:
-    """``column_texts`` of a column's ``values``, and those each once (``_distinct``)."""
-    shown = _shown(values, distinct)
-    if shown is not None:  # each distinct value formatted once
-        return list(map(shown.__getitem__, values))
-    return list(map(_formatter(distinct), values))
 
 
 class _Cells:
@@ -193,7 +187,10 @@ class _Cells:
     def _values(self, column: Column) -> tuple[list[Any], Collection[Any]]:
         """The column's values, and those each once, read from the rows once."""
         if column.key not in self._read:
-            values = [r.get(column.key) for r in self.rows]
+            try:
+                values = list(map(itemgetter(column.key), self.rows))
+            except KeyError:  # a row without the key shows none
+                values = [r.get(column.key) for r in self.rows]
             self._read[column.key] = values, _distinct(values)
         return self._read[column.key]
 
