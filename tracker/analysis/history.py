@@ -363,23 +363,27 @@ class History:
                 col[a:b + 1] = [None if v != v else v] * (b - a + 1)
         return out
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per (time, gpu): ``EXPORT_COLUMNS``, then one column per provider with a value
-        (``None``: no value in that bucket)."""
-        columns = sorted({p for _g, p, _a, _b, v in self.provider_runs if not math.isnan(v)})
+    def columns(self) -> dict[str, list[Any]]:
+        """One row per (time, gpu) as columns (key -> values in row order): ``EXPORT_COLUMNS``,
+        then one column per provider with a value (``None``: no value in that bucket)."""
+        providers = sorted({p for _g, p, _a, _b, v in self.provider_runs if not math.isnan(v)})
         kinds = ",".join(self.kinds) if self.kinds else "all"
         values = self.provider_columns()
-        keys = [*EXPORT_COLUMNS, *columns]
-        out: list[dict[str, Any]] = []
+        out: dict[str, list[Any]] = {k: [] for k in [*EXPORT_COLUMNS, *providers]}
         for gpu, ms in self.markets().items():
             n = len(ms)
-            times, lows, p25s, medians, providers, offers = zip(*map(_MARKET_CELLS, ms), strict=True)
+            times, lows, p25s, medians, counts, offers = zip(*map(_MARKET_CELLS, ms), strict=True)
             fixed = [times, [gpu] * n, [self.metric] * n, [self.unit] * n, [kinds] * n,
-                     *([None if v != v else v for v in col] for col in (lows, p25s, medians)), providers, offers]
+                     *([None if v != v else v for v in col] for col in (lows, p25s, medians)), counts, offers]
             none = [None] * n
-            cols = [*fixed, *(values[gpu].get(p, none) for p in columns)]
-            out += [dict(zip(keys, cells, strict=True)) for cells in zip(*cols, strict=True)]
+            for col, more in zip(out.values(), [*fixed, *(values[gpu].get(p, none) for p in providers)], strict=True):
+                col += more
         return out
+
+    def rows(self) -> list[dict[str, Any]]:
+        """``columns()`` one mapping per row."""
+        cols = self.columns()
+        return [dict(zip(cols, cells, strict=True)) for cells in zip(*cols.values(), strict=True)]
 
     # pandas forms, for charts and exports (pandas is imported by the callers that use them)
     @property

@@ -148,7 +148,7 @@ def history(
     _notes(h.notes)
     table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
              ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
-    emit(h.rows(), fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
+    emit(h.columns(), fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
          only=columns)
 
 

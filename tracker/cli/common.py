@@ -24,7 +24,9 @@ from tracker.cells import safe_cell
 from tracker.cli.render import (
     ESSENTIAL,
     ColumnSpec,
+    Rows,
     as_columns,
+    as_rows,
     cell,
     pick_columns,
     plain_value,
@@ -166,7 +168,7 @@ _cell, _plain = cell, plain_value
 
 
 def emit(
-    rows: Sequence[dict[str, Any]],
+    rows: Rows,
     fmt: Format,
     *,
     columns: Sequence[ColumnSpec] | None = None,
@@ -180,6 +182,8 @@ def emit(
     columns; ``wide`` and ``only`` (``--wide``, ``--columns``) widen or pick them. JSON and
     CSV always carry every key so they can be imported back.
     """
+    if fmt in (Format.json, Format.csv):
+        rows = as_rows(rows)
     if fmt is Format.json:
         sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in rows], indent=2) + "\n")
         return

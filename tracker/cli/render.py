@@ -1,6 +1,7 @@
 """Tables that never cut a number: columns chosen by the width available, plain text when piped.
 
-A command hands over its rows and its columns in display order; each column has a priority:
+A command hands over its rows (``Rows``: one mapping per row, or the same rows as columns) and its
+columns in display order; each column has a priority:
 
 * ``ESSENTIAL`` columns are always shown (by default the first column and the keys in
   ``ESSENTIAL_KEYS``: GPU, provider, kind, $/GPU-h, region);
@@ -50,9 +51,31 @@ class Column:
 
 
 ColumnSpec = Column | tuple[str, str] | tuple[str, str, int]
+#: A command's rows: one mapping per row, or the same rows as columns (key -> values in row
+#: order), the form a long table is built in (a year of hourly history), which a table reads
+#: column by column as it is instead of taking each value back out of a mapping per row.
+Rows = Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]]
 
 
-def as_columns(specs: Iterable[ColumnSpec], rows: Sequence[Mapping[str, Any]] = ()) -> list[Column]:
+def row_keys(rows: Rows) -> list[str]:
+    """The keys of the first row (every column's key of rows given as columns)."""
+    if isinstance(rows, Mapping):
+        return list(rows)
+    return list(rows[0]) if rows else []
+
+
+def row_count(rows: Rows) -> int:
+    return len(next(iter(rows.values()), ())) if isinstance(rows, Mapping) else len(rows)
+
+
+def as_rows(rows: Rows) -> Sequence[Mapping[str, Any]]:
+    """One mapping per row (rows given as columns are zipped into them)."""
+    if isinstance(rows, Mapping):
+        return [dict(zip(rows, cells, strict=True)) for cells in zip(*rows.values(), strict=True)]
+    return rows
+
+
+def as_columns(specs: Iterable[ColumnSpec], rows: Rows = ()) -> list[Column]:
     """``(key, header)`` pairs -> ``Column``s; the first column and ``ESSENTIAL_KEYS`` are essential.
     Without specs, every key of the rows in order."""
     out: list[Column] = []
@@ -63,8 +86,8 @@ def as_columns(specs: Iterable[ColumnSpec], rows: Sequence[Mapping[str, Any]] = 
         key, header, *rest = spec
         priority = rest[0] if rest else (ESSENTIAL if i == 0 or key in ESSENTIAL_KEYS else DEFAULT)
         out.append(Column(key, header, priority))
-    if not out and rows:
-        out = [Column(k, k, ESSENTIAL if i == 0 else DEFAULT) for i, k in enumerate(rows[0])]
+    if not out:
+        out = [Column(k, k, ESSENTIAL if i == 0 else DEFAULT) for i, k in enumerate(row_keys(rows))]
     return out
 
 
@@ -142,7 +165,7 @@ def _decimals(values: Iterable[Any]) -> int:
     return 4 if min((v for v in floats if v), default=0.0) < 10 else 2
 
 
-def column_texts(column: Column, rows: Sequence[Mapping[str, Any]]) -> list[str]:
+def column_texts(column: Column, rows: Rows) -> list[str]:
     """The cells of one column as a table shows them: every number in one format (the same
     decimal places, thousands separated), anything else as ``cell`` writes it, one line each."""
     return _Cells(rows).texts(column)
@@ -177,8 +200,9 @@ class _Cells:
     asks (a year of hourly history is half a million cells): widths come from each column's
     distinct texts, and a cell's text is looked up by its value."""
 
-    def __init__(self, rows: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(self, rows: Rows) -> None:
         self.rows = rows
+        self.count = row_count(rows)
         self._texts: dict[str, list[str]] = {}
         self._numeric: dict[str, bool] = {}
         self._read: dict[str, tuple[list[Any], Collection[Any]]] = {}
@@ -187,12 +211,19 @@ class _Cells:
     def _values(self, column: Column) -> tuple[list[Any], Collection[Any]]:
         """The column's values, and those each once, read from the rows once."""
         if column.key not in self._read:
-            try:
-                values = list(map(itemgetter(column.key), self.rows))
-            except KeyError:  # a row without the key shows none
-                values = [r.get(column.key) for r in self.rows]
+            rows, key = self.rows, column.key
+            if isinstance(rows, Mapping):
+                values = list(rows[key]) if key in rows else [None] * self.count
+            else:
+                try:
+                    values = list(map(itemgetter(key), rows))
+                except KeyError:  # a row without the key shows none
+                    values = [r.get(key) for r in rows]
             self._read[column.key] = values, _distinct(values)
         return self._read[column.key]
+
+    def values(self, column: Column) -> list[Any]:
+        return self._values(column)[0]
 
     def shown(self, column: Column) -> dict[Any, str] | None:
         """Each distinct value's text (``_shown``)."""
@@ -244,7 +275,7 @@ class _Cells:
         return min(self.natural(column), max(_MIN_TEXT, min(max(words, default=0), _LONGEST_WORD)))
 
 
-def fit_widths(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], width: int,
+def fit_widths(columns: Sequence[Column], rows: Rows, width: int,
                cells: _Cells | None = None) -> list[int]:
     """Each column's width in a table ``width`` wide: natural when everything fits, otherwise the
     widest columns wrap first, each down to its narrowest (numbers keep their width, their headers wrap)."""
@@ -266,7 +297,7 @@ def fit_widths(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], wid
 
 def pick_columns(
     columns: Sequence[Column],
-    rows: Sequence[Mapping[str, Any]],
+    rows: Rows,
     *,
     width: int | None,
     wide: bool = False,
@@ -283,7 +314,7 @@ def pick_columns(
         return _named(columns, rows, only), []
     if wide:
         listed = {c.key for c in columns}
-        extra = [Column(k, k, WIDE) for k in (rows[0] if rows else {}) if k not in listed]
+        extra = [Column(k, k, WIDE) for k in row_keys(rows) if k not in listed]
         return [*columns, *extra], []
     candidates = [c for c in columns if c.priority <= DEFAULT]
     if width is None:
@@ -309,9 +340,9 @@ def pick_columns(
     return [c for c in candidates if c.key in keep], [c for c in columns if c.key not in keep]
 
 
-def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: str) -> list[Column]:
+def _named(columns: Sequence[Column], rows: Rows, only: str) -> list[Column]:
     by_name: dict[str, Column] = {}
-    for k in (rows[0] if rows else {}):
+    for k in row_keys(rows):
         by_name[k.lower()] = Column(k, k)
     for c in columns:
         by_name[c.key.lower()] = c
@@ -321,14 +352,14 @@ def _named(columns: Sequence[Column], rows: Sequence[Mapping[str, Any]], only: s
         if not name:
             continue
         if name.lower() not in by_name:
-            keys = [c.key for c in columns] + [k for k in (rows[0] if rows else {}) if k not in {c.key for c in columns}]
+            keys = [c.key for c in columns] + [k for k in row_keys(rows) if k not in {c.key for c in columns}]
             raise ConfigError(f"--columns: no column {name!r}{did_you_mean(name, keys)}; "
                               f"columns: {', '.join(keys)}")
         out.append(by_name[name.lower()])
     return out
 
 
-def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], cells: _Cells | None = None) -> str:
+def plain_table(rows: Rows, columns: Sequence[Column], cells: _Cells | None = None) -> str:
     """Aligned plain text, as wide as its content: numbers right-aligned, nothing cut; each
     column's distinct texts padded once, each line their join."""
     cells = cells or _Cells(rows)
@@ -341,7 +372,7 @@ def plain_table(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column], ce
     return "\n".join(out) + "\n"
 
 
-def tsv(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
+def tsv(rows: Rows, columns: Sequence[Column]) -> str:
     """Tab-separated keys and raw values; an empty field for none; tabs and newlines in text become
     spaces; a text a spreadsheet would run as a formula gets a quote in front (``tracker.cells``)."""
 
@@ -352,13 +383,15 @@ def tsv(rows: Sequence[Mapping[str, Any]], columns: Sequence[Column]) -> str:
         text = safe_cell(v) if isinstance(v, str) else str(v)
         return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
+    cells = _Cells(rows)
+    fields = [list(map(field, cells.values(c))) for c in columns]
     lines = ["\t".join(safe_cell(c.key) for c in columns)]
-    lines += ["\t".join(field(r.get(c.key)) for c in columns) for r in rows]
+    lines += list(map("\t".join, zip(*fields))) if fields else [""] * cells.count
     return "\n".join(lines) + "\n"
 
 
 def print_table(
-    rows: Sequence[Mapping[str, Any]],
+    rows: Rows,
     columns: Sequence[Column],
     *,
     title: str | None = None,
@@ -381,11 +414,11 @@ def print_table(
         if title:
             out.file.write(title + "\n")
         out.file.write(plain_table(rows, shown, cells))
-        if not rows:
+        if not cells.count:
             out.file.write("no rows\n")
         return shown
     _rich_table(out, cells, shown, title)
-    if hidden and rows and not (wide or only):
+    if hidden and cells.count and not (wide or only):
         import textwrap  # the hint wraps between names at the terminal's width, never inside one
 
         hint = f"{len(hidden)} more column(s) with --wide, or choose with --columns: {', '.join(c.key for c in hidden)}"
@@ -407,7 +440,7 @@ def _rich_table(out: Any, cells: _Cells, shown: Sequence[Column], title: str | N
         # Every width is fixed here: a number column is never narrower than its widest value, so
         # only its header wraps; text folds onto further lines instead of ending in "…".
         table.add_column(c.header, justify="right" if numeric else "left", width=w, overflow="fold")
-    for i in range(len(rows)):
+    for i in range(cells.count):
         table.add_row(*[Text(t[i]) for t in texts])
     needed = _EDGE + sum(w + _PER_COLUMN for w in widths)
     # When even the number columns do not fit (--wide, --columns), let the line run long
@@ -418,5 +451,5 @@ def _rich_table(out: Any, cells: _Cells, shown: Sequence[Column], title: str | N
         out.print(table)
     finally:
         out.width = width
-    if not rows:
+    if not cells.count:
         out.print("[dim]no rows[/dim]")
