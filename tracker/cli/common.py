@@ -7,8 +7,6 @@ and the database layer are imported when a command first asks for them.
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import math
 import sys
@@ -20,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 from rich.console import Console
 
-from tracker.cells import safe_cell
 from tracker.cli.render import (
     ESSENTIAL,
     ColumnSpec,
@@ -28,10 +25,12 @@ from tracker.cli.render import (
     as_columns,
     as_rows,
     cell,
+    csv_text,
     pick_columns,
     plain_value,
     print_table,
     quantity,
+    row_keys,
     tsv,
 )
 
@@ -182,19 +181,11 @@ def emit(
     columns; ``wide`` and ``only`` (``--wide``, ``--columns``) widen or pick them. JSON and
     CSV always carry every key so they can be imported back.
     """
-    if fmt in (Format.json, Format.csv):
-        rows = as_rows(rows)
     if fmt is Format.json:
-        sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in rows], indent=2) + "\n")
+        sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in as_rows(rows)], indent=2) + "\n")
         return
     if fmt is Format.csv:
-        keys = list(rows[0].keys()) if rows else [c.key for c in as_columns(columns or [])]
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore", lineterminator="\n")
-        writer.writerow({k: safe_cell(k) for k in keys})
-        for r in rows:
-            writer.writerow({k: safe_cell(_plain(v)) for k, v in r.items()})
-        sys.stdout.write(buf.getvalue())
+        sys.stdout.write(csv_text(rows, row_keys(rows) or [c.key for c in as_columns(columns or [])]))
         return
     cols = as_columns(columns or [], rows)
     if fmt is Format.tsv:

@@ -17,7 +17,9 @@ the same columns with raw values (ISO times, unrounded numbers) and keys as head
 
 from __future__ import annotations
 
+import csv
 import difflib
+import io
 import math
 import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -222,8 +224,14 @@ class _Cells:
             self._read[column.key] = values, _distinct(values)
         return self._read[column.key]
 
-    def values(self, column: Column) -> list[Any]:
-        return self._values(column)[0]
+    def raw(self, column: Column) -> list[Any]:
+        """Every cell as CSV and TSV carry it (``plain_value``, then ``safe_cell``), each distinct
+        value converted once unless two values of other types could share a key (``1``, ``1.0``)
+        or one is NaN."""
+        values, distinct = self._values(column)
+        if distinct is values or len(set(map(type, values)) - {type(None)}) > 1 or any(v != v for v in distinct):
+            return [safe_cell(plain_value(v)) for v in values]
+        return list(map({v: safe_cell(plain_value(v)) for v in distinct}.__getitem__, values))
 
     def shown(self, column: Column) -> dict[Any, str] | None:
         """Each distinct value's text (``_shown``)."""
@@ -376,18 +384,24 @@ def tsv(rows: Rows, columns: Sequence[Column]) -> str:
     """Tab-separated keys and raw values; an empty field for none; tabs and newlines in text become
     spaces; a text a spreadsheet would run as a formula gets a quote in front (``tracker.cells``)."""
 
-    def field(value: Any) -> str:
-        v = plain_value(value)
-        if v is None:
-            return ""
-        text = safe_cell(v) if isinstance(v, str) else str(v)
-        return text.replace("\t", " ").replace("\r", " ").replace("\n", " ")
+    def field(v: Any) -> str:
+        return "" if v is None else str(v).replace("\t", " ").replace("\r", " ").replace("\n", " ")
 
     cells = _Cells(rows)
-    fields = [list(map(field, cells.values(c))) for c in columns]
+    fields = [list(map(field, cells.raw(c))) for c in columns]
     lines = ["\t".join(safe_cell(c.key) for c in columns)]
     lines += list(map("\t".join, zip(*fields))) if fields else [""] * cells.count
     return "\n".join(lines) + "\n"
+
+
+def csv_text(rows: Rows, keys: Sequence[str]) -> str:
+    """CSV of the values of ``keys`` (the header first), raw as TSV carries them (``_Cells.raw``)."""
+    cells = _Cells(rows)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([safe_cell(k) for k in keys])
+    writer.writerows(zip(*[cells.raw(Column(k, k)) for k in keys]) if keys else [()] * cells.count)
+    return buf.getvalue()
 
 
 def print_table(
