@@ -136,16 +136,25 @@ def _is_number(value: Any) -> bool:
 
 
 def _distinct(values: list[Any]) -> Collection[Any]:
-    """A column's values each once, which is all its format depends on (a year of hourly history
-    is hundreds of thousands of cells, most of them repeats); all of them where ``True`` sits
-    beside numbers (equal as keys) or a value is unhashable."""
+    """A column's values each once, which is all a cell's text or field depends on (a year of
+    hourly history is hundreds of thousands of cells, most of them repeats); all of them where
+    two could share a key (values of two types, such as ``True`` and ``1`` or ``1`` and
+    ``1.0``; NaN, which another NaN object than the one a set kept never finds) or a value is
+    unhashable."""
     try:
         distinct = set(values)
     except TypeError:
         return values
-    if (True in distinct or False in distinct) and len(set(map(type, values))) > 1:
-        return values  # ``True`` and ``1`` are one key but two texts
+    if len(set(map(type, values)) - {type(None)}) > 1 or any(v != v for v in distinct):
+        return values
     return distinct
+
+
+def _each(values: list[Any], distinct: Collection[Any], convert: Callable[[Any], Any]) -> list[Any]:
+    """``convert`` of every value, called once per distinct value (``_distinct``)."""
+    if distinct is values:
+        return list(map(convert, values))
+    return list(map({v: convert(v) for v in distinct}.__getitem__, values))
 
 
 def _numeric(distinct: Collection[Any]) -> bool:
@@ -187,31 +196,18 @@ def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
     return text
 
 
-def _shown(values: list[Any], distinct: Collection[Any]) -> dict[Any, str] | None:
-    """Each distinct value's text, or ``None`` when some value could miss its key: the values
-    were not reduced (``_distinct``), or one is unequal to itself (NaN), so another NaN object
-    than the one the set kept finds nothing."""
-    if distinct is values or any(v != v for v in distinct):
-        return None
-    text = _formatter(distinct)
-    return {v: text(v) for v in distinct}
-
-
 class _Cells:
-    """The rows of one table with each column's texts formatted once, however often the layout
-    asks (a year of hourly history is half a million cells): widths come from each column's
-    distinct texts, and a cell's text is looked up by its value."""
+    """The rows of one table, each column read and its texts formatted once however often the
+    layout asks, each distinct value once (a year of hourly history is half a million cells)."""
 
     def __init__(self, rows: Rows) -> None:
         self.rows = rows
         self.count = row_count(rows)
-        self._texts: dict[str, list[str]] = {}
-        self._numeric: dict[str, bool] = {}
         self._read: dict[str, tuple[list[Any], Collection[Any]]] = {}
-        self._shown: dict[str, dict[Any, str] | None] = {}
+        self._texts: dict[str, tuple[list[str], set[str]]] = {}
 
     def _values(self, column: Column) -> tuple[list[Any], Collection[Any]]:
-        """The column's values, and those each once, read from the rows once."""
+        """The column's values, and those each once (``_distinct``)."""
         if column.key not in self._read:
             rows, key = self.rows, column.key
             if isinstance(rows, Mapping):
@@ -225,49 +221,31 @@ class _Cells:
         return self._read[column.key]
 
     def raw(self, column: Column) -> list[Any]:
-        """Every cell as CSV and TSV carry it (``plain_value``, then ``safe_cell``), each distinct
-        value converted once unless two values of other types could share a key (``1``, ``1.0``)
-        or one is NaN."""
-        values, distinct = self._values(column)
-        if distinct is values or len(set(map(type, values)) - {type(None)}) > 1 or any(v != v for v in distinct):
-            return [safe_cell(plain_value(v)) for v in values]
-        return list(map({v: safe_cell(plain_value(v)) for v in distinct}.__getitem__, values))
+        """Every cell as CSV and TSV carry it: ``plain_value``, then ``safe_cell``."""
+        return _each(*self._values(column), lambda v: safe_cell(plain_value(v)))
 
-    def shown(self, column: Column) -> dict[Any, str] | None:
-        """Each distinct value's text (``_shown``)."""
-        if column.key not in self._shown:
-            self._shown[column.key] = _shown(*self._values(column))
-        return self._shown[column.key]
+    def _column_texts(self, column: Column) -> tuple[list[str], set[str]]:
+        if column.key not in self._texts:
+            values, distinct = self._values(column)
+            texts = _each(values, distinct, _formatter(distinct))
+            self._texts[column.key] = texts, set(texts)
+        return self._texts[column.key]
 
     def texts(self, column: Column) -> list[str]:
         """Every cell's text, in row order."""
-        if column.key not in self._texts:
-            values, distinct = self._values(column)
-            shown = self.shown(column)
-            self._texts[column.key] = (list(map(_formatter(distinct), values)) if shown is None
-                                       else list(map(shown.__getitem__, values)))
-        return self._texts[column.key]
+        return self._column_texts(column)[0]
 
-    def distinct_texts(self, column: Column) -> Collection[str]:
-        """The texts of the column's cells, each at least once (all a width depends on)."""
-        shown = self.shown(column)
-        return self.texts(column) if shown is None else shown.values()
+    def distinct_texts(self, column: Column) -> set[str]:
+        """The texts of the column's cells, each once (all a width depends on)."""
+        return self._column_texts(column)[1]
 
     def padded(self, column: Column, width: int) -> Iterable[str]:
         """Every cell's text padded to ``width`` (numbers to the right), each distinct text padded once."""
         pad = str.rjust if self.numeric(column) else str.ljust
-        shown = self.shown(column)
-        if shown is None:
-            texts = self.texts(column)
-            by_text = {t: pad(t, width) for t in set(texts)}
-            return map(by_text.__getitem__, texts)
-        by_value = {v: pad(t, width) for v, t in shown.items()}
-        return map(by_value.__getitem__, self._values(column)[0])
+        return map({t: pad(t, width) for t in self.distinct_texts(column)}.__getitem__, self.texts(column))
 
     def numeric(self, column: Column) -> bool:
-        if column.key not in self._numeric:
-            self._numeric[column.key] = _numeric(self._values(column)[1])
-        return self._numeric[column.key]
+        return _numeric(self._values(column)[1])
 
     def natural(self, column: Column) -> int:
         return max([len(column.header), *map(len, self.distinct_texts(column))])
