@@ -404,13 +404,12 @@ class History:
                          name="value", dtype=float)
 
     def wide(self) -> pd.DataFrame:
-        """``rows()`` as a frame (NaN for no value)."""
+        """``columns()`` as a frame (NaN for no value)."""
         import pandas as pd
 
-        rows = self.rows()
-        columns = [*EXPORT_COLUMNS, *sorted({k for r in rows[:1] for k in r} - set(EXPORT_COLUMNS))]
-        df = pd.DataFrame(rows, columns=columns)
-        for c in columns:
+        cols = self.columns()
+        df = pd.DataFrame(cols) if self.market_rows else pd.DataFrame(columns=list(cols))  # no rows: no dtype guessed
+        for c in df.columns:
             if c not in ("time", "gpu", "metric", "unit", "kinds", "providers", "offers"):
                 df[c] = df[c].astype(float)
         return df

@@ -34,6 +34,7 @@ values of ``history.provider_buckets``.
 from __future__ import annotations
 
 import math
+from functools import cached_property
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -41,7 +42,7 @@ from typing import Any
 from db import reads
 from db.reader import Reader
 from db.reads import latest_prices
-from db.spans import DAY, epoch, from_epoch, hold_end, origin, utcnow
+from db.spans import DAY, epoch, floor, from_epoch, hold_end, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
 from tracker.analysis.grid import Filters, Resolution, Tolerance
 from tracker.analysis.history import Scope, answer, provider_runs
@@ -64,16 +65,10 @@ TREND_COLUMNS = [
 ]
 
 
-def floor_day(t: int) -> int:
-    """The start of the UTC day holding epoch second ``t`` (``db.rollups.floor(t, DAY)``)."""
-    o = origin(DAY)
-    return o + ((t - o) // DAY) * DAY
-
-
 def history_days(first_day: int, at: Any) -> int:
     """UTC calendar days from the day of the first observation (a day bucket's start, epoch
     seconds) to the day of ``at`` (a datetime or Timestamp), both counted."""
-    return (floor_day(int(at.timestamp())) - first_day) // DAY + 1
+    return (floor(int(at.timestamp()), DAY) - first_day) // DAY + 1
 
 
 def volatility(daily_low: Sequence[float]) -> float | None:
@@ -151,7 +146,6 @@ class _Reads:
         self.scope = Scope(reader, f, tolerance)
         lab = self.scope.labels
         self.names = lab.names("gpu") | lab.names("provider")  # ids are unique across spaces
-        self._longest: int | None = None
 
     def end(self, provider: int, last_seen: int, ends_at: Any) -> int:
         return hold_end(last_seen, None if ends_at is None else int(ends_at), self.scope.interval_s(provider))
@@ -173,18 +167,17 @@ class _Reads:
                 out.append((hi, int(gpu), int(provider), int(offer), float(price), int(first_seen), end))
         return out
 
+    @cached_property
     def longest_span(self) -> int:
         """The longest any stored interval lasted (``db.reads.longest_span``), read once."""
-        if self._longest is None:
-            self._longest = reads.longest_span(self.reader)
-        return self._longest
+        return reads.longest_span(self.reader)
 
     def rows_at(self, times: list[int]) -> list[Live]:
         """The intervals matching the filters in effect at each of ``times`` (``db.reads.interval_rows_at``:
         one statement, bounded by the longest hold and the longest interval)."""
         params: dict[str, Any] = {}
         where = self.scope.where(params)
-        rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.longest_span())
+        rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.longest_span)
         return [(int(t), int(gpu), int(provider), int(offer), float(price), int(first), self.end(int(provider), int(last), ends_at))
                 for t, gpu, provider, offer, price, first, last, ends_at in rows]
 
@@ -203,7 +196,7 @@ class _Reads:
         params: dict[str, Any] = {}
         where = self.scope.where(params)
         bounded = [(gpu_id, low, day, min(day + DAY - 1, until), end) for gpu_id, low, day, end in lows]
-        rows = reads.first_at_lows(self.reader, where, params, bounded, self.longest_span())
+        rows = reads.first_at_lows(self.reader, where, params, bounded, self.longest_span)
         first: dict[int, tuple[int, str]] = {}
         for gpu_id, first_seen, provider in sorted(rows):
             first.setdefault(gpu_id, (first_seen, provider))
@@ -221,7 +214,7 @@ def _lows_from_rollups(known: _Reads, at: datetime, at_s: int, recent: list[Live
     ``at``'s day, the raw intervals ``recent`` (from that day to ``at``) for the day itself; the
     time and provider from the earliest raw interval at the low, read within the days the low
     lasted (``low_run``)."""
-    day = floor_day(at_s)
+    day = floor(at_s, DAY)
     per_day: dict[tuple[int, int], float] = {}
     for g, b, low in known.day_lows(day):
         per_day[(g, b)] = min(low, per_day.get((g, b), low))
@@ -254,7 +247,7 @@ def _lows_from_raw(known: _Reads, at: datetime, at_s: int) -> dict[str, dict[str
         best[g] = min(key, best.get(g, key))
         first[g] = min(int(first_seen), first.get(g, int(first_seen)))
     return {known.names[g]: {"all_time_low": low, "all_time_low_at": from_epoch(when), "all_time_low_provider": provider,
-                             "history_days": history_days(floor_day(first[g]), at)}
+                             "history_days": history_days(floor(first[g], DAY), at)}
             for g, (low, when, provider) in best.items()}
 
 
@@ -273,7 +266,7 @@ def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: date
     if at_s is None:
         return []
     at = from_epoch(at_s)
-    lows = _lows(known, at, at_s, known.recent(floor_day(at_s), at_s))
+    lows = _lows(known, at, at_s, known.recent(floor(at_s, DAY), at_s))
     return [{"gpu": gpu, **{k: v for k, v in row.items() if k != "history_days"}} for gpu, row in sorted(lows.items())]
 
 
@@ -306,7 +299,7 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
         return []
     at = _utc(as_of) if as_of is not None else utcnow().replace(microsecond=0)
     at_s = epoch(at)
-    recent = known.recent(floor_day(at_s), at_s)
+    recent = known.recent(floor(at_s, DAY), at_s)
     lows = _lows(known, at, at_s, recent)
     if not lows:
         return []

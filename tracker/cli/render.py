@@ -66,10 +66,6 @@ def row_keys(rows: Rows) -> list[str]:
     return list(rows[0]) if rows else []
 
 
-def row_count(rows: Rows) -> int:
-    return len(next(iter(rows.values()), ())) if isinstance(rows, Mapping) else len(rows)
-
-
 def as_rows(rows: Rows) -> Sequence[Mapping[str, Any]]:
     """One mapping per row (rows given as columns are zipped into them)."""
     if isinstance(rows, Mapping):
@@ -131,10 +127,6 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str:
     return f" (did you mean {lowered[close[0]]!r}?)" if close else ""
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 def _distinct(values: list[Any]) -> Collection[Any]:
     """A column's values each once, which is all a cell's text or field depends on (a year of
     hourly history is hundreds of thousands of cells, most of them repeats); all of them where
@@ -179,7 +171,7 @@ def _decimals(values: Iterable[Any]) -> int:
 def column_texts(column: Column, rows: Rows) -> list[str]:
     """The cells of one column as a table shows them: every number in one format (the same
     decimal places, thousands separated), anything else as ``cell`` writes it, one line each."""
-    return _Cells(rows).texts(column)
+    return _Cells(rows).texts(column)[0]
 
 
 def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
@@ -189,7 +181,7 @@ def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
     whole = not any(isinstance(v, float) for v in distinct)
 
     def text(value: Any) -> str:
-        if _is_number(value):
+        if isinstance(value, int | float) and not isinstance(value, bool):
             return str(value) if whole else format(value, spec)
         return cell(value).replace("\n", " ")
 
@@ -202,7 +194,7 @@ class _Cells:
 
     def __init__(self, rows: Rows) -> None:
         self.rows = rows
-        self.count = row_count(rows)
+        self.count = len(next(iter(rows.values()), ())) if isinstance(rows, Mapping) else len(rows)
         self._read: dict[str, tuple[list[Any], Collection[Any]]] = {}
         self._texts: dict[str, tuple[list[str], set[str]]] = {}
 
@@ -224,37 +216,31 @@ class _Cells:
         """Every cell as CSV and TSV carry it: ``plain_value``, then ``safe_cell``."""
         return _each(*self._values(column), lambda v: safe_cell(plain_value(v)))
 
-    def _column_texts(self, column: Column) -> tuple[list[str], set[str]]:
+    def texts(self, column: Column) -> tuple[list[str], set[str]]:
+        """Every cell's text in row order, and those texts each once (all a width depends on)."""
         if column.key not in self._texts:
             values, distinct = self._values(column)
             texts = _each(values, distinct, _formatter(distinct))
             self._texts[column.key] = texts, set(texts)
         return self._texts[column.key]
 
-    def texts(self, column: Column) -> list[str]:
-        """Every cell's text, in row order."""
-        return self._column_texts(column)[0]
-
-    def distinct_texts(self, column: Column) -> set[str]:
-        """The texts of the column's cells, each once (all a width depends on)."""
-        return self._column_texts(column)[1]
-
     def padded(self, column: Column, width: int) -> Iterable[str]:
         """Every cell's text padded to ``width`` (numbers to the right), each distinct text padded once."""
         pad = str.rjust if self.numeric(column) else str.ljust
-        return map({t: pad(t, width) for t in self.distinct_texts(column)}.__getitem__, self.texts(column))
+        texts, distinct = self.texts(column)
+        return map({t: pad(t, width) for t in distinct}.__getitem__, texts)
 
     def numeric(self, column: Column) -> bool:
         return _numeric(self._values(column)[1])
 
     def natural(self, column: Column) -> int:
-        return max([len(column.header), *map(len, self.distinct_texts(column))])
+        return max([len(column.header), *map(len, self.texts(column)[1])])
 
     def narrowest(self, column: Column) -> int:
         """How narrow a column may get: a number never narrower than its widest value (its header
         wraps at spaces); text down to its longest word (at least ``_MIN_TEXT``, at most
         ``_LONGEST_WORD``, past which a word such as a URL folds), never wider than it needs."""
-        texts = self.distinct_texts(column)
+        texts = self.texts(column)[1]
         if self.numeric(column):
             return max([*(len(w) for w in column.header.split()), *(len(t) for t in texts)])
         words = [len(w) for t in [column.header, *texts] for w in t.split()]
@@ -426,7 +412,7 @@ def _rich_table(out: Any, cells: _Cells, shown: Sequence[Column], title: str | N
     rows = cells.rows
     table = Table(title=title)
     widths = fit_widths(shown, rows, out.width, cells)
-    texts = [cells.texts(c) for c in shown]
+    texts = [cells.texts(c)[0] for c in shown]
     for c, w in zip(shown, widths, strict=True):
         numeric = cells.numeric(c)
         # Every width is fixed here: a number column is never narrower than its widest value, so
