@@ -23,11 +23,9 @@ from tracker.cli.render import (
     ColumnSpec,
     Rows,
     as_columns,
-    as_rows,
-    cell,
     csv_text,
     pick_columns,
-    plain_value,
+    plain_rows,
     print_table,
     quantity,
     row_keys,
@@ -162,10 +160,6 @@ def state(ctx: typer.Context) -> State:
     return obj
 
 
-#: The value formatting of tables (``_cell``) and of JSON/CSV/TSV (``_plain``).
-_cell, _plain = cell, plain_value
-
-
 def emit(
     rows: Rows,
     fmt: Format,
@@ -182,7 +176,7 @@ def emit(
     CSV always carry every key so they can be imported back.
     """
     if fmt is Format.json:
-        sys.stdout.write(json.dumps([{k: _plain(v) for k, v in r.items()} for r in as_rows(rows)], indent=2) + "\n")
+        sys.stdout.write(json.dumps(plain_rows(rows), indent=2) + "\n")
         return
     if fmt is Format.csv:
         sys.stdout.write(csv_text(rows, row_keys(rows) or [c.key for c in as_columns(columns or [])]))

@@ -66,13 +66,6 @@ def row_keys(rows: Rows) -> list[str]:
     return list(rows[0]) if rows else []
 
 
-def as_rows(rows: Rows) -> Sequence[Mapping[str, Any]]:
-    """One mapping per row (rows given as columns are zipped into them)."""
-    if isinstance(rows, Mapping):
-        return [dict(zip(rows, cells, strict=True)) for cells in zip(*rows.values(), strict=True)]
-    return rows
-
-
 def as_columns(specs: Iterable[ColumnSpec], rows: Rows = ()) -> list[Column]:
     """``(key, header)`` pairs -> ``Column``s; the first column and ``ESSENTIAL_KEYS`` are essential.
     Without specs, every key of the rows in order."""
@@ -245,6 +238,16 @@ class _Cells:
             return max([*(len(w) for w in column.header.split()), *(len(t) for t in texts)])
         words = [len(w) for t in [column.header, *texts] for w in t.split()]
         return min(self.natural(column), max(_MIN_TEXT, min(max(words, default=0), _LONGEST_WORD)))
+
+
+def plain_rows(rows: Rows) -> list[dict[str, Any]]:
+    """One mapping per row of the values as JSON carries them (``plain_value``); rows given as
+    columns are converted a column at a time, each distinct value once."""
+    if not isinstance(rows, Mapping):
+        return [{k: plain_value(v) for k, v in r.items()} for r in rows]
+    cells = _Cells(rows)
+    cols = [_each(*cells._values(Column(k, k)), plain_value) for k in rows]
+    return [dict(zip(rows, values, strict=True)) for values in zip(*cols, strict=True)]
 
 
 def fit_widths(columns: Sequence[Column], rows: Rows, width: int,
