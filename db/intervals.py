@@ -29,20 +29,24 @@ PAST_TABLE = "price_interval_past"
 COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour", "price_per_gpu_hour",
            "available", "first_seen", "last_seen", "ends_at", "observations", "stated_start")
 _ALL = "id, " + ", ".join(COLUMNS)
-#: PostgreSQL's source of interval ids (SQLite takes the next one after the largest stored).
+#: Where new ids come from, for intervals and for offers: PostgreSQL's sequence, and the tables
+#: whose largest id SQLite continues after.
 SEQUENCE = "price_interval_id_seq"
+_ID_SOURCES = {"interval": (SEQUENCE, (PAST_TABLE, OPEN_TABLE)), "offer": ("offer_id_seq", ("offer",))}
 
 
-def new_ids(conn: Connection, n: int) -> list[int]:
-    """``n`` unused interval ids, ascending (the store's write transaction holds SQLite's lock,
-    so nothing else takes the same ones there)."""
+def new_ids(conn: Connection, n: int, of: str = "interval") -> list[int]:
+    """``n`` unused ids of intervals (or of offers: ``of="offer"``), ascending, taken before
+    their rows are written so that a bulk insert need not read them back (the store's write
+    transaction holds SQLite's lock, so nothing else takes the same ones there)."""
     if n <= 0:
         return []
+    sequence, tables = _ID_SOURCES[of]
     if conn.dialect.name == "postgresql":
-        rows = conn.exec_driver_sql(f"SELECT nextval('{SEQUENCE}') FROM generate_series(1, %s)", (n,)).all()
+        rows = conn.exec_driver_sql(f"SELECT nextval('{sequence}') FROM generate_series(1, %s)", (n,)).all()
         return sorted(int(i) for (i,) in rows)
-    top = conn.exec_driver_sql(f"SELECT MAX((SELECT COALESCE(MAX(id), 0) FROM {PAST_TABLE}), "
-                               f"(SELECT COALESCE(MAX(id), 0) FROM {OPEN_TABLE}))").scalar_one()
+    top = conn.exec_driver_sql(f"SELECT MAX({', '.join(f'(SELECT COALESCE(MAX(id), 0) FROM {t})' for t in tables)}, 0)"
+                               ).scalar_one()
     return list(range(int(top) + 1, int(top) + 1 + n))
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
@@ -96,15 +96,19 @@ class Stored(NamedTuple):
 def _provider_state(conn: Connection, provider: str) -> dict[Identity, Stored]:
     """``{identity: Stored}`` of every offer of ``provider``: one indexed read of its offers and
     their newest intervals (``db.reads.provider_offer_state``)."""
-    return {(r[0], r[1], r[2], r[3]): Stored._make(r)
-            for r in reads.provider_offer_state(in_transaction(conn), provider)}
+    stored = map(Stored._make, reads.provider_offer_state(in_transaction(conn), provider))
+    return {(s.sku, s.region, s.kind, s.term_months): s for s in stored}
+
+
+def _stamp_processor(conn: Connection) -> Callable[[datetime], Any]:
+    """How the driver takes a time for an offer's ``first_seen``/``last_seen`` column."""
+    column_type = Offer.__table__.c.first_seen.type  # type: ignore[attr-defined]
+    return column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect) or (lambda at: at)
 
 
 def _stamp(conn: Connection, at: datetime) -> Any:
     """``at`` as the driver takes it for an offer's ``first_seen``/``last_seen`` column."""
-    column_type = Offer.__table__.c.first_seen.type  # type: ignore[attr-defined]
-    process = column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect)
-    return process(at) if process else at
+    return _stamp_processor(conn)(at)
 
 
 def _json_binder(conn: Connection) -> Callable[[dict[str, Any]], Any]:
@@ -144,6 +148,7 @@ class Plan:
     extend: list[int] = field(default_factory=list)  # offers whose newest interval goes on
     counts: list[tuple[int | None, int, int]] = field(default_factory=list)  # (GPUs free now, offer, t) where that moved
     opened: list[tuple[Any, ...]] = field(default_factory=list)  # ``_INTERVAL_INSERT`` rows but the id
+    replaced: list[int] = field(default_factory=list)  # offers whose newest interval moves to the past for a new one
     closing: list[int] = field(default_factory=list)  # offers whose newest interval ends now
     new_offers: int = 0
     changed: int = 0
@@ -151,16 +156,20 @@ class Plan:
     unchanged: int = 0
     unpriced: int = 0
 
+    def stats(self, offers_seen: int) -> StoreStats:
+        return StoreStats(offers_seen, self.new_offers, self.changed, self.unchanged, self.unpriced, self.returned)
+
 
 def _continues(s: Stored, c: Observation) -> bool:
     """Whether the previous attempt saw ``s``'s newest interval still going (an observation now may extend it)."""
     return s.is_open and c.previous is not None and s.last_seen is not None and s.last_seen >= c.previous
 
 
-def _same_price(s: Stored, o: NormalisedOffer, gpu_id: int | None, currency_id: int) -> bool:
+def _same_price(s: Stored, o: NormalisedOffer, c: Observation) -> bool:
     """Whether ``o`` is priced as ``s``'s newest interval: price, currency, availability, GPU."""
     return (s.price_per_hour is not None and abs(s.price_per_hour - (o.price_per_hour or 0.0)) < PRICE_EPSILON
-            and s.currency_id == currency_id and s.available == o.available and s.gpu_id == gpu_id)
+            and s.currency_id == c.currencies[o.currency] and s.available == o.available
+            and s.gpu_id == (c.gpus[o.gpu] if o.gpu is not None else None))
 
 
 def _open(plan: Plan, offer_id: int, o: NormalisedOffer, c: Observation, count: int | None) -> None:
@@ -185,13 +194,14 @@ def _compare_offer(plan: Plan, s: Stored, o: NormalisedOffer, c: Observation,
         plan.unpriced += 1
         return
     continuous = _continues(s, c)
-    if continuous and _same_price(s, o, c.gpus[o.gpu] if o.gpu is not None else None, c.currencies[o.currency]):
+    if continuous and _same_price(s, o, c):
         plan.extend.append(s.offer_id)
         plan.unchanged += 1
         if o.available_count != s.available_count:
             plan.counts.append((o.available_count, s.offer_id, c.t))
         return
     if s.interval_id is not None:
+        plan.replaced.append(s.offer_id)
         if continuous:
             plan.changed += 1
         else:
@@ -199,31 +209,28 @@ def _compare_offer(plan: Plan, s: Stored, o: NormalisedOffer, c: Observation,
     _open(plan, s.offer_id, o, c, o.available_count if s.last_seen is None or c.t >= s.last_seen else s.available_count)
 
 
+def _plan(conn: Connection, listed: Mapping[Identity, NormalisedOffer], known: Mapping[Identity, Stored],
+          added: Mapping[Identity, int], c: Observation) -> Plan:
+    """What the collection ``listed`` changes of the offers ``known`` (``added``: the ids of those
+    stored just now), in listing order, which the new intervals' ids follow."""
+    plan = Plan(new_offers=len(added))
+    to_json = _json_binder(conn)
+    for ident, o in listed.items():
+        s = known.get(ident)
+        if s is None:
+            _open(plan, added[ident], o, c, o.available_count)
+        else:
+            _compare_offer(plan, s, o, c, to_json)
+    return plan
+
+
 def _closing(known: Iterable[Stored], plan: Plan, c: Observation, complete: bool, scope_offers: set[int]) -> list[int]:
     """Offers whose newest interval ends at this collection: still going, not extended and, for a
     partial observation (``complete=False``), one of the offers it speaks for; never one seen after it."""
     extended = set(plan.extend)
-    superseded = {r[0] for r in plan.opened} | scope_offers
+    superseded = set(plan.replaced) | scope_offers
     return [s.offer_id for s in known if s.is_open and s.offer_id not in extended
             and (complete or s.offer_id in superseded) and s.last_seen is not None and s.last_seen <= c.t]
-
-
-def _add_offers(conn: Connection, provider: str, fresh: Mapping[Identity, NormalisedOffer],
-                observed_at: datetime) -> dict[Identity, int]:
-    """Insert the offers never stored before (in listing order: ids follow it); returns their ids."""
-    if not fresh:
-        return {}
-    seen_at = _stamp(conn, observed_at)
-    intervals.insert_many(conn, "offer", _OFFER_INSERT, [  # ``extra`` as its JSON text, as the dialect writes it
-        (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-         o.vcpus, o.ram_gb, o.country, json.dumps(dict(o.extra)) if o.extra else "{}", seen_at, seen_at)
-        for o in fresh.values()
-    ])
-    rows = rollups.fetch_tuples(
-        conn, text("SELECT sku, region, kind, term_months, id FROM offer WHERE provider = :p AND first_seen = :t")
-        .bindparams(bindparam("t", type_=Offer.__table__.c.first_seen.type)),  # type: ignore[attr-defined]
-        {"p": provider, "t": observed_at})
-    return {ident: oid for *key, oid in rows if (ident := (key[0], key[1], key[2], key[3])) in fresh}
 
 
 def _write_offers(conn: Connection, plan: Plan, observed_at: datetime) -> None:
@@ -238,10 +245,10 @@ def _write_offers(conn: Connection, plan: Plan, observed_at: datetime) -> None:
                              (_stamp(conn, observed_at), intervals.id_param(conn, plan.seen)))
 
 
-def _write_intervals(conn: Connection, plan: Plan, known: Iterable[Stored], t: int) -> dict[int, int]:
+def _write_intervals(conn: Connection, plan: Plan, t: int) -> list[tuple[Any, ...]]:
     """End the intervals closing, lengthen those extended (both rewrite the offer's open row in
     place), and open the new ones (the offer's previous newest moves to the past). Returns the
-    new intervals' ids by offer."""
+    new intervals' rows (``_INTERVAL_INSERT``)."""
     m = intervals.mark(conn)
     table = intervals.OPEN_TABLE
     if plan.closing:
@@ -251,13 +258,19 @@ def _write_intervals(conn: Connection, plan: Plan, known: Iterable[Stored], t: i
         conn.exec_driver_sql(f"UPDATE {table} SET last_seen = {m}, observations = observations + 1 "
                              f"WHERE {intervals.in_ids(conn, 'offer_id')}", (t, intervals.id_param(conn, plan.extend)))
     store_counts(conn, plan.counts)  # only the counts that moved
-    if not plan.opened:
-        return {}
-    opening = {r[0] for r in plan.opened}
-    intervals.retire(conn, [s.offer_id for s in known if s.interval_id is not None and s.offer_id in opening])
-    ids = intervals.new_ids(conn, len(plan.opened))
-    intervals.insert_many(conn, table, _INTERVAL_INSERT, [(i, *r) for i, r in zip(ids, plan.opened, strict=True)])
-    return {r[0]: i for i, r in zip(ids, plan.opened, strict=True)}
+    intervals.retire(conn, plan.replaced)
+    rows = [(i, *r) for i, r in zip(intervals.new_ids(conn, len(plan.opened)), plan.opened, strict=True)]
+    intervals.insert_many(conn, table, _INTERVAL_INSERT, rows)
+    return rows
+
+
+def _previous(observed_at: datetime, previous_attempt_at: datetime | None, max_gap: timedelta | None) -> int | None:
+    """The previous attempt as a collection continues from it: ``None`` when there was none, or
+    when more than ``max_gap`` passed since (a missing collection in between)."""
+    if previous_attempt_at is None:
+        return None
+    prev = epoch(previous_attempt_at)
+    return None if max_gap is not None and epoch(observed_at) - prev > max_gap.total_seconds() else prev
 
 
 def store_observation(
@@ -300,52 +313,44 @@ def store_observation(
     """
     conn = session.connection()
     session.flush()
-    t = epoch(observed_at)
-    prev = epoch(previous_attempt_at) if previous_attempt_at is not None else None
-    if prev is not None and max_gap is not None and t - prev > max_gap.total_seconds():
-        prev = None  # too long since the previous attempt: a missing collection in between
     prov = labels.ensure_provider(session, provider)
     if interval_s:
         remember_interval(session, prov, int(interval_s))
     session.flush()
-    unique: dict[Identity, NormalisedOffer] = {}
-    for o in offers:  # a listing that repeats an offer: the last one wins
-        unique[(o.sku, o.region, o.kind, o.term_months)] = o  # ``identity``, without a call per offer
-    c = _collection(conn, provider, unique.values(), t, prev)
-
+    # a listing that repeats an offer: the last one wins (the identity without a call per offer)
+    listed = {(o.sku, o.region, o.kind, o.term_months): o for o in offers}
+    c = _collection(conn, provider, listed.values(), epoch(observed_at), _previous(observed_at, previous_attempt_at, max_gap))
     known = _provider_state(conn, provider)
-    added = _add_offers(conn, provider, {ident: o for ident, o in unique.items() if ident not in known}, observed_at)
-    plan = Plan(new_offers=len(added))
-    to_json = _json_binder(conn)
-    for ident, o in unique.items():  # in listing order: new intervals' ids follow it
-        s = known.get(ident)
-        if s is None:
-            _open(plan, added[ident], o, c, o.available_count)
-        else:
-            _compare_offer(plan, s, o, c, to_json)
+    added = insert_offers(conn, provider, [(o, o.extra, observed_at, observed_at)
+                                           for ident, o in listed.items() if ident not in known])
+    plan = _plan(conn, listed, known, added, c)
     plan.closing = _closing(known.values(), plan, c, complete, {known[i].offer_id for i in scope if i in known})
     _write_offers(conn, plan, observed_at)
-    opened_ids = _write_intervals(conn, plan, known.values(), t)
-
+    opened = _write_intervals(conn, plan, c.t)
     if refresh_rollups:  # the provider's roll-ups around this collection, from the current intervals at hand
         hold = prov.interval_s or rollups.DEFAULT_INTERVAL_S
-        current = _current_intervals(known.values(), plan, c, labels.usd_id(conn), opened_ids)
-        rollups.refresh(conn, c.provider_id, min(prev if prev is not None else t, t) - hold, t + hold, current=current)
-    return StoreStats(len(offers), plan.new_offers, plan.changed, plan.unchanged, plan.unpriced, plan.returned)
+        current = _current_intervals(known.values(), plan, c, labels.usd_id(conn), opened)
+        since = c.t if c.previous is None else min(c.previous, c.t)
+        rollups.refresh(conn, c.provider_id, since - hold, c.t + hold, current=current)
+    return plan.stats(len(offers))
 
 
-def _collection(conn: Connection, provider: str, listed: Iterable[NormalisedOffer], t: int,
+def _collection(conn: Connection, provider: str, listed: Collection[NormalisedOffer], t: int,
                 previous: int | None) -> Observation:
     """The label ids a collection's offers need (created when new), with its times."""
-    listed = list(listed)
-    ids = labels.ensure(conn, {("provider", provider)} | {("kind", o.kind) for o in listed}
-                        | reads.key_labels(provider, [o.extra for o in listed])
-                        | {("currency", o.currency) for o in listed} | {("gpu", o.gpu) for o in listed if o.gpu is not None})
-    by_space: dict[str, dict[str, int]] = {"kind": {}, "currency": {}, "gpu": {}}
+    named = {(o.kind, o.currency, o.gpu) for o in listed}  # a few distinct ones: read once per offer
+    ids = labels.ensure(conn, {("provider", provider)} | reads.key_labels(provider, [o.extra for o in listed if o.extra])
+                        | {(space, name) for row in named for space, name in zip(_LABELLED, row, strict=True)
+                           if name is not None})
+    by_space: dict[str, dict[str, int]] = {space: {} for space in _LABELLED}
     for (space, name), i in ids.items():
         if space in by_space:
             by_space[space][name] = i
     return Observation(ids[("provider", provider)], t, previous, by_space["kind"], by_space["currency"], by_space["gpu"])
+
+
+#: The label spaces of an offer's own fields, as ``_collection`` reads them.
+_LABELLED = ("kind", "currency", "gpu")
 
 
 def store_counts(conn: Connection, counts: Sequence[tuple[int | None, int, int]]) -> None:
@@ -380,19 +385,19 @@ def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool
 
 
 def _current_intervals(known: Iterable[Stored], plan: Plan, c: Observation, usd: int,
-                       opened_ids: Mapping[int, int]) -> rollups.Current:
+                       opened: Iterable[tuple[Any, ...]]) -> rollups.Current:
     """The provider's newest intervals once a collection is written, as the roll-ups read them
     (``RAW_COLUMNS`` tuples, USD intervals of mapped GPUs): each offer's as it was (``known``),
-    extended to ``t``, closed at ``t``, or replaced by the one opened for it. Kept in step with
-    ``_write_intervals``, so the refresh reads only the provider's past intervals of its window."""
+    extended to ``t``, closed at ``t``, or replaced by the one ``opened`` for it (``_INTERVAL_INSERT``
+    rows). Kept in step with ``_write_intervals``, so the refresh reads only the provider's past
+    intervals of its window."""
     t = c.t
-    rows: list[tuple[Any, ...]] = []
-    for oid, _pid, gpu_id, kind_id, currency_id, _price, price_per_gpu, *_rest in plan.opened:
-        if currency_id == usd and gpu_id is not None:
-            rows.append((opened_ids[oid], oid, c.provider_id, gpu_id, kind_id, price_per_gpu, t, t, None))
-    closed, extended = set(plan.closing), set(plan.extend)
+    rows = [(iid, oid, pid, gpu_id, kind_id, price_per_gpu, t, t, None)
+            for iid, oid, pid, gpu_id, kind_id, currency_id, _price, price_per_gpu, _av, _first, _last, _ends, _n, _count
+            in opened if currency_id == usd and gpu_id is not None]
+    replaced, closed, extended = set(plan.replaced), set(plan.closing), set(plan.extend)
     for s in known:
-        if s.interval_id is None or s.offer_id in opened_ids or s.currency_id != usd or s.gpu_id is None:
+        if s.interval_id is None or s.offer_id in replaced or s.currency_id != usd or s.gpu_id is None:
             continue
         last, ends = s.last_seen, s.ends_at
         if s.offer_id in closed:
@@ -442,46 +447,34 @@ def store_offers(
 
 
 def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Rejected], observed_at: datetime) -> int:
-    n = 0
-    for r in rejected:
-        o = r.offer
-        session.add(
-            Quarantine(
-                run_id=run_id, provider=o.provider, sku=o.sku, region=o.region, kind=o.kind, term_months=o.term_months, gpu=o.gpu,
-                gpu_raw=o.gpu_raw, gpu_count=o.gpu_count, price_per_hour=o.price_per_hour,
-                price_per_gpu_hour=o.price_per_gpu_hour, currency=o.currency, available=o.available,
-                extra=dict(o.extra) or None, reason=r.reason,
-                observed_at=observed_at,
-            )
-        )
-        n += 1
-    return n
+    """Keep the observations validation rejected, each with its reason (never a price); returns how many."""
+    rows = [_quarantined(r.offer, r.reason, run_id, observed_at) for r in rejected]
+    session.add_all(rows)
+    return len(rows)
+
+
+def _quarantined(o: NormalisedOffer, reason: str, run_id: int | None, observed_at: datetime) -> Quarantine:
+    return Quarantine(run_id=run_id, provider=o.provider, sku=o.sku, region=o.region, kind=o.kind, term_months=o.term_months,
+                      gpu=o.gpu, gpu_raw=o.gpu_raw, gpu_count=o.gpu_count, price_per_hour=o.price_per_hour,
+                      price_per_gpu_hour=o.price_per_gpu_hour, currency=o.currency, available=o.available,
+                      extra=dict(o.extra) or None, reason=reason, observed_at=observed_at)
 
 
 def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[NormalisedOffer, Mapping[str, Any], datetime, datetime]],
-                  ) -> dict[tuple[str, str, str, int], int]:
+                  ) -> dict[Identity, int]:
     """Insert offers of ``provider`` the store has never seen, each with the ``extra`` to store
-    and its first and last sighting, in one bulk statement (``db.intervals``, as ``store_observation`` inserts a collection's
-    new offers); returns their ids by identity. An import of many snapshots at once writes its
-    new offers here."""
+    and its first and last sighting, in one bulk statement (``db.intervals``); returns their ids by
+    identity. The ids are taken before the rows are written (``db.intervals.new_ids``), in the
+    order given, so nothing is read back. A collection's new offers and an import's are written here."""
     if not offers:
         return {}
-    before = conn.exec_driver_sql("SELECT COALESCE(MAX(id), 0) FROM offer").scalar_one()
-    column_type = Offer.__table__.c.first_seen.type  # type: ignore[attr-defined]
-    process = column_type.dialect_impl(conn.dialect).bind_processor(conn.dialect) or (lambda at: at)
-    written: dict[datetime, Any] = {}  # an import's offers share a few sighting times: each converted once
-
-    def bound(at: datetime) -> Any:
-        got = written.get(at)
-        if got is None:
-            got = written[at] = process(at)
-        return got
-
-    intervals.insert_many(conn, "offer", _OFFER_INSERT, [
-        (provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", bound(first), bound(last))
-        for o, extra, first, last in offers
+    ids = intervals.new_ids(conn, len(offers), of="offer")
+    process = _stamp_processor(conn)
+    # an import's offers share a few sighting times: each converted once
+    stamps = {at: process(at) for at in {at for _o, _extra, first, last in offers for at in (first, last)}}
+    intervals.insert_many(conn, "offer", ("id", *_OFFER_INSERT), [
+        (i, provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", stamps[first], stamps[last])
+        for i, (o, extra, first, last) in zip(ids, offers, strict=True)
     ])
-    m = intervals.mark(conn)
-    return {(sku, region, kind, term): oid for sku, region, kind, term, oid in conn.exec_driver_sql(
-        f"SELECT sku, region, kind, term_months, id FROM offer WHERE id > {m} AND provider = {m}", (before, provider))}
+    return {(o.sku, o.region, o.kind, o.term_months): i for i, (o, _extra, _first, _last) in zip(ids, offers, strict=True)}
