@@ -210,15 +210,16 @@ def _compare_offer(plan: Plan, s: Stored, o: NormalisedOffer, c: Observation,
 
 
 def _plan(conn: Connection, listed: Mapping[Identity, NormalisedOffer], known: Mapping[Identity, Stored],
-          added: Mapping[Identity, int], c: Observation) -> Plan:
-    """What the collection ``listed`` changes of the offers ``known`` (``added``: the ids of those
-    stored just now), in listing order, which the new intervals' ids follow."""
+          added: Sequence[int], c: Observation) -> Plan:
+    """What the collection ``listed`` changes of the offers ``known`` (``added``: the ids of the
+    others, stored just now in listing order), in listing order, which the new intervals' ids follow."""
     plan = Plan(new_offers=len(added))
     to_json = _json_binder(conn)
+    new_ids = iter(added)
     for ident, o in listed.items():
         s = known.get(ident)
         if s is None:
-            _open(plan, added[ident], o, c, o.available_count)
+            _open(plan, next(new_ids), o, c, o.available_count)
         else:
             _compare_offer(plan, s, o, c, to_json)
     return plan
@@ -321,9 +322,9 @@ def store_observation(
     listed = {(o.sku, o.region, o.kind, o.term_months): o for o in offers}
     c = _collection(conn, provider, listed.values(), epoch(observed_at), _previous(observed_at, previous_attempt_at, max_gap))
     known = _provider_state(conn, provider)
-    added = insert_offers(conn, provider, [(o, o.extra, observed_at, observed_at)
-                                           for ident, o in listed.items() if ident not in known])
-    plan = _plan(conn, listed, known, added, c)
+    fresh = [o for ident, o in listed.items() if ident not in known]
+    seen = [_stamp(conn, observed_at)] * len(fresh)
+    plan = _plan(conn, listed, known, _insert_offers(conn, provider, fresh, [o.extra for o in fresh], seen, seen), c)
     plan.closing = _closing(known.values(), plan, c, complete, {known[i].offer_id for i in scope if i in known})
     _write_offers(conn, plan, observed_at)
     opened = _write_intervals(conn, plan, c.t)
@@ -463,18 +464,27 @@ def _quarantined(o: NormalisedOffer, reason: str, run_id: int | None, observed_a
 def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[NormalisedOffer, Mapping[str, Any], datetime, datetime]],
                   ) -> dict[Identity, int]:
     """Insert offers of ``provider`` the store has never seen, each with the ``extra`` to store
-    and its first and last sighting, in one bulk statement (``db.intervals``); returns their ids by
-    identity. The ids are taken before the rows are written (``db.intervals.new_ids``), in the
-    order given, so nothing is read back. A collection's new offers and an import's are written here."""
+    and its first and last sighting, in one bulk statement; returns their ids by identity. An
+    import of many snapshots at once writes its new offers here."""
     if not offers:
         return {}
-    ids = intervals.new_ids(conn, len(offers), of="offer")
+    listed, extras, firsts, lasts = zip(*offers, strict=True)
     process = _stamp_processor(conn)
-    # an import's offers share a few sighting times: each converted once
-    stamps = {at: process(at) for at in {at for _o, _extra, first, last in offers for at in (first, last)}}
+    stamps = {at: process(at) for at in {*firsts, *lasts}}  # an import's offers share a few sighting times
+    ids = _insert_offers(conn, provider, listed, extras, [stamps[at] for at in firsts], [stamps[at] for at in lasts])
+    return {(o.sku, o.region, o.kind, o.term_months): i for i, o in zip(ids, listed, strict=True)}
+
+
+def _insert_offers(conn: Connection, provider: str, offers: Sequence[NormalisedOffer], extras: Iterable[Mapping[str, Any]],
+                   firsts: Iterable[Any], lasts: Iterable[Any]) -> list[int]:
+    """Write offers never stored before (``firsts``/``lasts``: their sightings as the driver takes
+    them), with ids taken beforehand in the order given (``db.intervals.new_ids``), so nothing is
+    read back; returns the ids. Columns in parallel sequences: a tuple per offer holding the offer
+    would keep 100,000 more objects for the garbage collector to walk."""
+    ids = intervals.new_ids(conn, len(offers), of="offer")
     intervals.insert_many(conn, "offer", ("id", *_OFFER_INSERT), [
         (i, provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
-         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", stamps[first], stamps[last])
-        for i, (o, extra, first, last) in zip(ids, offers, strict=True)
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", first, last)
+        for i, o, extra, first, last in zip(ids, offers, extras, firsts, lasts, strict=True)
     ])
-    return {(o.sku, o.region, o.kind, o.term_months): i for i, (o, _extra, _first, _last) in zip(ids, offers, strict=True)}
+    return ids
