@@ -32,12 +32,6 @@ def series_of(extra: Any) -> str | None:
     return str(value) if value else None
 
 
-def times(conn: Connection, series: str) -> list[int]:
-    """Every stored snapshot time of ``series`` (epoch seconds, oldest first)."""
-    rows = conn.execute(text("SELECT at FROM snapshot_time WHERE series = :s ORDER BY at"), {"s": series}).all()
-    return [int(t) for (t,) in rows]
-
-
 def remove(conn: Connection, series: str, gone: Iterable[int]) -> None:
     """Forget snapshot times of ``series`` (a newer snapshot replaced them)."""
     rows = [{"s": series, "t": int(t)} for t in sorted(set(gone))]
@@ -45,12 +39,9 @@ def remove(conn: Connection, series: str, gone: Iterable[int]) -> None:
         conn.execute(text("DELETE FROM snapshot_time WHERE series = :s AND at = :t"), rows)
 
 
-#: ``price_interval`` columns an import re-cuts (everything but ``id``).
-INTERVAL_COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour",
-                    "price_per_gpu_hour", "available", "first_seen", "last_seen", "ends_at", "observations")
-#: What an import compares of a stored and a re-cut interval: its columns and its stated start
-#: (``None`` without one).
-RECUT_COLUMNS = (*INTERVAL_COLUMNS, "stated_start")
+#: What an import compares of a stored and a re-cut interval: its columns but ``id``, the stated
+#: start last (``None`` without one).
+RECUT_COLUMNS = intervals.COLUMNS
 
 
 def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:

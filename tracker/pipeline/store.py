@@ -156,9 +156,6 @@ class Plan:
     unchanged: int = 0
     unpriced: int = 0
 
-    def stats(self, offers_seen: int) -> StoreStats:
-        return StoreStats(offers_seen, self.new_offers, self.changed, self.unchanged, self.unpriced, self.returned)
-
 
 def _continues(s: Stored, c: Observation) -> bool:
     """Whether the previous attempt saw ``s``'s newest interval still going (an observation now may extend it)."""
@@ -333,7 +330,7 @@ def store_observation(
         current = _current_intervals(known.values(), plan, c, labels.usd_id(conn), opened)
         since = c.t if c.previous is None else min(c.previous, c.t)
         rollups.refresh(conn, c.provider_id, since - hold, c.t + hold, current=current)
-    return plan.stats(len(offers))
+    return StoreStats(len(offers), plan.new_offers, plan.changed, plan.unchanged, plan.unpriced, plan.returned)
 
 
 def _collection(conn: Connection, provider: str, listed: Collection[NormalisedOffer], t: int,
@@ -341,17 +338,13 @@ def _collection(conn: Connection, provider: str, listed: Collection[NormalisedOf
     """The label ids a collection's offers need (created when new), with its times."""
     named = {(o.kind, o.currency, o.gpu) for o in listed}  # a few distinct ones: read once per offer
     ids = labels.ensure(conn, {("provider", provider)} | reads.key_labels(provider, [o.extra for o in listed if o.extra])
-                        | {(space, name) for row in named for space, name in zip(_LABELLED, row, strict=True)
+                        | {(space, name) for row in named for space, name in zip(("kind", "currency", "gpu"), row, strict=True)
                            if name is not None})
-    by_space: dict[str, dict[str, int]] = {space: {} for space in _LABELLED}
+    by_space: dict[str, dict[str, int]] = {"kind": {}, "currency": {}, "gpu": {}}
     for (space, name), i in ids.items():
         if space in by_space:
             by_space[space][name] = i
     return Observation(ids[("provider", provider)], t, previous, by_space["kind"], by_space["currency"], by_space["gpu"])
-
-
-#: The label spaces of an offer's own fields, as ``_collection`` reads them.
-_LABELLED = ("kind", "currency", "gpu")
 
 
 def store_counts(conn: Connection, counts: Sequence[tuple[int | None, int, int]]) -> None:
@@ -418,10 +411,9 @@ def record_failed_attempt(session: Session, provider: str, attempted_at: datetim
     conn = session.connection()
     session.flush()
     t = epoch(attempted_at)
-    pid_row = labels.lookup(conn, "provider", [provider])
-    if not pid_row:
+    pid = next(iter(labels.lookup(conn, "provider", [provider])), None)
+    if pid is None:
         return 0
-    pid = pid_row[0]
     going = f"FROM {intervals.OPEN_TABLE} WHERE provider_id = :p AND ends_at IS NULL AND last_seen <= :t"
     n, earliest = conn.execute(text(f"SELECT COUNT(*), MIN(last_seen) {going}"), {"p": pid, "t": t}).one()
     if not n:
@@ -477,10 +469,10 @@ def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[Normal
 
 def _insert_offers(conn: Connection, provider: str, offers: Sequence[NormalisedOffer], extras: Iterable[Mapping[str, Any]],
                    firsts: Iterable[Any], lasts: Iterable[Any]) -> list[int]:
-    """Write offers never stored before (``firsts``/``lasts``: their sightings as the driver takes
-    them), with ids taken beforehand in the order given (``db.intervals.new_ids``), so nothing is
-    read back; returns the ids. Columns in parallel sequences: a tuple per offer holding the offer
-    would keep 100,000 more objects for the garbage collector to walk."""
+    """Write offers never stored before (sightings as the driver takes them) with ids taken first,
+    in the order given (``db.intervals.new_ids``): nothing is read back. Returns the ids. Parallel
+    columns, as a tuple per offer holding the offer would keep 100,000 more objects for the
+    garbage collector to walk."""
     ids = intervals.new_ids(conn, len(offers), of="offer")
     intervals.insert_many(conn, "offer", ("id", *_OFFER_INSERT), [
         (i, provider, o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
