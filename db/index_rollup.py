@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from db import reads
+from db import labels, reads
 from db.reader import Reader, bind, in_transaction
 from db.reads import INDEX_COLUMNS as COLUMNS
 from db.reads import INDEX_TABLE as TABLE
@@ -121,7 +121,7 @@ def replace(conn: Any, provider_id: int, d_lo: int, d_hi: int, found: Sequence[t
     for a window it tallies without holding it)."""
     reader = in_transaction(conn)
     # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
-    gpus = sorted(reads.label_names(reader, "gpu")) or [-1]
+    gpus = sorted(labels.names(conn, "gpu")) or [-1]
     conn.exec_driver_sql(*bind(f"DELETE FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
                                "AND provider_id = :p", {"gpus": gpus, "p": provider_id, "lo": d_lo * DAY,
                                                         "hi": d_hi * DAY}, reader.marker))

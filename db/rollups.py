@@ -663,23 +663,24 @@ def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dic
     ones that are no offer's current interval when the caller gives the current ones
     (``current``: the store, which has just written them). Returns the number of roll-up rows
     written."""
-    interval_s = (intervals if intervals is not None else reads.provider_intervals(in_transaction(conn))).get(provider_id, DEFAULT_INTERVAL_S)
-    horizon = reads.raw_horizon(in_transaction(conn))
-    if lo < horizon and _kept_before(conn, provider_id, lo, horizon):
-        lo = horizon
-    if hi < lo:
-        return 0
-    since, until = floor(lo, DAY) - interval_s, floor(hi, DAY) + DAY - 1
-    if current is not None:  # a collection: a small window, the newest intervals at hand
-        return _refresh_window(conn, load(conn, provider_id, since=since, until=until, current=current),
-                               provider_id, interval_s, lo, hi)
-    chunks = _whole_offers(conn, provider_id, since, until)
-    first = next(chunks, None)
-    second = next(chunks, None)
-    if second is None:  # the window fits in one chunk: summarised at once
-        table = first if first is not None else np.zeros((0, len(RAW_COLUMNS)))
-        return _refresh_window(conn, intervals_of(conn, provider_id, table), provider_id, interval_s, lo, hi)
-    return _refresh_streamed(conn, provider_id, interval_s, lo, hi, itertools.chain([first, second], chunks))
+    with labels.snapshot(conn):  # the label table read once (a refresh writes no label)
+        interval_s = (intervals if intervals is not None else reads.provider_intervals(in_transaction(conn))).get(provider_id, DEFAULT_INTERVAL_S)
+        horizon = reads.raw_horizon(in_transaction(conn))
+        if lo < horizon and _kept_before(conn, provider_id, lo, horizon):
+            lo = horizon
+        if hi < lo:
+            return 0
+        since, until = floor(lo, DAY) - interval_s, floor(hi, DAY) + DAY - 1
+        if current is not None:  # a collection: a small window, the newest intervals at hand
+            return _refresh_window(conn, load(conn, provider_id, since=since, until=until, current=current),
+                                   provider_id, interval_s, lo, hi)
+        chunks = _whole_offers(conn, provider_id, since, until)
+        first = next(chunks, None)
+        second = next(chunks, None)
+        if second is None:  # the window fits in one chunk: summarised at once
+            table = first if first is not None else np.zeros((0, len(RAW_COLUMNS)))
+            return _refresh_window(conn, intervals_of(conn, provider_id, table), provider_id, interval_s, lo, hi)
+        return _refresh_streamed(conn, provider_id, interval_s, lo, hi, itertools.chain([first, second], chunks))
 
 
 def _kept_before(conn: Connection, provider_id: int, lo: int, horizon: int) -> bool:
