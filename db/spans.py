@@ -22,6 +22,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import Any
 
 HOUR = 3600
@@ -95,18 +96,18 @@ def lows(pieces: Iterable[Piece]) -> list[Run]:
     counting in it and the sum of their offers; a run ends only where some piece starts or
     ends (a sweep over those boundaries), so the cost follows the pieces, not the buckets.
     Buckets no priced piece counts in have no run; adjacent equal runs are one."""
-    ordered = sorted((p for p in pieces if p[1] >= p[0]), key=lambda p: p[0])
+    ordered = sorted((p for p in pieces if p[1] >= p[0]), key=itemgetter(0))
+    joined: list[Run] = []  # priced pieces that never overlap (day rows, one kind's runs) are the runs, joined
+    for first, last, price, offers in ordered:
+        if price is None or (joined and first <= joined[-1][1]):
+            break
+        if joined and joined[-1][1] == first - 1 and joined[-1][2] == price and joined[-1][3] == offers:
+            joined[-1] = (joined[-1][0], last, price, offers)
+        else:
+            joined.append((first, last, price, offers))
+    else:
+        return joined
     out: list[list[Any]] = []
-    if all(p[2] is not None for p in ordered) and all(
-            ordered[k][0] > ordered[k - 1][1] for k in range(1, len(ordered))):  # disjoint: as they are
-        prev: list[Any] = [None, None, None, None]
-        for first, last, price, offers in ordered:
-            if prev[1] == first - 1 and prev[2] == price and prev[3] == offers:
-                prev[1] = last
-            else:
-                prev = [first, last, price, offers]
-                out.append(prev)
-        return [(a, b, v, n) for a, b, v, n in out]
     events: dict[int, list[tuple[float | None, int, int]]] = {}
     for first, last, price, offers in ordered:
         events.setdefault(first, []).append((price, offers, 1))
