@@ -151,6 +151,7 @@ class Scope:
         #: The longest a price may hold past its last observation: the bound a read of "in effect
         #: from t" puts on ``last_seen``.
         self.longest = longest
+        self._raw: dict[tuple[int | None, int | None], list[tuple[Any, ...]]] = {}
 
     def interval_s(self, provider_id: int) -> int:
         if self.given is not None:
@@ -168,10 +169,14 @@ class Scope:
 
     def raw(self, reader: Reader, lo: int | None, hi: int | None) -> list[tuple[Any, ...]]:
         """The intervals in scope that may be in effect in ``[lo, hi]`` (``RAW_COLUMNS``), in the
-        order the bucket rule reads them (offer, ``first_seen``, id)."""
-        rows = raw_rows(reader, self.gpu_ids, None if lo is None else lo - self.longest, hi, self.provider_ids,
-                        self.kind_ids, self.usd, self.regions)
-        rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
+        order the bucket rule reads them (offer, ``first_seen``, id); read once per range (a
+        trend table asks for its moment's twice: its market now and its daily lows' last day)."""
+        rows = self._raw.get((lo, hi))
+        if rows is None:
+            rows = raw_rows(reader, self.gpu_ids, None if lo is None else lo - self.longest, hi, self.provider_ids,
+                            self.kind_ids, self.usd, self.regions)
+            rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
+            self._raw[(lo, hi)] = rows
         return rows
 
     def tolerance_agrees(self, step: int) -> bool:
@@ -238,14 +243,15 @@ def _merge(into: dict[tuple[int, int], list[Run]], more: dict[tuple[int, int], l
 
 
 def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int, tolerance: Tolerance | None,
-                  *, use_rollups: bool = True) -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
+                  *, use_rollups: bool = True, scope: Scope | None = None
+                  ) -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
     """Each provider's value over the buckets of the grid from ``lo`` to ``hi`` (epoch seconds),
     as runs of bucket indices per (gpu id, provider id) (``db.spans.Run``; bucket start =
     ``res.origin_s + index * res.seconds``): the roll-ups for whole buckets, raw intervals
     elsewhere (see the module docstring); the labels read, and which data answered
     (``"rollups"``, ``"rollups+raw"`` or ``"raw"``). ``use_rollups=False``: raw intervals alone
-    (what the roll-ups are held equal to)."""
-    scope = Scope(reader, f, tolerance)
+    (what the roll-ups are held equal to); ``scope``: the caller's of the same filters and tolerance."""
+    scope = scope or Scope(reader, f, tolerance)
 
     def all_raw() -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
         try:

@@ -127,8 +127,12 @@ def markets_at(rows: Sequence[Live], names: dict[int, str], keys: Mapping[int, i
             if have is None or first >= have[5]:
                 newest[(t, offer)] = row
     cells: dict[tuple[int, str], list[tuple[float, str, str]]] = {}
+    market_of: dict[int, str] = {}  # per series key: a few dozen, where the rows are thousands
     for t, gpu, provider, offer, price, _first, _end in newest.values():
-        who = market_of_key(names[keys.get(offer, provider)])
+        key = keys.get(offer, provider)
+        who = market_of.get(key)
+        if who is None:
+            who = market_of[key] = market_of_key(names[key])
         cells.setdefault((t, names[gpu]), []).append((price, names[provider], who))
     out: dict[int, dict[str, Market]] = {}
     for (t, gpu), listed in cells.items():
@@ -270,9 +274,9 @@ def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: date
     return [{"gpu": gpu, **{k: v for k, v in row.items() if k != "history_days"}} for gpu, row in sorted(lows.items())]
 
 
-def _daily_lows(reader: Reader, f: Filters, start: int, at_s: int, tolerance: Tolerance | None) -> dict[str, list[float]]:
+def _daily_lows(known: _Reads, f: Filters, start: int, at_s: int, tolerance: Tolerance | None) -> dict[str, list[float]]:
     """Each GPU's daily market low (NaN: no price that day) on the day grid from ``start`` to ``at_s``."""
-    runs, labels, _source = provider_runs(reader, f, Resolution.day, start, at_s, tolerance)
+    runs, labels, _source = provider_runs(known.reader, f, Resolution.day, start, at_s, tolerance, scope=known.scope)
     lows: dict[str, list[float]] = {}
     for m in answer(runs, labels, Resolution.day, start, at_s)[1]:
         lows.setdefault(m["gpu"], []).append(m["min"])
@@ -308,7 +312,7 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
     keys = known.scope.offer_keys((r[3], r[2]) for r in [*recent, *earlier])
     now = markets_at(recent, known.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
     past = markets_at(earlier, known.names, keys)
-    daily = _daily_lows(reader, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
+    daily = _daily_lows(known, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.items()):
         market = now.get(gpu)
