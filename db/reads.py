@@ -86,6 +86,8 @@ ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, of
 #: Joins naming an interval's (``i``) offer ``o``, provider ``lp``, GPU ``lg`` and kind ``lk``.
 _NAMED_INTERVALS = ("FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
                     "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id WHERE ")
+#: The same runs' columns that make a provider's value (``provider_low_runs``).
+LOW_RUNS = ROLLUP_RUNS.replace(RUN_FIELDS, "series_id, start, hours, min, offers")
 
 
 def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:
@@ -291,9 +293,9 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
         sql = ("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS
                + label_terms("provider_id", "providers", provider_ids, params)
                + label_terms("kind_id", "kinds", kind_ids, params))
-        for g, b, p, low, offers in reader.rows(sql, params):
-            day = int(b) // step
-            pieces.setdefault((int(g), int(p)), []).append((day, day, float(low), int(offers)))
+        for g, b, p, low, offers in reader.rows(sql, params):  # integers and floats from both drivers
+            day = b // step
+            pieces.setdefault((g, p), []).append((day, day, low, offers))
         return {key: lows(ps) for key, ps in pieces.items()}
     params = {"gpus": gpu_ids}
     sql = (ROLLUP_SERIES + label_terms("provider_id", "providers", provider_ids, params)
@@ -302,11 +304,11 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return {}
-    runs = reader.rows(ROLLUP_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    runs = reader.rows(LOW_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
     by_series: dict[int, list[Piece]] = {sid: [] for sid in series}
-    for sid, start, hours, mn, _md, _mx, offers in runs:  # integers and floats from both drivers
+    for sid, start, hours, mn, offers in runs:  # integers and floats from both drivers
         end = start + hours - 1
-        by_series[sid].append((max(h_lo, start), min(h_hi, end), mn, offers))
+        by_series[sid].append((start if start >= h_lo else h_lo, end if end <= h_hi else h_hi, mn, offers))
     for sid, key in series.items():
         pieces.setdefault(key, []).extend(by_series[sid])
     return {key: lows(ps) for key, ps in pieces.items() if ps}
