@@ -151,9 +151,6 @@ class _Reads:
         lab = self.scope.labels
         self.names = lab.names("gpu") | lab.names("provider")  # ids are unique across spaces
 
-    def end(self, provider: int, last_seen: int, ends_at: Any) -> int:
-        return hold_end(last_seen, None if ends_at is None else int(ends_at), self.scope.interval_s(provider))
-
     def current_at(self) -> int | None:
         """The newest observation of an interval matching the filters (each offer's newest
         interval is kept in ``price_interval_open``)."""
@@ -164,11 +161,12 @@ class _Reads:
         """The intervals in effect at some point of ``[lo, hi]`` as lean rows, with ``t = hi``."""
         if not self.scope.gpu_ids:
             return []
+        every = self.scope.interval_s
         out = []
         for _id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at in self.scope.raw(self.reader, lo, hi):
-            end = self.end(int(provider), int(last_seen), ends_at)
+            end = hold_end(last_seen, ends_at, every(provider))  # integers and floats from both drivers
             if end > lo:
-                out.append((hi, int(gpu), int(provider), int(offer), float(price), int(first_seen), end))
+                out.append((hi, gpu, provider, offer, price, first_seen, end))
         return out
 
     @cached_property
@@ -182,8 +180,9 @@ class _Reads:
         params: dict[str, Any] = {}
         where = self.scope.where(params)
         rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.longest_span)
-        return [(int(t), int(gpu), int(provider), int(offer), float(price), int(first), self.end(int(provider), int(last), ends_at))
-                for t, gpu, provider, offer, price, first, last, ends_at in rows]
+        every = self.scope.interval_s
+        return [(t, gpu, provider, offer, price, first, hold_end(last, ends_at, every(provider)))
+                for t, gpu, provider, offer, price, first, last, ends_at in rows]  # integers and floats from both drivers
 
     def day_lows(self, before: int) -> list[tuple[int, int, float]]:
         """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
