@@ -102,16 +102,6 @@ _WINDOW_SQL = (f"{_WINDOW_OF.format(table=intervals.OPEN_TABLE)} UNION ALL "
 _PAST_SQL = _WINDOW_OF.format(table=intervals.PAST_TABLE)
 
 
-def _raw_rows(conn: Connection, gpus: list[int], since: int | None, until: int | None,
-              provider_ids: Iterable[int] | None, kind_ids: Iterable[int] | None, usd_only: bool) -> list[tuple[Any, ...]]:
-    """``RAW_COLUMNS`` tuples of the intervals of ``gpus`` with ``last_seen >= since`` and
-    ``first_seen <= until``, through the GPU index."""
-    usd = labels.usd_id(conn) if usd_only else None
-    params: dict[str, Any] = {}
-    sql = reads.raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd)
-    return fetch_tuples(conn, statement(sql, params), params)
-
-
 def next_seen(offer: np.ndarray, first_seen: np.ndarray) -> np.ndarray:
     """Per interval of arrays sorted by offer then ``first_seen``: the first observation of the
     same offer's next interval (NaN for an offer's last one)."""
@@ -155,8 +145,10 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
     widened by the hold), through the GPU index, as numpy arrays (no per-row objects);
     ``current``: the provider's current intervals, when the caller holds them."""
-    if since is None or until is None:
-        rows = _raw_rows(conn, gpu_ids(conn), since, until, [provider_id], None, usd_only=True)
+    if since is None or until is None:  # (``RAW_COLUMNS`` of ``db.reads.raw_intervals``)
+        params: dict[str, Any] = {}
+        sql = reads.raw_intervals(params, gpu_ids(conn), since, until, [provider_id], None, labels.usd_id(conn))
+        rows = fetch_tuples(conn, statement(sql, params), params)
     elif current is not None:  # a collection's store path: the newest intervals are at hand, only the past ones are read
         params = _window_params(conn, provider_id, since, until)
         past = fetch_tuples(conn, statement(_PAST_SQL, params), params)
