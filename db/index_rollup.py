@@ -92,33 +92,10 @@ def groups(rows: Iterable[Row], facts: OfferFacts, interval_s: int, step: int, b
     return {k: (sorted(v), len(offers[k])) for k, v in prices.items()}
 
 
-def rows_of(columns: Sequence[Sequence[Any]]) -> list[Row]:
-    """``Row``s from column sequences (offer, gpu, kind, price, first_seen, last_seen, ends_at,
-    next_seen), NaN or None meaning "none" in the last two."""
-    out: list[Row] = []
-    for offer, gpu, kind, price, first, last, ends, nxt in zip(*columns, strict=True):
-        out.append((int(offer), int(gpu), int(kind), float(price), int(first), int(last),
-                    None if ends is None or ends != ends else int(ends),
-                    None if nxt is None or nxt != nxt else int(nxt)))
-    return out
-
-
-def write(conn: Any, provider_id: int, d_lo: int, d_hi: int, rows: Sequence[Row], interval_s: int,
-          vias: Mapping[int, str]) -> int:
-    """Replace ``provider_id``'s rows of days ``d_lo..d_hi`` (day indices) by those of ``rows``
-    (the provider's intervals that may count in them, sorted by offer and ``first_seen``; ``vias``:
-    the cloud each of its aggregator offers names). ``conn``: a SQLAlchemy connection in the
-    store's write transaction."""
-    facts = OfferFacts.read(in_transaction(conn), {}, [(r[0], provider_id) for r in rows], vias)
-    found = groups(rows, facts, interval_s, DAY, d_lo, d_hi)
-    return replace(conn, provider_id, d_lo, d_hi, [(gpu, bucket, kind, via, median_of(p), n)
-                                                   for (gpu, bucket, kind, via), (p, n) in sorted(found.items())])
-
-
 def replace(conn: Any, provider_id: int, d_lo: int, d_hi: int, found: Sequence[tuple[int, int, int, str, float, int]]) -> int:
     """Replace ``provider_id``'s rows of days ``d_lo..d_hi`` by ``found``: (gpu, bucket start, kind,
-    via, median, offers) each, as ``groups`` and ``median_of`` make them (or ``db.rollups`` does
-    for a window it tallies without holding it)."""
+    via, median, offers) each, the figures of ``groups`` and ``median_of`` (``db.rollups`` computes
+    them on arrays of the intervals it refreshes from, or tallies them for a window too dense to hold)."""
     reader = in_transaction(conn)
     # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
     gpus = sorted(labels.names(conn, "gpu")) or [-1]
@@ -133,4 +110,4 @@ def replace(conn: Any, provider_id: int, d_lo: int, d_hi: int, found: Sequence[t
     return len(values)
 
 
-__all__ = ["COLUMNS", "TABLE", "OfferFacts", "fractional", "groups", "median_of", "replace", "rows_of", "write"]
+__all__ = ["COLUMNS", "TABLE", "OfferFacts", "fractional", "groups", "median_of", "replace"]

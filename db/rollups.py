@@ -432,18 +432,40 @@ def _promote(conn: Connection, sid: int) -> None:
         write_runs(conn, [(row[0], row[1], row[2], tuple(row[3:]))], table=OPEN_TABLE)
 
 
+class _Sellers:
+    """Who sells in the index roll-up (``db.index_rollup``): a provider's offers of whole GPUs (its
+    fractional-GPU offers read once, in one statement), an aggregator's per cloud it names."""
+
+    def __init__(self, conn: Connection, provider_id: int) -> None:
+        self.names, self.provider_id = labels.names(conn, "provider"), provider_id
+        found = reads.provider_fractional_offers(in_transaction(conn), self.names.get(provider_id, ""))
+        self.fractional = np.array(sorted(found), dtype=np.int64)
+        self.clouds: dict[str, int] = {"": 0}  # "": the provider's own offers
+
+    def of(self, iv: Intervals) -> tuple[np.ndarray, np.ndarray]:
+        """Which intervals of ``iv`` count (whole GPUs), and each one's cloud (its id in ``clouds``)."""
+        keys, inverse = np.unique(iv.key, return_inverse=True)
+        ids = [self.clouds.setdefault(c if k != self.provider_id and (c := reads.split(self.names.get(k, ""))[1]) else "",
+                                      len(self.clouds)) for k in keys.tolist()]
+        return ~np.isin(iv.offer, self.fractional), np.array(ids, dtype=np.int64)[inverse.reshape(-1)]
+
+    def rows(self, *figures: np.ndarray) -> list[tuple[int, int, int, str, float, int]]:
+        """``index_rollup.replace``'s rows of (gpu, day index, kind, cloud id, median, offers) columns."""
+        name = {i: c for c, i in self.clouds.items()}
+        return [(g, b * DAY, k, name[v], m, n) for g, b, k, v, m, n in zip(*(f.tolist() for f in figures), strict=True)]
+
+
 def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int,
                     open_runs: bool = True, index: bool = True) -> int:
     d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
     written = _write_days(conn, provider_id, d_lo, d_hi, summarise_bounded(iv, DAY, interval_s, d_lo, d_hi))
     if index:  # the index roll-up of the same days, from the same intervals (``db.index_rollup``)
-        names = labels.names(conn, "provider")
-        vias = {o: cloud for o, k in zip(iv.offer.tolist(), iv.key.tolist(), strict=True)
-                if k != provider_id and (cloud := reads.split(names.get(k, ""))[1])}
-        written += index_rollup.write(conn, provider_id, d_lo, d_hi, index_rollup.rows_of(
-            (iv.offer.tolist(), iv.gpu.tolist(), iv.kind.tolist(), iv.price.tolist(), iv.first_seen.tolist(),
-             iv.last_seen.tolist(), iv.ends_at.tolist(), iv.next_seen.tolist())), interval_s, vias)
+        sellers = _Sellers(conn, provider_id)
+        whole, via = sellers.of(iv)
+        s = summarise_bounded(iv.window(whole)._replace(key=via[whole]), DAY, interval_s, d_lo, d_hi)
+        written += index_rollup.replace(conn, provider_id, d_lo, d_hi,
+                                        sellers.rows(s.gpu, s.bucket, s.kind, s.key, s.median, s.offers))
     return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise_bounded(iv, HOUR, interval_s, h_lo, h_hi),
                                   open_runs=open_runs)
 
@@ -612,23 +634,17 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
     memory follows a chunk and the distinct prices, not the window. The same figures."""
     d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
-    names = labels.names(conn, "provider")
-    reader = in_transaction(conn)
-    # the provider's fractional-GPU offers, read once: the same set for every chunk
-    fractional = np.array(sorted(reads.provider_fractional_offers(reader, names.get(provider_id, ""))), dtype=np.int64)
+    sellers = _Sellers(conn, provider_id)
     days, hours, index = _Tally(d_lo, d_hi), _Tally(h_lo, h_hi), _Tally(d_lo, d_hi)
-    series, sellers, clouds = _Groups(), _Groups(), {"": 0}
+    series, sold = _Groups(), _Groups()
     for table in chunks:
         iv = intervals_of(conn, provider_id, table)
         group = series.of(iv.gpu, iv.kind, iv.key)
         day_spans = span_arrays(iv, interval_s, DAY)
         days.add(group, iv.offer, iv.price, *day_spans)
         hours.add(group, iv.offer, iv.price, *span_arrays(iv, interval_s, HOUR))
-        # the index (``db.index_rollup``): fractional-GPU offers left out, an aggregator's per cloud
-        cloud = {k: c if k != provider_id and (c := reads.split(names.get(k, ""))[1]) else "" for k in np.unique(iv.key).tolist()}
-        via_id = np.array([clouds.setdefault(cloud[k], len(clouds)) for k in iv.key.tolist()], dtype=np.int64)
-        whole = ~np.isin(iv.offer, fractional)
-        index.add(sellers.of(iv.gpu[whole], iv.kind[whole], via_id[whole]), iv.offer[whole], iv.price[whole],
+        whole, via = sellers.of(iv)
+        index.add(sold.of(iv.gpu[whole], iv.kind[whole], via[whole]), iv.offer[whole], iv.price[whole],
                   day_spans[0][whole], day_spans[1][whole])
     written = 0
     for step, tally, b_lo, b_hi in ((DAY, days, d_lo, d_hi), (HOUR, hours, h_lo, h_hi)):
@@ -638,11 +654,8 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
         written += (_write_days(conn, provider_id, b_lo, b_hi, s) if step == DAY else
                     _write_hours(conn, provider_id, b_lo, b_hi, s))
     g, b, _mn, md, _mx, offers = index.figures()
-    gpu, kind, via_id = sellers.columns(g, 3).T
-    via_name = {i: c for c, i in clouds.items()}
-    rows = [(gi, bi * DAY, ki, via_name[vi], m, n) for gi, bi, ki, vi, m, n in
-            zip(gpu.tolist(), b.tolist(), kind.tolist(), via_id.tolist(), md.tolist(), offers.tolist(), strict=True)]
-    return written + index_rollup.replace(conn, provider_id, d_lo, d_hi, rows)
+    gpu, kind, via = sold.columns(g, 3).T
+    return written + index_rollup.replace(conn, provider_id, d_lo, d_hi, sellers.rows(gpu, b, kind, via, md, offers))
 
 
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None,
