@@ -10,11 +10,12 @@ reads them (``tracker.analysis.aggregators``). What the roll-ups leave out stays
 intervals). A row is small (no prices: a year of the synthetic store's days is a few MB): a seller
 made of one row votes with its median; one made of several rows (an aggregator's offers for a
 cloud we collect directly, several kinds asked at once) takes the median of their union, which the
-reader recomputes from the raw intervals of those rows (``groups``, this module's one grouping).
+reader recomputes from the raw intervals of those rows (``groups``, the raw side's grouping).
 
 Which days an interval counts in is the bucket rule of ``db.spans`` (observed during the day).
 The store refreshes a provider's rows with its other roll-ups (``db.rollups``), from the same
-intervals, so a collection's work grows with the day's data, not with the history.
+intervals and on the same arrays (its day figures over whole-GPU offers keyed by cloud; held equal
+to ``groups`` by the tests), so a collection's work grows with the day's data, not with the history.
 """
 
 from __future__ import annotations
