@@ -456,15 +456,28 @@ def _quarantined(o: NormalisedOffer, reason: str, run_id: int | None, observed_a
 def insert_offers(conn: Connection, provider: str, offers: Sequence[tuple[NormalisedOffer, Mapping[str, Any], datetime, datetime]],
                   ) -> dict[Identity, int]:
     """Insert offers of ``provider`` the store has never seen, each with the ``extra`` to store
-    and its first and last sighting, in one bulk statement; returns their ids by identity. An
+    and its first and last sighting (``insert_offer_rows``); returns their ids by identity. An
     import of many snapshots at once writes its new offers here."""
-    if not offers:
+    return insert_offer_rows(conn, provider, [
+        (o.sku, o.region, o.kind, o.term_months, o.gpu, o.gpu_raw, o.gpu_count, o.gpu_memory_gb,
+         o.vcpus, o.ram_gb, o.country, json.dumps(dict(extra)) if extra else "{}", first, last)
+        for o, extra, first, last in offers
+    ])
+
+
+def insert_offer_rows(conn: Connection, provider: str, rows: Sequence[tuple[Any, ...]]) -> dict[Identity, int]:
+    """Insert new offers of ``provider`` given as tuples in ``_OFFER_INSERT`` order after the
+    provider (``extra`` as JSON text, sightings as datetimes), with ids taken first
+    (``db.intervals.new_ids``): nothing is read back. Returns their ids by identity. An import
+    that builds its rows as tuples writes them here directly."""
+    if not rows:
         return {}
-    listed, extras, firsts, lasts = zip(*offers, strict=True)
     process = _stamp_processor(conn)
-    stamps = {at: process(at) for at in {*firsts, *lasts}}  # an import's offers share a few sighting times
-    ids = _insert_offers(conn, provider, listed, extras, [stamps[at] for at in firsts], [stamps[at] for at in lasts])
-    return {(o.sku, o.region, o.kind, o.term_months): i for i, o in zip(ids, listed, strict=True)}
+    stamps = {at: process(at) for r in rows for at in r[-2:]}  # an import's offers share a few sighting times
+    ids = intervals.new_ids(conn, len(rows), of="offer")
+    intervals.insert_many(conn, "offer", ("id", *_OFFER_INSERT),
+                          [(i, provider, *r[:-2], stamps[r[-2]], stamps[r[-1]]) for i, r in zip(ids, rows, strict=True)])
+    return {r[:4]: i for i, r in zip(ids, rows, strict=True)}
 
 
 def _insert_offers(conn: Connection, provider: str, offers: Sequence[NormalisedOffer], extras: Iterable[Mapping[str, Any]],

@@ -96,14 +96,13 @@ def test_a_failure_midway_keeps_nothing(engine: Engine, tmp_path: Path, monkeypa
     store is as it was (nothing half-imported), and importing the repaired file stores it all."""
     monkeypatch.setattr(base, "BATCH_ROWS", 50)
     written: list[int] = []
-    real = fresh.store_fresh
+    real = fresh.store_rows
 
     def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
         written.append(len(args[1]))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(fresh, "store_fresh", counting)
-    monkeypatch.setattr("tracker.analysis.imports.snapshots.store_fresh", counting)
+    monkeypatch.setattr("tracker.analysis.imports.own_csv.store_rows", counting)
     path = tmp_path / "p.csv"
     write_prices(path, len(HEADER) + 1, tag="f", pad=0)  # the header and one row
     good = path.read_text().splitlines()

@@ -8,15 +8,21 @@ its own), every such series of a batch is judged and cut in memory by the same r
 the new offers (``store.insert_offers``), their intervals (``db.intervals.insert_new``), the
 held prices (``store.store_quarantine``) and the snapshot times (``db.series.add_many``). The
 rows written are the ones the re-cut would write for the same snapshots (a test compares them).
+
+The commonest such series, a row of an export of prices that is an offer of its own, accepted
+at one price from its stated start to its observation, is one offer and one interval: it is
+written from its row (``OfferRow``) by ``store_rows`` with no record per observation at all.
 """
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import is_
-from typing import Any
+from datetime import datetime
+from operator import attrgetter, is_, itemgetter
+from typing import Any, NamedTuple
 
 from sqlmodel import Session
 
@@ -43,6 +49,79 @@ class FreshSeries:
     listing: Mapping[str, Mapping[int, Sequence[ScrapedOffer]]]
     max_gap_s: float | None
     stated_starts: bool = False
+
+
+class OfferRow(NamedTuple):
+    """A row of an export of prices, read: an offer (its GPU as ``normalise`` names it) listed at
+    one price from ``since`` to ``observed`` (its stated start and its observation, with their
+    epoch seconds), the only offer of its ``series``."""
+
+    provider: str
+    sku: str
+    region: str
+    kind: str
+    term_months: int
+    gpu: str | None
+    gpu_raw: str
+    gpu_count: float
+    gpu_memory_gb: float | None
+    country: str | None
+    price_per_hour: float
+    currency: str
+    available: bool | None
+    term_unstated: bool
+    since_at: datetime
+    since: int
+    observed_at: datetime
+    observed: int
+    line: int
+    series: str
+
+
+def store_rows(session: Session, rows: Sequence[OfferRow], run_of: Callable[[str], Any], result: ImportResult, *,
+               extra: Mapping[str, Any]) -> dict[str, tuple[int, int]]:
+    """Store ``rows``, each a series the store has never seen and whose observations ``validate``
+    accepts (the caller checked), as ``store_fresh`` would: a new offer (its ``extra`` this one,
+    the series' and an unstated term's) with one interval from the row's first snapshot time to
+    its last, and the snapshot times; every row a tuple. Returns each provider's changed range."""
+    conn = session.connection()
+    series_db.add_many(conn, [(r.series, t) for r in rows for t in {r.since, r.observed}])
+    ids = labels.ensure(conn, sorted({("provider", r.provider) for r in rows} | {("kind", r.kind) for r in rows}
+                                     | {("currency", r.currency) for r in rows}
+                                     | {("gpu", r.gpu) for r in rows if r.gpu is not None}, key=str))
+    ids[("gpu", None)] = None  # type: ignore[index]
+    by_provider: dict[str, list[OfferRow]] = defaultdict(list)
+    for r in sorted(rows, key=attrgetter("series")):  # the order ``store_fresh`` writes a batch in
+        by_provider[r.provider].append(r)
+    at: dict[int, datetime] = {}
+    # the JSON of each row's extra up to its series' name (``[:-3]``: the empty name and brace)
+    head = {u: json.dumps({**extra, **({"term_unstated": True} if u else {}), series_db.SERIES_KEY: ""})[:-3]
+            for u in (False, True)}
+    changed: dict[str, tuple[int, int]] = {}
+    for provider, group in sorted(by_provider.items()):
+        run, pid = run_of(provider), ids[("provider", provider)]
+        offer_ids = store_stage.insert_offer_rows(conn, provider, [
+            (r.sku, r.region, r.kind, r.term_months, r.gpu, r.gpu_raw, r.gpu_count, r.gpu_memory_gb, None, None, r.country,
+             f"{head[r.term_unstated]}{json.dumps(r.series)}}}",
+             at.get(r.since) or at.setdefault(r.since, from_epoch(r.since)),
+             at.get(r.observed) or at.setdefault(r.observed, from_epoch(r.observed))) for r in group])
+        rows_out = [(offer_ids[(r.sku, r.region, r.kind, r.term_months)], pid, ids[("gpu", r.gpu)], ids[("kind", r.kind)],
+                     ids[("currency", r.currency)], r.price_per_hour, r.price_per_hour / r.gpu_count, r.available,
+                     r.since, r.observed, None, 1 + (r.since != r.observed), None) for r in group]  # intervals.COLUMNS
+        intervals.insert_new(conn, sorted(rows_out, key=itemgetter(0)))
+        observations = len(group) + sum(r.since != r.observed for r in group)
+        unmapped = [(r.gpu_raw, 1 + (r.since != r.observed)) for r in group if r.gpu is None]
+        for raw, n in unmapped:
+            result.unmapped[raw] += n
+        run.new_offers += len(offer_ids)
+        run.offers_seen += observations
+        run.unmapped += sum(n for _raw, n in unmapped)
+        result.new_offers += len(offer_ids)
+        result.observations += observations
+        result.stored += observations
+        result.snapshots += observations
+        changed[provider] = (min(r.since for r in group), max(r.observed for r in group))
+    return changed
 
 
 @dataclass

@@ -53,7 +53,7 @@ from __future__ import annotations
 import csv
 import itertools
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -88,9 +88,18 @@ from tracker.analysis.imports.base import (
 )
 from tracker.analysis.imports.base import number as _float
 from tracker.analysis.imports.base import when as _time
-from tracker.analysis.imports.snapshots import SINCE_KEY, store_snapshots
+from tracker.analysis.imports.fresh import OfferRow, store_rows
+from tracker.analysis.imports.snapshots import (
+    SINCE_KEY,
+    _Import,
+    importing,
+    refuse_if_strict,
+    release,
+    store_batch,
+    store_snapshots,
+)
 from tracker.catalog.instance_types import instance_gpu
-from tracker.catalog.specs import load_catalog
+from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.cells import unescape
 from tracker.errors import ConfigError, TrackerError, ValidationError
 from tracker.pipeline import store as store_stage
@@ -184,35 +193,39 @@ def _export_gpu(row: Mapping[str, str], provider: str, count: float, memory: flo
     return gpu, raw if gpu is not None or not named.endswith(" slice") else named
 
 
-def prices_series(o: ScrapedOffer) -> str:
+def prices_series(provider: str, sku: str, region: str, kind: str, term_months: int) -> str:
     """The series a ``prices`` row's offer is (every offer is one of its own)."""
-    return f"csv-prices:{o.provider}|{o.sku}|{o.region}|{o.kind}|{o.term_months}"
+    return f"csv-prices:{provider}|{sku}|{region}|{kind}|{term_months}"
 
 
 #: Distinct cell texts each ``_PricesRow`` cache keeps before it starts afresh (memory stays
 #: bounded however many distinct values a file holds).
 _CACHED = 1 << 16
+#: The cells of a ``prices`` row that are read, in ``_PricesRow.read``'s order.
+_PRICES_CELLS = ("provider", "sku", "kind", "gpu_raw", "gpu", "gpu_count", "gpu_memory_gb", "price_per_hour",
+                 "currency", "observed_at", "price_since", "region", "country", "term_months", "available")
+#: ``extra`` of an offer read from a ``prices`` export (and its series' name, and an unstated term).
+_PRICES_EXTRA = {"imported": "prices csv"}
 
 
 class _PricesRow:
     """What a ``prices`` row's cells mean, each text judged once per distinct value: an export
     repeats a few timestamps, providers, GPU names, counts and prices over millions of rows, so
-    a row costs the lookups and its offer, not the parsing (the checks are the same for every row)."""
+    a row costs the lookups and its tuple, not the parsing (the checks are the same for every row)."""
 
     def __init__(self, header: list[str], known: Mapping[str, Any]) -> None:
         col = {name: i for i, name in enumerate(header)}  # the last of a repeated name, as csv.DictReader
-        self.names = tuple(col)
-        self.pick = itemgetter(*col.values(), 0)  # a tuple even of one column (the extra cell is dropped)
         self.width = len(header)
+        self.pick = itemgetter(*(col.get(name, self.width) for name in _PRICES_CELLS))  # absent: the empty cell
         self.known = known
         self.times: dict[tuple[str, str], tuple[datetime, int, str | None] | str] = {}  # a str: why it is no time
         self.providers: dict[str, tuple[str] | str] = {}  # a str: why the text is no provider name
         self.gpus: dict[tuple[str, str, str, float, float | None], tuple[str | None, str]] = {}
         self.numbers: dict[tuple[str, str], float | None | str] = {}  # a str: why the text is no number
+        self.offers: dict[tuple[Any, ...], bool] = {}  # shapes of rows ``ScrapedOffer`` accepts
 
-    def number(self, row: Mapping[str, str], key: str, *, required: bool = True) -> float | None:
+    def number(self, text: str, key: str, *, required: bool = True) -> float | None:
         """``base.number`` of a cell, once per distinct text."""
-        text = row.get(key) or ""
         got = self.numbers.get((text, key), self)
         if got is self:
             try:
@@ -258,21 +271,56 @@ class _PricesRow:
         return got[0]
 
     def gpu(self, raw_cell: str, gpu_cell: str, provider: str, count: float, memory: float | None) -> tuple[str | None, str]:
+        """(GPU as ``normalise`` names it, raw name) of the row (``_export_gpu``)."""
         key = (raw_cell, gpu_cell, provider, count, memory)
         got = self.gpus.get(key)
         if got is None:
-            got = _bounded(self.gpus)[key] = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
+            gpu, raw = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
+            got = _bounded(self.gpus)[key] = (gpu or resolve_gpu(raw, memory, provider=provider), raw)
         return got
 
-    def cells(self, row: list[str]) -> dict[str, str]:
-        """The row's cells by column name (a short row's missing cells empty), unescaped (only a
-        row with a cell starting with a quote can hold one an export quoted: most hold none)."""
-        if len(row) < self.width:
-            row = row + [""] * (self.width - len(row))
-        values = self.pick(row)
+    def read(self, cells: list[str], line: int) -> OfferRow:
+        """The row (a short row's missing cells empty), its cells unescaped (only a row with a cell
+        starting with a quote can hold one an export quoted: most hold none); a row that is no
+        offer is a ``ValueError`` or ``TrackerError`` saying why."""
+        if len(cells) != self.width:
+            cells = cells[:self.width] + [""] * (self.width - len(cells))
+        cells.append("")
+        values = self.pick(cells)
         if "\x00'" in "\x00" + "\x00".join(values):
             values = tuple(unescape(v) for v in values)
-        return dict(zip(self.names, values))  # the picked extra cell has no name: zip drops it
+        provider, sku, kind, raw, column, count, memory, price, currency, observed, since, region, country, term, \
+            available = values
+        observed_at, observed_s, future = self.time(observed, "observed_at")
+        since_at, since_s, _f = self.time(since, "price_since") if since.strip() else (observed_at, observed_s, None)
+        if since_at > observed_at:
+            raise ValueError("price_since is after observed_at")
+        if future is not None:
+            raise ValueError(future)
+        provider = self.provider(provider)
+        count, memory = self.number(count, "gpu_count"), self.number(memory, "gpu_memory_gb", required=False)
+        gpu, raw = self.gpu(raw, column, provider, count, memory)  # type: ignore[arg-type]
+        kind, sku, region = kind.strip(), sku.strip(), region.strip()
+        term = self.number(term, "term_months", required=False)
+        price = self.number(price, "price_per_hour")
+        row = OfferRow(provider, sku, region, kind, int(term or 0), gpu, raw, count, memory,  # type: ignore[arg-type]
+                       country.strip() or None, price, currency.strip(), _bool(available),  # type: ignore[arg-type]
+                       kind == "reserved" and not term, since_at, since_s, observed_at, observed_s, line,
+                       prices_series(provider, sku, region, kind, int(term or 0)))
+        shape = (not sku, raw, kind, row.term_months, row.term_unstated, row.currency, memory)
+        if shape not in self.offers:
+            _offer(row)  # the offer's own checks, once per shape of row they judge
+            _bounded(self.offers)[shape] = True
+        return row
+
+
+def _offer(r: OfferRow) -> ScrapedOffer:
+    """The offer a ``prices`` row lists (a ``ParseError`` when it cannot be one)."""
+    return ScrapedOffer(provider=r.provider, sku=r.sku, gpu_raw=r.gpu_raw, gpu_count=r.gpu_count,
+                        price_per_hour=r.price_per_hour, kind=r.kind, region=r.region, country=r.country,
+                        gpu_memory_gb=r.gpu_memory_gb, term_months=r.term_months, currency=r.currency,
+                        available=r.available, gpu=r.gpu, extra={**_PRICES_EXTRA, SINCE_KEY: r.since,
+                                                                 **({"term_unstated": True} if r.term_unstated else {})})
 
 
 def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
@@ -283,51 +331,24 @@ def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
 
 
 def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any],
-                 file: str = "") -> Iterator[Snapshot]:
-    """The snapshots of a ``prices`` export, ``BATCH_ROWS`` rows at a time (an offer whose rows
-    fall in two batches is two imports of its series, which store the same history as one).
-    The rows are read as lists (``csv.reader``), each distinct cell text judged once (``_PricesRow``)."""
-    rows: dict[str, list[tuple[datetime, datetime, int, ScrapedOffer]]] = defaultdict(list)
-    held = 0
+                 file: str = "") -> Iterator[list[OfferRow]]:
+    """The rows of a ``prices`` export, ``BATCH_ROWS`` at a time (an offer whose rows fall in two
+    batches is two imports of its series, which store the same history as one), each read as a
+    list (``csv.reader``) and each distinct cell text judged once (``_PricesRow``)."""
+    rows: list[OfferRow] = []
     meaning = _PricesRow(list(reader.fieldnames or []), known)
     for line, cells in _list_rows(reader):
         result.rows += 1
-        row = meaning.cells(cells)
         try:
-            observed_at, observed, future = meaning.time(row["observed_at"], "observed_at")
-            since_text = row.get("price_since") or ""
-            since_at, since, _f = (meaning.time(since_text, "price_since") if since_text.strip()
-                                   else (observed_at, observed, None))
-            if since_at > observed_at:
-                raise ValueError("price_since is after observed_at")
-            if future is not None:
-                raise ValueError(future)
-            provider = meaning.provider(row["provider"])
-            count, memory = meaning.number(row, "gpu_count"), meaning.number(row, "gpu_memory_gb", required=False)
-            gpu, raw = meaning.gpu(row["gpu_raw"], row.get("gpu") or "", provider, count, memory)  # type: ignore[arg-type]
-            kind = row["kind"].strip()
-            term = meaning.number(row, "term_months", required=False)
-            offer = ScrapedOffer(
-                provider=provider, sku=row["sku"].strip(), gpu_raw=raw,
-                gpu_count=count, price_per_hour=meaning.number(row, "price_per_hour"),  # type: ignore[arg-type]
-                kind=kind, region=(row.get("region") or "").strip(),
-                country=(row.get("country") or "").strip() or None,
-                gpu_memory_gb=memory,
-                term_months=int(term or 0),
-                currency=row["currency"].strip(), available=_bool(row.get("available")),
-                gpu=gpu, extra={"imported": "prices csv", SINCE_KEY: since,
-                                **_unstated_term(kind, term)},
-            )
+            rows.append(meaning.read(cells, line))
         except (ValueError, TrackerError) as exc:
             result.bad(BadRow(line, str(exc), file))
             continue
-        rows[prices_series(offer)].append((since_at, observed_at, line, offer))
-        held += 1
-        if held >= base.BATCH_ROWS:
-            yield from _prices_snapshots(rows, file)
-            rows.clear()
-            held = 0
-    yield from _prices_snapshots(rows, file)
+        if len(rows) >= base.BATCH_ROWS:
+            yield rows
+            rows = []
+    if rows:
+        yield rows
 
 
 def _list_rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, list[str]]]:
@@ -346,19 +367,51 @@ def _list_rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, list[str]]]:
             yield cells.line_num, row
 
 
-def _prices_snapshots(rows: Mapping[str, list[tuple[datetime, datetime, int, ScrapedOffer]]],
-                      file: str) -> Iterator[Snapshot]:
+def _prices_snapshots(rows: list[OfferRow], file: str) -> Iterator[Snapshot]:
     """A row is an interval: an observation at every snapshot time of its series it spans."""
-    for series, spans in rows.items():
-        if len(spans) == 1:  # most series: one row, seen at its start and at its observation
-            since, observed, line, offer = spans[0]
-            for at in (since, observed) if since != observed else (observed,):
-                yield Snapshot(offer.provider, series, at, [offer], line, file)
-            continue
-        for at in sorted({t for since, observed, _l, _o in spans for t in (since, observed)}):
-            for since, observed, line, offer in spans:
-                if since <= at <= observed:
-                    yield Snapshot(offer.provider, series, at, [offer], line, file)
+    by_series: dict[str, list[tuple[OfferRow, ScrapedOffer]]] = defaultdict(list)
+    for r in rows:
+        by_series[r.series].append((r, _offer(r)))
+    for series, spans in by_series.items():
+        for at in sorted({t for r, _o in spans for t in (r.since_at, r.observed_at)}):
+            for r, offer in spans:
+                if r.since_at <= at <= r.observed_at:
+                    yield Snapshot(r.provider, series, at, [offer], r.line, file)
+
+
+def _store_prices(imp: _Import, rows: list[OfferRow], result: ImportResult, file: str,
+                  rates: Mapping[str, float] | None) -> None:
+    """One batch of a ``prices`` export. A row that is its series' only one in the batch, of an
+    offer the store has never seen (no stored snapshot of its series, no stored offer), in a
+    currency kept as it is and accepted by ``validate`` is stored set-based from its tuple
+    (``fresh.store_rows``); the others go as snapshots through ``snapshots.store_batch``."""
+    session = imp.session
+    reader = in_transaction(session.connection())
+    rows_of = Counter(r.series for r in rows)
+    stored = series_db.stored_times(session.connection(), rows_of)
+    skus: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        skus[r.provider].add(r.sku)
+    known = {(p, *ident) for p, names in skus.items() for ident, _e, _s in reads.offers_of_skus(reader, p, names)}
+    judged: dict[tuple[float, float, str], bool] = {}
+    fresh, rest = [], []
+    for r in rows:
+        fits = rows_of[r.series] == 1 and r.series not in stored and \
+            (r.provider, r.sku, r.region, r.kind, r.term_months) not in known and \
+            not (rates and r.currency != "USD" and r.currency in rates)
+        if fits and (ok := judged.get((r.gpu_count, r.price_per_hour, r.currency))) is None:
+            ok = judged[(r.gpu_count, r.price_per_hour, r.currency)] = not validate([normalise(_offer(r))], {}, {})[1]
+        (fresh if fits and ok else rest).append(r)
+    if fresh:
+        for provider in sorted({r.provider for r in fresh}):
+            labels.ensure_provider(session, provider)
+        for provider, (lo, hi) in store_rows(session, fresh, imp.run, result, extra=_PRICES_EXTRA).items():
+            imp.changed(provider, lo, hi)
+            imp.listed(provider, hi, None, result)
+    if rest:
+        snaps = _leave_foreign(session, list(_prices_snapshots(rest, file)), result)
+        store_batch(imp, snaps, result, max_gap_s=None, adapt_gap=False, cadence=None, stated_starts=True,
+                    one_per_day=False, one_offer_series=True, currency_rates=rates)
 
 
 def _history_kind(kinds: str) -> str:
@@ -618,17 +671,25 @@ def import_files(
         return _import_skypilot(engine, paths, result, provider, observed_at, note, currency_rates, strict)
     if provider or observed_at:
         raise ConfigError(f"import: --provider and --observed-at are for SkyPilot files; a {fmt} export names its own")
-    read = _read_prices if fmt == "prices" else _read_history
+    if fmt == "prices":
+        with importing(engine, result, max_gap=None, note=note, strict=strict) as imp:
+            for path in paths:
+                file = path.name if len(paths) > 1 else ""
+                with path.open(newline="", encoding="utf-8-sig") as fh:
+                    for rows in _read_prices(_open_csv(path, fh, progress)[0], result, known, file):
+                        refuse_if_strict(result, strict)
+                        _store_prices(imp, rows, result, file, currency_rates)
+                        release(imp.session)
+        return result
 
     def found() -> Iterator[Snapshot]:
         for path in paths:
             with path.open(newline="", encoding="utf-8-sig") as fh:
                 reader, _fmt = _open_csv(path, fh, progress)
-                yield from read(reader, result, known, path.name if len(paths) > 1 else "")
+                yield from _read_history(reader, result, known, path.name if len(paths) > 1 else "")
 
-    return store_snapshots(engine, found(), result, max_gap=None, stated_starts=fmt == "prices",
-                           one_offer_series=fmt == "prices", note=note, currency_rates=currency_rates, strict=strict,
-                           screen=_leave_foreign)
+    return store_snapshots(engine, found(), result, max_gap=None, note=note, currency_rates=currency_rates,
+                           strict=strict, screen=_leave_foreign)
 
 
 def _import_skypilot(engine: Engine, paths: list[Path], result: ImportResult, provider: str | None,

@@ -54,6 +54,7 @@ import json
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
@@ -663,7 +664,7 @@ def _upsert_offers(session: Session, provider: str, offers: dict[Identity, Offer
                 have.last_seen = last
         if first < have.first_seen:
             have.first_seen = first
-    if created:  # their ids; the changes to stored offers are written with the batch (``_release``)
+    if created:  # their ids; the changes to stored offers are written with the batch (``release``)
         session.flush()
     return {o.id for o in created if o.id is not None}
 
@@ -760,7 +761,7 @@ class _Import:
             prov.display_name = provider
 
 
-def _release(session: Session) -> None:
+def release(session: Session) -> None:
     """Write what a batch changed and let go of its offers: memory stays that of one batch."""
     session.flush()
     for obj in list(session.identity_map.values()):
@@ -768,7 +769,7 @@ def _release(session: Session) -> None:
             session.expunge(obj)
 
 
-def _store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *, max_gap_s: float | None,
+def store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *, max_gap_s: float | None,
                  adapt_gap: bool, cadence: timedelta | None, stated_starts: bool, one_per_day: bool,
                  one_offer_series: bool, currency_rates: Mapping[str, float] | None) -> None:
     """Store one batch: its series never seen before set-based (``fresh``), the others re-cut
@@ -895,19 +896,30 @@ def store_snapshots(
 
     ``screen``: applied to each batch before it is stored (an export leaves offers other series keep alone).
     ``note``: the message of the import's runs (a callable: made once everything is read)."""
-    result.max_gap = max_gap
     gap_s = max_gap.total_seconds() if max_gap is not None else None
-    with session_scope(engine) as session:
-        imp = _Import(session, "")
+    with importing(engine, result, max_gap=max_gap, note=note, strict=strict) as imp:
         for batch in batches(snapshots):
             if screen is not None:
-                batch = screen(session, batch, result)
-            _refuse_if_strict(result, strict)
-            _store_batch(imp, batch, result, max_gap_s=gap_s, adapt_gap=adapt_gap, cadence=cadence,
-                         stated_starts=stated_starts, one_per_day=one_per_day, one_offer_series=one_offer_series,
-                         currency_rates=currency_rates)
-            _release(session)
-        _refuse_if_strict(result, strict)
+                batch = screen(imp.session, batch, result)
+            refuse_if_strict(result, strict)
+            store_batch(imp, batch, result, max_gap_s=gap_s, adapt_gap=adapt_gap, cadence=cadence,
+                        stated_starts=stated_starts, one_per_day=one_per_day, one_offer_series=one_offer_series,
+                        currency_rates=currency_rates)
+            release(imp.session)
+    return result
+
+
+@contextmanager
+def importing(engine: Engine, result: ImportResult, *, max_gap: timedelta | None, note: str | Callable[[], str],
+              strict: bool) -> Iterator[_Import]:
+    """An import's one transaction: yields the ``_Import`` its batches are stored with
+    (``store_batch``, then ``release``); once they are, sets the current list of each provider
+    known from imports alone, refreshes the roll-ups of what changed and closes the runs."""
+    result.max_gap = max_gap
+    with session_scope(engine) as session:
+        imp = _Import(session, "")
+        yield imp
+        refuse_if_strict(result, strict)
         for provider, at in imp.latest.items():
             prov = labels.ensure_provider(session, provider)
             if (prov.last_success_at is None or at > prov.last_success_at) and not _scraped_live(session, provider):
@@ -925,10 +937,9 @@ def store_snapshots(
             run.error_message = message
         result.providers = sorted(imp.runs)
         result.external_providers.sort()
-    return result
 
 
-def _refuse_if_strict(result: ImportResult, strict: bool) -> None:
+def refuse_if_strict(result: ImportResult, strict: bool) -> None:
     if strict and result.bad_total:
         raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
 
