@@ -1188,14 +1188,15 @@ def digest_states(reader: Reader, names: Sequence[str]) -> list[DigestStateRow]:
 
 def offers_of_skus(reader: Reader, provider: str, skus: Sequence[str]) -> list[tuple[Identity, dict[str, Any], datetime]]:
     """(identity, ``extra``, last seen) of the stored offers of ``provider`` with these SKUs, read
-    in bounded statements (SQLite's parameter limit)."""
-    names, out = sorted(skus), []
-    for k in range(0, len(names), 5000):
-        for sku, region, kind, term, extra, seen in reader.rows(
-                "SELECT sku, region, kind, term_months, extra, last_seen FROM offer WHERE provider = :p AND sku IN :s",
-                {"p": provider, "s": names[k:k + 5000]}):
-            out.append(((sku, region, kind, term), _json(extra), utc_datetime(seen)))
-    return out  # type: ignore[return-value]
+    in one statement whatever their number: the SKUs go in as one JSON array (PostgreSQL plans a
+    list of thousands of markers slowly)."""
+    if not skus:
+        return []
+    names = ("(SELECT value FROM json_each(:s))" if reader.dialect == "sqlite"
+             else "(SELECT jsonb_array_elements_text(CAST(:s AS jsonb)))")
+    return [((sku, region, kind, term), _json(extra), utc_datetime(seen)) for sku, region, kind, term, extra, seen in reader.rows(
+        f"SELECT sku, region, kind, term_months, extra, last_seen FROM offer WHERE provider = :p AND sku IN {names}",
+        {"p": provider, "s": json.dumps(sorted(skus))})]  # type: ignore[misc]
 
 
 def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -> list[int]:

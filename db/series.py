@@ -143,20 +143,30 @@ def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int |
 
 
 def add_many(conn: Connection, rows: Iterable[tuple[str, int]]) -> None:
-    """Record snapshot times of many series at once (``(series, at)`` pairs; stored ones are left alone)."""
+    """Record snapshot times of many series at once (``(series, at)`` pairs; stored ones are left
+    alone): a driver ``executemany`` on SQLite, one statement of two arrays on PostgreSQL (where
+    each row of an ``executemany`` is a statement of its own)."""
     params = sorted({(s, int(t)) for s, t in rows})
-    if params:
-        m = intervals.mark(conn)
-        conn.exec_driver_sql(f"INSERT INTO snapshot_time (series, at) VALUES ({m}, {m}) ON CONFLICT (series, at) DO NOTHING",
-                             params)
+    if not params:
+        return
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql("INSERT INTO snapshot_time (series, at) SELECT * FROM unnest(%s::text[], %s::bigint[]) "
+                             "ON CONFLICT (series, at) DO NOTHING", ([s for s, _t in params], [t for _s, t in params]))
+        return
+    m = intervals.mark(conn)
+    conn.exec_driver_sql(f"INSERT INTO snapshot_time (series, at) VALUES ({m}, {m}) ON CONFLICT (series, at) DO NOTHING",
+                         params)
 
 
 def stored_times(conn: Connection, series: Iterable[str]) -> dict[str, list[int]]:
-    """``{series: its stored snapshot times, oldest first}`` of the given series that have any."""
+    """``{series: its stored snapshot times, oldest first}`` of the given series that have any
+    (the names go in as one parameter: a JSON array on SQLite, an array on PostgreSQL)."""
     names = sorted(set(series))
     out: dict[str, list[int]] = {}
-    for k in range(0, len(names), 5000):  # bounded statements (SQLite's parameter limit)
-        for s, t in conn.execute(text("SELECT series, at FROM snapshot_time WHERE series IN :s ORDER BY series, at")
-                                 .bindparams(bindparam("s", expanding=True)), {"s": names[k:k + 5000]}).all():
-            out.setdefault(s, []).append(int(t))
+    if not names:
+        return out
+    where, param = (("series IN (SELECT value FROM json_each(?))", json.dumps(names)) if conn.dialect.name == "sqlite"
+                    else ("series = ANY(%s::text[])", names))
+    for s, t in conn.exec_driver_sql(f"SELECT series, at FROM snapshot_time WHERE {where} ORDER BY series, at", (param,)):
+        out.setdefault(s, []).append(int(t))
     return out

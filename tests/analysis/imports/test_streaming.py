@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -86,7 +87,9 @@ def test_a_gibibyte_imports_in_under_500_mb(engine: Engine, db_url: str, tmp_pat
     default batch size: the roll-up refresh at the end streams that dense window (``db.rollups``)."""
     path = tmp_path / "1g.csv"
     rows = write_prices(path, 1024 * MIB, tag="g", pad=0)
+    started = time.perf_counter()
     out = peak_import(db_url, path, base.BATCH_ROWS)
+    print(f"1 GiB import: {out}, {time.perf_counter() - started:.0f} s")  # shown with -s
     assert out["rows"] == rows and out["bad"] == 0
     assert out["peak_kib"] * 1024 < 500 * 1000 * 1000, out
 

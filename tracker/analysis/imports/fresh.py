@@ -85,7 +85,8 @@ def store_rows(session: Session, rows: Sequence[OfferRow], run_of: Callable[[str
     the series' and an unstated term's) with one interval from the row's first snapshot time to
     its last, and the snapshot times; every row a tuple. Returns each provider's changed range."""
     conn = session.connection()
-    series_db.add_many(conn, [(r.series, t) for r in rows for t in {r.since, r.observed}])
+    # the series are new: their times are inserted in bulk (``COPY`` on PostgreSQL), not merged
+    intervals.insert_many(conn, "snapshot_time", ("series", "at"), [(r.series, t) for r in rows for t in {r.since, r.observed}])
     ids = labels.ensure(conn, sorted({("provider", r.provider) for r in rows} | {("kind", r.kind) for r in rows}
                                      | {("currency", r.currency) for r in rows}
                                      | {("gpu", r.gpu) for r in rows if r.gpu is not None}, key=str))
