@@ -21,7 +21,7 @@ from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from operator import attrgetter, is_, itemgetter
+from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
 from sqlmodel import Session
@@ -144,40 +144,26 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, ser
            currency_rates: Mapping[str, float] | None) -> dict[int, list[NormalisedOffer]]:
     """Validate ``provider``'s snapshots of the series in time order (each against the offer's
     latest accepted price and the prices held at the snapshot before), as its collections would
-    have gone; returns the accepted offers by snapshot time.
-
-    A snapshot that lists the very offers the one before did, where that one rejected nothing,
-    is judged as it was (every price is its offer's previous one, nothing is pending): accepted
-    whole without ``validate`` again, the common case of an export whose row is seen at its
-    start and at its end."""
+    have gone; returns the accepted offers by snapshot time."""
     by_time = sr.listing.get(provider, {})
     previous: dict[Identity, float] = {}
     pending: dict[Identity, float] = {}
     accepted_at: dict[int, list[NormalisedOffer]] = {}
     normalised: dict[int, NormalisedOffer] = {}  # an offer listed at several times is normalised once
-    last_listed: Sequence[ScrapedOffer] | None = None
-    last_accepted: list[NormalisedOffer] = []
-    clean = False  # the last snapshot judged rejected nothing
     observations = stored = snapshots = 0
     offers = w.offers
     for t in sr.times:
-        listed = by_time.get(t, ())
-        if clean and listed and last_listed is not None and len(listed) == len(last_listed) and all(
-                map(is_, listed, last_listed)):
-            accepted, rejected = last_accepted, []
-        else:
-            candidates = []
-            for o in listed:
-                n = normalised.get(id(o))
-                if n is None:
-                    n = normalised[id(o)] = normalise(o, currency_rates)
-                    n.extra[series_key] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
-                candidates.append(n)
-            accepted, rejected = validate(candidates, previous, pending)
-            pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                       if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
-            previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
-            clean, last_listed, last_accepted = not rejected, listed, accepted
+        candidates = []
+        for o in by_time.get(t, ()):
+            n = normalised.get(id(o))
+            if n is None:
+                n = normalised[id(o)] = normalise(o, currency_rates)
+                n.extra[series_key] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
+            candidates.append(n)
+        accepted, rejected = validate(candidates, previous, pending)
+        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
+                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
+        previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
         if t not in by_time:
             continue
         accepted_at[t] = accepted
@@ -219,21 +205,14 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
             accepted_at = _judge(provider, sr, w, result, series_key, currency_rates)
             seen: dict[Identity, dict[int, Seen]] = {}
             w.cuts.append((sr, seen))
-            said: dict[int, Seen] = {}  # an offer accepted at several times is one observation's worth
             for t, accepted in accepted_at.items():
                 for o in accepted:
                     if o.price_per_hour is None or o.price_per_gpu_hour is None:
                         continue  # listed without a price: an offer, no interval
-                    s = said.get(id(o))
-                    if s is None:
-                        since = o.extra.get(since_key) if sr.stated_starts else None
-                        s = said[id(o)] = Seen(o.gpu, o.kind, o.currency, o.price_per_hour,  # type: ignore[arg-type]
-                                               o.price_per_gpu_hour, o.available, None if since is None else int(since))
-                    by_t = seen.get(o.identity)
-                    if by_t is None:
-                        seen[o.identity] = {t: s}
-                    else:
-                        by_t[t] = s
+                    since = o.extra.get(since_key) if sr.stated_starts else None
+                    seen.setdefault(o.identity, {})[t] = Seen(o.gpu, o.kind, o.currency, o.price_per_hour,  # type: ignore[arg-type]
+                                                              o.price_per_gpu_hour, o.available,
+                                                              None if since is None else int(since))
     series_db.add_many(conn, [(sr.name, t) for sr in batch for t in sr.times])
     if not writes:
         return {}
@@ -244,7 +223,6 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
                                      | {("currency", c) for _g, _k, c in named}
                                      | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
     labelled: dict[Seen, Seen] = {}
-    by_object: dict[int, Seen] = {}  # the same, by the record (one per offer observation: no hashing of its fields)
     changed: dict[str, tuple[int, int]] = {}
     at: dict[int, Any] = {}  # epoch second -> its datetime, made once
     for provider, w in sorted(writes.items()):
@@ -265,13 +243,8 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
         for sr, seen in w.cuts:
             keyed = {}
             for ident, by_t in seen.items():
-                row: dict[int, Seen] = {}
-                for t, s in by_t.items():
-                    got = by_object.get(id(s))
-                    if got is None:  # ``s`` lives in ``seen`` until the batch is written: its id stays its own
-                        got = by_object[id(s)] = labelled.get(s) or labelled.setdefault(s, _labelled(s, ids))
-                    row[t] = got
-                keyed[offer_ids[ident]] = row
+                keyed[offer_ids[ident]] = {t: labelled.get(s) or labelled.setdefault(s, _labelled(s, ids))
+                                           for t, s in by_t.items()}
             following = dict(zip(sr.times, [*sr.times[1:], None], strict=True))
             for r in cut(sr.times, keyed, sr.max_gap_s):
                 changes += r.start == "changed"

@@ -57,6 +57,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import lru_cache
 from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
@@ -198,8 +199,8 @@ def prices_series(provider: str, sku: str, region: str, kind: str, term_months: 
     return f"csv-prices:{provider}|{sku}|{region}|{kind}|{term_months}"
 
 
-#: Distinct cell texts each ``_PricesRow`` cache keeps before it starts afresh (memory stays
-#: bounded however many distinct values a file holds).
+#: Distinct cell texts each ``_PricesRow`` cache keeps (memory stays bounded however many
+#: distinct values a file holds).
 _CACHED = 1 << 16
 #: The cells of a ``prices`` row that are read, in ``_PricesRow.read``'s order.
 _PRICES_CELLS = ("provider", "sku", "kind", "gpu_raw", "gpu", "gpu_count", "gpu_memory_gb", "price_per_hour",
@@ -208,76 +209,50 @@ _PRICES_CELLS = ("provider", "sku", "kind", "gpu_raw", "gpu", "gpu_count", "gpu_
 _PRICES_EXTRA = {"imported": "prices csv"}
 
 
+class _Refused(str):
+    """Why a cell's text means nothing in its column (a cached answer, raised where it is read)."""
+
+
+def _cell(text: str, key: str, required: bool = True) -> Any:
+    """What a ``prices`` cell means in column ``key``: a time (with its epoch second and why it is
+    in the future, or ``None``), a provider name or a number; or ``_Refused``, saying why not."""
+    try:
+        if key in ("observed_at", "price_since"):
+            at = _time({key: text}, key)
+            try:
+                check_future(at, key)
+            except ValueError as exc:
+                return at, epoch(at), str(exc)
+            return at, epoch(at), None
+        return plain_name(text, key) if key == "provider" else _float({key: text}, key, required=required)
+    except ValueError as exc:
+        return _Refused(str(exc))
+
+
 class _PricesRow:
-    """What a ``prices`` row's cells mean, each text judged once per distinct value: an export
-    repeats a few timestamps, providers, GPU names, counts and prices over millions of rows, so
-    a row costs the lookups and its tuple, not the parsing (the checks are the same for every row)."""
+    """What a ``prices`` row's cells mean, each text judged once per distinct value (the import's
+    own caches): an export repeats a few timestamps, providers, GPU names, counts and prices over
+    millions of rows, so a row costs the lookups and its tuple, not the parsing."""
 
     def __init__(self, header: list[str], known: Mapping[str, Any]) -> None:
         col = {name: i for i, name in enumerate(header)}  # the last of a repeated name, as csv.DictReader
         self.width = len(header)
         self.pick = itemgetter(*(col.get(name, self.width) for name in _PRICES_CELLS))  # absent: the empty cell
         self.known = known
-        self.times: dict[tuple[str, str], tuple[datetime, int, str | None] | str] = {}  # a str: why it is no time
-        self.providers: dict[str, tuple[str] | str] = {}  # a str: why the text is no provider name
-        self.gpus: dict[tuple[str, str, str, float, float | None], tuple[str | None, str]] = {}
-        self.numbers: dict[tuple[str, str], float | None | str] = {}  # a str: why the text is no number
-        self.offers: dict[tuple[Any, ...], bool] = {}  # shapes of rows ``ScrapedOffer`` accepts
+        self.meaning = lru_cache(maxsize=_CACHED)(_cell)
+        self.gpu = lru_cache(maxsize=_CACHED)(self._gpu)
+        self.offers: set[tuple[Any, ...]] = set()  # shapes of rows ``ScrapedOffer`` accepts
 
-    def number(self, text: str, key: str, *, required: bool = True) -> float | None:
-        """``base.number`` of a cell, once per distinct text."""
-        got = self.numbers.get((text, key), self)
-        if got is self:
-            try:
-                got = _float({key: text}, key, required=required)
-            except ValueError as exc:
-                got = str(exc)
-            _bounded(self.numbers)[(text, key)] = got
-        if isinstance(got, str):
-            raise ValueError(got)
-        return got  # type: ignore[return-value]
-
-    def time(self, text: str, key: str) -> tuple[datetime, int, str | None]:
-        """(time, epoch second, why it is in the future or ``None``) of a timestamp cell; a cell
-        that is no time is a ``ValueError`` naming ``key``."""
-        got = self.times.get((text, key))
-        if got is None:
-            try:
-                at = _time({key: text}, key)
-            except ValueError as exc:
-                got = str(exc)
-            else:
-                try:
-                    check_future(at, key)
-                    future = None
-                except ValueError as exc:
-                    future = str(exc)
-                got = (at, epoch(at), future)
-            _bounded(self.times)[(text, key)] = got
-        if isinstance(got, str):
+    def cell(self, text: str, key: str, required: bool = True) -> Any:
+        got = self.meaning(text, key, required)
+        if isinstance(got, _Refused):
             raise ValueError(got)
         return got
 
-    def provider(self, text: str) -> str:
-        got = self.providers.get(text)
-        if got is None:
-            try:
-                got = (plain_name(text, "provider"),)
-            except ValueError as exc:
-                got = str(exc)
-            _bounded(self.providers)[text] = got
-        if isinstance(got, str):
-            raise ValueError(got)
-        return got[0]
-
-    def gpu(self, raw_cell: str, gpu_cell: str, provider: str, count: float, memory: float | None) -> tuple[str | None, str]:
+    def _gpu(self, raw_cell: str, gpu_cell: str, provider: str, count: float, memory: float | None) -> tuple[str | None, str]:
         """(GPU as ``normalise`` names it, raw name) of the row (``_export_gpu``)."""
-        key = (raw_cell, gpu_cell, provider, count, memory)
-        got = self.gpus.get(key)
-        if got is None:
-            gpu, raw = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
-            got = _bounded(self.gpus)[key] = (gpu or resolve_gpu(raw, memory, provider=provider), raw)
-        return got
+        gpu, raw = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
+        return gpu or resolve_gpu(raw, memory, provider=provider), raw
 
     def read(self, cells: list[str], line: int) -> OfferRow:
         """The row (a short row's missing cells empty), its cells unescaped (only a row with a cell
@@ -291,18 +266,17 @@ class _PricesRow:
             values = tuple(unescape(v) for v in values)
         provider, sku, kind, raw, column, count, memory, price, currency, observed, since, region, country, term, \
             available = values
-        observed_at, observed_s, future = self.time(observed, "observed_at")
-        since_at, since_s, _f = self.time(since, "price_since") if since.strip() else (observed_at, observed_s, None)
+        observed_at, observed_s, future = self.cell(observed, "observed_at")
+        since_at, since_s, _f = self.cell(since, "price_since") if since.strip() else (observed_at, observed_s, None)
         if since_at > observed_at:
             raise ValueError("price_since is after observed_at")
         if future is not None:
             raise ValueError(future)
-        provider = self.provider(provider)
-        count, memory = self.number(count, "gpu_count"), self.number(memory, "gpu_memory_gb", required=False)
-        gpu, raw = self.gpu(raw, column, provider, count, memory)  # type: ignore[arg-type]
+        provider = self.cell(provider, "provider")
+        count, memory = self.cell(count, "gpu_count"), self.cell(memory, "gpu_memory_gb", False)
+        gpu, raw = self.gpu(raw, column, provider, count, memory)
         kind, sku, region = kind.strip(), sku.strip(), region.strip()
-        term = self.number(term, "term_months", required=False)
-        price = self.number(price, "price_per_hour")
+        term, price = self.cell(term, "term_months", False), self.cell(price, "price_per_hour")
         row = OfferRow(provider, sku, region, kind, int(term or 0), gpu, raw, count, memory,  # type: ignore[arg-type]
                        country.strip() or None, price, currency.strip(), _bool(available),  # type: ignore[arg-type]
                        kind == "reserved" and not term, since_at, since_s, observed_at, observed_s, line,
@@ -310,7 +284,9 @@ class _PricesRow:
         shape = (not sku, raw, kind, row.term_months, row.term_unstated, row.currency, memory)
         if shape not in self.offers:
             _offer(row)  # the offer's own checks, once per shape of row they judge
-            _bounded(self.offers)[shape] = True
+            if len(self.offers) >= _CACHED:
+                self.offers.clear()
+            self.offers.add(shape)
         return row
 
 
@@ -323,13 +299,6 @@ def _offer(r: OfferRow) -> ScrapedOffer:
                                                                  **({"term_unstated": True} if r.term_unstated else {})})
 
 
-def _bounded(cache: dict[Any, Any]) -> dict[Any, Any]:
-    """``cache``, emptied first once it holds ``_CACHED`` entries."""
-    if len(cache) >= _CACHED:
-        cache.clear()
-    return cache
-
-
 def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mapping[str, Any],
                  file: str = "") -> Iterator[list[OfferRow]]:
     """The rows of a ``prices`` export, ``BATCH_ROWS`` at a time (an offer whose rows fall in two
@@ -337,7 +306,9 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
     list (``csv.reader``) and each distinct cell text judged once (``_PricesRow``)."""
     rows: list[OfferRow] = []
     meaning = _PricesRow(list(reader.fieldnames or []), known)
-    for line, cells in _list_rows(reader):
+    for line, cells in csv_rows(reader.reader, getattr(reader, "file_name", "the file")):
+        if not cells:  # a blank line, skipped as ``csv.DictReader`` does
+            continue
         result.rows += 1
         try:
             rows.append(meaning.read(cells, line))
@@ -349,22 +320,6 @@ def _read_prices(reader: csv.DictReader[str], result: ImportResult, known: Mappi
             rows = []
     if rows:
         yield rows
-
-
-def _list_rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, list[str]]]:
-    """``(line, cells)`` of the rows after the header, blank lines skipped (as ``csv.DictReader`` does);
-    a malformed or oversized field is a one-line ``ConfigError`` naming the line (``base.csv_rows``)."""
-    cells = reader.reader
-    file = getattr(reader, "file_name", "the file")
-    while True:
-        try:
-            row = next(cells)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise base.csv_error(exc, file, cells.line_num) from None
-        if row:
-            yield cells.line_num, row
 
 
 def _prices_snapshots(rows: list[OfferRow], file: str) -> Iterator[Snapshot]:

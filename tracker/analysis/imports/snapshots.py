@@ -104,17 +104,11 @@ def merge(snapshots: Iterable[Snapshot]) -> tuple[dict[str, list[int]], dict[tup
     A snapshot with an empty ``provider`` only says that the series was collected then."""
     times: dict[str, set[int]] = defaultdict(set)
     seen: dict[tuple[str, str], dict[int, dict[tuple[str, str, str, int], ScrapedOffer]]] = defaultdict(dict)
-    when: dict[datetime, int] = {}
     for s in snapshots:
-        t = when.get(s.at)
-        if t is None:
-            t = when[s.at] = epoch(s.at)  # the store keeps whole seconds
+        t = epoch(s.at)  # the store keeps whole seconds
         times[s.series].add(t)
         if s.provider:
-            by_time = seen[(s.provider, s.series)]
-            at = by_time.get(t)
-            if at is None:
-                at = by_time[t] = {}
+            at = seen[(s.provider, s.series)].setdefault(t, {})
             for o in s.offers:
                 at[(o.sku, o.region, o.kind, o.term_months)] = o
     return ({k: sorted(v) if len(v) > 1 else list(v) for k, v in times.items()},
