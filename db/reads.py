@@ -1188,15 +1188,18 @@ def digest_states(reader: Reader, names: Sequence[str]) -> list[DigestStateRow]:
 
 def offers_of_skus(reader: Reader, provider: str, skus: Sequence[str]) -> list[tuple[Identity, dict[str, Any], datetime]]:
     """(identity, ``extra``, last seen) of the stored offers of ``provider`` with these SKUs, read
-    in one statement whatever their number: the SKUs go in as one JSON array (PostgreSQL plans a
-    list of thousands of markers slowly)."""
+    in one statement whatever their number, the SKUs as one JSON array, and by index whatever
+    the table's size (PostgreSQL plans a list of thousands of markers slowly, and a join with
+    the array as a scan of the provider's offers: ``OFFSET 0`` keeps it one lookup per SKU)."""
     if not skus:
         return []
-    names = ("(SELECT value FROM json_each(:s))" if reader.dialect == "sqlite"
-             else "(SELECT jsonb_array_elements_text(CAST(:s AS jsonb)))")
-    return [((sku, region, kind, term), _json(extra), utc_datetime(seen)) for sku, region, kind, term, extra, seen in reader.rows(
-        f"SELECT sku, region, kind, term_months, extra, last_seen FROM offer WHERE provider = :p AND sku IN {names}",
-        {"p": provider, "s": json.dumps(sorted(skus))})]  # type: ignore[misc]
+    columns = "sku, region, kind, term_months, extra, last_seen"
+    sql = (f"SELECT {columns} FROM offer WHERE provider = :p AND sku IN (SELECT value FROM json_each(:s))"
+           if reader.dialect == "sqlite" else
+           f"SELECT o.* FROM jsonb_array_elements_text(CAST(:s AS jsonb)) AS w(sku) CROSS JOIN LATERAL "
+           f"(SELECT {columns} FROM offer WHERE provider = :p AND sku = w.sku OFFSET 0) AS o")
+    return [((sku, region, kind, term), _json(extra), utc_datetime(seen)) for sku, region, kind, term, extra, seen
+            in reader.rows(sql, {"p": provider, "s": json.dumps(sorted(skus))})]
 
 
 def snapshot_times(reader: Reader, offer_ids: Sequence[int], lo: int, hi: int) -> list[int]:
