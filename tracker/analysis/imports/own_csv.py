@@ -29,8 +29,9 @@ Formats (recognised by their header):
   "H100"): a form factor written in the instance type (``gpu_1x_h100_pcie``) is added to the
   GPU name before it is resolved. GPU memory comes from GpuInfo's ``SizeInMiB``.
 
-The two exports are stored like the archive formats, through ``snapshots.store_snapshots`` and
-its rules (no ``max_gap``: the export states its own continuity), so importing them in one file
+The two exports are stored like the archive formats, by ``snapshots``' batches and rules (no
+``max_gap``: the export states its own continuity; a ``prices`` row that is an offer the store
+has never seen is written from its tuple, ``fresh.store_rows``), so importing them in one file
 or many, in one command or several, in any order, twice or once, stores the same history. A row
 whose offer the store already keeps outside the file's series (a live collection's, say) is
 left to that history: counted as already stored when it is no newer, reported otherwise.
