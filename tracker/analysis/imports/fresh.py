@@ -69,7 +69,7 @@ class OfferRow(NamedTuple):
     price_per_hour: float
     currency: str
     available: bool | None
-    term_unstated: bool
+    term_unstated: bool  # a reserved row without a term: its provider printed none (an export keeps no ``extra``)
     since_at: datetime
     since: int
     observed_at: datetime

@@ -97,6 +97,7 @@ from tracker.analysis.imports.snapshots import (
     importing,
     refuse_if_strict,
     release,
+    scraped_live,
     store_batch,
     store_snapshots,
 )
@@ -175,11 +176,6 @@ def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
 
 
 # --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
-
-
-def _unstated_term(kind: str, term: float | None) -> dict[str, bool]:
-    """A reserved row without a term: its provider printed none (the export keeps no ``extra``)."""
-    return {"term_unstated": True} if kind == "reserved" and not term else {}
 
 
 def _export_gpu(row: Mapping[str, str], provider: str, count: float, memory: float | None,
@@ -513,11 +509,6 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
     return kept
 
 
-def _scraped_live(session: Session, provider: str, import_run_id: int | None) -> bool:
-    """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    return reads.collected_ok(in_transaction(session.connection()), provider, besides=import_run_id)
-
-
 def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
            rates: Mapping[str, float] | None) -> None:
     by_provider: dict[str, list[_Batch]] = defaultdict(list)
@@ -555,7 +546,7 @@ def _store(session: Session, batches: list[_Batch], result: ImportResult, note: 
             result.stored += len(accepted)
             latest = max(latest, batch.observed_at) if latest else batch.observed_at
         if latest is not None and (prov.last_success_at is None or latest > prov.last_success_at) \
-                and not _scraped_live(session, provider, run.id):
+                and not scraped_live(session, provider, run.id):
             # Only a provider known from imports alone takes the file as its current list: one
             # that is really scraped keeps what its last scrape listed.
             prov.last_success_at = latest

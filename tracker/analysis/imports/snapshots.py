@@ -171,9 +171,10 @@ class _StoredOffers:
         return self._providers[series]
 
 
-def _scraped_live(session: Session, provider: str) -> bool:
-    """Whether a real (or replayed) scrape of ``provider`` ever succeeded; import runs carry a note."""
-    return reads.collected_ok(in_transaction(session.connection()), provider)
+def scraped_live(session: Session, provider: str, besides: int | None = None) -> bool:
+    """Whether a real (or replayed) scrape of ``provider`` ever succeeded (``besides`` a run of
+    this import's own); import runs carry a note."""
+    return reads.collected_ok(in_transaction(session.connection()), provider, besides=besides)
 
 
 def _refresh_rollups(session: Session, touched: Mapping[str, list[int]]) -> None:
@@ -916,7 +917,7 @@ def importing(engine: Engine, result: ImportResult, *, max_gap: timedelta | None
         refuse_if_strict(result, strict)
         for provider, at in imp.latest.items():
             prov = labels.ensure_provider(session, provider)
-            if (prov.last_success_at is None or at > prov.last_success_at) and not _scraped_live(session, provider):
+            if (prov.last_success_at is None or at > prov.last_success_at) and not scraped_live(session, provider):
                 # Only a provider known from imports alone takes the archive as its current list.
                 prov.last_success_at = at
                 prov.last_status = "ok"
