@@ -21,6 +21,8 @@ import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from itertools import groupby
+from operator import itemgetter
 from typing import Any, NamedTuple, TypeVar
 
 from db.reader import Reader, utc_datetime
@@ -32,6 +34,7 @@ from db.spans import (
     epoch,
     from_epoch,
     hold_end,
+    joined,
     lows,
     utcnow,
 )
@@ -86,8 +89,11 @@ ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, of
 #: Joins naming an interval's (``i``) offer ``o``, provider ``lp``, GPU ``lg`` and kind ``lk``.
 _NAMED_INTERVALS = ("FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
                     "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id WHERE ")
-#: The same runs' columns that make a provider's value (``provider_low_runs``).
-LOW_RUNS = ROLLUP_RUNS.replace(RUN_FIELDS, "series_id, start, hours, min, offers")
+#: The same runs as a provider's value takes them (``provider_low_runs``): first and last hour,
+#: lowest price and offers, in order of series and start. That order is the run table's key, so
+#: each side of the view is read along it (no sort), and a series' runs come as
+#: ``db.spans.joined`` takes them.
+LOW_RUNS = ROLLUP_RUNS.replace(RUN_FIELDS, "series_id, start, start + hours - 1, min, offers") + " ORDER BY series_id, start"
 
 
 def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:
@@ -284,7 +290,8 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     """Per (gpu id, provider id), the provider's lowest price and offers over the buckets starting
     in ``[lo, hi]`` across the kinds asked for, as runs of bucket indices (start = index *
     ``step``; ``db.spans.lows``). Day rows and hourly runs (one per kind) are combined as they
-    are, never expanded into hours."""
+    are, never expanded into hours; the hourly runs are read with the columns a low takes, in
+    order, so a provider with one series (one kind) is a pass over its runs with no sweep."""
     pieces: dict[tuple[int, int], list[Piece]] = {}
     if not gpu_ids:
         return {}
@@ -304,14 +311,27 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return {}
-    runs = reader.rows(LOW_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
-    by_series: dict[int, list[Piece]] = {sid: [] for sid in series}
-    for sid, start, hours, mn, offers in runs:  # integers and floats from both drivers
-        end = start + hours - 1
-        by_series[sid].append((start if start >= h_lo else h_lo, end if end <= h_hi else h_hi, mn, offers))
-    for sid, key in series.items():
-        pieces.setdefault(key, []).extend(by_series[sid])
-    return {key: lows(ps) for key, ps in pieces.items() if ps}
+    rows = reader.rows(LOW_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    parts: dict[tuple[int, int], list[list[Run]]] = {}
+    for sid, group in groupby(rows, itemgetter(0)):  # integers and floats from both drivers
+        parts.setdefault(series[sid], []).append(_series_lows(list(group), h_lo, h_hi))
+    keys = dict.fromkeys(series.values())  # the order the series were read in
+    return {key: ps[0] if len(ps) == 1 else lows(r for p in ps for r in p)
+            for key in keys if (ps := parts.get(key))}
+
+
+def _series_lows(rows: list[tuple[Any, ...]], h_lo: int, h_hi: int) -> list[Run]:
+    """One series' lows over hours ``h_lo`` to ``h_hi`` from its ``LOW_RUNS`` rows: its runs
+    joined as they come (``db.spans.joined``), then the first and last cut to the range; a
+    series whose runs overlap takes the sweep, each run cut first."""
+    runs = joined((a, b, low, n) for _sid, a, b, low, n in rows)
+    if runs is None:
+        return lows((max(h_lo, a), min(h_hi, b), low, n) for _sid, a, b, low, n in rows)
+    a, b, low, n = runs[0]
+    runs[0] = (max(h_lo, a), b, low, n)
+    a, b, low, n = runs[-1]
+    runs[-1] = (a, min(h_hi, b), low, n)
+    return runs
 
 
 def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,

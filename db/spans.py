@@ -91,22 +91,39 @@ def _add(out: list[list[Any]], first: int, last: int, low: float, offers: int) -
         out.append([first, last, low, offers])
 
 
+def joined(ordered: Iterable[Piece]) -> list[Run] | None:
+    """``lows`` of pieces given in order of first bucket, none empty, when no two overlap and each
+    has a price: the pieces as they are, adjacent equal ones joined, in one pass (a store's
+    hourly runs of one series, read in order, are such pieces). ``None`` when two overlap or one
+    has no price: only the sweep answers those."""
+    out: list[Run] = []
+    a = b = n = 0
+    v: float | None = None  # the run being joined: buckets a to b at price v with n offers
+    for first, last, price, offers in ordered:
+        if price is None:
+            return None
+        if v is not None:
+            if first <= b:
+                return None
+            if first == b + 1 and price == v and offers == n:
+                b = last
+                continue
+            out.append((a, b, v, n))
+        a, b, v, n = first, last, price, offers
+    if v is not None:
+        out.append((a, b, v, n))
+    return out
+
+
 def lows(pieces: Iterable[Piece]) -> list[Run]:
     """One provider's value per bucket as runs: in each bucket the lowest price among the pieces
     counting in it and the sum of their offers; a run ends only where some piece starts or
     ends (a sweep over those boundaries), so the cost follows the pieces, not the buckets.
     Buckets no priced piece counts in have no run; adjacent equal runs are one."""
     ordered = sorted((p for p in pieces if p[1] >= p[0]), key=itemgetter(0))
-    joined: list[Run] = []  # priced pieces that never overlap (day rows, one kind's runs) are the runs, joined
-    for first, last, price, offers in ordered:
-        if price is None or (joined and first <= joined[-1][1]):
-            break
-        if joined and joined[-1][1] == first - 1 and joined[-1][2] == price and joined[-1][3] == offers:
-            joined[-1] = (joined[-1][0], last, price, offers)
-        else:
-            joined.append((first, last, price, offers))
-    else:
-        return joined
+    runs = joined(ordered)  # priced pieces that never overlap (day rows, one kind's runs) are the runs, joined
+    if runs is not None:
+        return runs
     out: list[list[Any]] = []
     events: dict[int, list[tuple[float | None, int, int]]] = {}
     for first, last, price, offers in ordered:
