@@ -14,7 +14,11 @@ Importing every scraper is cheap (the HTTP client and the HTML parser load on fi
 ``scrapers._lazy``), so what a provider declares about itself (its name, credentials, kinds,
 interval) is read from its class and nowhere else. ``find(name)`` answers
 ``all_scrapers().get(name)`` importing only the module that can hold it (and the plugins), for
-readers that want one provider, such as the CLI's ``history``.
+readers that want one provider, such as the CLI's ``history``. Readers that want a fact of every
+provider import none of the built-ins: the providers collected directly are named by the modules
+(``directly_collected``), and a built-in's own interval is read from its class only when its
+module's source names the attribute it is declared in (``declared_interval``); so ``trends``
+learns every provider's interval and whose rows are a cloud's without importing 45 modules.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import pkgutil
 from collections.abc import Collection
 from functools import cache
 from importlib.metadata import entry_points
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import scrapers
@@ -46,6 +51,12 @@ def builtin_modules() -> list[str]:
         for m in pkgutil.iter_modules(scrapers.__path__)
         if not m.name.startswith("_") and m.name not in NON_PROVIDER_MODULES
     )
+
+
+@cache
+def _builtin_set() -> frozenset[str]:
+    """``builtin_modules`` read once per process, for lookups by name."""
+    return frozenset(builtin_modules())
 
 
 def _scraper_classes(module_name: str) -> list[type[Scraper]]:
@@ -99,6 +110,29 @@ def module_name_of(name: str) -> str:
     return f"{name}_" if keyword.iskeyword(name) else name
 
 
+def provider_name_of(module_name: str) -> str:
+    """The provider a built-in module holds (``module_name_of`` read back)."""
+    bare = module_name.removesuffix("_")
+    return bare if bare != module_name and keyword.iskeyword(bare) else module_name
+
+
+#: The class attribute a scraper declares its own collection interval in.
+INTERVAL_ATTRIBUTE = "default_interval_s"
+
+
+@cache
+def _names_interval(module_name: str) -> bool:
+    """Whether the built-in module's source names ``INTERVAL_ATTRIBUTE``. A scraper declares its
+    own interval in its class body and each built-in module defines its one scraper directly on
+    ``Scraper``, so a module that never names the attribute holds a scraper with the base
+    interval: known from its text, without importing it (a test holds every built-in's answer
+    to its class's). A module whose source cannot be read says yes, and is imported."""
+    try:
+        return INTERVAL_ATTRIBUTE in (Path(scrapers.__path__[0]) / f"{module_name}.py").read_text(encoding="utf-8")
+    except OSError:
+        return True
+
+
 @cache
 def find(name: str) -> type[Scraper] | None:
     """``all_scrapers().get(name)``, importing only the built-in module named after ``name`` and
@@ -137,15 +171,19 @@ def declared_interval(name: str, cls: type[Scraper] | None = None) -> int | None
     from scrapers.base import BASE_INTERVAL_S
 
     if cls is None:
+        module_name = module_name_of(name)
+        if module_name in _builtin_set() and not _names_interval(module_name):
+            return None  # the built-in module holding ``name`` declares no interval of its own
         cls = find(name)
-    seconds = getattr(cls, "default_interval_s", BASE_INTERVAL_S)
+    seconds = getattr(cls, INTERVAL_ATTRIBUTE, BASE_INTERVAL_S)
     return int(seconds) if seconds != BASE_INTERVAL_S else None
 
 
 @cache
 def directly_collected() -> frozenset[str]:
-    """Providers we collect directly: every registered scraper."""
-    return frozenset(all_scrapers())
+    """Providers we collect directly: every registered scraper (``all_scrapers``), the built-ins
+    named after their modules without importing them, then the plugins."""
+    return frozenset({provider_name_of(m) for m in builtin_modules()} | {getattr(cls, 'name', '') for cls, _origin in _plugins()} - {''})
 
 
 def market_provider(provider: str, via: str | None, direct: Collection[str] | None = None) -> str:

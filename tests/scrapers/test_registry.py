@@ -45,6 +45,27 @@ def test_find_agrees_with_the_whole_registry_and_imports_only_what_it_needs() ->
     assert loaded.isdisjoint({f"scrapers.{m}" for m in registry.builtin_modules() if m != "runpod"})
 
 
+def test_intervals_and_direct_providers_are_known_without_importing_the_builtins() -> None:
+    """By name alone, ``declared_interval`` answers as each class does and ``directly_collected``
+    names the whole registry; in a fresh process neither imports a module that does not name
+    ``default_interval_s`` (a built-in inheriting an interval unnamed would fail the first check)."""
+    everything = registry.all_scrapers()
+    assert {name: registry.declared_interval(name) for name in everything} == {
+        name: registry.declared_interval(name, cls) for name, cls in everything.items()}
+    assert registry.declared_interval("aws") == 86_400 and registry.declared_interval("runpod") is None
+    assert registry.directly_collected() == frozenset(everything)
+    assert {registry.provider_name_of(registry.module_name_of(n)) for n in everything} == set(everything)
+    code = ("import json, sys\nfrom scrapers import registry\n"
+            "names = sorted(registry.directly_collected())\n"
+            "print(json.dumps([{n: registry.declared_interval(n) for n in names},"
+            " [m for m in sys.modules if m.startswith('scrapers.')]]))")
+    intervals, loaded = json.loads(subprocess.run([sys.executable, "-c", code], check=True, capture_output=True,
+                                                  text=True).stdout)
+    assert intervals == {name: registry.declared_interval(name, cls) for name, cls in everything.items()}
+    naming = {m for m in registry.builtin_modules() if "default_interval_s" in (TESTS.parents[1] / "scrapers" / f"{m}.py").read_text()}
+    assert {m for m in loaded if m.removeprefix("scrapers.") in registry.builtin_modules()} == {f"scrapers.{m}" for m in naming}
+
+
 @pytest.mark.parametrize("module", registry.builtin_modules())
 def test_every_provider_has_fixture_recording_and_contract_test(module: str) -> None:
     name = module.rstrip("_")
