@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from db import labels, reads
+from db import reads
 from db.reader import Reader, bind, in_transaction
 from db.reads import INDEX_COLUMNS as COLUMNS
 from db.reads import INDEX_TABLE as TABLE
@@ -97,6 +97,10 @@ def replace(conn: Any, provider_id: int, d_lo: int, d_hi: int, found: Sequence[t
     """Replace ``provider_id``'s rows of days ``d_lo..d_hi`` by ``found``: (gpu, bucket start, kind,
     via, median, offers) each, the figures of ``groups`` and ``median_of`` (``db.rollups`` computes
     them on arrays of the intervals it refreshes from, or tallies them for a window too dense to hold)."""
+    from db import (
+        labels,  # late: it imports SQLAlchemy, which the read commands (history, trends) never load
+    )
+
     reader = in_transaction(conn)
     # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
     gpus = sorted(labels.names(conn, "gpu")) or [-1]

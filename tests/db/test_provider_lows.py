@@ -98,6 +98,6 @@ def test_joined_is_the_sweep_on_pieces_that_do_not_overlap(gaps: list[tuple[int,
     got = joined(pieces)
     assert got == (lows(pieces) if all(p[2] is not None for p in pieces) else None)
     if len(pieces) >= 2:
-        first, last, price, offers = pieces[-1]
+        _first, last, price, offers = pieces[-1]
         overlapping = [*pieces[:-1], (pieces[-2][1], last, price, offers)]
         assert joined(overlapping) is None
