@@ -138,7 +138,7 @@ def find(name: str) -> type[Scraper] | None:
     """``all_scrapers().get(name)``, importing only the built-in module named after ``name`` and
     the entry-point plugins (see the module docstring)."""
     module_name = module_name_of(name)
-    if module_name in builtin_modules():
+    if module_name in _builtin_set():
         for cls in _scraper_classes(module_name):
             if cls.name == name:
                 return cls
