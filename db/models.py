@@ -9,9 +9,11 @@ history (``db.intervals``, ``db.rollups``).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime
-from typing import Any
+from types import NoneType
+from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
 from sqlalchemy import (
     JSON,
@@ -20,7 +22,9 @@ from sqlalchemy import (
     DateTime,
     Index,
     Integer,
+    MetaData,
     SmallInteger,
+    Table,
     UniqueConstraint,
     text,
 )
@@ -28,9 +32,12 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import declared_attr
 from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
+from sqlmodel.main import SQLModelMetaclass, get_column_from_field
 
+from db.columns import AlertStateRow, DigestStateRow, EventRow, FailureRow, OutboxRow, ProviderRow, RunRow
 from db.reader import utc_datetime
 from db.spans import utcnow
+from tracker.gpu_columns import GpuColumns
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -52,8 +59,67 @@ class UTCDateTime(TypeDecorator[datetime]):
         return utc_datetime(value)
 
 
-class Model(SQLModel):
-    """A table named after its class in snake case (``GpuModel``: ``gpu_model``)."""
+def declared_fields(declared: type) -> dict[str, Any]:
+    """A table class body (annotations and ``Field``s) for the columns ``declared`` declares: a
+    NamedTuple or dataclass whose fields are the columns, each with its Python type and, as
+    ``Annotated`` metadata, a dict of ``Field`` arguments (``db.columns``). A column's default is
+    the class's own, else NULL when it is nullable; a ``datetime`` is a ``UTCDateTime``, a ``dict``
+    JSON."""
+    defaults = getattr(declared, "_field_defaults", None)
+    if defaults is None:
+        defaults = {f.name: f.default for f in dataclasses.fields(declared) if f.default is not dataclasses.MISSING}
+    annotations: dict[str, Any] = {}
+    body: dict[str, Any] = {"__annotations__": annotations}
+    for name, hint in get_type_hints(declared, include_extras=True).items():
+        args: dict[str, Any] = {}
+        if get_origin(hint) is Annotated:
+            hint, *extras = get_args(hint)
+            args = {k: v for extra in extras if isinstance(extra, dict) for k, v in extra.items()}
+        nullable = NoneType in get_args(hint)
+        python_type = next(t for t in get_args(hint) if t is not NoneType) if nullable else hint
+        if name in defaults:
+            args.setdefault("default", defaults[name])
+        elif nullable and "default_factory" not in args:
+            args.setdefault("default", None)
+        if python_type is datetime:
+            args["sa_type"] = UTCDateTime
+        elif get_origin(python_type) is dict:
+            args["sa_column"] = Column(JSON, nullable=nullable)
+        annotations[name] = hint
+        body[name] = Field(**args)
+    return body
+
+
+def declared_table(name: str, metadata: MetaData, declared: type) -> Table:
+    """A table outside the schema's models (in its own ``metadata``, made when first needed) with
+    the columns ``declared`` declares, each made as a model's is (``declared_fields``)."""
+    body = declared_fields(declared)
+    columns = []
+    for column, hint in body["__annotations__"].items():
+        field = body[column]
+        field.annotation = hint
+        made = get_column_from_field(field)
+        made.name = made.key = column  # what a model's class attribute name gives its column
+        columns.append(made)
+    return Table(name, metadata, *columns)
+
+
+class _DeclaredColumns(SQLModelMetaclass):
+    """Makes a table whose body sets ``__columns__`` (a class of ``db.columns``) take its
+    columns from there: the one declaration both the tables and the SQLAlchemy-free reads use."""
+
+    def __new__(mcs, name: str, bases: tuple[type, ...], namespace: dict[str, Any], **kwargs: Any) -> Any:
+        declared = namespace.pop("__columns__", None)
+        if declared is not None:
+            body = declared_fields(declared)
+            namespace = {**body, **namespace,
+                         "__annotations__": {**body["__annotations__"], **namespace.get("__annotations__", {})}}
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+class Model(SQLModel, metaclass=_DeclaredColumns):
+    """A table named after its class in snake case (``GpuModel``: ``gpu_model``); one whose body
+    sets ``__columns__`` has the columns that class declares (``declared_fields``)."""
 
     @declared_attr  # type: ignore[misc]
     def __tablename__(cls) -> str:
@@ -68,19 +134,7 @@ def key_column(sa_type: Any = SmallInteger, **kwargs: Any) -> Any:
 class Provider(Model, table=True):
     """One provider and its last collection attempt (so the store tells a continuous run from a gap)."""
 
-    name: str = Field(primary_key=True, max_length=64)
-    display_name: str = ""
-    last_run_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    last_status: str | None = None
-    #: ``started_at`` of the last successful run: offers seen then are the current ones.
-    last_success_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    #: ``started_at`` of the last attempt, whatever its outcome: an interval continues only
-    #: when the previous attempt saw it.
-    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    #: Seconds between collections when it was last collected: how long a price may be taken
-    #: to hold after its last observation in buckets finer than that (NULL: one hour).
-    interval_s: int | None = None
-    consecutive_failures: int = 0
+    __columns__ = ProviderRow
 
 
 class Label(Model, table=True):
@@ -97,29 +151,7 @@ class Label(Model, table=True):
 class GpuModel(Model, table=True):
     """One GPU of the spec catalog (filled from ``tracker/catalog/data/gpus.csv`` plus user overrides)."""
 
-    id: str = Field(primary_key=True, max_length=64)
-    family: str = Field(index=True, max_length=32)
-    name: str = ""
-    vendor: str = ""
-    architecture: str = ""
-    form_factor: str = ""
-    vram_gb: float | None = None
-    mem_bandwidth_gbps: float | None = None
-    fp32_tflops: float | None = None
-    tf32_dense_tflops: float | None = None
-    fp16_dense_tflops: float | None = None
-    fp16_sparse_tflops: float | None = None
-    fp16_dense_fp16acc_tflops: float | None = None
-    fp16_sparse_fp16acc_tflops: float | None = None
-    fp8_dense_tflops: float | None = None
-    int8_dense_tops: float | None = None
-    tdp_w: float | None = None
-    launch_year: int | None = None
-    purchase_price_usd: float | None = None
-    purchase_price_date: str | None = None
-    purchase_price_source: str | None = None
-    sources: str = ""
-    notes: str = ""
+    __columns__ = GpuColumns
 
 
 class Offer(Model, table=True):
@@ -314,24 +346,7 @@ class ScrapeRun(Model, table=True):
 
     __table_args__ = (Index("ix_scrape_run_provider_started", "provider", "started_at"),)
 
-    id: int | None = Field(default=None, primary_key=True)
-    provider: str = Field(max_length=64)
-    started_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    finished_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    status: str = Field(default="running", max_length=16)  # ok | failed | skipped | running
-    #: Where the observations came from: ``live`` (a collection), ``replay`` (a collection answered
-    #: from recordings) or ``import`` (an archive import: not a collection).
-    source: str = Field(default="live", max_length=8)
-    offers_seen: int = 0
-    new_offers: int = 0
-    prices_changed: int = 0
-    #: Offers seen again after a gap (absent, or a failed or missing collection in between).
-    returned_offers: int = 0
-    quarantined: int = 0
-    unmapped: int = 0
-    duration_s: float | None = None
-    error_class: str | None = Field(default=None, max_length=64)
-    error_message: str | None = None
+    __columns__ = RunRow
 
 
 class Quarantine(Model, table=True):
@@ -377,23 +392,7 @@ class AlertState(Model, table=True):
     """Where one rule stands: armed, pending (condition held ``pending_count`` times, waiting
     for ``for``) or firing. Updated with a version check so two evaluators never both fire."""
 
-    rule: str = Field(primary_key=True, max_length=64)
-    #: Hash of what the rule watches (GPUs, filters, metric, condition type); a change resets the state.
-    fingerprint: str = Field(default="", max_length=64)
-    state: str = Field(default="armed", max_length=16)  # armed | pending | firing
-    pending_count: int = 0
-    last_value: float | None = None
-    #: Providers and scrape times the last evaluation saw: evaluations without new data change nothing.
-    data_stamp: str = ""
-    last_evaluated_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    last_fired_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    last_resolved_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    #: ``new_low`` rules: lowest value seen, and the low that was last alerted on.
-    all_time_low: float | None = None
-    alerted_low: float | None = None
-    #: ``available_again`` rules: whether matching offers were listed as available last time.
-    last_available: bool | None = None
-    version: int = 0
+    __columns__ = AlertStateRow
 
 
 class AlertEvent(Model, table=True):
@@ -402,20 +401,7 @@ class AlertEvent(Model, table=True):
 
     __table_args__ = (Index("ix_alert_event_rule_created", "rule", "created_at"),)
 
-    id: int | None = Field(default=None, primary_key=True)
-    rule: str = Field(max_length=64)
-    kind: str = Field(max_length=16)  # fired | resolved | test | digest
-    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    gpu: str = Field(default="", max_length=255)
-    value: float | None = None
-    threshold: float | None = None
-    previous_value: float | None = None
-    provider: str | None = Field(default=None, max_length=64)
-    region: str | None = Field(default=None, max_length=128)
-    offer_kind: str | None = Field(default=None, max_length=16)
-    title: str = ""
-    message: str = ""
-    details: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
+    __columns__ = EventRow
 
 
 class Outbox(Model, table=True):
@@ -427,20 +413,7 @@ class Outbox(Model, table=True):
         Index("ix_outbox_due", "status", "next_attempt_at"),
     )
 
-    id: int | None = Field(default=None, primary_key=True)
-    event_id: int = Field(foreign_key="alert_event.id")
-    rule: str = Field(max_length=64)
-    channel_index: int
-    channel: str = Field(max_length=512)
-    status: str = Field(default="pending", max_length=16)  # pending | delivered | failed | orphaned
-    attempts: int = 0
-    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    next_attempt_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    last_attempt_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    #: A sender holds the row until then; another process may take it over only after.
-    claimed_until: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    last_error: str | None = None
-    delivered_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
+    __columns__ = OutboxRow
 
 
 class DigestState(Model, table=True):
@@ -448,15 +421,7 @@ class DigestState(Model, table=True):
     best price per watched GPU it reported then (the baseline of "changes since the last digest").
     Updated with a version check so two processes never both send the same digest."""
 
-    name: str = Field(primary_key=True, max_length=64)
-    #: When the scheduler first saw this digest: the first one is due at the first slot after it.
-    created_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    last_sent_at: datetime | None = Field(default=None, sa_type=UTCDateTime)
-    #: The ``alert_event`` (kind ``digest``) of the last digest; its outbox rows carry the deliveries.
-    last_event_id: int | None = None
-    #: GPU label -> {"price": USD per GPU-hour or null, "provider", "region", "kind", "gpu"} as last sent.
-    last_values: dict[str, Any] = Field(default_factory=dict, sa_column=Column(JSON, nullable=False))
-    version: int = 0
+    __columns__ = DigestStateRow
 
 
 class ParseFailure(Model, table=True):
@@ -465,15 +430,4 @@ class ParseFailure(Model, table=True):
 
     __table_args__ = (Index("ix_parse_failure_provider_captured", "provider", "captured_at"),)
 
-    id: int | None = Field(default=None, primary_key=True)
-    provider: str = Field(max_length=64)
-    run_id: int | None = None
-    captured_at: datetime = Field(default_factory=utcnow, sa_type=UTCDateTime)
-    #: The run's error message (scrubbed, cut like every stored error).
-    error: str = ""
-    #: How the payload was turned into text: ``json``, ``text`` or ``repr``.
-    encoding: str = Field(default="json", max_length=16)
-    payload: str = ""
-    #: Characters of the whole payload text before the cut, and whether it was cut.
-    size: int = 0
-    truncated: bool = False
+    __columns__ = FailureRow

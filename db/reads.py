@@ -18,13 +18,26 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from itertools import groupby
 from operator import itemgetter
-from typing import Any, NamedTuple, TypeVar
+from types import NoneType, UnionType
+from typing import Any, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
 
+from db.columns import (
+    AlertStateRow,
+    DigestStateRow,
+    EventRow,
+    FailureRow,
+    LeaderRow,
+    LeaseRow,
+    OutboxRow,
+    ProviderRow,
+    RunRow,
+)
 from db.reader import Reader, utc_datetime
 from db.spans import (
     DEFAULT_INTERVAL_S,
@@ -755,29 +768,39 @@ def expand(provider_names: Mapping[int, str], provider_ids: Iterable[int] | None
 
 # ------------------------------------------------------------------------------------------------
 # The application's reads (collection, alerts, service, imports, web). Rows come back as named
-# tuples, times as aware UTC datetimes.
+# tuples (a table's own are its declaration in ``db.columns``), times as aware UTC datetimes.
 
 
 Identity = tuple[str, str, str, int]
 Row = TypeVar("Row", bound=tuple[Any, ...])
 
 
-def _cast(annotation: Any) -> Any:
-    """How a column annotated ``annotation`` (a string, or its ``ForwardRef``) is read from either driver."""
-    annotation = str(getattr(annotation, "__forward_arg__", annotation))
-    if "datetime" in annotation:
+def _bool(value: Any) -> bool | None:
+    return None if value is None else bool(value)
+
+
+def _cast(hint: Any) -> Callable[[Any], Any] | None:
+    """How a column of type ``hint`` is read from either driver: a datetime as aware UTC, a dict
+    from JSON text, a bool from SQLite's 0/1; anything else as the driver gives it."""
+    types = set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}
+    if datetime in types:
         return utc_datetime
-    if annotation.startswith("dict"):
+    if any(get_origin(t) is dict for t in types):
         return _json
-    if annotation.startswith("bool"):
-        return lambda v: None if v is None else bool(v)
-    return None
+    return _bool if bool in types else None
+
+
+@cache
+def _casts(cls: type) -> tuple[Callable[[Any], Any] | None, ...]:
+    """``_cast`` of each of ``cls``'s fields, from its declared types (``db.columns``)."""
+    hints = get_type_hints(cls)
+    return tuple(_cast(hints[f]) for f in cls._fields)  # type: ignore[attr-defined]
 
 
 def _select(reader: Reader, cls: type[Row], table: str, tail: str = "",
             params: Mapping[str, Any] | None = None) -> list[Row]:
     """``cls``'s columns (its field names) of ``table``'s rows ``tail`` selects, as ``cls``."""
-    casts = [_cast(cls.__annotations__[f]) for f in cls._fields]  # type: ignore[attr-defined]
+    casts = _casts(cls)
     sql = f"SELECT {', '.join(cls._fields)} FROM {table} {tail}"  # type: ignore[attr-defined]
     return [cls(*(c(v) if c else v for c, v in zip(casts, r, strict=True)))
             for r in reader.rows(sql, params)]
@@ -803,19 +826,6 @@ def ping(reader: Reader) -> None:
 # --- providers and runs ------------------------------------------------------------------------
 
 
-class ProviderRow(NamedTuple):
-    """A ``provider`` row (``db.models.Provider``'s columns)."""
-
-    name: str
-    display_name: str
-    last_run_at: datetime | None
-    last_status: str | None
-    last_success_at: datetime | None
-    last_attempt_at: datetime | None
-    interval_s: int | None
-    consecutive_failures: int
-
-
 def providers(reader: Reader) -> dict[str, ProviderRow]:
     """Every stored provider by name."""
     return {p.name: p for p in _select(reader, ProviderRow, "provider")}
@@ -824,26 +834,6 @@ def providers(reader: Reader) -> dict[str, ProviderRow]:
 def provider(reader: Reader, name: str) -> ProviderRow | None:
     """One stored provider, or ``None``."""
     return _first(reader, ProviderRow, "provider", "WHERE name = :n", {"n": name})
-
-
-class RunRow(NamedTuple):
-    """A ``scrape_run`` row (``db.models.ScrapeRun``'s columns)."""
-
-    id: int
-    provider: str
-    started_at: datetime
-    finished_at: datetime | None
-    status: str
-    source: str
-    offers_seen: int
-    new_offers: int
-    prices_changed: int
-    returned_offers: int
-    quarantined: int
-    unmapped: int
-    duration_s: float | None
-    error_class: str | None
-    error_message: str | None
 
 
 def recent_runs(reader: Reader, *, limit: int = 50, providers: Sequence[str] | None = None,
@@ -1072,24 +1062,6 @@ def rule_intervals(reader: Reader, columns: str, *, gpus: Sequence[str], kinds: 
     return reader.rows(f"SELECT {columns} {_NAMED_INTERVALS}{where}{_region_term(regions, params)}", params)
 
 
-class AlertStateRow(NamedTuple):
-    """An ``alert_state`` row (``db.models.AlertState``'s columns)."""
-
-    rule: str
-    fingerprint: str
-    state: str
-    pending_count: int
-    last_value: float | None
-    data_stamp: str
-    last_evaluated_at: datetime | None
-    last_fired_at: datetime | None
-    last_resolved_at: datetime | None
-    all_time_low: float | None
-    alerted_low: float | None
-    last_available: bool | None
-    version: int
-
-
 def alert_state(reader: Reader, rule: str) -> AlertStateRow | None:
     """Rule ``rule``'s stored state, or ``None``."""
     return _first(reader, AlertStateRow, "alert_state", "WHERE rule = :r", {"r": rule})
@@ -1104,43 +1076,6 @@ def added_rule_tables(reader: Reader) -> list[dict[str, Any]]:
 def alert_states(reader: Reader) -> dict[str, AlertStateRow]:
     """Every stored rule state, by rule name."""
     return {s.rule: s for s in _select(reader, AlertStateRow, "alert_state")}
-
-
-class EventRow(NamedTuple):
-    """An ``alert_event`` row (``db.models.AlertEvent``'s columns)."""
-
-    id: int
-    rule: str
-    kind: str
-    created_at: datetime
-    gpu: str
-    value: float | None
-    threshold: float | None
-    previous_value: float | None
-    provider: str | None
-    region: str | None
-    offer_kind: str | None
-    title: str
-    message: str
-    details: dict[str, Any]
-
-
-class OutboxRow(NamedTuple):
-    """An ``outbox`` row (``db.models.Outbox``'s columns)."""
-
-    id: int
-    event_id: int
-    rule: str
-    channel_index: int
-    channel: str
-    status: str
-    attempts: int
-    created_at: datetime
-    next_attempt_at: datetime
-    last_attempt_at: datetime | None
-    claimed_until: datetime | None
-    last_error: str | None
-    delivered_at: datetime | None
 
 
 def alert_events(reader: Reader, *, rule: str | None = None, limit: int = 50) -> list[EventRow]:
@@ -1186,16 +1121,6 @@ def pending_outbox_ids(reader: Reader, event_id: int) -> list[int]:
     """The pending outbox rows of one event, oldest first."""
     return [i for (i,) in reader.rows("SELECT id FROM outbox WHERE event_id = :e AND status = 'pending' ORDER BY id",
                                       {"e": event_id})]
-
-
-class DigestStateRow(NamedTuple):
-    """A ``digest_state`` row (``db.models.DigestState``'s columns)."""
-
-    name: str
-    created_at: datetime
-    last_sent_at: datetime | None
-    last_values: dict[str, Any]
-    version: int
 
 
 def digest_states(reader: Reader, names: Sequence[str]) -> list[DigestStateRow]:
@@ -1279,31 +1204,6 @@ def scheduler_jobs(reader: Reader, table: str, prefix: str) -> list[tuple[str, f
                                                         "WHERE id LIKE :p", {"p": prefix + "%"})]
 
 
-class LeaseRow(NamedTuple):
-    """The scheduler lease's row (``tracker.service.leader.lease_table``)."""
-
-    epoch: int
-    owner: str
-    pid: int
-    host: str
-    acquired_at: datetime
-    renewed_at: datetime
-    expires_at: datetime
-    released_at: datetime | None
-
-
-class LeaderRow(NamedTuple):
-    """The last recorded scheduler's row (``tracker.service.leader.leader_table``)."""
-
-    pid: int
-    host: str
-    since: datetime
-    heartbeat_at: datetime
-    heartbeat_every_s: float
-    stopped_at: datetime | None
-    lock: str
-
-
 def lease(reader: Reader, table: str) -> LeaseRow | None:
     """The scheduler lease of ``table``, or ``None`` before the first scheduler took it."""
     return _first(reader, LeaseRow, table, "WHERE id = 1")
@@ -1337,19 +1237,6 @@ def unseen_offers(reader: Reader, provider_id: int, since: int, t: int) -> int:
     """How many offers of the provider's current list, seen from ``since`` on, were not seen at ``t``."""
     return int(reader.scalar("SELECT COUNT(*) FROM price_interval_open WHERE provider_id = :p "
                              "AND last_seen >= :since AND last_seen < :t", {"p": provider_id, "since": since, "t": t}))
-
-
-class FailureRow(NamedTuple):
-    """A kept ``parse_failure`` (``tracker.pipeline.failures``)."""
-
-    provider: str
-    run_id: int | None
-    captured_at: datetime
-    error: str
-    encoding: str
-    payload: str
-    size: int
-    truncated: bool
 
 
 def latest_failure(reader: Reader, provider: str) -> FailureRow | None:

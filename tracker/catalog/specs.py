@@ -17,7 +17,8 @@ Public API the rest of the code relies on:
   ``"H200*"`` -> every id starting with ``H200`` (use it for "H200 and H200-NVL", since
   ``"H200"`` alone is the SXM part's own id); otherwise what ``resolve_gpu`` makes of it.
 * ``family_of(gpu_id) -> str``.
-* ``GpuSpec`` (frozen), ``load_catalog(overrides=None) -> dict[str, GpuSpec]``,
+* ``GpuSpec`` (frozen; its columns are ``tracker.gpu_columns.GpuColumns``),
+  ``load_catalog(overrides=None) -> dict[str, GpuSpec]``,
   ``catalog_rows_for_db(catalog=None) -> list[dict]`` (one dict per ``db.models.GpuModel`` row).
 
 Families (``family`` column): variants of one chip and memory line share a family, so
@@ -50,10 +51,11 @@ import csv
 import dataclasses
 import tomllib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, Final
+from types import NoneType
+from typing import Any, Final, get_args, get_type_hints
 
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.names import (
@@ -64,43 +66,17 @@ from tracker.catalog.names import (
     resolve_name,
 )
 from tracker.errors import ConfigError
+from tracker.gpu_columns import GpuColumns
 
 DATA_DIR: Final = Path(__file__).parent / "data"
 GPUS_CSV: Final = DATA_DIR / "gpus.csv"
 
 
 @dataclass(frozen=True, slots=True)
-class GpuSpec:
-    """One catalog row; the fields are ``db.models.GpuModel``'s (plus ``aliases``).
+class GpuSpec(GpuColumns):
+    """One catalog row: the ``gpu_model`` columns (``tracker.gpu_columns``, read its docstring
+    for what the figures mean) plus the raw names that resolve to it."""
 
-    TFLOPS are theoretical dense peaks unless named sparse; ``fp16_dense_tflops`` is FP16/BF16
-    tensor with FP32 accumulate (the cost-per-TFLOP default); the ``*_fp16acc_*`` columns are
-    the FP16-accumulate figures (2x on GeForce cards). ``None`` = not supported or not verified.
-    """
-
-    id: str
-    family: str
-    name: str = ""
-    vendor: str = ""
-    architecture: str = ""
-    form_factor: str = ""
-    vram_gb: float | None = None
-    mem_bandwidth_gbps: float | None = None
-    fp32_tflops: float | None = None
-    tf32_dense_tflops: float | None = None
-    fp16_dense_tflops: float | None = None
-    fp16_sparse_tflops: float | None = None
-    fp16_dense_fp16acc_tflops: float | None = None
-    fp16_sparse_fp16acc_tflops: float | None = None
-    fp8_dense_tflops: float | None = None
-    int8_dense_tops: float | None = None
-    tdp_w: float | None = None
-    launch_year: int | None = None
-    purchase_price_usd: float | None = None
-    purchase_price_date: str | None = None
-    purchase_price_source: str | None = None
-    sources: str = ""
-    notes: str = ""
     aliases: tuple[str, ...] = ()
 
     @property
@@ -119,16 +95,14 @@ class GpuSpec:
         return out
 
 
-DB_FIELDS: Final = tuple(f.name for f in fields(GpuSpec) if f.name != "aliases")
-_FLOAT_FIELDS: Final = frozenset(
-    {
-        "vram_gb", "mem_bandwidth_gbps", "fp32_tflops", "tf32_dense_tflops", "fp16_dense_tflops",
-        "fp16_sparse_tflops", "fp16_dense_fp16acc_tflops", "fp16_sparse_fp16acc_tflops", "fp8_dense_tflops",
-        "int8_dense_tops", "tdp_w", "purchase_price_usd",
-    }
-)
-_INT_FIELDS: Final = frozenset({"launch_year"})
-_STR_FIELDS: Final = frozenset(DB_FIELDS) - _FLOAT_FIELDS - _INT_FIELDS - {"id"}
+_HINTS: Final = get_type_hints(GpuColumns)
+#: The ``gpu_model`` columns, in order, and the type each is read as (``float | None``: ``float``).
+_TYPES: Final = {name: next((t for t in get_args(hint) if t is not NoneType), hint) for name, hint in _HINTS.items()}
+DB_FIELDS: Final = tuple(_TYPES)
+_FLOAT_FIELDS: Final = frozenset(f for f, t in _TYPES.items() if t is float)
+_INT_FIELDS: Final = frozenset(f for f, t in _TYPES.items() if t is int)
+#: Text columns that may be NULL: an empty cell is ``None`` there, ``""`` elsewhere.
+_NULLABLE_TEXT: Final = frozenset(f for f, t in _TYPES.items() if t is str and NoneType in get_args(_HINTS[f]))
 
 
 def _parse_csv_row(row: Mapping[str, str], where: str) -> GpuSpec:
@@ -141,7 +115,7 @@ def _parse_csv_row(row: Mapping[str, str], where: str) -> GpuSpec:
             values[name] = float(raw) if raw else None
         elif name in _INT_FIELDS:
             values[name] = int(raw) if raw else None
-        elif name in ("purchase_price_date", "purchase_price_source"):
+        elif name in _NULLABLE_TEXT:
             values[name] = raw or None
         else:
             values[name] = raw

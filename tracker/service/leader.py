@@ -37,21 +37,14 @@ import uuid
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from sqlalchemy import (
-    Column,
-    Float,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    event,
-)
+from sqlalchemy import MetaData, event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from db import reads
 from db.engine import engine_reader, make_engine, sqlite_path
-from db.models import UTCDateTime
+from db.columns import LeaderRow, LeaseRow
+from db.models import declared_table
 from db.reader import in_transaction
 from db.spans import utcnow
 from tracker.errors import TrackerError
@@ -65,31 +58,8 @@ LEASE_HEARTBEATS = 3
 MIN_LEASE_S = 5.0
 
 metadata = MetaData()
-leader_table = Table(
-    LEADER_TABLE,
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("pid", Integer, nullable=False),
-    Column("host", String(255), nullable=False),
-    Column("since", UTCDateTime(), nullable=False),
-    Column("heartbeat_at", UTCDateTime(), nullable=False),
-    Column("heartbeat_every_s", Float, nullable=False),
-    Column("stopped_at", UTCDateTime(), nullable=True),
-    Column("lock", String(255), nullable=False, default=""),
-)
-lease_table = Table(
-    LEASE_TABLE,
-    metadata,
-    Column("id", Integer, primary_key=True, autoincrement=False),
-    Column("epoch", Integer, nullable=False),
-    Column("owner", String(255), nullable=False),
-    Column("pid", Integer, nullable=False),
-    Column("host", String(255), nullable=False),
-    Column("acquired_at", UTCDateTime(), nullable=False),
-    Column("renewed_at", UTCDateTime(), nullable=False),
-    Column("expires_at", UTCDateTime(), nullable=False),
-    Column("released_at", UTCDateTime(), nullable=True),
-)
+leader_table = declared_table(LEADER_TABLE, metadata, LeaderRow)
+lease_table = declared_table(LEASE_TABLE, metadata, LeaseRow)
 
 
 class LeadershipLost(TrackerError):
