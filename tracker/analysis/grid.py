@@ -65,6 +65,17 @@ class Resolution(str, Enum):
         return cls(aliases[t])
 
 
+@dataclass
+class RangeAnswer:
+    """What every answer over a time range states first (a history, an index): its buckets, its
+    bounds and the price kinds it covers (``None``: all)."""
+
+    resolution: Resolution
+    since: datetime
+    until: datetime
+    kinds: tuple[str, ...] | None
+
+
 _SPAN = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(h|d|w|m|y)?\s*$", re.IGNORECASE)
 _SPAN_UNITS = {"h": timedelta(hours=1), "d": timedelta(days=1), "w": timedelta(weeks=1),
                "m": timedelta(days=30), "y": timedelta(days=365), None: timedelta(days=1)}

@@ -81,6 +81,7 @@ from tracker.analysis.grid import (
     MAX_GRID_ROWS,
     METRICS,
     Filters,
+    RangeAnswer,
     Resolution,
     Tolerance,
     check_dates,
@@ -312,7 +313,7 @@ ProviderRun = tuple[str, str, int, int, float]
 
 
 @dataclass
-class History:
+class History(RangeAnswer):
     """A history result. ``market_rows`` is the complete grid per GPU (``MARKET_COLUMNS``; gaps
     are NaN); ``provider_runs`` (by gpu, provider and time) holds each provider's values as runs
     of buckets with one value, only where the provider had a price; ``provider_rows``
@@ -320,10 +321,6 @@ class History:
 
     metric: str
     unit: str
-    resolution: Resolution
-    since: datetime
-    until: datetime
-    kinds: tuple[str, ...] | None
     market_rows: list[dict[str, Any]]
     provider_runs: list[ProviderRun]
     notes: list[str] = field(default_factory=list)
@@ -534,7 +531,7 @@ def price_history(
         if single:
             notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
                          f"{HOW_TO_GET_HISTORY}")
-    return History("price", unit("price", None), res, since, until, f.kinds, market_rows, runs_out, notes)
+    return History(res, since, until, f.kinds, "price", unit("price", None), market_rows, runs_out, notes)
 
 
 def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.Catalog | None = None) -> History:

@@ -38,7 +38,7 @@ from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
 from db.spans import DAY, DEFAULT_INTERVAL_S, epoch, floor, from_epoch, utcnow
 from scrapers.base import SEGMENTS
 from tracker.analysis.aggregators import market_provider
-from tracker.analysis.grid import Resolution, check_dates, check_range
+from tracker.analysis.grid import RangeAnswer, Resolution, check_dates, check_range
 from tracker.analysis.market import quantile
 from tracker.errors import ConfigError
 
@@ -283,15 +283,11 @@ def presence(groups: Iterable[Group]) -> dict[int, set[str]]:
 
 
 @dataclass
-class IndexResult:
-    """An index over a range: ``rows`` (``columns``), the method, the kinds, which data
-    answered (``rollups`` or ``raw``) and notes."""
+class IndexResult(RangeAnswer):
+    """An index over a range: ``rows`` (``columns``), the method, which data answered
+    (``rollups`` or ``raw``) and notes."""
 
     method: str
-    resolution: Resolution
-    since: datetime
-    until: datetime
-    kinds: tuple[str, ...] | None
     rows: list[dict[str, Any]]
     source: str
     notes: list[str] = field(default_factory=list)
@@ -373,7 +369,7 @@ def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: s
                      "hourly buckets before then are empty (daily ones read the roll-up)")
     if not rows:
         notes.append("no prices in this range for these GPUs and kinds")
-    return IndexResult(method, res, since, until, chosen, rows, "rollups" if daily else "raw", notes)
+    return IndexResult(res, since, until, chosen, method, rows, "rollups" if daily else "raw", notes)
 
 
 # --- verify --------------------------------------------------------------------------------
