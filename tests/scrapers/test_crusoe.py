@@ -14,7 +14,6 @@ from bs4 import BeautifulSoup
 
 from scrapers.base import UNREADABLE_PRICE, ParseError, ScrapedOffer
 from scrapers.crusoe import PRICING_URL, CrusoeScraper
-from tests.conftest import load_text
 from tests.scrapers.contract import NamedOffer, ProviderContract
 from tests.scrapers.page_edits import replaced, without
 from tests.scrapers.page_requests import (
@@ -25,12 +24,24 @@ from tracker.pipeline.replay import BUNDLED_RECORDINGS, recording_info
 
 # The reference page served by replay: the excerpt's shape minus its last, cut-off item.
 PAGE_FILE = BUNDLED_RECORDINGS / "crusoe" / "pricing_reference.html"
-# The same shape as the source excerpt ends: inside "NVIDIA A100", a model whose price cells are missing.
-UNTRIMMED = "crusoe/crusoe_cloud_pricing_page_2025-12-15_excerpt_reference.html"
+# That cut-off item as the source excerpt ends (its markup unchanged): "NVIDIA A100", heading only,
+# its price cells outside the cut.
+CUT_OFF_ITEM = (
+    '<div role="listitem" class="prixing-item w-dyn-item"><div class="pricing_gpu-item"><a data-wf-native-id-path='
+    '"760de398-5296-b0d3-52e1-73592635b649_instance-4" data-wf-ao-click-engagement-tracking="true" data-wf-element-id='
+    '"760de398-5296-b0d3-52e1-73592635b649" data-wf-cms-context="%5B%7B%22collectionId%22%3A%2268fb796cf6cbd4964cbcfb32'
+    '%22%2C%22itemId%22%3A%2268fb7a68f547afcc63c5a3d3%22%7D%5D" href="/contact-sales" class="pricing-item-head-part '
+    'w-inline-block"><div class="pricing-item-heading-wr"><h4 class="pricing-item-heading">NVIDIA A100</h4>\n'
+)
 
 
 def page() -> str:
     return PAGE_FILE.read_text()
+
+
+def untrimmed() -> str:
+    """The page as the source excerpt ends: inside "NVIDIA A100", a model whose price cells are missing."""
+    return page().rstrip("\n") + CUT_OFF_ITEM
 
 
 def _edited(*selectors: str) -> str:
@@ -82,7 +93,7 @@ class TestCrusoe(ProviderContract):
             _edited("div.pricing-cms"),  # header without rows
             re.sub(r"\$[\d.]+/GPU-hr", "TBA", page()),  # every price unreadable (Contact sales aside)
             re.sub(r"/GPU-hr", "/hr", page()),  # no price says per GPU any more
-            load_text(UNTRIMMED),
+            untrimmed(),
         ]
 
     def bad_offer_payloads(self) -> list[str]:
@@ -127,7 +138,7 @@ class TestCrusoe(ProviderContract):
 
     def test_model_without_price_cells_is_an_error_not_a_silent_drop(self) -> None:
         with pytest.raises(ParseError, match="crusoe: layout changed: .*'NVIDIA A100'"):
-            CrusoeScraper(env={}).parse(load_text(UNTRIMMED))
+            CrusoeScraper(env={}).parse(untrimmed())
 
     def test_reserved_column_with_a_term(self) -> None:
         # Handmade: the recorded page has no commitment column; the value below is invented for the test.
