@@ -776,6 +776,7 @@ Row = TypeVar("Row", bound=tuple[Any, ...])
 
 
 def _bool(value: Any) -> bool | None:
+    """A stored flag as a bool (SQLite's driver gives 0 or 1)."""
     return None if value is None else bool(value)
 
 

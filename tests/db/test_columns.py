@@ -38,6 +38,15 @@ def test_a_table_has_the_columns_its_declaration_has_in_order(table: type[SQLMod
     assert {n: f.annotation for n, f in table.model_fields.items()} == get_type_hints(declared)
 
 
+def test_the_scheduler_tables_have_their_rows_columns() -> None:
+    from tracker.service.leader import leader_table, lease_table
+
+    assert [c.name for c in lease_table.columns] == list(db.columns.LeaseRow._fields)
+    assert [c.name for c in leader_table.columns] == list(db.columns.LeaderRow._fields)
+    assert lease_table.c.id.autoincrement is False and lease_table.c.released_at.nullable
+    assert isinstance(leader_table.c.since.type, UTCDateTime) and leader_table.c.lock.type.length == 255
+
+
 def test_the_catalog_and_gpu_model_share_their_columns() -> None:
     assert DB_FIELDS == tuple(f.name for f in dataclasses.fields(GpuColumns))
     assert set(GpuSpec.__dataclass_fields__) - set(DB_FIELDS) == {"aliases"}
