@@ -6,8 +6,9 @@ column is one field here.
 Standard library only: read commands import this and must start without SQLAlchemy. What a
 column needs beyond its type is its ``Annotated`` metadata, a dict of ``sqlmodel.Field``
 arguments (``default``, ``default_factory``, ``primary_key``, ``max_length``, ``index``,
-``foreign_key``); a nullable column without one defaults to NULL, a ``datetime`` is stored as
-``db.models.UTCDateTime`` and a ``dict`` as JSON.
+``foreign_key``), or a default of the class's own when code makes such rows itself; a nullable
+column without one defaults to NULL, a ``datetime`` is stored as ``db.models.UTCDateTime`` and a
+``dict`` as JSON.
 """
 
 from __future__ import annotations
@@ -66,26 +67,28 @@ class RunRow(NamedTuple):
 
 
 class AlertStateRow(NamedTuple):
-    """An ``alert_state`` row: where one rule stands."""
+    """An ``alert_state`` row: where one rule stands. Also the state ``tracker.alerts.evaluate``
+    advances, so its defaults are the class's own: ``AlertStateRow(rule)`` is a rule's state
+    before its first evaluation (and the table's defaults)."""
 
     rule: Annotated[str, {"primary_key": True, "max_length": 64}]
     #: Hash of what the rule watches (GPUs, filters, metric, condition type); a change resets the state.
-    fingerprint: Annotated[str, {"default": "", "max_length": 64}]
+    fingerprint: Annotated[str, {"max_length": 64}] = ""
     #: armed | pending | firing
-    state: Annotated[str, {"default": "armed", "max_length": 16}]
-    pending_count: Annotated[int, {"default": 0}]
-    last_value: float | None
+    state: Annotated[str, {"max_length": 16}] = "armed"
+    pending_count: int = 0
+    last_value: float | None = None
     #: Providers and scrape times the last evaluation saw: evaluations without new data change nothing.
-    data_stamp: Annotated[str, {"default": ""}]
-    last_evaluated_at: datetime | None
-    last_fired_at: datetime | None
-    last_resolved_at: datetime | None
+    data_stamp: str = ""
+    last_evaluated_at: datetime | None = None
+    last_fired_at: datetime | None = None
+    last_resolved_at: datetime | None = None
     #: ``new_low`` rules: lowest value seen, and the low that was last alerted on.
-    all_time_low: float | None
-    alerted_low: float | None
+    all_time_low: float | None = None
+    alerted_low: float | None = None
     #: ``available_again`` rules: whether matching offers were listed as available last time.
-    last_available: bool | None
-    version: Annotated[int, {"default": 0}]
+    last_available: bool | None = None
+    version: int = 0
 
 
 class EventRow(NamedTuple):

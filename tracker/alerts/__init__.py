@@ -32,8 +32,8 @@ from tracker.errors import ConfigError, TrackerError
 if TYPE_CHECKING:
     from sqlalchemy.engine import Engine
 
+    from db.columns import AlertStateRow
     from db.reader import Reader
-    from db.reads import AlertStateRow
     from tracker.alerts.deliver import Delivery
     from tracker.alerts.digest import DigestRun
     from tracker.alerts.evaluate import Evaluation
@@ -143,11 +143,12 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
               environ: Mapping[str, str] | None = None) -> list[Delivery]:
     """Send a test message through every channel of rule ``name`` now (one attempt, no retry)."""
     from db import reads
+    from db.columns import AlertStateRow
     from db.engine import engine_reader, session_scope
     from db.reader import in_transaction
     from tracker.alerts.data import gpu_specs, observe
     from tracker.alerts.deliver import deliver_event
-    from tracker.alerts.evaluate import StateData, make_event
+    from tracker.alerts.evaluate import make_event
     from tracker.alerts.store import load_rules
 
     now = now or utcnow()
@@ -160,7 +161,7 @@ def send_test(engine: Engine, settings: Settings, name: str, *, now: datetime | 
     with session_scope(engine) as session:
         reader = in_transaction(session.connection())
         obs = observe(reader, rule, settings, now, specs)
-        before = StateData.of(reads.alert_state(reader, rule.name))
+        before = reads.alert_state(reader, rule.name) or AlertStateRow(rule.name)
         event = make_event(session, rule, "test", obs, before, settings, now)
         event_id = event.id
     assert event_id is not None

@@ -36,6 +36,7 @@ import pandas as pd
 from sqlalchemy.engine import Engine
 
 from db import reads, rollups, spans
+from db.columns import AlertStateRow
 from db.engine import engine_reader
 from db.reader import Reader
 from db.reads import provider_intervals, via_of
@@ -50,7 +51,7 @@ from tracker.alerts.data import (
     rule_intervals,
     value_at,
 )
-from tracker.alerts.evaluate import StateData, step
+from tracker.alerts.evaluate import step
 from tracker.alerts.rules import Rule
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
@@ -196,7 +197,7 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
         if len(times) > MAX_EVALUATIONS:
             raise ConfigError(f"alerts backtest: {len(times):,} observation times is more than {MAX_EVALUATIONS:,}; "
                               "use a shorter range (--since/--until)")
-        st = StateData(fingerprint=rule.fingerprint())
+        st = AlertStateRow(rule.name, rule.fingerprint())
         low = history_low_before(reader, rule, settings, since, specs) if rule.condition == "new_low" else None
         # A backtest lists resolutions whether or not the rule sends a message for them.
         watched = rule if rule.condition == "new_low" else dataclasses.replace(rule, resolved=True)
@@ -212,7 +213,7 @@ def backtest(engine: Engine, settings: Settings, rule: Rule, *, since: datetime,
             obs = Observation(t, view, combined, status, t.isoformat(), reference,
                               low if st.all_time_low is None else None)
             before = st.all_time_low
-            events = step(watched, st, obs)
+            st, events = step(watched, st, obs)
             result.evaluations += 1
             best = view.best or {}
             for kind in events:

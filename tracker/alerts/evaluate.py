@@ -18,6 +18,8 @@
   value stored before (and below the last alerted low by the re-arm margin), then re-arms.
 * ``available_again`` fires when an offer is listed as available after an evaluation that
   saw none (the first evaluation only records the baseline), and re-arms when none is again.
+* The state is the ``alert_state`` row itself (``db.columns.AlertStateRow``, immutable): ``step``
+  returns the next one, so the state before an evaluation stays at hand for its messages.
 * The state row carries a version: an update that finds another process got there first is
   dropped (with its events), so two evaluators never both fire.
 """
@@ -26,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -36,10 +38,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col
 
 from db import reads
+from db.columns import AlertStateRow
 from db.engine import engine_reader
 from db.models import AlertEvent, AlertState, Outbox
 from db.reader import in_transaction
-from db.reads import AlertStateRow
 from db.spans import utcnow
 from tracker.alerts.channels import display
 from tracker.alerts.data import Observation, gpu_specs, observe
@@ -50,30 +52,6 @@ from tracker.config.settings import Settings
 
 log = logging.getLogger("tracker.alerts")
 EPSILON = 1e-9
-
-
-@dataclass
-class StateData:
-    """A plain copy of an ``alert_state`` row that ``step`` may change."""
-
-    fingerprint: str = ""
-    state: str = "armed"
-    pending_count: int = 0
-    last_value: float | None = None
-    data_stamp: str = ""
-    last_evaluated_at: datetime | None = None
-    last_fired_at: datetime | None = None
-    last_resolved_at: datetime | None = None
-    all_time_low: float | None = None
-    alerted_low: float | None = None
-    last_available: bool | None = None
-    version: int = 0
-
-    @classmethod
-    def of(cls, row: AlertStateRow | None) -> StateData:
-        if row is None:
-            return cls()
-        return cls(**{f.name: getattr(row, f.name) for f in fields(cls)})
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +75,7 @@ def _agree(a: bool | None, b: bool | None) -> bool | None:
     return a if a is not None and a == b else None
 
 
-def judge(rule: Rule, st: StateData, obs: Observation) -> tuple[bool | None, bool | None]:
+def judge(rule: Rule, st: AlertStateRow, obs: Observation) -> tuple[bool | None, bool | None]:
     """(condition holds, rule may re-arm), each ``None`` when unknown or the views disagree."""
     va, vb = obs.fresh.value, obs.combined.value
     if rule.condition == "available_again":
@@ -145,50 +123,50 @@ def judge(rule: Rule, st: StateData, obs: Observation) -> tuple[bool | None, boo
     return _agree(lower(va), lower(vb)), True
 
 
-def step(rule: Rule, st: StateData, obs: Observation) -> list[str]:
-    """Advance ``st`` by one evaluation; return the events to send (``fired``/``resolved``)."""
+def step(rule: Rule, st: AlertStateRow, obs: Observation) -> tuple[AlertStateRow, list[str]]:
+    """The state after one evaluation from ``st``, and the events to send (``fired``/``resolved``)."""
     if rule.condition == "new_low" and st.all_time_low is None and obs.history_low is not None:
-        st.all_time_low = st.alerted_low = obs.history_low  # the baseline: what was stored before
+        # the baseline: what was stored before
+        st = st._replace(all_time_low=obs.history_low, alerted_low=obs.history_low)
     cond, rearm = judge(rule, st, obs)
     events: list[str] = []
     if st.state == "firing":
         if rearm is True:
-            st.state, st.pending_count, st.last_resolved_at = "armed", 0, obs.now
+            st = st._replace(state="armed", pending_count=0, last_resolved_at=obs.now)
             if rule.resolved:
                 events.append("resolved")
     elif cond is True:
-        st.pending_count += 1
-        if st.pending_count >= rule.for_count:
-            st.state, st.pending_count, st.last_fired_at = "firing", 0, obs.now
+        if st.pending_count + 1 >= rule.for_count:
+            st = st._replace(state="firing", pending_count=0, last_fired_at=obs.now)
             events.append("fired")
         else:
-            st.state = "pending"
+            st = st._replace(state="pending", pending_count=st.pending_count + 1)
     elif cond is False:
-        st.state, st.pending_count = "armed", 0
+        st = st._replace(state="armed", pending_count=0)
 
     va = obs.fresh.value
     if rule.condition == "new_low" and va is not None and cond is not None:
         if st.all_time_low is None:
-            st.all_time_low = st.alerted_low = va  # no history: this first value is the baseline
+            st = st._replace(all_time_low=va, alerted_low=va)  # no history: this first value is the baseline
         elif "fired" in events:
-            st.all_time_low = st.alerted_low = min(va, obs.combined.value or va)
-            st.state = "armed"  # an event, not a lasting condition
+            low = min(va, obs.combined.value or va)
+            st = st._replace(all_time_low=low, alerted_low=low, state="armed")  # an event, not a lasting condition
         elif st.state != "pending":
-            st.all_time_low = min(st.all_time_low, va)
+            st = st._replace(all_time_low=min(st.all_time_low, va))
     if rule.condition == "available_again" and cond is not None:
-        st.last_available = obs.fresh.available > 0
+        st = st._replace(last_available=obs.fresh.available > 0)
     if va is not None:
-        st.last_value = va
-    return events
+        st = st._replace(last_value=va)
+    return st, events
 
 
-def _threshold(rule: Rule, before: StateData) -> float | None:
+def _threshold(rule: Rule, before: AlertStateRow) -> float | None:
     if rule.condition == "new_low":
         return before.all_time_low
     return rule.threshold
 
 
-def make_event(session: Session, rule: Rule, kind: str, obs: Observation | None, before: StateData,
+def make_event(session: Session, rule: Rule, kind: str, obs: Observation | None, before: AlertStateRow,
                settings: Settings, now: datetime) -> AlertEvent:
     """Store an event and one outbox row per channel of the rule (in the caller's transaction)."""
     view = obs.fresh if obs is not None else None
@@ -216,19 +194,20 @@ def make_event(session: Session, rule: Rule, kind: str, obs: Observation | None,
     return event
 
 
-def _write_state(session: Session, rule: Rule, st: StateData, exists: bool) -> None:
-    values = {k: v for k, v in asdict(st).items() if k != "version"}
+def _write_state(session: Session, st: AlertStateRow, exists: bool) -> None:
+    """Store ``st`` as the next version of its rule's state (``_Conflict``: another process stored
+    one after ``st.version`` was read)."""
     if not exists:
-        session.add(AlertState(rule=rule.name, version=1, **values))
+        session.add(AlertState(**st._replace(version=1)._asdict()))
         session.flush()
         return
     result = session.execute(
         update(AlertState)
-        .where(col(AlertState.rule) == rule.name, col(AlertState.version) == st.version)
-        .values(version=st.version + 1, **values)
+        .where(col(AlertState.rule) == st.rule, col(AlertState.version) == st.version)
+        .values(**st._replace(version=st.version + 1)._asdict())
     )
     if result.rowcount != 1:  # type: ignore[attr-defined]
-        raise _Conflict(rule.name)
+        raise _Conflict(st.rule)
 
 
 def evaluate_rule(engine: Engine, settings: Settings, rule: Rule, *, now: datetime, specs: Mapping[str, Any],
@@ -236,19 +215,19 @@ def evaluate_rule(engine: Engine, settings: Settings, rule: Rule, *, now: dateti
     with Session(engine, expire_on_commit=False) as session:
         reader = in_transaction(session.connection())
         row = reads.alert_state(reader, rule.name)
-        st = StateData.of(row)
+        st = row or AlertStateRow(rule.name)
         fingerprint = rule.fingerprint()
         reset = st.fingerprint != fingerprint
         if reset:
-            st = StateData(fingerprint=fingerprint, version=st.version)
-        before = StateData(**asdict(st))
+            st = AlertStateRow(rule.name, fingerprint, version=st.version)
+        before = st
         obs = observe(reader, rule, settings, now, specs,
                       want_history_low=rule.condition == "new_low" and st.all_time_low is None)
         if not reset and obs.stamp == st.data_stamp:
             return Evaluation(rule.name, st.state, st.state, obs.fresh.value, note="no new data",
                               pending_count=st.pending_count)
-        events = step(rule, st, obs)
-        st.data_stamp, st.last_evaluated_at = obs.stamp, now
+        st, events = step(rule, st, obs)
+        st = st._replace(data_stamp=obs.stamp, last_evaluated_at=now)
         note = None
         if obs.held and events == [] and st.state == before.state:
             note = f"holding: latest scrape failed for {', '.join(obs.held)}"
@@ -256,7 +235,7 @@ def evaluate_rule(engine: Engine, settings: Settings, rule: Rule, *, now: dateti
             session.rollback()
             return Evaluation(rule.name, before.state, st.state, obs.fresh.value, tuple(events), note=note,
                               pending_count=st.pending_count)
-        _write_state(session, rule, st, exists=row is not None)
+        _write_state(session, st, exists=row is not None)
         ids = []
         for kind in events:
             ev = make_event(session, rule, kind, obs, before, settings, now)
