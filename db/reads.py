@@ -25,7 +25,7 @@ from functools import cache
 from itertools import groupby
 from operator import itemgetter
 from types import NoneType, UnionType
-from typing import Any, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from db.columns import (
     AlertStateRow,
@@ -1004,16 +1004,22 @@ def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetim
     return from_epoch(rolled)
 
 
+#: The type of an ``IntervalRow`` field that shows the name of the interval's ``<field>_id`` label.
+LabelName = Annotated[str, "label"]
+
+
 @dataclass(frozen=True, slots=True)
 class IntervalRow:
-    """One stored interval with names and datetimes (for inspection, exports and tests)."""
+    """One stored interval as people read it (inspection, exports and tests): the ``price_interval``
+    columns of the same names, except that a ``LabelName`` is the name of the ``<field>_id``
+    column's label and a datetime the time of the column's epoch seconds (``interval_rows``)."""
 
     id: int
     offer_id: int
-    provider: str
-    gpu: str | None
-    kind: str
-    currency: str
+    provider: LabelName
+    gpu: LabelName | None
+    kind: LabelName
+    currency: LabelName
     price_per_hour: float
     price_per_gpu_hour: float
     available: bool | None
@@ -1023,13 +1029,27 @@ class IntervalRow:
     observations: int
 
 
+@cache
+def _interval_columns() -> tuple[tuple[str, str], ...]:
+    """Per ``IntervalRow`` field, its ``price_interval`` column and how a stored value is read:
+    ``label`` (the id's name), ``epoch`` (seconds as a datetime), ``flag`` (SQLite's 0/1 as a
+    bool) or ``""`` (as stored)."""
+    columns = []
+    for name, hint in get_type_hints(IntervalRow, include_extras=True).items():
+        types = set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}
+        if LabelName in types:
+            columns.append((f"{name}_id", "label"))
+        else:
+            columns.append((name, "epoch" if datetime in types else "flag" if bool in types else ""))
+    return tuple(columns)
+
+
 def interval_rows(reader: Reader, *, provider: str | None = None, offer_id: int | None = None) -> list[IntervalRow]:
     """Stored intervals in id order (of one provider or offer when given)."""
     known = Labels(reader)
     names = {i: n for space in known.by_space.values() for i, n in space.items()}
-    sql = ("SELECT i.id, i.offer_id, i.provider_id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, "
-           "i.price_per_gpu_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.observations "
-           "FROM price_interval i WHERE 1 = 1")
+    columns = _interval_columns()
+    sql = f"SELECT {', '.join(f'i.{c}' for c, _ in columns)} FROM price_interval i WHERE 1 = 1"
     params: dict[str, Any] = {}
     if provider is not None:
         sql += " AND i.provider_id = :p"
@@ -1037,9 +1057,10 @@ def interval_rows(reader: Reader, *, provider: str | None = None, offer_id: int 
     if offer_id is not None:
         sql += " AND i.offer_id = :o"
         params["o"] = offer_id
-    return [IntervalRow(r[0], r[1], names[r[2]], names.get(r[3]) if r[3] is not None else None, names[r[4]], names[r[5]],
-                        r[6], r[7], None if r[8] is None else bool(r[8]), from_epoch(r[9]), from_epoch(r[10]),
-                        from_epoch(r[11]) if r[11] is not None else None, r[12])
+    read: dict[str, Callable[[Any], Any]] = {"label": names.__getitem__, "epoch": from_epoch, "flag": bool,
+                                             "": lambda v: v}
+    reads = [read[how] for _, how in columns]
+    return [IntervalRow(*(None if v is None else f(v) for f, v in zip(reads, r, strict=True)))
             for r in reader.rows(sql + " ORDER BY i.id", params)]
 
 
