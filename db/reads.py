@@ -99,9 +99,12 @@ ROLLUP_RUNS = ("SELECT " + RUN_FIELDS + " FROM rollup_hour WHERE series_id IN :s
 _DAY_ROWS = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
 #: Day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms and order.
 ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + _DAY_ROWS
-#: Joins naming an interval's (``i``) offer ``o``, provider ``lp``, GPU ``lg`` and kind ``lk``.
-_NAMED_INTERVALS = ("FROM price_interval i JOIN offer o ON o.id = i.offer_id JOIN label lp ON lp.id = i.provider_id "
-                    "JOIN label lg ON lg.id = i.gpu_id JOIN label lk ON lk.id = i.kind_id WHERE ")
+#: Joins naming an interval's (``i``) offer ``o``, provider ``lp``, GPU ``lg`` and kind ``lk``:
+#: left joins on primary keys (every interval has all four), so both backends leave out those a
+#: read's columns and terms do not name.
+_NAMED_INTERVALS = ("FROM price_interval i LEFT JOIN offer o ON o.id = i.offer_id "
+                    "LEFT JOIN label lp ON lp.id = i.provider_id LEFT JOIN label lg ON lg.id = i.gpu_id "
+                    "LEFT JOIN label lk ON lk.id = i.kind_id WHERE ")
 #: The same runs as a provider's value takes them (``provider_low_runs``): first and last hour,
 #: lowest price and offers, in order of series and start. That order is the run table's key, so
 #: each side of the view is read along it (no sort), and a series' runs come as
@@ -247,18 +250,30 @@ def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None,
     return [(int(g), int(b), float(low)) for g, b, low in reader.rows(sql, params)]
 
 
-def frame_intervals(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None, kind_ids: list[int] | None,
-                    usd: int, regions: Sequence[str] | None, until: int | None, seen_from: int | None
-                    ) -> list[tuple[Any, ...]]:
-    """The USD intervals of ``gpu_ids`` as the exports' frames read them
-    (``tracker.analysis.frames``), filtered as ``interval_terms`` says: (id, offer, provider, gpu
-    and kind names, term, region, sku, gpu count, per-GPU and whole price, available, first_seen,
-    last_seen, ends_at, provider id)."""
+#: The columns of an interval the exports' frames read (``tracker.analysis.frames``): id, offer,
+#: provider, GPU and kind names, term, region, sku, gpu count, per-GPU and whole price,
+#: available, first_seen, last_seen, ends_at and provider id.
+FRAME_COLUMNS = ("i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
+                 "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.provider_id")
+#: The columns of an interval availability reads (``tracker.analysis.availability``). ``available``
+#: is part of an interval's identity, so the raw intervals hold the whole availability history;
+#: the count of GPUs free is kept for the newest interval only and is not read.
+AVAILABILITY_COLUMNS = "i.provider_id, o.region, i.offer_id, i.available, i.first_seen, i.last_seen, i.ends_at"
+
+
+def named_intervals(reader: Reader, columns: str, gpu_ids: list[int], provider_ids: Sequence[int] | None,
+                    kind_ids: Sequence[int] | None, usd: int | None, *, regions: Sequence[str] | None = None,
+                    since: int | None = None, until: int | None = None,
+                    min_gpu_count: float | None = None) -> list[tuple[Any, ...]]:
+    """``columns`` (SQL over ``price_interval i``, its offer ``o`` and labels ``lp`` provider, ``lg``
+    GPU and ``lk`` kind) of the intervals filtered as ``interval_terms`` says, of offers in
+    ``regions`` with at least ``min_gpu_count`` GPUs (``None`` or empty: any)."""
     params: dict[str, Any] = {}
-    sql = ("SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, o.term_months, o.region, o.sku, o.gpu_count, "
-           "i.price_per_gpu_hour, i.price_per_hour, i.available, i.first_seen, i.last_seen, i.ends_at, i.provider_id "
-           + _NAMED_INTERVALS + interval_terms("i", params, gpu_ids, provider_ids, kind_ids, usd, since=seen_from, until=until))
-    return reader.rows(sql + _region_term(regions, params), params)
+    where = interval_terms("i", params, gpu_ids, provider_ids, kind_ids, usd, since=since, until=until)
+    if min_gpu_count is not None:
+        where += " AND o.gpu_count >= :min_count"
+        params["min_count"] = min_gpu_count
+    return reader.rows(f"SELECT {columns} {_NAMED_INTERVALS}{where}{_region_term(regions, params)}", params)
 
 
 def row_counts(reader: Reader) -> dict[str, int]:
@@ -354,19 +369,6 @@ def provider_lows(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi:
     id, lowest price, offers)."""
     runs = provider_low_runs(reader, step, gpu_ids=gpu_ids, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
     return sorted((g, i * step, p, v, n) for (g, p), rs in runs.items() for a, b, v, n in rs for i in range(a, b + 1))
-
-
-def availability_rows(reader: Reader, gpus: list[int], since: int, until: int, *, provider_ids: Sequence[int] | None = None,
-                      kind_ids: Sequence[int] | None = None, regions: Sequence[str] | None = None) -> list[tuple[Any, ...]]:
-    """(provider id, region, offer id, available, first_seen, last_seen, ends_at) of the intervals
-    of ``gpus`` in effect some time in ``[since, until]``, filtered as ``interval_terms`` says.
-    ``available`` is part of an interval's identity, so the raw intervals hold the whole
-    availability history; the count of GPUs free is kept for the newest interval only and is not read."""
-    params: dict[str, Any] = {}
-    sql = ("SELECT i.provider_id, o.region, i.offer_id, i.available, i.first_seen, i.last_seen, i.ends_at "
-           "FROM price_interval i JOIN offer o ON o.id = i.offer_id WHERE "
-           + interval_terms("i", params, gpus, provider_ids, kind_ids, None, since=since, until=until))
-    return reader.rows(sql + _region_term(regions, params), params)
 
 
 #: The staleness limit, in collection intervals of a provider: a provider whose newest data is
@@ -1065,23 +1067,6 @@ def interval_rows(reader: Reader, *, provider: str | None = None, offer_id: int 
 
 
 # --- alerts -----------------------------------------------------------------------------------
-
-
-def rule_intervals(reader: Reader, columns: str, *, gpus: Sequence[str], kinds: Sequence[str],
-                   providers: Sequence[str] = (), regions: Sequence[str] = (), min_gpu_count: float | None = None,
-                   until: int | None = None, since: int | None = None) -> list[tuple[Any, ...]]:
-    """``columns`` (SQL over ``price_interval i``, ``offer o``, labels ``lp`` provider, ``lg`` gpu,
-    ``lk`` kind) of the stored USD intervals of an alert rule's GPUs, kinds, providers (all when
-    none), regions and least GPU count, filtered by time as ``interval_terms`` says."""
-    known = Labels(reader)
-    params: dict[str, Any] = {}
-    where = interval_terms("i", params, known.lookup("gpu", gpus),
-                           known.lookup("provider", providers) if providers else None, known.lookup("kind", kinds),
-                           (known.lookup("currency", ["USD"]) or [-1])[0], since=since, until=until)
-    if min_gpu_count is not None:
-        where += " AND o.gpu_count >= :min_count"
-        params["min_count"] = min_gpu_count
-    return reader.rows(f"SELECT {columns} {_NAMED_INTERVALS}{where}{_region_term(regions, params)}", params)
 
 
 def alert_state(reader: Reader, rule: str) -> AlertStateRow | None:

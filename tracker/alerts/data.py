@@ -208,11 +208,14 @@ def observe(reader: Reader, rule: Rule, settings: Settings, now: datetime, specs
 
 def rule_intervals(reader: Reader, rule: Rule, columns: str, *, until: datetime | None = None,
                    since_s: int | None = None) -> list[tuple[Any, ...]]:
-    """``columns`` of the stored USD intervals the rule watches (``db.reads.rule_intervals``),
+    """``columns`` of the stored USD intervals the rule watches (``db.reads.named_intervals``),
     first seen by ``until`` and last seen from ``since_s`` (epoch seconds) on."""
-    return reads.rule_intervals(reader, columns, gpus=rule.gpus, kinds=rule.kinds, providers=rule.providers,
-                                    regions=rule.regions, min_gpu_count=rule.min_gpu_count,
-                                    until=epoch(until) if until is not None else None, since=since_s)
+    known = reads.Labels(reader)
+    return reads.named_intervals(reader, columns, known.lookup("gpu", rule.gpus),
+                                 known.lookup("provider", rule.providers) if rule.providers else None,
+                                 known.lookup("kind", rule.kinds), (known.lookup("currency", ["USD"]) or [-1])[0],
+                                 regions=rule.regions, min_gpu_count=rule.min_gpu_count,
+                                 until=epoch(until) if until is not None else None, since=since_s)
 
 
 def _intervals(reader: Reader, rule: Rule, until: datetime | None = None) -> list[tuple[Any, ...]]:

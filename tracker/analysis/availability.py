@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from db.reader import Reader
-from db.reads import Labels, availability_rows, provider_intervals, raw_horizon
+from db.reads import AVAILABILITY_COLUMNS, Labels, named_intervals, provider_intervals, raw_horizon
 from db.spans import DEFAULT_INTERVAL_S, epoch, from_epoch, hold_end
 from tracker.errors import ConfigError
 
@@ -102,7 +102,7 @@ def minus(spans: Sequence[Span], cut: Sequence[Span]) -> list[Span]:
 
 def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since: int, until: int,
               interval_s: int) -> Availability:
-    """The figures of one group from its ``db.reads.availability_rows``."""
+    """The figures of one group from its ``db.reads.AVAILABILITY_COLUMNS`` rows."""
     known: list[Span] = []
     up: list[Span] = []
     last: int | None = None
@@ -139,9 +139,10 @@ def availability(reader: Reader, gpus: Sequence[str], since: datetime, until: da
     gpu_ids = labels.lookup("gpu", gpus)
     if not gpu_ids:
         return []
-    rows = availability_rows(reader, gpu_ids, start, end,
-                             provider_ids=None if providers is None else labels.lookup("provider", providers),
-                             kind_ids=None if kinds is None else labels.lookup("kind", kinds), regions=regions)
+    rows = named_intervals(reader, AVAILABILITY_COLUMNS, gpu_ids,
+                           None if providers is None else labels.lookup("provider", providers),
+                           None if kinds is None else labels.lookup("kind", kinds), None, regions=regions,
+                           since=start, until=end)
     groups: dict[tuple[int, str], list[tuple[Any, ...]]] = {}
     for r in rows:
         groups.setdefault((int(r[0]), r[1] or ""), []).append(r)

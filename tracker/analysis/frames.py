@@ -46,9 +46,10 @@ def load_intervals(
              for pid, name in labels.names("provider").items()}
     # a price holds at most one collection interval past last_seen: the longest bounds the read
     seen_from = None if since is None else epoch(since) - max([*every.values(), spans.DEFAULT_INTERVAL_S])
-    rows = reads.frame_intervals(reader, gpu_ids, labels.lookup("provider", f.providers) if f.providers else None,
-                                 labels.lookup("kind", f.kinds) if f.kinds else None, usd[0] if usd else -1, f.regions,
-                                 None if until is None else epoch(until), seen_from)
+    rows = reads.named_intervals(reader, reads.FRAME_COLUMNS, gpu_ids,
+                                 labels.lookup("provider", f.providers) if f.providers else None,
+                                 labels.lookup("kind", f.kinds) if f.kinds else None, usd[0] if usd else -1,
+                                 regions=f.regions, since=seen_from, until=None if until is None else epoch(until))
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
     end = spans.hold_ends(df["last_seen"].tolist(), df["ends_at"].tolist(), df["provider_id"].map(every).tolist())
     df["end"] = pd.to_datetime(end, unit="s", utc=True)
