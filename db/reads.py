@@ -473,7 +473,7 @@ def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now:
                available_count: int | None = None) -> dict[str, Any]:
     d = dict(zip(PRICE_KEYS, values, strict=True))
     d["available"] = None if d["available"] is None else bool(d["available"])
-    # GPUs free now: the store keeps the newest count only, so a past moment (``prices_at``) has none
+    # GPUs free now: the store keeps the newest count only, so a past moment (``_prices_at``) has none
     d["available_count"] = None if available_count is None else int(available_count)
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
     e = _extra_dict(extra)
@@ -529,6 +529,7 @@ def current_condition(reader: Reader, providers: Sequence[str] | None = None, *,
 def latest_prices(
     reader: Reader,
     *,
+    at: datetime | None = None,
     gpus: Sequence[str] | None = None,
     providers: Sequence[str] | None = None,
     kinds: Sequence[str] | None = None,
@@ -541,7 +542,10 @@ def latest_prices(
     per GPU-hour first: the one answer to "what does it cost now" every surface gives. An offer
     missing from that collection is no longer on sale; a stale provider answers nothing unless
     ``include_stale`` (a year-old imported price is history). Each row says its ``source`` and
-    ``age_s`` (seconds since observed)."""
+    ``age_s`` (seconds since observed). With ``at``, the prices in effect then (``_prices_at``)."""
+    if at is not None:
+        params: dict[str, Any] = {}
+        return _prices_at(reader, at, _offer_terms(gpus, kinds, regions, params, providers, include_unmapped), params)
     now = now or utcnow()
     states = provider_states(reader)  # read once: the "now" rule and the rows' sources both need them
     where, params = current_condition(reader, providers, now=now, include_stale=include_stale, states=states)
@@ -552,21 +556,12 @@ def latest_prices(
     return [_price_row(row[:18], row[18], imported, now, row[19]) for row in rows]
 
 
-def prices_at(
-    reader: Reader,
-    at: datetime,
-    *,
-    gpus: Sequence[str] | None = None,
-    providers: Sequence[str] | None = None,
-    kinds: Sequence[str] | None = None,
-    regions: Sequence[str] | None = None,
-    include_unmapped: bool = True,
-) -> list[dict[str, Any]]:
-    """Every offer's price in effect at ``at``, cheapest per GPU-hour first; ``observed_at`` is
-    the last observation at or before ``at`` that the interval vouches for."""
+def _prices_at(reader: Reader, at: datetime, terms: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every offer's price in effect at ``at`` among the offers ``terms`` (``_offer_terms``)
+    match, cheapest per GPU-hour first; ``observed_at`` is the last observation at or before
+    ``at`` that the interval vouches for."""
     t = epoch(at)
-    params: dict[str, Any] = {"t": t, "lo": t - _MAX_HOLD_S}
-    rows = reader.rows(PRICES_AT + _offer_terms(gpus, kinds, regions, params, providers, include_unmapped), params)
+    rows = reader.rows(PRICES_AT + terms, params | {"t": t, "lo": t - _MAX_HOLD_S})
     intervals = provider_intervals(reader)
     newest: dict[int, tuple[Any, ...]] = {}
     for r in rows:
@@ -580,14 +575,6 @@ def prices_at(
     out = [_price_row((*r[:14], min(int(r[14]), t), *r[15:18]), r[21], imported, at) for r in newest.values()]
     out.sort(key=lambda d: (d["price_per_gpu_hour"] is None, d["price_per_gpu_hour"] or 0.0, d["provider"], d["sku"]))
     return out
-
-
-def current_prices(reader: Reader, at: datetime | None = None, *, include_stale: bool = False,
-                   **filters: Any) -> list[dict[str, Any]]:
-    """``latest_prices`` now (stale providers only with ``include_stale``), or ``prices_at`` as of ``at``."""
-    if at is None:
-        return latest_prices(reader, include_stale=include_stale, **filters)
-    return prices_at(reader, at, **filters)
 
 
 def stale_note(reader: Reader, *, providers: Sequence[str] | None = None, now: datetime | None = None) -> str | None:
@@ -749,12 +736,7 @@ def keys_of(provider_names: Mapping[int, str]) -> dict[str, dict[str, int]]:
 def owners(provider_names: Mapping[int, str]) -> dict[int, int]:
     """Each composite key's id -> its aggregator's label id (keys whose aggregator has no label are left out)."""
     ids = {name: i for i, name in provider_names.items()}
-    out = {}
-    for i, name in provider_names.items():
-        provider, via = split(name)
-        if via is not None and provider in ids:
-            out[i] = ids[provider]
-    return out
+    return {key: ids[p] for p, keys in keys_of(provider_names).items() if p in ids for key in keys.values()}
 
 
 def expand(provider_names: Mapping[int, str], provider_ids: Iterable[int] | None) -> list[int] | None:
@@ -763,9 +745,9 @@ def expand(provider_names: Mapping[int, str], provider_ids: Iterable[int] | None
     if provider_ids is None:
         return None
     wanted = list(provider_ids)
-    chosen = {provider_names[i] for i in wanted if i in provider_names}
-    extra = [i for i, name in provider_names.items() if split(name)[1] is not None and split(name)[0] in chosen]
-    return wanted + sorted(set(extra) - set(wanted))
+    keys = keys_of(provider_names)
+    extra = {key for i in wanted if i in provider_names for key in keys.get(provider_names[i], {}).values()}
+    return wanted + sorted(extra - set(wanted))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -832,11 +814,6 @@ def ping(reader: Reader) -> None:
 def providers(reader: Reader) -> dict[str, ProviderRow]:
     """Every stored provider by name."""
     return {p.name: p for p in _select(reader, ProviderRow, "provider")}
-
-
-def provider(reader: Reader, name: str) -> ProviderRow | None:
-    """One stored provider, or ``None``."""
-    return _first(reader, ProviderRow, "provider", "WHERE name = :n", {"n": name})
 
 
 def recent_runs(reader: Reader, *, limit: int = 50, providers: Sequence[str] | None = None,
@@ -1122,12 +1099,6 @@ def due_outbox_ids(reader: Reader, now: datetime, limit: int) -> list[int]:
     return [i for (i,) in reader.rows(
         "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= :t "
         "AND (claimed_until IS NULL OR claimed_until < :t) ORDER BY id LIMIT :limit", {"t": t, "limit": limit})]
-
-
-def pending_outbox_ids(reader: Reader, event_id: int) -> list[int]:
-    """The pending outbox rows of one event, oldest first."""
-    return [i for (i,) in reader.rows("SELECT id FROM outbox WHERE event_id = :e AND status = 'pending' ORDER BY id",
-                                      {"e": event_id})]
 
 
 def digest_states(reader: Reader, names: Sequence[str]) -> list[DigestStateRow]:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from db.engine import session_scope
 from db.models import Provider
 from db.reader import in_transaction
-from db.reads import prices_at, stale_note
+from db.reads import latest_prices, stale_note
 from tests.analysis.seq import HOUR, T0, offer, scrape
 from tracker.cli import app
 
@@ -32,7 +32,7 @@ def test_prices_at_follow_the_price_at_t_rule(engine: Engine) -> None:
     history(engine)
     with Session(engine) as s:
         def at(t: datetime) -> list[tuple[str, str, float]]:
-            return [(r["provider"], r["sku"], r["price_per_gpu_hour"]) for r in prices_at(in_transaction(s.connection()), t)]
+            return [(r["provider"], r["sku"], r["price_per_gpu_hour"]) for r in latest_prices(in_transaction(s.connection()), at=t)]
 
         assert at(T0 - timedelta(minutes=1)) == []
         assert at(T0 + timedelta(minutes=30)) == [("alpha", "h", 3.0)]
@@ -42,10 +42,8 @@ def test_prices_at_follow_the_price_at_t_rule(engine: Engine) -> None:
         assert at(T0 + 3 * HOUR + timedelta(minutes=59)) == [("alpha", "h", 2.0)]
         # alpha's 4h collection no longer listed the H100: gone from then on, never carried
         assert at(T0 + 4 * HOUR) == []
-        row = prices_at(in_transaction(s.connection()), T0 + 90 * timedelta(minutes=1), gpus=["H100-SXM"])[0]
+        row = latest_prices(in_transaction(s.connection()), at=T0 + 90 * timedelta(minutes=1), gpus=["H100-SXM"])[0]
         assert row["observed_at"] == T0 + HOUR and row["price_since"] == T0
-        from db.reads import latest_prices
-
         assert set(row) == set(latest_prices(in_transaction(s.connection()), include_stale=True)[0])  # the same rows as "now", as of then
 
 

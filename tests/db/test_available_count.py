@@ -66,7 +66,7 @@ def test_a_past_moment_has_no_count(engine: Engine) -> None:
     collect(engine, T0, offer("a", 5))
     collect(engine, T0 + HOUR, offer("a", 6))
     with Session(engine) as s:
-        rows = reads.prices_at(in_transaction(s.connection()), T0 + HOUR)
+        rows = reads.latest_prices(in_transaction(s.connection()), at=T0 + HOUR)
     assert [(r["available"], r["available_count"]) for r in rows] == [(True, None)]
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.engine import Engine
 from db import direct
 from db.engine import make_engine
 from db.reader import bind, in_transaction
-from db.reads import latest_prices, prices_at, provider_states
+from db.reads import latest_prices, provider_states
 from db.spans import from_epoch, utcnow
 from tests.conftest import run_main
 from tracker.catalog.specs import catalog_rows_for_db, load_catalog
@@ -56,8 +56,9 @@ def test_answers_equal_sqlalchemys(replay_store: str) -> None:
             states = provider_states(reader)
             assert states == provider_states(in_transaction(conn)) and all(s.last_success_at.tzinfo is not None for s in states)
             at = max(s.last_success_at for s in states)
-            assert prices_at(reader, at, providers=["runpod"]) == prices_at(in_transaction(conn), at, providers=["runpod"])
-            assert prices_at(reader, from_epoch(0)) == []
+            assert latest_prices(reader, at=at, providers=["runpod"]) == latest_prices(in_transaction(conn), at=at,
+                                                                                    providers=["runpod"])
+            assert latest_prices(reader, at=from_epoch(0)) == []
     finally:
         reader.close()
         eng.dispose()

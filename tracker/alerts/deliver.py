@@ -192,5 +192,5 @@ def deliver_event(
     now = now or utcnow()
     by_name = _rules_by_name(engine, settings, rules)
     with engine_reader(engine) as reader:
-        ids = reads.pending_outbox_ids(reader, event_id)
+        ids = [r.id for r in reads.outbox_rows(reader, event_ids=[event_id], statuses=["pending"])]
     return [d for i in ids if (d := deliver_one(engine, i, by_name, now=now, environ=environ, final=final)) is not None]

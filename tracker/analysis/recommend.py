@@ -55,7 +55,7 @@ from sqlalchemy.engine import Engine
 
 from db import reads
 from db.engine import engine_reader
-from db.reads import current_prices
+from db.reads import latest_prices
 from tracker.analysis import specs
 from tracker.kinds import DEFAULT_KINDS
 from tracker.analysis.tco import USD_PER_KWH, breakeven_hours, electricity_per_hour
@@ -158,8 +158,8 @@ def gpu_options(
     if not fitting:
         return pd.DataFrame(columns=OPTION_COLUMNS)
     with engine_reader(source) as reader:
-        offers = current_prices(reader, at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
-                                include_stale=include_stale)
+        offers = latest_prices(reader, at=at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
+                               include_stale=include_stale)
         if narrow is not None:
             offers = narrow(offers)
         fields = per_gpu_limit_fields()

@@ -32,7 +32,7 @@ from typing import Any
 import pandas as pd
 
 from db.reader import Reader
-from db.reads import current_prices
+from db.reads import latest_prices
 from tracker.analysis.aggregators import cheapest_per_provider
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
@@ -122,8 +122,8 @@ def market_rent(
     (what ``gpu-tracker prices`` shows), or as of ``at``: the cheapest provider or the median provider."""
     if basis not in RENT_BASES:
         raise ConfigError(f"--rent-basis: {basis!r} is not one of {', '.join(RENT_BASES)}")
-    rows = current_prices(reader, at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
-                          include_stale=include_stale)
+    rows = latest_prices(reader, at=at, gpus=[gpu], providers=providers, kinds=kinds, regions=regions,
+                         include_stale=include_stale)
     rows = [r for r in rows if r["currency"] == "USD" and r["price_per_gpu_hour"]]
     if not rows:
         return None

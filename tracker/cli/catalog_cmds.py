@@ -140,15 +140,15 @@ def value(
     else:
         if tflops is not None:
             raise ConfigError("--tflops goes with --price")
-        from db.reads import current_prices
+        from db.reads import latest_prices
         from tracker.analysis.aggregators import market_prices
         from tracker.reads.offers import GpuCount
 
         when = parse_at(at)
         # the store's own driver when it is current (``State.reader``), as ``prices`` reads
         provider = check_providers(st.reader, provider)
-        offers = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False,
-                                include_stale=include_stale)
+        offers = latest_prices(st.reader, at=when, gpus=ids, providers=provider, kinds=kinds, include_unmapped=False,
+                               include_stale=include_stale)
         count = GpuCount.parse(gpus) if gpus is not None else None
         offers = narrow_offers(st, offers, count, min_gpu_memory, max_price, available, max_age)
         usd = [o for o in offers if o["currency"] == "USD" and o["gpu"]]

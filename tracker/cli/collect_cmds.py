@@ -222,7 +222,7 @@ def prices(
     A terminal table shows GPU, provider, kind, $/GPU-h and region, and as many other
     columns as fit; --wide shows them all, --columns picks them.
     """
-    from db.reads import conversions, current_prices
+    from db.reads import conversions, latest_prices
     from tracker.reads.offers import (
         GROUP_KEYS,
         GpuCount,
@@ -238,8 +238,8 @@ def prices(
     ids, kinds = resolve_gpu_query(gpu), normalise_kinds(kind)
     provider = check_providers(st.reader, provider)
     when = parse_at(at)
-    rows = current_prices(st.reader, when, gpus=ids, providers=provider, kinds=kinds, regions=region,
-                          include_stale=include_stale)
+    rows = latest_prices(st.reader, at=when, gpus=ids, providers=provider, kinds=kinds, regions=region,
+                         include_stale=include_stale)
     rows = narrow_offers(st, rows, count, min_gpu_memory, max_price, available, max_age)
     converted = conversions(rows)  # a group's range holds converted prices too: the note names them
     title = f"prices as of {when:%Y-%m-%d %H:%M} UTC" if when else "latest prices"

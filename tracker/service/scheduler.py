@@ -315,7 +315,7 @@ def cycle_summary(results: Sequence[RunResult], alerts_sent: int, next_at: datet
 def failures_in_a_row(engine: Engine, provider: str) -> int:
     """Failed runs in a row, as the store counts them (at least 1 right after a failure)."""
     with engine_reader(engine) as reader:
-        row = reads.provider(reader, provider)
+        row = reads.providers(reader).get(provider)
     return max(1, row.consecutive_failures if row is not None else 1)
 
 

@@ -117,7 +117,7 @@ def test_price_lists_of_several_moments_in_any_order(source: Engine, engine: Eng
     files, everything, starts = [], [], set()
     for k, at in enumerate(moments):
         with Session(source) as s:
-            rows = reads.prices_at(in_transaction(s.connection()), at)
+            rows = reads.latest_prices(in_transaction(s.connection()), at=at)
         assert rows, at
         starts |= {(r["provider"], r["sku"], epoch(r["price_since"]), r["price_per_hour"]) for r in rows}
         lines = write_csv(rows, capsys, tmp_path / f"prices{k}.csv")
@@ -149,7 +149,7 @@ def test_price_lists_of_every_hour_give_back_the_intervals_of_the_store(engine: 
     files = []
     for h in range(12):
         with Session(day) as s:
-            rows = reads.prices_at(in_transaction(s.connection()), T0 + h * HOUR + HOUR / 2)
+            rows = reads.latest_prices(in_transaction(s.connection()), at=T0 + h * HOUR + HOUR / 2)
         write_csv(rows, capsys, tmp_path / f"at{h:02}.csv")
         files.append(tmp_path / f"at{h:02}.csv")
     want = sorted((r[0], r[1], r[9], r[12], r[13]) for r in intervals(day))
