@@ -36,6 +36,10 @@ PG_CONNECT_TIMEOUT_S = 10
 #: read of the intervals in effect at a past time passed ``jit_above_cost`` and compiling took a
 #: second of a ``trends`` whose statements take tens of milliseconds.
 PG_NO_JIT = "SET jit = off"
+#: What a session that must never write runs first, on SQLite and on PostgreSQL (``db.engine``'s
+#: read-only engines and this path's).
+SQLITE_READ_ONLY = "PRAGMA query_only=ON"
+PG_READ_ONLY = "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
 _POSTGRES = ("postgresql://", "postgres://", "postgresql+psycopg://")
 
 
@@ -66,7 +70,7 @@ def _open_sqlite(path: Path) -> Reader | None:
     if not path.is_file() or not (os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)):
         return None
     conn = sqlite3.connect(path, timeout=SQLITE_BUSY_TIMEOUT_S)
-    conn.execute("PRAGMA query_only=ON")
+    conn.execute(SQLITE_READ_ONLY)
     return over_driver(conn, "sqlite", conn.close)
 
 
@@ -78,7 +82,7 @@ def _open_postgres(url: str) -> Reader:
     # autocommit: no transaction left open between statements (its locks would hold up DDL
     # of other sessions for as long as the command runs); the session itself refuses writes
     conn = psycopg.connect(conninfo, autocommit=True, **kwargs)
-    conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    conn.execute(PG_READ_ONLY)
     conn.execute(PG_NO_JIT)
     return over_driver(conn, "postgresql", conn.close)
 
@@ -98,13 +102,16 @@ def _pg_error() -> type[Exception]:
     return module.Error if module is not None else sqlite3.Error
 
 
-def catalog_differs(stored: Iterable[dict[str, Any]], wanted: Iterable[dict[str, Any]]) -> bool:
-    """Whether ``gpu_model`` rows differ from the catalog's (``db.migrate.sync_gpu_models``
-    would write something)."""
+def catalog_changes(stored: Iterable[dict[str, Any]], wanted: Iterable[dict[str, Any]]
+                    ) -> tuple[list[Any], list[dict[str, Any]], list[dict[str, Any]]]:
+    """What makes ``gpu_model`` rows (``stored``) equal to the catalog's (``wanted``): the ids to
+    delete, the rows to insert and the rows to update (``db.migrate.sync_gpu_models`` writes
+    them; a store needing none opens here)."""
     have = {r["id"]: r for r in stored}
     want = {r["id"]: r for r in wanted}
     missing = object()
-    return have.keys() != want.keys() or any(have[i].get(k, missing) != v for i, row in want.items() for k, v in row.items())
+    changed = [row for i, row in want.items() if i in have and any(have[i].get(k, missing) != v for k, v in row.items())]
+    return sorted(set(have) - set(want)), [row for i, row in want.items() if i not in have], changed
 
 
 def open_reader(url: str, catalog_rows: Iterable[dict[str, Any]]) -> Reader | None:
@@ -120,7 +127,7 @@ def open_reader(url: str, catalog_rows: Iterable[dict[str, Any]]) -> Reader | No
     if reader is None:
         return None
     try:
-        if _is_current(reader) and not catalog_differs(reads.gpu_model_rows(reader), catalog_rows):
+        if _is_current(reader) and not any(catalog_changes(reads.gpu_model_rows(reader), catalog_rows)):
             return reader
     except BaseException:
         reader.close()

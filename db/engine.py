@@ -20,7 +20,9 @@ from sqlalchemy.exc import ArgumentError
 from db.direct import (
     PG_CONNECT_TIMEOUT_S,
     PG_NO_JIT,
+    PG_READ_ONLY,
     SQLITE_BUSY_TIMEOUT_S,
+    SQLITE_READ_ONLY,
     default_data_dir,
     default_database_url,
 )
@@ -141,8 +143,7 @@ def make_engine(url: str | None = None, *, read_only: bool = False, **kwargs: An
                                                              timeout=SQLITE_BUSY_TIMEOUT_S))
     if read_only:
         kwargs.setdefault("execution_options", {READ_ONLY_OPTION: True})
-        refuse_writes = "PRAGMA query_only=ON" if backend == "sqlite" else "SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY"
-        statements.append(refuse_writes)
+        statements.append(SQLITE_READ_ONLY if backend == "sqlite" else PG_READ_ONLY)
     engine = create_engine(url, **kwargs)
 
     @event.listens_for(engine, "connect")

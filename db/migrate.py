@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -21,7 +21,7 @@ from sqlalchemy import bindparam, inspect, text
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import OperationalError, ProgrammingError
 
-from db.direct import MIGRATIONS, at_head, known_revisions
+from db.direct import MIGRATIONS, at_head, catalog_changes, known_revisions
 from db.engine import is_read_only, make_engine, mask_url, sqlite_path
 from db.reader import in_transaction
 from db.reads import gpu_model_rows, stored_revisions
@@ -156,28 +156,23 @@ def schema_diff(engine: Engine) -> list[object]:
         return list(compare_metadata(ctx, SQLModel.metadata))
 
 
-def sync_gpu_models(conn: Connection, rows: Iterable[dict[str, Any]]) -> int:
+def sync_gpu_models(conn: Connection, rows: Sequence[dict[str, Any]]) -> int:
     """Make ``gpu_model`` equal to the catalog rows (insert, update, delete); returns how many
-    rows the catalog has. Every command that opens the store runs this, so it reads the table
+    rows the catalog has (one per id). Every command that opens the store runs this, so it reads the table
     once and writes only what differs (usually nothing), without the ORM. Row keys are
     ``gpu_model`` columns (``tracker.catalog.specs.DB_FIELDS``)."""
-    wanted = {r["id"]: r for r in rows}
-    existing = {row["id"]: row for row in gpu_model_rows(in_transaction(conn))}
-    gone = sorted(set(existing) - set(wanted))
+    gone, new, changed = catalog_changes(gpu_model_rows(in_transaction(conn)), rows)
     if gone:
         conn.execute(text("DELETE FROM gpu_model WHERE id IN :ids").bindparams(bindparam("ids", expanding=True)),
                      {"ids": gone})
-    new = [r for gpu_id, r in wanted.items() if gpu_id not in existing]
     if new:
         columns = list(new[0])
         conn.execute(text(f"INSERT INTO gpu_model ({', '.join(columns)}) "
                           f"VALUES ({', '.join(':' + c for c in columns)})"), new)
-    changed = [r for gpu_id, r in wanted.items()
-               if gpu_id in existing and any(existing[gpu_id][k] != v for k, v in r.items())]
     if changed:
         sets = ", ".join(f"{c} = :{c}" for c in changed[0] if c != "id")
         conn.execute(text(f"UPDATE gpu_model SET {sets} WHERE id = :id"), changed)
-    return len(wanted)
+    return len(rows)
 
 
 if __name__ == "__main__":  # pragma: no cover - developer tool
