@@ -320,22 +320,18 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     ``step``; ``db.spans.lows``). Day rows and hourly runs (one per kind) are combined as they
     are, never expanded into hours; the hourly runs are read with the columns a low takes, in
     order, so a provider with one series (one kind) is a pass over its runs with no sweep."""
-    pieces: dict[tuple[int, int], list[Piece]] = {}
     if not gpu_ids:
         return {}
+    params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
+    terms = label_terms("provider_id", "providers", provider_ids, params) + label_terms("kind_id", "kinds", kind_ids, params)
     if step != HOUR:
-        params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
-        sql = ("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS
-               + label_terms("provider_id", "providers", provider_ids, params)
-               + label_terms("kind_id", "kinds", kind_ids, params))
-        for g, b, p, low, offers in reader.rows(sql, params):  # integers and floats from both drivers
+        pieces: dict[tuple[int, int], list[Piece]] = {}
+        # integers and floats from both drivers
+        for g, b, p, low, offers in reader.rows("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS + terms, params):
             day = b // step
             pieces.setdefault((g, p), []).append((day, day, low, offers))
         return {key: lows(ps) for key, ps in pieces.items()}
-    params = {"gpus": gpu_ids}
-    sql = (ROLLUP_SERIES + label_terms("provider_id", "providers", provider_ids, params)
-           + label_terms("kind_id", "kinds", kind_ids, params))
-    series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(sql, params)}
+    series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(ROLLUP_SERIES + terms, params)}
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return {}
