@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
@@ -39,6 +39,14 @@ from tracker.pipeline.validate import HELD, Rejected, validate
 Identity = tuple[str, str, str, int]
 
 
+class _Instants(dict[int, datetime]):
+    """Epoch second -> its datetime, each made once (the offers of a batch share a few times)."""
+
+    def __missing__(self, t: int) -> datetime:
+        self[t] = at = from_epoch(t)
+        return at
+
+
 @dataclass
 class FreshSeries:
     """A series with no stored snapshot: its snapshot times (epoch seconds, oldest first) and
@@ -51,31 +59,15 @@ class FreshSeries:
     stated_starts: bool = False
 
 
-class OfferRow(NamedTuple):
-    """A row of an export of prices, read: an offer (its GPU as ``normalise`` names it) listed at
-    one price from ``since`` to ``observed`` (its stated start and its observation, with their
-    epoch seconds), the only offer of its ``series``."""
-
-    provider: str
-    sku: str
-    region: str
-    kind: str
-    term_months: int
-    gpu: str | None
-    gpu_raw: str
-    gpu_count: float
-    gpu_memory_gb: float | None
-    country: str | None
-    price_per_hour: float
-    currency: str
-    available: bool | None
-    term_unstated: bool  # a reserved row without a term: its provider printed none (an export keeps no ``extra``)
-    since_at: datetime
-    since: int
-    observed_at: datetime
-    observed: int
-    line: int
-    series: str
+#: A row of an export of prices, read: an offer (every field of ``NormalisedOffer``, as ``normalise``
+#: would make it, ``extra`` the export's own) listed at one price from ``since`` to ``observed``
+#: (its stated start and its observation, with their epoch seconds), the only offer of its
+#: ``series``; ``term_unstated``: a reserved row without a term (its provider printed none).
+#: A tuple whose fields are taken from ``NormalisedOffer``, not one: an import builds one a row,
+#: and a frozen dataclass costs several times a tuple to build.
+OfferRow = NamedTuple("OfferRow", [*((f.name, f.type) for f in fields(NormalisedOffer)),  # type: ignore[misc]
+                                   ("term_unstated", bool), ("since_at", datetime), ("since", int),
+                                   ("observed_at", datetime), ("observed", int), ("line", int), ("series", str)])
 
 
 def store_rows(session: Session, rows: Sequence[OfferRow], run_of: Callable[[str], Any], result: ImportResult, *,
@@ -94,7 +86,7 @@ def store_rows(session: Session, rows: Sequence[OfferRow], run_of: Callable[[str
     by_provider: dict[str, list[OfferRow]] = defaultdict(list)
     for r in sorted(rows, key=attrgetter("series")):  # the order ``store_fresh`` writes a batch in
         by_provider[r.provider].append(r)
-    at: dict[int, datetime] = {}
+    instant = _Instants()
     # the JSON of each row's extra up to its series' name (``[:-3]``: the empty name and brace)
     head = {u: json.dumps({**extra, **({"term_unstated": True} if u else {}), series_db.SERIES_KEY: ""})[:-3]
             for u in (False, True)}
@@ -103,11 +95,9 @@ def store_rows(session: Session, rows: Sequence[OfferRow], run_of: Callable[[str
         run, pid = run_of(provider), ids[("provider", provider)]
         offer_ids = store_stage.insert_offer_rows(conn, provider, [
             (r.sku, r.region, r.kind, r.term_months, r.gpu, r.gpu_raw, r.gpu_count, r.gpu_memory_gb, None, None, r.country,
-             f"{head[r.term_unstated]}{json.dumps(r.series)}}}",
-             at.get(r.since) or at.setdefault(r.since, from_epoch(r.since)),
-             at.get(r.observed) or at.setdefault(r.observed, from_epoch(r.observed))) for r in group])
+             f"{head[r.term_unstated]}{json.dumps(r.series)}}}", instant[r.since], instant[r.observed]) for r in group])
         rows_out = [(offer_ids[(r.sku, r.region, r.kind, r.term_months)], pid, ids[("gpu", r.gpu)], ids[("kind", r.kind)],
-                     ids[("currency", r.currency)], r.price_per_hour, r.price_per_hour / r.gpu_count, r.available,
+                     ids[("currency", r.currency)], r.price_per_hour, r.price_per_gpu_hour, r.available,
                      r.since, r.observed, None, 1 + (r.since != r.observed), None) for r in group]  # intervals.COLUMNS
         intervals.insert_new(conn, sorted(rows_out, key=itemgetter(0)))
         observations = len(group) + sum(r.since != r.observed for r in group)
@@ -224,13 +214,12 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
                                      | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
     labelled: dict[Seen, Seen] = {}
     changed: dict[str, tuple[int, int]] = {}
-    at: dict[int, Any] = {}  # epoch second -> its datetime, made once
+    instant = _Instants()
     for provider, w in sorted(writes.items()):
         run = run_of(provider)
         pid = ids[("provider", provider)]
         offer_ids = store_stage.insert_offers(conn, provider, [
-            (o, {k: v for k, v in o.extra.items() if k != since_key}, at.get(first) or at.setdefault(first, from_epoch(first)),
-             at.get(last) or at.setdefault(last, from_epoch(last)))
+            (o, {k: v for k, v in o.extra.items() if k != since_key}, instant[first], instant[last])
             for first, last, o in w.offers.values()])
         result.new_offers += len(offer_ids)
         run.new_offers += len(offer_ids)

@@ -178,19 +178,6 @@ def _rows(reader: csv.DictReader[str]) -> Iterator[tuple[int, dict[str, str]]]:
 # --- readers: CSV rows -> snapshots or batches -------------------------------------------------------------
 
 
-def _export_gpu(row: Mapping[str, str], provider: str, count: float, memory: float | None,
-                known: Mapping[str, Any]) -> tuple[str | None, str]:
-    """(catalog GPU or None, raw name) of a ``prices`` row: the catalog names ``gpu_raw``
-    (``base.catalog_gpu``); the export's ``gpu`` column is a hint taken only when the catalog
-    knows it and the raw name is not a slice (a user alias the export resolved with)."""
-    column = (row.get("gpu") or "").strip() or None
-    raw = (row.get("gpu_raw") or "").strip() or (column or "")
-    gpu, named, _mem = catalog_gpu([raw], provider=provider, count=count, memory=memory)
-    if gpu is None and not named.endswith(" slice") and column in known:
-        return column, raw
-    return gpu, raw if gpu is not None or not named.endswith(" slice") else named
-
-
 def prices_series(provider: str, sku: str, region: str, kind: str, term_months: int) -> str:
     """The series a ``prices`` row's offer is (every offer is one of its own)."""
     return f"csv-prices:{provider}|{sku}|{region}|{kind}|{term_months}"
@@ -247,9 +234,19 @@ class _PricesRow:
         return got
 
     def _gpu(self, raw_cell: str, gpu_cell: str, provider: str, count: float, memory: float | None) -> tuple[str | None, str]:
-        """(GPU as ``normalise`` names it, raw name) of the row (``_export_gpu``)."""
-        gpu, raw = _export_gpu({"gpu_raw": raw_cell, "gpu": gpu_cell}, provider, count, memory, self.known)
-        return gpu or resolve_gpu(raw, memory, provider=provider), raw
+        """(GPU as ``normalise`` names it, raw name) of the row: the catalog names ``gpu_raw``
+        (``base.catalog_gpu``); the export's ``gpu`` column is a hint taken only when the catalog
+        knows it and the raw name is not a slice (a user alias the export resolved with)."""
+        column = gpu_cell.strip() or None
+        raw = raw_cell.strip() or (column or "")
+        gpu, named, _mem = catalog_gpu([raw], provider=provider, count=count, memory=memory)
+        if gpu is not None:
+            return gpu, raw
+        if named.endswith(" slice"):
+            raw = named
+        elif column in self.known:
+            return column, raw
+        return resolve_gpu(raw, memory, provider=provider), raw
 
     def read(self, cells: list[str], line: int) -> OfferRow:
         """The row (a short row's missing cells empty), its cells unescaped (only a row with a cell
@@ -274,10 +271,13 @@ class _PricesRow:
         gpu, raw = self.gpu(raw, column, provider, count, memory)
         kind, sku, region = kind.strip(), sku.strip(), region.strip()
         term, price = self.cell(term, "term_months", False), self.cell(price, "price_per_hour")
-        row = OfferRow(provider, sku, region, kind, int(term or 0), gpu, raw, count, memory,  # type: ignore[arg-type]
-                       country.strip() or None, price, currency.strip(), _bool(available),  # type: ignore[arg-type]
-                       kind == "reserved" and not term, since_at, since_s, observed_at, observed_s, line,
-                       prices_series(provider, sku, region, kind, int(term or 0)))
+        months = int(term or 0)
+        # in ``OfferRow``'s order, not by keyword (which costs three times the tuple); vcpus, ram_gb
+        # and available_count an export does not state
+        row = OfferRow(provider, sku, region, kind, months, gpu, raw, count, price, price / count if count > 0 else None,
+                       currency.strip(), _bool(available), memory, None, None, country.strip() or None, _PRICES_EXTRA,
+                       None, kind == "reserved" and not term, since_at, since_s, observed_at, observed_s, line,
+                       prices_series(provider, sku, region, kind, months))
         shape = (not sku, raw, kind, row.term_months, row.term_unstated, row.currency, memory)
         if shape not in self.offers:
             _offer(row)  # the offer's own checks, once per shape of row they judge
