@@ -3,27 +3,41 @@ future-timestamp rule, value parsing, and the snapshot record the archive format
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import lru_cache
+from pathlib import Path
 from typing import IO, Any
 
+from db.reads import Identity
 from db.spans import utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.grid import parse_when
 from tracker.catalog.names import MEMORY_LOW
 from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.errors import ConfigError
+from tracker.pipeline.validate import HELD, Rejected
 
 #: Clock skew allowed before an observation time counts as "in the future".
 FUTURE_TOLERANCE = timedelta(minutes=10)
 
 #: Called with (units done, units total) as a long file is read; the CLI draws a progress bar.
 Progress = Callable[[int, int], None]
+#: ``ScrapedOffer.extra`` key of the epoch second at which the source says the observation's
+#: interval began (``store_snapshots(stated_starts=True)``); used while re-cutting, not stored with the offer.
+SINCE_KEY = "interval_since"
+
+
+def held_prices(rejected: Iterable[Rejected]) -> dict[Identity, float]:
+    """The prices ``validate`` held for confirmation, by identity: what the next snapshot's judgement
+    takes as ``pending`` (seeing one again confirms it)."""
+    return {r.offer.identity: r.offer.price_per_hour for r in rejected
+            if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +100,10 @@ class ImportResult:
                 "can be seen (if the archive collected that rarely, give a --max-gap wider than its spacing)"
                 for name, spacing in sorted(self.wide_spacing.items())[:MAX_LISTED]]
 
+    def note(self, files: str) -> str:
+        """The message of the import's runs (``files``: how it names what it read)."""
+        return f"import of {files} ({self.format} format, {self.rows} rows, {self.bad_total} bad)"
+
     def summary(self) -> dict[str, Any]:
         gap = "none" if self.max_gap is None else _hours(self.max_gap)
         gaps = sorted(self.gaps.items())
@@ -105,6 +123,11 @@ class ImportResult:
         }
 
 
+def files_label(paths: Sequence[Path]) -> str:
+    """How an import names its files: the first three, and how many more."""
+    return ", ".join(p.name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
 @dataclass(slots=True)
 class Snapshot:
     """What one archive saw of one provider at one time, for one series.
@@ -119,6 +142,15 @@ class Snapshot:
     offers: list[ScrapedOffer] = field(default_factory=list)
     line: int = 0
     file: str = ""
+
+
+def collection(series: str, at: datetime, offers: Sequence[ScrapedOffer], line: int = 0,
+               file: str = "") -> Iterator[Snapshot]:
+    """One collection of ``series`` at ``at``: its time (a snapshot of no provider: the series was
+    collected then, so an offer of it missing here is no longer listed), then each provider's offers."""
+    yield Snapshot("", series, at, [], line, file)
+    for provider in sorted({o.provider for o in offers}):
+        yield Snapshot(provider, series, at, [o for o in offers if o.provider == provider], line, file)
 
 
 #: A name that says it is part of a GPU: a MIG profile (``1g.34gb``), a vGPU, a Vultr ``vcg-`` plan.
@@ -249,8 +281,6 @@ MAX_FIELD = 128 * 1024
 def csv_rows(reader: Any, file: str) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line, row)`` of a ``csv.DictReader``; a malformed or oversized field is a one-line
     ``ConfigError`` naming the file and line (nothing of the file is imported)."""
-    import csv
-
     while True:
         try:
             row = next(reader)
@@ -259,6 +289,17 @@ def csv_rows(reader: Any, file: str) -> Iterator[tuple[int, dict[str, str]]]:
         except csv.Error as exc:
             raise csv_error(exc, file, reader.line_num) from None
         yield reader.line_num, row
+
+
+def csv_records(fh: IO[str], file: str, what: str, required: list[str], fmt: str,
+                progress: Progress | None = None) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line, row)`` of an archive's CSV file (``bounded_lines``, ``csv_rows``), its header's
+    names stripped; a header without a ``required`` column is refused (``missing_columns``)."""
+    reader = csv.DictReader(bounded_lines(fh, file, what, progress))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    reader.fieldnames = header
+    missing_columns(header, required, fmt)
+    yield from csv_rows(reader, file)
 
 
 def csv_error(exc: Exception, file: str, line: int) -> ConfigError:

@@ -14,27 +14,13 @@ collections more than 30 hours apart have a gap between them (a missing day is u
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports import EWYLUDA
+from tracker.analysis.imports import EWYLUDA, base
 from tracker.analysis.imports.aliases import provider_name
-from tracker.analysis.imports.base import (
-    BadRow,
-    ImportResult,
-    Progress,
-    Snapshot,
-    bounded_lines,
-    catalog_gpu,
-    check_future,
-    csv_rows,
-    missing_columns,
-    number,
-    when,
-)
 from tracker.errors import TrackerError
 
 NAME = EWYLUDA
@@ -55,7 +41,7 @@ def _gpu(model: str, sku: str, provider: str, count: float) -> tuple[str | None,
     label only as a hint (``base.catalog_gpu``: a MIG slice such as RunPod's ``NVIDIA B300 SXM6 AC
     MIG 1g.34gb``, labelled ``B300``, is never a whole B300). The raw name kept is the label,
     or the slice's own name (a sku such as Vast.ai's ``median-offer`` names no GPU)."""
-    gpu, raw, _mem = catalog_gpu([sku, model], provider=provider, count=count)
+    gpu, raw, _mem = base.catalog_gpu([sku, model], provider=provider, count=count)
     return gpu, raw if raw.endswith(" slice") else model
 
 
@@ -67,17 +53,14 @@ def _kind(pricing: str, provider_display: str) -> str:
     return "community" if "community" in provider_display.lower() else "on_demand"
 
 
-def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
+def read(path: Path, result: base.ImportResult, progress: base.Progress | None = None) -> Iterator[base.Snapshot]:
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(bounded_lines(fh, path.name, "an ewyluda observation row", progress))
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        reader.fieldnames = header
-        missing_columns(header, REQUIRED, "ewyluda observations")
-        for line, row in csv_rows(reader, path.name):
+        for line, row in base.csv_records(fh, path.name, "an ewyluda observation row", REQUIRED,
+                                          "ewyluda observations", progress):
             result.rows += 1
             try:
-                at = when(row, "collected_at")
-                check_future(at, "collected_at")
+                at = base.when(row, "collected_at")
+                base.check_future(at, "collected_at")
                 source = (row.get("source") or "").strip()
                 if not source:
                     raise ValueError("source is empty")
@@ -85,18 +68,18 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 model, sku = (row.get("gpu_model") or "").strip(), (row.get("sku") or "").strip()
                 if not model or not sku:
                     raise ValueError("gpu_model and sku must not be empty")
-                count = number(row, "gpu_count")
+                count = base.number(row, "gpu_count")
                 assert count is not None
                 gpu, raw = _gpu(model, sku, provider, count)
                 offer = ScrapedOffer(
                     provider=provider, sku=f"{model}/{sku}", gpu_raw=raw, gpu_count=count,
-                    price_per_hour=number(row, "usd_per_hour"),
+                    price_per_hour=base.number(row, "usd_per_hour"),
                     kind=_kind((row.get("pricing") or "").strip(), row.get("provider") or ""),
                     region=(row.get("region") or "").strip(), gpu=gpu,
                     extra={"source": SOURCE, "source_provider": (row.get("provider") or "").strip(),
                            "sample_size": (row.get("sample_size") or "").strip()},
                 )
             except (ValueError, TrackerError) as exc:
-                result.bad(BadRow(line, str(exc).splitlines()[0], path.name))
+                result.bad(base.BadRow(line, str(exc).splitlines()[0], path.name))
                 continue
-            yield Snapshot(provider, f"ewyluda:{provider}", at, [offer], line, path.name)
+            yield base.Snapshot(provider, f"ewyluda:{provider}", at, [offer], line, path.name)

@@ -28,15 +28,14 @@ from sqlmodel import Session
 
 from db import intervals, labels, reads
 from db import series as series_db
+from db.reads import Identity
 from db.spans import from_epoch
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports.base import ImportResult
+from tracker.analysis.imports.base import SINCE_KEY, ImportResult, held_prices
 from tracker.analysis.imports.runs import Seen, cut
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
-from tracker.pipeline.validate import HELD, Rejected, validate
-
-Identity = tuple[str, str, str, int]
+from tracker.pipeline.validate import Rejected, validate
 
 
 class _Instants(dict[int, datetime]):
@@ -130,7 +129,7 @@ class _Writes:
     cuts: list[tuple[FreshSeries, dict[Identity, dict[int, Seen]]]] = field(default_factory=list)
 
 
-def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, series_key: str,
+def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult,
            currency_rates: Mapping[str, float] | None) -> dict[int, list[NormalisedOffer]]:
     """Validate ``provider``'s snapshots of the series in time order (each against the offer's
     latest accepted price and the prices held at the snapshot before), as its collections would
@@ -148,11 +147,10 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, ser
             n = normalised.get(id(o))
             if n is None:
                 n = normalised[id(o)] = normalise(o, currency_rates)
-                n.extra[series_key] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
+                n.extra[series_db.SERIES_KEY] = sr.name  # type: ignore[index]  # normalise made this dict: the offer's own
             candidates.append(n)
         accepted, rejected = validate(candidates, previous, pending)
-        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
+        pending = held_prices(rejected)
         previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
         if t not in by_time:
             continue
@@ -182,7 +180,6 @@ def _judge(provider: str, sr: FreshSeries, w: _Writes, result: ImportResult, ser
 
 
 def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable[[str], Any], result: ImportResult, *,
-                series_key: str, since_key: str,
                 currency_rates: Mapping[str, float] | None = None) -> dict[str, tuple[int, int]]:
     """Store ``batch`` (series with no stored snapshot); returns each provider's changed range
     of snapshot times (for the roll-ups). ``run_of(provider)``: the import's ``scrape_run`` of the
@@ -192,14 +189,14 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
     for sr in batch:
         for provider in sorted(sr.listing):
             w = writes[provider]
-            accepted_at = _judge(provider, sr, w, result, series_key, currency_rates)
+            accepted_at = _judge(provider, sr, w, result, currency_rates)
             seen: dict[Identity, dict[int, Seen]] = {}
             w.cuts.append((sr, seen))
             for t, accepted in accepted_at.items():
                 for o in accepted:
                     if o.price_per_hour is None or o.price_per_gpu_hour is None:
                         continue  # listed without a price: an offer, no interval
-                    since = o.extra.get(since_key) if sr.stated_starts else None
+                    since = o.extra.get(SINCE_KEY) if sr.stated_starts else None
                     seen.setdefault(o.identity, {})[t] = Seen(o.gpu, o.kind, o.currency, o.price_per_hour,  # type: ignore[arg-type]
                                                               o.price_per_gpu_hour, o.available,
                                                               None if since is None else int(since))
@@ -219,7 +216,7 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
         run = run_of(provider)
         pid = ids[("provider", provider)]
         offer_ids = store_stage.insert_offers(conn, provider, [
-            (o, {k: v for k, v in o.extra.items() if k != since_key}, instant[first], instant[last])
+            (o, {k: v for k, v in o.extra.items() if k != SINCE_KEY}, instant[first], instant[last])
             for first, last, o in w.offers.values()])
         result.new_offers += len(offer_ids)
         run.new_offers += len(offer_ids)

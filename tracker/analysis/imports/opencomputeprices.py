@@ -52,7 +52,6 @@ How rows become offers:
 
 from __future__ import annotations
 
-import csv
 import json
 import re
 from collections import defaultdict
@@ -67,19 +66,6 @@ from scrapers.base import ScrapedOffer, positive
 from scrapers.oci import NOT_PUBLIC
 from tracker.analysis.imports import OPENCOMPUTEPRICES, base
 from tracker.analysis.imports.aliases import provider_name
-from tracker.analysis.imports.base import (
-    BadRow,
-    ImportResult,
-    Progress,
-    Snapshot,
-    bounded_lines,
-    catalog_gpu,
-    check_future,
-    csv_rows,
-    missing_columns,
-    number,
-    when,
-)
 from tracker.errors import TrackerError
 
 NAME = OPENCOMPUTEPRICES
@@ -164,7 +150,7 @@ def resolve(row: Mapping[str, str], provider: str, count: float, extra: Mapping[
     """(canonical GPU or None, raw name, memory per GPU) for a row (``base.catalog_gpu``: a slice
     is never a whole GPU). ``provider``: the cloud whose instance types the names may be (an
     aggregator row's ``via``)."""
-    return catalog_gpu(_names(row, extra, aggregator), provider=provider, count=count,
+    return base.catalog_gpu(_names(row, extra, aggregator), provider=provider, count=count,
                        memory=positive(row.get("gpu_memory_gb"), strings=True))
 
 
@@ -213,9 +199,9 @@ def _offer(row: Mapping[str, str], source: str) -> ScrapedOffer:
     itype = (row.get("instance_type") or "").strip()
     if not itype:
         raise ValueError("instance_type is empty")
-    count = number(row, "gpu_count", required=False) or 0.0
-    per_gpu = number(row, "price_per_gpu_hour", required=False)
-    price = number(row, "price_per_hour", required=False)
+    count = base.number(row, "gpu_count", required=False) or 0.0
+    per_gpu = base.number(row, "price_per_gpu_hour", required=False)
+    price = base.number(row, "price_per_hour", required=False)
     notes: dict[str, Any] = {}
     if count <= 0:
         if per_gpu is None:
@@ -230,7 +216,7 @@ def _offer(row: Mapping[str, str], source: str) -> ScrapedOffer:
     if not raw:
         raise ValueError("gpu_name and instance_type name no GPU")
     available = {"true": True, "false": False}.get((row.get("available") or "").strip().lower())
-    avail_count = number(row, "available_count", required=False)
+    avail_count = base.number(row, "available_count", required=False)
     free = None
     if avail_count is not None:
         notes["available_count"] = int(avail_count) if avail_count.is_integer() else avail_count
@@ -279,22 +265,18 @@ def _numbered(offers: list[ScrapedOffer]) -> list[ScrapedOffer]:
     return out
 
 
-def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
+def read(path: Path, result: base.ImportResult, progress: base.Progress | None = None) -> Iterator[base.Snapshot]:
     """Snapshots of every source in ``path``, about ``BATCH_ROWS`` rows at a time (the rows of
     one snapshot come together in the archive's files); the newest-per-day rule is applied by
     the store (``store_snapshots(one_per_day=True)``), across files and commands."""
     by_snapshot: dict[tuple[str, datetime], list[tuple[int, ScrapedOffer]]] = defaultdict(list)
     held = 0
     with path.open(newline="", encoding="utf-8-sig") as fh:
-        reader = csv.DictReader(bounded_lines(fh, path.name, "an OpenComputePrices row", progress))
-        header = [h.strip() for h in (reader.fieldnames or [])]
-        reader.fieldnames = header
-        missing_columns(header, REQUIRED, "OpenComputePrices")
-        for line, row in csv_rows(reader, path.name):
+        for line, row in base.csv_records(fh, path.name, "an OpenComputePrices row", REQUIRED, "OpenComputePrices", progress):
             result.rows += 1
             try:
-                at = when(row, "snapshot_ts")
-                check_future(at, "snapshot_ts")
+                at = base.when(row, "snapshot_ts")
+                base.check_future(at, "snapshot_ts")
                 source = (row.get("source") or "").strip().lower()
                 if not source:
                     raise ValueError("source is empty")
@@ -313,15 +295,11 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 by_snapshot.setdefault(key, []).append((line, offer))
                 held += 1
             except (ValueError, TrackerError) as exc:
-                result.bad(BadRow(line, str(exc).splitlines()[0], path.name))
+                result.bad(base.BadRow(line, str(exc).splitlines()[0], path.name))
     yield from _snapshots(by_snapshot, path.name)
 
 
-def _snapshots(by_snapshot: Mapping[tuple[str, datetime], list[tuple[int, ScrapedOffer]]], file: str) -> Iterator[Snapshot]:
+def _snapshots(by_snapshot: Mapping[tuple[str, datetime], list[tuple[int, ScrapedOffer]]], file: str) -> Iterator[base.Snapshot]:
     for (source, at), rows in sorted(by_snapshot.items()):
-        series = f"{SERIES_PREFIX}{source}"
         first = min((line for line, _o in rows), default=0)
-        yield Snapshot("", series, at, [], first, file)  # the series was collected then
-        offers = _numbered([o for _line, o in rows])
-        for provider in sorted({o.provider for o in offers}):
-            yield Snapshot(provider, series, at, [o for o in offers if o.provider == provider], first, file)
+        yield from base.collection(f"{SERIES_PREFIX}{source}", at, _numbered([o for _line, o in rows]), first, file)

@@ -56,9 +56,9 @@ import itertools
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import datetime
-from functools import lru_cache
+from functools import lru_cache, partial
 from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any
@@ -68,16 +68,14 @@ from sqlmodel import Session
 
 from db import labels, reads
 from db import series as series_db
-from db.engine import session_scope
-from db.models import ScrapeRun
 from db.reader import in_transaction
-from db.spans import epoch, utcnow
+from db.spans import epoch
 from scrapers.base import KINDS, ScrapedOffer
 from tracker.analysis.history import EXPORT_COLUMNS
 from tracker.analysis.imports import base
 from tracker.analysis.imports.aliases import plain_name
 from tracker.analysis.imports.base import (
-    FUTURE_TOLERANCE,
+    SINCE_KEY,
     BadRow,
     ImportResult,
     Progress,
@@ -85,14 +83,15 @@ from tracker.analysis.imports.base import (
     bounded_lines,
     catalog_gpu,
     check_future,
+    collection,
     csv_rows,
+    files_label,
     missing_columns,
 )
 from tracker.analysis.imports.base import number as _float
 from tracker.analysis.imports.base import when as _time
 from tracker.analysis.imports.fresh import OfferRow, store_rows
 from tracker.analysis.imports.snapshots import (
-    SINCE_KEY,
     _Import,
     importing,
     refuse_if_strict,
@@ -104,10 +103,10 @@ from tracker.analysis.imports.snapshots import (
 from tracker.catalog.instance_types import instance_gpu
 from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.cells import unescape
-from tracker.errors import ConfigError, TrackerError, ValidationError
+from tracker.errors import ConfigError, TrackerError
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
-from tracker.pipeline.validate import HELD, validate
+from tracker.pipeline.validate import validate
 
 PRICES_REQUIRED = {"provider", "sku", "kind", "gpu_raw", "gpu_count", "price_per_hour", "currency", "observed_at"}
 HISTORY_REQUIRED = {"time", "gpu", "metric", "min", "median"}
@@ -115,15 +114,6 @@ SKYPILOT_REQUIRED = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Pri
 FORMATS = ("prices", "history", "skypilot")
 _FORM_TOKENS = {"pcie": "PCIe", "sxm": "SXM", "sxm4": "SXM4", "sxm5": "SXM5", "nvl": "NVL"}
 _MIB = re.compile(r"SizeInMiB'?\"?\s*:\s*(\d+)")
-
-
-@dataclass
-class _Batch:
-    """The offers of one SkyPilot ``vms.csv``: one provider observed at one time (one simulated scrape)."""
-
-    provider: str
-    observed_at: datetime
-    offers: list[ScrapedOffer] = field(default_factory=list)
 
 
 #: Columns that tell each format apart even in an export of an empty store (its header is the
@@ -136,6 +126,11 @@ _MARKERS = {
 _REQUIRED = {"skypilot": SKYPILOT_REQUIRED, "history": HISTORY_REQUIRED, "prices": PRICES_REQUIRED}
 
 
+def _file_of(fmt: str) -> str:
+    """How a message names a file of ``fmt``."""
+    return "SkyPilot vms.csv" if fmt == "skypilot" else f"`{fmt}` export"
+
+
 def detect_format(header: list[str], *, has_rows: bool = True) -> str:
     """The format a CSV header is written in. A header that is close to one (shares its
     telling columns) but lacks a column the rows need names the missing column."""
@@ -143,13 +138,11 @@ def detect_format(header: list[str], *, has_rows: bool = True) -> str:
     for fmt, marker in _MARKERS.items():
         if marker <= cols:
             if has_rows:
-                missing_columns(header, sorted(_REQUIRED[fmt] - cols), f"`{fmt}` export" if fmt != "skypilot"
-                                else "SkyPilot vms.csv")
+                missing_columns(header, sorted(_REQUIRED[fmt] - cols), _file_of(fmt))
             return fmt
     best = max(_MARKERS, key=lambda f: len(_MARKERS[f] & cols))
     if _MARKERS[best] & cols:
-        missing_columns(header, sorted(_MARKERS[best] - cols), f"`{best}` export" if best != "skypilot"
-                        else "SkyPilot vms.csv")
+        missing_columns(header, sorted(_MARKERS[best] - cols), _file_of(best))
     raise ConfigError(
         "import: unrecognised CSV header; expected `gpu-tracker prices --format csv`, "
         "`gpu-tracker history --format csv` or a SkyPilot vms.csv "
@@ -402,9 +395,7 @@ def _read_history(reader: csv.DictReader[str], result: ImportResult, known: Mapp
             result.bad(BadRow(line, str(exc), file))
             continue
         # every bucket is a collection of every provider: one without a value did not list the GPU
-        series = f"csv-history:{gpu}:{kind}"
-        yield Snapshot("", series, at, [], line, file)
-        yield from (Snapshot(o.provider, series, at, [o], line, file) for o in offers)
+        yield from collection(f"csv-history:{gpu}:{kind}", at, offers, line, file)
 
 
 def _skypilot_gpu_name(accelerator: str, instance_type: str) -> str:
@@ -458,13 +449,6 @@ def read_skypilot_rows(reader: csv.DictReader[str], result: ImportResult, provid
     return [o for _, o in best.values()]
 
 
-def _read_skypilot(
-    reader: csv.DictReader[str], result: ImportResult, provider: str, observed_at: datetime
-) -> list[_Batch]:
-    batch = _Batch(provider, observed_at, read_skypilot_rows(reader, result, provider))
-    return [batch] if batch.offers else []
-
-
 # --- store ------------------------------------------------------------------------------------------
 
 
@@ -509,56 +493,38 @@ def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult
     return kept
 
 
-def _store(session: Session, batches: list[_Batch], result: ImportResult, note: str,
+def _store(imp: _Import, provider: str, offers: list[ScrapedOffer], observed_at: datetime, result: ImportResult,
            rates: Mapping[str, float] | None) -> None:
-    by_provider: dict[str, list[_Batch]] = defaultdict(list)
-    for b in batches:
-        by_provider[b.provider].append(b)
-    result.providers = sorted(by_provider)
-    for provider, group in sorted(by_provider.items()):
-        prov = labels.ensure_provider(session, provider)
-        run = ScrapeRun(provider=provider, started_at=utcnow(), source="import", status="running")
-        session.add(run)
-        session.flush()
-        pending: dict[tuple[str, str, str, int], float] = {}
-        counts = {"seen": 0, "new": 0, "changed": 0, "quarantined": 0}
-        latest: datetime | None = None
-        for batch in sorted(group, key=lambda b: b.observed_at):
-            normalised = [normalise(o, rates) for o in batch.offers]
-            result.observations += len(normalised)
-            stale = _not_newer(session, provider, normalised, batch.observed_at)
-            result.already_stored += len(stale)
-            fresh = [o for o in normalised if o.identity not in stale]
-            if not fresh:
-                continue
-            accepted, rejected = validate(fresh, reads.previous_prices(in_transaction(session.connection()), provider), pending)
-            previous = None
-            if prov.last_success_at and prov.last_success_at < batch.observed_at:
-                previous = prov.last_success_at  # continue intervals seen by the last real scrape
-            stats = store_stage.store_offers(session, provider, accepted, batch.observed_at, previous)
-            quarantined = store_stage.store_quarantine(session, run.id, rejected, batch.observed_at)
-            pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                       if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
-            counts["seen"] += len(fresh)
-            counts["new"] += stats.new_offers
-            counts["changed"] += stats.prices_changed
-            counts["quarantined"] += quarantined
-            result.stored += len(accepted)
-            latest = max(latest, batch.observed_at) if latest else batch.observed_at
-        if latest is not None and (prov.last_success_at is None or latest > prov.last_success_at) \
-                and not scraped_live(session, provider, run.id):
-            # Only a provider known from imports alone takes the file as its current list: one
-            # that is really scraped keeps what its last scrape listed.
-            prov.last_success_at = latest
-        finished = utcnow()
-        run.status, run.finished_at = "ok", finished
-        run.duration_s = (finished - run.started_at).total_seconds()
-        run.offers_seen, run.new_offers, run.prices_changed = counts["seen"], counts["new"], counts["changed"]
-        run.quarantined = counts["quarantined"]
-        run.error_message = note
-        result.new_offers += counts["new"]
-        result.prices_changed += counts["changed"]
-        result.quarantined += counts["quarantined"]
+    """One SkyPilot vms.csv: one collection of ``provider`` at ``observed_at`` through the pipeline's
+    stages, continuing the intervals its last collection saw; offers the store has seen at or
+    after ``observed_at`` are skipped."""
+    session = imp.session
+    prov = labels.ensure_provider(session, provider)
+    run = imp.run(provider)
+    normalised = [normalise(o, rates) for o in offers]
+    result.observations += len(normalised)
+    stale = _not_newer(session, provider, normalised, observed_at)
+    result.already_stored += len(stale)
+    fresh = [o for o in normalised if o.identity not in stale]
+    if not fresh:
+        return
+    accepted, rejected = validate(fresh, reads.previous_prices(in_transaction(session.connection()), provider), {})
+    previous = None
+    if prov.last_success_at and prov.last_success_at < observed_at:
+        previous = prov.last_success_at  # continue intervals seen by the last real scrape
+    stats = store_stage.store_offers(session, provider, accepted, observed_at, previous)
+    quarantined = store_stage.store_quarantine(session, run.id, rejected, observed_at)
+    run.offers_seen, run.new_offers, run.prices_changed = len(fresh), stats.new_offers, stats.prices_changed
+    run.quarantined = quarantined
+    result.stored += len(accepted)
+    result.new_offers += stats.new_offers
+    result.prices_changed += stats.prices_changed
+    result.quarantined += quarantined
+    if (prov.last_success_at is None or observed_at > prov.last_success_at) \
+            and not scraped_live(session, provider, run.id):
+        # Only a provider known from imports alone takes the file as its current list: one
+        # that is really scraped keeps what its last scrape listed.
+        prov.last_success_at = observed_at
 
 
 def import_file(engine: Engine, path: str | Path, **options: Any) -> ImportResult:
@@ -596,8 +562,7 @@ def import_files(
     stored in batches: exports of one format, or one SkyPilot vms.csv. With several files, bad
     rows name their file."""
     known = catalog if catalog is not None else load_catalog()
-    label = str(paths[0]) if len(paths) == 1 else ", ".join(p.name for p in paths[:3]) + (
-        f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    label = str(paths[0]) if len(paths) == 1 else files_label(paths)
     formats = []
     for path in paths:
         if not path.is_file():
@@ -609,10 +574,7 @@ def import_files(
                               "import them apart")
     fmt = formats[0]
     result = ImportResult(label, fmt)
-    shown = label if len(paths) > 1 else paths[0].name
-
-    def note() -> str:
-        return f"import of {shown} ({fmt} format, {result.rows} rows, {result.bad_total} bad)"
+    note = partial(result.note, files_label(paths))
 
     if fmt == "skypilot":
         return _import_skypilot(engine, paths, result, provider, observed_at, note, currency_rates, strict)
@@ -651,13 +613,15 @@ def _import_skypilot(engine: Engine, paths: list[Path], result: ImportResult, pr
         provider = plain_name(provider, "--provider")
     except ValueError as exc:
         raise ConfigError(f"import: {exc}") from None
-    if observed_at > utcnow() + FUTURE_TOLERANCE:
-        raise ConfigError(f"import: --observed-at {observed_at.isoformat()} is in the future")
+    try:
+        check_future(observed_at, "--observed-at")
+    except ValueError as exc:
+        raise ConfigError(f"import: {exc}") from None
     with paths[0].open(newline="", encoding="utf-8-sig") as fh:
         reader, _fmt = _open_csv(paths[0], fh)
-        batches = _read_skypilot(reader, result, provider, observed_at)
-    if strict and result.bad_total:
-        raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
-    with session_scope(engine) as session:
-        _store(session, batches, result, note(), currency_rates)
+        offers = read_skypilot_rows(reader, result, provider)
+    refuse_if_strict(result, strict)
+    with importing(engine, result, max_gap=None, note=note, strict=strict) as imp:
+        if offers:
+            _store(imp, provider, offers, observed_at, result, currency_rates)
     return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,7 +24,13 @@ from tracker.analysis.imports import (
     snapshots,
     tugot17,
 )
-from tracker.analysis.imports.base import BadRow, ImportResult, Progress, Snapshot
+from tracker.analysis.imports.base import (
+    BadRow,
+    ImportResult,
+    Progress,
+    Snapshot,
+    files_label,
+)
 from tracker.errors import ConfigError
 
 
@@ -38,15 +45,15 @@ class Format:
     one_per_day: bool = False
 
 
-FORMATS: dict[str, Format] = {
-    CSV: Format(CSV, "gpu-tracker's own prices/history CSV exports, or one SkyPilot vms.csv", None, None, None),
-    tugot17.NAME: Format(tugot17.NAME, tugot17.DESCRIPTION, tugot17, tugot17.CADENCE, tugot17.MAX_GAP),
-    ewyluda.NAME: Format(ewyluda.NAME, ewyluda.DESCRIPTION, ewyluda, ewyluda.CADENCE, ewyluda.MAX_GAP),
-    skypilot_git.NAME: Format(skypilot_git.NAME, skypilot_git.DESCRIPTION, skypilot_git, skypilot_git.CADENCE,
-                              skypilot_git.MAX_GAP),
-    opencomputeprices.NAME: Format(opencomputeprices.NAME, opencomputeprices.DESCRIPTION, opencomputeprices,
-                                   opencomputeprices.CADENCE, opencomputeprices.MAX_GAP, one_per_day=True),
-}
+def _archive(module: ModuleType, *, one_per_day: bool = False) -> Format:
+    """An archive format, as its module declares it."""
+    return Format(module.NAME, module.DESCRIPTION, module, module.CADENCE, module.MAX_GAP, one_per_day)
+
+
+FORMATS: dict[str, Format] = {f.name: f for f in (
+    Format(CSV, "gpu-tracker's own prices/history CSV exports, or one SkyPilot vms.csv", None, None, None),
+    _archive(tugot17), _archive(ewyluda), _archive(skypilot_git), _archive(opencomputeprices, one_per_day=True),
+)}
 
 
 def detect(path: Path) -> str:
@@ -104,7 +111,7 @@ def import_files(
         raise ConfigError(f"import: --provider and --observed-at are for a single SkyPilot vms.csv; {name} names its own")
     gap = spec.max_gap if max_gap == "default" else max_gap
     assert not isinstance(gap, str)
-    label = ", ".join(p.name for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    label = files_label(paths)
     result = ImportResult(label, name)
     module = spec.module
     if module is skypilot_git:
@@ -121,11 +128,8 @@ def import_files(
         for p in sorted(paths):
             yield from module.read(p, result, progress)
 
-    def note() -> str:
-        return f"import of {label} ({name} format, {result.rows} rows, {result.bad_total} bad)"
-
     return snapshots.store_snapshots(engine, found(), result, max_gap=gap, adapt_gap=max_gap == "default",
-                                     cadence=spec.cadence, note=note, one_per_day=spec.one_per_day,
+                                     cadence=spec.cadence, note=partial(result.note, label), one_per_day=spec.one_per_day,
                                      currency_rates=currency_rates, strict=strict)
 
 

@@ -28,6 +28,7 @@ from tracker.analysis.imports.base import (
     Progress,
     Snapshot,
     check_future,
+    collection,
 )
 from tracker.analysis.imports.own_csv import SKYPILOT_REQUIRED, read_skypilot_rows
 from tracker.errors import ConfigError
@@ -118,7 +119,4 @@ def read(repo: Path, result: ImportResult, *, clouds: Sequence[str], version: st
             if lacking:
                 result.bad(BadRow(1, f"header has no {', '.join(lacking)} column", where))
                 continue
-            offers = read_skypilot_rows(reader, result, provider, where)
-            yield Snapshot("", series, at, [], 0, where)
-            if offers:
-                yield Snapshot(provider, series, at, offers, 0, where)
+            yield from collection(series, at, read_skypilot_rows(reader, result, provider, where), 0, where)

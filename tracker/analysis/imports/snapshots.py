@@ -68,11 +68,12 @@ from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
 from db.reader import Reader, in_transaction
+from db.reads import Identity
 from db.spans import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.imports import base
 from tracker.analysis.imports.aliases import is_external
-from tracker.analysis.imports.base import ImportResult, Snapshot
+from tracker.analysis.imports.base import SINCE_KEY, ImportResult, Snapshot, held_prices
 from tracker.analysis.imports.fresh import FreshSeries, store_fresh
 from tracker.analysis.imports.runs import Seen, cut
 from tracker.errors import ValidationError
@@ -80,11 +81,6 @@ from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import HELD, Rejected, validate
 
-Identity = tuple[str, str, str, int]
-SERIES_KEY = series_db.SERIES_KEY
-#: ``ScrapedOffer.extra`` key of the epoch second at which the source says the observation's
-#: interval began (see ``stated_starts``); used while re-cutting, not stored with the offer.
-SINCE_KEY = "interval_since"
 #: Offer columns kept from an offer's newest observation (besides its identity).
 OFFER_FIELDS = ("gpu", "gpu_raw", "gpu_count", "gpu_memory_gb", "vcpus", "ram_gb", "country")
 
@@ -150,10 +146,9 @@ class _StoredOffers:
         for series, listing in listings.items():
             self._providers[series] = set(listing)
         for provider, skus in wanted.items():
-            names = sorted(skus)
-            for k in range(0, len(names), 5000):  # bounded statements (SQLite's parameter limit)
+            for names in _in_chunks(skus):
                 for o in self.session.exec(select(Offer).where(Offer.provider == provider,
-                                                               col(Offer.sku).in_(names[k:k + 5000]))).all():
+                                                               col(Offer.sku).in_(names))).all():
                     if (series := series_db.series_of(o.extra)) in listings:
                         self._of.setdefault((provider, series), {})[(o.sku, o.region, o.kind, o.term_months)] = o
 
@@ -192,22 +187,27 @@ def _refresh_rollups(session: Session, touched: Mapping[str, list[int]]) -> None
 
 
 def _tagged(o: NormalisedOffer, series: str) -> NormalisedOffer:
-    return replace(o, extra={**dict(o.extra), SERIES_KEY: series})
+    return replace(o, extra={**dict(o.extra), series_db.SERIES_KEY: series})
 
 
-def _held(session: Session, provider: str, offers: Mapping[Identity, Offer], lo: int,
-          hi: int | None = None) -> dict[int, dict[Identity, Quarantine]]:
-    """Observations of ``offers`` held for confirmation at each snapshot time in ``[lo, hi]``."""
-    query = select(Quarantine).where(Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
-                                     col(Quarantine.observed_at) >= from_epoch(lo))
-    if hi is not None:
-        query = query.where(col(Quarantine.observed_at) <= from_epoch(hi))
+def _held_at(held: Iterable[Quarantine], offers: Mapping[Identity, Offer], lo: int,
+             hi: int | None) -> dict[int, dict[Identity, Quarantine]]:
+    """Of the observations ``held`` for confirmation, those of ``offers`` (with a price) at each
+    snapshot time in ``[lo, hi]``."""
     out: dict[int, dict[Identity, Quarantine]] = defaultdict(dict)
-    for q in session.exec(query).all():
+    for q in held:
+        at = epoch(q.observed_at)
         ident = (q.sku, q.region, q.kind, q.term_months)
-        if q.price_per_hour is not None and ident in offers:
-            out[epoch(q.observed_at)][ident] = q
+        if at >= lo and (hi is None or at <= hi) and q.price_per_hour is not None and ident in offers:
+            out[at][ident] = q
     return out
+
+
+def _in_chunks(values: Iterable[str]) -> Iterator[list[str]]:
+    """``values`` sorted, in lists small enough for one statement's ``IN`` (SQLite's parameter limit)."""
+    names = sorted(values)
+    for k in range(0, len(names), 5000):
+        yield names[k:k + 5000]
 
 
 @dataclass
@@ -265,8 +265,12 @@ class _Reads:
 
     def held(self, provider: str, offers: Mapping[Identity, Offer], lo: int,
              hi: int | None = None) -> dict[int, dict[Identity, Quarantine]]:
-        """``_held``."""
-        return _held(self.session, provider, offers, lo, hi)
+        """Observations of ``offers`` held for confirmation at each snapshot time in ``[lo, hi]``."""
+        query = select(Quarantine).where(Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
+                                         col(Quarantine.observed_at) >= from_epoch(lo))
+        if hi is not None:
+            query = query.where(col(Quarantine.observed_at) <= from_epoch(hi))
+        return _held_at(self.session.exec(query).all(), offers, lo, hi)
 
     def currency(self) -> dict[int, str]:
         if self._currency is None:
@@ -290,11 +294,10 @@ class _BatchReads(_Reads):
                 self._intervals[r["offer_id"]].append(r)
         self._held: dict[str, list[Quarantine]] = defaultdict(list)
         for provider, of in offers.items():
-            skus = sorted({o.sku for o in of})
-            for k in range(0, len(skus), 5000):  # bounded statements (SQLite's parameter limit)
+            for skus in _in_chunks({o.sku for o in of}):
                 self._held[provider] += session.exec(select(Quarantine).where(
                     Quarantine.provider == provider, col(Quarantine.reason).endswith(HELD),
-                    col(Quarantine.sku).in_(skus[k:k + 5000]))).all()
+                    col(Quarantine.sku).in_(skus))).all()
 
     def intervals(self, by_id: Iterable[int], lo: int, hi: int) -> list[dict[str, Any]]:
         return [r for oid in by_id for r in self._intervals.get(oid, ()) if r["last_seen"] >= lo and r["first_seen"] <= hi]
@@ -313,13 +316,7 @@ class _BatchReads(_Reads):
 
     def held(self, provider: str, offers: Mapping[Identity, Offer], lo: int,
              hi: int | None = None) -> dict[int, dict[Identity, Quarantine]]:
-        out: dict[int, dict[Identity, Quarantine]] = defaultdict(dict)
-        for q in self._held.get(provider, ()):
-            at = epoch(q.observed_at)
-            ident = (q.sku, q.region, q.kind, q.term_months)
-            if at >= lo and (hi is None or at <= hi) and q.price_per_hour is not None and ident in offers:
-                out[at][ident] = q
-        return out
+        return _held_at(self._held.get(provider, ()), offers, lo, hi)
 
 
 @dataclass
@@ -467,8 +464,7 @@ def _plan(known: _Reads, provider: str, sr: _Series, by_time: Mapping[int, list[
             candidates = [_stored_offer(o, s, currency[s.currency_id]) for o, s in here.values()]
             candidates += [_held_offer(q) for q in held.get(t, {}).values()]
         accepted, rejected = validate(candidates, previous, pending)
-        pending = {r.offer.identity: r.offer.price_per_hour for r in rejected
-                   if r.reason.endswith(HELD) and r.offer.price_per_hour is not None}
+        pending = held_prices(rejected)
         previous.update({o.identity: o.price_per_hour for o in accepted if o.price_per_hour is not None})
         if t in sr.new:
             plan.accepted_at[t], plan.rejected_at[t] = accepted, rejected
@@ -791,13 +787,7 @@ def store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *
     new_series: list[FreshSeries] = []
     for name in sorted(series_times):
         listing = by_series[name]
-        stored_list = stored_all.get(name)
-        if not stored_list and not one_per_day:  # never seen before: stored set-based below
-            times = series_times[name]
-            gap_s = max_gap_s if max_gap_s is None else series_gap(times, max_gap_s, adapt_gap, result, name)
-            new_series.append(FreshSeries(name, times, listing, gap_s, stated_starts))
-            continue
-        stored = set(stored_list or ())
+        stored = set(stored_all.get(name) or ())
         wanted = set(series_times[name])
         dropped: set[int] = set()
         if one_per_day:
@@ -814,7 +804,7 @@ def store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *
             result.already_stored += repeated
         if not sr.new:
             continue
-        if not stored:
+        if not stored:  # never seen before: stored set-based below
             new_series.append(FreshSeries(name, sorted(sr.new), {
                 p: d for p, by in listing.items() if (d := {t: v for t, v in by.items() if t in sr.new})}, gap_s,
                 stated_starts))
@@ -839,8 +829,7 @@ def store_batch(imp: _Import, snapshots: list[Snapshot], result: ImportResult, *
     if new_series:
         for provider in sorted({p for sr in new_series for p in sr.listing}):
             labels.ensure_provider(session, provider)
-        changed_fresh = store_fresh(session, new_series, imp.run, result, series_key=SERIES_KEY, since_key=SINCE_KEY,
-                                    currency_rates=currency_rates)
+        changed_fresh = store_fresh(session, new_series, imp.run, result, currency_rates=currency_rates)
         for provider, (lo, hi) in changed_fresh.items():
             imp.changed(provider, lo, hi)
         newest: dict[str, int] = {}

@@ -17,18 +17,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports import TUGOT17
+from tracker.analysis.imports import TUGOT17, base
 from tracker.analysis.imports.aliases import provider_name
-from tracker.analysis.imports.base import (
-    BadRow,
-    ImportResult,
-    Progress,
-    Snapshot,
-    bounded_lines,
-    catalog_gpu,
-    check_future,
-    when,
-)
 from tracker.errors import TrackerError
 
 NAME = TUGOT17
@@ -48,9 +38,10 @@ def gpu_name(gpu_type: str, socket: str | None) -> str:
     return " ".join([*gpu_type.replace("_", " ").split(), *([socket] if socket else [])])
 
 
-def read(path: Path, result: ImportResult, progress: Progress | None = None) -> Iterator[Snapshot]:
+def read(path: Path, result: base.ImportResult, progress: base.Progress | None = None) -> Iterator[base.Snapshot]:
     with path.open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(bounded_lines(fh, path.name, "a tugot17 summary line", progress, csv=False), start=1):
+        lines = base.bounded_lines(fh, path.name, "a tugot17 summary line", progress, csv=False)
+        for line_no, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
             result.rows += 1
@@ -58,8 +49,8 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 doc = json.loads(line)
                 if not isinstance(doc, dict):
                     raise ValueError("not a JSON object")
-                at = when(doc, "timestamp")
-                check_future(at, "timestamp")
+                at = base.when(doc, "timestamp")
+                base.check_future(at, "timestamp")
                 gpu_type = doc.get("gpu_type")
                 if not isinstance(gpu_type, str) or not gpu_type.strip():
                     raise ValueError("gpu_type is missing")
@@ -68,7 +59,7 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                 if not isinstance(by_provider, dict):
                     raise ValueError("by_provider is missing")
                 label = f"{gpu_type}_{socket}" if socket else gpu_type
-                gpu, raw, _mem = catalog_gpu([gpu_name(gpu_type, socket)], provider=None)
+                gpu, raw, _mem = base.catalog_gpu([gpu_name(gpu_type, socket)], provider=None)
                 offers = []
                 for name, stats in sorted(by_provider.items()):
                     price = stats.get("min") if isinstance(stats, dict) else None
@@ -80,11 +71,7 @@ def read(path: Path, result: ImportResult, progress: Progress | None = None) -> 
                         extra={"source": SOURCE, "source_provider": name, "figure": WHAT},
                     ))
             except (ValueError, TrackerError) as exc:
-                result.bad(BadRow(line_no, str(exc).splitlines()[0], path.name))
+                result.bad(base.BadRow(line_no, str(exc).splitlines()[0], path.name))
                 continue
             # the series is the GPU type: every provider of the file is part of it, even when absent
-            seen = {o.provider for o in offers}
-            yield Snapshot("", f"tugot17:{label}", at, [], line_no, path.name)  # marker: a snapshot time
-            for provider in sorted(seen):
-                yield Snapshot(provider, f"tugot17:{label}", at, [o for o in offers if o.provider == provider],
-                               line_no, path.name)
+            yield from base.collection(f"tugot17:{label}", at, offers, line_no, path.name)
