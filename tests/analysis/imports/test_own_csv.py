@@ -296,3 +296,29 @@ def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None: 
                    "p4d.24xlarge,A100,8,96,1152,32.77,,us-east-1\n")
     with pytest.raises(ConfigError, match="in the future"):
         import_file(sqlite_engine, sky, provider="aws", observed_at=datetime(2030, 1, 1, tzinfo=UTC))
+
+
+def test_a_prices_row_holds_the_offer_normalise_makes_of_it(tmp_path: Path) -> None:
+    """``OfferRow`` takes its offer fields from ``NormalisedOffer`` and is built positionally: each
+    holds what ``normalise`` makes of the row's offer (but ``extra``, which the import writes itself)."""
+    import csv
+    from dataclasses import fields
+
+    from tracker.analysis.imports import own_csv
+    from tracker.analysis.imports.base import ImportResult
+    from tracker.catalog.specs import load_catalog
+    from tracker.pipeline.normalise import NormalisedOffer, normalise
+
+    path = tmp_path / "p.csv"
+    path.write_text("provider,sku,kind,gpu_raw,gpu_count,gpu_memory_gb,price_per_hour,currency,observed_at,"
+                    "price_since,region,country,term_months,available\n"
+                    "synthetic,s-1,reserved,H100 SXM,8,80,20.5,USD,2026-06-01T12:00:00+00:00,"
+                    "2026-05-30T12:00:00+00:00,eu-1,DE,12,true\n")
+    with path.open(newline="") as fh:
+        reader, fmt = own_csv._open_csv(path, fh)
+        (row,), = list(own_csv._read_prices(reader, ImportResult("p", fmt), load_catalog()))
+    made = normalise(own_csv._offer(row))
+    for f in fields(NormalisedOffer):
+        if f.name != "extra":
+            assert getattr(row, f.name) == getattr(made, f.name), f.name
+    assert (row.gpu, row.term_months, row.available, row.country) == ("H100-SXM", 12, True, "DE")
