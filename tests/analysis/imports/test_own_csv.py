@@ -301,7 +301,6 @@ def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None: 
 def test_a_prices_row_holds_the_offer_normalise_makes_of_it(tmp_path: Path) -> None:
     """``OfferRow`` takes its offer fields from ``NormalisedOffer`` and is built positionally: each
     holds what ``normalise`` makes of the row's offer (but ``extra``, which the import writes itself)."""
-    import csv
     from dataclasses import fields
 
     from tracker.analysis.imports import own_csv
