@@ -108,22 +108,23 @@ from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import validate
 
-PRICES_REQUIRED = {"provider", "sku", "kind", "gpu_raw", "gpu_count", "price_per_hour", "currency", "observed_at"}
-HISTORY_REQUIRED = {"time", "gpu", "metric", "min", "median"}
 SKYPILOT_REQUIRED = {"InstanceType", "AcceleratorName", "AcceleratorCount", "Price", "Region"}
-FORMATS = ("prices", "history", "skypilot")
 _FORM_TOKENS = {"pcie": "PCIe", "sxm": "SXM", "sxm4": "SXM4", "sxm5": "SXM5", "nvl": "NVL"}
 _MIB = re.compile(r"SizeInMiB'?\"?\s*:\s*(\d+)")
 
 
 #: Columns that tell each format apart even in an export of an empty store (its header is the
-#: table's columns only); the full ``*_REQUIRED`` set is checked once the file has rows.
+#: table's columns only); the full ``_REQUIRED`` set is checked once the file has rows.
 _MARKERS = {
     "skypilot": {"InstanceType", "AcceleratorName"},
     "history": {"time", "gpu", "min", "median"},
     "prices": {"provider", "gpu_raw", "price_per_hour", "observed_at"},
 }
-_REQUIRED = {"skypilot": SKYPILOT_REQUIRED, "history": HISTORY_REQUIRED, "prices": PRICES_REQUIRED}
+_REQUIRED = {
+    "skypilot": SKYPILOT_REQUIRED,
+    "history": {"time", "gpu", "metric", "min", "median"},
+    "prices": {"provider", "sku", "kind", "gpu_raw", "gpu_count", "price_per_hour", "currency", "observed_at"},
+}
 
 
 def _file_of(fmt: str) -> str:
@@ -331,13 +332,13 @@ def _store_prices(imp: _Import, rows: list[OfferRow], result: ImportResult, file
     currency kept as it is and accepted by ``validate`` is stored set-based from its tuple
     (``fresh.store_rows``); the others go as snapshots through ``snapshots.store_batch``."""
     session = imp.session
-    reader = in_transaction(session.connection())
     rows_of = Counter(r.series for r in rows)
     stored = series_db.stored_times(session.connection(), rows_of)
     skus: dict[str, set[str]] = defaultdict(set)
     for r in rows:
         skus[r.provider].add(r.sku)
-    known = {(p, *ident) for p, names in skus.items() for ident, _e, _s in reads.offers_of_skus(reader, p, names)}
+    # a fresh row's offer is never a later row's (each is its series' only row): read once for both
+    known = _stored_series(session, skus)
     judged: dict[tuple[float, float, str], bool] = {}
     fresh, rest = [], []
     for r in rows:
@@ -354,7 +355,7 @@ def _store_prices(imp: _Import, rows: list[OfferRow], result: ImportResult, file
             imp.changed(provider, lo, hi)
             imp.listed(provider, hi, None, result)
     if rest:
-        snaps = _leave_foreign(session, list(_prices_snapshots(rest, file)), result)
+        snaps = _leave_foreign(session, list(_prices_snapshots(rest, file)), result, known)
         store_batch(imp, snaps, result, max_gap_s=None, adapt_gap=False, cadence=None, stated_starts=True,
                     one_per_day=False, one_offer_series=True, currency_rates=rates)
 
@@ -459,19 +460,27 @@ def _not_newer(session: Session, provider: str, offers: list[NormalisedOffer], a
     return {o.identity for o in offers if o.identity in seen and seen[o.identity] >= at}
 
 
-def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult) -> list[Snapshot]:
+def _stored_series(session: Session, skus: Mapping[str, set[str]]) -> dict[tuple[str, str, str, str, int],
+                                                                           tuple[str | None, datetime]]:
+    """(provider, *identity) -> (series, last seen) of the stored offers of each provider's ``skus``."""
+    reader = in_transaction(session.connection())
+    return {(provider, *ident): (series_db.series_of(extra), last_seen) for provider, names in skus.items()
+            for ident, extra, last_seen in reads.offers_of_skus(reader, provider, names)}
+
+
+def _leave_foreign(session: Session, found: list[Snapshot], result: ImportResult,
+                   stored: Mapping[tuple[str, str, str, str, int], tuple[str | None, datetime]] | None = None,
+                   ) -> list[Snapshot]:
     """``found`` (one batch) without the offers the store keeps outside their snapshot's series
     (their history is that series' or a live collection's): counted as already stored when no
-    newer than the stored offer, otherwise reported by line. Reads only the batch's offers."""
-    reader = in_transaction(session.connection())
-    wanted: dict[str, set[str]] = defaultdict(set)
-    for snap in found:
-        for o in snap.offers:
-            wanted[o.provider].add(o.sku)
-    stored: dict[tuple[str, str, str, str, int], tuple[str | None, datetime]] = {}
-    for provider, skus in wanted.items():
-        for ident, extra, last_seen in reads.offers_of_skus(reader, provider, skus):
-            stored[(provider, *ident)] = (series_db.series_of(extra), last_seen)
+    newer than the stored offer, otherwise reported by line. Reads only the batch's offers
+    (``stored``: read already, ``_stored_series`` of at least those)."""
+    if stored is None:
+        wanted: dict[str, set[str]] = defaultdict(set)
+        for snap in found:
+            for o in snap.offers:
+                wanted[o.provider].add(o.sku)
+        stored = _stored_series(session, wanted)
     if not stored:
         return found
     kept, reported = [], set()
