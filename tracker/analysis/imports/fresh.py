@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 from operator import attrgetter, itemgetter
 from typing import Any, NamedTuple
 
+from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
 from db import intervals, labels, reads
@@ -78,9 +79,7 @@ def store_rows(session: Session, rows: Sequence[OfferRow], run_of: Callable[[str
     conn = session.connection()
     # the series are new: their times are inserted in bulk (``COPY`` on PostgreSQL), not merged
     intervals.insert_many(conn, "snapshot_time", ("series", "at"), [(r.series, t) for r in rows for t in {r.since, r.observed}])
-    ids = labels.ensure(conn, sorted({("provider", r.provider) for r in rows} | {("kind", r.kind) for r in rows}
-                                     | {("currency", r.currency) for r in rows}
-                                     | {("gpu", r.gpu) for r in rows if r.gpu is not None}, key=str))
+    ids = _ensure_labels(conn, {r.provider for r in rows}, {(r.gpu, r.kind, r.currency) for r in rows})
     ids[("gpu", None)] = None  # type: ignore[index]
     by_provider: dict[str, list[OfferRow]] = defaultdict(list)
     for r in sorted(rows, key=attrgetter("series")):  # the order ``store_fresh`` writes a batch in
@@ -206,9 +205,7 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
     named = {(s.gpu_id, s.kind_id, s.currency_id) for w in writes.values() for _sr, seen in w.cuts
              for by_t in seen.values() for s in by_t.values()}
     aggregated = {key for p, w in writes.items() for key in reads.key_labels(p, [o.extra for _f, _l, o in w.offers.values()])}
-    ids = labels.ensure(conn, sorted({("provider", p) for p in writes} | aggregated | {("kind", k) for _g, k, _c in named}
-                                     | {("currency", c) for _g, _k, c in named}
-                                     | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
+    ids = _ensure_labels(conn, writes, named, aggregated)
     labelled: dict[Seen, Seen] = {}
     changed: dict[str, tuple[int, int]] = {}
     instant = _Instants()
@@ -254,6 +251,15 @@ def store_fresh(session: Session, batch: Sequence[FreshSeries], run_of: Callable
                                         if o.available_count is not None and o.price_per_hour is not None
                                         and o.price_per_gpu_hour is not None])
     return changed
+
+
+def _ensure_labels(conn: Connection, providers: Iterable[str], named: set[tuple[str | None, str, str]],
+                   keys: Iterable[tuple[str, str]] = ()) -> dict[tuple[str, Any], int]:
+    """The label ids of ``providers``, of each (GPU, kind, currency) ``named`` (a GPU ``None`` has
+    none) and of the aggregators' composite ``keys``, ensured in one statement."""
+    return labels.ensure(conn, sorted({("provider", p) for p in providers} | set(keys) | {("kind", k) for _g, k, _c in named}
+                                      | {("currency", c) for _g, _k, c in named}
+                                      | {("gpu", g) for g, _k, _c in named if g is not None}, key=str))
 
 
 def _offer_then_start(row: tuple[Any, ...]) -> tuple[int, int]:
