@@ -204,20 +204,73 @@ def longest_span(reader: Reader) -> int:
     return int(reader.scalar(LONGEST_SPAN))
 
 
-def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int,
-                     span: int) -> list[tuple[Any, ...]]:
-    """The intervals (alias ``i``) matching ``where`` in effect at each of ``times``: (t, gpu id,
-    provider id, offer id, price, first_seen, last_seen, ends_at). One statement, a branch per
-    time bounding ``last_seen`` by the longest hold (``hold``) before and the longest interval
-    (``span``) after it: the range the (gpu, last_seen, first_seen) index answers."""
-    params = dict(params)
+#: How many closed intervals a read of "in effect at t" takes from the span index
+#: (``ix_price_interval_past_span``) rather than from the GPU index (``split_span``).
+LONG_INTERVALS = 1000
+
+
+def split_span(reader: Reader) -> int:
+    """The span (``last_seen - first_seen``) at most ``LONG_INTERVALS`` closed intervals exceed
+    (-1 when fewer are stored), from the span index: a read of the intervals in effect at ``t``
+    takes the closed ones last seen by ``t + split_span`` from the GPU index, and the few longer
+    ones from the span index, so it walks neither the longest interval's span of the GPU index
+    nor more than ``LONG_INTERVALS`` entries of the span index, whatever the longest interval."""
+    value = reader.scalar("SELECT last_seen - first_seen FROM price_interval_past "
+                          "ORDER BY last_seen - first_seen DESC LIMIT 1 OFFSET :k", {"k": LONG_INTERVALS})
+    return -1 if value is None else int(value)
+
+
+def _in_effect_at(where: str, params: dict[str, Any], times: Sequence[int], hold: int, split: int,
+                  columns: str, holds: Mapping[int, int] | None = None) -> str:
+    """The rows (``columns`` of alias ``i``, ``t`` first) of the intervals matching ``where``
+    that may be in effect at each of ``times``: first seen by ``t``, last seen from ``t - hold``
+    (``hold``: the longest any price holds). The closed ones last seen by ``t + split``
+    (``split_span``) are found in the GPU index, the longer ones in the span index, the open ones
+    in their own small table, each read once in order of id. With ``holds`` (each provider id's
+    collection interval; missing: ``hold``), only those in effect (``db.spans.hold_end``: last
+    seen at ``t`` or later, or held past ``t`` by their provider's interval and not ended by
+    ``ends_at``). Fills ``params``."""
+    effect = ""
+    if holds is not None:
+        every = " ".join(f"WHEN {int(p)} THEN {int(s)}" for p, s in sorted(holds.items()))
+        effect = (" AND (i.last_seen >= :t{k} OR ((i.ends_at IS NULL OR i.ends_at > :t{k}) AND i.last_seen + "
+                  + (f"CASE i.provider_id {every} ELSE {int(hold)} END" if every else str(int(hold))) + " > :t{k}))")
+    head = "SELECT {t} AS t, " + columns + " FROM "
+    past = head + "price_interval_past i WHERE i.id IN (SELECT p.id FROM price_interval_past p WHERE "
     branches = []
+    params["split"] = split
     for k, t in enumerate(times):
-        branches.append(f"SELECT {int(t)} AS t, i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                        f"i.last_seen, i.ends_at FROM price_interval i WHERE {where} "
-                        f"AND i.first_seen <= :t{k} AND i.last_seen >= :from{k} AND i.last_seen <= :to{k}")
-        params |= {f"t{k}": int(t), f"from{k}": int(t) - hold, f"to{k}": int(t) + span}
-    return reader.rows(" UNION ALL ".join(branches), params)
+        branches += [
+            past + "p.gpu_id IN :gpus AND p.first_seen <= :t{k} AND p.last_seen >= :from{k} AND p.last_seen <= :to{k}) "
+            "AND " + where + effect,
+            past + "p.last_seen - p.first_seen > :split) AND i.first_seen <= :t{k} AND i.last_seen > :to{k} AND "
+            + where + effect,
+            head + "price_interval_open i WHERE " + where + " AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}" + effect,
+        ]
+        branches[-3:] = [b.replace("{k}", str(k)).replace("{t}", str(int(t))) for b in branches[-3:]]
+        params |= {f"t{k}": int(t), f"from{k}": int(t) - hold, f"to{k}": int(t) + split}
+    return " UNION ALL ".join(branches)
+
+
+def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int,
+                     split: int) -> list[tuple[Any, ...]]:
+    """The intervals (alias ``i``) matching ``where`` that may be in effect at each of ``times``
+    (``_in_effect_at``): (t, gpu id, provider id, offer id, price, first_seen, last_seen, ends_at)."""
+    params = dict(params)
+    sql = _in_effect_at(where, params, times, hold, split, "i.gpu_id, i.provider_id, i.offer_id, i.price_per_gpu_hour, "
+                        "i.first_seen, i.last_seen, i.ends_at")
+    return reader.rows(sql, params)
+
+
+def interval_lows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int, split: int,
+                     holds: Mapping[int, int]) -> list[tuple[int, int, float, int, int]]:
+    """Per (t, gpu id), over the intervals (alias ``i``) matching ``where`` in effect at ``t``
+    (``_in_effect_at`` with ``holds``): the lowest price, how many intervals and how many
+    distinct offers. The lowest is ``MIN``, as ``float`` orders them: a NaN above every price."""
+    params = dict(params)
+    rows = _in_effect_at(where, params, times, hold, split, "i.gpu_id, i.offer_id, i.price_per_gpu_hour", holds)
+    sql = f"SELECT t, gpu_id, MIN(price_per_gpu_hour), COUNT(*), COUNT(DISTINCT offer_id) FROM ({rows}) a GROUP BY t, gpu_id"
+    return [(int(t), int(g), float(low), int(n), int(d)) for t, g, low, n, d in reader.rows(sql, params)]
 
 
 def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequence[tuple[int, float, int, int, int | None]],
@@ -225,16 +278,15 @@ def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequ
     """(gpu id, first_seen, provider name) of the intervals (alias ``i``) matching ``where`` at a
     GPU's low, in one query: per (gpu id, low, first day, last time, end or ``None``) of ``lows``,
     those at price ``low`` that started between the day and the last time and were last seen
-    before ``end`` (``span``: the longest interval, bounding ``last_seen`` for the index)."""
+    before ``end``: the range of ``last_seen`` the (gpu, last_seen, first_seen) index walks ends
+    there, or by the longest interval (``span``) after the last time."""
     params = dict(params)
     terms = []
     for k, (gpu_id, low, day, hi, end) in enumerate(lows):
         terms.append(f"(i.gpu_id = :g{k} AND i.last_seen >= :lo{k} AND i.last_seen <= :to{k} AND i.first_seen >= :lo{k} "
-                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k}"
-                     f"{f' AND i.last_seen < :end{k}' if end is not None else ''})")
-        params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": hi, f"to{k}": hi + span, f"low{k}": low}
-        if end is not None:
-            params[f"end{k}"] = end
+                     f"AND i.first_seen <= :hi{k} AND i.price_per_gpu_hour = :low{k})")
+        to = hi + span if end is None else min(hi + span, end - 1)
+        params |= {f"g{k}": gpu_id, f"lo{k}": day, f"hi{k}": hi, f"to{k}": to, f"low{k}": low}
     rows = reader.rows("SELECT i.gpu_id, i.first_seen, l.name FROM price_interval i JOIN label l ON l.id = i.provider_id "
                        f"WHERE {where} AND ({' OR '.join(terms)})", params)
     return [(int(g), int(t), str(n)) for g, t, n in rows]

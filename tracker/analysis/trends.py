@@ -174,15 +174,43 @@ class _Reads:
         """The longest any stored interval lasted (``db.reads.longest_span``), read once."""
         return reads.longest_span(self.reader)
 
+    @cached_property
+    def split_span(self) -> int:
+        """Where a read of "in effect at t" turns from the GPU index to the span index
+        (``db.reads.split_span``), read once."""
+        return reads.split_span(self.reader)
+
     def rows_at(self, times: list[int]) -> list[Live]:
-        """The intervals matching the filters in effect at each of ``times`` (``db.reads.interval_rows_at``:
-        one statement, bounded by the longest hold and the longest interval)."""
+        """The intervals matching the filters that may be in effect at each of ``times``
+        (``db.reads.interval_rows_at``), as lean rows."""
         params: dict[str, Any] = {}
         where = self.scope.where(params)
-        rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.longest_span)
+        rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.split_span)
         every = self.scope.interval_s
         return [(t, gpu, provider, offer, price, first, hold_end(last, ends_at, every(provider)))
                 for t, gpu, provider, offer, price, first, last, ends_at in rows]  # integers and floats from both drivers
+
+    def prices_at(self, times: list[int]) -> dict[int, dict[str, float]]:
+        """Per time of ``times``, per GPU name, the cheapest price in effect then, as
+        ``markets_at`` has it: where each offer has one interval in effect, that is the lowest
+        of them (``db.reads.interval_lows_at``, a few rows per time); at a time where an offer
+        has more (an older price still held when a newer one began), ``markets_at`` over the
+        rows, which counts each offer's newest."""
+        params: dict[str, Any] = {}
+        where = self.scope.where(params)
+        every = self.scope.interval_s
+        holds = {provider: every(provider) for provider in self.scope.labels.names("provider")}
+        out: dict[int, dict[str, float]] = {}
+        several: set[int] = set()
+        for t, gpu, low, intervals, offers in reads.interval_lows_at(self.reader, where, params, times, self.scope.longest,
+                                                                     self.split_span, holds):
+            out.setdefault(t, {})[self.names[gpu]] = low
+            if intervals != offers:
+                several.add(t)
+        if several:
+            for t, market in markets_at(self.rows_at(sorted(several)), self.names).items():
+                out[t] = {gpu: m[0] for gpu, m in market.items()}
+        return out
 
     def day_lows(self, before: int) -> list[tuple[int, int, float]]:
         """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
@@ -307,10 +335,11 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
     if not lows:
         return []
     then = {p: epoch(at - span) for p, span in PERIODS.items()}
-    earlier = known.rows_at(list(then.values()))
-    keys = known.scope.offer_keys((r[3], r[2]) for r in [*recent, *earlier])
-    now = markets_at(recent, known.names, keys).get(at_s, {}) if as_of is not None else _market_now(reader, f)
-    past = markets_at(earlier, known.names, keys)
+    if as_of is not None:
+        now = markets_at(recent, known.names, known.scope.offer_keys((r[3], r[2]) for r in recent)).get(at_s, {})
+    else:
+        now = _market_now(reader, f)
+    past = known.prices_at(list(then.values()))
     daily = _daily_lows(known, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.items()):
@@ -325,8 +354,7 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
             "as_of": at,
         }
         for p, t in then.items():
-            was = past.get(t, {}).get(gpu)
-            price = was[0] if was is not None else None
+            price = past.get(t, {}).get(gpu)
             row[f"price_{p}_ago"] = price
             row[f"change_{p}_pct"] = (current - price) / price * 100 if current is not None and price else None
         low = low_row["all_time_low"]
