@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sqlalchemy.engine import Engine
 
-from tests.analysis.seq import DAY, T0, offer, scrape
+from tests.analysis.seq import DAY, HOUR, T0, offer, scrape
 from tests.conftest import read
 from tracker.analysis.grid import Filters
 from tracker.analysis.trends import (
@@ -123,3 +123,17 @@ def test_good_deal_needs_seven_days_of_observations(engine: Engine, days: int, d
     assert t["history_days"] == days and t["good_deal"] is deal
     raw = row(read(engine, trends,  Filters.of(gpus=["H100-SXM"], regions=["r1"]), as_of=read(engine, newest_observation), tolerance=DAY))
     assert raw["history_days"] == days and raw["good_deal"] is deal
+
+
+def test_an_offer_counts_its_newest_price_where_an_older_one_still_holds(engine: Engine) -> None:
+    """The price a period ago counts each offer's newest interval in effect then: p1's cheaper
+    old price, still held then (no next attempt stored, a two-day tolerance), is not its price
+    once a newer one began; the lowest is p2's."""
+    for d in range(8):
+        scrape(engine, "p1", T0 + d * DAY, offer("p1", "x", 1.0 if d < 5 else 3.0))
+        scrape(engine, "p2", T0 + d * DAY, offer("p2", "y", 2.0))
+    with engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE price_interval_past SET ends_at = NULL")
+    t = row(read(engine, trends, H100, as_of=T0 + 6 * DAY + 12 * HOUR, tolerance=2 * DAY))
+    assert t["price_24h_ago"] == pytest.approx(2.0)  # p1: 3.0 from day 5, its 1.0 held to day 6
+    assert t["price_7d_ago"] is None
