@@ -223,33 +223,29 @@ def split_span(reader: Reader) -> int:
 def _in_effect_at(where: str, params: dict[str, Any], times: Sequence[int], hold: int, split: int,
                   columns: str, holds: Mapping[int, int] | None = None) -> str:
     """The rows (``columns`` of alias ``i``, ``t`` first) of the intervals matching ``where``
-    that may be in effect at each of ``times``: first seen by ``t``, last seen from ``t - hold``
-    (``hold``: the longest any price holds). The closed ones last seen by ``t + split``
-    (``split_span``) are found in the GPU index, the longer ones in the span index, the open ones
-    in their own small table, each read once in order of id. With ``holds`` (each provider id's
-    collection interval; missing: ``hold``), only those in effect (``db.spans.hold_end``: last
-    seen at ``t`` or later, or held past ``t`` by their provider's interval and not ended by
-    ``ends_at``). Fills ``params``."""
+    (``interval_terms``: it names the GPUs, the first column of the GPU index) that may be in
+    effect at each of ``times``: first seen by ``t``, last seen from ``t - hold`` (``hold``: the
+    longest any price holds). The closed ones last seen by ``t + split`` (``split_span``) are
+    found in the (gpu, last_seen, first_seen) index, a range per time; the longer ones in the span
+    index and the open ones in their own small table, each read once for every time. With
+    ``holds`` (each provider id's collection interval; missing: ``hold``), only those in effect
+    (``db.spans.hold_end``: last seen at ``t`` or later, or held past ``t`` by their provider's
+    interval and not ended by ``ends_at``). Fills ``params``."""
     effect = ""
     if holds is not None:
         every = " ".join(f"WHEN {int(p)} THEN {int(s)}" for p, s in sorted(holds.items()))
-        effect = (" AND (i.last_seen >= :t{k} OR ((i.ends_at IS NULL OR i.ends_at > :t{k}) AND i.last_seen + "
-                  + (f"CASE i.provider_id {every} ELSE {int(hold)} END" if every else str(int(hold))) + " > :t{k}))")
-    head = "SELECT {t} AS t, " + columns + " FROM "
-    past = head + "price_interval_past i WHERE i.id IN (SELECT p.id FROM price_interval_past p WHERE "
-    branches = []
-    params["split"] = split
-    for k, t in enumerate(times):
-        branches += [
-            past + "p.gpu_id IN :gpus AND p.first_seen <= :t{k} AND p.last_seen >= :from{k} AND p.last_seen <= :to{k}) "
-            "AND " + where + effect,
-            past + "p.last_seen - p.first_seen > :split) AND i.first_seen <= :t{k} AND i.last_seen > :to{k} AND "
-            + where + effect,
-            head + "price_interval_open i WHERE " + where + " AND i.first_seen <= :t{k} AND i.last_seen >= :from{k}" + effect,
-        ]
-        branches[-3:] = [b.replace("{k}", str(k)).replace("{t}", str(int(t))) for b in branches[-3:]]
-        params |= {f"t{k}": int(t), f"from{k}": int(t) - hold, f"to{k}": int(t) + split}
-    return " UNION ALL ".join(branches)
+        effect = (" AND (i.last_seen >= {t} OR ((i.ends_at IS NULL OR i.ends_at > {t}) AND i.last_seen + "
+                  + (f"CASE i.provider_id {every} ELSE {int(hold)} END" if every else str(int(hold))) + " > {t}))")
+    params |= {"hold": hold, "split": split}
+    branches = [f"SELECT {int(t)} AS t, {columns} FROM price_interval_past i WHERE {where} "
+                f"AND i.first_seen <= {int(t)} AND i.last_seen >= {int(t) - hold} AND i.last_seen <= {int(t) + split}"
+                + effect.replace("{t}", str(int(t))) for t in times]
+    moments = "(" + " UNION ALL ".join(f"SELECT {int(t)} AS t" for t in times) + ") m"
+    joined = f"SELECT m.t, {columns} FROM {{}} i CROSS JOIN {moments} WHERE i.first_seen <= m.t AND "
+    branches += [joined.format("long") + "i.last_seen > m.t + :split" + effect.replace("{t}", "m.t"),
+                 joined.format("price_interval_open") + f"{where} AND i.last_seen >= m.t - :hold" + effect.replace("{t}", "m.t")]
+    return ("WITH long AS MATERIALIZED (SELECT * FROM price_interval_past i WHERE i.id IN (SELECT p.id FROM "
+            f"price_interval_past p WHERE p.last_seen - p.first_seen > :split) AND {where}) " + " UNION ALL ".join(branches))
 
 
 def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int,
