@@ -259,14 +259,21 @@ def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: 
 
 
 def interval_lows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int, split: int,
-                     holds: Mapping[int, int]) -> list[tuple[int, int, float, int, int]]:
-    """Per (t, gpu id), over the intervals (alias ``i``) matching ``where`` in effect at ``t``
-    (``_in_effect_at`` with ``holds``): the lowest price, how many intervals and how many
-    distinct offers. The lowest is ``MIN``, as ``float`` orders them: a NaN above every price."""
+                     holds: Mapping[int, int]) -> list[tuple[int, int, float, int, int | None]]:
+    """The lowest price in effect at each of ``times`` per GPU, over the intervals (alias ``i``)
+    matching ``where`` in effect then (``_in_effect_at`` with ``holds``), in groups: (t, gpu id,
+    lowest price, intervals, offer id). Offer ``None``: the intervals that cannot share an offer
+    with another in effect then; one group per offer for the others, those last seen before ``t``
+    or first seen after ``t - hold``. An offer's observations make disjoint runs, so two of its
+    intervals in effect at ``t`` are an older one still held (last seen before ``t``, so after
+    ``t - hold``) and a newer one begun since (first seen after that). The lowest is ``MIN``, as
+    ``float`` orders them: a NaN above every price."""
     params = dict(params)
-    rows = _in_effect_at(where, params, times, hold, split, "i.gpu_id, i.offer_id, i.price_per_gpu_hour", holds)
-    sql = f"SELECT t, gpu_id, MIN(price_per_gpu_hour), COUNT(*), COUNT(DISTINCT offer_id) FROM ({rows}) a GROUP BY t, gpu_id"
-    return [(int(t), int(g), float(low), int(n), int(d)) for t, g, low, n, d in reader.rows(sql, params)]
+    rows = _in_effect_at(where, params, times, hold, split, "i.gpu_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
+                         "i.last_seen", holds)
+    sql = ("SELECT t, gpu_id, MIN(price_per_gpu_hour), COUNT(*), CASE WHEN last_seen < t OR first_seen > t - :hold "
+           f"THEN offer_id END AS offer FROM ({rows}) a GROUP BY t, gpu_id, offer")
+    return [(int(t), int(g), float(low), int(n), None if o is None else int(o)) for t, g, low, n, o in reader.rows(sql, params)]
 
 
 def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequence[tuple[int, float, int, int, int | None]],
