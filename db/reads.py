@@ -221,7 +221,7 @@ def split_span(reader: Reader) -> int:
 
 
 def _in_effect_at(where: str, params: dict[str, Any], times: Sequence[int], hold: int, split: int,
-                  columns: str, holds: Mapping[int, int] | None = None) -> str:
+                  columns: str, holds: Mapping[int, int] | None = None, per_gpu: bool = False) -> str:
     """The rows (``columns`` of alias ``i``, ``t`` first) of the intervals matching ``where``
     (``interval_terms``: it names the GPUs, the first column of the GPU index) that may be in
     effect at each of ``times``: first seen by ``t``, last seen from ``t - hold`` (``hold``: the
@@ -230,20 +230,23 @@ def _in_effect_at(where: str, params: dict[str, Any], times: Sequence[int], hold
     index and the open ones in their own small table, each read once for every time. With
     ``holds`` (each provider id's collection interval; missing: ``hold``), only those in effect
     (``db.spans.hold_end``: last seen at ``t`` or later, or held past ``t`` by their provider's
-    interval and not ended by ``ends_at``). Fills ``params``."""
+    interval and not ended by ``ends_at``). ``{t}`` in ``columns`` is the time; ``per_gpu``:
+    ``columns`` aggregate, grouped per time and GPU in each branch (the GPU index gives a range's
+    rows in GPU order: no sort). Fills ``params``."""
     effect = ""
     if holds is not None:
         every = " ".join(f"WHEN {int(p)} THEN {int(s)}" for p, s in sorted(holds.items()))
         effect = (" AND (i.last_seen >= {t} OR ((i.ends_at IS NULL OR i.ends_at > {t}) AND i.last_seen + "
                   + (f"CASE i.provider_id {every} ELSE {int(hold)} END" if every else str(int(hold))) + " > {t}))")
     params |= {"hold": hold, "split": split}
-    branches = [f"SELECT {int(t)} AS t, {columns} FROM price_interval_past i WHERE {where} "
-                f"AND i.first_seen <= {int(t)} AND i.last_seen >= {int(t) - hold} AND i.last_seen <= {int(t) + split}"
-                + effect.replace("{t}", str(int(t))) for t in times]
+    branches = [(f"SELECT {{t}} AS t, {columns} FROM price_interval_past i WHERE {where} AND i.first_seen <= {{t}} "
+                 f"AND i.last_seen >= {int(t) - hold} AND i.last_seen <= {int(t) + split}{effect}"
+                 + (" GROUP BY i.gpu_id" if per_gpu else "")).replace("{t}", str(int(t))) for t in times]
     moments = "(" + " UNION ALL ".join(f"SELECT {int(t)} AS t" for t in times) + ") m"
-    joined = f"SELECT m.t, {columns} FROM {{}} i CROSS JOIN {moments} WHERE i.first_seen <= m.t AND "
-    branches += [joined.format("long") + "i.last_seen > m.t + :split" + effect.replace("{t}", "m.t"),
-                 joined.format("price_interval_open") + f"{where} AND i.last_seen >= m.t - :hold" + effect.replace("{t}", "m.t")]
+    joined = (f"SELECT m.t, {columns} FROM {{}} i CROSS JOIN {moments} WHERE i.first_seen <= m.t AND {{}}{effect}"
+              + (" GROUP BY m.t, i.gpu_id" if per_gpu else "")).replace("{t}", "m.t")
+    branches += [joined.format("long", "i.last_seen > m.t + :split"),
+                 joined.format("price_interval_open", f"{where} AND i.last_seen >= m.t - :hold")]
     return ("WITH long AS MATERIALIZED (SELECT * FROM price_interval_past i WHERE i.id IN (SELECT p.id FROM "
             f"price_interval_past p WHERE p.last_seen - p.first_seen > :split) AND {where}) " + " UNION ALL ".join(branches))
 
@@ -259,21 +262,19 @@ def interval_rows_at(reader: Reader, where: str, params: dict[str, Any], times: 
 
 
 def interval_lows_at(reader: Reader, where: str, params: dict[str, Any], times: Sequence[int], hold: int, split: int,
-                     holds: Mapping[int, int]) -> list[tuple[int, int, float, int, int | None]]:
+                     holds: Mapping[int, int]) -> list[tuple[int, int, float, bool]]:
     """The lowest price in effect at each of ``times`` per GPU, over the intervals (alias ``i``)
-    matching ``where`` in effect then (``_in_effect_at`` with ``holds``), in groups: (t, gpu id,
-    lowest price, intervals, offer id). Offer ``None``: the intervals that cannot share an offer
-    with another in effect then; one group per offer for the others, those last seen before ``t``
-    or first seen after ``t - hold``. An offer's observations make disjoint runs, so two of its
-    intervals in effect at ``t`` are an older one still held (last seen before ``t``, so after
-    ``t - hold``) and a newer one begun since (first seen after that). The lowest is ``MIN``, as
-    ``float`` orders them: a NaN above every price."""
+    matching ``where`` in effect then (``_in_effect_at`` with ``holds``), in a few groups per
+    (t, gpu id): (t, gpu id, lowest price, whether one of them is held past its last observation
+    with no ``ends_at``). Only such an interval can share its offer with another in effect then:
+    an offer's observations make disjoint runs, so of two such intervals the older was last seen
+    before ``t``, and a newer one begun by ``t`` began at a collection attempt, which its
+    ``ends_at`` (the next attempt) would not be after. The lowest is ``MIN``, as ``float``
+    orders them: a NaN above every price."""
     params = dict(params)
-    rows = _in_effect_at(where, params, times, hold, split, "i.gpu_id, i.offer_id, i.price_per_gpu_hour, i.first_seen, "
-                         "i.last_seen", holds)
-    sql = ("SELECT t, gpu_id, MIN(price_per_gpu_hour), COUNT(*), CASE WHEN last_seen < t OR first_seen > t - :hold "
-           f"THEN offer_id END AS offer FROM ({rows}) a GROUP BY t, gpu_id, offer")
-    return [(int(t), int(g), float(low), int(n), None if o is None else int(o)) for t, g, low, n, o in reader.rows(sql, params)]
+    sql = _in_effect_at(where, params, times, hold, split, "i.gpu_id, MIN(i.price_per_gpu_hour), "
+                        "MAX(CASE WHEN i.last_seen < {t} AND i.ends_at IS NULL THEN 1 ELSE 0 END)", holds, per_gpu=True)
+    return [(int(t), int(g), float(low), bool(held)) for t, g, low, held in reader.rows(sql, params)]
 
 
 def first_at_lows(reader: Reader, where: str, params: dict[str, Any], lows: Sequence[tuple[int, float, int, int, int | None]],

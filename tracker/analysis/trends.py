@@ -193,26 +193,23 @@ class _Reads:
     def prices_at(self, times: list[int]) -> dict[int, dict[str, float]]:
         """Per time of ``times``, per GPU name, the cheapest price in effect then, as
         ``markets_at`` has it: where each offer has one interval in effect, the lowest of them
-        (``db.reads.interval_lows_at``, a few groups per time); at a time where an offer has
-        two (an older price still held when a newer one began), ``markets_at`` over the rows,
-        which counts each offer's newest."""
+        (``db.reads.interval_lows_at``, a few groups per time); at a time where an offer may
+        have two (an older price still held when a newer one began), ``markets_at`` over the
+        rows, which counts each offer's newest."""
         params: dict[str, Any] = {}
         where = self.scope.where(params)
         every = self.scope.interval_s
         holds = {provider: every(provider) for provider in self.scope.labels.names("provider")}
         out: dict[int, dict[str, float]] = {}
-        offers: set[tuple[int, int]] = set()
         several: set[int] = set()
-        for t, gpu, low, intervals, offer in reads.interval_lows_at(self.reader, where, params, times, self.scope.longest,
-                                                                    self.split_span, holds):
+        for t, gpu, low, held in reads.interval_lows_at(self.reader, where, params, times, self.scope.longest,
+                                                        self.split_span, holds):
             prices = out.setdefault(t, {})
             have = prices.get(self.names[gpu])
             if have is None or (math.isnan(low), low) < (math.isnan(have), have):
                 prices[self.names[gpu]] = low
-            if offer is not None:
-                if intervals > 1 or (t, offer) in offers:
-                    several.add(t)
-                offers.add((t, offer))
+            if held:
+                several.add(t)
         if several:
             for t, market in markets_at(self.rows_at(sorted(several)), self.names).items():
                 out[t] = {gpu: m[0] for gpu, m in market.items()}
