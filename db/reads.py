@@ -228,16 +228,17 @@ def _in_effect_at(where: str, params: dict[str, Any], times: Sequence[int], hold
     longest any price holds). The closed ones last seen by ``t + split`` (``split_span``) are
     found in the (gpu, last_seen, first_seen) index, a range per time; the longer ones in the span
     index and the open ones in their own small table, each read once for every time. With
-    ``holds`` (each provider id's collection interval; missing: ``hold``), only those in effect
-    (``db.spans.hold_end``: last seen at ``t`` or later, or held past ``t`` by their provider's
-    interval and not ended by ``ends_at``). ``{t}`` in ``columns`` is the time; ``per_gpu``:
+    ``holds`` (each provider id's collection interval; missing: ``DEFAULT_INTERVAL_S``), only
+    those in effect (``db.spans.hold_end``: last seen at ``t`` or later, or held past ``t`` by
+    their provider's interval and not ended by ``ends_at``). ``{t}`` in ``columns`` is the time; ``per_gpu``:
     ``columns`` aggregate, grouped per time and GPU in each branch (the GPU index gives a range's
     rows in GPU order: no sort). Fills ``params``."""
     effect = ""
     if holds is not None:
         every = " ".join(f"WHEN {int(p)} THEN {int(s)}" for p, s in sorted(holds.items()))
+        interval = f"CASE i.provider_id {every} ELSE {DEFAULT_INTERVAL_S} END" if every else str(DEFAULT_INTERVAL_S)
         effect = (" AND (i.last_seen >= {t} OR ((i.ends_at IS NULL OR i.ends_at > {t}) AND i.last_seen + "
-                  + (f"CASE i.provider_id {every} ELSE {int(hold)} END" if every else str(int(hold))) + " > {t}))")
+                  f"{interval} > {{t}}))")
     params |= {"hold": hold, "split": split}
     branches = [(f"SELECT {{t}} AS t, {columns} FROM price_interval_past i WHERE {where} AND i.first_seen <= {{t}} "
                  f"AND i.last_seen >= {int(t) - hold} AND i.last_seen <= {int(t) + split}{effect}"
