@@ -47,8 +47,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from datetime import UTC, datetime
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from db import reads
@@ -92,6 +92,7 @@ from tracker.analysis.grid import (
 )
 from tracker.analysis.market import NO_MARKET, sweep
 from tracker.errors import ConfigError
+from tracker.repeats import Repeats
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -303,85 +304,103 @@ def first_price(reader: Reader, f: Filters, until: int | None = None) -> int | N
 # --- the answer ----------------------------------------------------------------------------
 
 
-#: A market row's cells that ``History.rows`` copies: time, min, p25, median, providers, offers.
-_MARKET_CELLS = itemgetter("time", "min", "p25", "median", "providers", "offers")
-
-
 #: One provider's values over a run of buckets: (gpu, provider, first bucket start, last bucket
 #: start, value), epoch seconds.
 ProviderRun = tuple[str, str, int, int, float]
+#: The market of one GPU over a run of buckets of the grid: first and last index into
+#: ``History.grid``, (min, p25, median), providers, offers.
+GridRun = tuple[int, int, tuple[float, float, float], int, int]
 
 
 @dataclass
 class History(RangeAnswer):
-    """A history result. ``market_rows`` is the complete grid per GPU (``MARKET_COLUMNS``; gaps
-    are NaN); ``provider_runs`` (by gpu, provider and time) holds each provider's values as runs
-    of buckets with one value, only where the provider had a price; ``provider_rows``
+    """A history result. ``grid`` is every bucket start of the range; ``market_runs`` holds, per
+    GPU in order, its market over the whole grid as runs of buckets with one market (gaps are
+    NaN with no providers); ``market_rows`` (``MARKET_COLUMNS``) spells them out one bucket at a
+    time. ``provider_runs`` (by gpu, provider and time) holds each provider's values as runs of
+    buckets with one value, only where the provider had a price; ``provider_rows``
     (``PROVIDER_COLUMNS``) spells them out one bucket at a time."""
 
     metric: str
     unit: str
-    market_rows: list[dict[str, Any]]
+    grid: list[datetime]
+    market_runs: dict[str, list[GridRun]]
     provider_runs: list[ProviderRun]
     notes: list[str] = field(default_factory=list)
 
     @property
     def gpus(self) -> list[str]:
-        return sorted({r["gpu"] for r in self.market_rows})
+        return list(self.market_runs)
 
     @property
     def providers(self) -> list[str]:
         return sorted({r[1] for r in self.provider_runs})
 
+    @cached_property
+    def market_rows(self) -> list[dict[str, Any]]:
+        """The complete grid per GPU, one mapping per bucket (``MARKET_COLUMNS``; gaps are NaN)."""
+        return market_rows_of(self.grid, self.market_runs)
+
     @property
     def provider_rows(self) -> list[dict[str, Any]]:
         step = self.resolution.seconds
-        when = {m["time"].timestamp(): m["time"] for m in self.market_rows}
+        when = {t.timestamp(): t for t in self.grid}
         return [{"time": when.get(t) or from_epoch(t), "gpu": gpu, "provider": provider, "value": v}
                 for gpu, provider, first, last, v in self.provider_runs for t in range(first, last + 1, step)]
 
-    def markets(self) -> dict[str, list[dict[str, Any]]]:
-        """Each GPU's market rows, in order."""
-        out: dict[str, list[dict[str, Any]]] = {}
-        for m in self.market_rows:
-            out.setdefault(m["gpu"], []).append(m)
+    def _provider_lines(self, gpu: str | None = None) -> dict[str, dict[str, list[tuple[float | None, int]]]]:
+        """Per GPU (only ``gpu`` when given), each provider's values over the whole grid as
+        (value, buckets) runs in order (``None``: no value)."""
+        step, n = self.resolution.seconds, len(self.grid)
+        t0 = int(self.grid[0].timestamp()) if self.grid else 0
+        out: dict[str, dict[str, list[tuple[float | None, int]]]] = {
+            g: {} for g in self.market_runs if gpu is None or g == gpu}
+        ends: dict[tuple[str, str], int] = {}  # per line, the first bucket its runs so far leave open
+        for g, provider, first, last, v in self.provider_runs:
+            lines = out.get(g)
+            if lines is None:
+                continue
+            a, b = max((first - t0) // step, 0), min((last - t0) // step, n - 1)
+            if b < a:
+                continue
+            line = lines.setdefault(provider, [])
+            at = ends.get((g, provider), 0)
+            if a > at:
+                line.append((None, a - at))
+            line.append((None if v != v else v, b - a + 1))
+            ends[g, provider] = b + 1
+        for g, lines in out.items():
+            for provider, line in lines.items():
+                if ends[g, provider] < n:
+                    line.append((None, n - ends[g, provider]))
         return out
 
     def provider_columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
         """Per GPU (only ``gpu`` when given), each provider's values on the GPU's grid of
         ``market_rows`` (``None``: no value)."""
-        step = self.resolution.seconds
-        starts = {g: (int(ms[0]["time"].timestamp()), len(ms))  # per GPU: its first bucket start and bucket count
-                  for g, ms in self.markets().items() if gpu is None or g == gpu}
-        out: dict[str, dict[str, list[float | None]]] = {g: {} for g in starts}
-        for g, provider, first, last, v in self.provider_runs:
-            if g not in starts:
-                continue
-            t0, n = starts[g]
-            col = out[g].get(provider)
-            if col is None:
-                col = out[g][provider] = [None] * n
-            a, b = max((first - t0) // step, 0), min((last - t0) // step, n - 1)
-            if b >= a:
-                col[a:b + 1] = [None if v != v else v] * (b - a + 1)
-        return out
+        return {g: {p: Repeats(line) for p, line in lines.items()} for g, lines in self._provider_lines(gpu).items()}
 
     def columns(self) -> dict[str, list[Any]]:
         """One row per (time, gpu) as columns (key -> values in row order): ``EXPORT_COLUMNS``,
-        then one column per provider with a value (``None``: no value in that bucket)."""
+        then one column per provider with a value (``None``: no value in that bucket). Every
+        column but the time is a ``Repeats``: built, and shown, run by run."""
         providers = sorted({p for _g, p, _a, _b, v in self.provider_runs if not math.isnan(v)})
         kinds = ",".join(self.kinds) if self.kinds else "all"
-        values = self.provider_columns()
-        out: dict[str, list[Any]] = {k: [] for k in [*EXPORT_COLUMNS, *providers]}
-        for gpu, ms in self.markets().items():
-            n = len(ms)
-            times, lows, p25s, medians, counts, offers = zip(*map(_MARKET_CELLS, ms), strict=True)
-            fixed = [times, [gpu] * n, [self.metric] * n, [self.unit] * n, [kinds] * n,
-                     *([None if v != v else v for v in col] for col in (lows, p25s, medians)), counts, offers]
-            none = [None] * n
-            for col, more in zip(out.values(), [*fixed, *(values[gpu].get(p, none) for p in providers)], strict=True):
-                col += more
-        return out
+        n = len(self.grid)
+        lines = self._provider_lines()
+        runs: dict[str, list[tuple[Any, int]]] = {k: [] for k in [*EXPORT_COLUMNS[1:], *providers]}
+        for gpu, market in self.market_runs.items():
+            for key, value in (("gpu", gpu), ("metric", self.metric), ("unit", self.unit), ("kinds", kinds)):
+                runs[key].append((value, n))
+            for a, b, figures, count, offers in market:
+                size = b - a + 1
+                for key, value in zip(("min", "p25", "median"), figures, strict=True):
+                    runs[key].append((None if value != value else value, size))
+                runs["providers"].append((count, size))
+                runs["offers"].append((offers, size))
+            for p in providers:
+                runs[p] += lines[gpu].get(p) or [(None, n)]
+        return {"time": self.grid * len(self.market_runs), **{k: Repeats(r) for k, r in runs.items()}}
 
     def rows(self) -> list[dict[str, Any]]:
         """``columns()`` one mapping per row."""
@@ -401,7 +420,7 @@ class History(RangeAnswer):
         """One provider's values for one GPU on the full grid (NaN where it had no price)."""
         import pandas as pd
 
-        markets = [m["time"] for m in self.market_rows if m["gpu"] == gpu]
+        markets = self.grid if gpu in self.market_runs else []
         col = self.provider_columns(gpu).get(gpu, {}).get(provider, [None] * len(markets))
         return pd.Series([math.nan if v is None else v for v in col], index=pd.DatetimeIndex(markets, name="time"),
                          name="value", dtype=float)
@@ -426,9 +445,10 @@ class History(RangeAnswer):
             f = factor.get(gpu, math.nan)
             return _divide(f, v) if metric == "breakeven-months" else v * f
 
-        market_rows = [{**m, **{c: one(m["gpu"], m[c]) for c in ("min", "p25", "median")}} for m in self.market_rows]
+        market = {gpu: [(a, b, (one(gpu, f[0]), one(gpu, f[1]), one(gpu, f[2])), n, k) for a, b, f, n, k in runs]
+                  for gpu, runs in self.market_runs.items()}
         runs = [(g, p, a, b, one(g, v)) for g, p, a, b, v in self.provider_runs]
-        return replace(self, metric=metric, unit=unit_, market_rows=market_rows, provider_runs=runs,
+        return replace(self, metric=metric, unit=unit_, market_runs=market, provider_runs=runs,
                        notes=[*self.notes, *notes])
 
 
@@ -454,12 +474,26 @@ def _utc(t: datetime) -> datetime:
     return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
+def market_rows_of(grid: list[datetime], market: dict[str, list[GridRun]]) -> list[dict[str, Any]]:
+    """Each GPU's market runs over ``grid`` one mapping per bucket (``MARKET_COLUMNS``), in order."""
+    return [{"time": t, "gpu": gpu, "min": f[0], "p25": f[1], "median": f[2], "providers": n, "offers": k}
+            for gpu, runs in market.items() for a, b, f, n, k in runs for t in grid[a:b + 1]]
+
+
 def answer(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resolution, lo: int, hi: int
            ) -> tuple[list[str], list[dict[str, Any]], list[ProviderRun]]:
-    """The GPUs, market rows (the full grid per GPU) and provider runs of a grid from each series
-    key's runs (by (gpu id, key id)): the market is computed once per run boundary
-    (``market.sweep``) and copied over the buckets between; each stored provider's line is the
-    lowest of its keys' values."""
+    """The GPUs, market rows (the full grid per GPU: ``market_rows_of``) and provider runs of a grid
+    (``answer_runs``)."""
+    grid, market, provider_out = answer_runs(runs, labels, res, lo, hi)
+    return list(market), market_rows_of(grid, market), provider_out
+
+
+def answer_runs(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resolution, lo: int, hi: int
+                ) -> tuple[list[datetime], dict[str, list[GridRun]], list[ProviderRun]]:
+    """The grid, each GPU's market over all of it (in GPU order) and the provider runs of a grid
+    from each series key's runs (by (gpu id, key id)): the market is computed once per run
+    boundary (``market.sweep``), the buckets between are one run; each stored provider's line is
+    the lowest of its keys' values."""
     names = labels.names("gpu") | labels.names("provider")  # ids are unique across spaces
     times = grid_starts(res, lo, hi)
     step, o = res.seconds, res.origin_s
@@ -468,26 +502,32 @@ def answer(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resoluti
     when = [from_epoch(t) for t in times]
     by_gpu: dict[str, dict[str, list[Run]]] = {}  # per GPU, each series key's runs
     for (g, p), key_runs in runs.items():
-        clipped = [(max(a, b0), min(b, b1), v, n) for a, b, v, n in key_runs if b >= b0 and a <= b1]
-        if clipped:
-            by_gpu.setdefault(names[g], {})[names[p]] = clipped
-    provider_out: list[ProviderRun] = []
-    for gpu, keyed in by_gpu.items():  # each stored provider's line: the lowest of its keys' values
+        # a key's runs are in order: cut only when the first or last passes the grid
+        if key_runs and (key_runs[0][0] < b0 or key_runs[-1][1] > b1):
+            key_runs = [(max(a, b0), min(b, b1), v, n) for a, b, v, n in key_runs if b >= b0 and a <= b1]
+        if key_runs:
+            by_gpu.setdefault(names[g], {})[names[p]] = key_runs
+    provider_out: list[ProviderRun] = []  # by gpu, provider and time: each line's runs are in order
+    for gpu in sorted(by_gpu):  # each stored provider's line: the lowest of its keys' values
         lines: dict[str, list[list[Run]]] = {}
-        for key, key_runs in keyed.items():
+        for key, key_runs in by_gpu[gpu].items():
             lines.setdefault(reads.split(key)[0], []).append(key_runs)
-        for provider, parts in lines.items():
+        for provider in sorted(lines):
+            parts = lines[provider]
             line = parts[0] if len(parts) == 1 else lows((a, b, v, 0) for part in parts for a, b, v, _n in part)
             provider_out += [(gpu, provider, o + a * step, o + b * step, v) for a, b, v, _n in line]
-    provider_out.sort(key=lambda r: (r[0], r[1], r[2]))
-    market_rows = []
+    market: dict[str, list[GridRun]] = {}
     for gpu in sorted(by_gpu):
-        cells: list[tuple[tuple[float, float, float], int, int]] = [(NO_MARKET, 0, 0)] * len(times)
+        filled = market[gpu] = []
+        at = 0  # the first bucket (grid index) not yet covered
         for a, b, figures, providers, offers in sweep(by_gpu[gpu]):
-            cells[a - b0:b - b0 + 1] = [(figures, providers, offers)] * (b - a + 1)
-        market_rows += [{"time": t, "gpu": gpu, "min": f[0], "p25": f[1], "median": f[2], "providers": n, "offers": k}
-                        for t, (f, n, k) in zip(when, cells, strict=True)]
-    return sorted(by_gpu), market_rows, provider_out
+            if a - b0 > at:
+                filled.append((at, a - b0 - 1, NO_MARKET, 0, 0))
+            filled.append((a - b0, b - b0, figures, providers, offers))
+            at = b - b0 + 1
+        if at < len(times):
+            filled.append((at, len(times) - 1, NO_MARKET, 0, 0))
+    return when, market, provider_out
 
 
 def price_history(
@@ -518,20 +558,19 @@ def price_history(
     check_range(res, since, until)
     lo, hi = epoch(since), epoch(until)
     runs, labels, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
-    gpus, market_rows, runs_out = answer(runs, labels, res, lo, hi)
+    grid, market, runs_out = answer_runs(runs, labels, res, lo, hi)
     notes: list[str] = []
-    if not gpus:
+    if not market:
         what = ", ".join(f.gpus) if f.gpus else "any GPU"
         notes.append(f"no stored prices in range for {what} with these filters; {HOW_TO_GET_HISTORY}")
     else:  # a range of several buckets with a price in at most one: a dot, not a line
-        points: dict[str, int] = {}
-        for m in market_rows:
-            points[m["gpu"]] = points.get(m["gpu"], 0) + (0 if math.isnan(m["min"]) else 1)
-        single = sorted(g for g in gpus if points[g] <= 1 and len(market_rows) > len(gpus))
+        points = {gpu: sum(b - a + 1 for a, b, f, _n, _k in gpu_runs if not math.isnan(f[0]))
+                  for gpu, gpu_runs in market.items()}
+        single = sorted(g for g in market if points[g] <= 1 and len(grid) > 1)
         if single:
             notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
                          f"{HOW_TO_GET_HISTORY}")
-    return History(res, since, until, f.kinds, "price", unit("price", None), market_rows, runs_out, notes)
+    return History(res, since, until, f.kinds, "price", unit("price", None), grid, market, runs_out, notes)
 
 
 def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.Catalog | None = None) -> History:

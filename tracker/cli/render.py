@@ -25,11 +25,13 @@ import sys
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import Any, TextIO
 
 from tracker.cells import safe_cell
 from tracker.errors import ConfigError
+from tracker.repeats import Repeats
 
 ESSENTIAL, DEFAULT, WIDE = 0, 1, 2
 #: Keys shown whatever the width: what a price row means and what it costs.
@@ -55,7 +57,8 @@ class Column:
 ColumnSpec = Column | tuple[str, str] | tuple[str, str, int]
 #: A command's rows: one mapping per row, or the same rows as columns (key -> values in row
 #: order), the form a long table is built in (a year of hourly history), which a table reads
-#: column by column as it is instead of taking each value back out of a mapping per row.
+#: column by column as it is instead of taking each value back out of a mapping per row (and a
+#: column given as ``tracker.repeats.Repeats`` run by run).
 Rows = Sequence[Mapping[str, Any]] | Mapping[str, Sequence[Any]]
 
 
@@ -183,57 +186,80 @@ def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
 
 class _Cells:
     """The rows of one table, each column read and its texts formatted once however often the
-    layout asks, each distinct value once (a year of hourly history is half a million cells)."""
+    layout asks, each distinct value once (a year of hourly history is half a million cells); a
+    column given as ``Repeats`` is read, formatted and padded once per run, and spelled out row
+    by row only as the lines are written."""
 
     def __init__(self, rows: Rows) -> None:
         self.rows = rows
         self.count = len(next(iter(rows.values()), ())) if isinstance(rows, Mapping) else len(rows)
-        self._read: dict[str, tuple[list[Any], Collection[Any]]] = {}
+        self._read: dict[str, tuple[list[Any], Collection[Any], list[int] | None]] = {}
         self._texts: dict[str, tuple[list[str], set[str]]] = {}
 
-    def _values(self, column: Column) -> tuple[list[Any], Collection[Any]]:
-        """The column's values, and those each once (``_distinct``)."""
+    def _values(self, column: Column) -> tuple[list[Any], Collection[Any], list[int] | None]:
+        """The column's values (one per run of a ``Repeats``), those each once (``_distinct``),
+        and how many rows each run holds (``None``: one value per row)."""
         if column.key not in self._read:
             rows, key = self.rows, column.key
+            counts = None
             if isinstance(rows, Mapping):
-                values = list(rows[key]) if key in rows else [None] * self.count
+                given = rows.get(key)
+                if isinstance(given, Repeats):
+                    values, counts = [v for v, _n in given.runs], [n for _v, n in given.runs]
+                else:
+                    values = list(given) if given is not None else [None] * self.count
             else:
                 try:
                     values = list(map(itemgetter(key), rows))
                 except KeyError:  # a row without the key shows none
                     values = [r.get(key) for r in rows]
-            self._read[column.key] = values, _distinct(values)
+            self._read[column.key] = values, _distinct(values), counts
         return self._read[column.key]
+
+    def _spelled(self, column: Column, per_value: list[Any]) -> list[Any]:
+        """``per_value`` (one item per value ``_values`` read) one item per row."""
+        counts = self._values(column)[2]
+        return per_value if counts is None else list(chain.from_iterable(map(repeat, per_value, counts)))
+
+    def converted(self, column: Column, convert: Callable[[Any], Any]) -> list[Any]:
+        """``convert`` of every cell in row order, called once per distinct value."""
+        values, distinct, _counts = self._values(column)
+        return self._spelled(column, _each(values, distinct, convert))
 
     def raw(self, column: Column) -> list[Any]:
         """Every cell as CSV and TSV carry it: ``plain_value``, then ``safe_cell``."""
-        return _each(*self._values(column), lambda v: safe_cell(plain_value(v)))
+        return self.converted(column, lambda v: safe_cell(plain_value(v)))
 
-    def texts(self, column: Column) -> tuple[list[str], set[str]]:
-        """Every cell's text in row order, and those texts each once (all a width depends on)."""
+    def _value_texts(self, column: Column) -> tuple[list[str], set[str]]:
+        """The text of each value ``_values`` read, and those texts each once (all a width depends on)."""
         if column.key not in self._texts:
-            values, distinct = self._values(column)
+            values, distinct, _counts = self._values(column)
             texts = _each(values, distinct, _formatter(distinct))
             self._texts[column.key] = texts, set(texts)
         return self._texts[column.key]
 
+    def texts(self, column: Column) -> tuple[list[str], set[str]]:
+        """Every cell's text in row order, and those texts each once (all a width depends on)."""
+        texts, distinct = self._value_texts(column)
+        return self._spelled(column, texts), distinct
+
     def padded(self, column: Column, width: int) -> Iterable[str]:
         """Every cell's text padded to ``width`` (numbers to the right), each distinct text padded once."""
         pad = str.rjust if self.numeric(column) else str.ljust
-        texts, distinct = self.texts(column)
-        return map({t: pad(t, width) for t in distinct}.__getitem__, texts)
+        texts, distinct = self._value_texts(column)
+        return self._spelled(column, list(map({t: pad(t, width) for t in distinct}.__getitem__, texts)))
 
     def numeric(self, column: Column) -> bool:
         return _numeric(self._values(column)[1])
 
     def natural(self, column: Column) -> int:
-        return max([len(column.header), *map(len, self.texts(column)[1])])
+        return max([len(column.header), *map(len, self._value_texts(column)[1])])
 
     def narrowest(self, column: Column) -> int:
         """How narrow a column may get: a number never narrower than its widest value (its header
         wraps at spaces); text down to its longest word (at least ``_MIN_TEXT``, at most
         ``_LONGEST_WORD``, past which a word such as a URL folds), never wider than it needs."""
-        texts = self.texts(column)[1]
+        texts = self._value_texts(column)[1]
         if self.numeric(column):
             return max([*(len(w) for w in column.header.split()), *(len(t) for t in texts)])
         words = [len(w) for t in [column.header, *texts] for w in t.split()]
@@ -246,7 +272,7 @@ def plain_rows(rows: Rows) -> list[dict[str, Any]]:
     if not isinstance(rows, Mapping):
         return [{k: plain_value(v) for k, v in r.items()} for r in rows]
     cells = _Cells(rows)
-    cols = [_each(*cells._values(Column(k, k)), plain_value) for k in rows]
+    cols = [cells.converted(Column(k, k), plain_value) for k in rows]
     return [dict(zip(rows, values, strict=True)) for values in zip(*cols, strict=True)]
 
 
