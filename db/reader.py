@@ -69,8 +69,10 @@ class Reader:
         self._close = close
 
     def rows(self, sql: str, params: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        """Every row as a plain tuple."""
-        return [tuple(r) for r in self._execute(*bind(sql, params, self.marker)).fetchall()]
+        """Every row as a plain tuple: both drivers' own rows are tuples already (a long read, such
+        as an hourly year's runs, is not copied row by row again); any other row is copied into one."""
+        rows = self._execute(*bind(sql, params, self.marker)).fetchall()
+        return rows if not rows or type(rows[0]) is tuple else [tuple(r) for r in rows]
 
     def mappings(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every row as ``{column: value}``."""

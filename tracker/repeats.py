@@ -1,25 +1,51 @@
-"""A column of values that come in runs: a list like any other, which also says where it repeats.
+"""A column of values that come in runs: a sequence like a list, which also says where it repeats.
 
 A long table built from runs of one value (an hourly year of history: each provider's price
 holds for hours, the market changes only where a provider's run does) is hundreds of thousands
-of cells but a few thousand runs. ``Repeats`` is that column as a plain list, so every reader of
-a list (JSON, CSV, pandas, tests) reads it as one, and its ``runs`` let a table
-(``tracker.cli.render``) format, measure and pad each run once instead of each cell.
+of cells but a few thousand runs. ``Repeats`` is that column as a sequence read like a list (by
+index, length and iteration), spelled out cell by cell only when read so, and its ``runs`` let a
+table (``tracker.cli.render``) format, measure and pad each run once instead of each cell.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterator, Sequence
 from itertools import chain, repeat, starmap
-from typing import Any
+from typing import Any, overload
 
 
-class Repeats(list[Any]):
-    """The values of ``runs`` ((value, count) pairs, in order) one after another; ``runs`` is kept
-    beside them, so the list is built once and never changed afterwards."""
+class Repeats(Sequence[Any]):
+    """The values of ``runs`` ((value, count) pairs, in order, each count at least 1) one after another."""
 
-    __slots__ = ("runs",)
+    __slots__ = ("_cells", "_length", "runs")
 
-    def __init__(self, runs: Iterable[tuple[Any, int]] = ()) -> None:
-        self.runs: list[tuple[Any, int]] = [(v, n) for v, n in runs if n > 0]
-        super().__init__(chain.from_iterable(starmap(repeat, self.runs)))
+    def __init__(self, runs: list[tuple[Any, int]]) -> None:
+        self.runs = runs
+        self._length = sum(n for _v, n in runs)
+        self._cells: list[Any] | None = None
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __iter__(self) -> Iterator[Any]:
+        return chain.from_iterable(starmap(repeat, self.runs))
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if self._cells is None:  # spelled out once, on the first read by index
+            self._cells = list(self)
+        return self._cells[index]
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to a sequence of the same values in the same order (a list of them too)."""
+        return isinstance(other, Sequence) and not isinstance(other, str) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence compared by its values, like a list
+
+    def __repr__(self) -> str:
+        return f"Repeats({self.runs!r})"

@@ -48,6 +48,8 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from itertools import groupby
+from operator import itemgetter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -355,30 +357,30 @@ class History(RangeAnswer):
         t0 = int(self.grid[0].timestamp()) if self.grid else 0
         out: dict[str, dict[str, list[tuple[float | None, int]]]] = {
             g: {} for g in self.market_runs if gpu is None or g == gpu}
-        ends: dict[tuple[str, str], int] = {}  # per line, the first bucket its runs so far leave open
-        for g, provider, first, last, v in self.provider_runs:
-            lines = out.get(g)
-            if lines is None:
+        for (g, provider), group in groupby(self.provider_runs, itemgetter(0, 1)):  # runs by gpu, provider, time
+            if g not in out:
                 continue
-            a, b = max((first - t0) // step, 0), min((last - t0) // step, n - 1)
-            if b < a:
-                continue
-            line = lines.setdefault(provider, [])
-            at = ends.get((g, provider), 0)
-            if a > at:
-                line.append((None, a - at))
-            line.append((None if v != v else v, b - a + 1))
-            ends[g, provider] = b + 1
-        for g, lines in out.items():
-            for provider, line in lines.items():
-                if ends[g, provider] < n:
-                    line.append((None, n - ends[g, provider]))
+            line: list[tuple[float | None, int]] = []
+            at = 0  # the first bucket the line leaves open
+            for _g, _p, first, last, v in group:
+                a, b = max((first - t0) // step, 0), min((last - t0) // step, n - 1)
+                if b < a:
+                    continue
+                if a > at:
+                    line.append((None, a - at))
+                line.append((None if v != v else v, b - a + 1))
+                at = b + 1
+            if line:
+                if at < n:
+                    line.append((None, n - at))
+                out[g][provider] = line
         return out
 
     def provider_columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
         """Per GPU (only ``gpu`` when given), each provider's values on the GPU's grid of
         ``market_rows`` (``None``: no value)."""
-        return {g: {p: Repeats(line) for p, line in lines.items()} for g, lines in self._provider_lines(gpu).items()}
+        return {g: {p: list(Repeats(line)) for p, line in lines.items()}
+                for g, lines in self._provider_lines(gpu).items()}
 
     def columns(self) -> dict[str, list[Any]]:
         """One row per (time, gpu) as columns (key -> values in row order): ``EXPORT_COLUMNS``,
@@ -392,12 +394,12 @@ class History(RangeAnswer):
         for gpu, market in self.market_runs.items():
             for key, value in (("gpu", gpu), ("metric", self.metric), ("unit", self.unit), ("kinds", kinds)):
                 runs[key].append((value, n))
-            for a, b, figures, count, offers in market:
-                size = b - a + 1
-                for key, value in zip(("min", "p25", "median"), figures, strict=True):
-                    runs[key].append((None if value != value else value, size))
-                runs["providers"].append((count, size))
-                runs["offers"].append((offers, size))
+            firsts, lasts, figures, counts, offers = zip(*market, strict=True)
+            sizes = [b - a + 1 for a, b in zip(firsts, lasts, strict=True)]
+            for key, values in zip(("min", "p25", "median"), zip(*figures, strict=True), strict=True):
+                runs[key] += zip([None if v != v else v for v in values], sizes, strict=True)
+            runs["providers"] += zip(counts, sizes, strict=True)
+            runs["offers"] += zip(offers, sizes, strict=True)
             for p in providers:
                 runs[p] += lines[gpu].get(p) or [(None, n)]
         return {"time": self.grid * len(self.market_runs), **{k: Repeats(r) for k, r in runs.items()}}
@@ -429,8 +431,8 @@ class History(RangeAnswer):
         """``columns()`` as a frame (NaN for no value)."""
         import pandas as pd
 
-        cols = self.columns()
-        df = pd.DataFrame(cols) if self.market_rows else pd.DataFrame(columns=list(cols))  # no rows: no dtype guessed
+        cols = {k: list(v) for k, v in self.columns().items()}
+        df = pd.DataFrame(cols) if self.market_runs else pd.DataFrame(columns=list(cols))  # no rows: no dtype guessed
         for c in df.columns:
             if c not in ("time", "gpu", "metric", "unit", "kinds", "providers", "offers"):
                 df[c] = df[c].astype(float)

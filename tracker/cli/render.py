@@ -177,6 +177,8 @@ def _formatter(distinct: Collection[Any]) -> Callable[[Any], str]:
     whole = not any(isinstance(v, float) for v in distinct)
 
     def text(value: Any) -> str:
+        if type(value) is float:  # the common case first (a float column is never ``whole``)
+            return format(value, spec)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return str(value) if whole else format(value, spec)
         return cell(value).replace("\n", " ")

@@ -15,8 +15,9 @@ import math
 import os
 import re
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any
 
 import platformdirs
 from pydantic import (
@@ -241,7 +242,6 @@ class Settings(BaseSettings):
     default_interval: Interval = 3600.0
 
     _source_path: Path | None = None
-    toml_file_path: ClassVar[Path | None] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -283,7 +283,7 @@ class Settings(BaseSettings):
         dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_file = getattr(settings_cls, "toml_file_path", None)
+        toml_file = _TOML_FILE.get()
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
         if toml_file is not None:
             sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
@@ -388,6 +388,10 @@ def _looks_secret(key: str) -> bool:
     return any(w in key.lower() for w in ("key", "secret", "token", "password", "notify", "url", "database"))
 
 
+#: The TOML file ``Settings`` reads while ``load_settings`` builds one (none otherwise): a source
+#: of the one settings class, instead of a settings class built per file (a model's validators
+#: are built with its class, a few milliseconds of every command).
+_TOML_FILE: ContextVar[Path | None] = ContextVar("toml_file", default=None)
 #: A config file is a few KiB; anything this large is a mistake (or an attack on the parser).
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -411,13 +415,15 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
             raise ConfigError(f"{use_file}: not valid TOML ({exc})") from None
         except RecursionError:
             raise ConfigError(f"{use_file}: arrays or tables nested too deeply to be a config file") from None
-    cls = type("FileSettings", (Settings,), {"toml_file_path": use_file, "__annotations__": {}})
+    reading = _TOML_FILE.set(use_file)
     try:
-        settings: Settings = cls(**{k: v for k, v in overrides.items() if v is not None})
+        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
     except RecursionError:
         raise ConfigError(f"{use_file or 'settings'}: values nested too deeply to be a config file") from None
     except ValidationError as exc:
         where = f"{use_file}: " if use_file else ""
         raise ConfigError(where + "; ".join(_describe(e) for e in exc.errors())) from None
+    finally:
+        _TOML_FILE.reset(reading)
     settings._source_path = use_file
     return settings
