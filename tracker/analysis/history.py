@@ -45,12 +45,12 @@ export it (pandas is imported then).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from functools import cached_property
 from itertools import groupby
 from operator import itemgetter
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from db import reads
@@ -377,12 +377,11 @@ class History(RangeAnswer):
         return out
 
     def provider_columns(self, gpu: str | None = None) -> dict[str, dict[str, list[float | None]]]:
-        """Per GPU (only ``gpu`` when given), each provider's values on the GPU's grid of
-        ``market_rows`` (``None``: no value)."""
+        """Per GPU (only ``gpu`` when given), each provider's values on the grid (``None``: no value)."""
         return {g: {p: list(Repeats(line)) for p, line in lines.items()}
                 for g, lines in self._provider_lines(gpu).items()}
 
-    def columns(self) -> dict[str, list[Any]]:
+    def columns(self) -> dict[str, Sequence[Any]]:
         """One row per (time, gpu) as columns (key -> values in row order): ``EXPORT_COLUMNS``,
         then one column per provider with a value (``None``: no value in that bucket). Every
         column but the time is a ``Repeats``: built, and shown, run by run."""
