@@ -215,9 +215,12 @@ class PriceIntervalPast(IntervalColumns, table=True):
     #: ``first_seen`` is in the GPU index so "in effect during [a, b]" is answered from the index
     #: alone, and the span index makes the longest interval one step: it bounds ``last_seen``
     #: (``<= b + longest``), so a read of a moment months back scans only the intervals around it.
-    #: Not by GPU and start: SQLite then reads such a range by start, four times slower.
+    #: Not by GPU and start: SQLite then reads such a range by start, four times slower. The
+    #: provider index is what a collection's roll-up refresh reads: one provider's recent intervals,
+    #: not every provider's of the day.
     __table_args__ = (Index("ix_price_interval_past_gpu_last_first", "gpu_id", "last_seen", "first_seen"),
-                      Index("ix_price_interval_past_span", text("(last_seen - first_seen)")))
+                      Index("ix_price_interval_past_span", text("(last_seen - first_seen)")),
+                      Index("ix_price_interval_past_provider_last", "provider_id", "last_seen"))
 
     id: int = key_column(Integer)
 

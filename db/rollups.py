@@ -93,7 +93,8 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
 #: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}`` (``db.reads``).
 _RAW_COLUMNS_SQL = reads.RAW_COLUMNS_SQL
 #: A provider's intervals of one currency that may count from ``:since`` to ``:until``, from each
-#: table (``{table}``) by its own index: the newest ones by provider, the past ones by GPU.
+#: table (``{table}``) by its provider index (the past ones' by provider and ``last_seen``, so a
+#: refresh reads its own provider's intervals of the window, not every provider's).
 _WINDOW_OF = (f"SELECT {_RAW_COLUMNS_SQL.format(p='')} FROM {{table}} WHERE gpu_id IN :gpus AND last_seen >= :since "
               "AND first_seen <= :until AND provider_id = :p AND currency_id = :usd")
 _WINDOW_SQL = (f"{_WINDOW_OF.format(table=intervals.OPEN_TABLE)} UNION ALL "
@@ -131,9 +132,12 @@ class Intervals(NamedTuple):
 
 class Current(NamedTuple):
     """A provider's newest intervals (``price_interval_open``'s) as a caller that just wrote them
-    holds them: ``RAW_COLUMNS`` tuples of those in USD of a mapped GPU."""
+    holds them: ``RAW_COLUMNS`` tuples of those in USD of a mapped GPU; and the provider's offers
+    renting a fraction of a GPU (``index_rollup.fractional`` of their ``gpu_count`` as stored now),
+    which that caller knows of every offer, so the index roll-up need not read the offers again."""
 
     rows: list[tuple[Any, ...]]
+    fractional: frozenset[int]
 
 
 def _window_params(conn: Connection, provider_id: int, since: int, until: int) -> dict[str, Any]:
@@ -143,7 +147,7 @@ def _window_params(conn: Connection, provider_id: int, since: int, until: int) -
 def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None,
          current: Current | None = None) -> Intervals:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
-    widened by the hold), through the GPU index, as numpy arrays (no per-row objects);
+    widened by the hold), through the provider indexes, as numpy arrays (no per-row objects);
     ``current``: the provider's current intervals, when the caller holds them."""
     if since is None or until is None:  # (``RAW_COLUMNS`` of ``db.reads.raw_intervals``)
         params: dict[str, Any] = {}
@@ -434,11 +438,13 @@ def _promote(conn: Connection, sid: int) -> None:
 
 class _Sellers:
     """Who sells in the index roll-up (``db.index_rollup``): a provider's offers of whole GPUs (its
-    fractional-GPU offers read once, in one statement), an aggregator's per cloud it names."""
+    fractional-GPU offers as the caller knows them, else read once, in one statement), an
+    aggregator's per cloud it names."""
 
-    def __init__(self, conn: Connection, provider_id: int) -> None:
+    def __init__(self, conn: Connection, provider_id: int, fractional: frozenset[int] | None = None) -> None:
         self.names, self.provider_id = labels.names(conn, "provider"), provider_id
-        found = reads.provider_fractional_offers(in_transaction(conn), self.names.get(provider_id, ""))
+        found = fractional if fractional is not None else reads.provider_fractional_offers(
+            in_transaction(conn), self.names.get(provider_id, ""))
         self.fractional = np.array(sorted(found), dtype=np.int64)
         self.clouds: dict[str, int] = {"": 0}  # "": the provider's own offers
 
@@ -456,12 +462,14 @@ class _Sellers:
 
 
 def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int,
-                    open_runs: bool = True, index: bool = True) -> int:
+                    open_runs: bool = True, index: bool = True, fractional: frozenset[int] | None = None) -> int:
+    """Rewrite ``provider_id``'s roll-ups of the buckets holding ``[lo, hi]`` from ``iv`` (``fractional``:
+    the provider's fractional-GPU offers when the caller knows them, ``Current``)."""
     d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
     h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
     written = _write_days(conn, provider_id, d_lo, d_hi, summarise_bounded(iv, DAY, interval_s, d_lo, d_hi))
     if index:  # the index roll-up of the same days, from the same intervals (``db.index_rollup``)
-        sellers = _Sellers(conn, provider_id)
+        sellers = _Sellers(conn, provider_id, fractional)
         whole, via = sellers.of(iv)
         s = summarise_bounded(iv.window(whole)._replace(key=via[whole]), DAY, interval_s, d_lo, d_hi)
         written += index_rollup.replace(conn, provider_id, d_lo, d_hi,
@@ -678,7 +686,7 @@ def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dic
         since, until = floor(lo, DAY) - interval_s, floor(hi, DAY) + DAY - 1
         if current is not None:  # a collection: a small window, the newest intervals at hand
             return _refresh_window(conn, load(conn, provider_id, since=since, until=until, current=current),
-                                   provider_id, interval_s, lo, hi)
+                                   provider_id, interval_s, lo, hi, fractional=current.fractional)
         chunks = _whole_offers(conn, provider_id, since, until)
         first = next(chunks, None)
         second = next(chunks, None)

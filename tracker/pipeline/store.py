@@ -28,7 +28,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlmodel import Session
 
-from db import intervals, labels, reads, rollups
+from db import index_rollup, intervals, labels, reads, rollups
 from db.labels import PRICE_EPSILON, StoreStats
 from db.models import Offer, Provider, Quarantine
 from db.reader import in_transaction
@@ -321,13 +321,15 @@ def store_observation(
     known = _provider_state(conn, provider)
     fresh = [o for ident, o in listed.items() if ident not in known]
     seen = [_stamp(conn, observed_at)] * len(fresh)
-    plan = _plan(conn, listed, known, _insert_offers(conn, provider, fresh, [o.extra for o in fresh], seen, seen), c)
+    added = _insert_offers(conn, provider, fresh, [o.extra for o in fresh], seen, seen)
+    plan = _plan(conn, listed, known, added, c)
     plan.closing = _closing(known.values(), plan, c, complete, {known[i].offer_id for i in scope if i in known})
     _write_offers(conn, plan, observed_at)
     opened = _write_intervals(conn, plan, c.t)
     if refresh_rollups:  # the provider's roll-ups around this collection, from the current intervals at hand
         hold = prov.interval_s or rollups.DEFAULT_INTERVAL_S
-        current = _current_intervals(known.values(), plan, c, labels.usd_id(conn), opened)
+        current = _current_intervals(known.values(), plan, c, labels.usd_id(conn), opened,
+                                     _fractional(listed, known, zip(added, fresh, strict=True)))
         since = c.t if c.previous is None else min(c.previous, c.t)
         rollups.refresh(conn, c.provider_id, since - hold, c.t + hold, current=current)
     return StoreStats(len(offers), plan.new_offers, plan.changed, plan.unchanged, plan.unpriced, plan.returned)
@@ -378,13 +380,22 @@ def remember_interval(session: Session, prov: Provider, interval_s: int) -> bool
     return True
 
 
+def _fractional(listed: Mapping[Identity, NormalisedOffer], known: Mapping[Identity, Stored],
+                added: Iterable[tuple[int, NormalisedOffer]]) -> frozenset[int]:
+    """The provider's offers renting a fraction of a GPU once a collection is written: by the
+    ``gpu_count`` it listed (``_write_offers`` stores that), else as stored; ``added``: the new
+    offers with their ids. Every offer of the provider is at hand, so none is read again."""
+    counts = [(s.offer_id, listed[i].gpu_count if i in listed else s.gpu_count) for i, s in known.items()]
+    return frozenset(i for i, n in [*counts, *((i, o.gpu_count) for i, o in added)] if index_rollup.fractional(n))
+
+
 def _current_intervals(known: Iterable[Stored], plan: Plan, c: Observation, usd: int,
-                       opened: Iterable[tuple[Any, ...]]) -> rollups.Current:
+                       opened: Iterable[tuple[Any, ...]], fractional: frozenset[int]) -> rollups.Current:
     """The provider's newest intervals once a collection is written, as the roll-ups read them
     (``RAW_COLUMNS`` tuples, USD intervals of mapped GPUs): each offer's as it was (``known``),
     extended to ``t``, closed at ``t``, or replaced by the one ``opened`` for it (``_INTERVAL_INSERT``
     rows). Kept in step with ``_write_intervals``, so the refresh reads only the provider's past
-    intervals of its window."""
+    intervals of its window; with the provider's ``fractional`` offers (``_fractional``)."""
     t = c.t
     rows = [(iid, oid, pid, gpu_id, kind_id, price_per_gpu, t, t, None)
             for iid, oid, pid, gpu_id, kind_id, currency_id, _price, price_per_gpu, _av, _first, _last, _ends, _n, _count
@@ -400,7 +411,7 @@ def _current_intervals(known: Iterable[Stored], plan: Plan, c: Observation, usd:
             last = t
         rows.append((s.interval_id, s.offer_id, c.provider_id, s.gpu_id, s.kind_id, s.price_per_gpu_hour,
                      s.first_seen, last, ends))
-    return rollups.Current(rows)
+    return rollups.Current(rows, fractional)
 
 
 def record_failed_attempt(session: Session, provider: str, attempted_at: datetime) -> int:
