@@ -943,8 +943,16 @@ def previous_prices(reader: Reader, provider: str, currencies: Mapping[Identity,
         "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour, c.name FROM price_interval_open i "
         "JOIN label l ON l.id = i.provider_id JOIN label c ON c.id = i.currency_id "
         "JOIN offer o ON o.id = i.offer_id WHERE l.space = 'provider' AND l.name = :p", {"p": provider})
-    return {(sku, region, kind, term): price for sku, region, kind, term, price, currency in rows
-            if currencies is None or currencies.get((sku, region, kind, term), currency) == currency}
+    return prices_in_currency((((sku, region, kind, term), price, currency) for sku, region, kind, term, price, currency in rows),
+                              currencies)
+
+
+def prices_in_currency(stored: Iterable[tuple[Identity, float, str]], currencies: Mapping[Identity, str] | None
+                       ) -> dict[Identity, float]:
+    """``previous_prices`` of ``(identity, price, currency)`` of each offer's newest interval, for a
+    writer that has them at hand (``tracker.pipeline.store.previous_prices``)."""
+    return {ident: price for ident, price, currency in stored
+            if currencies is None or currencies.get(ident, currency) == currency}
 
 
 def pending_jumps(reader: Reader, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:

@@ -120,7 +120,9 @@ def _store(
         if recording is not None:
             normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = labels.ensure_provider(session, scraper.name, scraper.display_name)
-        previous = reads.previous_prices(reader, scraper.name, {o.identity: o.currency for o in normalised})
+        # the provider's stored offers, read once for validation and the store
+        known = store_stage.provider_state(session.connection(), scraper.name)
+        previous = store_stage.previous_prices(session.connection(), known, {o.identity: o.currency for o in normalised})
         # the market judges new offers only: a collection of known offers skips its query
         market = (reads.market_medians(reader, MARKET_MIN_OFFERS)
                   if any(o.identity not in previous for o in normalised) else {})
@@ -130,7 +132,7 @@ def _store(
         # a partial collection is stored as a complete one: what it did not see ends at it, as a
         # failed collection ends it (unknown); what makes it partial is the provider's state below
         stats = store_stage.store_observation(session, scraper.name, accepted, observed_at,
-                                              provider.last_attempt_at, interval_s=interval)
+                                              provider.last_attempt_at, interval_s=interval, known=known)
         quarantined = store_stage.store_quarantine(session, run_id, rejected, observed_at)
         counts: dict[str, Any] = {
             "offers_seen": len(normalised),

@@ -37,8 +37,8 @@ from tracker.pipeline.normalise import NormalisedOffer
 from tracker.pipeline.opening import open_store, sync_catalog
 from tracker.pipeline.validate import Rejected
 
-__all__ = ["insert_offers", "open_store", "record_failed_attempt", "store_counts", "store_observation", "store_offers", "store_quarantine",
-           "sync_catalog"]
+__all__ = ["insert_offers", "open_store", "previous_prices", "provider_state", "record_failed_attempt", "store_counts",
+           "store_observation", "store_offers", "store_quarantine", "sync_catalog"]
 
 
 #: Offer columns copied from each observation (besides the identity).
@@ -93,11 +93,19 @@ class Stored(NamedTuple):
         return self.interval_id is not None and self.ends_at is None
 
 
-def _provider_state(conn: Connection, provider: str) -> dict[Identity, Stored]:
+def provider_state(conn: Connection, provider: str) -> dict[Identity, Stored]:
     """``{identity: Stored}`` of every offer of ``provider``: one indexed read of its offers and
-    their newest intervals (``db.reads.provider_offer_state``)."""
-    stored = map(Stored._make, reads.provider_offer_state(in_transaction(conn), provider))
-    return {(s.sku, s.region, s.kind, s.term_months): s for s in stored}
+    their newest intervals (``db.reads.provider_offer_state``). A collector reads it once in its
+    write transaction for both validation (``previous_prices``) and ``store_observation``."""
+    return {r[:4]: Stored._make(r) for r in reads.provider_offer_state(in_transaction(conn), provider)}
+
+
+def previous_prices(conn: Connection, known: Mapping[Identity, Stored], currencies: Mapping[Identity, str]
+                    ) -> dict[Identity, float]:
+    """``db.reads.previous_prices`` of the offers ``known`` (``provider_state``), without reading them again."""
+    names = labels.names(conn, "currency")
+    return reads.prices_in_currency(((i, s.price_per_hour, names[s.currency_id]) for i, s in known.items()
+                                     if s.interval_id is not None), currencies)
 
 
 def _stamp_processor(conn: Connection) -> Callable[[datetime], Any]:
@@ -283,6 +291,7 @@ def store_observation(
     complete: bool = True,
     scope: Collection[Identity] = (),
     refresh_rollups: bool = True,
+    known: Mapping[Identity, Stored] | None = None,
 ) -> StoreStats:
     """Store one successful collection of ``provider`` at ``observed_at`` (set-based).
 
@@ -303,7 +312,8 @@ def store_observation(
     ``remember_interval``). The provider's hourly and daily roll-ups around the
     collection are refreshed in the same transaction (``refresh_rollups=False``: the caller
     refreshes them once for a whole batch of collections, as an import does). The work is a few statements whose
-    size is the collection's, whatever the length of the stored history.
+    size is the collection's, whatever the length of the stored history. ``known``: the provider's
+    ``provider_state`` when the caller read it in this transaction (else it is read here).
 
     Counts: ``new_offers`` (never seen before), ``prices_changed`` (seen by the previous
     attempt, now at another price), ``returned`` (seen before, but not by the previous
@@ -318,7 +328,8 @@ def store_observation(
     # a listing that repeats an offer: the last one wins (the identity without a call per offer)
     listed = {(o.sku, o.region, o.kind, o.term_months): o for o in offers}
     c = _collection(conn, provider, listed.values(), epoch(observed_at), _previous(observed_at, previous_attempt_at, max_gap))
-    known = _provider_state(conn, provider)
+    if known is None:
+        known = provider_state(conn, provider)
     fresh = [o for ident, o in listed.items() if ident not in known]
     seen = [_stamp(conn, observed_at)] * len(fresh)
     added = _insert_offers(conn, provider, fresh, [o.extra for o in fresh], seen, seen)
