@@ -13,12 +13,14 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, epoch, floor, origin
 from tracker.errors import ConfigError, QueryTooLarge
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH  # noqa: F401 - importable from here
 
 #: What a history can show: the price, its cost per TFLOP, or the months of rent that buy the card.
 METRICS = ("price", "cost-per-tflop", "breakeven-months")
-DEFAULT_TOLERANCE = timedelta(hours=1)
+#: The tolerance of a provider a mapping leaves out: the collection interval assumed for it.
+DEFAULT_TOLERANCE = timedelta(seconds=DEFAULT_INTERVAL_S)
 #: Upper bound on (interval, bucket) rows one history may expand to (~1 GB of frames).
 MAX_GRID_ROWS = 20_000_000
 #: Most time buckets one history grid may have (a year of hours is 8,760; 27 years of days):
@@ -29,6 +31,7 @@ EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST = datetime(2200, 1, 1, tzinfo=UTC)
 
 Tolerance = timedelta | Mapping[str, timedelta] | Callable[[str], timedelta]
+_STEPS = {"hour": HOUR, "day": DAY, "week": WEEK}
 
 
 class Resolution(str, Enum):
@@ -39,17 +42,16 @@ class Resolution(str, Enum):
     @property
     def seconds(self) -> int:
         """The bucket length in seconds."""
-        return {"hour": 3600, "day": 86_400, "week": 7 * 86_400}[self.value]
+        return _STEPS[self.value]
 
     @property
     def origin_s(self) -> int:
-        """Epoch seconds of the first bucket start: weeks start on Monday 00:00 UTC (1970-01-05
-        was a Monday), hours and days on the epoch (``db.rollups.origin``)."""
-        return 4 * 86_400 if self is Resolution.week else 0
+        """Epoch seconds of the first bucket start (``db.spans.origin``: weeks on a Monday)."""
+        return origin(self.seconds)
 
     def floor_s(self, t: int) -> int:
-        """Start (epoch seconds) of the bucket holding epoch second ``t``."""
-        return self.origin_s + ((t - self.origin_s) // self.seconds) * self.seconds
+        """Start (epoch seconds) of the bucket holding epoch second ``t`` (``db.spans.floor``)."""
+        return floor(t, self.seconds)
 
     @classmethod
     def parse(cls, text: str | Resolution) -> Resolution:
@@ -133,10 +135,8 @@ class Filters:
         return cls(*(tuple(v) if v else None for v in (gpus, providers, regions, kinds)))
 
 
-def tolerance_lookup(tolerance: Tolerance | None) -> Callable[[str], timedelta]:
+def tolerance_lookup(tolerance: Tolerance) -> Callable[[str], timedelta]:
     """A provider -> tolerance function from a single value, a mapping or a function."""
-    if tolerance is None:
-        return lambda _p: DEFAULT_TOLERANCE
     if isinstance(tolerance, timedelta):
         return lambda _p: tolerance
     if isinstance(tolerance, Mapping):
@@ -165,7 +165,7 @@ def check_dates(**named: datetime | None) -> None:
 def check_range(resolution: Resolution, since: datetime, until: datetime) -> int:
     """The number of buckets of the grid from ``since`` to ``until`` (aware datetimes or
     Timestamps); ``QueryTooLarge`` beyond ``MAX_BUCKETS``."""
-    first, last = (resolution.floor_s(int(t.timestamp() // 1)) for t in (since, until))
+    first, last = (resolution.floor_s(epoch(t)) for t in (since, until))
     n = (last - first) // resolution.seconds + 1
     if n > MAX_BUCKETS:
         raise QueryTooLarge(

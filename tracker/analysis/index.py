@@ -93,6 +93,11 @@ def seller_median(groups: Sequence[Group]) -> float:
     return median_of(sorted(p for g in groups for p in g.prices or ()))
 
 
+def kinds_text(kinds: Sequence[str] | None) -> str:
+    """The kinds an index read, as its rows and exports write them (``None``: every kind, ``all``)."""
+    return ",".join(kinds) if kinds is not None else "all"
+
+
 def half_up(value: float, step: str = "0.01") -> float:
     """``value`` rounded half-up to ``step`` (to the cent: 2.345 -> 2.35), from its shortest repr
     as the published index does, so 2.675 is 2.68 (binary rounding would give 2.67)."""
@@ -214,7 +219,6 @@ def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[
     sellers: dict[tuple[int, str], dict[str, list[Group]]] = {}
     for g in groups:
         sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller(g), []).append(g)
-    kinds_text = ",".join(kinds) if kinds is not None else "all"
     out = []
     for (bucket, gpu), by_seller in sorted(sellers.items()):
         votes = sorted(seller_median(gs) for gs in by_seller.values())
@@ -222,7 +226,7 @@ def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[
         out.append({"time": from_epoch(bucket), "gpu": gpu, "method": METHOD_1, "index": median_of(votes),
                     "providers": len(votes), "thin": len(votes) < THIN, "q1": q1, "q3": q3, "iqr": q3 - q1,
                     "min": votes[0], "max": votes[-1],
-                    "offers": sum(g.offers for gs in by_seller.values() for g in gs), "kinds": kinds_text})
+                    "offers": sum(g.offers for gs in by_seller.values() for g in gs), "kinds": kinds_text(kinds)})
     return out
 
 
@@ -300,7 +304,7 @@ class IndexResult(RangeAnswer):
         """What an export states beside the values (the method and its version)."""
         return {"index_method": self.method, "index_method_version": self.method.rsplit("-", 1)[-1],
                 "index_resolution": self.resolution.value,
-                "index_kinds": ",".join(self.kinds) if self.kinds is not None else "all",
+                "index_kinds": kinds_text(self.kinds),
                 "index_since": self.since.isoformat(), "index_until": self.until.isoformat()}
 
 
@@ -314,7 +318,7 @@ def _range(since: datetime | None, until: datetime | None, res: Resolution, read
     if since > end:
         raise ConfigError(f"index: the range starts ({since}) after it ends ({end})")
     check_range(res, since, end)
-    return since, end, floor(epoch(since), res.seconds), floor(epoch(end), res.seconds)
+    return since, end, res.floor_s(epoch(since)), res.floor_s(epoch(end))
 
 
 def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: str = METHOD_1,
@@ -437,7 +441,7 @@ def verify(reader: Reader, gpus: Sequence[str] | None = None, *, since: datetime
         values += len(rolled)
         for key in sorted(rolled.keys() | recomputed.keys()):
             if not _close(rolled.get(key), recomputed.get(key)):
-                differences.append({"time": key[0], "gpu": key[1], "provider": "", "kind": ",".join(kinds or ("all",)),
+                differences.append({"time": key[0], "gpu": key[1], "provider": "", "kind": kinds_text(kinds),
                                     "via": "", "what": f"{METHOD_1} index differs", "rollup": rolled.get(key),
                                     "raw": recomputed.get(key)})
     return Verification(since, until, len(stored), values, differences, notes)
