@@ -85,7 +85,8 @@ def union(spans: Iterable[Span]) -> list[Span]:
 
 
 def minus(spans: Sequence[Span], cut: Sequence[Span]) -> list[Span]:
-    """``spans`` without ``cut`` (both merged, as ``union`` returns them)."""
+    """``spans`` without ``cut`` (both merged, as ``union`` returns them), merged too: the pieces of
+    one span are apart by a cut, those of two spans by the gap between them."""
     out: list[Span] = []
     for a, b in spans:
         start = a
@@ -117,7 +118,7 @@ def summarise(provider: str, region: str, rows: Sequence[tuple[Any, ...]], since
             if seen >= max(int(first), since) and (last is None or seen > last):
                 last = seen
     observed, up = union(known), union(up)
-    down_from, down_to = max(union(minus(observed, up)), key=lambda s: (s[1] - s[0], -s[0]), default=(None, None))
+    down_from, down_to = max(minus(observed, up), key=lambda s: (s[1] - s[0], -s[0]), default=(None, None))
     return Availability(provider, region, len({r[2] for r in rows}), sum(b - a for a, b in observed),
                         sum(b - a for a, b in up), 0 if down_from is None else down_to - down_from, down_from, last)
 

@@ -169,7 +169,7 @@ def gpu_options(
     for gpu, (spec, need) in fitting.items():
         listed = [o for o in offers if o["gpu"] == gpu and o["currency"] == "USD" and o["price_per_hour"]]
         candidates = [o for o in listed if need <= o["gpu_count"] <= max_gpus]
-        candidates += [scaled for o in listed if (scaled := scale_per_gpu(o, need, limits, max_gpus)) is not None]
+        candidates += [scaled for o in listed if (scaled := scale_per_gpu(o, need, limits)) is not None]
         best = min(candidates, key=lambda o: (o["price_per_hour"], o["gpu_count"]), default={})
         count = best.get("gpu_count", need)
         tflops = specs.tflops(spec, basis)
@@ -192,11 +192,10 @@ def per_gpu_limit_fields() -> dict[str, str]:
     return {name: cls.per_gpu_limit_field for name, cls in all_scrapers().items() if cls.per_gpu_limit_field}
 
 
-def scale_per_gpu(offer: dict[str, Any], need: int, limits: dict[tuple[str, str, str, str, int], Any],
-                  max_gpus: int) -> dict[str, Any] | None:
+def scale_per_gpu(offer: dict[str, Any], need: int, limits: dict[tuple[str, str, str, str, int], Any]) -> dict[str, Any] | None:
     """A one-GPU offer of a provider that rents per GPU, as ``need`` GPUs at ``need`` times the
     price (sku ``"<sku> x<need>"``), when its own limit allows that many; otherwise None."""
-    if offer["gpu_count"] != 1 or need <= 1 or need > max_gpus:
+    if offer["gpu_count"] != 1 or need <= 1:
         return None
     limit = limits.get((offer["provider"], offer["sku"], offer["region"], offer["kind"], offer["term_months"]))
     if not isinstance(limit, int | float) or isinstance(limit, bool) or need > limit:

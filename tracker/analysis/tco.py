@@ -287,7 +287,7 @@ def electricity_table(
 ) -> pd.DataFrame:
     """Electricity cost per year for each combination (the article's table, generalised)."""
     rows = [
-        {"tdp_w": w, "utilization": u, "usd_per_kwh": k, "kwh_per_year": w / 1000 * u * HOURS_PER_YEAR,
+        {"tdp_w": w, "utilization": u, "usd_per_kwh": k, "kwh_per_year": electricity_per_year(w, u, 1.0),
          "usd_per_year": electricity_per_year(w, u, k)}
         for w in tdp_ws for u in utilizations for k in usd_per_kwhs
     ]
