@@ -23,6 +23,7 @@ from tracker.cli.common import (
     err_console,
     finite,
     key_values,
+    print_notes,
     state,
 )
 from tracker.cli.options import (
@@ -89,11 +90,6 @@ def _catalog(st: State) -> specs.Catalog:
     return load_catalog(st.settings.catalog_file)
 
 
-def _notes(notes: list[str]) -> None:
-    for n in notes:
-        err_console.print(f"[yellow]note:[/yellow] {n}", highlight=False, soft_wrap=True)
-
-
 def _print_json(data: Any) -> None:
     """One JSON object (``emit`` prints lists of rows); same value rules as ``emit``."""
 
@@ -145,7 +141,7 @@ def history(
     h = run_history(reader, _filters(gpu, provider, kind, region, st), metric=metric, basis=basis,
                     since=_since(since, end), until=end, resolution=Resolution.parse(every),
                     tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
-    _notes(h.notes)
+    print_notes(h.notes)
     table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
              ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
     emit(h.columns(), fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
@@ -203,12 +199,12 @@ def _trend_notes(rows: list[dict[str, Any]]) -> None:
     from tracker.analysis.trends import MIN_HISTORY_DAYS
 
     if not rows:
-        _notes([f"no price history matches these filters yet; {HOW_TO_GET_HISTORY}"])
+        print_notes([f"no price history matches these filters yet; {HOW_TO_GET_HISTORY}"])
         return
     short = [r for r in rows if r["history_days"] < MIN_HISTORY_DAYS]
     if short:
         most = max(r["history_days"] for r in short)
-        _notes([f"good deal needs {MIN_HISTORY_DAYS} days of observations: {len(short)} of {len(rows)} GPU(s) have "
+        print_notes([f"good deal needs {MIN_HISTORY_DAYS} days of observations: {len(short)} of {len(rows)} GPU(s) have "
                 f"fewer (at most {most}, see history_days); {HOW_TO_GET_HISTORY}"])
 
 
@@ -357,7 +353,7 @@ def recommend(
         console.print(f"[bold]{a.verdict}[/bold]: {a.reason}", highlight=False)
     elif hours_per_month is None:
         console.print("[dim]pass --hours-per-month (and --months) for rent-vs-buy advice[/dim]")
-    _notes(rec.notes)
+    print_notes(rec.notes)
 
 
 @app.command()
@@ -395,7 +391,7 @@ def plot(
     cat = _catalog(st)
     h = run_history(st.reader, filters, metric=metric, basis=basis, since=_since(since, end), until=end,
                     resolution=Resolution.parse(every), tolerance=tolerance, catalog=cat)
-    _notes(h.notes)
+    print_notes(h.notes)
     lows = lows_for(all_time_lows(st.reader, filters, until=end, tolerance=tolerance), metric,
                     basis, cat)
     path = write_plot(h, output, lows)

@@ -204,3 +204,9 @@ def key_values(data: dict[str, Any], *, title: str) -> None:
     for k, v in data.items():
         if isinstance(v, str) and len(v) > LONG_TEXT:
             console.print(f"[bold]{k}[/bold]: {v}", highlight=False)
+
+
+def print_notes(notes: Sequence[str]) -> None:
+    """The notes of an answer, one a line on stderr, so the rows on stdout stay parseable."""
+    for n in notes:
+        err_console.print(f"[yellow]note:[/yellow] {n}", highlight=False, soft_wrap=True)

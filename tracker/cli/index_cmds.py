@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, console, emit, err_console, state
+from tracker.cli.common import Format, console, emit, print_notes, state
 from tracker.cli.options import (
     GPU_HELP,
     ColumnsOption,
@@ -37,11 +37,6 @@ EWYLUDA_TABLE = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("serie
 VERIFY_TABLE = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("provider", "provider", ESSENTIAL),
                 ("kind", "kind"), ("via", "via"), ("what", "what", ESSENTIAL), ("rollup", "roll-up", ESSENTIAL),
                 ("raw", "raw", ESSENTIAL)]
-
-
-def _notes(notes: list[str]) -> None:
-    for n in notes:
-        err_console.print(f"[yellow]note:[/yellow] {n}", highlight=False, soft_wrap=True)
 
 
 def _range(since: str, until: str | None) -> tuple[Any, Any]:
@@ -85,7 +80,7 @@ def index(
     kinds = normalise_kinds(kind) if kind else None
     result = rental_index(st.reader, resolve_gpu_query(gpu), method=method, kinds=kinds, kinds_given=bool(kind),
                           since=start, until=end, resolution=every)
-    _notes(result.notes)
+    print_notes(result.notes)
     table = EWYLUDA_TABLE if result.method == "ewyluda-1.3" else METHOD_1_TABLE
     kinds_text = "every kind" if result.kinds is None else ", ".join(k.replace("_", "-") for k in result.kinds)
     emit(result.rows, fmt, columns=table, wide=wide, only=columns,
@@ -109,7 +104,7 @@ def verify(
     st = state(ctx)
     start, end = _range(since, until)
     result = run_verify(st.reader, resolve_gpu_query(gpu), since=start, until=end)
-    _notes(result.notes)
+    print_notes(result.notes)
     summary = (f"{result.groups} provider groups and {result.values} index values from "
                f"{result.since:%Y-%m-%d} to {result.until:%Y-%m-%d}: ")
     if fmt is not Format.table:
