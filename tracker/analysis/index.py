@@ -37,6 +37,7 @@ from db.reader import Reader
 from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
 from db.spans import DAY, DEFAULT_INTERVAL_S, epoch, floor, from_epoch, utcnow
 from scrapers.base import SEGMENTS
+from scrapers.registry import all_scrapers
 from tracker.analysis.aggregators import market_provider
 from tracker.analysis.grid import RangeAnswer, Resolution, check_dates, check_range
 from tracker.analysis.market import quantile
@@ -201,8 +202,6 @@ def ewyluda_vote(g: Group) -> Hashable:
 
 @cache
 def _declared_segments() -> dict[str, str]:
-    from scrapers.registry import all_scrapers
-
     return {name: cls.segment for name, cls in all_scrapers().items() if cls.segment}
 
 

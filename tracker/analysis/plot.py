@@ -110,12 +110,10 @@ def _steps(h: History, gpu: str) -> tuple[list[datetime], Series, Series]:
 
 
 def plot_png(h: History, path: str | Path, lows: Mapping[str, Low] | None = None) -> Path:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     gpus = _panels(h)
     fig = Figure(figsize=(11, 3.6 * len(gpus)), layout="constrained")
-    FigureCanvasAgg(fig)
     axes = fig.subplots(len(gpus), 1, squeeze=False)[:, 0]
     for ax, gpu in zip(axes, gpus, strict=True):
         x, series, providers = _steps(h, gpu)

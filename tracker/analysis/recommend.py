@@ -55,8 +55,9 @@ from sqlalchemy.engine import Engine
 
 from db import reads
 from db.engine import engine_reader
-from db.reads import latest_prices
+from scrapers.registry import all_scrapers
 from tracker.analysis import specs
+from tracker.analysis.frames import records
 from tracker.kinds import DEFAULT_KINDS
 from tracker.analysis.tco import USD_PER_KWH, breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError
@@ -158,7 +159,7 @@ def gpu_options(
     if not fitting:
         return pd.DataFrame(columns=OPTION_COLUMNS)
     with engine_reader(source) as reader:
-        offers = latest_prices(reader, at=at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
+        offers = reads.latest_prices(reader, at=at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
                                include_stale=include_stale)
         if narrow is not None:
             offers = narrow(offers)
@@ -187,8 +188,6 @@ def gpu_options(
 
 def per_gpu_limit_fields() -> dict[str, str]:
     """Provider -> the ``extra`` field holding how many of its per-GPU offers one can rent."""
-    from scrapers.registry import all_scrapers
-
     return {name: cls.per_gpu_limit_field for name, cls in all_scrapers().items() if cls.per_gpu_limit_field}
 
 
@@ -307,17 +306,16 @@ def recommend(
     advice = None
     if hours_per_month is not None:
         horizon = months if months is not None else 12.0
-        priced = options.dropna(subset=["price_per_hour"])
-        buyable = priced.dropna(subset=["purchase_price_per_gpu"])
-        top = buyable.iloc[0] if not buyable.empty else (priced.iloc[0] if not priced.empty else None)
+        priced = [o for o in records(options) if o["price_per_hour"] is not None]
+        top = next((o for o in priced if o["purchase_price_per_gpu"] is not None), priced[0] if priced else None)
         if top is None:
             advice = rent_or_buy(hours_per_month, horizon)
         else:
             count = top["gpu_count"]
-            purchase = top["purchase_price_per_gpu"] * count if pd.notna(top["purchase_price_per_gpu"]) else None
-            running = electricity_per_hour(top["tdp_w"], USD_PER_KWH) * count if pd.notna(top["tdp_w"]) else 0.0
+            purchase = top["purchase_price_per_gpu"] * count if top["purchase_price_per_gpu"] is not None else None
+            running = electricity_per_hour(top["tdp_w"], USD_PER_KWH) * count if top["tdp_w"] is not None else 0.0
             advice = rent_or_buy(hours_per_month, horizon, rent_per_hour=float(top["price_per_hour"]),
                                  purchase=purchase, running_per_hour=running, gpu=top["gpu"], gpu_count=float(count))
-            if not buyable.empty and buyable.index[0] != priced.index[0]:
+            if top is not priced[0]:
                 notes.append(f"rent-vs-buy compares {top['gpu']}, the cheapest option with a known purchase price")
     return Recommendation(est, options, advice, notes)
