@@ -99,10 +99,10 @@ def kinds_text(kinds: Sequence[str] | None) -> str:
     return ",".join(kinds) if kinds is not None else "all"
 
 
-def half_up(value: float, step: str = "0.01") -> float:
-    """``value`` rounded half-up to ``step`` (to the cent: 2.345 -> 2.35), from its shortest repr
-    as the published index does, so 2.675 is 2.68 (binary rounding would give 2.67)."""
-    return float(Decimal(repr(value)).quantize(Decimal(step), rounding=ROUND_HALF_UP))
+def half_up(value: float) -> float:
+    """``value`` rounded half-up to the cent (2.345 -> 2.35), from its shortest repr as the
+    published index does, so 2.675 is 2.68 (binary rounding would give 2.67)."""
+    return float(Decimal(repr(value)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
 # --- reading the groups --------------------------------------------------------------------

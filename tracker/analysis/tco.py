@@ -180,17 +180,13 @@ def tco(
     years: float = 3.0,
     cooling_per_hour: float = 0.0,
     maintenance_per_hour: float = 0.0,
-    electricity_per_hour_override: float | None = None,
     gpu: str | None = None,
     purchase_source: str = "user",
     rent_source: str = "user",
     rent_observed_at: datetime | None = None,
 ) -> TcoResult:
-    """Every number of the model for one GPU (see the module docstring).
-
-    ``electricity_per_hour_override`` replaces TDP x kWh price when the user knows better
-    (e.g. measured draw); without it and without a TDP, electricity counts as zero.
-    """
+    """Every number of the model for one GPU (see the module docstring); without a TDP,
+    electricity counts as zero."""
     bounded = (("purchase", purchase, MAX_PURCHASE), ("rent", rent, MAX_RENT), ("years", years, MAX_YEARS))
     for name, value, _top in bounded:
         if not value or value <= 0 or math.isnan(value):
@@ -203,10 +199,7 @@ def tco(
     for name, value in (("kwh", usd_per_kwh), ("cooling", cooling_per_hour), ("maintenance", maintenance_per_hour)):
         if not 0 <= value <= MAX_RUNNING:
             raise ConfigError(f"--{name}: {value:g} must be between 0 and {MAX_RUNNING:g}")
-    if electricity_per_hour_override is not None:
-        elec_hour = electricity_per_hour_override
-        elec_year = elec_hour * utilization * HOURS_PER_YEAR
-    elif tdp_w:
+    if tdp_w:
         elec_hour = electricity_per_hour(tdp_w, usd_per_kwh)
         elec_year = electricity_per_year(tdp_w, utilization, usd_per_kwh)
     else:
@@ -280,15 +273,11 @@ def tco_for_gpu(
                gpu=gpu, purchase_source=purchase_source, rent_source=rent_source, rent_observed_at=rent_at, **model)
 
 
-def electricity_table(
-    tdp_ws: Sequence[float] = (300, 450, 700, 1000),
-    utilizations: Sequence[float] = (0.3, 0.6, 1.0),
-    usd_per_kwhs: Sequence[float] = (0.10, 0.15, 0.25),
-) -> pd.DataFrame:
-    """Electricity cost per year for each combination (the article's table, generalised)."""
+def electricity_table() -> pd.DataFrame:
+    """Electricity cost per year for common TDPs, utilisations and prices (the article's table, generalised)."""
     rows = [
         {"tdp_w": w, "utilization": u, "usd_per_kwh": k, "kwh_per_year": electricity_per_year(w, u, 1.0),
          "usd_per_year": electricity_per_year(w, u, k)}
-        for w in tdp_ws for u in utilizations for k in usd_per_kwhs
+        for w in (300, 450, 700, 1000) for u in (0.3, 0.6, 1.0) for k in (0.10, 0.15, 0.25)
     ]
     return pd.DataFrame(rows)
