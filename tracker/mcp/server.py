@@ -28,6 +28,7 @@ from tracker import __version__
 from tracker.analysis.frames import records
 from tracker.analysis.history import METRICS
 from tracker.analysis.recommend import WORKLOADS
+from tracker.analysis.recommend import Advice as RentOrBuy
 from tracker.analysis.recommend import recommend as run_recommend
 from tracker.analysis.tco import RENT_BASES, TcoResult
 from tracker.catalog.value import BASES, DEFAULT_BASIS
@@ -114,19 +115,13 @@ class GpusOut(_Out):
     rows: list[GpuOut] = Field(description="Catalog GPUs: canonical id, memory (vram_gb) and TFLOPS per precision.")
 
 
-class Advice(_Out):
-    verdict: str = Field(description="rent or consider buying.")
-    reason: str
-    hours_per_month: float
-    months: float
-    gpu: str | None
-    gpu_count: float | None
-    rent_per_hour: float | None
-    purchase: float | None
-    breakeven_hours: float | None
-    breakeven_months_at_usage: float | None
-    rent_cost_over_horizon: float | None
-    own_cost_over_horizon: float | None
+def _model_of(name: str, cls: type, **fields: Any) -> type[_Out]:
+    """A dataclass of the analysis as a pydantic model (``fields`` replace some of its fields), so
+    a tool declares its output schema without restating the dataclass."""
+    return create_model(name, __base__=_Out, **{k: (t, ...) for k, t in get_type_hints(cls).items()} | fields)
+
+
+Advice = _model_of("Advice", RentOrBuy, verdict=(str, Field(description="rent or consider buying.")))
 
 
 class RecommendOut(_Out):
@@ -158,8 +153,7 @@ class HealthOut(_Out):
     failing: list[str] = Field(description="Providers whose newest run failed.")
 
 
-#: ``TcoResult`` (a dataclass) as a pydantic model, so the tool declares its output schema.
-TcoOut = create_model("TcoOut", __base__=_Out, **{k: (t, ...) for k, t in get_type_hints(TcoResult).items()})
+TcoOut = _model_of("TcoOut", TcoResult)
 
 
 def _answer(fn: Callable[[], T]) -> T:
