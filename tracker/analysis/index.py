@@ -213,8 +213,8 @@ def segment(g: Group) -> str | None:
     return _declared_segments().get(seller(g)) or IMPORTED_SEGMENTS.get(seller(g))
 
 
-def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[str, Any]]:
-    """``median-of-medians-1`` rows, one per (bucket, gpu) with at least one vote."""
+def method_1(groups: Iterable[Group], kinds: str) -> list[dict[str, Any]]:
+    """``median-of-medians-1`` rows, one per (bucket, gpu) with at least one vote (``kinds``: ``kinds_text``)."""
     sellers: dict[tuple[int, str], dict[str, list[Group]]] = {}
     for g in groups:
         sellers.setdefault((g.bucket, g.gpu), {}).setdefault(seller(g), []).append(g)
@@ -225,7 +225,7 @@ def method_1(groups: Iterable[Group], kinds: Sequence[str] | None) -> list[dict[
         out.append({"time": from_epoch(bucket), "gpu": gpu, "method": METHOD_1, "index": median_of(votes),
                     "providers": len(votes), "thin": len(votes) < THIN, "q1": q1, "q3": q3, "iqr": q3 - q1,
                     "min": votes[0], "max": votes[-1],
-                    "offers": sum(g.offers for gs in by_seller.values() for g in gs), "kinds": kinds_text(kinds)})
+                    "offers": sum(g.offers for gs in by_seller.values() for g in gs), "kinds": kinds})
     return out
 
 
@@ -365,7 +365,7 @@ def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: s
         if unsegmented:
             notes.append(f"no segment for {', '.join(unsegmented)}: counted in the index, in no segment series")
     else:
-        rows = method_1(load(scope, lo, hi), chosen)
+        rows = method_1(load(scope, lo, hi), kinds_text(chosen))
     horizon = raw_horizon(reader)
     if not daily and lo < horizon:
         notes.append(f"raw intervals before {from_epoch(horizon):%Y-%m-%d} were pruned: "
