@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
@@ -34,6 +34,7 @@ import pandas as pd
 from db.reader import Reader
 from db.reads import latest_prices
 from tracker.analysis.aggregators import cheapest_per_provider
+from tracker.analysis.specs import Catalog
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
@@ -231,7 +232,7 @@ def tco(
 
 def tco_for_gpu(
     reader: Reader,
-    catalog: Mapping[str, Any],
+    catalog: Catalog,
     gpu: str | None,
     *,
     purchase: float | None = None,
@@ -251,12 +252,10 @@ def tco_for_gpu(
     spec = catalog.get(gpu) if gpu else None
     purchase_source = "user"
     if purchase is None:
-        price = getattr(spec, "purchase_price_usd", None)
-        if not price:
+        if spec is None or not spec.purchase_price_usd:
             raise ConfigError(f"tco: no purchase price in the catalog for {gpu or 'this GPU'}; pass --purchase")
-        purchase = float(price)
-        purchase_source = (f"catalog ({getattr(spec, 'purchase_price_date', None) or 'undated'}: "
-                           f"{getattr(spec, 'purchase_price_source', None) or 'no source'})")
+        purchase = float(spec.purchase_price_usd)
+        purchase_source = f"catalog ({spec.purchase_price_date or 'undated'}: {spec.purchase_price_source or 'no source'})"
     rent_source, rent_at = "user", None
     if rent is None:
         if gpu is None:
@@ -269,7 +268,7 @@ def tco_for_gpu(
             raise ConfigError(f"tco: no current {gpu} price in the store; run `gpu-tracker scrape`, pass --rent, "
                               "ask about a past moment with --at, or use the last (stale) prices with --include-stale")
         rent, rent_source, rent_at = quote.rate, quote.source, quote.observed_at
-    return tco(purchase=purchase, rent=rent, tdp_w=tdp_w if tdp_w is not None else getattr(spec, "tdp_w", None),
+    return tco(purchase=purchase, rent=rent, tdp_w=tdp_w if tdp_w is not None else spec.tdp_w if spec else None,
                gpu=gpu, purchase_source=purchase_source, rent_source=rent_source, rent_observed_at=rent_at, **model)
 
 
