@@ -204,8 +204,8 @@ def _trend_notes(rows: list[dict[str, Any]]) -> None:
     short = [r for r in rows if r["history_days"] < MIN_HISTORY_DAYS]
     if short:
         most = max(r["history_days"] for r in short)
-        print_notes([f"good deal needs {MIN_HISTORY_DAYS} days of observations: {len(short)} of {len(rows)} GPU(s) have "
-                f"fewer (at most {most}, see history_days); {HOW_TO_GET_HISTORY}"])
+        print_notes([f"good deal needs {MIN_HISTORY_DAYS} days of observations: {len(short)} of {len(rows)} GPU(s) "
+                     f"have fewer (at most {most}, see history_days); {HOW_TO_GET_HISTORY}"])
 
 
 def _gpu_for_tco(gpu: str | None, cat: specs.Catalog) -> str | None:
