@@ -302,8 +302,7 @@ class IndexResult(RangeAnswer):
     def metadata(self) -> dict[str, str]:
         """What an export states beside the values (the method and its version)."""
         return {"index_method": self.method, "index_method_version": self.method.rsplit("-", 1)[-1],
-                "index_resolution": self.resolution.value,
-                "index_kinds": kinds_text(self.kinds),
+                "index_resolution": self.resolution.value, "index_kinds": kinds_text(self.kinds),
                 "index_since": self.since.isoformat(), "index_until": self.until.isoformat()}
 
 
