@@ -38,7 +38,8 @@ from tracker.analysis.specs import Catalog
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
-HOURS_PER_YEAR = 8760.0
+#: 8,760: twelve billing months (``tracker.kinds.HOURS_PER_MONTH``), a 365-day year.
+HOURS_PER_YEAR = 12 * HOURS_PER_MONTH
 #: The electricity price unless told otherwise (the seed article's).
 USD_PER_KWH = 0.10
 RENT_BASES = ("cheapest", "median")
