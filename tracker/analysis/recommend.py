@@ -74,6 +74,8 @@ DEFAULT_PRECISION = {"inference": "fp16", "lora": "fp16", "qlora": "int4", "full
 OVERHEAD_FACTOR = 1.2
 FIXED_OVERHEAD_GB = 1.5
 MAX_GPUS = 8
+#: The most hours of use a month holds (31 days).
+MAX_HOURS_PER_MONTH = 744
 RENT_BELOW_HOURS = 100.0
 BUY_ABOVE_HOURS = 500.0
 BUY_MIN_MONTHS = 18.0
@@ -240,8 +242,8 @@ def rent_or_buy(
     gpu_count: float | None = None,
 ) -> Advice:
     """The seeds' checklist, with the TCO break-even when a rent and a purchase price are known."""
-    if hours_per_month <= 0 or hours_per_month > 744:
-        raise ConfigError(f"--hours-per-month: {hours_per_month} must be in (0, 744]")
+    if hours_per_month <= 0 or hours_per_month > MAX_HOURS_PER_MONTH:
+        raise ConfigError(f"--hours-per-month: {hours_per_month} must be in (0, {MAX_HOURS_PER_MONTH}]")
     if months <= 0:
         raise ConfigError(f"--months: {months} must be positive")
     be_hours = be_months = rent_total = own_total = None

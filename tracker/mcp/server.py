@@ -27,7 +27,7 @@ from db.spans import utcnow
 from tracker import __version__
 from tracker.analysis.frames import records
 from tracker.analysis.history import METRICS
-from tracker.analysis.recommend import WORKLOADS
+from tracker.analysis.recommend import MAX_GPUS, MAX_HOURS_PER_MONTH, WORKLOADS
 from tracker.analysis.recommend import Advice as RentOrBuy
 from tracker.analysis.recommend import recommend as run_recommend
 from tracker.analysis.tco import RENT_BASES, TcoResult
@@ -309,9 +309,9 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         params: Annotated[str, Field(description="Model size: 7B, 13B, 70B, 500M ...")],
         workload: Annotated[str, Field(description=f"{', '.join(WORKLOADS)}.")],
         precision: Annotated[str | None, Field(description="inference: fp16, int8 or int4; qlora: int4 or int8.")] = None,
-        hours_per_month: Annotated[float | None, Field(gt=0, le=744, description="Expected use, for rent-vs-buy advice.")] = None,
+        hours_per_month: Annotated[float | None, Field(gt=0, le=MAX_HOURS_PER_MONTH, description="Expected use, for rent-vs-buy advice.")] = None,
         months: Annotated[float | None, Field(gt=0, description="Horizon for the advice (default 12).")] = None,
-        max_gpus: Annotated[int, Field(ge=1, le=8, description="Most GPUs per instance.")] = 8,
+        max_gpus: Annotated[int, Field(ge=1, le=MAX_GPUS, description="Most GPUs per instance.")] = MAX_GPUS,
         basis: Basis = DEFAULT_BASIS,
         provider: Providers = None, kind: Kinds = None, region: Regions = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most GPU options to return.")] = 20,
