@@ -40,8 +40,11 @@ from tracker.errors import ConfigError
 
 #: 8,760: twelve billing months (``tracker.kinds.HOURS_PER_MONTH``), a 365-day year.
 HOURS_PER_YEAR = 12 * HOURS_PER_MONTH
-#: The electricity price unless told otherwise (the seed article's).
+#: The electricity price, the share of hours a card is busy and the years its purchase is spread
+#: over, unless told otherwise (the seed article's).
 USD_PER_KWH = 0.10
+UTILIZATION = 0.6
+YEARS = 3.0
 RENT_BASES = ("cheapest", "median")
 
 
@@ -177,9 +180,9 @@ def tco(
     purchase: float,
     rent: float,
     tdp_w: float | None = None,
-    utilization: float = 0.6,
+    utilization: float = UTILIZATION,
     usd_per_kwh: float = USD_PER_KWH,
-    years: float = 3.0,
+    years: float = YEARS,
     cooling_per_hour: float = 0.0,
     maintenance_per_hour: float = 0.0,
     gpu: str | None = None,

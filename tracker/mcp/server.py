@@ -30,7 +30,7 @@ from tracker.analysis.history import METRICS
 from tracker.analysis.recommend import MAX_GPUS, MAX_HOURS_PER_MONTH, WORKLOADS
 from tracker.analysis.recommend import Advice as RentOrBuy
 from tracker.analysis.recommend import recommend as run_recommend
-from tracker.analysis.tco import RENT_BASES, TcoResult
+from tracker.analysis.tco import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS, TcoResult
 from tracker.catalog.value import BASES, DEFAULT_BASIS
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError
@@ -289,9 +289,9 @@ def build_server(ctx: data.ReadContext) -> MCPServer:
         purchase: Annotated[float | None, Field(gt=0, description="Purchase price, USD (default: the catalog's).")] = None,
         rent: Annotated[float | None, Field(gt=0, description="Rent, USD per GPU-hour (default: today's market).")] = None,
         rent_basis: Annotated[str, Field(description=f"Market rent when `rent` is not given: {' or '.join(RENT_BASES)}.")] = "cheapest",
-        utilization: Annotated[float, Field(gt=0, le=1, description="Share of hours the GPU is busy.")] = 0.6,
-        kwh: Annotated[float, Field(ge=0, description="Electricity, USD per kWh.")] = 0.10,
-        years: Annotated[float, Field(gt=0, description="Years to spread the purchase over.")] = 3.0,
+        utilization: Annotated[float, Field(gt=0, le=1, description="Share of hours the GPU is busy.")] = UTILIZATION,
+        kwh: Annotated[float, Field(ge=0, description="Electricity, USD per kWh.")] = USD_PER_KWH,
+        years: Annotated[float, Field(gt=0, description="Years to spread the purchase over.")] = YEARS,
         cooling: Annotated[float, Field(ge=0, description="USD per hour of use.")] = 0.0,
         maintenance: Annotated[float, Field(ge=0, description="USD per hour of use.")] = 0.0,
         provider: Providers = None, kind: Kinds = None, region: Regions = None,

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import TypeAdapter
 
 from tracker.analysis.history import METRICS
-from tracker.analysis.tco import TcoResult
+from tracker.analysis.tco import USD_PER_KWH, UTILIZATION, YEARS, TcoResult
 from tracker.catalog import value as value_mod
 from tracker.reads import data
 from tracker.reads.schemas import (
@@ -163,9 +163,9 @@ def api_tco(
     purchase: Annotated[float | None, Query(gt=0, description="Purchase price in USD (default: the catalog's).")] = None,
     rent: Annotated[float | None, Query(gt=0, description="Rent in USD per GPU-hour (default: today's market price).")] = None,
     rent_basis: Annotated[str, Query(description="cheapest or median market price, when `rent` is not given.")] = "cheapest",
-    utilization: Annotated[float, Query(gt=0, le=1)] = 0.6,
-    kwh: Annotated[float, Query(ge=0, description="USD per kWh.")] = 0.10,
-    years: Annotated[float, Query(gt=0)] = 3.0,
+    utilization: Annotated[float, Query(gt=0, le=1)] = UTILIZATION,
+    kwh: Annotated[float, Query(ge=0, description="USD per kWh.")] = USD_PER_KWH,
+    years: Annotated[float, Query(gt=0)] = YEARS,
     cooling: Annotated[float, Query(ge=0, description="USD per hour.")] = 0.0,
     maintenance: Annotated[float, Query(ge=0, description="USD per hour.")] = 0.0,
     provider: ProviderQ = None,
