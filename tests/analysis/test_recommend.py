@@ -113,3 +113,10 @@ def test_recommend_with_usage_gives_advice_on_a_buyable_option(engine: Engine) -
     rec = recommend(engine, "13B", "qlora", include_stale=True, hours_per_month=40)
     assert rec.advice is not None and rec.advice.verdict == "rent"
     assert rec.advice.gpu == "RTX-4090" and any("purchase price" in n for n in rec.notes)  # the T4 has none
+
+
+def test_workload_names_agree() -> None:
+    from tracker.analysis.recommend import WORKLOADS
+    from tracker.cli.analysis_cmds import WORKLOAD_NAMES
+
+    assert WORKLOAD_NAMES == WORKLOADS

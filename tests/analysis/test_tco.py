@@ -99,3 +99,10 @@ def test_market_rent_follows_the_market(engine: Engine) -> None:
     assert first is not None and second is not None
     assert tco(purchase=25_000, rent=first.rate).breakeven_hours < tco(purchase=25_000, rent=second.rate).breakeven_hours
     assert second.observed_at == T0 + HOUR
+
+
+def test_rent_basis_names_agree() -> None:
+    from tracker.analysis.tco import RENT_BASES
+    from tracker.cli.analysis_cmds import RENT_BASIS_NAMES
+
+    assert RENT_BASIS_NAMES == RENT_BASES
