@@ -8,7 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from tracker.cli import app
-from tracker.cli.common import Format, console, emit, err_console, finite, state
+from tracker.cli.common import Format, console, emit, finite, print_notes, state
 from tracker.cli.render import DEFAULT, ESSENTIAL
 from tracker.errors import ConfigError
 
@@ -250,8 +250,7 @@ def add_cmd(
     if stored_secrets:
         console.print("[yellow]note:[/yellow] a notify URL with a path, query or credentials is stored in the "
                       "database as given; use --notify env:VAR to keep such a URL out of it.", highlight=False)
-    for note in _add_notes(st, rule):
-        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+    print_notes(_add_notes(st, rule))
 
 
 def _add_notes(st: Any, rule: Any) -> list[str]:

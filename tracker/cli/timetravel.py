@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from tracker.cli.common import State, err_console
+from tracker.cli.common import State, print_notes
 
 AtOption = Annotated[str | None, typer.Option(
     "--at", help="Answer as of this moment (ISO date-time, UTC): the prices in effect then.")]
@@ -39,5 +39,5 @@ def warn_if_stale(st: State, providers: Sequence[str] | None = None, *, hint: st
     note = stale_note(st.reader, providers=providers)
     if note:
         note += hint
-        err_console.print(f"[yellow]note:[/yellow] {note}", highlight=False, soft_wrap=True)
+        print_notes([note])
     return note
