@@ -165,7 +165,8 @@ def gpu_options(
                                include_stale=include_stale)
         if narrow is not None:
             offers = narrow(offers)
-        fields = per_gpu_limit_fields()
+        # provider -> the ``extra`` field holding how many of its per-GPU offers one can rent
+        fields = {name: cls.per_gpu_limit_field for name, cls in all_scrapers().items() if cls.per_gpu_limit_field}
         limits = reads.offer_extra_field(reader, sorted({o["provider"] for o in offers} & set(fields)), fields,
                                          list(fitting))
     rows = []
@@ -186,11 +187,6 @@ def gpu_options(
                      "purchase_price_per_gpu": spec.purchase_price_usd, "tdp_w": spec.tdp_w})
     df = pd.DataFrame(rows, columns=OPTION_COLUMNS)
     return df.sort_values(["price_per_hour", "total_vram_gb", "gpu"], na_position="last").reset_index(drop=True)
-
-
-def per_gpu_limit_fields() -> dict[str, str]:
-    """Provider -> the ``extra`` field holding how many of its per-GPU offers one can rent."""
-    return {name: cls.per_gpu_limit_field for name, cls in all_scrapers().items() if cls.per_gpu_limit_field}
 
 
 def scale_per_gpu(offer: dict[str, Any], need: int, limits: dict[tuple[str, str, str, str, int], Any]) -> dict[str, Any] | None:
