@@ -162,7 +162,7 @@ def gpu_options(
         return pd.DataFrame(columns=OPTION_COLUMNS)
     with engine_reader(source) as reader:
         offers = reads.latest_prices(reader, at=at, gpus=list(fitting), providers=providers, kinds=kinds, regions=regions,
-                               include_stale=include_stale)
+                                     include_stale=include_stale)
         if narrow is not None:
             offers = narrow(offers)
         # provider -> the ``extra`` field holding how many of its per-GPU offers one can rent
