@@ -5,8 +5,10 @@ year, 5% of prices changing per hour (a random walk of +-10%). Every value is sy
 labelled so (provider names, SKUs, ``gpu_raw``); it exists only for benchmarks.
 
 The history is written the way the store would have written it hour by hour, but vectorised:
-offers through the ``offer`` table, one interval per run of an unchanged price (``ends_at`` at the
-next hourly attempt), in the order the store opens them (by the hour the run starts, so row ids
+offers through the ``offer`` table (each provider's offers together, with consecutive ids, as a store
+assigns them when it first collects that provider), one interval per run of an unchanged price (``ends_at`` at the
+next hourly attempt), in the order the store opens them (by the hour the run starts, then
+provider by provider within the hour as a collection cycle stores them, so row ids
 and the table's pages follow time as in a store that collected the year: the intervals a
 collection reads are the recent ones, near the table's end, not one per page of it): each
 offer's newest (still open) in ``price_interval_open``, the others in ``price_interval_past``,
@@ -56,7 +58,7 @@ BASE_PRICE = {"H100-SXM": 2.8, "H100-PCIe": 2.3, "H100-NVL": 2.6, "A100-SXM-80GB
 SCHEMA_VERSION = max(p.name.split("_")[0] for p in (Path(__file__).resolve().parents[1] / "db" / "migrations" / "versions")
                      .glob("[0-9]*_*.py"))
 #: How the rows are laid out (a changed layout is a different cached file).
-LAYOUT = "time-ordered"
+LAYOUT = "time-ordered, provider-grouped"
 
 
 @dataclass(frozen=True)
@@ -159,13 +161,16 @@ def build(url: str, shape: Shape = Shape(), *, quiet: bool = False) -> float:
                             + [("gpu", g) for g in GPUS] + [("kind", "on_demand"), ("kind", "spot"), ("currency", "USD")])
         conn.execute(Offer.__table__.insert(), [  # type: ignore[attr-defined]
             {k: o[k] for k in ("provider", "sku", "region", "kind", "term_months", "gpu", "gpu_raw", "gpu_count")}
-            | {"extra": {"synthetic": True}, "first_seen": start, "last_seen": end} for o in offers
+            | {"extra": {"synthetic": True}, "first_seen": start, "last_seen": end}
+            for o in sorted(offers, key=lambda o: o["provider"])
         ])
         offer_ids = dict(conn.execute(text("SELECT sku, id FROM offer")).all())
     base = np.array([o["price"] for o in offers])
     iv = intervals(shape, base, rng)
     t_start, n = epoch(start), len(iv["start"])
     oid = np.array([offer_ids[o["sku"]] for o in offers])[iv["offer"]]
+    in_hour = np.lexsort((oid, iv["start"]))  # each hour's intervals provider by provider, as collected
+    iv, oid = {k: v[in_hour] for k, v in iv.items()}, oid[in_hour]
     pid = np.array([ids[("provider", o["provider"])] for o in offers])[iv["offer"]]
     gid = np.array([ids[("gpu", o["gpu"])] for o in offers])[iv["offer"]]
     kid = np.array([ids[("kind", o["kind"])] for o in offers])[iv["offer"]]
