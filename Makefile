@@ -12,7 +12,11 @@ $(BIN)/gpu-tracker: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+## The project's own modules are compiled to bytecode here, once per change: the editable install
+## leaves them as source, and where PYTHONDONTWRITEBYTECODE is set Python would otherwise compile
+## every module a command imports again at each start (0.03 s for --help, more for history).
 install: $(BIN)/gpu-tracker
+	$(BIN)/python -m compileall -q tracker db scrapers >/dev/null
 
 ## The main job: the hourly collector on the embedded SQLite default (no server needed).
 run: install
