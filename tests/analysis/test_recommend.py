@@ -115,8 +115,11 @@ def test_recommend_with_usage_gives_advice_on_a_buyable_option(engine: Engine) -
     assert rec.advice.gpu == "RTX-4090" and any("purchase price" in n for n in rec.notes)  # the T4 has none
 
 
-def test_workload_names_agree() -> None:
-    from tracker.analysis.recommend import WORKLOADS
-    from tracker.cli.analysis_cmds import WORKLOAD_NAMES
+def test_the_cli_bounds_gpus_by_recommends_limit() -> None:
+    """The CLI's --max-gpus defaults to and stops at the limit recommend checks (one declaration)."""
+    import inspect
 
-    assert WORKLOAD_NAMES == WORKLOADS
+    from tracker.analysis.assumptions import MAX_GPUS
+    from tracker.cli.analysis_cmds import recommend as recommend_command
+
+    assert inspect.signature(recommend_command).parameters["max_gpus"].default == MAX_GPUS

@@ -101,8 +101,14 @@ def test_market_rent_follows_the_market(engine: Engine) -> None:
     assert second.observed_at == T0 + HOUR
 
 
-def test_rent_basis_names_agree() -> None:
-    from tracker.analysis.tco import RENT_BASES
-    from tracker.cli.analysis_cmds import RENT_BASIS_NAMES
+def test_the_cli_offers_the_shared_tco_defaults() -> None:
+    """The CLI's tco options default to the values tco itself assumes (one declaration)."""
+    import inspect
 
-    assert RENT_BASIS_NAMES == RENT_BASES
+    from tracker.analysis import assumptions
+    from tracker.cli.analysis_cmds import tco as tco_command
+
+    defaults = {n: p.default for n, p in inspect.signature(tco_command).parameters.items()}
+    assert (defaults["utilization"], defaults["kwh"], defaults["years"]) == (
+        assumptions.UTILIZATION, assumptions.USD_PER_KWH, assumptions.YEARS)
+    assert defaults["rent_basis"] in assumptions.RENT_BASES

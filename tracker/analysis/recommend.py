@@ -57,12 +57,12 @@ from db import reads
 from db.engine import engine_reader
 from scrapers.registry import all_scrapers
 from tracker.analysis import specs
+from tracker.analysis.assumptions import MAX_GPUS, MAX_HOURS_PER_MONTH, USD_PER_KWH, WORKLOADS
 from tracker.analysis.frames import records
 from tracker.kinds import DEFAULT_KINDS
-from tracker.analysis.tco import USD_PER_KWH, breakeven_hours, electricity_per_hour
+from tracker.analysis.tco import breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError
 
-WORKLOADS = ("inference", "lora", "qlora", "full")
 BYTES_PER_PARAM = {"fp16": 2.0, "bf16": 2.0, "int8": 1.0, "int4": 0.5}
 ALLOWED_PRECISIONS = {
     "inference": ("fp16", "bf16", "int8", "int4"),
@@ -73,9 +73,6 @@ ALLOWED_PRECISIONS = {
 DEFAULT_PRECISION = {"inference": "fp16", "lora": "fp16", "qlora": "int4", "full": "fp16"}
 OVERHEAD_FACTOR = 1.2
 FIXED_OVERHEAD_GB = 1.5
-MAX_GPUS = 8
-#: The most hours of use a month holds (31 days).
-MAX_HOURS_PER_MONTH = 744
 RENT_BELOW_HOURS = 100.0
 BUY_ABOVE_HOURS = 500.0
 BUY_MIN_MONTHS = 18.0

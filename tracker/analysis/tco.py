@@ -34,18 +34,13 @@ import pandas as pd
 from db.reader import Reader
 from db.reads import latest_prices
 from tracker.analysis.aggregators import cheapest_per_provider
+from tracker.analysis.assumptions import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS
 from tracker.analysis.specs import Catalog
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 
 #: 8,760: twelve billing months (``tracker.kinds.HOURS_PER_MONTH``), a 365-day year.
 HOURS_PER_YEAR = 12 * HOURS_PER_MONTH
-#: The electricity price, the share of hours a card is busy and the years its purchase is spread
-#: over, unless told otherwise (the seed article's).
-USD_PER_KWH = 0.10
-UTILIZATION = 0.6
-YEARS = 3.0
-RENT_BASES = ("cheapest", "median")
 
 
 def electricity_per_year(tdp_w: float, utilization: float, usd_per_kwh: float) -> float:

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from tracker.analysis.assumptions import MAX_GPUS, RENT_BASES, USD_PER_KWH, UTILIZATION, WORKLOADS, YEARS
 from tracker.analysis.grid import METRICS as HISTORY_METRICS
 from tracker.catalog import value as catalog_value
 from tracker.cli import app
@@ -49,9 +50,6 @@ if TYPE_CHECKING:
     from tracker.analysis.grid import Filters
 
 GPU_HELP = "A family (H100 = every H100 variant) or a canonical id (H100-SXM)."
-#: The choices of options whose lists live in modules that import pandas; a test keeps them equal.
-WORKLOAD_NAMES = ("inference", "lora", "qlora", "full")
-RENT_BASIS_NAMES = ("cheapest", "median")
 BASES, DEFAULT_BASIS = tuple(catalog_value.BASES), catalog_value.DEFAULT_BASIS
 
 UntilOption = Annotated[str | None, typer.Option("--until", help="End of the range (ISO date-time, UTC); default now.")]
@@ -229,10 +227,10 @@ def tco(
     gpu: Annotated[str | None, typer.Option("--gpu", "-g", help=GPU_HELP + " A family means its flagship (H100 = H100-SXM).")] = None,
     purchase: Annotated[float | None, typer.Option("--purchase", help="Purchase price in USD (default: the catalog's).")] = None,
     rent: Annotated[float | None, typer.Option("--rent", help="Rent in USD per GPU-hour (default: the current market price).")] = None,
-    rent_basis: Annotated[str, typer.Option("--rent-basis", help=f"Market rent to use: {' or '.join(RENT_BASIS_NAMES)} provider.")] = "cheapest",
-    utilization: Annotated[float, typer.Option("--utilization", "-u", help="Share of hours the GPU is busy (0-1].")] = 0.6,
-    kwh: Annotated[float, typer.Option("--kwh", help="Electricity price, USD per kWh.")] = 0.10,
-    years: Annotated[float, typer.Option("--years", help="Years to spread the purchase over.")] = 3.0,
+    rent_basis: Annotated[str, typer.Option("--rent-basis", help=f"Market rent to use: {' or '.join(RENT_BASES)} provider.")] = "cheapest",
+    utilization: Annotated[float, typer.Option("--utilization", "-u", help="Share of hours the GPU is busy (0-1].")] = UTILIZATION,
+    kwh: Annotated[float, typer.Option("--kwh", help="Electricity price, USD per kWh.")] = USD_PER_KWH,
+    years: Annotated[float, typer.Option("--years", help="Years to spread the purchase over.")] = YEARS,
     cooling: Annotated[float, typer.Option("--cooling", help="Cooling, USD per hour of use.")] = 0.0,
     maintenance: Annotated[float, typer.Option("--maintenance", help="Maintenance, USD per hour of use.")] = 0.0,
     tdp: Annotated[float | None, typer.Option("--tdp", help="Board power in watts (default: the catalog's TDP).")] = None,
@@ -291,11 +289,11 @@ OPTION_TABLE = [
 def recommend(
     ctx: typer.Context,
     params: Annotated[str, typer.Option("--params", help="Model size: 7B, 13B, 70B, 500M ...")],
-    workload: Annotated[str, typer.Option("--workload", "-w", help=f"{', '.join(WORKLOAD_NAMES)}.")],
+    workload: Annotated[str, typer.Option("--workload", "-w", help=f"{', '.join(WORKLOADS)}.")],
     precision: Annotated[str | None, typer.Option("--precision", help="inference: fp16, int8 or int4; qlora: int4 or int8.")] = None,
     hours_per_month: Annotated[float | None, typer.Option("--hours-per-month", callback=finite, help="Your expected use, for rent-vs-buy advice.")] = None,
     months: Annotated[float | None, typer.Option("--months", callback=finite, help="Horizon in months for the advice (default 12).")] = None,
-    max_gpus: Annotated[int, typer.Option("--max-gpus", help="Most GPUs per instance to consider (1-8).", min=1, max=8)] = 8,
+    max_gpus: Annotated[int, typer.Option("--max-gpus", help=f"Most GPUs per instance to consider (1-{MAX_GPUS}).", min=1, max=MAX_GPUS)] = MAX_GPUS,
     provider: ProvidersOption = None,
     kind: KindsOption = None,
     region: RegionsOption = None,

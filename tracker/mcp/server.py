@@ -25,12 +25,12 @@ from sqlalchemy.engine import Engine
 from db.engine import make_engine
 from db.spans import utcnow
 from tracker import __version__
+from tracker.analysis.assumptions import MAX_GPUS, MAX_HOURS_PER_MONTH, RENT_BASES, USD_PER_KWH, UTILIZATION, WORKLOADS, YEARS
 from tracker.analysis.frames import records
 from tracker.analysis.history import METRICS
-from tracker.analysis.recommend import MAX_GPUS, MAX_HOURS_PER_MONTH, WORKLOADS
 from tracker.analysis.recommend import Advice as RentOrBuy
 from tracker.analysis.recommend import recommend as run_recommend
-from tracker.analysis.tco import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS, TcoResult
+from tracker.analysis.tco import TcoResult
 from tracker.catalog.value import BASES, DEFAULT_BASIS
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError, TrackerError

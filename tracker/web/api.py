@@ -11,7 +11,8 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from pydantic import TypeAdapter
 
 from tracker.analysis.history import METRICS
-from tracker.analysis.tco import USD_PER_KWH, UTILIZATION, YEARS, TcoResult
+from tracker.analysis.assumptions import USD_PER_KWH, UTILIZATION, YEARS
+from tracker.analysis.tco import TcoResult
 from tracker.catalog import value as value_mod
 from tracker.reads import data
 from tracker.reads.schemas import (
