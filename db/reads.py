@@ -817,10 +817,15 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
+def _types(hint: Any) -> set[Any]:
+    """The types a column declared ``hint`` holds, NULL aside (``X | None``: ``{X}``)."""
+    return set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}
+
+
 def _cast(hint: Any) -> Callable[[Any], Any] | None:
     """How a column of type ``hint`` is read from either driver: a datetime as aware UTC, a dict
     from JSON text, a bool from SQLite's 0/1; anything else as the driver gives it."""
-    types = set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}
+    types = _types(hint)
     if datetime in types:
         return utc_datetime
     if any(get_origin(t) is dict for t in types):
@@ -1076,7 +1081,7 @@ def _interval_columns() -> tuple[tuple[str, str], ...]:
     bool) or ``""`` (as stored)."""
     columns = []
     for name, hint in get_type_hints(IntervalRow, include_extras=True).items():
-        types = set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}
+        types = _types(hint)
         if LabelName in types:
             columns.append((f"{name}_id", "label"))
         else:
