@@ -908,11 +908,6 @@ def running_runs(reader: Reader, started_before: datetime | None = None, *, prov
     return _select(reader, RunRow, "scrape_run", where, params)
 
 
-def run_started_at(reader: Reader, run_id: int) -> datetime:
-    """When run ``run_id`` started."""
-    return utc_datetime(reader.scalar("SELECT started_at FROM scrape_run WHERE id = :i", {"i": run_id}))  # type: ignore[return-value]
-
-
 def collected_ok(reader: Reader, provider: str, *, besides: int | None = None) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded (import runs carry a
     note; ``besides``: a run left out)."""

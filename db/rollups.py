@@ -24,7 +24,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
-from sqlalchemy import bindparam, inspect, text
+from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from db import index_rollup, intervals, labels, reads
@@ -52,17 +52,6 @@ RUN_COLUMNS = ["gpu_id", "provider_id", "kind_id", "first", "last", "min", "medi
 Figures = tuple[float, float, float, int]
 
 
-def fetch_tuples(conn: Connection, statement: Any, params: dict[str, Any] | None = None) -> list[tuple[Any, ...]]:
-    """Rows as the driver's plain tuples (no per-row ``Row`` objects): what pandas reads fastest.
-
-    For statements whose columns need no type processing (integers, floats, strings)."""
-    result = conn.execute(statement, params or {})
-    try:
-        return list(result.cursor.fetchall()) if result.cursor is not None else []
-    finally:
-        result.close()
-
-
 def ranges(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Every integer of each range ``first[i]..last[i]`` (empty where ``last < first``): the
     range's position ``i`` and the integer, one element per integer."""
@@ -71,15 +60,15 @@ def ranges(first: np.ndarray, last: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return idx, np.repeat(first, counts) + np.arange(len(idx)) - np.repeat(np.cumsum(counts) - counts, counts)
 
 
-def expanding(params: dict[str, Any]) -> list[Any]:
-    """A ``bindparam`` declaration for every list parameter (``IN :ids``), as ``db.reader.bind``
-    spreads them on the DB-API path."""
-    return [bindparam(k, expanding=True) for k, v in params.items() if isinstance(v, list)]
+def _rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """A read (``:name`` parameters, lists spread) in the writer's transaction, through the one
+    reader (``db.reader.in_transaction``): the driver's plain tuples, no statement objects."""
+    return in_transaction(conn).rows(sql, params)
 
 
-def statement(sql: str, params: dict[str, Any]) -> Any:
-    """``text(sql)`` of one of ``db.reads``'s statements, its list parameters expanding."""
-    return text(sql).bindparams(*expanding(params))
+def _write(conn: Connection, sql: str, params: dict[str, Any]) -> None:
+    """A write with ``:name`` parameters (lists spread, as ``db.reader.bind`` does for reads)."""
+    conn.exec_driver_sql(*bind(sql, params, intervals.mark(conn)))
 
 
 def gpu_ids(conn: Connection) -> list[int]:
@@ -152,14 +141,14 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     if since is None or until is None:  # (``RAW_COLUMNS`` of ``db.reads.raw_intervals``)
         params: dict[str, Any] = {}
         sql = reads.raw_intervals(params, gpu_ids(conn), since, until, [provider_id], None, labels.usd_id(conn))
-        rows = fetch_tuples(conn, statement(sql, params), params)
+        rows = _rows(conn, sql, params)
     elif current is not None:  # a collection's store path: the newest intervals are at hand, only the past ones are read
         params = _window_params(conn, provider_id, since, until)
-        past = fetch_tuples(conn, statement(_PAST_SQL, params), params)
+        past = _rows(conn, _PAST_SQL, params)
         rows = [r for r in current.rows if r[7] >= since and r[6] <= until] + past
     else:  # read in chunks straight into arrays: a dense window (an import of millions of offers) holds no row objects
         params = _window_params(conn, provider_id, since, until)
-        return intervals_of(conn, provider_id, _fetch_table(conn, statement(_WINDOW_SQL, params), params))
+        return intervals_of(conn, provider_id, _fetch_table(conn, _WINDOW_SQL, params))
     return intervals_of(conn, provider_id, np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))  # NULL -> NaN
 
 
@@ -190,15 +179,11 @@ def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.nda
 FETCH_CHUNK = 100_000
 
 
-def _fetch_table(conn: Connection, statement: Any, params: dict[str, Any]) -> np.ndarray:
-    """``RAW_COLUMNS`` rows of ``statement`` as one float array (NULL -> NaN), fetched ``FETCH_CHUNK`` at a time."""
-    result = conn.execute(statement, params)
+def _fetch_table(conn: Connection, sql: str, params: dict[str, Any]) -> np.ndarray:
+    """``RAW_COLUMNS`` rows of ``sql`` as one float array (NULL -> NaN), fetched ``FETCH_CHUNK`` at a time."""
     chunks = [np.zeros((0, len(RAW_COLUMNS)))]
-    try:
-        while result.cursor is not None and (rows := result.cursor.fetchmany(FETCH_CHUNK)):
-            chunks.append(np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))
-    finally:
-        result.close()
+    for rows in in_transaction(conn).batches(sql, params, FETCH_CHUNK):
+        chunks.append(np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))
     return np.concatenate(chunks)
 
 
@@ -289,9 +274,8 @@ def summarise_bounded(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi
 
 def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Summary) -> int:
     """Replace ``provider_id``'s day roll-ups (all its series keys) of days ``b_lo..b_hi`` (indices) by ``s``."""
-    conn.execute(text(f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo "
-                      "AND bucket <= :hi").bindparams(bindparam("gpus", expanding=True), bindparam("p", expanding=True)),
-                 {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": b_lo * DAY, "hi": b_hi * DAY})
+    _write(conn, f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo AND bucket <= :hi",
+           {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": b_lo * DAY, "hi": b_hi * DAY})
     if not len(s.gpu):
         return 0
     values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), s.key.tolist(), s.kind.tolist(),
@@ -308,19 +292,15 @@ def series_ids(conn: Connection, provider_id: int | None = None, wanted: Iterabl
     keys = provider_keys(conn, provider_id) if provider_id is not None else None
 
     def stored() -> dict[tuple[int, int, int], int]:
-        if keys is None:
-            rows = conn.execute(text("SELECT id, gpu_id, provider_id, kind_id FROM rollup_series")).all()
-        else:
-            rows = conn.execute(text("SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE provider_id IN :p")
-                                .bindparams(bindparam("p", expanding=True)), {"p": keys}).all()
+        sql = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series"
+        rows = _rows(conn, sql, {}) if keys is None else _rows(conn, sql + " WHERE provider_id IN :p", {"p": keys})
         return {(g, p, k): i for i, g, p, k in rows}
 
     have = stored()
     missing = sorted(set(wanted) - have.keys())
     if missing:
-        conn.execute(text("INSERT INTO rollup_series (gpu_id, provider_id, kind_id) VALUES (:g, :p, :k) "
-                          "ON CONFLICT (gpu_id, provider_id, kind_id) DO NOTHING"),
-                     [{"g": g, "p": p, "k": k} for g, p, k in missing])
+        conn.exec_driver_sql(f"INSERT INTO rollup_series (gpu_id, provider_id, kind_id) VALUES ({intervals.placeholders(conn, 3)}) "
+                             "ON CONFLICT (gpu_id, provider_id, kind_id) DO NOTHING", missing)
         have = stored()
     return have
 
@@ -382,10 +362,10 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
             if not h_lo <= h <= h_hi:
                 per[h] = f
 
-    for sid, start, n, mn, md, mx, offers in fetch_tuples(conn, statement(_TOUCHING_RUNS, params), params):
+    for sid, start, n, mn, md, mx, offers in _rows(conn, _TOUCHING_RUNS, params):
         take(sid, False, start, n, (float(mn), float(md), float(mx), int(offers)))
     if open_runs:
-        for sid, start, n, mn, md, mx, offers in fetch_tuples(conn, statement(_OPEN_RUNS, params), params):
+        for sid, start, n, mn, md, mx, offers in _rows(conn, _OPEN_RUNS, params):
             f: Figures = (float(mn), float(md), float(mx), int(offers))
             if a <= start <= b and start + n >= lo:
                 take(sid, True, start, n, f)
@@ -701,11 +681,9 @@ def _kept_before(conn: Connection, provider_id: int, lo: int, horizon: int) -> b
     buckets whose raw intervals were pruned, all that is left of them, which a refresh from raw
     data would wipe. Where it has none (an archive imported from before the horizon), nothing
     was pruned there and the imported intervals are the whole of it: they are rolled up."""
-    return conn.execute(text(
-        f"SELECT 1 FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket < :h AND provider_id IN :p LIMIT 1"
-    ).bindparams(bindparam("gpus", expanding=True), bindparam("p", expanding=True)),
-        {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": floor(lo, DAY), "h": horizon},
-    ).first() is not None
+    return bool(_rows(
+        conn, f"SELECT 1 FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket < :h AND provider_id IN :p LIMIT 1",
+        {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": floor(lo, DAY), "h": horizon}))
 
 
 def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None,
@@ -726,7 +704,7 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
         conn.execute(text(f"ANALYZE {table}"))  # (the one table of the migrations before 0014, which call this)
     labels.ensure(conn, reads.stored_key_labels(in_transaction(conn)))  # an aggregator's clouds as their own series
     pids = list(provider_ids) if provider_ids is not None else sorted(
-        p for (p,) in conn.execute(text("SELECT DISTINCT provider_id FROM price_interval")).all()
+        p for (p,) in _rows(conn, "SELECT DISTINCT provider_id FROM price_interval", {})
     )
     written = 0
     for pid in pids:
@@ -789,12 +767,12 @@ def read_runs(
     params: dict[str, Any] = {"gpus": gpus}
     sql = (reads.ROLLUP_SERIES + reads.label_terms("provider_id", "providers", provider_ids, params)
            + reads.label_terms("kind_id", "kinds", kind_ids, params))
-    series = {i: (g, p, k) for i, g, p, k in conn.execute(statement(sql, params), params).all()}
+    series = {i: (g, p, k) for i, g, p, k in _rows(conn, sql, params)}
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
         return pd.DataFrame(columns=RUN_COLUMNS)
     run_params = {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo}
-    rows = fetch_tuples(conn, statement(reads.ROLLUP_RUNS, run_params), run_params)
+    rows = _rows(conn, reads.ROLLUP_RUNS, run_params)
     runs = pd.DataFrame(rows, columns=["series_id", "start", "hours", "min", "median", "max", "offers"])
     sid = runs["series_id"].to_numpy(dtype=np.int64)
     start = runs["start"].to_numpy(dtype=np.int64)
@@ -836,4 +814,4 @@ def read(
     params: dict[str, Any] = {"gpus": gpus, "lo": lo, "hi": hi}
     sql = (reads.ROLLUP_DAYS + reads.label_terms("provider_id", "providers", provider_ids, params)
            + reads.label_terms("kind_id", "kinds", kind_ids, params) + " ORDER BY gpu_id, bucket, provider_id, kind_id")
-    return pd.DataFrame(fetch_tuples(conn, statement(sql, params), params), columns=COLUMNS)
+    return pd.DataFrame(_rows(conn, sql, params), columns=COLUMNS)

@@ -116,32 +116,36 @@ class ScrapedOffer:
     available_count: int | None = None
 
     def __post_init__(self) -> None:
-        where = f"{self.provider or '?'}: offer {self.sku!r}"
         if not self.provider or not self.sku:
-            raise ParseError(f"{where}: provider and sku must be non-empty")
+            raise ParseError(f"{self._where}: provider and sku must be non-empty")
         if not isinstance(self.gpu_raw, str) or not self.gpu_raw.strip():
-            raise ParseError(f"{where}: gpu_raw must be a non-empty string")
+            raise ParseError(f"{self._where}: gpu_raw must be a non-empty string")
         if self.kind not in KINDS:
-            raise ParseError(f"{where}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
+            raise ParseError(f"{self._where}: kind {self.kind!r} is not one of {', '.join(KINDS)}")
         if self.term_months and self.kind != "reserved":
-            raise ParseError(f"{where}: only reserved offers may have term_months")
+            raise ParseError(f"{self._where}: only reserved offers may have term_months")
         if self.kind == "reserved" and self.term_months <= 0 and not self.extra.get("term_unstated"):
-            raise ParseError(f"{where}: reserved offers need term_months > 0 (or extra['term_unstated'] when the provider prints no term)")
+            raise ParseError(f"{self._where}: reserved offers need term_months > 0 (or extra['term_unstated'] when the provider prints no term)")
         if self.price_per_hour is not None and not isinstance(self.price_per_hour, (int, float)):
-            raise ParseError(f"{where}: price_per_hour must be a number, got {self.price_per_hour!r}")
+            raise ParseError(f"{self._where}: price_per_hour must be a number, got {self.price_per_hour!r}")
         if not isinstance(self.gpu_count, (int, float)):
-            raise ParseError(f"{where}: gpu_count must be a number, got {self.gpu_count!r}")
+            raise ParseError(f"{self._where}: gpu_count must be a number, got {self.gpu_count!r}")
         for name in ("gpu_memory_gb", "vcpus", "ram_gb"):
             value = getattr(self, name)
             if value is not None and number(value) is None:
-                raise ParseError(f"{where}: {name} must be a finite number or absent, got {type(value).__name__}")
+                raise ParseError(f"{self._where}: {name} must be a finite number or absent, got {type(value).__name__}")
         if len(self.currency) != 3 or not self.currency.isalpha() or not self.currency.isupper():
-            raise ParseError(f"{where}: currency must be an ISO 4217 code, got {self.currency!r}")
+            raise ParseError(f"{self._where}: currency must be an ISO 4217 code, got {self.currency!r}")
         if self.available_count is not None:
             if isinstance(self.available_count, bool) or not isinstance(self.available_count, int) or self.available_count < 0:
-                raise ParseError(f"{where}: available_count must be a whole number >= 0 or absent, got {shown(self.available_count)}")
+                raise ParseError(f"{self._where}: available_count must be a whole number >= 0 or absent, got {shown(self.available_count)}")
             if self.available is not (self.available_count > 0):
-                raise ParseError(f"{where}: available must be whether available_count ({self.available_count}) is above zero")
+                raise ParseError(f"{self._where}: available must be whether available_count ({self.available_count}) is above zero")
+
+    @property
+    def _where(self) -> str:
+        """How an error names the offer (built only for an error: ``__post_init__`` runs once per offer)."""
+        return f"{self.provider or '?'}: offer {self.sku!r}"
 
     @property
     def price_per_gpu_hour(self) -> float | None:

@@ -160,13 +160,15 @@ def test_replaying_twice_extends_the_same_intervals(engine: Engine) -> None:
 def test_a_live_collection_is_not_marked(engine: Engine) -> None:
     from scrapers.oci import OciScraper
     from tests.conftest import load_json
-    from tracker.pipeline.collect import _start_runs, _store
+    from tracker.pipeline.collect import _normalised, _start_runs, _store, observation_time
 
     scraper = OciScraper(env={})
     offers = scraper.parse({"products": [load_json("oci/oci_cetools_products_gpu_items_2026-10-01.json")],
                             "shapes": load_json("oci/oci_cost_estimator_shapes_excerpt.json")})
     [(run_id, started)] = _start_runs(engine, [(scraper, False, utcnow())])
-    _store(engine, run_id, scraper, offers, Settings())
+    settings, observed = Settings(), observation_time(started, None)
+    assert observed == started  # a live collection is observed when its run started
+    _store(engine, run_id, scraper, offers, _normalised(offers, settings, observed, None), settings, observed, started)
     with Session(engine) as s:
         rows = reads.latest_prices(in_transaction(s.connection()), providers=["oci"])
     assert rows and all(not r["replay"] and r["recorded"] is None for r in rows)

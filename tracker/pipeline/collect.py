@@ -44,7 +44,7 @@ from tracker.errors import (
 from tracker.pipeline import failures, record
 from tracker.pipeline import partial as partial_rule
 from tracker.pipeline import store as store_stage
-from tracker.pipeline.normalise import normalise
+from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.replay import RecordingInfo, ReplayTransport, recording_info
 from tracker.pipeline.secrets import (
     scrub,  # re-exported: error messages are scrubbed here
@@ -100,25 +100,34 @@ def error_text(message: str, secrets: Iterable[str]) -> str:
 _store_lock = threading.Lock()
 
 
-def _store(
-    engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], settings: Settings,
-    recording: RecordingInfo | None = None, started_at: datetime | None = None,
-) -> dict[str, Any]:
-    """Normalise, validate and store one collection, and close its run row, in one transaction.
+def observation_time(started_at: datetime, recording: RecordingInfo | None) -> datetime:
+    """When a collection observed its prices: when it started, or for a replay when its recording
+    was made (``recording.observed_at``); the run itself (``scrape_run``) keeps its real times."""
+    return (recording.observed_at if recording is not None else None) or started_at
 
-    A replay is observed when its recording was made (``recording.observed_at``), not now, and
-    each offer is marked ``extra["replay"]``; the run itself (``scrape_run``) keeps its real times.
+
+def _normalised(raw_offers: Sequence[Any], settings: Settings, observed: datetime,
+                recording: RecordingInfo | None) -> list[NormalisedOffer]:
+    """A collection's offers normalised as observed at ``observed``, each of a replay marked
+    ``extra["replay"]``. Pure, so it runs beside the parse, outside the store's write transaction."""
+    normalised = [normalise(o, settings.currency_rates, observed) for o in raw_offers]
+    if recording is not None:
+        normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
+    return normalised
+
+
+def _store(
+    engine: Engine, run_id: int, scraper: Scraper, raw_offers: Sequence[Any], normalised: Sequence[NormalisedOffer],
+    settings: Settings, observed_at: datetime, started_at: datetime,
+) -> dict[str, Any]:
+    """Validate and store one collection (``raw_offers`` as parsed, ``normalised`` as observed at
+    ``observed_at``: ``_normalised``), and close its run row, in one transaction.
+
     A partial collection (``tracker.pipeline.partial``) ends its run as ``partial``, with why.
-    ``started_at``: the run row's start, when the caller has it (saves reading the row back).
+    ``started_at``: the run row's start.
     """
     with _store_lock, session_scope(engine) as session:
         reader = in_transaction(session.connection())
-        if started_at is None:
-            started_at = reads.run_started_at(reader, run_id)
-        observed_at = (recording.observed_at if recording is not None else None) or started_at
-        normalised = [normalise(o, settings.currency_rates, observed_at) for o in raw_offers]
-        if recording is not None:
-            normalised = [replace(o, extra={**o.extra, "replay": recording.mark()}) for o in normalised]
         provider = labels.ensure_provider(session, scraper.name, scraper.display_name)
         # the provider's stored offers, read once for validation and the store
         known = store_stage.provider_state(session.connection(), scraper.name)
@@ -304,8 +313,10 @@ async def collect_one(
         if not offers:
             raise ParseError(f"{scraper.name}: the payload held no offers; refusing to record an empty price list")
         parsing = False
+        observed = observation_time(started, recording)
+        normalised = await asyncio.to_thread(_normalised, offers, settings, observed, recording)
         notify(scraper.name, "storing")
-        counts = await writer.run(_store, engine, run_id, scraper, offers, settings, recording, started)
+        counts = await writer.run(_store, engine, run_id, scraper, offers, normalised, settings, observed, started)
     except ProviderSkipped as exc:
         message = error_text(str(exc), scraper.secrets())
         run_id, started = await starting

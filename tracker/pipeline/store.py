@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from sqlalchemy import text
@@ -127,11 +128,18 @@ def _json_binder(conn: Connection) -> Callable[[dict[str, Any]], Any]:
     return process if process is not None else json.dumps
 
 
+@lru_cache(maxsize=4096)
+def _stored_extra(text: str) -> Any:
+    """A stored ``extra`` decoded, only ever compared: a provider's offers often share one text,
+    decoded once then instead of once per offer and collection."""
+    return json.loads(text)
+
+
 def _same_extra(stored: str, new: Mapping[str, Any]) -> bool:
     """Whether a stored ``extra`` (its JSON text) equals ``new``."""
     if stored == "{}":
         return not new
-    return bool(json.loads(stored) == dict(new))
+    return bool(_stored_extra(stored) == dict(new))
 
 
 @dataclass(frozen=True, slots=True)
