@@ -934,27 +934,6 @@ def failed_runs(reader: Reader, until: datetime) -> list[tuple[str, datetime]]:
 # --- offers and prices -------------------------------------------------------------------------
 
 
-def previous_prices(reader: Reader, provider: str, currencies: Mapping[Identity, str] | None = None) -> dict[Identity, float]:
-    """Last stored whole-instance price per offer identity of ``provider`` (for outlier checks),
-    from the current state: one row per offer, however long the history. A stored price in
-    another currency than ``currencies`` gives the offer now is left out, so a conversion is
-    never judged a price jump."""
-    rows = reader.rows(
-        "SELECT o.sku, o.region, o.kind, o.term_months, i.price_per_hour, c.name FROM price_interval_open i "
-        "JOIN label l ON l.id = i.provider_id JOIN label c ON c.id = i.currency_id "
-        "JOIN offer o ON o.id = i.offer_id WHERE l.space = 'provider' AND l.name = :p", {"p": provider})
-    return prices_in_currency((((sku, region, kind, term), price, currency) for sku, region, kind, term, price, currency in rows),
-                              currencies)
-
-
-def prices_in_currency(stored: Iterable[tuple[Identity, float, str]], currencies: Mapping[Identity, str] | None
-                       ) -> dict[Identity, float]:
-    """``previous_prices`` of ``(identity, price, currency)`` of each offer's newest interval, for a
-    writer that has them at hand (``tracker.pipeline.store.previous_prices``)."""
-    return {ident: price for ident, price, currency in stored
-            if currencies is None or currencies.get(ident, currency) == currency}
-
-
 def pending_jumps(reader: Reader, provider: str, marker: str = "held until a second scrape confirms it") -> dict[Identity, float]:
     """Prices held for confirmation (reason ending in ``marker``) in the provider's latest good
     run, found by walking the (provider, started_at) index backwards: it runs in every

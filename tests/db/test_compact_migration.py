@@ -84,7 +84,8 @@ def test_every_interval_survives_the_move(db_url: str) -> None:
             # (eu was not in it), beta's unmapped offer is listed
             assert [(r["sku"], r["price_per_hour"]) for r in reads.latest_prices(in_transaction(s.connection()), include_stale=True)] == [
                 ("a2", 1.1), ("a1", 2.2), ("b1", 4.0)]
-            assert reads.previous_prices(in_transaction(s.connection()), "alpha") == {("a1", "r", "on_demand", 0): 2.2,
+            known = store_stage.provider_state(s.connection(), "alpha")
+            assert store_stage.previous_prices(s.connection(), known) == {("a1", "r", "on_demand", 0): 2.2,
                                                           ("a2", "r", "spot", 0): 1.1, ("eu", "r", "on_demand", 0): 0.9}
         # roll-ups were computed: alpha's H100 daily bucket saw both prices
         with eng.connect() as c:

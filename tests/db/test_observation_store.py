@@ -91,7 +91,7 @@ def test_previous_prices_and_current_list_come_from_the_current_state(engine: En
     p.ok(T0, offer("a", 3.0), offer("b"))
     p.ok(T0 + HOUR, offer("a", 2.5))
     with Session(engine) as s:
-        assert reads.previous_prices(in_transaction(s.connection()), "p") == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
+        assert store_stage.previous_prices(s.connection(), store_stage.provider_state(s.connection(), "p")) == {("a", "r", "on_demand", 0): 2.5, ("b", "r", "on_demand", 0): 2.0}
         assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), include_stale=True)] == ["a"]
     p.failed(T0 + 2 * HOUR)
     with Session(engine) as s:  # held: the last good list still shows while the provider fails

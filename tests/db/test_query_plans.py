@@ -88,10 +88,11 @@ def test_no_statement_of_a_collection_scans_a_big_table(engine: Engine) -> None:
     def collect(at: datetime, offers: list[NormalisedOffer]) -> None:
         with session_scope(engine) as s:
             prov = labels.ensure_provider(s, "p")
-            reads.previous_prices(in_transaction(s.connection()), "p")
+            known = store_stage.provider_state(s.connection(), "p")  # read once, as a collection reads it
+            store_stage.previous_prices(s.connection(), known, {o.identity: o.currency for o in offers})
             reads.pending_jumps(in_transaction(s.connection()), "p")
             reads.market_medians(in_transaction(s.connection()))
-            store_stage.store_observation(s, "p", offers, at, prov.last_attempt_at)
+            store_stage.store_observation(s, "p", offers, at, prov.last_attempt_at, known=known)
             prov.last_attempt_at = prov.last_success_at = at
             prov.last_status = "ok"
 

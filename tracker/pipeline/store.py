@@ -101,12 +101,15 @@ def provider_state(conn: Connection, provider: str) -> dict[Identity, Stored]:
     return {r[:4]: Stored._make(r) for r in reads.provider_offer_state(in_transaction(conn), provider)}
 
 
-def previous_prices(conn: Connection, known: Mapping[Identity, Stored], currencies: Mapping[Identity, str]
+def previous_prices(conn: Connection, known: Mapping[Identity, Stored], currencies: Mapping[Identity, str] | None = None
                     ) -> dict[Identity, float]:
-    """``db.reads.previous_prices`` of the offers ``known`` (``provider_state``), without reading them again."""
+    """Last stored whole-instance price per identity of the offers ``known`` (``provider_state``:
+    the current state, one row per offer however long the history), for validation's outlier
+    checks without reading them again. A price stored in another currency than ``currencies``
+    gives the offer now is left out, so a conversion is never judged a price jump (``None``: any)."""
     names = labels.names(conn, "currency")
-    return reads.prices_in_currency(((i, s.price_per_hour, names[s.currency_id]) for i, s in known.items()
-                                     if s.interval_id is not None), currencies)
+    return {i: s.price_per_hour for i, s in known.items() if s.interval_id is not None  # type: ignore[misc]
+            and (currencies is None or currencies.get(i, names[s.currency_id]) == names[s.currency_id])}
 
 
 def _stamp_processor(conn: Connection) -> Callable[[datetime], Any]:
@@ -462,11 +465,12 @@ def store_offers(
     offers: Sequence[NormalisedOffer],
     observed_at: datetime,
     previous_observed_at: datetime | None,
+    known: Mapping[Identity, Stored] | None = None,
 ) -> StoreStats:
     """``store_observation`` of a possibly partial observation, for callers that know only the
     previous *successful* collection (taken as the previous attempt): offers not given are
     left as they are."""
-    return store_observation(session, provider, offers, observed_at, previous_observed_at, complete=False)
+    return store_observation(session, provider, offers, observed_at, previous_observed_at, complete=False, known=known)
 
 
 def store_quarantine(session: Session, run_id: int | None, rejected: Iterable[Rejected], observed_at: datetime) -> int:

@@ -517,11 +517,12 @@ def _store(imp: _Import, provider: str, offers: list[ScrapedOffer], observed_at:
     fresh = [o for o in normalised if o.identity not in stale]
     if not fresh:
         return
-    accepted, rejected = validate(fresh, reads.previous_prices(in_transaction(session.connection()), provider), {})
+    known = store_stage.provider_state(session.connection(), provider)  # read once for validation and the store
+    accepted, rejected = validate(fresh, store_stage.previous_prices(session.connection(), known), {})
     previous = None
     if prov.last_success_at and prov.last_success_at < observed_at:
         previous = prov.last_success_at  # continue intervals seen by the last real scrape
-    stats = store_stage.store_offers(session, provider, accepted, observed_at, previous)
+    stats = store_stage.store_offers(session, provider, accepted, observed_at, previous, known)
     quarantined = store_stage.store_quarantine(session, run.id, rejected, observed_at)
     run.offers_seen, run.new_offers, run.prices_changed = len(fresh), stats.new_offers, stats.prices_changed
     run.quarantined = quarantined
