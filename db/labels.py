@@ -41,10 +41,7 @@ def snapshot(conn: Connection) -> Iterator[None]:
     if _SNAPSHOT in conn.info:  # nested: the outer snapshot holds
         yield
         return
-    table: dict[str, dict[int, str]] = {}
-    for (space, name), i in all_labels(conn).items():
-        table.setdefault(space, {})[i] = name
-    conn.info[_SNAPSHOT] = table
+    conn.info[_SNAPSHOT] = reads.Labels(in_transaction(conn))
     try:
         yield
     finally:
@@ -55,7 +52,7 @@ def names(conn: Connection, space: str) -> dict[int, str]:
     """``{id: name}`` of one space."""
     table = conn.info.get(_SNAPSHOT)
     if table is not None:
-        return dict(table.get(space, {}))
+        return table.names(space)
     return reads.label_names(in_transaction(conn), space)
 
 
@@ -76,10 +73,8 @@ def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[st
 
 
 def usd_id(conn: Connection) -> int:
-    """The id of the currency label ``USD`` (what the analysis reads), or -1 when no price in USD
-    was ever stored: a value that matches no row."""
-    found = lookup(conn, "currency", ["USD"])
-    return found[0] if found else -1
+    """``db.reads.Labels.usd`` as ``conn``'s transaction sees it (or its open ``snapshot``)."""
+    return (conn.info.get(_SNAPSHOT) or reads.Labels(in_transaction(conn))).usd
 
 
 def lookup(conn: Connection, space: str, values: Iterable[str]) -> list[int]:

@@ -346,14 +346,16 @@ class Labels:
         self.by_space: dict[str, dict[int, str]] = {}
         for (space, name), i in all_labels(reader).items():
             self.by_space.setdefault(space, {})[i] = name
+        #: The currency label ``USD``'s id (what the analysis reads), or -1 (matches no row) without one.
+        self.usd = (self.lookup("currency", ["USD"]) or [-1])[0]
 
     def names(self, space: str) -> dict[int, str]:
         return dict(self.by_space.get(space, {}))
 
-    def lookup(self, space: str, values: Iterable[str]) -> list[int]:
-        """Ids of the stored names of ``space`` among ``values`` (``db.labels.lookup``)."""
+    def lookup(self, space: str, values: Iterable[str] | None) -> list[int]:
+        """Ids of the stored names of ``space`` among ``values`` (``db.labels.lookup``), or all of them (``None``)."""
         inverse = {n: i for i, n in self.by_space.get(space, {}).items()}
-        return [inverse[v] for v in values if v in inverse]
+        return sorted(inverse.values()) if values is None else [inverse[v] for v in values if v in inverse]
 
 
 def raw_horizon(reader: Reader) -> int:
@@ -1006,8 +1008,7 @@ FIRST_OPEN_OF_GPUS = "SELECT MIN(first_seen) FROM price_interval_open WHERE gpu_
 def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetime | None:
     """When the oldest stored price (of ``gpus``, when given) was first seen (roll-ups count:
     raw intervals past the retention time are gone, their buckets are not)."""
-    known = Labels(reader)
-    ids = known.lookup("gpu", gpus) if gpus is not None else sorted(known.names("gpu"))
+    ids = Labels(reader).lookup("gpu", gpus)
     if not ids:
         return None
     # one step down the (gpu_id, first_seen) index per GPU: a MIN over the view reads every interval

@@ -213,7 +213,7 @@ def rule_intervals(reader: Reader, rule: Rule, columns: str, *, until: datetime 
     known = reads.Labels(reader)
     return reads.named_intervals(reader, columns, known.lookup("gpu", rule.gpus),
                                  known.lookup("provider", rule.providers) if rule.providers else None,
-                                 known.lookup("kind", rule.kinds), (known.lookup("currency", ["USD"]) or [-1])[0],
+                                 known.lookup("kind", rule.kinds), known.usd,
                                  regions=rule.regions, min_gpu_count=rule.min_gpu_count,
                                  until=epoch(until) if until is not None else None, since=since_s)
 

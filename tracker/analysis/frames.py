@@ -38,8 +38,7 @@ def load_intervals(
     ``tolerance`` overrides the providers' stored collection intervals."""
     f = filters or Filters()
     labels = reads.Labels(reader)
-    gpu_ids = labels.lookup("gpu", f.gpus) if f.gpus is not None else sorted(labels.names("gpu"))
-    usd = labels.lookup("currency", ["USD"])
+    gpu_ids = labels.lookup("gpu", f.gpus)
     stored = reads.provider_intervals(reader)
     tol = None if tolerance is None else tolerance_lookup(tolerance)
     every = {pid: stored.get(pid, spans.DEFAULT_INTERVAL_S) if tol is None else int(tol(name).total_seconds())
@@ -48,7 +47,7 @@ def load_intervals(
     seen_from = None if since is None else epoch(since) - max([*every.values(), spans.DEFAULT_INTERVAL_S])
     rows = reads.named_intervals(reader, reads.FRAME_COLUMNS, gpu_ids,
                                  labels.lookup("provider", f.providers) if f.providers else None,
-                                 labels.lookup("kind", f.kinds) if f.kinds else None, usd[0] if usd else -1,
+                                 labels.lookup("kind", f.kinds) if f.kinds else None, labels.usd,
                                  regions=f.regions, since=seen_from, until=None if until is None else epoch(until))
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
     end = spans.hold_ends(df["last_seen"].tolist(), df["ends_at"].tolist(), df["provider_id"].map(every).tolist())

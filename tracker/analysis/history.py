@@ -134,14 +134,13 @@ class Scope:
         self.labels = Labels(reader)
         lab = self.labels
         self.regions = f.regions
-        self.gpu_ids = lab.lookup("gpu", f.gpus) if f.gpus is not None else sorted(lab.names("gpu"))
+        self.gpu_ids = lab.lookup("gpu", f.gpus)
         names = lab.names("provider")
         #: roll-ups are read by series key: a provider's composite keys come with it (``db.reads``)
         self.provider_ids = reads.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
         self.reader = reader
         self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
-        usd = lab.lookup("currency", ["USD"])
-        self.usd = usd[0] if usd else -1
+        self.usd = lab.usd
         self.stored = provider_intervals(reader)
         owner = reads.owners(names)
         self.stored |= {k: self.stored[p] for k, p in owner.items() if p in self.stored}

@@ -114,10 +114,9 @@ class Scope:
     def __init__(self, reader: Reader, gpus: Sequence[str] | None, kinds: Sequence[str] | None) -> None:
         self.labels = Labels(reader)
         self.names = self.labels.names("gpu") | self.labels.names("provider") | self.labels.names("kind")
-        self.gpu_ids = self.labels.lookup("gpu", gpus) if gpus is not None else sorted(self.labels.names("gpu"))
+        self.gpu_ids = self.labels.lookup("gpu", gpus)
         self.kind_ids = self.labels.lookup("kind", kinds) if kinds is not None else None
-        usd = self.labels.lookup("currency", ["USD"])
-        self.usd = usd[0] if usd else -1
+        self.usd = self.labels.usd
 
 
 def rollup_groups(reader: Reader, scope: Scope, lo: int, hi: int) -> list[Group]:
