@@ -45,7 +45,7 @@ export it (pandas is imported then).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import cached_property
@@ -78,8 +78,8 @@ from db.spans import (
     utcnow,
 )
 from tracker.analysis import specs
+from tracker.analysis.assumptions import breakeven_hours, months_for_hours
 from tracker.analysis.grid import (
-    HOURS_PER_MONTH,
     MAX_GRID_ROWS,
     METRICS,
     Filters,
@@ -436,15 +436,10 @@ class History(RangeAnswer):
                 df[c] = df[c].astype(float)
         return df
 
-    def convert(self, metric: str, factor: dict[str, float], unit_: str, notes: list[str]) -> History:
-        """The history in ``metric``: each value ``v`` of a GPU becomes ``factor[gpu] / v``
-        (break-even: dividing flips the order, so ``min`` keeps meaning "from the cheapest price")
-        or ``v * factor[gpu]`` (per TFLOP); NaN where the factor is."""
-
-        def one(gpu: str, v: float) -> float:
-            f = factor.get(gpu, math.nan)
-            return _divide(f, v) if metric == "breakeven-months" else v * f
-
+    def convert(self, metric: str, one: Callable[[str, float], float], unit_: str, notes: list[str]) -> History:
+        """The history in ``metric``: each value ``v`` of a GPU becomes ``one(gpu, v)`` (break-even
+        months flip the order, so ``min`` keeps meaning "from the cheapest price"), NaN where the
+        GPU lacks the figure."""
         market = {gpu: [(a, b, (one(gpu, f[0]), one(gpu, f[1]), one(gpu, f[2])), n, k) for a, b, f, n, k in runs]
                   for gpu, runs in self.market_runs.items()}
         runs = [(g, p, a, b, one(g, v)) for g, p, a, b, v in self.provider_runs]
@@ -459,13 +454,6 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     if rows:
         df["time"] = pd.to_datetime(df["time"], utc=True)
     return df
-
-
-def _divide(a: float, b: float) -> float:
-    """``a / b`` as floats divide in numpy (no exception at zero)."""
-    if b == 0:
-        return math.nan if a == 0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
-    return a / b
 
 
 def _utc(t: datetime) -> datetime:
@@ -583,7 +571,7 @@ def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.
         factor[gpu] = (1.0 / t) if t else math.nan
         if not t:
             notes.append(f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty")
-    return h.convert("cost-per-tflop", factor, unit("cost-per-tflop", basis), notes)
+    return h.convert("cost-per-tflop", lambda gpu, v: v * factor.get(gpu, math.nan), unit("cost-per-tflop", basis), notes)
 
 
 def breakeven_history(
@@ -595,16 +583,17 @@ def breakeven_history(
     """Price history -> months of renting (at ``utilization``) that cost the purchase price."""
     if not 0 < utilization <= 1:
         raise ConfigError(f"--utilization: {utilization} must be in (0, 1]")
-    factor: dict[str, float] = {}
+    bought: dict[str, float] = {}
     notes = []
     for gpu in h.gpus:
         spec = specs.spec_for(gpu, catalog)
         price = (purchase or {}).get(gpu) or (spec.purchase_price_usd if spec else None)
-        factor[gpu] = price / (HOURS_PER_MONTH * utilization) if price else math.nan
+        bought[gpu] = price or math.nan
         if not price:
             notes.append(f"{gpu}: no purchase price in the catalog; its break-even is left empty")
     unit_ = "months of 24/7 rent" if utilization == 1 else f"months of rent at {utilization:.0%} use"
-    return h.convert("breakeven-months", factor, unit_, notes)
+    return h.convert("breakeven-months", lambda gpu, v: months_for_hours(breakeven_hours(bought.get(gpu, math.nan), v),
+                                                                         utilization), unit_, notes)
 
 
 def convert_price(
@@ -619,7 +608,7 @@ def convert_price(
         return price / t if t else None
     if metric == "breakeven-months":
         purchase = spec.purchase_price_usd if spec else None
-        return purchase / (price * HOURS_PER_MONTH) if purchase and price else None
+        return months_for_hours(breakeven_hours(purchase, price)) if purchase and price else None
     check_metric(metric)
     raise AssertionError(metric)
 

@@ -34,7 +34,7 @@ import pandas as pd
 from db.reader import Reader
 from db.reads import latest_prices
 from tracker.analysis.aggregators import cheapest_per_provider
-from tracker.analysis.assumptions import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS
+from tracker.analysis.assumptions import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS, breakeven_hours, months_for_hours
 from tracker.analysis.specs import Catalog
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
@@ -65,21 +65,11 @@ def effective_hourly_cost(purchase: float, years: float, running_per_hour: float
     return purchase / (years * HOURS_PER_YEAR * utilization) + running_per_hour
 
 
-def breakeven_hours(purchase: float, rent_per_hour: float) -> float:
-    """Simple break-even: hours of rent that cost the purchase price."""
-    return purchase / rent_per_hour
-
-
 def breakeven_hours_full(purchase: float, rent_per_hour: float, running_per_hour: float) -> float | None:
     """Full break-even: the purchase divided by what each hour of owning saves over renting.
     ``None`` when running the card costs as much as renting it (it never pays off)."""
     saving = rent_per_hour - running_per_hour
     return purchase / saving if saving > 0 else None
-
-
-def months_for_hours(hours: float | None, utilization: float = 1.0) -> float | None:
-    """Calendar months to accumulate ``hours`` of use at ``utilization`` (730 h a month)."""
-    return None if hours is None else hours / (HOURS_PER_MONTH * utilization)
 
 
 @dataclass(frozen=True, slots=True)
