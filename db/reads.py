@@ -532,7 +532,7 @@ def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now:
     d["available_count"] = None if available_count is None else int(available_count)
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
     e = _extra_dict(extra)
-    d["via"] = via_of(e)
+    d[VIA_KEY] = via_of(e)
     d.update({k: e.get(k) if e.get("original_currency") else None for k in CONVERSION_KEYS})
     # a replayed recording marks its offers' ``extra`` (``tracker.pipeline.replay``); a live collection drops it
     mark = e.get("replay") if isinstance(e.get("replay"), dict) else None

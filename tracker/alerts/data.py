@@ -150,7 +150,7 @@ def index_of_offers(rows: Iterable[Mapping[str, Any]]) -> tuple[float | None, in
     for r in rows:
         if index_rollup.fractional(float(r.get("gpu_count") or 0)):
             continue
-        seller = market_provider(r["provider"], r.get("via") or None)
+        seller = market_provider(r["provider"], r.get(reads.VIA_KEY))
         by_seller.setdefault(seller, []).append(float(r["price_per_gpu_hour"]))
     votes = sorted(index_rollup.median_of(sorted(v)) for v in by_seller.values())
     return (index_rollup.median_of(votes) if votes else None), len(votes)
@@ -260,7 +260,7 @@ def offers_at(reader: Reader, rule: Rule, settings: Settings, at: datetime) -> l
             continue
         have = latest.get(offer_id)
         if have is None or first_seen > have[0]:
-            latest[offer_id] = (first_seen, {"provider": provider, "via": via_of(extra), "gpu_count": count,
+            latest[offer_id] = (first_seen, {"provider": provider, reads.VIA_KEY: via_of(extra), "gpu_count": count,
                                              "price_per_gpu_hour": float(price)})
     return [row for _fs, row in latest.values()]
 

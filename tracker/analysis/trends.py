@@ -380,7 +380,7 @@ def _market_now(reader: Reader, f: Filters) -> dict[str, Market]:
     listed: dict[str, list[tuple[float, str, str]]] = {}
     for r in rows:
         if r["currency"] == "USD" and r["price_per_gpu_hour"] is not None:
-            who = market_provider(r["provider"], r.get("via"))
+            who = market_provider(r["provider"], r.get(reads.VIA_KEY))
             listed.setdefault(r["gpu"], []).append((r["price_per_gpu_hour"], r["provider"], who))
     out: dict[str, Market] = {}
     for gpu, offers in listed.items():
