@@ -473,7 +473,7 @@ def _json(value: Any) -> Any:
     return json.loads(value) if isinstance(value, str | bytes) else value
 
 
-def _extra_dict(extra: Any) -> dict[str, Any]:
+def extra_dict(extra: Any) -> dict[str, Any]:
     """An offer's ``extra`` as a dict (``{}`` when it is none or not JSON)."""
     try:
         extra = _json(extra)
@@ -531,7 +531,7 @@ def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now:
     # GPUs free now: the store keeps the newest count only, so a past moment (``_prices_at``) has none
     d["available_count"] = None if available_count is None else int(available_count)
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
-    e = _extra_dict(extra)
+    e = extra_dict(extra)
     d[VIA_KEY] = via_of(e)
     d.update({k: e.get(k) if e.get("original_currency") else None for k in CONVERSION_KEYS})
     # a replayed recording marks its offers' ``extra`` (``tracker.pipeline.replay``); a live collection drops it
@@ -768,7 +768,7 @@ def split(key: str) -> tuple[str, str | None]:
 
 def via_of(extra: Any) -> str | None:
     """The cloud an offer's ``extra`` (a dict or its JSON text) names, if any."""
-    via = _extra_dict(extra).get(VIA_KEY)
+    via = extra_dict(extra).get(VIA_KEY)
     return via if isinstance(via, str) and via else None
 
 

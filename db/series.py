@@ -18,17 +18,15 @@ from typing import Any
 from sqlalchemy import bindparam, text
 from sqlalchemy.engine import Connection
 
-from db import intervals
+from db import intervals, reads
 
 #: ``offer.extra`` key naming the archive series an imported offer belongs to.
 SERIES_KEY = "import_series"
 
 
 def series_of(extra: Any) -> str | None:
-    """The series an offer's ``extra`` (a dict, or JSON text on some drivers) names, if any."""
-    if isinstance(extra, str):
-        extra = json.loads(extra)
-    value = extra.get(SERIES_KEY) if isinstance(extra, dict) else None
+    """The series an offer's ``extra`` (a dict, or JSON text on some drivers: ``db.reads.extra_dict``) names, if any."""
+    value = reads.extra_dict(extra).get(SERIES_KEY)
     return str(value) if value else None
 
 
