@@ -14,7 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from db.reads import Identity
+from db.reads import IMPORT_NOTE, Identity
 from db.spans import utcnow
 from scrapers.base import ScrapedOffer
 from tracker.analysis.grid import parse_when
@@ -101,8 +101,8 @@ class ImportResult:
                 for name, spacing in sorted(self.wide_spacing.items())[:MAX_LISTED]]
 
     def note(self, files: str) -> str:
-        """The message of the import's runs (``files``: how it names what it read)."""
-        return f"import of {files} ({self.format} format, {self.rows} rows, {self.bad_total} bad)"
+        """The message of the import's runs (``files``: how it names what it read; ``db.reads.imported_sources`` reads it)."""
+        return f"{IMPORT_NOTE}{files} ({self.format} format, {self.rows} rows, {self.bad_total} bad)"
 
     def summary(self) -> dict[str, Any]:
         gap = "none" if self.max_gap is None else _hours(self.max_gap)
