@@ -301,8 +301,8 @@ def providers(
     active ones, with the date and the reason; providers known only from imported history (no
     scraper) come last, marked external."""
     from db import reads
-    from db.reads import imported_providers
     from scrapers.registry import all_scrapers
+    from tracker.analysis.imports.aliases import external_providers
 
     st = state(ctx)
     if failure is not None:
@@ -313,9 +313,8 @@ def providers(
     # the store's own driver when it is current (``State.reader``); the scrapers' declarations
     # from their classes (cheap to import: the HTTP and HTML libraries load on first use)
     stored, runs = reads.providers(st.reader), reads.latest_run_per_provider(st.reader)
-    imported = imported_providers(st.reader)
     scrapers = all_scrapers()
-    external = {name: p for name, p in stored.items() if name in imported and name not in scrapers}
+    external = external_providers(st.reader)
     rows = []
     # the active ones first, then the retired ones (no longer collected; their history stays readable)
     for name, cls in sorted(scrapers.items(), key=lambda item: (item[1].retired is not None, item[0])):

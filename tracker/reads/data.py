@@ -38,7 +38,7 @@ from tracker.analysis.grid import (
 )
 from tracker.analysis.history import History
 from tracker.analysis.history import history as analysis_history
-from tracker.analysis.imports.snapshots import external_providers
+from tracker.analysis.imports.aliases import external_providers
 from tracker.analysis.index import METHOD_1, IndexResult, rental_index
 from tracker.analysis.specs import flagship
 from tracker.analysis.tco import tco_for_gpu

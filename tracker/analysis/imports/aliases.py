@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import re
 
+from db import reads
+from db.reader import Reader
+
 #: A plain provider name: letters, digits and ``_ . -`` (single spaces inside), starting with a
 #: letter or digit, at most 64 characters. Anything else (``=HYPERLINK(...)``, control characters,
 #: a path) is refused: the name is stored, listed and written into every export.
@@ -71,9 +74,14 @@ def provider_name(raw: str) -> str:
 
 
 def is_external(name: str) -> bool:
-    """A provider the project has no scraper for (known from imports only): looked up by its
-    name (``scrapers.registry.find``, which imports only the module that can hold it, not every
-    scraper: an import of one provider's file loads one)."""
+    """A provider the project has no scraper for (known from imports only), looked up by name:
+    ``scrapers.registry.find`` imports only the module that can hold it, not every scraper."""
     from scrapers.registry import find
 
     return find(name) is None
+
+
+def external_providers(reader: Reader) -> dict[str, reads.ProviderRow]:
+    """Providers known from imported history only: stored, imported, and without a scraper."""
+    imported = reads.imported_providers(reader)
+    return {n: p for n, p in reads.providers(reader).items() if n in imported and is_external(n)}

@@ -67,7 +67,7 @@ from db import labels, reads, rollups
 from db import series as series_db
 from db.engine import session_scope
 from db.models import Offer, Quarantine, ScrapeRun
-from db.reader import Reader, in_transaction
+from db.reader import in_transaction
 from db.reads import Identity
 from db.spans import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
@@ -926,9 +926,3 @@ def importing(engine: Engine, result: ImportResult, *, max_gap: timedelta | None
 def refuse_if_strict(result: ImportResult, strict: bool) -> None:
     if strict and result.bad_total:
         raise ValidationError(f"import: {result.bad_total} bad row(s), nothing imported; first: {result.bad_rows[0]}")
-
-
-def external_providers(reader: Reader) -> dict[str, reads.ProviderRow]:
-    """Providers known from imported history only: stored, imported, and without a scraper."""
-    imported = reads.imported_providers(reader)
-    return {n: p for n, p in reads.providers(reader).items() if n in imported and is_external(n)}
