@@ -54,6 +54,8 @@ from db.spans import (
 
 #: The message of a run written by an archive import begins with this, then names the archive.
 IMPORT_NOTE = "import of "
+#: A successful collection's run (live or replayed): an import says so in ``source``, not by its message.
+OK_COLLECTION = "status = 'ok' AND source <> 'import'"
 #: ``store_meta`` key: epoch seconds before which raw intervals were pruned.
 HORIZON_KEY = "raw_pruned_before"
 #: Longest run of hours in one ``rollup_hour_run`` row: the runs of a range start at most this
@@ -453,10 +455,9 @@ class ProviderState(NamedTuple):
 
 
 def provider_states(reader: Reader) -> list[ProviderState]:
-    """Every stored provider's state; an import is not a collection, a replay is."""
-    rows = reader.rows("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, "
-                       "(SELECT MAX(r.started_at) FROM scrape_run r WHERE r.provider = p.name AND r.status = 'ok' "
-                       "AND r.source <> 'import') FROM provider p ORDER BY p.name")
+    """Every stored provider's state; an import is not a collection, a replay is (``OK_COLLECTION``)."""
+    rows = reader.rows("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, (SELECT MAX(r.started_at) "
+                       f"FROM scrape_run r WHERE r.provider = p.name AND {OK_COLLECTION}) FROM provider p ORDER BY p.name")
     return [ProviderState(name, status, utc_datetime(at), int(every) if every else DEFAULT_INTERVAL_S,
                           utc_datetime(ran) if ran is not None else None)
             for name, status, at, every, ran in rows]
@@ -911,16 +912,15 @@ def running_runs(reader: Reader, started_before: datetime | None = None, *, prov
 
 
 def collected_ok(reader: Reader, provider: str, *, besides: int | None = None) -> bool:
-    """Whether a real (or replayed) scrape of ``provider`` ever succeeded (import runs carry a
-    note; ``besides``: a run left out)."""
-    return reader.scalar("SELECT id FROM scrape_run WHERE provider = :p AND status = 'ok' AND error_message IS NULL "
+    """Whether a real (or replayed) scrape of ``provider`` ever succeeded (``OK_COLLECTION``; ``besides``: a run left out)."""
+    return reader.scalar(f"SELECT id FROM scrape_run WHERE provider = :p AND {OK_COLLECTION} "
                          "AND id <> :b LIMIT 1", {"p": provider, "b": -1 if besides is None else besides}) is not None
 
 
 def ok_collection_times(reader: Reader, since: datetime, until: datetime,
                         providers: Sequence[str] | None = None) -> list[datetime]:
-    """When each successful collection (not an import: its run carries a note) in ``[since, until]`` started."""
-    sql = ("SELECT started_at FROM scrape_run WHERE status = 'ok' AND error_message IS NULL "
+    """When each successful collection (``OK_COLLECTION``: not an import) in ``[since, until]`` started."""
+    sql = (f"SELECT started_at FROM scrape_run WHERE {OK_COLLECTION} "
            "AND started_at >= :a AND started_at <= :b" + (" AND provider IN :p" if providers else ""))
     rows = reader.rows(sql, {"a": stored_time(reader, since), "b": stored_time(reader, until), "p": list(providers or ())})
     return [utc_datetime(t) for (t,) in rows]  # type: ignore[misc]
@@ -1243,11 +1243,10 @@ def collected(reader: Reader, source: str) -> bool:
 
 
 def recent_sizes(reader: Reader, provider: str, small: str, limit: int) -> list[int]:
-    """Offers seen by the provider's ``limit`` latest live collections that were complete (an
-    archive import's run carries a note in ``error_message`` and is not one) or partial by
-    ``error_class`` ``small``, walking the (provider, started_at) index backwards."""
+    """Offers seen by the provider's ``limit`` latest complete collections (``OK_COLLECTION``) or partial
+    ones by ``error_class`` ``small``, walking the (provider, started_at) index backwards."""
     return [int(n) for (n,) in reader.rows(
-        "SELECT offers_seen FROM scrape_run WHERE provider = :p AND ((status = 'ok' AND error_message IS NULL) "
+        f"SELECT offers_seen FROM scrape_run WHERE provider = :p AND (({OK_COLLECTION}) "
         "OR (status = 'partial' AND error_class = :small)) ORDER BY started_at DESC, id DESC LIMIT :n",
         {"p": provider, "small": small, "n": limit})]
 

@@ -168,7 +168,7 @@ class _StoredOffers:
 
 def scraped_live(session: Session, provider: str, besides: int | None = None) -> bool:
     """Whether a real (or replayed) scrape of ``provider`` ever succeeded (``besides`` a run of
-    this import's own); import runs carry a note."""
+    this import's own; ``db.reads.OK_COLLECTION``)."""
     return reads.collected_ok(in_transaction(session.connection()), provider, besides=besides)
 
 
