@@ -106,3 +106,14 @@ def test_naive_datetimes_are_refused(sqlite_engine: Engine) -> None:
 
 def test_mask_url_hides_the_password() -> None:
     assert mask_url("postgresql+psycopg://u:hunter2@db:5432/x") == "postgresql+psycopg://u:***@db:5432/x"
+
+
+def test_a_sqlite_store_logs_ahead_and_checkpoints_every_ten_thousand_pages(sqlite_engine: Engine) -> None:
+    from db.engine import WAL_CHECKPOINT_PAGES
+
+    with sqlite_engine.connect() as conn:
+        settings = {p: conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("journal_mode", "wal_autocheckpoint",
+                                                                              "synchronous", "foreign_keys")}
+    assert settings == {"journal_mode": "wal", "wal_autocheckpoint": WAL_CHECKPOINT_PAGES, "synchronous": 1,
+                        "foreign_keys": 1}
+    assert WAL_CHECKPOINT_PAGES == 10_000
