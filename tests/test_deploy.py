@@ -19,7 +19,7 @@ import yaml
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from tracker.config.settings import Settings
+from tracker.config.settings import Settings, load_settings
 from tracker.errors import ConfigError
 
 ROOT = Path(__file__).parent.parent
@@ -154,7 +154,7 @@ def test_web_environment_is_read_by_the_settings_and_the_server_security(monkeyp
     for k, v in env.items():
         if k != "GPU_TRACKER_CONFIG":  # the file is mounted in the container
             monkeypatch.setenv(k, v)
-    settings = Settings()
+    settings = load_settings()
     assert settings.database == "sqlite:////data/gpu-price-tracker/tracker.db"
     assert settings.web.allowed_hosts == ["gpu.example.com"]
     security = security_for(settings, cli_params(web["command"])["host"], environ=env)
@@ -164,7 +164,7 @@ def test_web_environment_is_read_by_the_settings_and_the_server_security(monkeyp
     with pytest.raises(ConfigError, match="GPU_TRACKER_API_TOKEN"):
         security_for(settings, "0.0.0.0", environ={})
     monkeypatch.setenv("GPU_TRACKER_WEB__ALLOWED_HOSTS", interpolate(web["environment"]["GPU_TRACKER_WEB__ALLOWED_HOSTS"], {}))
-    assert Settings().web.allowed_hosts == []
+    assert load_settings().web.allowed_hosts == []
 
 
 def test_depends_on_waits_for_healthy_services() -> None:

@@ -4,6 +4,13 @@ Precedence (highest first): explicit arguments (CLI flags such as ``--db``), env
 (``GPU_TRACKER_DB``, ``GPU_TRACKER_HTTP__TIMEOUT_S`` ...), the TOML file (``--config``,
 ``$GPU_TRACKER_CONFIG`` or ``<user config dir>/gpu-price-tracker/config.toml``), defaults.
 
+``Settings`` declares every setting, its validation and its helpers, once; ``load_settings``
+reads the environment and the file into it through pydantic-settings (``_from_sources``, a
+subclass that adds only the sources), imported when there is something to read: with no config
+file and no variable it would read, the settings are the defaults and the explicit arguments,
+validated by the same model, and a reading command does not pay for pydantic-settings (it
+imports asyncio and its cloud, dotenv and command-line sources: a tenth of ``prices``).
+
 Secrets never live here as values: the file names the *environment variables* that hold
 them (``api_key_env``), and ``ConfigError`` messages never echo a value that might be one.
 """
@@ -16,8 +23,9 @@ import os
 import re
 import tomllib
 from contextvars import ContextVar
+from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import platformdirs
 from pydantic import (
@@ -29,17 +37,16 @@ from pydantic import (
     ValidationError,
     model_validator,
 )
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    TomlConfigSettingsSource,
-)
 
 from scrapers.registry import declared_interval
 from tracker.errors import ConfigError
 
+if TYPE_CHECKING:
+    from pydantic_settings import PydanticBaseSettingsSource
+
 CONFIG_ENV = "GPU_TRACKER_CONFIG"
+#: The environment variables that hold settings: ``GPU_TRACKER_<FIELD>``, ``__`` between nested keys.
+ENV_PREFIX = "GPU_TRACKER_"
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(s|m|h|d)?\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, None: 1}
 
@@ -215,10 +222,15 @@ class SchedulerSettings(BaseModel):
     retry_base: Annotated[float, bounded_duration(0.1, zero_off=True)] = 300.0
 
 
-class Settings(BaseSettings):
-    """Everything configurable. Unknown keys are errors, so a typo never silently does nothing."""
+class Settings(BaseModel):
+    """Everything configurable. Unknown keys are errors, so a typo never silently does nothing.
 
-    model_config = SettingsConfigDict(env_prefix="GPU_TRACKER_", env_nested_delimiter="__", extra="forbid")
+    Built directly, it holds what it is given and the defaults; ``load_settings`` adds the
+    environment and the config file (``_from_sources``)."""
+
+    #: pydantic-settings' own model defaults (defaults validated too, no key the model lacks), so
+    #: the settings validate alike with and without their sources.
+    model_config = ConfigDict(extra="forbid", validate_default=True, arbitrary_types_allowed=True)
 
     database: str | None = Field(default=None, validation_alias=AliasChoices("database", "GPU_TRACKER_DB", "GPU_TRACKER_DATABASE"))
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
@@ -273,21 +285,6 @@ class Settings(BaseSettings):
                                  f"{code} = {{ rate = {rate:g}, date = YYYY-MM-DD }}")
             self.currency_rates[code] = DatedRate(rate, on)
         return self
-
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        toml_file = _TOML_FILE.get()
-        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        if toml_file is not None:
-            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
-        return tuple(sources)
 
     def fetch_timeout_s(self, name: str, download_bytes: int) -> float:
         """The wall-clock limit of ``name``'s fetch: ``providers.<name>.timeout_s`` when set;
@@ -388,10 +385,63 @@ def _looks_secret(key: str) -> bool:
     return any(w in key.lower() for w in ("key", "secret", "token", "password", "notify", "url", "database"))
 
 
-#: The TOML file ``Settings`` reads while ``load_settings`` builds one (none otherwise): a source
-#: of the one settings class, instead of a settings class built per file (a model's validators
-#: are built with its class, a few milliseconds of every command).
+#: The TOML file ``_from_sources`` reads while ``load_settings`` builds one (none otherwise): a
+#: source of the one settings class, instead of a settings class built per file (a model's
+#: validators are built with its class, a few milliseconds of every command).
 _TOML_FILE: ContextVar[Path | None] = ContextVar("toml_file", default=None)
+
+
+@cache
+def _from_sources() -> type[Settings]:
+    """``Settings`` read by pydantic-settings from the explicit arguments, the environment
+    (``ENV_PREFIX``) and the TOML file ``_TOML_FILE`` names, in that order of precedence: the same
+    fields, validators and helpers, plus the sources. Built once, the first time there is
+    something to read (``_environment_may_set``, a config file)."""
+    from pydantic_settings import (
+        BaseSettings,
+        SettingsConfigDict,
+        TomlConfigSettingsSource,
+    )
+
+    class FromSources(Settings, BaseSettings):
+        model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, env_nested_delimiter="__", extra="forbid")
+
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            toml_file = _TOML_FILE.get()
+            sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+            if toml_file is not None:
+                sources.append(TomlConfigSettingsSource(settings_cls, toml_file=toml_file))
+            return tuple(sources)
+
+    return FromSources
+
+
+@cache
+def _env_aliases() -> frozenset[str]:
+    """The other names pydantic-settings reads a field from in the environment: its aliases
+    (``database``, ``GPU_TRACKER_DB``), lower-cased as it compares them."""
+    names: set[str] = set()
+    for info in Settings.model_fields.values():
+        for alias in (info.alias, info.validation_alias):
+            choices = alias.choices if isinstance(alias, AliasChoices) else [alias]
+            names |= {c.lower() for c in choices if isinstance(c, str)}
+    return frozenset(names)
+
+
+def _environment_may_set() -> bool:
+    """Whether some environment variable might hold a setting: any ``GPU_TRACKER_*`` or a
+    field's alias, case aside (pydantic-settings then reads them; one it ignores, such as
+    ``GPU_TRACKER_API_TOKEN``, only costs its import)."""
+    prefix, aliases = ENV_PREFIX.lower(), _env_aliases()
+    return any((low := name.lower()).startswith(prefix) or low in aliases for name in os.environ)
 #: A config file is a few KiB; anything this large is a mistake (or an attack on the parser).
 MAX_CONFIG_BYTES = 1024 * 1024
 
@@ -415,9 +465,11 @@ def load_settings(path: str | Path | None = None, **overrides: Any) -> Settings:
             raise ConfigError(f"{use_file}: not valid TOML ({exc})") from None
         except RecursionError:
             raise ConfigError(f"{use_file}: arrays or tables nested too deeply to be a config file") from None
+    given = {k: v for k, v in overrides.items() if v is not None}
+    model = _from_sources() if use_file is not None or _environment_may_set() else Settings
     reading = _TOML_FILE.set(use_file)
     try:
-        settings = Settings(**{k: v for k, v in overrides.items() if v is not None})
+        settings = model(**given)
     except RecursionError:
         raise ConfigError(f"{use_file or 'settings'}: values nested too deeply to be a config file") from None
     except ValidationError as exc:
