@@ -58,13 +58,6 @@ from types import NoneType
 from typing import Any, Final, get_args, get_type_hints
 
 from tracker.catalog.instance_types import instance_gpu
-from tracker.catalog.names import (
-    MEMORY_HIGH,
-    MEMORY_LOW,
-    alias_key,
-    looks_like_instance_type,
-    resolve_name,
-)
 from tracker.errors import ConfigError
 from tracker.gpu_columns import GpuColumns
 
@@ -241,6 +234,8 @@ def gpu_ids_matching(query: str, catalog: Mapping[str, GpuSpec] | None = None) -
 
 
 def _memory_consistent(spec: GpuSpec | None, memory_gb: float | None) -> bool:
+    from tracker.catalog.names import MEMORY_HIGH, MEMORY_LOW
+
     if spec is None or memory_gb is None or memory_gb <= 0 or spec.vram_gb is None:
         return True
     return MEMORY_LOW * spec.vram_gb <= memory_gb <= MEMORY_HIGH * spec.vram_gb
@@ -253,7 +248,12 @@ def resolve_gpu(
     provider: str | None = None,
     catalog: Mapping[str, GpuSpec] | None = None,
 ) -> str | None:
-    """Canonical GPU id for a provider's GPU string (or instance type), or ``None``."""
+    """Canonical GPU id for a provider's GPU string (or instance type), or ``None``.
+
+    The name rules (``tracker.catalog.names``, a hundred regular expressions compiled at import)
+    are imported here: a query by family or id (``--gpu H100``) never reaches them."""
+    from tracker.catalog.names import alias_key, looks_like_instance_type, resolve_name
+
     if not raw or not raw.strip():
         return None
     text = raw.strip()
