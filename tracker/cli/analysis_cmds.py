@@ -19,6 +19,7 @@ from tracker.cli.collect_cmds import resolve_gpu_query
 from tracker.cli.common import (
     Format,
     State,
+    collector_paused,
     console,
     emit,
     err_console,
@@ -127,23 +128,24 @@ def history(
     data stays empty (gaps are never filled). cost-per-tflop divides by the catalog's TFLOPS
     on --basis; breakeven-months is purchase price / (price x 730 h).
     """
-    from db.spans import utcnow
-    from tracker.analysis.grid import Resolution, scrape_intervals
-    from tracker.analysis.history import history as run_history
+    with collector_paused():  # an hourly year is a million objects, all kept until printed
+        from db.spans import utcnow
+        from tracker.analysis.grid import Resolution, scrape_intervals
+        from tracker.analysis.history import history as run_history
 
-    st = state(ctx)
-    now = utcnow()
-    end = parse_at(until, "--until") or now
-    reader = st.reader  # the store is opened (and migrated if it must be) before the options are read
-    # plain Python on the store's own driver (no pandas, no SQLAlchemy)
-    h = run_history(reader, _filters(gpu, provider, kind, region, st), metric=metric, basis=basis,
-                    since=_since(since, end), until=end, resolution=Resolution.parse(every),
-                    tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
-    print_notes(h.notes)
-    table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
-             ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
-    emit(h.columns(), fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
-         only=columns)
+        st = state(ctx)
+        now = utcnow()
+        end = parse_at(until, "--until") or now
+        reader = st.reader  # the store is opened (and migrated if it must be) before the options are read
+        # plain Python on the store's own driver (no pandas, no SQLAlchemy)
+        h = run_history(reader, _filters(gpu, provider, kind, region, st), metric=metric, basis=basis,
+                        since=_since(since, end), until=end, resolution=Resolution.parse(every),
+                        tolerance=scrape_intervals(st.settings), catalog=_catalog(st))
+        print_notes(h.notes)
+        table = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("min", "min", ESSENTIAL), ("p25", "p25"),
+                 ("median", "median", ESSENTIAL), ("providers", "providers")] + [(p, p) for p in h.providers]
+        emit(h.columns(), fmt, columns=table, title=f"{gpu} {metric} history ({h.unit}), per {h.resolution.value}", wide=wide,
+             only=columns)
 
 
 TREND_TABLE = [

@@ -7,10 +7,12 @@ and the database layer are imported when a command first asks for them.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
@@ -150,6 +152,23 @@ class State:
 
                 self._reader = engine_reader(self.engine)
         return self._reader
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Run a command that builds one large answer and prints it without the cyclic garbage
+    collector: an hourly year of history is a million objects that all live until printed, none
+    in a cycle, and every collection on the way walks those made since the one before (a
+    twentieth of such a command, even at ``main``'s threshold of 50,000 allocations). The
+    collector is on again afterwards, whoever called the command."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def state(ctx: typer.Context) -> State:
