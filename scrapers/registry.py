@@ -168,13 +168,15 @@ def declared_interval(name: str, cls: type[Scraper] | None = None) -> int | None
     provider): the scraper's part of the one interval rule (``Settings.interval_for``). ``cls``:
     the scraper class when the caller holds it (a test's or an embedding application's, which
     need not be registered); else it is found by name (``find``)."""
-    from scrapers.base import BASE_INTERVAL_S
-
     if cls is None:
         module_name = module_name_of(name)
         if module_name in _builtin_set() and not _names_interval(module_name):
             return None  # the built-in module holding ``name`` declares no interval of its own
         cls = find(name)
+        if cls is None:  # no scraper (an imported archive's provider): nothing declared, and no base class to import
+            return None
+    from scrapers.base import BASE_INTERVAL_S
+
     seconds = getattr(cls, INTERVAL_ATTRIBUTE, BASE_INTERVAL_S)
     return int(seconds) if seconds != BASE_INTERVAL_S else None
 
