@@ -405,11 +405,16 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
             for key in keys if (ps := parts.get(key))}
 
 
+#: A ``LOW_RUNS`` row's piece (first hour, last hour, lowest price, offers), taken in C: an hourly
+#: year is 56,000 rows.
+_PIECE = itemgetter(1, 2, 3, 4)
+
+
 def _series_lows(rows: list[tuple[Any, ...]], h_lo: int, h_hi: int) -> list[Run]:
     """One series' lows over hours ``h_lo`` to ``h_hi`` from its ``LOW_RUNS`` rows: its runs
     joined as they come (``db.spans.joined``), then the first and last cut to the range; a
     series whose runs overlap takes the sweep, each run cut first."""
-    runs = joined((a, b, low, n) for _sid, a, b, low, n in rows)
+    runs = joined(map(_PIECE, rows))
     if runs is None:
         return lows((max(h_lo, a), min(h_hi, b), low, n) for _sid, a, b, low, n in rows)
     a, b, low, n = runs[0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from itertools import chain, repeat, starmap
+from operator import itemgetter
 from typing import Any, overload
 
 
@@ -21,7 +22,7 @@ class Repeats(Sequence[Any]):
 
     def __init__(self, runs: list[tuple[Any, int]]) -> None:
         self.runs = runs
-        self._length = sum(n for _v, n in runs)
+        self._length = sum(map(itemgetter(1), runs))  # in C: an hourly year's table has 80,000 runs
         self._cells: list[Any] | None = None
 
     def __len__(self) -> int:
