@@ -160,7 +160,9 @@ def collector_paused() -> Iterator[None]:
     collector: an hourly year of history is a million objects that all live until printed, none
     in a cycle, and every collection on the way walks those made since the one before (a
     twentieth of such a command, even at ``main``'s threshold of 50,000 allocations). The
-    collector is on again afterwards, whoever called the command."""
+    collector is on again afterwards, whoever called the command, with what the command made
+    kept out of its walks (``gc.freeze``, as ``main`` keeps the imports): switched on with the
+    allocations counted while it was off, it would walk them all at once."""
     if not gc.isenabled():
         yield
         return
@@ -168,6 +170,7 @@ def collector_paused() -> Iterator[None]:
     try:
         yield
     finally:
+        gc.freeze()
         gc.enable()
 
 
