@@ -6,19 +6,27 @@ Command modules register themselves on ``app`` when imported; ``COMMAND_MODULES`
 
 from __future__ import annotations
 
-import copy
 import gc
-import importlib
-import logging
-import os
-import sys
-from pathlib import Path
-from typing import Annotated
 
-import typer
+# A command builds its answer in one go (an hourly year of history is a million objects, none in
+# a cycle): the cyclic collector, at its default of every 700 allocations, would walk them again
+# and again (a tenth of such a command), and the CLI's own imports with them (Typer, Rich,
+# Pydantic: a dozen collections before a command starts). In the CLI it runs every 50,000
+# allocations from here on, and ``main`` keeps the imports out of its walks.
+gc.set_threshold(50_000, 20, 10)
 
-from tracker import __version__, logs
-from tracker.cli.common import State, err_console
+import copy  # noqa: E402
+import importlib  # noqa: E402
+import logging  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Annotated  # noqa: E402
+
+import typer  # noqa: E402
+
+from tracker import __version__, logs  # noqa: E402
+from tracker.cli.common import State, err_console  # noqa: E402
 
 app = typer.Typer(
     name="gpu-tracker",
@@ -133,12 +141,9 @@ def main(argv: list[str] | None = None) -> None:
     # The CLI uses no Pydantic plugin; looking for one scans every installed distribution's
     # entry points when the settings class is built (a few hundredths of a second per command).
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    # A command builds its answer in one go (an hourly year of history is a million objects, none
-    # in a cycle): the cyclic collector, at its default of every 700 allocations, would walk them
-    # again and again (a tenth of such a command). The objects of the imports so far are kept out
-    # of its walks, and it runs every 50,000 allocations.
+    # The objects of the imports so far are kept out of the cyclic collector's walks (its
+    # threshold: at the top of this module).
     gc.freeze()
-    gc.set_threshold(50_000, 20, 10)
     try:
         args = expand_replay_dir(args)
         code = app_for(args)(args=args, standalone_mode=False)
