@@ -159,7 +159,7 @@ def collector_paused() -> Iterator[None]:
     """Run a command that builds one large answer and prints it without the cyclic garbage
     collector: an hourly year of history is a million objects that all live until printed, none
     in a cycle, and every collection on the way walks those made since the one before (a
-    twentieth of such a command, even at ``main``'s threshold of 50,000 allocations). The
+    twentieth of such a command, even at the CLI's threshold of 50,000 allocations). The
     collector is on again afterwards, whoever called the command, with what the command made
     kept out of its walks (``gc.freeze``, as ``main`` keeps the imports): switched on with the
     allocations counted while it was off, it would walk them all at once."""
