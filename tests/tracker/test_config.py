@@ -212,3 +212,59 @@ def test_api_key_env_feeds_the_scrapers_credential(tmp_path: Path) -> None:
     assert settings.provider_env("gcp", {"MY_GCP": "k1"})["GCP_API_KEY"] == "k1"
     assert settings.provider_env("verda", {"MY_ID": "i"})["VERDA_CLIENT_ID"] == "i"
     assert "GCP_API_KEY" not in settings.provider_env("gcp", {})
+
+
+def test_settings_without_sources_are_those_read_through_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no config file and no variable to read, ``load_settings`` validates the explicit
+    arguments with the model alone (no pydantic-settings); through the sources the same
+    arguments give the same settings."""
+    from tracker.config.settings import _environment_may_set, _from_sources
+
+    assert not _environment_may_set()
+    plain = load_settings(database="sqlite:///x.db")
+    assert type(plain) is Settings
+    read = _from_sources()(database="sqlite:///x.db")
+    assert isinstance(read, Settings) and read.model_dump() == plain.model_dump()
+    assert read.model_fields_set == plain.model_fields_set == {"database"}
+
+
+@pytest.mark.parametrize("name", ["GPU_TRACKER_DEFAULT_INTERVAL", "gpu_tracker_default_interval"])
+def test_a_settings_variable_is_read_whatever_its_case(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    monkeypatch.setenv(name, "30m")
+    assert load_settings().default_interval == 1800
+
+
+@pytest.mark.parametrize("name", ["GPU_TRACKER_DB", "DATABASE", "database"])
+def test_every_name_the_database_is_read_by_is_still_read(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """The field's aliases are environment names too (pydantic-settings reads them unprefixed)."""
+    monkeypatch.delenv("DATABASE", raising=False)
+    monkeypatch.setenv(name, "sqlite:////tmp/from-env.db")
+    assert load_settings().database == "sqlite:////tmp/from-env.db"
+
+
+def test_an_invalid_variable_is_the_same_one_line_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPU_TRACKER_DEFAULT_INTERVAL", "0.01")
+    with pytest.raises(ConfigError, match=r"^default_interval: must be at least 1s"):
+        load_settings()
+
+
+def test_a_reading_command_with_nothing_to_read_loads_no_pydantic_settings(tmp_path: Path) -> None:
+    """``prices`` on a store, with no config file and no settings variable: the settings are
+    validated by the model alone; pydantic-settings (asyncio, its cloud and dotenv sources) is
+    not imported. With a variable to read, it is, and the variable counts."""
+    import os
+    import subprocess
+    import sys
+
+    store = f"sqlite:///{tmp_path / 'empty.db'}"
+    probe = ("import contextlib, io, sys\nfrom tracker.cli import main\n"
+             "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+             f"    main(['--db', {store!r}, 'prices', '--format', 'json'])\n"
+             "print('pydantic_settings' in sys.modules)")
+    env = {k: v for k, v in os.environ.items() if not k.upper().startswith("GPU_TRACKER_") and k.upper() != "DATABASE"}
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "config")  # no default config file
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split()[-1] == "False", out.stderr
+    env["GPU_TRACKER_DEFAULT_INTERVAL"] = "30m"
+    out = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert out.stdout.split()[-1] == "True", out.stderr
