@@ -79,9 +79,7 @@ def usd_id(conn: Connection) -> int:
 
 def lookup(conn: Connection, space: str, values: Iterable[str]) -> list[int]:
     """Ids of existing names of ``space`` (names never stored are left out)."""
-    have = names(conn, space)
-    inverse = {n: i for i, n in have.items()}
-    return [inverse[v] for v in values if v in inverse]
+    return reads.ids_of(names(conn, space), values)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -356,8 +356,14 @@ class Labels:
 
     def lookup(self, space: str, values: Iterable[str] | None) -> list[int]:
         """Ids of the stored names of ``space`` among ``values`` (``db.labels.lookup``), or all of them (``None``)."""
-        inverse = {n: i for i, n in self.by_space.get(space, {}).items()}
-        return sorted(inverse.values()) if values is None else [inverse[v] for v in values if v in inverse]
+        names = self.by_space.get(space, {})
+        return sorted(names) if values is None else ids_of(names, values)
+
+
+def ids_of(names: Mapping[int, str], values: Iterable[str]) -> list[int]:
+    """The ids (of ``{id: name}``) of those of ``values`` that are stored, in their order."""
+    inverse = {n: i for i, n in names.items()}
+    return [inverse[v] for v in values if v in inverse]
 
 
 def raw_horizon(reader: Reader) -> int:

@@ -66,11 +66,6 @@ def _rows(conn: Connection, sql: str, params: dict[str, Any]) -> list[tuple[Any,
     return in_transaction(conn).rows(sql, params)
 
 
-def _write(conn: Connection, sql: str, params: dict[str, Any]) -> None:
-    """A write with ``:name`` parameters (lists spread, as ``db.reader.bind`` does for reads)."""
-    conn.exec_driver_sql(*bind(sql, params, intervals.mark(conn)))
-
-
 def gpu_ids(conn: Connection) -> list[int]:
     return sorted(labels.names(conn, "gpu"))
 
@@ -274,8 +269,10 @@ def summarise_bounded(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi
 
 def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Summary) -> int:
     """Replace ``provider_id``'s day roll-ups (all its series keys) of days ``b_lo..b_hi`` (indices) by ``s``."""
-    _write(conn, f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo AND bucket <= :hi",
-           {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": b_lo * DAY, "hi": b_hi * DAY})
+    conn.exec_driver_sql(*bind(  # the list parameters spread as for a read (``db.reader.bind``)
+        f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo AND bucket <= :hi",
+        {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": b_lo * DAY, "hi": b_hi * DAY},
+        intervals.mark(conn)))
     if not len(s.gpu):
         return 0
     values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), s.key.tolist(), s.kind.tolist(),
