@@ -6,7 +6,7 @@
 * ``import_rows_per_cpu_s`` -- the same per second of this process's CPU time (what a shared
   machine's load does not move).
 * ``import_rows`` -- how many rows were imported (``TRACKER_BENCH_IMPORT_ROWS``, default 20,000:
-  a batch of ``tracker.analysis.imports.base.BATCH_ROWS``).
+  a batch of ``tracker.pipeline.imports.base.BATCH_ROWS``).
 
 With ``TRACKER_BENCH_DATABASE_URL`` (PostgreSQL) the same import runs there too, into an empty
 database of the bench's own: ``import_rows_per_s_postgres``, ``import_rows_per_cpu_s_postgres``
@@ -33,7 +33,7 @@ from synthetic_year import postgres_db, postgres_url  # noqa: E402
 from bench._results import machine, record  # noqa: E402
 from db.engine import make_engine  # noqa: E402
 from db.migrate import init_db  # noqa: E402
-from tracker.analysis.imports import import_files  # noqa: E402
+from tracker.pipeline.imports import import_files  # noqa: E402
 
 HEADER = "provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at,price_since\n"
 

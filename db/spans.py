@@ -170,3 +170,15 @@ def epoch(value: datetime) -> int:
 def from_epoch(value: int | float) -> datetime:
     """The UTC datetime of stored epoch seconds."""
     return datetime.fromtimestamp(int(value), UTC)
+
+
+def parse_when(text: str) -> datetime:
+    """A moment as people and archives write it: an ISO date or date-time, a value without a
+    zone taken as UTC (the CLI's ``--until``/``--as-of``, the API, every importer)."""
+    from tracker.errors import ConfigError
+
+    try:
+        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise ConfigError(f"{text!r} is not an ISO date or date-time (e.g. 2025-06-01 or 2025-06-01T12:00Z)") from None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

@@ -13,12 +13,18 @@ feed is quoted too, so a CR that began a text stays recognisable.
 The rule is reversible up to that CR: a text that already starts with quotes followed by one of
 those characters gets one more quote, so ``unescape`` (used when our own exports are imported
 back) returns the original text (a CR read back as a LF).
+
+``EXPORT_COLUMNS`` are the fixed columns of the wide history export, which its importer tells
+from the provider columns.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any, Final
+
+#: Fixed columns of the wide export (``history --format csv``); any other column is a provider.
+EXPORT_COLUMNS: Final = ("time", "gpu", "metric", "unit", "kinds", "min", "p25", "median", "providers", "offers")
 
 #: First characters a spreadsheet reads as the start of a formula (or that hide one).
 FORMULA_START: Final = ("=", "+", "-", "@", "\t", "\r")

@@ -215,7 +215,7 @@ def simulate(prices: list[float], threshold: float, for_n: int, rearm: float) ->
 
 def test_for_and_rearm_count_every_imported_snapshot(engine: Engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """An imported archive stores one interval per plateau; ``for`` still counts each snapshot."""
-    from tracker.analysis.imports import import_files
+    from tracker.pipeline.imports import import_files
 
     prices = [3.0, 1.9, 1.9, 1.9, 2.05, 1.95, 1.95, 2.3, 1.8, 1.8, 1.8, 1.8, 2.6, 1.7, 1.7, 1.7]
     start = datetime(2025, 6, 1, 8, 0, 7, tzinfo=UTC)

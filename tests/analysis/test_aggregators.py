@@ -14,8 +14,8 @@ from sqlmodel import Session
 from db.engine import engine_reader
 from db.reader import in_transaction
 from db.reads import latest_prices
-from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
 from tests.conftest import read
+from tests.pipeline.imports.test_opencomputeprices import HEADER, handmade_row
 from tracker.analysis.aggregators import (
     cheapest_per_provider,
     market_of_key,
@@ -23,9 +23,9 @@ from tracker.analysis.aggregators import (
 )
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.imports import import_files
 from tracker.analysis.tco import market_rent
 from tracker.analysis.trends import trends
+from tracker.pipeline.imports import import_files
 
 
 def h100(source: str, provider: str, price: str, instance: str) -> str:

@@ -18,11 +18,11 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from tests.analysis import test_rollup_equivalence as equivalence
-from tests.analysis.imports.test_opencomputeprices import HEADER, handmade_row
 from tests.conftest import fixture_path, read, run_main
-from tracker.analysis.imports import import_files
+from tests.pipeline.imports.test_opencomputeprices import HEADER, handmade_row
 from tracker.analysis.index import EWYLUDA, METHOD_1, half_up, rental_index, verify
 from tracker.errors import ConfigError
+from tracker.pipeline.imports import import_files
 
 EWYLUDA_FILES = sorted(fixture_path("history-archives").glob("ewyluda_*.csv"))
 #: The archive's GPU keys and the catalog ids they are (ewyluda's docs/methodology.md table).

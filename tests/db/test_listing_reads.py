@@ -17,8 +17,8 @@ from scrapers.registry import all_scrapers
 from tracker.alerts import rule_states
 from tracker.alerts.rules import config_rules
 from tracker.alerts.store import add_rule
-from tracker.analysis.imports.aliases import external_providers
 from tracker.config.settings import Settings
+from tracker.pipeline.imports.aliases import external_providers
 
 T0 = datetime(2026, 3, 1, 10, 0, 0, 250_000, tzinfo=UTC)
 

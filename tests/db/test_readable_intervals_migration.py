@@ -19,10 +19,10 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from db.migrate import current_revision, head_revision, upgrade
-from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
 from tests.db.test_rollup_runs_migration import downgrade
 from tests.golden.test_golden import fill_recordings, fill_synthetic, plain, questions
-from tracker.analysis.imports import import_files
+from tests.pipeline.imports.test_archives import H100_FILE, H100_GAP
+from tracker.pipeline.imports import import_files
 
 #: The sentinel of revisions 0007-0013 and the revision before 0014.
 OPEN = 253_402_300_799

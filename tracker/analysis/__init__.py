@@ -28,8 +28,6 @@ Time semantics (the same in the roll-ups, ``db.rollups``, and in every raw-inter
 * ``frames``     -- stored intervals as a pandas DataFrame (the Parquet export), frames as records
 * ``tco``        -- electricity, ownership cost, break-even, market rent
 * ``recommend``  -- VRAM estimate, GPUs that fit at market prices, rent-vs-buy advice
-* ``imports``    -- history on day one: our own CSV exports, SkyPilot (a vms.csv or a catalog clone's git
-  history), tugot17 and ewyluda archives into the store (one module per format, a registry)
 * ``plot``       -- PNG (matplotlib) and self-contained HTML (plotly) charts
 
 Import the module you need (``from tracker.analysis.history import history``): the package

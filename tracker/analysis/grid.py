@@ -13,7 +13,16 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
-from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, epoch, floor, origin
+from db.spans import (
+    DAY,
+    DEFAULT_INTERVAL_S,
+    HOUR,
+    WEEK,
+    epoch,
+    floor,
+    origin,
+    parse_when,
+)
 from tracker.errors import ConfigError, QueryTooLarge
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH  # noqa: F401 - importable from here
 
@@ -93,15 +102,6 @@ def parse_span(text: str) -> timedelta:
         return unit * float(m.group(1))
     except OverflowError:
         raise ConfigError(f"--since: {text!r} is longer than any history") from None
-
-
-def parse_when(text: str) -> datetime:
-    """An ISO date or date-time; a value without a zone is taken as UTC."""
-    try:
-        value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise ConfigError(f"{text!r} is not an ISO date or date-time (e.g. 2025-06-01 or 2025-06-01T12:00Z)") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def since_time(text: str, now: datetime, error: str) -> datetime:

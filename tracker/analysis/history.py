@@ -93,6 +93,7 @@ from tracker.analysis.grid import (
     too_many_rows,
 )
 from tracker.analysis.market import NO_MARKET, sweep
+from tracker.cells import EXPORT_COLUMNS
 from tracker.errors import ConfigError
 from tracker.repeats import Repeats
 
@@ -104,8 +105,6 @@ HOW_TO_GET_HISTORY = ("collect over time with `gpu-tracker run` (or `gpu-tracker
                       "or load older prices with `gpu-tracker import FILE`")
 MARKET_COLUMNS = ["time", "gpu", "min", "p25", "median", "providers", "offers"]
 PROVIDER_COLUMNS = ["time", "gpu", "provider", "value"]
-#: Fixed columns of the wide export (``history --format csv``); any other column is a provider.
-EXPORT_COLUMNS = ["time", "gpu", "metric", "unit", "kinds", "min", "p25", "median", "providers", "offers"]
 _ROLLUP_STEPS = {Resolution.hour: HOUR, Resolution.day: DAY}
 
 __all__ = ["HOW_TO_GET_HISTORY", "METRICS", "History", "history", "price_history"]

@@ -55,9 +55,8 @@ def availability(
     Only what providers state counts: a provider that says nothing about stock shows "unknown",
     never unavailable, and a failed or missing collection is a gap, not unavailability.
     """
-    from db.spans import utcnow
+    from db.spans import parse_when, utcnow
     from tracker.analysis.availability import availability as run_availability
-    from tracker.analysis.grid import parse_when
 
     st = state(ctx)
     end = parse_when(until) if until else utcnow()

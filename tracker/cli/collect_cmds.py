@@ -302,7 +302,7 @@ def providers(
     scraper) come last, marked external."""
     from db import reads
     from scrapers.registry import all_scrapers
-    from tracker.analysis.imports.aliases import external_providers
+    from tracker.pipeline.imports.aliases import external_providers
 
     st = state(ctx)
     if failure is not None:

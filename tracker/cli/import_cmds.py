@@ -1,5 +1,5 @@
 """``gpu-tracker import``: history on day one from this project's exports and public archives.
-Presentation only: reading and storing is ``tracker.analysis.imports``."""
+Presentation only: reading and storing is ``tracker.pipeline.imports``."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from typing import Annotated
 
 import typer
 
-from tracker.analysis.imports import FORMAT_NAMES
 from tracker.cli import app
 from tracker.cli.common import Format, emit, err_console, key_values, state
 from tracker.errors import ConfigError
+from tracker.pipeline.imports import FORMAT_NAMES
 
 #: Skipped rows printed one by one; the rest are counted.
 SHOW_BAD_ROWS = 25
@@ -67,9 +67,9 @@ def import_cmd(
         TimeElapsedColumn,
     )
 
-    from tracker.analysis.grid import parse_when
-    from tracker.analysis.imports import import_files
+    from db.spans import parse_when
     from tracker.catalog.specs import load_catalog
+    from tracker.pipeline.imports import import_files
 
     st = state(ctx)
     words = list(sources)

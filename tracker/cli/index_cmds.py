@@ -40,8 +40,8 @@ VERIFY_TABLE = [("time", "time", ESSENTIAL), ("gpu", "gpu", ESSENTIAL), ("provid
 
 
 def _range(since: str, until: str | None) -> tuple[Any, Any]:
-    from db.spans import utcnow
-    from tracker.analysis.grid import parse_when, since_time
+    from db.spans import parse_when, utcnow
+    from tracker.analysis.grid import since_time
 
     end = parse_when(until) if until else utcnow()
     if since.strip().lower() == "all":

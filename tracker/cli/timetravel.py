@@ -22,8 +22,7 @@ def parse_at(text: str | None, option: str = "--at") -> datetime | None:
     """``--at`` as an aware UTC time; a moment in the future is refused, as ``history`` refuses it."""
     if not text:
         return None
-    from db.spans import utcnow
-    from tracker.analysis.grid import parse_when
+    from db.spans import parse_when, utcnow
     from tracker.errors import ConfigError
 
     when = parse_when(text)

@@ -23,7 +23,7 @@ from db import reads
 from db.engine import engine_reader
 from db.reader import Reader
 from db.reads import RunRow, latest_prices
-from db.spans import utcnow
+from db.spans import parse_when, utcnow
 from scrapers.base import Scraper
 from scrapers.registry import all_scrapers
 from tracker import kinds as kinds_mod
@@ -32,13 +32,11 @@ from tracker.analysis.grid import (
     DEFAULT_KINDS,
     Filters,
     Resolution,
-    parse_when,
     scrape_intervals,
     since_time,
 )
 from tracker.analysis.history import History
 from tracker.analysis.history import history as analysis_history
-from tracker.analysis.imports.aliases import external_providers
 from tracker.analysis.index import METHOD_1, IndexResult, rental_index
 from tracker.analysis.specs import flagship
 from tracker.analysis.tco import tco_for_gpu
@@ -47,6 +45,7 @@ from tracker.catalog import value as value_mod
 from tracker.catalog.specs import GpuSpec, gpu_ids_matching, load_catalog
 from tracker.config.settings import Settings
 from tracker.errors import ConfigError
+from tracker.pipeline.imports.aliases import external_providers
 
 #: Price kinds anyone can rent now without interruption (the analysis default).
 RENTABLE_KINDS = DEFAULT_KINDS
@@ -569,7 +568,6 @@ def backtest(ctx: ReadContext, rule: str | None, *, since: str, until: str | Non
     """``tracker.alerts.backtest`` for the API (read-only; bounded by its evaluation limit)."""
     from tracker.alerts.backtest import backtest as run_backtest
     from tracker.alerts.backtest import resolve_rule
-    from tracker.analysis.grid import parse_when
 
     end = parse_when(until) if until else utcnow()
     start = since_time(since, end, f"since: {since!r} is not a span like 30d, 12w, 1y or an ISO date")

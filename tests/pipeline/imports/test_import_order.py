@@ -17,16 +17,16 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from tests.analysis.imports.test_archives import (
+from tests.conftest import read
+from tests.pipeline.imports.test_archives import (
     EWYLUDA,
     GH200_FILE,
     H100_FILE,
     H100_GAP,
 )
-from tests.conftest import read
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.imports import import_files
+from tracker.pipeline.imports import import_files
 
 TABLES = ("price_interval_open", "price_interval_past", "quarantine", "rollup_hour_run",
           "rollup_hour_open", "rollup_series", "rollup_day", "offer", "snapshot_time", "scrape_run",

@@ -20,9 +20,10 @@ from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tracker.analysis.imports import SKYPILOT_GIT
-from tracker.analysis.imports.aliases import provider_name
-from tracker.analysis.imports.base import (
+from tracker.errors import ConfigError
+from tracker.pipeline.imports import SKYPILOT_GIT
+from tracker.pipeline.imports.aliases import provider_name
+from tracker.pipeline.imports.base import (
     BadRow,
     ImportResult,
     Progress,
@@ -30,8 +31,7 @@ from tracker.analysis.imports.base import (
     check_future,
     collection,
 )
-from tracker.analysis.imports.own_csv import SKYPILOT_REQUIRED, read_skypilot_rows
-from tracker.errors import ConfigError
+from tracker.pipeline.imports.own_csv import SKYPILOT_REQUIRED, read_skypilot_rows
 
 NAME = SKYPILOT_GIT
 DESCRIPTION = "a local git clone of skypilot-org/skypilot-catalog: every commit of catalogs/<version>/<cloud>/vms.csv"

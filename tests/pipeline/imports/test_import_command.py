@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy.engine import Engine
 from typer.testing import CliRunner
 
-from tests.analysis.imports.test_archives import H100_FILE
 from tests.conftest import fixture_path
+from tests.pipeline.imports.test_archives import H100_FILE
 from tracker.cli import app
 from tracker.config.settings import Settings
 
@@ -77,6 +77,6 @@ def test_external_providers_are_listed(sqlite_engine: Engine) -> None:
 
 
 def test_the_command_knows_every_format() -> None:
-    from tracker.analysis.imports import FORMAT_NAMES, FORMATS
+    from tracker.pipeline.imports import FORMAT_NAMES, FORMATS
 
     assert tuple(FORMATS) == FORMAT_NAMES

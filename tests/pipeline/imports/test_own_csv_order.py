@@ -21,16 +21,16 @@ from db.engine import make_engine
 from db.migrate import init_db
 from db.reader import in_transaction
 from db.spans import epoch
-from tests.analysis.imports.test_archives import H100_FILE, H100_GAP
-from tests.analysis.imports.test_import_order import clear, history, intervals, span
 from tests.analysis.seq import HOUR, T0
 from tests.analysis.test_history import store_day_one
 from tests.conftest import read
+from tests.pipeline.imports.test_archives import H100_FILE, H100_GAP
+from tests.pipeline.imports.test_import_order import clear, history, intervals, span
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.imports import import_files
 from tracker.cli.common import Format, emit
 from tracker.errors import ConfigError
+from tracker.pipeline.imports import import_files
 
 SINCE, UNTIL = span(H100_FILE)
 

@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from db.reads import IMPORT_NOTE, Identity
-from db.spans import utcnow
+from db.spans import parse_when, utcnow
 from scrapers.base import ScrapedOffer
-from tracker.analysis.grid import parse_when
 from tracker.catalog.names import MEMORY_LOW
 from tracker.catalog.specs import load_catalog, resolve_gpu
 from tracker.errors import ConfigError

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from tests.analysis.imports.test_import_order import clear, history, intervals
-from tracker.analysis.imports import base, import_files
+from tests.pipeline.imports.test_import_order import clear, history, intervals
+from tracker.pipeline.imports import base, import_files
 
 DAY0 = datetime(2026, 3, 1, 12, tzinfo=UTC)
 EWYLUDA_HEADER = ("date,collected_at,source,provider,segment,pricing,gpu_model,sku,region,geo,gpu_count,usd_per_hour,"

@@ -20,10 +20,10 @@ from db.models import Provider, ScrapeRun
 from tests.conftest import fixture_path, read
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.imports import ImportResult, import_files
-from tracker.analysis.imports.aliases import provider_name
 from tracker.analysis.trends import all_time_lows
 from tracker.errors import ConfigError
+from tracker.pipeline.imports import ImportResult, import_files
+from tracker.pipeline.imports.aliases import provider_name
 
 H100_FILE = fixture_path("history-archives/tugot17_H100_80GB_SXM5_until_2025-10-25.jsonl")
 GH200_FILE = fixture_path("history-archives/tugot17_GH200_96GB_first_150_lines.jsonl")

@@ -32,9 +32,9 @@ from db import series as series_db
 from db.reads import Identity
 from db.spans import from_epoch
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports.base import SINCE_KEY, ImportResult, held_prices
-from tracker.analysis.imports.runs import Seen, cut
 from tracker.pipeline import store as store_stage
+from tracker.pipeline.imports.base import SINCE_KEY, ImportResult, held_prices
+from tracker.pipeline.imports.runs import Seen, cut
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import Rejected, validate
 

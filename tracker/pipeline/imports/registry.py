@@ -15,7 +15,8 @@ from typing import Any
 
 from sqlalchemy.engine import Engine
 
-from tracker.analysis.imports import (
+from tracker.errors import ConfigError
+from tracker.pipeline.imports import (
     CSV,
     ewyluda,
     opencomputeprices,
@@ -24,14 +25,13 @@ from tracker.analysis.imports import (
     snapshots,
     tugot17,
 )
-from tracker.analysis.imports.base import (
+from tracker.pipeline.imports.base import (
     BadRow,
     ImportResult,
     Progress,
     Snapshot,
     files_label,
 )
-from tracker.errors import ConfigError
 
 
 @dataclass(frozen=True, slots=True)

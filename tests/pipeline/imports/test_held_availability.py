@@ -25,11 +25,11 @@ from db import reads
 from db.engine import make_engine
 from db.migrate import init_db
 from db.reader import in_transaction
-from tests.analysis.imports.test_import_order import clear, held, intervals
-from tracker.analysis.imports import import_files
+from tests.pipeline.imports.test_import_order import clear, held, intervals
 from tracker.cli.common import Format, emit
 from tracker.config.settings import Settings
 from tracker.pipeline.collect import collect
+from tracker.pipeline.imports import import_files
 
 PROVIDERS = ["akash", "voltagepark"]  # bundled recordings that list availability
 JUMP = 6.0  # more than validate's x5: held until the next snapshot confirms it

@@ -71,10 +71,14 @@ from db import series as series_db
 from db.reader import in_transaction
 from db.spans import epoch
 from scrapers.base import KINDS, ScrapedOffer
-from tracker.analysis.history import EXPORT_COLUMNS
-from tracker.analysis.imports import base
-from tracker.analysis.imports.aliases import plain_name
-from tracker.analysis.imports.base import (
+from tracker.catalog.instance_types import instance_gpu
+from tracker.catalog.specs import load_catalog, resolve_gpu
+from tracker.cells import EXPORT_COLUMNS, unescape
+from tracker.errors import ConfigError, TrackerError
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.imports import base
+from tracker.pipeline.imports.aliases import plain_name
+from tracker.pipeline.imports.base import (
     SINCE_KEY,
     BadRow,
     ImportResult,
@@ -88,10 +92,10 @@ from tracker.analysis.imports.base import (
     files_label,
     missing_columns,
 )
-from tracker.analysis.imports.base import number as _float
-from tracker.analysis.imports.base import when as _time
-from tracker.analysis.imports.fresh import OfferRow, store_rows
-from tracker.analysis.imports.snapshots import (
+from tracker.pipeline.imports.base import number as _float
+from tracker.pipeline.imports.base import when as _time
+from tracker.pipeline.imports.fresh import OfferRow, store_rows
+from tracker.pipeline.imports.snapshots import (
     _Import,
     importing,
     refuse_if_strict,
@@ -100,11 +104,6 @@ from tracker.analysis.imports.snapshots import (
     store_batch,
     store_snapshots,
 )
-from tracker.catalog.instance_types import instance_gpu
-from tracker.catalog.specs import load_catalog, resolve_gpu
-from tracker.cells import unescape
-from tracker.errors import ConfigError, TrackerError
-from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import validate
 

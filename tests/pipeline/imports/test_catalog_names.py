@@ -21,10 +21,10 @@ from typer.testing import CliRunner
 from db.spans import utcnow
 from tests.conftest import fixture_path
 from tests.mcp.conftest import call_all, with_client
-from tracker.analysis.imports import import_files
-from tracker.analysis.imports.base import catalog_gpu
 from tracker.cli import app
 from tracker.config.settings import Settings
+from tracker.pipeline.imports import import_files
+from tracker.pipeline.imports.base import catalog_gpu
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

@@ -71,13 +71,13 @@ from db.reader import in_transaction
 from db.reads import Identity
 from db.spans import epoch, from_epoch, utcnow
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports import base
-from tracker.analysis.imports.aliases import is_external
-from tracker.analysis.imports.base import SINCE_KEY, ImportResult, Snapshot, held_prices
-from tracker.analysis.imports.fresh import FreshSeries, store_fresh
-from tracker.analysis.imports.runs import Seen, cut
 from tracker.errors import ValidationError
 from tracker.pipeline import store as store_stage
+from tracker.pipeline.imports import base
+from tracker.pipeline.imports.aliases import is_external
+from tracker.pipeline.imports.base import SINCE_KEY, ImportResult, Snapshot, held_prices
+from tracker.pipeline.imports.fresh import FreshSeries, store_fresh
+from tracker.pipeline.imports.runs import Seen, cut
 from tracker.pipeline.normalise import NormalisedOffer, normalise
 from tracker.pipeline.validate import HELD, Rejected, validate
 

@@ -17,8 +17,8 @@ import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
-from tracker.analysis.imports import base, fresh, import_files
 from tracker.errors import ConfigError
+from tracker.pipeline.imports import base, fresh, import_files
 
 ROOT = Path(__file__).resolve().parents[3]
 HEADER = "provider,sku,kind,gpu_raw,gpu_count,price_per_hour,currency,observed_at,price_since,padding\n"
@@ -31,7 +31,7 @@ MEASURE = """
 import json, resource, sys
 from pathlib import Path
 from db.engine import make_engine
-from tracker.analysis.imports import base, import_files
+from tracker.pipeline.imports import base, import_files
 base.BATCH_ROWS = int(sys.argv[3])
 engine = make_engine(sys.argv[1])
 result = import_files(engine, [Path(sys.argv[2])])
@@ -105,7 +105,7 @@ def test_a_failure_midway_keeps_nothing(engine: Engine, tmp_path: Path, monkeypa
         written.append(len(args[1]))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr("tracker.analysis.imports.own_csv.store_rows", counting)
+    monkeypatch.setattr("tracker.pipeline.imports.own_csv.store_rows", counting)
     path = tmp_path / "p.csv"
     write_prices(path, len(HEADER) + 1, tag="f", pad=0)  # the header and one row
     good = path.read_text().splitlines()

@@ -21,12 +21,12 @@ from sqlmodel import Session, select
 from db.models import Offer
 from db.reader import in_transaction
 from db.reads import latest_prices
-from tests.analysis.imports.test_archives import stored_intervals
 from tests.conftest import fixture_path, read
+from tests.pipeline.imports.test_archives import stored_intervals
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.imports import import_files
-from tracker.analysis.imports.opencomputeprices import provider_of
+from tracker.pipeline.imports import import_files
+from tracker.pipeline.imports.opencomputeprices import provider_of
 
 ARCHIVES = fixture_path("history-archives")
 CRUSOE = ARCHIVES / "opencomputeprices_crusoe_9cf337b.csv"

@@ -16,8 +16,8 @@ from sqlalchemy.engine import Engine
 from db.engine import make_engine
 from db.migrate import init_db
 from tests.conftest import fixture_path
-from tracker.analysis.imports import import_files
-from tracker.analysis.imports.snapshots import SPACING_GAP
+from tracker.pipeline.imports import import_files
+from tracker.pipeline.imports.snapshots import SPACING_GAP
 
 H100_FILE = fixture_path("history-archives/tugot17_H100_80GB_SXM5_until_2025-10-25.jsonl")
 SERIES = "tugot17:H100_80GB_SXM5"
@@ -62,7 +62,7 @@ def test_a_gap_narrower_than_the_spacing_is_warned(engine: Engine) -> None:
 
 
 def test_the_command_prints_the_warning_and_the_series_gap(sqlite_engine: Engine) -> None:
-    from tests.analysis.imports.test_import_command import run
+    from tests.pipeline.imports.test_import_command import run
 
     out, err = run(sqlite_engine, "import", str(H100_FILE), "--max-gap", "1h", "--format", "json")
     assert f"warning {SERIES}: snapshots about 3.94h apart, more than the gap 1h" in " ".join(err.split())

@@ -19,9 +19,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports import EWYLUDA, base
-from tracker.analysis.imports.aliases import provider_name
 from tracker.errors import TrackerError
+from tracker.pipeline.imports import EWYLUDA, base
+from tracker.pipeline.imports.aliases import provider_name
 
 NAME = EWYLUDA
 DESCRIPTION = "ewyluda/gpu-price-index daily observation CSVs (data/observations/<year>/<date>.csv)"

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 from db.models import ScrapeRun
 from db.spans import epoch
 from tests.conftest import fixture_path
-from tracker.analysis.imports import import_files
 from tracker.cli import app
 from tracker.errors import ConfigError
+from tracker.pipeline.imports import import_files
 
 LAMBDA = fixture_path("skypilot/lambda_vms_v7_11580132_excerpt.csv").read_text().splitlines()
 AWS = fixture_path("skypilot/aws_vms_v7_001367d2_excerpt.csv").read_text()

@@ -17,9 +17,9 @@ from datetime import timedelta
 from pathlib import Path
 
 from scrapers.base import ScrapedOffer
-from tracker.analysis.imports import TUGOT17, base
-from tracker.analysis.imports.aliases import provider_name
 from tracker.errors import TrackerError
+from tracker.pipeline.imports import TUGOT17, base
+from tracker.pipeline.imports.aliases import provider_name
 
 NAME = TUGOT17
 DESCRIPTION = "tugot17/gpu-price-tracker data/summary/*.jsonl (aggregated snapshots, ~30 min)"

@@ -64,9 +64,9 @@ from typing import Any
 from scrapers._aws_common import is_not_gpu
 from scrapers.base import ScrapedOffer, positive
 from scrapers.oci import NOT_PUBLIC
-from tracker.analysis.imports import OPENCOMPUTEPRICES, base
-from tracker.analysis.imports.aliases import provider_name
 from tracker.errors import TrackerError
+from tracker.pipeline.imports import OPENCOMPUTEPRICES, base
+from tracker.pipeline.imports.aliases import provider_name
 
 NAME = OPENCOMPUTEPRICES
 DESCRIPTION = "thatkavish/OpenComputePrices unified CSVs (data/<source>.csv, release assets)"

@@ -50,6 +50,6 @@ _REGISTRY = ("FORMATS", "BadRow", "Format", "ImportResult", "detect", "import_fi
 def __getattr__(name: str) -> Any:
     if name not in _REGISTRY:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from tracker.analysis.imports import registry
+    from tracker.pipeline.imports import registry
 
     return getattr(registry, name)

@@ -22,9 +22,9 @@ from tests.analysis.test_history import store_day_one
 from tests.conftest import fixture_path, read
 from tracker.analysis.grid import Filters
 from tracker.analysis.history import price_history
-from tracker.analysis.imports.own_csv import import_file
 from tracker.cli.common import Format, emit
 from tracker.errors import ConfigError, ValidationError
+from tracker.pipeline.imports.own_csv import import_file
 
 H100 = Filters.of(gpus=["H100-SXM"])
 OBSERVED = datetime(2025, 6, 1, 12, tzinfo=UTC)
@@ -255,9 +255,9 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
 
     from db.spans import utcnow
     from tests.fakes import make_fake, offers_payload, routing_transport
-    from tracker.analysis.imports.own_csv import import_file
     from tracker.config.settings import Settings
     from tracker.pipeline.collect import collect
+    from tracker.pipeline.imports.own_csv import import_file
 
     live = make_fake("livecloud")
     rows = offers_payload(*({"sku": f"s{i}", "gpu": "H100 SXM", "price": 2.0 + i / 10} for i in range(3)))
@@ -278,8 +278,8 @@ def test_an_import_does_not_replace_what_a_live_scrape_listed(sqlite_engine, tmp
 def test_future_observation_times_are_refused(sqlite_engine, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import pytest
 
-    from tracker.analysis.imports.own_csv import import_file
     from tracker.errors import ConfigError
+    from tracker.pipeline.imports.own_csv import import_file
 
     csv_file = tmp_path / "future.csv"
     csv_file.write_text(
@@ -303,9 +303,9 @@ def test_a_prices_row_holds_the_offer_normalise_makes_of_it(tmp_path: Path) -> N
     holds what ``normalise`` makes of the row's offer (but ``extra``, which the import writes itself)."""
     from dataclasses import fields
 
-    from tracker.analysis.imports import own_csv
-    from tracker.analysis.imports.base import ImportResult
     from tracker.catalog.specs import load_catalog
+    from tracker.pipeline.imports import own_csv
+    from tracker.pipeline.imports.base import ImportResult
     from tracker.pipeline.normalise import NormalisedOffer, normalise
 
     path = tmp_path / "p.csv"
