@@ -181,4 +181,11 @@ def parse_when(text: str) -> datetime:
         value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise ConfigError(f"{text!r} is not an ISO date or date-time (e.g. 2025-06-01 or 2025-06-01T12:00Z)") from None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return utc(value)
+
+
+def utc(t: datetime) -> datetime:
+    """``t`` (a datetime or a pandas Timestamp) as an aware UTC datetime; without a zone it is UTC."""
+    if hasattr(t, "to_pydatetime"):
+        t = t.to_pydatetime()
+    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)

@@ -13,16 +13,7 @@ from enum import Enum
 from functools import cache
 from typing import Any
 
-from db.spans import (
-    DAY,
-    DEFAULT_INTERVAL_S,
-    HOUR,
-    WEEK,
-    epoch,
-    floor,
-    origin,
-    parse_when,
-)
+from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, epoch, floor, from_epoch, origin, parse_when, utc, utcnow
 from tracker.errors import ConfigError, QueryTooLarge
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH  # noqa: F401 - importable from here
 
@@ -173,6 +164,24 @@ def check_range(resolution: Resolution, since: datetime, until: datetime) -> int
             "use a coarser --every (1d, 1w), a later --since or an earlier --until"
         )
     return n
+
+
+def time_range(what: str, resolution: Resolution, since: datetime | None, until: datetime | None,
+               first: Callable[[datetime], int | None]) -> tuple[datetime, datetime]:
+    """The bounds of a range answer (``what``: its name in errors), in UTC: ``until`` defaults to
+    now, ``since`` to ``first(until)`` (the first stored price, epoch seconds; ``until`` when there
+    is none). ``check_dates`` and ``check_range`` hold, and a range may not start after it ends."""
+    check_dates(since=since, until=until)
+    until = utc(until) if until is not None else utcnow()
+    if since is None:
+        start = first(until)
+        since = from_epoch(start) if start is not None else until
+    else:
+        since = utc(since)
+    if since > until:
+        raise ConfigError(f"{what}: the range starts ({since}) after it ends ({until})")
+    check_range(resolution, since, until)
+    return since, until
 
 
 def too_many_rows(rows: int, resolution: Resolution) -> QueryTooLarge:

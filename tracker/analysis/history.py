@@ -13,13 +13,9 @@ How a bucket gets its numbers:
    there is answered by its whole roll-up bucket;
 2. a provider's value is the lowest USD per GPU-hour among its offers of that GPU in the
    bucket (a price cut at 14:00 makes the day's value the new price);
-3. the market columns are taken *across providers* by the market rule
-   (``tracker.analysis.market``: each provider's value once), so a marketplace listing 500
-   hosts does not outweigh a cloud listing one: ``min`` is the cheapest provider, ``median``
-   the typical provider, ``p25`` in between (linear interpolation, so with one provider all
-   three are its price). An aggregator's offers of a cloud we also collect directly count as
-   that cloud's (``tracker.analysis.aggregators``: the roll-ups keep each aggregator's clouds
-   apart, ``db.reads``), so no cloud counts twice; the per-provider lines stay each stored
+3. the market columns (``min``, ``p25``, ``median``) are taken *across providers* by the
+   market rule (``tracker.analysis.market``: each provider's value once, an aggregator's offers
+   of a cloud we also collect directly as that cloud's); the per-provider lines stay each stored
    provider's own.
 
 Every figure is computed over runs of buckets with one value, never bucket by bucket: roll-up
@@ -37,9 +33,8 @@ card. So the ``min`` column of a break-even series is the break-even *at the che
 (the longest one).
 
 Plain Python on a ``db.reader.Reader`` (the store's own driver for the CLI): no pandas or numpy
-is imported, so ``gpu-tracker history`` starts in a fraction of the time. ``History.market``,
-``by_provider`` and ``wide()`` give the answer as DataFrames for the callers that chart or
-export it (pandas is imported then).
+is imported, so ``gpu-tracker history`` starts in a fraction of the time. ``History.market``
+and ``by_provider`` give the answer as DataFrames (pandas is imported then).
 """
 
 from __future__ import annotations
@@ -47,7 +42,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cached_property
 from itertools import groupby
 from operator import itemgetter
@@ -75,7 +70,6 @@ from db.spans import (
     lows,
     origin,
     span,
-    utcnow,
 )
 from tracker.analysis import specs
 from tracker.analysis.assumptions import breakeven_hours, months_for_hours
@@ -86,9 +80,8 @@ from tracker.analysis.grid import (
     RangeAnswer,
     Resolution,
     Tolerance,
-    check_dates,
-    check_range,
     grid_starts,
+    time_range,
     tolerance_lookup,
     too_many_rows,
 )
@@ -110,14 +103,6 @@ _ROLLUP_STEPS = {Resolution.hour: HOUR, Resolution.day: DAY}
 __all__ = ["HOW_TO_GET_HISTORY", "METRICS", "History", "history", "price_history"]
 
 
-def unit(metric: str, basis: str | None) -> str:
-    if metric == "price":
-        return "USD/GPU-h"
-    if metric == "cost-per-tflop":
-        return f"USD/TFLOP-h ({basis})"
-    return "months of 24/7 rent"
-
-
 def check_metric(metric: str) -> None:
     if metric not in METRICS:
         raise ConfigError(f"--metric: {metric!r} is not one of {', '.join(METRICS)}")
@@ -130,35 +115,28 @@ class Scope:
     """The label ids of a query's filters, and the collection intervals prices hold for."""
 
     def __init__(self, reader: Reader, f: Filters, tolerance: Tolerance | None) -> None:
-        self.labels = Labels(reader)
-        lab = self.labels
+        self.reader = reader
+        self.labels = lab = Labels(reader)
         self.regions = f.regions
         self.gpu_ids = lab.lookup("gpu", f.gpus)
         names = lab.names("provider")
         #: roll-ups are read by series key: a provider's composite keys come with it (``db.reads``)
         self.provider_ids = reads.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
-        self.reader = reader
         self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
         self.usd = lab.usd
         self.stored = provider_intervals(reader)
-        owner = reads.owners(names)
-        self.stored |= {k: self.stored[p] for k, p in owner.items() if p in self.stored}
-        self.tolerance = tolerance
-        longest = max([*self.stored.values(), DEFAULT_INTERVAL_S])
+        self.stored |= {k: self.stored[p] for k, p in reads.owners(names).items() if p in self.stored}
         self.given: dict[int, int] | None = None
         if tolerance is not None:
             tol = tolerance_lookup(tolerance)
             self.given = {pid: int(tol(reads.split(name)[0]).total_seconds()) for pid, name in names.items()}
-            longest = max([longest, *self.given.values()])
         #: The longest a price may hold past its last observation: the bound a read of "in effect
         #: from t" puts on ``last_seen``.
-        self.longest = longest
+        self.longest = max([*self.stored.values(), *(self.given or {}).values(), DEFAULT_INTERVAL_S])
         self._raw: dict[tuple[int | None, int | None], list[tuple[Any, ...]]] = {}
 
     def interval_s(self, provider_id: int) -> int:
-        if self.given is not None:
-            return self.given.get(provider_id, DEFAULT_INTERVAL_S)
-        return self.stored.get(provider_id, DEFAULT_INTERVAL_S)
+        return (self.stored if self.given is None else self.given).get(provider_id, DEFAULT_INTERVAL_S)
 
     def offer_keys(self, rows: Iterable[tuple[int, int]]) -> dict[int, int]:
         """The series key of each aggregator offer among ``rows`` ((offer, provider) ids) that
@@ -169,13 +147,13 @@ class Scope:
         """The ``WHERE`` of the intervals in scope on ``price_interval`` alias ``alias``."""
         return reads.interval_terms(alias, params, self.gpu_ids, self.provider_ids, self.kind_ids, self.usd, self.regions)
 
-    def raw(self, reader: Reader, lo: int | None, hi: int | None) -> list[tuple[Any, ...]]:
+    def raw(self, lo: int | None, hi: int | None) -> list[tuple[Any, ...]]:
         """The intervals in scope that may be in effect in ``[lo, hi]`` (``RAW_COLUMNS``), in the
         order the bucket rule reads them (offer, ``first_seen``, id); read once per range (a
         trend table asks for its moment's twice: its market now and its daily lows' last day)."""
         rows = self._raw.get((lo, hi))
         if rows is None:
-            rows = raw_rows(reader, self.gpu_ids, None if lo is None else lo - self.longest, hi, self.provider_ids,
+            rows = raw_rows(self.reader, self.gpu_ids, None if lo is None else lo - self.longest, hi, self.provider_ids,
                             self.kind_ids, self.usd, self.regions)
             rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
             self._raw[(lo, hi)] = rows
@@ -186,15 +164,12 @@ class Scope:
         with (equal to the stored ones, or both no longer than a bucket)."""
         if self.given is None:
             return True
-        in_scope = self.provider_ids if self.provider_ids is not None else sorted(self.labels.names("provider"))
-        for pid in in_scope:
-            given, have = self.given[pid], self.stored.get(pid, DEFAULT_INTERVAL_S)
-            if given != have and not (given <= step and have <= step):
-                return False
-        return True
+        in_scope = self.provider_ids if self.provider_ids is not None else self.labels.names("provider")
+        return all(self.given[pid] == self.stored.get(pid, DEFAULT_INTERVAL_S)
+                   or max(self.given[pid], self.stored.get(pid, DEFAULT_INTERVAL_S)) <= step for pid in in_scope)
 
 
-def _raw_runs(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
+def _raw_runs(scope: Scope, step: int, lo: int, hi: int,
               max_rows: int | None = None) -> dict[tuple[int, int], list[Run]]:
     """Each series key's (a provider's, or an aggregator's per cloud: ``db.reads``) value (lowest
     price, distinct offers) over the buckets of ``step`` holding ``[lo, hi]``, as runs per (gpu
@@ -202,7 +177,7 @@ def _raw_runs(reader: Reader, scope: Scope, step: int, lo: int, hi: int,
     the bucket rule (``db.spans.span``), each offer once over the union of its intervals' buckets."""
     if not scope.gpu_ids:
         return {}
-    rows = scope.raw(reader, lo, hi)
+    rows = scope.raw(lo, hi)
     o = origin(step)
     b_lo, b_hi = (lo - o) // step, (hi - o) // step
     pieces: dict[tuple[int, int], list[Piece]] = {}
@@ -257,7 +232,7 @@ def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int,
 
     def all_raw() -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
         try:
-            return _raw_runs(reader, scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope.labels, "raw"
+            return _raw_runs(scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope.labels, "raw"
         except OverflowError as exc:
             raise too_many_rows(exc.args[0], res) from None
 
@@ -281,10 +256,10 @@ def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int,
                             provider_ids=scope.provider_ids, kind_ids=scope.kind_ids)
     source = "rollups"
     if lo < first_full:
-        _merge(out, _raw_runs(reader, scope, step, lo, first_full - 1))
+        _merge(out, _raw_runs(scope, step, lo, first_full - 1))
         source = "rollups+raw"
     if last_full + step <= hi:
-        _merge(out, _raw_runs(reader, scope, step, last_full + step, hi))
+        _merge(out, _raw_runs(scope, step, last_full + step, hi))
         source = "rollups+raw"
     return out, scope.labels, source
 
@@ -339,7 +314,8 @@ class History(RangeAnswer):
     @cached_property
     def market_rows(self) -> list[dict[str, Any]]:
         """The complete grid per GPU, one mapping per bucket (``MARKET_COLUMNS``; gaps are NaN)."""
-        return market_rows_of(self.grid, self.market_runs)
+        return [{"time": t, "gpu": gpu, "min": f[0], "p25": f[1], "median": f[2], "providers": n, "offers": k}
+                for gpu, runs in self.market_runs.items() for a, b, f, n, k in runs for t in self.grid[a:b + 1]]
 
     @property
     def provider_rows(self) -> list[dict[str, Any]]:
@@ -415,26 +391,6 @@ class History(RangeAnswer):
     def by_provider(self) -> pd.DataFrame:
         return _frame(self.provider_rows, PROVIDER_COLUMNS)
 
-    def provider_series(self, gpu: str, provider: str) -> pd.Series:
-        """One provider's values for one GPU on the full grid (NaN where it had no price)."""
-        import pandas as pd
-
-        markets = self.grid if gpu in self.market_runs else []
-        col = self.provider_columns(gpu).get(gpu, {}).get(provider, [None] * len(markets))
-        return pd.Series([math.nan if v is None else v for v in col], index=pd.DatetimeIndex(markets, name="time"),
-                         name="value", dtype=float)
-
-    def wide(self) -> pd.DataFrame:
-        """``columns()`` as a frame (NaN for no value)."""
-        import pandas as pd
-
-        cols = {k: list(v) for k, v in self.columns().items()}
-        df = pd.DataFrame(cols) if self.market_runs else pd.DataFrame(columns=list(cols))  # no rows: no dtype guessed
-        for c in df.columns:
-            if c not in ("time", "gpu", "metric", "unit", "kinds", "providers", "offers"):
-                df[c] = df[c].astype(float)
-        return df
-
     def convert(self, metric: str, one: Callable[[str, float], float], unit_: str, notes: list[str]) -> History:
         """The history in ``metric``: each value ``v`` of a GPU becomes ``one(gpu, v)`` (break-even
         months flip the order, so ``min`` keeps meaning "from the cheapest price"), NaN where the
@@ -453,26 +409,6 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     if rows:
         df["time"] = pd.to_datetime(df["time"], utc=True)
     return df
-
-
-def _utc(t: datetime) -> datetime:
-    if hasattr(t, "to_pydatetime"):
-        t = t.to_pydatetime()
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
-
-
-def market_rows_of(grid: list[datetime], market: dict[str, list[GridRun]]) -> list[dict[str, Any]]:
-    """Each GPU's market runs over ``grid`` one mapping per bucket (``MARKET_COLUMNS``), in order."""
-    return [{"time": t, "gpu": gpu, "min": f[0], "p25": f[1], "median": f[2], "providers": n, "offers": k}
-            for gpu, runs in market.items() for a, b, f, n, k in runs for t in grid[a:b + 1]]
-
-
-def answer(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resolution, lo: int, hi: int
-           ) -> tuple[list[str], list[dict[str, Any]], list[ProviderRun]]:
-    """The GPUs, market rows (the full grid per GPU: ``market_rows_of``) and provider runs of a grid
-    (``answer_runs``)."""
-    grid, market, provider_out = answer_runs(runs, labels, res, lo, hi)
-    return list(market), market_rows_of(grid, market), provider_out
 
 
 def answer_runs(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resolution, lo: int, hi: int
@@ -495,16 +431,15 @@ def answer_runs(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Res
         if key_runs:
             by_gpu.setdefault(names[g], {})[names[p]] = key_runs
     provider_out: list[ProviderRun] = []  # by gpu, provider and time: each line's runs are in order
-    for gpu in sorted(by_gpu):  # each stored provider's line: the lowest of its keys' values
-        lines: dict[str, list[list[Run]]] = {}
+    market: dict[str, list[GridRun]] = {}
+    for gpu in sorted(by_gpu):
+        lines: dict[str, list[list[Run]]] = {}  # each stored provider's line: the lowest of its keys' values
         for key, key_runs in by_gpu[gpu].items():
             lines.setdefault(reads.split(key)[0], []).append(key_runs)
         for provider in sorted(lines):
             parts = lines[provider]
             line = parts[0] if len(parts) == 1 else lows((a, b, v, 0) for part in parts for a, b, v, _n in part)
             provider_out += [(gpu, provider, o + a * step, o + b * step, v) for a, b, v, _n in line]
-    market: dict[str, list[GridRun]] = {}
-    for gpu in sorted(by_gpu):
         filled = market[gpu] = []
         at = 0  # the first bucket (grid index) not yet covered
         for a, b, figures, providers, offers in sweep(by_gpu[gpu]):
@@ -533,16 +468,7 @@ def price_history(
     ``since`` defaults to the first stored price, ``until`` to now."""
     res = Resolution.parse(resolution)
     f = filters or Filters()
-    check_dates(since=since, until=until)
-    until = _utc(until) if until is not None else utcnow()
-    if since is None:
-        first = first_price(reader, f, epoch(until))
-        since = from_epoch(first) if first is not None else until
-    else:
-        since = _utc(since)
-    if since > until:
-        raise ConfigError(f"history: the range starts ({since}) after it ends ({until})")
-    check_range(res, since, until)
+    since, until = time_range("history", res, since, until, lambda end: first_price(reader, f, epoch(end)))
     lo, hi = epoch(since), epoch(until)
     runs, labels, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
     grid, market, runs_out = answer_runs(runs, labels, res, lo, hi)
@@ -557,42 +483,36 @@ def price_history(
         if single:
             notes.append(f"{', '.join(single)}: one point of history in this range, so no line to draw; "
                          f"{HOW_TO_GET_HISTORY}")
-    return History(res, since, until, f.kinds, "price", unit("price", None), grid, market, runs_out, notes)
+    return History(res, since, until, f.kinds, "price", "USD/GPU-h", grid, market, runs_out, notes)
+
+
+def _tflops(gpu: str, basis: str | None, catalog: specs.Catalog | None) -> float | None:
+    return specs.tflops(specs.spec_for(gpu, catalog), basis)
+
+
+def _purchase(gpu: str, catalog: specs.Catalog | None) -> float | None:
+    spec = specs.spec_for(gpu, catalog)
+    return spec.purchase_price_usd if spec else None
 
 
 def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.Catalog | None = None) -> History:
     """Price history -> USD per TFLOP-hour on ``basis`` (``fp16-dense`` unless told otherwise)."""
     basis = specs.check_basis(basis)
-    factor: dict[str, float] = {}
-    notes = []
-    for gpu in h.gpus:
-        t = specs.tflops(specs.spec_for(gpu, catalog), basis)
-        factor[gpu] = (1.0 / t) if t else math.nan
-        if not t:
-            notes.append(f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty")
-    return h.convert("cost-per-tflop", lambda gpu, v: v * factor.get(gpu, math.nan), unit("cost-per-tflop", basis), notes)
+    tflops = {gpu: _tflops(gpu, basis, catalog) for gpu in h.gpus}
+    notes = [f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty"
+             for gpu, t in tflops.items() if not t]
+    factor = {gpu: (1.0 / t) if t else math.nan for gpu, t in tflops.items()}
+    return h.convert("cost-per-tflop", lambda gpu, v: v * factor.get(gpu, math.nan), f"USD/TFLOP-h ({basis})", notes)
 
 
-def breakeven_history(
-    h: History,
-    purchase: dict[str, float] | None = None,
-    utilization: float = 1.0,
-    catalog: specs.Catalog | None = None,
-) -> History:
-    """Price history -> months of renting (at ``utilization``) that cost the purchase price."""
-    if not 0 < utilization <= 1:
-        raise ConfigError(f"--utilization: {utilization} must be in (0, 1]")
-    bought: dict[str, float] = {}
-    notes = []
-    for gpu in h.gpus:
-        spec = specs.spec_for(gpu, catalog)
-        price = (purchase or {}).get(gpu) or (spec.purchase_price_usd if spec else None)
-        bought[gpu] = price or math.nan
-        if not price:
-            notes.append(f"{gpu}: no purchase price in the catalog; its break-even is left empty")
-    unit_ = "months of 24/7 rent" if utilization == 1 else f"months of rent at {utilization:.0%} use"
-    return h.convert("breakeven-months", lambda gpu, v: months_for_hours(breakeven_hours(bought.get(gpu, math.nan), v),
-                                                                         utilization), unit_, notes)
+def breakeven_history(h: History, catalog: specs.Catalog | None = None) -> History:
+    """Price history -> months of 24/7 renting that cost the purchase price."""
+    bought = {gpu: _purchase(gpu, catalog) for gpu in h.gpus}
+    notes = [f"{gpu}: no purchase price in the catalog; its break-even is left empty"
+             for gpu, p in bought.items() if not p]
+    return h.convert("breakeven-months",
+                     lambda gpu, v: months_for_hours(breakeven_hours(bought.get(gpu) or math.nan, v)),
+                     "months of 24/7 rent", notes)
 
 
 def convert_price(
@@ -601,12 +521,11 @@ def convert_price(
     """One USD/GPU-h price in ``metric``'s unit (``None`` when the catalog lacks the figure)."""
     if metric == "price":
         return price
-    spec = specs.spec_for(gpu, catalog)
     if metric == "cost-per-tflop":
-        t = specs.tflops(spec, basis)
+        t = _tflops(gpu, basis, catalog)
         return price / t if t else None
     if metric == "breakeven-months":
-        purchase = spec.purchase_price_usd if spec else None
+        purchase = _purchase(gpu, catalog)
         return months_for_hours(breakeven_hours(purchase, price)) if purchase and price else None
     check_metric(metric)
     raise AssertionError(metric)
@@ -630,5 +549,5 @@ def history(
     if metric == "cost-per-tflop":
         return cost_per_tflop_history(h, basis, catalog)
     if metric == "breakeven-months":
-        return breakeven_history(h, catalog=catalog)
+        return breakeven_history(h, catalog)
     return h

@@ -35,11 +35,11 @@ from db import index_rollup, reads
 from db.index_rollup import median_of
 from db.reader import Reader
 from db.reads import Labels, provider_intervals, raw_horizon, raw_rows
-from db.spans import DAY, DEFAULT_INTERVAL_S, epoch, floor, from_epoch, utcnow
+from db.spans import DAY, DEFAULT_INTERVAL_S, epoch, floor, from_epoch
 from scrapers.base import SEGMENTS
 from scrapers.registry import all_scrapers
 from tracker.analysis.aggregators import market_provider
-from tracker.analysis.grid import RangeAnswer, Resolution, check_dates, check_range
+from tracker.analysis.grid import RangeAnswer, Resolution, time_range
 from tracker.analysis.market import quantile
 from tracker.errors import ConfigError
 
@@ -307,15 +307,8 @@ class IndexResult(RangeAnswer):
 
 def _range(since: datetime | None, until: datetime | None, res: Resolution, reader: Reader,
            scope: Scope) -> tuple[datetime, datetime, int, int]:
-    check_dates(since=since, until=until)
-    end = until if until is not None else utcnow()
-    if since is None:
-        first = reads.first_index_day(reader, scope.gpu_ids)
-        since = from_epoch(first) if first is not None else end
-    if since > end:
-        raise ConfigError(f"index: the range starts ({since}) after it ends ({end})")
-    check_range(res, since, end)
-    return since, end, res.floor_s(epoch(since)), res.floor_s(epoch(end))
+    since, until = time_range("index", res, since, until, lambda _end: reads.first_index_day(reader, scope.gpu_ids))
+    return since, until, res.floor_s(epoch(since)), res.floor_s(epoch(until))
 
 
 def rental_index(reader: Reader, gpus: Sequence[str] | None = None, *, method: str = METHOD_1,

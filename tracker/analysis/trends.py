@@ -34,9 +34,9 @@ values of ``history.provider_buckets``.
 from __future__ import annotations
 
 import math
-from functools import cached_property
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
+from functools import cached_property
 from typing import Any
 
 from db import reads
@@ -44,8 +44,8 @@ from db.reader import Reader
 from db.reads import latest_prices
 from db.spans import DAY, epoch, floor, from_epoch, hold_end, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
-from tracker.analysis.grid import Filters, Resolution, Tolerance
-from tracker.analysis.history import Scope, answer, provider_runs
+from tracker.analysis.grid import Filters, Resolution, Tolerance, utc
+from tracker.analysis.history import Scope, answer_runs, provider_runs
 
 PERIODS: dict[str, timedelta] = {
     "24h": timedelta(hours=24),
@@ -81,12 +81,11 @@ def volatility(daily_low: Sequence[float]) -> float | None:
     return math.sqrt(math.fsum((c - mean) ** 2 for c in changes) / (len(changes) - 1)) * 100
 
 
-def is_good_deal(current: float | None, low: float | None, within: float = GOOD_DEAL_WITHIN,
-                 history_days: int | None = None) -> bool:
-    """Within ``within`` of the low, and (when ``history_days`` is given) ``MIN_HISTORY_DAYS`` of history."""
+def is_good_deal(current: float | None, low: float | None, history_days: int | None = None) -> bool:
+    """Within ``GOOD_DEAL_WITHIN`` of the low, and (when ``history_days`` is given) ``MIN_HISTORY_DAYS`` of history."""
     if history_days is not None and history_days < MIN_HISTORY_DAYS:
         return False
-    return current is not None and low is not None and current <= low * (1 + within) + 1e-12
+    return current is not None and low is not None and current <= low * (1 + GOOD_DEAL_WITHIN) + 1e-12
 
 
 def low_run(days: Sequence[int], lows: Sequence[float], today: int) -> tuple[float, int, int, int | None]:
@@ -109,6 +108,13 @@ def low_run(days: Sequence[int], lows: Sequence[float], today: int) -> tuple[flo
 Live = tuple[int, int, int, int, float, int, int]
 #: A GPU's market at one time: (cheapest price, its provider, providers, offers).
 Market = tuple[float, str, int, int]
+
+
+def _market(listed: Sequence[tuple[float, str, str]]) -> Market:
+    """A GPU's market from its offers' (price, provider, market provider): the cheapest price, its
+    provider (the first name on a tie), and how many market providers and offers list it."""
+    price, provider, _who = min(listed, key=lambda c: (math.isnan(c[0]), c[0], c[1]))
+    return price, provider, len({w for _v, _p, w in listed}), len(listed)
 
 
 def markets_at(rows: Sequence[Live], names: dict[int, str], keys: Mapping[int, int] | None = None
@@ -136,43 +142,34 @@ def markets_at(rows: Sequence[Live], names: dict[int, str], keys: Mapping[int, i
         cells.setdefault((t, names[gpu]), []).append((price, names[provider], who))
     out: dict[int, dict[str, Market]] = {}
     for (t, gpu), listed in cells.items():
-        price, provider, _who = min(listed, key=lambda c: (math.isnan(c[0]), c[0], c[1]))
-        out.setdefault(t, {})[gpu] = (price, provider, len({w for _v, _p, w in listed}), len(listed))
+        out.setdefault(t, {})[gpu] = _market(listed)
     return out
 
 
-class _Reads:
-    """The reads of a trend table: the scope of its filters (``history.Scope``: label ids, the
+class _Reads(Scope):
+    """The reads of a trend table over the scope of its filters (``history.Scope``: label ids, the
     ``WHERE`` on ``price_interval i``, the collection intervals prices hold for)."""
 
     def __init__(self, reader: Reader, f: Filters, tolerance: Tolerance | None) -> None:
-        self.reader = reader
-        self.scope = Scope(reader, f, tolerance)
-        lab = self.scope.labels
-        self.names = lab.names("gpu") | lab.names("provider")  # ids are unique across spaces
+        super().__init__(reader, f, tolerance)
+        self.names = self.labels.names("gpu") | self.labels.names("provider")  # ids are unique across spaces
 
     def current_at(self) -> int | None:
         """The newest observation of an interval matching the filters (each offer's newest
         interval is kept in ``price_interval_open``)."""
         params: dict[str, Any] = {}
-        return reads.newest_seen(self.reader, self.scope.where(params), params)
+        return reads.newest_seen(self.reader, self.where(params), params)
 
     def recent(self, lo: int, hi: int) -> list[Live]:
         """The intervals in effect at some point of ``[lo, hi]`` as lean rows, with ``t = hi``."""
-        if not self.scope.gpu_ids:
+        if not self.gpu_ids:
             return []
-        every = self.scope.interval_s
         out = []
-        for _id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at in self.scope.raw(self.reader, lo, hi):
-            end = hold_end(last_seen, ends_at, every(provider))  # integers and floats from both drivers
+        for _id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at in self.raw(lo, hi):
+            end = hold_end(last_seen, ends_at, self.interval_s(provider))  # integers and floats from both drivers
             if end > lo:
                 out.append((hi, gpu, provider, offer, price, first_seen, end))
         return out
-
-    @cached_property
-    def longest_span(self) -> int:
-        """The longest any stored interval lasted (``db.reads.longest_span``), read once."""
-        return reads.longest_span(self.reader)
 
     @cached_property
     def split_span(self) -> int:
@@ -184,10 +181,8 @@ class _Reads:
         """The intervals matching the filters that may be in effect at each of ``times``
         (``db.reads.interval_rows_at``), as lean rows."""
         params: dict[str, Any] = {}
-        where = self.scope.where(params)
-        rows = reads.interval_rows_at(self.reader, where, params, times, self.scope.longest, self.split_span)
-        every = self.scope.interval_s
-        return [(t, gpu, provider, offer, price, first, hold_end(last, ends_at, every(provider)))
+        rows = reads.interval_rows_at(self.reader, self.where(params), params, times, self.longest, self.split_span)
+        return [(t, gpu, provider, offer, price, first, hold_end(last, ends_at, self.interval_s(provider)))
                 for t, gpu, provider, offer, price, first, last, ends_at in rows]  # integers and floats from both drivers
 
     def prices_at(self, times: list[int]) -> dict[int, dict[str, float]]:
@@ -197,12 +192,10 @@ class _Reads:
         have two (an older price still held when a newer one began), ``markets_at`` over the
         rows, which counts each offer's newest."""
         params: dict[str, Any] = {}
-        where = self.scope.where(params)
-        every = self.scope.interval_s
-        holds = {provider: every(provider) for provider in self.scope.labels.names("provider")}
+        holds = {provider: self.interval_s(provider) for provider in self.labels.names("provider")}
         out: dict[int, dict[str, float]] = {}
         several: set[int] = set()
-        for t, gpu, low, held in reads.interval_lows_at(self.reader, where, params, times, self.scope.longest,
+        for t, gpu, low, held in reads.interval_lows_at(self.reader, self.where(params), params, times, self.longest,
                                                         self.split_span, holds):
             prices = out.setdefault(t, {})
             have = prices.get(self.names[gpu])
@@ -217,8 +210,7 @@ class _Reads:
 
     def day_lows(self, before: int) -> list[tuple[int, int, float]]:
         """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
-        s = self.scope
-        return reads.day_lows(self.reader, s.gpu_ids, s.provider_ids, s.kind_ids, before)
+        return reads.day_lows(self.reader, self.gpu_ids, self.provider_ids, self.kind_ids, before)
 
     def first_at_lows(self, lows: list[tuple[int, float, int, int | None]], until: int) -> dict[int, tuple[int, str]]:
         """Per GPU of ``lows`` (gpu id, low, day, end), the earliest interval at the low starting
@@ -228,19 +220,12 @@ class _Reads:
         if not lows:
             return {}
         params: dict[str, Any] = {}
-        where = self.scope.where(params)
         bounded = [(gpu_id, low, day, min(day + DAY - 1, until), end) for gpu_id, low, day, end in lows]
-        rows = reads.first_at_lows(self.reader, where, params, bounded, self.longest_span)
+        rows = reads.first_at_lows(self.reader, self.where(params), params, bounded, reads.longest_span(self.reader))
         first: dict[int, tuple[int, str]] = {}
         for gpu_id, first_seen, provider in sorted(rows):
             first.setdefault(gpu_id, (first_seen, provider))
         return first
-
-
-def _utc(t: datetime) -> datetime:
-    if hasattr(t, "to_pydatetime"):
-        t = t.to_pydatetime()
-    return t.replace(tzinfo=UTC) if t.tzinfo is None else t.astimezone(UTC)
 
 
 def _lows_from_rollups(known: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[str, dict[str, Any]]:
@@ -276,7 +261,7 @@ def _lows_from_raw(known: _Reads, at: datetime, at_s: int) -> dict[str, dict[str
     carry: regions)."""
     best: dict[int, tuple[float, int, str]] = {}
     first: dict[int, int] = {}
-    for _id, _offer, provider, gpu, _kind, price, first_seen, _last, _ends in known.scope.raw(known.reader, None, at_s):
+    for _id, _offer, provider, gpu, _kind, price, first_seen, _last, _ends in known.raw(None, at_s):
         g, key = int(gpu), (float(price), int(first_seen), known.names[int(provider)])
         best[g] = min(key, best.get(g, key))
         first[g] = min(int(first_seen), first.get(g, int(first_seen)))
@@ -286,7 +271,7 @@ def _lows_from_raw(known: _Reads, at: datetime, at_s: int) -> dict[str, dict[str
 
 
 def _lows(known: _Reads, at: datetime, at_s: int, recent: list[Live]) -> dict[str, dict[str, Any]]:
-    return _lows_from_raw(known, at, at_s) if known.scope.regions else _lows_from_rollups(known, at, at_s, recent)
+    return _lows_from_raw(known, at, at_s) if known.regions else _lows_from_rollups(known, at, at_s, recent)
 
 
 def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: datetime | None = None,
@@ -296,7 +281,7 @@ def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: date
     ``all_time_low_provider``, ``all_time_low_at``), as the trend table has them."""
     f = filters or Filters()
     known = _Reads(reader, f, tolerance)
-    at_s = epoch(_utc(until)) if until is not None else known.current_at()
+    at_s = epoch(utc(until)) if until is not None else known.current_at()
     if at_s is None:
         return []
     at = from_epoch(at_s)
@@ -306,11 +291,9 @@ def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: date
 
 def _daily_lows(known: _Reads, f: Filters, start: int, at_s: int, tolerance: Tolerance | None) -> dict[str, list[float]]:
     """Each GPU's daily market low (NaN: no price that day) on the day grid from ``start`` to ``at_s``."""
-    runs, labels, _source = provider_runs(known.reader, f, Resolution.day, start, at_s, tolerance, scope=known.scope)
-    lows: dict[str, list[float]] = {}
-    for m in answer(runs, labels, Resolution.day, start, at_s)[1]:
-        lows.setdefault(m["gpu"], []).append(m["min"])
-    return lows
+    runs, labels, _source = provider_runs(known.reader, f, Resolution.day, start, at_s, tolerance, scope=known)
+    _grid, market, _providers = answer_runs(runs, labels, Resolution.day, start, at_s)
+    return {gpu: [f[0] for a, b, f, _n, _k in gpu_runs for _ in range(a, b + 1)] for gpu, gpu_runs in market.items()}
 
 
 def newest_observation(reader: Reader, filters: Filters | None = None) -> datetime | None:
@@ -324,14 +307,11 @@ def trends(reader: Reader, filters: Filters | None = None, *, as_of: datetime | 
            tolerance: Tolerance | None = None) -> list[dict[str, Any]]:
     """The trend table (``TREND_COLUMNS``, one row per GPU, by name) for every GPU matching
     ``filters`` (see the module docstring), read through ``reader``."""
-    return _trends(reader, filters or Filters(), as_of, tolerance)
-
-
-def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Tolerance | None) -> list[dict[str, Any]]:
+    f = filters or Filters()
     known = _Reads(reader, f, tolerance)
     if known.current_at() is None:
         return []
-    at = _utc(as_of) if as_of is not None else utcnow().replace(microsecond=0)
+    at = utc(as_of) if as_of is not None else utcnow().replace(microsecond=0)
     at_s = epoch(at)
     recent = known.recent(floor(at_s, DAY), at_s)
     lows = _lows(known, at, at_s, recent)
@@ -339,34 +319,22 @@ def _trends(reader: Reader, f: Filters, as_of: datetime | None, tolerance: Toler
         return []
     then = {p: epoch(at - span) for p, span in PERIODS.items()}
     if as_of is not None:
-        now = markets_at(recent, known.names, known.scope.offer_keys((r[3], r[2]) for r in recent)).get(at_s, {})
+        now = markets_at(recent, known.names, known.offer_keys((r[3], r[2]) for r in recent)).get(at_s, {})
     else:
         now = _market_now(reader, f)
     past = known.prices_at(list(then.values()))
     daily = _daily_lows(known, f, epoch(at - VOLATILITY_WINDOW), at_s, tolerance)
     rows: list[dict[str, Any]] = []
     for gpu, low_row in sorted(lows.items()):
-        market = now.get(gpu)
-        current = market[0] if market is not None else None
-        row: dict[str, Any] = {
-            "gpu": gpu,
-            "current": current,
-            "provider": market[1] if market is not None else None,
-            "providers": market[2] if market is not None else 0,
-            "offers": market[3] if market is not None else 0,
-            "as_of": at,
-        }
+        current, provider, providers, offers = now.get(gpu, (None, None, 0, 0))
+        row: dict[str, Any] = {"gpu": gpu, "current": current, "provider": provider, "providers": providers,
+                               "offers": offers, "as_of": at, **low_row,
+                               "good_deal": is_good_deal(current, low_row["all_time_low"], low_row["history_days"]),
+                               "volatility_30d_pct": volatility(daily.get(gpu, []))}
         for p, t in then.items():
             price = past.get(t, {}).get(gpu)
             row[f"price_{p}_ago"] = price
             row[f"change_{p}_pct"] = (current - price) / price * 100 if current is not None and price else None
-        low = low_row["all_time_low"]
-        row["all_time_low"] = low
-        row["all_time_low_at"] = low_row["all_time_low_at"]
-        row["all_time_low_provider"] = low_row["all_time_low_provider"]
-        row["history_days"] = low_row["history_days"]
-        row["good_deal"] = is_good_deal(current, low, history_days=row["history_days"])
-        row["volatility_30d_pct"] = volatility(daily.get(gpu, []))
         rows.append({c: _plain(row[c]) for c in TREND_COLUMNS})
     return rows
 
@@ -382,11 +350,7 @@ def _market_now(reader: Reader, f: Filters) -> dict[str, Market]:
         if r["currency"] == "USD" and r["price_per_gpu_hour"] is not None:
             who = market_provider(r["provider"], r.get(reads.VIA_KEY))
             listed.setdefault(r["gpu"], []).append((r["price_per_gpu_hour"], r["provider"], who))
-    out: dict[str, Market] = {}
-    for gpu, offers in listed.items():
-        price, provider, _who = min(offers)
-        out[gpu] = (price, provider, len({w for _v, _p, w in offers}), len(offers))
-    return out
+    return {gpu: _market(offers) for gpu, offers in listed.items()}
 
 
 def _plain(v: Any) -> Any:
