@@ -16,7 +16,8 @@ import pandas as pd
 from db import reads, spans
 from db.reader import Reader
 from db.spans import epoch
-from tracker.analysis.grid import Filters, Tolerance, tolerance_lookup
+from tracker.analysis.grid import Filters, Tolerance
+from tracker.analysis.history import Scope
 
 INTERVAL_COLUMNS = [
     "interval_id", "offer_id", "provider", "gpu", "kind", "term_months", "region", "sku", "gpu_count",
@@ -36,21 +37,13 @@ def load_intervals(
     (``price`` is USD per GPU-hour) plus ``end``, when the price stops holding (``db.spans.hold_end``).
     With ``since``/``until``, only intervals in effect at some point of that range.
     ``tolerance`` overrides the providers' stored collection intervals."""
-    f = filters or Filters()
-    labels = reads.Labels(reader)
-    gpu_ids = labels.lookup("gpu", f.gpus)
-    stored = reads.provider_intervals(reader)
-    tol = None if tolerance is None else tolerance_lookup(tolerance)
-    every = {pid: stored.get(pid, spans.DEFAULT_INTERVAL_S) if tol is None else int(tol(name).total_seconds())
-             for pid, name in labels.names("provider").items()}
+    s = Scope(reader, filters or Filters(), tolerance)
     # a price holds at most one collection interval past last_seen: the longest bounds the read
-    seen_from = None if since is None else epoch(since) - max([*every.values(), spans.DEFAULT_INTERVAL_S])
-    rows = reads.named_intervals(reader, reads.FRAME_COLUMNS, gpu_ids,
-                                 labels.lookup("provider", f.providers) if f.providers else None,
-                                 labels.lookup("kind", f.kinds) if f.kinds else None, labels.usd,
-                                 regions=f.regions, since=seen_from, until=None if until is None else epoch(until))
+    seen_from = None if since is None else epoch(since) - s.longest
+    rows = reads.named_intervals(reader, reads.FRAME_COLUMNS, s.gpu_ids, s.provider_ids, s.kind_ids, s.usd,
+                                 regions=s.regions, since=seen_from, until=None if until is None else epoch(until))
     df = pd.DataFrame(rows, columns=[*INTERVAL_COLUMNS, "ends_at", "provider_id"])
-    end = spans.hold_ends(df["last_seen"].tolist(), df["ends_at"].tolist(), df["provider_id"].map(every).tolist())
+    end = spans.hold_ends(df["last_seen"].tolist(), df["ends_at"].tolist(), [s.interval_s(p) for p in df["provider_id"]])
     df["end"] = pd.to_datetime(end, unit="s", utc=True)
     for column in ("first_seen", "last_seen"):
         df[column] = pd.to_datetime(df[column].astype(np.int64), unit="s", utc=True)

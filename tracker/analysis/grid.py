@@ -15,7 +15,7 @@ from typing import Any
 
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, WEEK, epoch, floor, from_epoch, origin, parse_when, utc, utcnow
 from tracker.errors import ConfigError, QueryTooLarge
-from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH  # noqa: F401 - importable from here
+from tracker.kinds import DEFAULT_KINDS
 
 #: What a history can show: the price, its cost per TFLOP, or the months of rent that buy the card.
 METRICS = ("price", "cost-per-tflop", "breakeven-months")

@@ -143,9 +143,9 @@ class Scope:
         names a cloud (``db.reads``); other offers' key is their provider's id."""
         return reads.offer_keys(self.reader, self.labels.names("provider"), rows)
 
-    def where(self, params: dict[str, Any], alias: str = "i") -> str:
-        """The ``WHERE`` of the intervals in scope on ``price_interval`` alias ``alias``."""
-        return reads.interval_terms(alias, params, self.gpu_ids, self.provider_ids, self.kind_ids, self.usd, self.regions)
+    def where(self, params: dict[str, Any]) -> str:
+        """The ``WHERE`` of the intervals in scope on ``price_interval i``."""
+        return reads.interval_terms("i", params, self.gpu_ids, self.provider_ids, self.kind_ids, self.usd, self.regions)
 
     def raw(self, lo: int | None, hi: int | None) -> list[tuple[Any, ...]]:
         """The intervals in scope that may be in effect in ``[lo, hi]`` (``RAW_COLUMNS``), in the
@@ -264,15 +264,11 @@ def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int,
     return out, scope.labels, source
 
 
-def first_price(reader: Reader, f: Filters, until: int | None = None) -> int | None:
-    """When the first stored USD price matching ``f`` (and starting by ``until``) was first seen."""
-    scope = Scope(reader, f, None)
-    params: dict[str, Any] = {}
-    sql = f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {scope.where(params)}"
-    if until is not None:
-        sql += " AND i.first_seen <= :until"
-        params["until"] = until
-    value = reader.scalar(sql, params)
+def first_price(reader: Reader, f: Filters, until: int) -> int | None:
+    """When the first stored USD price matching ``f`` and starting by ``until`` was first seen."""
+    params: dict[str, Any] = {"until": until}
+    where = Scope(reader, f, None).where(params)
+    value = reader.scalar(f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {where} AND i.first_seen <= :until", params)
     return None if value is None else int(value)
 
 

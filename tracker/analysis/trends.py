@@ -164,12 +164,9 @@ class _Reads(Scope):
         """The intervals in effect at some point of ``[lo, hi]`` as lean rows, with ``t = hi``."""
         if not self.gpu_ids:
             return []
-        out = []
-        for _id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at in self.raw(lo, hi):
-            end = hold_end(last_seen, ends_at, self.interval_s(provider))  # integers and floats from both drivers
-            if end > lo:
-                out.append((hi, gpu, provider, offer, price, first_seen, end))
-        return out
+        rows = ((hi, gpu, provider, offer, price, first_seen, hold_end(last_seen, ends_at, self.interval_s(provider)))
+                for _id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at in self.raw(lo, hi))
+        return [r for r in rows if r[6] > lo]  # integers and floats from both drivers
 
     @cached_property
     def split_span(self) -> int:
