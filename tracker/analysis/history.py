@@ -165,8 +165,8 @@ class Scope:
         if self.given is None:
             return True
         in_scope = self.provider_ids if self.provider_ids is not None else self.labels.names("provider")
-        return all(self.given[pid] == self.stored.get(pid, DEFAULT_INTERVAL_S)
-                   or max(self.given[pid], self.stored.get(pid, DEFAULT_INTERVAL_S)) <= step for pid in in_scope)
+        have = {pid: self.stored.get(pid, DEFAULT_INTERVAL_S) for pid in in_scope}
+        return all(self.given[pid] == s or max(self.given[pid], s) <= step for pid, s in have.items())
 
 
 def _raw_runs(scope: Scope, step: int, lo: int, hi: int,

@@ -28,7 +28,7 @@ Plain Python on a ``db.reader.Reader``, so
 7 d / 30 d / 90 d before) read the raw intervals in effect then; the all-time low reads the day
 roll-ups for the days before ``as_of``'s and the raw intervals for that day (region filters,
 which the roll-ups do not carry, read every raw interval); the volatility reads the daily
-values of ``history.provider_buckets``.
+market lows of a day-grid history (``history.provider_runs``).
 """
 
 from __future__ import annotations
