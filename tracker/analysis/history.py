@@ -40,7 +40,7 @@ and ``by_provider`` give the answer as DataFrames (pandas is imported then).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from functools import cached_property
@@ -120,6 +120,7 @@ class Scope:
         self.regions = f.regions
         self.gpu_ids = lab.lookup("gpu", f.gpus)
         names = lab.names("provider")
+        self.names = lab.names("gpu") | names  # GPU and provider names by id (ids are unique across spaces)
         #: roll-ups are read by series key: a provider's composite keys come with it (``db.reads``)
         self.provider_ids = reads.expand(names, lab.lookup("provider", f.providers)) if f.providers else None
         self.kind_ids = lab.lookup("kind", f.kinds) if f.kinds else None
@@ -221,18 +222,18 @@ def _merge(into: dict[tuple[int, int], list[Run]], more: dict[tuple[int, int], l
 
 def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int, tolerance: Tolerance | None,
                   *, use_rollups: bool = True, scope: Scope | None = None
-                  ) -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
+                  ) -> tuple[dict[tuple[int, int], list[Run]], Scope, str]:
     """Each provider's value over the buckets of the grid from ``lo`` to ``hi`` (epoch seconds),
     as runs of bucket indices per (gpu id, provider id) (``db.spans.Run``; bucket start =
     ``res.origin_s + index * res.seconds``): the roll-ups for whole buckets, raw intervals
-    elsewhere (see the module docstring); the labels read, and which data answered
+    elsewhere (see the module docstring); the scope read, and which data answered
     (``"rollups"``, ``"rollups+raw"`` or ``"raw"``). ``use_rollups=False``: raw intervals alone
     (what the roll-ups are held equal to); ``scope``: the caller's of the same filters and tolerance."""
     scope = scope or Scope(reader, f, tolerance)
 
-    def all_raw() -> tuple[dict[tuple[int, int], list[Run]], Labels, str]:
+    def all_raw() -> tuple[dict[tuple[int, int], list[Run]], Scope, str]:
         try:
-            return _raw_runs(scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope.labels, "raw"
+            return _raw_runs(scope, res.seconds, lo, hi, MAX_GRID_ROWS), scope, "raw"
         except OverflowError as exc:
             raise too_many_rows(exc.args[0], res) from None
 
@@ -244,7 +245,7 @@ def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int,
     if last_full < first_full:
         return all_raw()
     if not scope.gpu_ids:
-        return {}, scope.labels, "rollups"
+        return {}, scope, "rollups"
     if not scope.tolerance_agrees(step):
         return all_raw()
     horizon = raw_horizon(reader)
@@ -261,7 +262,7 @@ def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int,
     if last_full + step <= hi:
         _merge(out, _raw_runs(scope, step, last_full + step, hi))
         source = "rollups+raw"
-    return out, scope.labels, source
+    return out, scope, source
 
 
 def first_price(reader: Reader, f: Filters, until: int) -> int | None:
@@ -407,13 +408,12 @@ def _frame(rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
     return df
 
 
-def answer_runs(runs: dict[tuple[int, int], list[Run]], labels: Labels, res: Resolution, lo: int, hi: int
+def answer_runs(runs: dict[tuple[int, int], list[Run]], names: Mapping[int, str], res: Resolution, lo: int, hi: int
                 ) -> tuple[list[datetime], dict[str, list[GridRun]], list[ProviderRun]]:
     """The grid, each GPU's market over all of it (in GPU order) and the provider runs of a grid
-    from each series key's runs (by (gpu id, key id)): the market is computed once per run
-    boundary (``market.sweep``), the buckets between are one run; each stored provider's line is
-    the lowest of its keys' values."""
-    names = labels.names("gpu") | labels.names("provider")  # ids are unique across spaces
+    from each series key's runs (by (gpu id, key id), named by ``Scope.names``): the market is
+    computed once per run boundary (``market.sweep``), the buckets between are one run; each
+    stored provider's line is the lowest of its keys' values."""
     times = grid_starts(res, lo, hi)
     step, o = res.seconds, res.origin_s
     b0 = (times[0] - o) // step
@@ -466,8 +466,8 @@ def price_history(
     f = filters or Filters()
     since, until = time_range("history", res, since, until, lambda end: first_price(reader, f, epoch(end)))
     lo, hi = epoch(since), epoch(until)
-    runs, labels, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
-    grid, market, runs_out = answer_runs(runs, labels, res, lo, hi)
+    runs, scope, _source = provider_runs(reader, f, res, lo, hi, tolerance, use_rollups=use_rollups)
+    grid, market, runs_out = answer_runs(runs, scope.names, res, lo, hi)
     notes: list[str] = []
     if not market:
         what = ", ".join(f.gpus) if f.gpus else "any GPU"

@@ -147,12 +147,8 @@ def markets_at(rows: Sequence[Live], names: dict[int, str], keys: Mapping[int, i
 
 
 class _Reads(Scope):
-    """The reads of a trend table over the scope of its filters (``history.Scope``: label ids, the
-    ``WHERE`` on ``price_interval i``, the collection intervals prices hold for)."""
-
-    def __init__(self, reader: Reader, f: Filters, tolerance: Tolerance | None) -> None:
-        super().__init__(reader, f, tolerance)
-        self.names = self.labels.names("gpu") | self.labels.names("provider")  # ids are unique across spaces
+    """The reads of a trend table over the scope of its filters (``history.Scope``: label ids and
+    names, the ``WHERE`` on ``price_interval i``, the collection intervals prices hold for)."""
 
     def current_at(self) -> int | None:
         """The newest observation of an interval matching the filters (each offer's newest
@@ -288,8 +284,8 @@ def all_time_lows(reader: Reader, filters: Filters | None = None, *, until: date
 
 def _daily_lows(known: _Reads, f: Filters, start: int, at_s: int, tolerance: Tolerance | None) -> dict[str, list[float]]:
     """Each GPU's daily market low (NaN: no price that day) on the day grid from ``start`` to ``at_s``."""
-    runs, labels, _source = provider_runs(known.reader, f, Resolution.day, start, at_s, tolerance, scope=known)
-    _grid, market, _providers = answer_runs(runs, labels, Resolution.day, start, at_s)
+    runs, _scope, _source = provider_runs(known.reader, f, Resolution.day, start, at_s, tolerance, scope=known)
+    _grid, market, _providers = answer_runs(runs, known.names, Resolution.day, start, at_s)
     return {gpu: [f[0] for a, b, f, _n, _k in gpu_runs for _ in range(a, b + 1)] for gpu, gpu_runs in market.items()}
 
 
