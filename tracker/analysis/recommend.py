@@ -64,13 +64,13 @@ from tracker.analysis.tco import breakeven_hours, electricity_per_hour
 from tracker.errors import ConfigError
 
 BYTES_PER_PARAM = {"fp16": 2.0, "bf16": 2.0, "int8": 1.0, "int4": 0.5}
+#: The precisions each workload takes, its default first.
 ALLOWED_PRECISIONS = {
     "inference": ("fp16", "bf16", "int8", "int4"),
     "lora": ("fp16", "bf16"),
     "qlora": ("int4", "int8"),
     "full": ("fp16", "bf16"),
 }
-DEFAULT_PRECISION = {"inference": "fp16", "lora": "fp16", "qlora": "int4", "full": "fp16"}
 OVERHEAD_FACTOR = 1.2
 FIXED_OVERHEAD_GB = 1.5
 RENT_BELOW_HOURS = 100.0
@@ -115,7 +115,7 @@ def estimate_vram(params_b: float, workload: str, precision: str | None = None) 
     workload = {"full_finetune": "full", "full_fine_tune": "full", "finetune": "full"}.get(workload, workload)
     if workload not in WORKLOADS:
         raise ConfigError(f"--workload: {workload!r} is not one of {', '.join(WORKLOADS)}")
-    precision = (precision or DEFAULT_PRECISION[workload]).lower()
+    precision = (precision or ALLOWED_PRECISIONS[workload][0]).lower()
     if precision not in ALLOWED_PRECISIONS[workload]:
         raise ConfigError(f"--precision: {precision} does not apply to {workload} "
                           f"(use {', '.join(ALLOWED_PRECISIONS[workload])})")
