@@ -66,7 +66,7 @@ def gaps(h: History, provider: str) -> list[bool]:
 def test_hourly_history_has_known_answers(engine: Engine) -> None:
     store_day_one(engine)
     h = read(engine, price_history,  H100, since=T0, until=T0 + 11 * HOUR, resolution="hour")
-    wide = pd.DataFrame(h.rows()).set_index("time")
+    wide = h.wide().set_index("time")
     assert list(wide.index) == [pd.Timestamp(T0 + i * HOUR) for i in range(12)]
     for hour, values in EXPECTED.items():
         row = wide.loc[pd.Timestamp(T0 + hour * HOUR)]

@@ -33,8 +33,8 @@ card. So the ``min`` column of a break-even series is the break-even *at the che
 (the longest one).
 
 Plain Python on a ``db.reader.Reader`` (the store's own driver for the CLI): no pandas or numpy
-is imported, so ``gpu-tracker history`` starts in a fraction of the time. ``History.market``
-and ``by_provider`` give the answer as DataFrames (pandas is imported then).
+is imported, so ``gpu-tracker history`` starts in a fraction of the time. ``History.market``,
+``by_provider`` and ``wide()`` give the answer as DataFrames (pandas is imported then).
 """
 
 from __future__ import annotations
@@ -387,6 +387,17 @@ class History(RangeAnswer):
     @property
     def by_provider(self) -> pd.DataFrame:
         return _frame(self.provider_rows, PROVIDER_COLUMNS)
+
+    def wide(self) -> pd.DataFrame:
+        """``columns()`` as a frame (NaN for no value)."""
+        import pandas as pd
+
+        cols = {k: list(v) for k, v in self.columns().items()}
+        df = pd.DataFrame(cols) if self.market_runs else pd.DataFrame(columns=list(cols))  # no rows: no dtype guessed
+        for c in df.columns:
+            if c not in ("time", "gpu", "metric", "unit", "kinds", "providers", "offers"):
+                df[c] = df[c].astype(float)
+        return df
 
     def convert(self, metric: str, one: Callable[[str, float], float], unit_: str, notes: list[str]) -> History:
         """The history in ``metric``: each value ``v`` of a GPU becomes ``one(gpu, v)`` (break-even

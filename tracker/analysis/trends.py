@@ -286,7 +286,8 @@ def _daily_lows(known: _Reads, f: Filters, start: int, at_s: int, tolerance: Tol
     """Each GPU's daily market low (NaN: no price that day) on the day grid from ``start`` to ``at_s``."""
     runs, _scope, _source = provider_runs(known.reader, f, Resolution.day, start, at_s, tolerance, scope=known)
     _grid, market, _providers = answer_runs(runs, known.names, Resolution.day, start, at_s)
-    return {gpu: [f[0] for a, b, f, _n, _k in gpu_runs for _ in range(a, b + 1)] for gpu, gpu_runs in market.items()}
+    return {gpu: [low for a, b, (low, _p25, _median), _n, _k in gpu_runs for _ in range(a, b + 1)]
+            for gpu, gpu_runs in market.items()}
 
 
 def newest_observation(reader: Reader, filters: Filters | None = None) -> datetime | None:
