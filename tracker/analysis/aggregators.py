@@ -65,8 +65,6 @@ def market_runs(runs: Mapping[str, Sequence[Run]], direct: Collection[str] | Non
     groups: dict[str, list[Sequence[Run]]] = {}
     for key, series in runs.items():
         groups.setdefault(market_of_key(key, direct), []).append(series)
-    out: dict[str, list[Run]] = {}
-    for who, parts in groups.items():
-        out[who] = list(parts[0]) if len(parts) == 1 else lows(
-            (a, b, v if v == v else None, n) for part in parts for a, b, v, n in part)
-    return out
+    return {who: list(parts[0]) if len(parts) == 1 else lows(
+                (a, b, v if v == v else None, n) for part in parts for a, b, v, n in part)
+            for who, parts in groups.items()}

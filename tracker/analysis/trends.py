@@ -233,12 +233,10 @@ def _lows_from_rollups(known: _Reads, at: datetime, at_s: int, recent: list[Live
     for _t, g, _p, _o, price, first, _end in recent:
         if first <= at_s:
             per_day[(g, day)] = min(price, per_day.get((g, day), price))
-    by_gpu: dict[int, tuple[list[int], list[float]]] = {}
+    by_gpu: dict[int, list[tuple[int, float]]] = {}  # per GPU, its (day, low) in day order
     for (g, b), low in sorted(per_day.items()):
-        days, lows = by_gpu.setdefault(g, ([], []))
-        days.append(b)
-        lows.append(low)
-    runs = {g: low_run(days, lows, day) for g, (days, lows) in by_gpu.items()}
+        by_gpu.setdefault(g, []).append((b, low))
+    runs = {g: low_run(*zip(*lows, strict=True), day) for g, lows in by_gpu.items()}
     found = known.first_at_lows([(g, low, first, end) for g, (low, _, first, end) in runs.items()], at_s)
     out = {}
     for gpu_id, (low, start, first_day, _end) in runs.items():
