@@ -42,9 +42,9 @@ from typing import Any
 from db import reads
 from db.reader import Reader
 from db.reads import latest_prices
-from db.spans import DAY, epoch, floor, from_epoch, hold_end, utcnow
+from db.spans import DAY, epoch, floor, from_epoch, hold_end, utc, utcnow
 from tracker.analysis.aggregators import market_of_key, market_provider
-from tracker.analysis.grid import Filters, Resolution, Tolerance, utc
+from tracker.analysis.grid import Filters, Resolution, Tolerance
 from tracker.analysis.history import Scope, answer_runs, provider_runs
 
 PERIODS: dict[str, timedelta] = {
