@@ -30,8 +30,8 @@ from db.reads import STALE_AFTER_INTERVALS, latest_prices, via_of
 from db.spans import epoch
 from scrapers.registry import market_provider
 from tracker.alerts.rules import Rule
+from tracker.catalog.value import breakeven_hours, months_for_hours
 from tracker.config.settings import Settings
-from tracker.kinds import HOURS_PER_MONTH
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,7 +97,7 @@ def metric_value(rule: Rule, gpu: str | None, price_per_gpu_hour: float, specs: 
         tflops = getattr(spec, rule.basis_field or "", None)
         return price_per_gpu_hour / tflops if tflops else None
     purchase = getattr(spec, "purchase_price_usd", None)
-    return purchase / (price_per_gpu_hour * HOURS_PER_MONTH) if purchase else None
+    return months_for_hours(breakeven_hours(purchase, price_per_gpu_hour)) if purchase else None
 
 
 def _matches(rule: Rule, row: Mapping[str, Any]) -> bool:

@@ -72,7 +72,6 @@ from db.spans import (
     span,
 )
 from tracker.analysis import specs
-from tracker.analysis.assumptions import breakeven_hours, months_for_hours
 from tracker.analysis.grid import (
     MAX_GRID_ROWS,
     METRICS,
@@ -86,6 +85,7 @@ from tracker.analysis.grid import (
     too_many_rows,
 )
 from tracker.analysis.market import NO_MARKET, sweep
+from tracker.catalog.value import breakeven_hours, months_for_hours
 from tracker.cells import EXPORT_COLUMNS
 from tracker.errors import ConfigError
 from tracker.repeats import Repeats

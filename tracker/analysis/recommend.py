@@ -59,8 +59,9 @@ from scrapers.registry import all_scrapers
 from tracker.analysis import specs
 from tracker.analysis.assumptions import MAX_GPUS, MAX_HOURS_PER_MONTH, USD_PER_KWH, WORKLOADS
 from tracker.analysis.frames import records
+from tracker.catalog.value import breakeven_hours
 from tracker.kinds import DEFAULT_KINDS
-from tracker.analysis.tco import breakeven_hours, electricity_per_hour
+from tracker.analysis.tco import electricity_per_hour
 from tracker.errors import ConfigError
 
 BYTES_PER_PARAM = {"fp16": 2.0, "bf16": 2.0, "int8": 1.0, "int4": 0.5}

@@ -34,8 +34,9 @@ import pandas as pd
 from db.reader import Reader
 from db.reads import latest_prices
 from tracker.analysis.aggregators import cheapest_per_provider
-from tracker.analysis.assumptions import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS, breakeven_hours, months_for_hours
+from tracker.analysis.assumptions import RENT_BASES, USD_PER_KWH, UTILIZATION, YEARS
 from tracker.analysis.specs import Catalog
+from tracker.catalog.value import breakeven_hours, months_for_hours
 from tracker.kinds import DEFAULT_KINDS, HOURS_PER_MONTH
 from tracker.errors import ConfigError
 

@@ -1,4 +1,6 @@
-"""Cost per TFLOP on an explicit basis (pure: no I/O, no store).
+"""What a GPU's price is worth (pure: no I/O, no store): cost per TFLOP on an explicit basis, and
+the simple break-even of buying the GPU instead of renting it (``breakeven_hours``,
+``months_for_hours``), the one rule of tco, the break-even history and the alerts on it.
 
 ``cost_per_tflop_hour = USD per GPU-hour / TFLOPS``, where TFLOPS is read from the catalog on
 one *basis* (``BASES``) or given by the user (basis ``"user"``). The basis is part of every
@@ -22,6 +24,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Final, Protocol
 
 from tracker.errors import ConfigError
+from tracker.kinds import HOURS_PER_MONTH
 
 DEFAULT_BASIS: Final = "fp16-dense"
 USER_BASIS: Final = "user"
@@ -95,6 +98,19 @@ def cost_per_tflop_hour(price_per_gpu_hour: float, tflops: float, places: int | 
     if places is not None:
         cost = cost.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
     return float(cost)
+
+
+def breakeven_hours(purchase: float, rent_per_hour: float) -> float:
+    """Simple break-even: hours of rent that cost the purchase price, divided as floats divide in
+    numpy (a zero rent gives infinity, or NaN with no purchase price: a history keeps its gaps)."""
+    if rent_per_hour == 0:
+        return math.nan if purchase == 0 or math.isnan(purchase) else math.copysign(math.inf, purchase) * math.copysign(1.0, rent_per_hour)
+    return purchase / rent_per_hour
+
+
+def months_for_hours(hours: float | None, utilization: float = 1.0) -> float | None:
+    """Calendar months to accumulate ``hours`` of use at ``utilization`` (730 h a month)."""
+    return None if hours is None else hours / (HOURS_PER_MONTH * utilization)
 
 
 def usd_per_gb_vram_hour(price_per_gpu_hour: float, vram_gb: float | None) -> float | None:
