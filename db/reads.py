@@ -25,7 +25,7 @@ from functools import cache
 from itertools import groupby
 from operator import itemgetter
 from types import NoneType, UnionType
-from typing import Annotated, Any, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
+from typing import Any, NamedTuple, TypeVar, Union, get_args, get_origin, get_type_hints
 
 from db.columns import (
     AlertStateRow,
@@ -114,12 +114,15 @@ _NAMED_INTERVALS = ("FROM price_interval i LEFT JOIN offer o ON o.id = i.offer_i
 LOW_RUNS = ROLLUP_RUNS.replace(RUN_FIELDS, "series_id, start, start + hours - 1, min, offers") + " ORDER BY series_id, start"
 
 
-def label_terms(column: str, name: str, ids: object, params: dict[str, object]) -> str:
-    """`` AND column IN :name`` for an id list (``None``: no term; empty: matches nothing)."""
-    if ids is None:
-        return ""
-    params[name] = list(ids) or [-1]  # type: ignore[call-overload]
-    return f" AND {column} IN :{name}"
+def series_terms(params: dict[str, Any], provider_ids: object, kind_ids: object, alias: str = "") -> str:
+    """`` AND`` the ``provider_id`` and ``kind_id`` (prefixed ``alias``) are among the ids given
+    (``None``: no term; empty: matches nothing); fills ``params``."""
+    sql = ""
+    for column, name, ids in (("provider_id", "providers", provider_ids), ("kind_id", "kinds", kind_ids)):
+        if ids is not None:
+            params[name] = list(ids) or [-1]  # type: ignore[call-overload]
+            sql += f" AND {alias}{column} IN :{name}"
+    return sql
 
 
 def _region_term(regions: Iterable[str] | None, params: dict[str, Any]) -> str:
@@ -143,8 +146,7 @@ def interval_terms(alias: str, params: dict[str, object], gpus: list[int], provi
     if usd is not None:
         sql += f" AND {p}currency_id = :usd"
         params["usd"] = usd
-    sql += label_terms(f"{p}provider_id", "providers", provider_ids, params)
-    sql += label_terms(f"{p}kind_id", "kinds", kind_ids, params)
+    sql += series_terms(params, provider_ids, kind_ids, p)
     if regions:
         sql += f" AND {p}offer_id IN (SELECT id FROM offer WHERE region IN :regions)"
         params["regions"] = list(regions)  # type: ignore[call-overload]
@@ -304,8 +306,7 @@ def day_lows(reader: Reader, gpu_ids: list[int], provider_ids: list[int] | None,
     """Per (gpu id, day) before ``before``, the day roll-ups' lowest price."""
     params: dict[str, Any] = {"gpus": gpu_ids or [-1], "before": before}
     sql = ("SELECT r.gpu_id, r.bucket, MIN(r.min) FROM rollup_day r WHERE r.gpu_id IN :gpus AND r.bucket < :before"
-           + label_terms("r.provider_id", "providers", provider_ids, params)
-           + label_terms("r.kind_id", "kinds", kind_ids, params) + " GROUP BY r.gpu_id, r.bucket")
+           + series_terms(params, provider_ids, kind_ids, "r.") + " GROUP BY r.gpu_id, r.bucket")
     return [(int(g), int(b), float(low)) for g, b, low in reader.rows(sql, params)]
 
 
@@ -389,26 +390,40 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     order, so a provider with one series (one kind) is a pass over its runs with no sweep."""
     if not gpu_ids:
         return {}
-    params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
-    terms = label_terms("provider_id", "providers", provider_ids, params) + label_terms("kind_id", "kinds", kind_ids, params)
     if step != HOUR:
+        params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
         pieces: dict[tuple[int, int], list[Piece]] = {}
         # integers and floats from both drivers
-        for g, b, p, low, offers in reader.rows("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS + terms, params):
+        for g, b, p, low, offers in reader.rows("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS
+                                                + series_terms(params, provider_ids, kind_ids), params):
             day = b // step
             pieces.setdefault((g, p), []).append((day, day, low, offers))
         return {key: lows(ps) for key, ps in pieces.items()}
-    series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(ROLLUP_SERIES + terms, params)}
-    h_lo, h_hi = -(-lo // HOUR), hi // HOUR
-    if not series or h_hi < h_lo:
+    found = series_runs(reader, LOW_RUNS, gpu_ids, lo, hi, provider_ids, kind_ids)
+    if found is None:
         return {}
-    rows = reader.rows(LOW_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    series, rows, h_lo, h_hi = found
     parts: dict[tuple[int, int], list[list[Run]]] = {}
     for sid, group in groupby(rows, itemgetter(0)):  # integers and floats from both drivers
-        parts.setdefault(series[sid], []).append(_series_lows(list(group), h_lo, h_hi))
-    keys = dict.fromkeys(series.values())  # the order the series were read in
+        parts.setdefault(series[sid][:2], []).append(_series_lows(list(group), h_lo, h_hi))
+    keys = dict.fromkeys(s[:2] for s in series.values())  # the order the series were read in
     return {key: ps[0] if len(ps) == 1 else lows(r for p in ps for r in p)
             for key in keys if (ps := parts.get(key))}
+
+
+def series_runs(reader: Reader, sql: str, gpu_ids: list[int], lo: int, hi: int, provider_ids: object = None,
+                kind_ids: object = None) -> tuple[dict[int, tuple[int, int, int]], list[tuple[Any, ...]], int, int] | None:
+    """The hourly series of ``gpu_ids`` (of the providers and kinds given: ``series_terms``) as
+    ``{id: (gpu, provider, kind)}``, the rows ``sql`` (``ROLLUP_RUNS``, ``LOW_RUNS``) reads of their
+    runs overlapping the hours starting in ``[lo, hi]``, and those hours' first and last index;
+    ``None`` when there is no such series or hour."""
+    params: dict[str, Any] = {"gpus": gpu_ids}
+    rows = reader.rows(ROLLUP_SERIES + series_terms(params, provider_ids, kind_ids), params)
+    series = {int(i): (int(g), int(p), int(k)) for i, g, p, k in rows}
+    h_lo, h_hi = -(-lo // HOUR), hi // HOUR
+    if not series or h_hi < h_lo:
+        return None
+    return series, reader.rows(sql, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo}), h_lo, h_hi
 
 
 #: A ``LOW_RUNS`` row's piece (first hour, last hour, lowest price, offers), taken in C: an hourly
@@ -734,7 +749,7 @@ def index_rows(reader: Reader, gpu_ids: Sequence[int], lo: int, hi: int, kind_id
     params: dict[str, Any] = {"gpus": list(gpu_ids), "lo": lo, "hi": hi}
     sql = (f"SELECT {', '.join(INDEX_COLUMNS)} FROM {INDEX_TABLE} "
            "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi")
-    return reader.rows(sql + label_terms("kind_id", "kinds", kind_ids, params), params)
+    return reader.rows(sql + series_terms(params, None, kind_ids), params)
 
 
 def first_index_day(reader: Reader, gpu_ids: Sequence[int]) -> int | None:
@@ -1035,22 +1050,19 @@ def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetim
     return from_epoch(rolled)
 
 
-#: The type of an ``IntervalRow`` field that shows the name of the interval's ``<field>_id`` label.
-LabelName = Annotated[str, "label"]
-
-
 @dataclass(frozen=True, slots=True)
 class IntervalRow:
     """One stored interval as people read it (inspection, exports and tests): the ``price_interval``
-    columns of the same names, except that a ``LabelName`` is the name of the ``<field>_id``
-    column's label and a datetime the time of the column's epoch seconds (``interval_rows``)."""
+    columns of the same names, except that provider, GPU, kind and currency are the names of the
+    ``<field>_id`` columns' labels and the times datetimes of the columns' epoch seconds
+    (``interval_rows``)."""
 
     id: int
     offer_id: int
-    provider: LabelName
-    gpu: LabelName | None
-    kind: LabelName
-    currency: LabelName
+    provider: str
+    gpu: str | None
+    kind: str
+    currency: str
     price_per_hour: float
     price_per_gpu_hour: float
     available: bool | None
@@ -1060,39 +1072,19 @@ class IntervalRow:
     observations: int
 
 
-@cache
-def _interval_columns() -> tuple[tuple[str, str], ...]:
-    """Per ``IntervalRow`` field, its ``price_interval`` column and how a stored value is read:
-    ``label`` (the id's name), ``epoch`` (seconds as a datetime), ``flag`` (SQLite's 0/1 as a
-    bool) or ``""`` (as stored)."""
-    columns = []
-    for name, hint in get_type_hints(IntervalRow, include_extras=True).items():
-        types = _types(hint)
-        if LabelName in types:
-            columns.append((f"{name}_id", "label"))
-        else:
-            columns.append((name, "epoch" if datetime in types else "flag" if bool in types else ""))
-    return tuple(columns)
+#: ``IntervalRow``'s columns (``_NAMED_INTERVALS`` and the currency's label ``lc``), then a read's terms.
+_INTERVAL_ROWS = ("SELECT i.id, i.offer_id, lp.name, lg.name, lk.name, lc.name, i.price_per_hour, i.price_per_gpu_hour, "
+                  "i.available, i.first_seen, i.last_seen, i.ends_at, i.observations "
+                  + _NAMED_INTERVALS.replace(" WHERE ", " LEFT JOIN label lc ON lc.id = i.currency_id WHERE 1 = 1"))
 
 
 def interval_rows(reader: Reader, *, provider: str | None = None, offer_id: int | None = None) -> list[IntervalRow]:
     """Stored intervals in id order (of one provider or offer when given)."""
-    known = Labels(reader)
-    names = {i: n for space in known.by_space.values() for i, n in space.items()}
-    columns = _interval_columns()
-    sql = f"SELECT {', '.join(f'i.{c}' for c, _ in columns)} FROM price_interval i WHERE 1 = 1"
-    params: dict[str, Any] = {}
-    if provider is not None:
-        sql += " AND i.provider_id = :p"
-        params["p"] = (known.lookup("provider", [provider]) or [-1])[0]
-    if offer_id is not None:
-        sql += " AND i.offer_id = :o"
-        params["o"] = offer_id
-    read: dict[str, Callable[[Any], Any]] = {"label": names.__getitem__, "epoch": from_epoch, "flag": bool,
-                                             "": lambda v: v}
-    reads = [read[how] for _, how in columns]
-    return [IntervalRow(*(None if v is None else f(v) for f, v in zip(reads, r, strict=True)))
-            for r in reader.rows(sql + " ORDER BY i.id", params)]
+    sql = (_INTERVAL_ROWS + (" AND lp.name = :p" if provider is not None else "")
+           + (" AND i.offer_id = :o" if offer_id is not None else "") + " ORDER BY i.id")
+    return [IntervalRow(*r, _bool(available), from_epoch(first), from_epoch(last),
+                        None if ends is None else from_epoch(ends), n)
+            for *r, available, first, last, ends, n in reader.rows(sql, {"p": provider, "o": offer_id})]
 
 
 # --- alerts -----------------------------------------------------------------------------------

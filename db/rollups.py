@@ -759,17 +759,10 @@ def read_runs(
     import pandas as pd
 
     gpus = list(gpu_ids)
-    if not gpus:
+    found = reads.series_runs(in_transaction(conn), reads.ROLLUP_RUNS, gpus, lo, hi, provider_ids, kind_ids) if gpus else None
+    if found is None:
         return pd.DataFrame(columns=RUN_COLUMNS)
-    params: dict[str, Any] = {"gpus": gpus}
-    sql = (reads.ROLLUP_SERIES + reads.label_terms("provider_id", "providers", provider_ids, params)
-           + reads.label_terms("kind_id", "kinds", kind_ids, params))
-    series = {i: (g, p, k) for i, g, p, k in _rows(conn, sql, params)}
-    h_lo, h_hi = -(-lo // HOUR), hi // HOUR
-    if not series or h_hi < h_lo:
-        return pd.DataFrame(columns=RUN_COLUMNS)
-    run_params = {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo}
-    rows = _rows(conn, reads.ROLLUP_RUNS, run_params)
+    series, rows, h_lo, h_hi = found
     runs = pd.DataFrame(rows, columns=["series_id", "start", "hours", "min", "median", "max", "offers"])
     sid = runs["series_id"].to_numpy(dtype=np.int64)
     start = runs["start"].to_numpy(dtype=np.int64)
@@ -809,6 +802,5 @@ def read(
         out["bucket"] = hour * HOUR
         return out.sort_values(["gpu_id", "bucket", "provider_id", "kind_id"], ignore_index=True)[COLUMNS]
     params: dict[str, Any] = {"gpus": gpus, "lo": lo, "hi": hi}
-    sql = (reads.ROLLUP_DAYS + reads.label_terms("provider_id", "providers", provider_ids, params)
-           + reads.label_terms("kind_id", "kinds", kind_ids, params) + " ORDER BY gpu_id, bucket, provider_id, kind_id")
+    sql = reads.ROLLUP_DAYS + reads.series_terms(params, provider_ids, kind_ids) + " ORDER BY gpu_id, bucket, provider_id, kind_id"
     return pd.DataFrame(_rows(conn, sql, params), columns=COLUMNS)
