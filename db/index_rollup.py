@@ -21,13 +21,10 @@ to ``groups`` by the tests), so a collection's work grows with the day's data, n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
 from db import reads
-from db.reader import Reader, bind, in_transaction
-from db.reads import INDEX_COLUMNS as COLUMNS
-from db.reads import INDEX_TABLE as TABLE
-from db.spans import DAY, origin, span
+from db.reader import Reader
+from db.spans import origin, span
 
 #: One group's figures: (sorted prices, distinct offers).
 Group = tuple[list[float], int]
@@ -92,27 +89,3 @@ def groups(rows: Iterable[Row], facts: OfferFacts, interval_s: int, step: int, b
             offers.setdefault(key, set()).add(offer)
     return {k: (sorted(v), len(offers[k])) for k, v in prices.items()}
 
-
-def replace(conn: Any, provider_id: int, d_lo: int, d_hi: int, found: Sequence[tuple[int, int, int, str, float, int]]) -> int:
-    """Replace ``provider_id``'s rows of days ``d_lo..d_hi`` by ``found``: (gpu, bucket start, kind,
-    via, median, offers) each, the figures of ``groups`` and ``median_of`` (``db.rollups`` computes
-    them on arrays of the intervals it refreshes from, or tallies them for a window too dense to hold)."""
-    from db import (
-        labels,  # late: it imports SQLAlchemy, which the read commands (history, trends) never load
-    )
-
-    reader = in_transaction(conn)
-    # through the primary key: a bucket range per GPU (the table is ordered by GPU first), not a scan
-    gpus = sorted(labels.names(conn, "gpu")) or [-1]
-    conn.exec_driver_sql(*bind(f"DELETE FROM {TABLE} WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi "
-                               "AND provider_id = :p", {"gpus": gpus, "p": provider_id, "lo": d_lo * DAY,
-                                                        "hi": d_hi * DAY}, reader.marker))
-    if not found:
-        return 0
-    values = [(gpu, bucket, provider_id, kind, via, median, n) for gpu, bucket, kind, via, median, n in found]
-    marks = ", ".join([reader.marker] * len(COLUMNS))
-    conn.exec_driver_sql(f"INSERT INTO {TABLE} ({', '.join(COLUMNS)}) VALUES ({marks})", values)
-    return len(values)
-
-
-__all__ = ["COLUMNS", "TABLE", "OfferFacts", "fractional", "groups", "median_of", "replace"]

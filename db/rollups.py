@@ -27,7 +27,7 @@ import numpy as np
 from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
-from db import index_rollup, intervals, labels, reads
+from db import intervals, labels, reads
 from db.reader import bind, in_transaction
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, floor, origin, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -35,8 +35,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-#: The roll-up steps.
-STEPS = (HOUR, DAY)
 DAY_TABLE = "rollup_day"
 RUN_TABLE = "rollup_hour_run"
 #: Each series' newest run (``db.models.RollupHourOpen``).
@@ -74,12 +72,10 @@ RAW_COLUMNS = ["interval_id", "offer_id", "provider_id", "gpu_id", "kind_id", "p
                "first_seen", "last_seen", "ends_at"]
 
 
-#: ``RAW_COLUMNS`` in SQL, on the alias prefix ``{p}`` (``db.reads``).
-_RAW_COLUMNS_SQL = reads.RAW_COLUMNS_SQL
 #: A provider's intervals of one currency that may count from ``:since`` to ``:until``, from each
 #: table (``{table}``) by its provider index (the past ones' by provider and ``last_seen``, so a
 #: refresh reads its own provider's intervals of the window, not every provider's).
-_WINDOW_OF = (f"SELECT {_RAW_COLUMNS_SQL.format(p='')} FROM {{table}} WHERE gpu_id IN :gpus AND last_seen >= :since "
+_WINDOW_OF = (f"SELECT {reads.RAW_COLUMNS_SQL.format(p='')} FROM {{table}} WHERE gpu_id IN :gpus AND last_seen >= :since "
               "AND first_seen <= :until AND provider_id = :p AND currency_id = :usd")
 _WINDOW_SQL = (f"{_WINDOW_OF.format(table=intervals.OPEN_TABLE)} UNION ALL "
                f"{_WINDOW_OF.format(table=intervals.PAST_TABLE)}")
@@ -267,19 +263,25 @@ def summarise_bounded(iv: Intervals, step: int, interval_s: int, b_lo: int, b_hi
     return Summary(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
 
+def _replace_days(conn: Connection, table: str, columns: Sequence[str], provider_ids: list[int], d_lo: int, d_hi: int,
+                  values: list[tuple[Any, ...]]) -> int:
+    """Replace the rows of ``provider_ids`` of days ``d_lo..d_hi`` (indices) in the day table ``table``
+    (``rollup_day``, ``index_day``) by ``values`` (tuples in ``columns`` order). Deleted through the
+    primary key: a bucket range per GPU (the tables are ordered by GPU first), not a scan."""
+    conn.exec_driver_sql(*bind(  # the list parameters spread as for a read (``db.reader.bind``)
+        f"DELETE FROM {table} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo AND bucket <= :hi",
+        {"gpus": gpu_ids(conn) or [-1], "p": provider_ids, "lo": d_lo * DAY, "hi": d_hi * DAY}, intervals.mark(conn)))
+    if values:
+        conn.exec_driver_sql(f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({intervals.placeholders(conn, len(columns))})",
+                             values)
+    return len(values)
+
+
 def _write_days(conn: Connection, provider_id: int, b_lo: int, b_hi: int, s: Summary) -> int:
     """Replace ``provider_id``'s day roll-ups (all its series keys) of days ``b_lo..b_hi`` (indices) by ``s``."""
-    conn.exec_driver_sql(*bind(  # the list parameters spread as for a read (``db.reader.bind``)
-        f"DELETE FROM {DAY_TABLE} WHERE gpu_id IN :gpus AND provider_id IN :p AND bucket >= :lo AND bucket <= :hi",
-        {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": b_lo * DAY, "hi": b_hi * DAY},
-        intervals.mark(conn)))
-    if not len(s.gpu):
-        return 0
     values = list(zip(s.gpu.tolist(), (s.bucket * DAY).tolist(), s.key.tolist(), s.kind.tolist(),
                       s.min.tolist(), s.median.tolist(), s.max.tolist(), s.offers.tolist(), strict=True))
-    conn.exec_driver_sql(f"INSERT INTO {DAY_TABLE} (gpu_id, bucket, provider_id, kind_id, min, median, max, offers) "
-                         f"VALUES ({intervals.placeholders(conn, 8)})", values)
-    return len(values)
+    return _replace_days(conn, DAY_TABLE, COLUMNS, provider_keys(conn, provider_id), b_lo, b_hi, values)
 
 
 def series_ids(conn: Connection, provider_id: int | None = None, wanted: Iterable[tuple[int, int, int]] = ()) -> dict[tuple[int, int, int], int]:
@@ -432,10 +434,15 @@ class _Sellers:
                                       len(self.clouds)) for k in keys.tolist()]
         return ~np.isin(iv.offer, self.fractional), np.array(ids, dtype=np.int64)[inverse.reshape(-1)]
 
-    def rows(self, *figures: np.ndarray) -> list[tuple[int, int, int, str, float, int]]:
-        """``index_rollup.replace``'s rows of (gpu, day index, kind, cloud id, median, offers) columns."""
+    def replace(self, conn: Connection, d_lo: int, d_hi: int, *figures: np.ndarray) -> int:
+        """Replace the provider's index roll-up rows of days ``d_lo..d_hi`` by the (gpu, day index,
+        kind, cloud id, median, offers) columns ``figures``: the figures of ``db.index_rollup.groups``
+        and ``median_of``, computed on arrays of the intervals refreshed from (or tallied for a
+        window too dense to hold)."""
         name = {i: c for c, i in self.clouds.items()}
-        return [(g, b * DAY, k, name[v], m, n) for g, b, k, v, m, n in zip(*(f.tolist() for f in figures), strict=True)]
+        rows = [(g, b * DAY, self.provider_id, k, name[v], m, n)
+                for g, b, k, v, m, n in zip(*(f.tolist() for f in figures), strict=True)]
+        return _replace_days(conn, reads.INDEX_TABLE, reads.INDEX_COLUMNS, [self.provider_id], d_lo, d_hi, rows)
 
 
 def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_s: int, lo: int, hi: int,
@@ -449,8 +456,7 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
         sellers = _Sellers(conn, provider_id, fractional)
         whole, via = sellers.of(iv)
         s = summarise_bounded(iv.window(whole)._replace(key=via[whole]), DAY, interval_s, d_lo, d_hi)
-        written += index_rollup.replace(conn, provider_id, d_lo, d_hi,
-                                        sellers.rows(s.gpu, s.bucket, s.kind, s.key, s.median, s.offers))
+        written += sellers.replace(conn, d_lo, d_hi, s.gpu, s.bucket, s.kind, s.key, s.median, s.offers)
     return written + _write_hours(conn, provider_id, h_lo, h_hi, summarise_bounded(iv, HOUR, interval_s, h_lo, h_hi),
                                   open_runs=open_runs)
 
@@ -640,7 +646,7 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
                     _write_hours(conn, provider_id, b_lo, b_hi, s))
     g, b, _mn, md, _mx, offers = index.figures()
     gpu, kind, via = sold.columns(g, 3).T
-    return written + index_rollup.replace(conn, provider_id, d_lo, d_hi, sellers.rows(gpu, b, kind, via, md, offers))
+    return written + sellers.replace(conn, d_lo, d_hi, gpu, b, kind, via, md, offers)
 
 
 def refresh(conn: Connection, provider_id: int, lo: int, hi: int, intervals: dict[int, int] | None = None,
@@ -720,9 +726,6 @@ def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, hori
     return written
 
 
-HORIZON_KEY = reads.HORIZON_KEY
-
-
 def prune(conn: Connection, before: int) -> int:
     """Delete raw intervals that count in no bucket from the day holding ``before`` on (every
     day and hour they could count in is before it), keeping each offer's current interval;
@@ -738,9 +741,9 @@ def prune(conn: Connection, before: int) -> int:
     deleted = conn.execute(text(
         f"DELETE FROM {intervals.PAST_TABLE} WHERE last_seen + :longest < :cutoff "
         "AND (ends_at IS NULL OR ends_at <= :cutoff)"), {"cutoff": cutoff, "longest": longest}).rowcount
-    updated = conn.execute(text("UPDATE store_meta SET value = :v WHERE key = :k"), {"v": str(cutoff), "k": HORIZON_KEY}).rowcount
+    updated = conn.execute(text("UPDATE store_meta SET value = :v WHERE key = :k"), {"v": str(cutoff), "k": reads.HORIZON_KEY}).rowcount
     if not updated:
-        conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"), {"v": str(cutoff), "k": HORIZON_KEY})
+        conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"), {"v": str(cutoff), "k": reads.HORIZON_KEY})
     return int(deleted or 0)
 
 
