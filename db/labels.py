@@ -27,11 +27,6 @@ SPACES = ("provider", "gpu", "kind", "currency")
 _SNAPSHOT = "labels.snapshot"
 
 
-def all_labels(conn: Connection) -> dict[tuple[str, str], int]:
-    """Every label as ``{(space, name): id}``, as ``conn``'s transaction sees them."""
-    return reads.all_labels(in_transaction(conn))
-
-
 @contextmanager
 def snapshot(conn: Connection) -> Iterator[None]:
     """Within the block, ``names`` and ``lookup`` on ``conn`` answer from one read of the table.
@@ -58,7 +53,7 @@ def names(conn: Connection, space: str) -> dict[int, str]:
 
 def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Ids of ``(space, name)`` pairs, creating the missing ones; returns every label."""
-    have = all_labels(conn)
+    have = reads.all_labels(in_transaction(conn))
     missing = sorted({w for w in wanted if w not in have})
     if missing:
         for space, _name in missing:
@@ -68,7 +63,7 @@ def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[st
             text("INSERT INTO label (space, name) VALUES (:s, :n) ON CONFLICT (space, name) DO NOTHING"),
             [{"s": s, "n": n} for s, n in missing],
         )
-        have = all_labels(conn)
+        have = reads.all_labels(in_transaction(conn))
     return have
 
 

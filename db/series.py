@@ -15,10 +15,11 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from sqlalchemy import bindparam, text
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from db import intervals, reads
+from db.reader import in_transaction
 
 #: ``offer.extra`` key naming the archive series an imported offer belongs to.
 SERIES_KEY = "import_series"
@@ -47,9 +48,8 @@ def intervals_between(conn: Connection, offer_ids: Iterable[int], lo: int, hi: i
     ids = sorted(set(offer_ids))
     if not ids:
         return []
-    rows = conn.execute(text(f"SELECT id, {', '.join(RECUT_COLUMNS)} FROM price_interval WHERE offer_id IN :ids "
-                             "AND last_seen >= :lo AND first_seen <= :hi")
-                        .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "lo": lo, "hi": hi}).mappings().all()
+    rows = in_transaction(conn).mappings(f"SELECT id, {', '.join(RECUT_COLUMNS)} FROM price_interval WHERE offer_id IN :ids "
+                                         "AND last_seen >= :lo AND first_seen <= :hi", {"ids": ids, "lo": lo, "hi": hi})
     return [{**r, "available": None if r["available"] is None else bool(r["available"])} for r in rows]
 
 
@@ -58,11 +58,11 @@ def prices_before(conn: Connection, offer_ids: Iterable[int], t: int) -> dict[in
     ids = sorted(set(offer_ids))
     if not ids:
         return {}
-    rows = conn.execute(text(
+    rows = in_transaction(conn).rows(
         "SELECT i.offer_id, i.price_per_hour, i.first_seen FROM price_interval i JOIN ("
         "SELECT j.offer_id, MAX(j.last_seen) AS m FROM price_interval j WHERE j.offer_id IN :ids "
-        "AND j.last_seen < :t GROUP BY j.offer_id) x ON x.offer_id = i.offer_id AND x.m = i.last_seen ORDER BY i.first_seen"
-    ).bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).all()
+        "AND j.last_seen < :t GROUP BY j.offer_id) x ON x.offer_id = i.offer_id AND x.m = i.last_seen ORDER BY i.first_seen",
+        {"ids": ids, "t": t})
     return {int(o): float(p) for o, p, _f in rows}
 
 
@@ -135,8 +135,8 @@ def next_first_seen(conn: Connection, offer_ids: Iterable[int], t: int) -> int |
     ids = sorted(set(offer_ids))
     if not ids:
         return None
-    value = conn.execute(text("SELECT MIN(first_seen) FROM price_interval WHERE offer_id IN :ids AND first_seen > :t")
-                         .bindparams(bindparam("ids", expanding=True)), {"ids": ids, "t": t}).scalar()
+    value = in_transaction(conn).scalar("SELECT MIN(first_seen) FROM price_interval WHERE offer_id IN :ids "
+                                        "AND first_seen > :t", {"ids": ids, "t": t})
     return int(value) if value is not None else None
 
 
