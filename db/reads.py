@@ -125,14 +125,6 @@ def series_terms(params: dict[str, Any], provider_ids: object, kind_ids: object,
     return sql
 
 
-def _region_term(regions: Iterable[str] | None, params: dict[str, Any]) -> str:
-    """`` AND`` the joined offer ``o`` is in one of ``regions`` (``None`` or empty: no term)."""
-    if not regions:
-        return ""
-    params["regions"] = list(regions)
-    return " AND o.region IN :regions"
-
-
 def interval_terms(alias: str, params: dict[str, object], gpus: list[int], provider_ids: object, kind_ids: object,
                    usd: int | None, regions: object = None, *, since: int | None = None,
                    until: int | None = None) -> str:
@@ -157,14 +149,6 @@ def interval_terms(alias: str, params: dict[str, object], gpus: list[int], provi
         sql += f" AND {p}first_seen <= :until"
         params["until"] = until
     return sql
-
-
-def raw_intervals(params: dict[str, object], gpus: list[int], since: int | None, until: int | None,
-                  provider_ids: object, kind_ids: object, usd: int | None, regions: object = None) -> str:
-    """The raw intervals as the analysis reads them (``db.rollups.RAW_COLUMNS``), filtered as
-    ``interval_terms`` says; fills ``params``."""
-    where = interval_terms("", params, gpus, provider_ids, kind_ids, usd, regions, since=since, until=until)
-    return f"SELECT {RAW_COLUMNS_SQL.format(p='')} FROM price_interval WHERE {where}"
 
 
 def all_labels(reader: Reader) -> dict[tuple[str, str], int]:
@@ -333,7 +317,10 @@ def named_intervals(reader: Reader, columns: str, gpu_ids: list[int], provider_i
     if min_gpu_count is not None:
         where += " AND o.gpu_count >= :min_count"
         params["min_count"] = min_gpu_count
-    return reader.rows(f"SELECT {columns} {_NAMED_INTERVALS}{where}{_region_term(regions, params)}", params)
+    if regions:
+        where += " AND o.region IN :regions"
+        params["regions"] = list(regions)
+    return reader.rows(f"SELECT {columns} {_NAMED_INTERVALS}{where}", params)
 
 
 def row_counts(reader: Reader) -> dict[str, int]:
@@ -375,9 +362,11 @@ def raw_horizon(reader: Reader) -> int:
 
 def raw_rows(reader: Reader, gpus: list[int], since: int | None, until: int | None, provider_ids: list[int] | None,
              kind_ids: list[int] | None, usd: int | None, regions: Iterable[str] | None = None) -> list[tuple[Any, ...]]:
-    """``db.rollups.RAW_COLUMNS`` tuples (``raw_intervals``)."""
+    """The raw intervals as the analysis reads them (``db.rollups.RAW_COLUMNS`` tuples), filtered as
+    ``interval_terms`` says."""
     params: dict[str, Any] = {}
-    return reader.rows(raw_intervals(params, gpus, since, until, provider_ids, kind_ids, usd, regions), params)
+    where = interval_terms("", params, gpus, provider_ids, kind_ids, usd, regions, since=since, until=until)
+    return reader.rows(f"SELECT {RAW_COLUMNS_SQL.format(p='')} FROM price_interval WHERE {where}", params)
 
 
 def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int, hi: int,
@@ -846,15 +835,10 @@ def _bool(value: Any) -> bool | None:
     return None if value is None else bool(value)
 
 
-def _types(hint: Any) -> set[Any]:
-    """The types a column declared ``hint`` holds, NULL aside (``X | None``: ``{X}``)."""
-    return set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}
-
-
 def _cast(hint: Any) -> Callable[[Any], Any] | None:
     """How a column of type ``hint`` is read from either driver: a datetime as aware UTC, a dict
     from JSON text, a bool from SQLite's 0/1; anything else as the driver gives it."""
-    types = _types(hint)
+    types = set(get_args(hint)) - {NoneType} if get_origin(hint) in (Union, UnionType) else {hint}  # NULL aside
     if datetime in types:
         return utc_datetime
     if any(get_origin(t) is dict for t in types):

@@ -129,10 +129,8 @@ def load(conn: Connection, provider_id: int, *, since: int | None = None, until:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
     widened by the hold), through the provider indexes, as numpy arrays (no per-row objects);
     ``current``: the provider's current intervals, when the caller holds them."""
-    if since is None or until is None:  # (``RAW_COLUMNS`` of ``db.reads.raw_intervals``)
-        params: dict[str, Any] = {}
-        sql = reads.raw_intervals(params, gpu_ids(conn), since, until, [provider_id], None, labels.usd_id(conn))
-        rows = _rows(conn, sql, params)
+    if since is None or until is None:
+        rows = reads.raw_rows(in_transaction(conn), gpu_ids(conn), since, until, [provider_id], None, labels.usd_id(conn))
     elif current is not None:  # a collection's store path: the newest intervals are at hand, only the past ones are read
         params = _window_params(conn, provider_id, since, until)
         past = _rows(conn, _PAST_SQL, params)
@@ -449,8 +447,7 @@ def _refresh_window(conn: Connection, iv: Intervals, provider_id: int, interval_
                     open_runs: bool = True, index: bool = True, fractional: frozenset[int] | None = None) -> int:
     """Rewrite ``provider_id``'s roll-ups of the buckets holding ``[lo, hi]`` from ``iv`` (``fractional``:
     the provider's fractional-GPU offers when the caller knows them, ``Current``)."""
-    d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
-    h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
+    d_lo, d_hi, h_lo, h_hi = lo // DAY, hi // DAY, lo // HOUR, hi // HOUR  # bucket indices (from the epoch)
     written = _write_days(conn, provider_id, d_lo, d_hi, summarise_bounded(iv, DAY, interval_s, d_lo, d_hi))
     if index:  # the index roll-up of the same days, from the same intervals (``db.index_rollup``)
         sellers = _Sellers(conn, provider_id, fractional)
@@ -623,8 +620,7 @@ def _refresh_streamed(conn: Connection, provider_id: int, interval_s: int, lo: i
     """``_refresh_window`` of a window too dense to hold (an import of millions of offers): its
     intervals arrive a chunk of whole offers at a time and are tallied per bucket (``_Tally``), so
     memory follows a chunk and the distinct prices, not the window. The same figures."""
-    d_lo, d_hi = floor(lo, DAY) // DAY, floor(hi, DAY) // DAY
-    h_lo, h_hi = floor(lo, HOUR) // HOUR, floor(hi, HOUR) // HOUR
+    d_lo, d_hi, h_lo, h_hi = lo // DAY, hi // DAY, lo // HOUR, hi // HOUR  # bucket indices (from the epoch)
     sellers = _Sellers(conn, provider_id)
     days, hours, index = _Tally(d_lo, d_hi), _Tally(h_lo, h_hi), _Tally(d_lo, d_hi)
     series, sold = _Groups(), _Groups()
