@@ -93,25 +93,19 @@ RAW_COLUMNS_SQL = ("{p}id, {p}offer_id, {p}provider_id, {p}gpu_id, {p}kind_id, {
                    "{p}last_seen, {p}ends_at")
 #: The (gpu, provider, kind) series of the hourly runs, before their label terms.
 ROLLUP_SERIES = "SELECT id, gpu_id, provider_id, kind_id FROM rollup_series WHERE gpu_id IN :gpus"
-#: A run's columns, in both run tables and their view ``rollup_hour``.
-RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
-#: Hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to ``:b``.
-ROLLUP_RUNS = ("SELECT " + RUN_FIELDS + " FROM rollup_hour WHERE series_id IN :sids "
-               "AND start >= :a AND start <= :b AND start + hours > :lo")
-_DAY_ROWS = "FROM rollup_day WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi"
-#: Day roll-up rows of ``:gpus`` of buckets ``:lo`` to ``:hi``, before their label terms and order.
-ROLLUP_DAYS = "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers " + _DAY_ROWS
 #: Joins naming an interval's (``i``) offer ``o``, provider ``lp``, GPU ``lg`` and kind ``lk``:
 #: left joins on primary keys (every interval has all four), so both backends leave out those a
 #: read's columns and terms do not name.
 _NAMED_INTERVALS = ("FROM price_interval i LEFT JOIN offer o ON o.id = i.offer_id "
                     "LEFT JOIN label lp ON lp.id = i.provider_id LEFT JOIN label lg ON lg.id = i.gpu_id "
                     "LEFT JOIN label lk ON lk.id = i.kind_id WHERE ")
-#: The same runs as a provider's value takes them (``provider_low_runs``): first and last hour,
-#: lowest price and offers, in order of series and start. That order is the run table's key, so
-#: each side of the view is read along it (no sort), and a series' runs come as
-#: ``db.spans.joined`` takes them.
-LOW_RUNS = ROLLUP_RUNS.replace(RUN_FIELDS, "series_id, start, start + hours - 1, min, offers") + " ORDER BY series_id, start"
+#: The hourly runs of ``:sids`` overlapping hours ``:lo`` (``:a``: the earliest start that can) to
+#: ``:b`` as a provider's value takes them (``provider_low_runs``): first and last hour, lowest
+#: price and offers, in order of series and start. That order is the run table's key, so each
+#: side of the view is read along it (no sort), and a series' runs come as ``db.spans.joined``
+#: takes them.
+LOW_RUNS = ("SELECT series_id, start, start + hours - 1, min, offers FROM rollup_hour WHERE series_id IN :sids "
+            "AND start >= :a AND start <= :b AND start + hours > :lo ORDER BY series_id, start")
 
 
 def series_terms(params: dict[str, Any], provider_ids: object, kind_ids: object, alias: str = "") -> str:
@@ -379,40 +373,27 @@ def provider_low_runs(reader: Reader, step: int, *, gpu_ids: list[int], lo: int,
     order, so a provider with one series (one kind) is a pass over its runs with no sweep."""
     if not gpu_ids:
         return {}
+    params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
+    terms = series_terms(params, provider_ids, kind_ids)
     if step != HOUR:
-        params: dict[str, Any] = {"gpus": gpu_ids, "lo": lo, "hi": hi}
         pieces: dict[tuple[int, int], list[Piece]] = {}
         # integers and floats from both drivers
-        for g, b, p, low, offers in reader.rows("SELECT gpu_id, bucket, provider_id, min, offers " + _DAY_ROWS
-                                                + series_terms(params, provider_ids, kind_ids), params):
+        for g, b, p, low, offers in reader.rows("SELECT gpu_id, bucket, provider_id, min, offers FROM rollup_day "
+                                                "WHERE gpu_id IN :gpus AND bucket >= :lo AND bucket <= :hi" + terms, params):
             day = b // step
             pieces.setdefault((g, p), []).append((day, day, low, offers))
         return {key: lows(ps) for key, ps in pieces.items()}
-    found = series_runs(reader, LOW_RUNS, gpu_ids, lo, hi, provider_ids, kind_ids)
-    if found is None:
-        return {}
-    series, rows, h_lo, h_hi = found
-    parts: dict[tuple[int, int], list[list[Run]]] = {}
-    for sid, group in groupby(rows, itemgetter(0)):  # integers and floats from both drivers
-        parts.setdefault(series[sid][:2], []).append(_series_lows(list(group), h_lo, h_hi))
-    keys = dict.fromkeys(s[:2] for s in series.values())  # the order the series were read in
-    return {key: ps[0] if len(ps) == 1 else lows(r for p in ps for r in p)
-            for key in keys if (ps := parts.get(key))}
-
-
-def series_runs(reader: Reader, sql: str, gpu_ids: list[int], lo: int, hi: int, provider_ids: object = None,
-                kind_ids: object = None) -> tuple[dict[int, tuple[int, int, int]], list[tuple[Any, ...]], int, int] | None:
-    """The hourly series of ``gpu_ids`` (of the providers and kinds given: ``series_terms``) as
-    ``{id: (gpu, provider, kind)}``, the rows ``sql`` (``ROLLUP_RUNS``, ``LOW_RUNS``) reads of their
-    runs overlapping the hours starting in ``[lo, hi]``, and those hours' first and last index;
-    ``None`` when there is no such series or hour."""
-    params: dict[str, Any] = {"gpus": gpu_ids}
-    rows = reader.rows(ROLLUP_SERIES + series_terms(params, provider_ids, kind_ids), params)
-    series = {int(i): (int(g), int(p), int(k)) for i, g, p, k in rows}
+    series = {int(i): (int(g), int(p)) for i, g, p, _k in reader.rows(ROLLUP_SERIES + terms, params)}
     h_lo, h_hi = -(-lo // HOUR), hi // HOUR
     if not series or h_hi < h_lo:
-        return None
-    return series, reader.rows(sql, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo}), h_lo, h_hi
+        return {}
+    rows = reader.rows(LOW_RUNS, {"sids": sorted(series), "a": h_lo - MAX_RUN + 1, "b": h_hi, "lo": h_lo})
+    parts: dict[tuple[int, int], list[list[Run]]] = {}
+    for sid, group in groupby(rows, itemgetter(0)):  # integers and floats from both drivers
+        parts.setdefault(series[sid], []).append(_series_lows(list(group), h_lo, h_hi))
+    keys = dict.fromkeys(series.values())  # the order the series were read in
+    return {key: ps[0] if len(ps) == 1 else lows(r for p in ps for r in p)
+            for key in keys if (ps := parts.get(key))}
 
 
 #: A ``LOW_RUNS`` row's piece (first hour, last hour, lowest price, offers), taken in C: an hourly

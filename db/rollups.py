@@ -5,8 +5,7 @@ always agree).
 Roll-ups hold, per (gpu, provider, kind, bucket), the min, median and max USD price per
 GPU-hour over the intervals counting in the bucket and the number of distinct offers among
 them: ``rollup_day`` one row per day, ``rollup_hour_run`` one row per run of consecutive hours
-with equal figures (``read`` expands runs into the same one-row-per-bucket frame; ``read_runs``
-hands them over as they are). They cover USD intervals of mapped GPUs (what the analysis
+with equal figures (the history reads them as they are: ``db.reads.provider_low_runs``). They cover USD intervals of mapped GPUs (what the analysis
 reads). The store refreshes a provider's buckets around each collection (``refresh``), and
 ``rebuild`` recomputes everything (after an import or a migration). Because a roll-up row is
 one provider's, each provider's refresh is independent of the others; it reads only the
@@ -21,7 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 from sqlalchemy import inspect, text
@@ -31,20 +30,17 @@ from db import intervals, labels, reads
 from db.reader import bind, in_transaction
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, floor, origin, span  # noqa: F401 - WEEK, floor: callers read them here
 
-if TYPE_CHECKING:
-    import pandas as pd
-
-
 DAY_TABLE = "rollup_day"
 RUN_TABLE = "rollup_hour_run"
 #: Each series' newest run (``db.models.RollupHourOpen``).
 OPEN_TABLE = "rollup_hour_open"
+#: A run's columns, in both run tables and their view ``rollup_hour``.
+RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
 MAX_RUN = reads.MAX_RUN
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
 
 COLUMNS = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
-RUN_COLUMNS = ["gpu_id", "provider_id", "kind_id", "first", "last", "min", "median", "max", "offers"]
 
 #: One bucket's figures: (min, median, max, offers).
 Figures = tuple[float, float, float, int]
@@ -320,16 +316,16 @@ def write_runs(conn: Connection, rows: Iterable[tuple[int, int, int, Figures]], 
     """Insert ``(series_id, start, hours, figures)`` runs into ``table`` with one driver-level ``executemany``."""
     values = [(sid, start, n, *f) for sid, start, n, f in rows]
     if values:
-        conn.exec_driver_sql(f"INSERT INTO {table} ({reads.RUN_FIELDS}) "
+        conn.exec_driver_sql(f"INSERT INTO {table} ({RUN_FIELDS}) "
                              f"VALUES ({intervals.placeholders(conn, 7)})", values)
     return len(values)
 
 
 #: A series' earlier runs that overlap or touch hours ``:lo``.. (``:a``: the earliest start that can) to ``:b``.
-_TOUCHING_RUNS = (f"SELECT {reads.RUN_FIELDS} FROM {RUN_TABLE} WHERE series_id IN :sids "
+_TOUCHING_RUNS = (f"SELECT {RUN_FIELDS} FROM {RUN_TABLE} WHERE series_id IN :sids "
                   "AND start >= :a AND start <= :b AND start + hours >= :lo")
 #: The series' newest runs, wherever they lie.
-_OPEN_RUNS = f"SELECT {reads.RUN_FIELDS} FROM {OPEN_TABLE} WHERE series_id IN :sids"
+_OPEN_RUNS = f"SELECT {RUN_FIELDS} FROM {OPEN_TABLE} WHERE series_id IN :sids"
 
 #: A run as the write path compares them: (kept in the open table?, start, hours, figures).
 _Placed = tuple[bool, int, int, Figures]
@@ -406,7 +402,7 @@ def _write_hours(conn: Connection, provider_id: int, h_lo: int, h_hi: int, s: Su
 def _promote(conn: Connection, sid: int) -> None:
     """Move ``sid``'s newest earlier run into the open table (its newest run went)."""
     m = intervals.mark(conn)
-    row = conn.exec_driver_sql(f"SELECT {reads.RUN_FIELDS} FROM {RUN_TABLE} "
+    row = conn.exec_driver_sql(f"SELECT {RUN_FIELDS} FROM {RUN_TABLE} "
                                f"WHERE series_id = {m} ORDER BY start DESC LIMIT 1", (sid,)).first()
     if row is not None:
         conn.exec_driver_sql(f"DELETE FROM {RUN_TABLE} WHERE series_id = {m} AND start = {m}", (sid, row[1]))
@@ -741,65 +737,3 @@ def prune(conn: Connection, before: int) -> int:
     if not updated:
         conn.execute(text("INSERT INTO store_meta (key, value) VALUES (:k, :v)"), {"v": str(cutoff), "k": reads.HORIZON_KEY})
     return int(deleted or 0)
-
-
-def read_runs(
-    conn: Connection,
-    *,
-    gpu_ids: Iterable[int],
-    lo: int,
-    hi: int,
-    provider_ids: Iterable[int] | None = None,
-    kind_ids: Iterable[int] | None = None,
-) -> pd.DataFrame:
-    """Hourly roll-ups as runs (``RUN_COLUMNS``: ``first``/``last`` bucket starts, epoch
-    seconds), clipped to the hours starting in ``[lo, hi]``: one row per run of equal figures,
-    for callers that can use a price over a stretch of hours without one row per hour."""
-    import pandas as pd
-
-    gpus = list(gpu_ids)
-    found = reads.series_runs(in_transaction(conn), reads.ROLLUP_RUNS, gpus, lo, hi, provider_ids, kind_ids) if gpus else None
-    if found is None:
-        return pd.DataFrame(columns=RUN_COLUMNS)
-    series, rows, h_lo, h_hi = found
-    runs = pd.DataFrame(rows, columns=["series_id", "start", "hours", "min", "median", "max", "offers"])
-    sid = runs["series_id"].to_numpy(dtype=np.int64)
-    start = runs["start"].to_numpy(dtype=np.int64)
-    keys = np.array([series[i] for i in sid.tolist()], dtype=np.int64).reshape(-1, 3)
-    out = pd.DataFrame({
-        "gpu_id": keys[:, 0], "provider_id": keys[:, 1], "kind_id": keys[:, 2],
-        "first": np.maximum(start, h_lo) * HOUR,
-        "last": np.minimum(start + runs["hours"].to_numpy(dtype=np.int64) - 1, h_hi) * HOUR,
-        "min": runs["min"].astype(float), "median": runs["median"].astype(float), "max": runs["max"].astype(float),
-        "offers": runs["offers"].astype(np.int64),
-    })
-    return out.sort_values(["gpu_id", "provider_id", "kind_id", "first"], ignore_index=True)
-
-
-def read(
-    conn: Connection,
-    step: int,
-    *,
-    gpu_ids: Iterable[int],
-    lo: int,
-    hi: int,
-    provider_ids: Iterable[int] | None = None,
-    kind_ids: Iterable[int] | None = None,
-) -> pd.DataFrame:
-    """Roll-up rows (``COLUMNS``) of buckets starting in ``[lo, hi]``, one per (gpu, bucket,
-    provider, kind) in that order: day rows by a primary-key range per GPU, hours expanded from
-    their runs."""
-    import pandas as pd
-
-    gpus = list(gpu_ids)
-    if not gpus:
-        return pd.DataFrame(columns=COLUMNS)
-    if step == HOUR:
-        runs = read_runs(conn, gpu_ids=gpus, lo=lo, hi=hi, provider_ids=provider_ids, kind_ids=kind_ids)
-        idx, hour = ranges(runs["first"].to_numpy(dtype=np.int64) // HOUR, runs["last"].to_numpy(dtype=np.int64) // HOUR)
-        out = runs.iloc[idx].reset_index(drop=True)
-        out["bucket"] = hour * HOUR
-        return out.sort_values(["gpu_id", "bucket", "provider_id", "kind_id"], ignore_index=True)[COLUMNS]
-    params: dict[str, Any] = {"gpus": gpus, "lo": lo, "hi": hi}
-    sql = reads.ROLLUP_DAYS + reads.series_terms(params, provider_ids, kind_ids) + " ORDER BY gpu_id, bucket, provider_id, kind_id"
-    return pd.DataFrame(_rows(conn, sql, params), columns=COLUMNS)

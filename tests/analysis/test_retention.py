@@ -16,6 +16,7 @@ from db import reads, rollups
 from db.reader import in_transaction
 from tests.analysis.test_rollup_equivalence import T0, assert_same, record
 from tests.conftest import fixture_path, read, run_main
+from tests.db.test_rollup_runs_migration import stored
 from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history
 from tracker.analysis.trends import trends
@@ -27,13 +28,6 @@ HISTORY = [
      [("a", "on_demand", "H100-SXM", 2.0 + (k // 16) * 0.25), ("b", "spot", "H100-SXM", 1.5)])
     for k in range(48)
 ]
-
-
-def rows(engine: Engine, step: int) -> list[tuple[Any, ...]]:
-    """Every stored roll-up of ``step``, one row per bucket (hours expanded from their runs)."""
-    with engine.connect() as conn:
-        got = rollups.read(conn, step, gpu_ids=rollups.gpu_ids(conn), lo=0, hi=2**31)
-    return [tuple(r) for r in got.itertuples(index=False)]
 
 
 def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
@@ -49,7 +43,7 @@ def answers(engine: Engine) -> list[tuple[pd.DataFrame, pd.DataFrame]]:
 
 def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: Engine, capsys: Any) -> None:
     end = record(engine, HISTORY)
-    before, hour_rows, day_rows = answers(engine), rows(engine, rollups.HOUR), rows(engine, rollups.DAY)
+    before, hour_rows, day_rows = answers(engine), stored(engine, rollups.HOUR), stored(engine, rollups.DAY)
     with engine.connect() as conn:
         raw_before = conn.execute(text("SELECT COUNT(*) FROM price_interval")).scalar_one()
     deleted, horizon = prune_raw(engine, raw_days=3, now=end)
@@ -62,7 +56,7 @@ def test_pruned_history_answers_as_before_and_rebuild_keeps_old_buckets(engine: 
     url = engine.url.render_as_string(hide_password=False)
     code, out, _ = run_main(capsys, "--db", url, "rollups", "rebuild")
     assert code == 0 and "rebuilt" in out
-    assert rows(engine, rollups.HOUR) == hour_rows and rows(engine, rollups.DAY) == day_rows
+    assert stored(engine, rollups.HOUR) == hour_rows and stored(engine, rollups.DAY) == day_rows
     code, out, _ = run_main(capsys, "--db", url, "rollups", "prune", "--raw-days", "2")
     assert code == 0 and "deleted" in out
     for got, want in zip(answers(engine), before, strict=True):

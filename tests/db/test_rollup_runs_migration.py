@@ -37,10 +37,16 @@ def intervals(engine: Engine) -> list[tuple[Any, ...]]:
 
 
 def stored(engine: Engine, step: int) -> list[tuple[Any, ...]]:
-    """Every roll-up of ``step`` through ``rollups.read`` (hours expanded from their runs)."""
+    """Every roll-up of ``step``, one row (gpu, bucket, provider, kind, min, median, max, offers) per
+    bucket in that order: the day rows, or the hours of every run."""
     with engine.connect() as conn:
-        got = rollups.read(conn, step, gpu_ids=rollups.gpu_ids(conn), lo=0, hi=2**31)
-    return [tuple(r) for r in got.itertuples(index=False)]
+        if step == rollups.DAY:
+            return [tuple(r) for r in conn.execute(text(
+                "SELECT gpu_id, bucket, provider_id, kind_id, min, median, max, offers FROM rollup_day ORDER BY 1, 2, 3, 4"))]
+        runs = conn.execute(text("SELECT s.gpu_id, s.provider_id, s.kind_id, r.start, r.hours, r.min, r.median, r.max, "
+                                 "r.offers FROM rollup_hour r JOIN rollup_series s ON s.id = r.series_id")).all()
+    return sorted((g, h * rollups.HOUR, p, k, mn, md, mx, n) for g, p, k, start, hours, mn, md, mx, n in runs
+                  for h in range(start, start + hours))
 
 
 def old_hours(engine: Engine) -> list[tuple[Any, ...]]:
