@@ -21,6 +21,7 @@ to ``groups`` by the tests), so a collection's work grows with the day's data, n
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from db import reads
 from db.reader import Reader
@@ -35,27 +36,22 @@ Key = tuple[int, int, int, str]
 Row = tuple[int, int, int, float, int, int, int | None, int | None]
 
 
-class OfferFacts:
+class OfferFacts(NamedTuple):
     """What the index needs to know of the offers at hand beyond their intervals: which rent a
     fraction of a GPU (left out) and which an aggregator lists for another cloud (``via``, from
     the series keys of ``db.reads``). Read per provider of the given offers (fractional ones
     through the offer key, one statement each), so the cost never follows the length of the history."""
 
-    def __init__(self, fractional: set[int], via: dict[int, str]) -> None:
-        self.fractional = fractional
-        self.via = via
+    fractional: set[int]
+    via: dict[int, str]
 
     @classmethod
-    def read(cls, reader: Reader, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]],
-             vias: Mapping[int, str] | None = None) -> OfferFacts:
-        """Facts of the offers among ``rows`` (``(offer id, provider id)`` pairs); ``vias``: the
-        offers' clouds when the caller has them (``db.rollups`` holds each interval's series key)."""
+    def read(cls, reader: Reader, provider_names: Mapping[int, str], rows: Iterable[tuple[int, int]]) -> OfferFacts:
+        """Facts of the offers among ``rows`` (``(offer id, provider id)`` pairs)."""
         pairs = {(int(o), int(p)) for o, p in rows}
-        fractional = reads.fractional_offers(reader, pairs)
-        if vias is None:
-            keys = reads.offer_keys(reader, provider_names, pairs)
-            vias = {o: cloud for o, k in keys.items() if (cloud := reads.split(provider_names[k])[1])}
-        return cls(fractional, dict(vias))
+        keys = reads.offer_keys(reader, provider_names, pairs)
+        return cls(reads.fractional_offers(reader, pairs),
+                   {o: cloud for o, k in keys.items() if (cloud := reads.split(provider_names[k])[1])})
 
 
 def fractional(gpu_count: float) -> bool:
