@@ -14,7 +14,7 @@ expanding parameters do. No SQLAlchemy is imported here: commands that start thr
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Self
 
@@ -73,15 +73,6 @@ class Reader:
         as an hourly year's runs, is not copied row by row again); any other row is copied into one."""
         rows = self._execute(*bind(sql, params, self.marker)).fetchall()
         return rows if not rows or type(rows[0]) is tuple else [tuple(r) for r in rows]
-
-    def batches(self, sql: str, params: Mapping[str, Any] | None, size: int) -> Iterator[list[tuple[Any, ...]]]:
-        """The rows in lists of at most ``size``: a long read held a batch at a time."""
-        cursor = self._execute(*bind(sql, params, self.marker))
-        try:
-            while rows := cursor.fetchmany(size):
-                yield rows
-        finally:
-            cursor.close()
 
     def mappings(self, sql: str, params: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
         """Every row as ``{column: value}``."""

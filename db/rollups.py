@@ -123,17 +123,14 @@ def _window_params(conn: Connection, provider_id: int, since: int, until: int) -
 def load(conn: Connection, provider_id: int, *, since: int | None = None, until: int | None = None,
          current: Current | None = None) -> Intervals:
     """``provider_id``'s intervals that may count in ``[since, until]`` (``since`` already
-    widened by the hold), through the provider indexes, as numpy arrays (no per-row objects);
-    ``current``: the provider's current intervals, when the caller holds them."""
-    if since is None or until is None:
+    widened by the hold; ``None``: unbounded) as numpy arrays (no per-row objects); ``current``:
+    the provider's current intervals, when the caller holds them (a collection's store path), so
+    only the past ones are read, through the provider index."""
+    if current is None or since is None or until is None:
         rows = reads.raw_rows(in_transaction(conn), gpu_ids(conn), since, until, [provider_id], None, labels.usd_id(conn))
-    elif current is not None:  # a collection's store path: the newest intervals are at hand, only the past ones are read
-        params = _window_params(conn, provider_id, since, until)
-        past = _rows(conn, _PAST_SQL, params)
+    else:
+        past = _rows(conn, _PAST_SQL, _window_params(conn, provider_id, since, until))
         rows = [r for r in current.rows if r[7] >= since and r[6] <= until] + past
-    else:  # read in chunks straight into arrays: a dense window (an import of millions of offers) holds no row objects
-        params = _window_params(conn, provider_id, since, until)
-        return intervals_of(conn, provider_id, _fetch_table(conn, _WINDOW_SQL, params))
     return intervals_of(conn, provider_id, np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))  # NULL -> NaN
 
 
@@ -160,16 +157,8 @@ def series_keys(conn: Connection, provider_id: int, offer: np.ndarray) -> np.nda
     return np.array([keys.get(o, provider_id) for o in offer.tolist()], dtype=np.int64)
 
 
-#: Rows converted to an array at a time (``_fetch_table``).
+#: Rows converted to an array at a time (``_whole_offers``).
 FETCH_CHUNK = 100_000
-
-
-def _fetch_table(conn: Connection, sql: str, params: dict[str, Any]) -> np.ndarray:
-    """``RAW_COLUMNS`` rows of ``sql`` as one float array (NULL -> NaN), fetched ``FETCH_CHUNK`` at a time."""
-    chunks = [np.zeros((0, len(RAW_COLUMNS)))]
-    for rows in in_transaction(conn).batches(sql, params, FETCH_CHUNK):
-        chunks.append(np.array(rows, dtype=float).reshape(-1, len(RAW_COLUMNS)))
-    return np.concatenate(chunks)
 
 
 def span_arrays(iv: Intervals, interval_s: int, step: int) -> tuple[np.ndarray, np.ndarray]:
