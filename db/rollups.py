@@ -670,17 +670,17 @@ def _kept_before(conn: Connection, provider_id: int, lo: int, horizon: int) -> b
         {"gpus": gpu_ids(conn) or [-1], "p": provider_keys(conn, provider_id), "lo": floor(lo, DAY), "h": horizon}))
 
 
-def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, horizon: int | None = None,
-            open_runs: bool = True, index: bool = True) -> int:
+def rebuild(conn: Connection, provider_ids: Iterable[int] | None = None, *, open_runs: bool = True,
+            index: bool = True) -> int:
     """Recompute every roll-up (of ``provider_ids``, or all) from the stored intervals.
 
     Roll-ups of buckets before the raw-retention horizon (``prune``) are kept as they are:
     only the range that raw data still covers whole is recomputed. Each provider's intervals
     are read once and worked through in windows of ``REBUILD_WINDOW`` (bounded memory).
-    ``horizon`` overrides the stored one; ``open_runs=False``: for the migrations before the open
-    table (see ``_write_hours``); ``index=False``: for the migrations before the index roll-up."""
+    ``open_runs=False``: for the migrations before the open table (see ``_write_hours``);
+    ``index=False``: for the migrations before the index roll-up."""
     holds = reads.provider_intervals(in_transaction(conn))
-    horizon = reads.raw_horizon(in_transaction(conn)) if horizon is None else horizon
+    horizon = reads.raw_horizon(in_transaction(conn))
     # fresh statistics: a provider's whole history is best read by one pass over the table, which
     # a planner without them (a store just imported or migrated) would do through the GPU index
     inspector = inspect(conn)
