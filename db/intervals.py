@@ -79,10 +79,7 @@ def insert_new(conn: Connection, rows: Sequence[tuple[Any, ...]]) -> None:
     if not rows:
         return
     ids = new_ids(conn, len(rows))
-    newest: dict[int, int] = {}
-    for k, row in enumerate(rows):  # the last row of an offer is its newest
-        newest[row[0]] = k
-    is_open = set(newest.values())
+    is_open = set({row[0]: k for k, row in enumerate(rows)}.values())  # the last row of an offer is its newest
     insert_many(conn, OPEN_TABLE, ("id", *COLUMNS), [(ids[k], *rows[k]) for k in sorted(is_open)])
     insert_many(conn, PAST_TABLE, ("id", *COLUMNS),
                      [(i, *row) for k, (i, row) in enumerate(zip(ids, rows, strict=True)) if k not in is_open])

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -487,11 +488,8 @@ CONVERSION_KEYS = ("original_price_per_hour", "original_currency", "usd_rate", "
 def conversions(rows: Sequence[Mapping[str, Any]]) -> list[tuple[str, float | None, str | None, int]]:
     """(currency, rate, rate date, prices) of each conversion the price rows carry, for a note
     beside them: a converted price is never shown without its rate and date."""
-    seen: dict[tuple[str, float | None, str | None], int] = {}
-    for r in rows:
-        if r.get("original_currency"):
-            key = (r["original_currency"], r.get("usd_rate"), r.get("usd_rate_date"))
-            seen[key] = seen.get(key, 0) + 1
+    seen = Counter((r["original_currency"], r.get("usd_rate"), r.get("usd_rate_date"))
+                   for r in rows if r.get("original_currency"))
     return [(c, rate, on, n) for (c, rate, on), n in sorted(seen.items(), key=lambda kv: (kv[0][0], str(kv[0][2])))]
 
 
@@ -513,12 +511,10 @@ def imported_sources(reader: Reader, states: Sequence[ProviderState] | None = No
     run), with the label of each one's newest import (``import of <label> (...)``)."""
     states = provider_states(reader) if states is None else states
     collected = {p.name for p in states if p.collected_at is not None}
-    out: dict[str, str] = {}
-    for provider, message in reader.rows("SELECT provider, error_message FROM scrape_run WHERE id IN "
-                                         "(SELECT MAX(id) FROM scrape_run WHERE source = 'import' GROUP BY provider)"):
-        if provider not in collected and message:
-            out[provider] = message.removeprefix(IMPORT_NOTE).split(" (", 1)[0]
-    return out
+    rows = reader.rows("SELECT provider, error_message FROM scrape_run WHERE id IN "
+                       "(SELECT MAX(id) FROM scrape_run WHERE source = 'import' GROUP BY provider)")
+    return {provider: message.removeprefix(IMPORT_NOTE).split(" (", 1)[0]
+            for provider, message in rows if provider not in collected and message}
 
 
 def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now: datetime,

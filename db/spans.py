@@ -132,8 +132,7 @@ def lows(pieces: Iterable[Piece]) -> list[Run]:
     heap: list[float] = []
     gone: dict[float, int] = {}
     offers_now = 0
-    at = list(events)  # ascending: pieces were sorted by first bucket, and each end follows its start
-    at.sort()
+    at = sorted(events)  # nearly in order already: pieces were sorted by first bucket, and each end follows its start
     for k, pos in enumerate(at):
         for price, offers, sign in events[pos]:
             offers_now += sign * offers
