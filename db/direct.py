@@ -165,7 +165,7 @@ def known_revisions() -> frozenset[str]:
     return _headers("revision")
 
 
-def at_head(stored: list[str]) -> bool:
-    """Whether the revisions a store's version table holds are exactly the one head."""
+def at_head(stored: list[str] | None) -> bool:
+    """Whether the revisions a store's version table holds (``None``: it has none) are exactly the one head."""
     heads = file_heads()
     return len(heads) == 1 and stored == list(heads)

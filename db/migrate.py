@@ -75,8 +75,7 @@ def current_revision(engine: Engine) -> str | None:
 
 def is_current(engine: Engine) -> bool:
     """True when the database's ``alembic_version`` is the one head: nothing to migrate."""
-    stored = _stored_revisions(engine)
-    return stored is not None and at_head(stored)
+    return at_head(_stored_revisions(engine))
 
 
 @contextmanager
@@ -116,7 +115,7 @@ def init_db(engine: Engine) -> None:
     ``ConfigError`` naming the masked URL rather than Alembic's "Can't locate revision"."""
     where = mask_url(engine.url)
     stored = _stored_revisions(engine)
-    if stored is not None and at_head(stored):
+    if at_head(stored):
         return
     unknown = [r for r in stored or [] if r not in known_revisions()]
     if unknown:
