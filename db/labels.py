@@ -56,9 +56,8 @@ def ensure(conn: Connection, wanted: Iterable[tuple[str, str]]) -> dict[tuple[st
     have = reads.all_labels(in_transaction(conn))
     missing = sorted({w for w in wanted if w not in have})
     if missing:
-        for space, _name in missing:
-            if space not in SPACES:
-                raise ValueError(f"label space {space!r} is not one of {', '.join(SPACES)}")
+        if unknown := [space for space, _name in missing if space not in SPACES]:
+            raise ValueError(f"label space {unknown[0]!r} is not one of {', '.join(SPACES)}")
         conn.execute(
             text("INSERT INTO label (space, name) VALUES (:s, :n) ON CONFLICT (space, name) DO NOTHING"),
             [{"s": s, "n": n} for s, n in missing],

@@ -694,11 +694,8 @@ def fractional_offers(reader: Reader, offers: Iterable[tuple[int, int]]) -> set[
     if not by_provider:
         return set()
     names = label_names(reader, "provider")
-    found: set[int] = set()
-    for provider_id, ids in sorted(by_provider.items()):
-        if (name := names.get(provider_id)) is not None:
-            found |= provider_fractional_offers(reader, name) & ids
-    return found
+    return {o for provider_id, ids in sorted(by_provider.items()) if provider_id in names
+            for o in provider_fractional_offers(reader, names[provider_id]) & ids}
 
 
 def provider_fractional_offers(reader: Reader, provider: str) -> set[int]:
@@ -999,10 +996,9 @@ def first_price_at(reader: Reader, gpus: Sequence[str] | None = None) -> datetim
     if not ids:
         return None
     # one step down the (gpu_id, first_seen) index per GPU: a MIN over the view reads every interval
-    past = [v for g in ids if (v := reader.scalar("SELECT first_seen FROM price_interval_past WHERE gpu_id = :g "
-                                                  "ORDER BY first_seen LIMIT 1", {"g": g})) is not None]
-    open_ = reader.scalar(FIRST_OPEN_OF_GPUS, {"g": ids})
-    raw = min(past + ([open_] if open_ is not None else []), default=None)
+    past = [reader.scalar("SELECT first_seen FROM price_interval_past WHERE gpu_id = :g ORDER BY first_seen LIMIT 1",
+                          {"g": g}) for g in ids]
+    raw = min([v for v in [*past, reader.scalar(FIRST_OPEN_OF_GPUS, {"g": ids})] if v is not None], default=None)
     rolled = reader.scalar("SELECT MIN(bucket) FROM rollup_day WHERE gpu_id IN :g", {"g": ids})
     if raw is None and rolled is None:
         return None
