@@ -182,6 +182,14 @@ def newest_seen(reader: Reader, where: str, params: dict[str, Any]) -> int | Non
     return None if value is None else int(value)
 
 
+def first_seen(reader: Reader, where: str, params: dict[str, Any], until: int) -> int | None:
+    """When the first interval (alias ``i``) matching ``where`` (``interval_terms``) and first
+    seen by ``until`` was first seen."""
+    value = reader.scalar(f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {where} AND i.first_seen <= :until",
+                          {**params, "until": until})
+    return None if value is None else int(value)
+
+
 def longest_span(reader: Reader) -> int:
     """The longest any stored interval lasted (``LONGEST_SPAN``)."""
     return int(reader.scalar(LONGEST_SPAN))

@@ -267,10 +267,8 @@ def provider_runs(reader: Reader, f: Filters, res: Resolution, lo: int, hi: int,
 
 def first_price(reader: Reader, f: Filters, until: int) -> int | None:
     """When the first stored USD price matching ``f`` and starting by ``until`` was first seen."""
-    params: dict[str, Any] = {"until": until}
-    where = Scope(reader, f, None).where(params)
-    value = reader.scalar(f"SELECT MIN(i.first_seen) FROM price_interval i WHERE {where} AND i.first_seen <= :until", params)
-    return None if value is None else int(value)
+    params: dict[str, Any] = {}
+    return reads.first_seen(reader, Scope(reader, f, None).where(params), params, until)
 
 
 # --- the answer ----------------------------------------------------------------------------
@@ -508,8 +506,8 @@ def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.
     tflops = {gpu: _tflops(gpu, basis, catalog) for gpu in h.gpus}
     notes = [f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty"
              for gpu, t in tflops.items() if not t]
-    factor = {gpu: (1.0 / t) if t else math.nan for gpu, t in tflops.items()}
-    return h.convert("cost-per-tflop", lambda gpu, v: v * factor.get(gpu, math.nan), f"USD/TFLOP-h ({basis})", notes)
+    divisor = {gpu: t or math.nan for gpu, t in tflops.items()}  # as convert_price divides
+    return h.convert("cost-per-tflop", lambda gpu, v: v / divisor.get(gpu, math.nan), f"USD/TFLOP-h ({basis})", notes)
 
 
 def breakeven_history(h: History, catalog: specs.Catalog | None = None) -> History:
