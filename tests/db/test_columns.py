@@ -6,13 +6,16 @@ from __future__ import annotations
 
 import dataclasses
 from datetime import datetime
-from typing import Annotated, NamedTuple, get_type_hints
+from typing import Annotated, Any, NamedTuple, get_type_hints
 
 import pytest
 from sqlmodel import SQLModel
 
 import db.columns
+import db.intervals
 import db.models
+import db.reads
+import db.rollups
 from db.models import GpuModel, Model, UTCDateTime
 from tracker.catalog.specs import DB_FIELDS, GpuSpec
 from tracker.gpu_columns import GpuColumns
@@ -73,3 +76,25 @@ def test_a_declared_column_reaches_the_table_with_its_type_and_storage() -> None
     seen = RowProbe.model_fields["seen_at"]
     assert (seen.annotation, seen.default, seen.sa_type) == (datetime | None, None, UTCDateTime)  # type: ignore[attr-defined]
     assert RowProbe.model_fields["name"].primary_key is True  # type: ignore[attr-defined]
+
+
+#: The column lists the SQL-text writes and reads name (``db.intervals``, ``db.rollups``,
+#: ``db.reads``, importable without SQLAlchemy), each with the tables it names and the columns of
+#: those tables it leaves out: a second statement of the models' columns, held equal here.
+NAMED_LISTS = [
+    ("db.intervals.COLUMNS", lambda: list(db.intervals.COLUMNS),
+     [db.models.PriceIntervalPast, db.models.PriceIntervalOpen], {"id", "available_count"}),
+    ("db.rollups.RUN_FIELDS", lambda: db.rollups.RUN_FIELDS.split(", "),
+     [db.models.RollupHourRun, db.models.RollupHourOpen], set()),
+    ("db.reads.INDEX_COLUMNS", lambda: list(db.reads.INDEX_COLUMNS), [db.models.IndexDay], set()),
+]
+
+
+@pytest.mark.parametrize(("name", "listed", "tables", "apart"), NAMED_LISTS, ids=[n for n, *_ in NAMED_LISTS])
+def test_a_named_column_list_is_its_tables_columns_in_order(name: str, listed: Any, tables: list[type[SQLModel]],
+                                                            apart: set[str]) -> None:
+    """A column added to one of these tables is missing from the list that writes or reads it,
+    and this says so, instead of a write that silently leaves it NULL."""
+    for table in tables:
+        columns = [c.name for c in table.__table__.columns if c.name not in apart]  # type: ignore[attr-defined]
+        assert listed() == columns, f"{name} and {table.__tablename__} differ"
