@@ -6,7 +6,7 @@ column is one field here.
 Standard library only: read commands import this and must start without SQLAlchemy. What a
 column needs beyond its type is its ``Annotated`` metadata, a dict of ``sqlmodel.Field``
 arguments (``default``, ``default_factory``, ``primary_key``, ``max_length``, ``index``,
-``foreign_key``), or a default of the class's own when code makes such rows itself; a nullable
+``foreign_key``; ``sa_type`` by the name of the SQLAlchemy type), or a default of the class's own when code makes such rows itself; a nullable
 column without one defaults to NULL, a ``datetime`` is stored as ``db.models.UTCDateTime`` and a
 ``dict`` as JSON.
 """
@@ -22,6 +22,57 @@ from db.spans import utcnow
 _ID = {"default": None, "primary_key": True}
 #: ``Field`` arguments of a creation time: now, unless given.
 _NOW = {"default_factory": utcnow}
+
+
+#: ``Field`` arguments of a label's small id, and of a time in epoch seconds (the SQLAlchemy type,
+#: named: ``db.models`` makes it).
+_SMALL = {"sa_type": "SmallInteger"}
+_EPOCH = {"sa_type": "BigInteger"}
+#: ``Field`` arguments of a primary-key column whose values the store gives (never an autoincrement).
+KEY: dict[str, Any] = {"primary_key": True, "sa_column_kwargs": {"autoincrement": False}}
+
+
+class IntervalFields(NamedTuple):
+    """The columns of an interval besides its id, the same in both of its tables and the view
+    (``db.intervals``; times in epoch seconds).
+
+    An interval is a run of consecutive collections that saw one offer at the same price,
+    currency and availability; anything else (a change, an absence, a failed collection)
+    opens a new one."""
+
+    offer_id: Annotated[int, {"foreign_key": "offer.id"}]
+    provider_id: Annotated[int, _SMALL]
+    gpu_id: Annotated[int | None, _SMALL]
+    kind_id: Annotated[int, _SMALL]
+    currency_id: Annotated[int, _SMALL]
+    price_per_hour: float
+    price_per_gpu_hour: float
+    available: bool | None
+    first_seen: Annotated[int, _EPOCH]
+    last_seen: Annotated[int, _EPOCH]
+    #: The provider's next collection attempt after ``last_seen``: a price holds until then and
+    #: never longer (NULL while the interval may go on).
+    ends_at: Annotated[int | None, _EPOCH]
+    #: How many collections saw this interval (first included): a one-off versus a plateau.
+    observations: Annotated[int, {"default": 1}]
+    #: Where the source says the interval began, when before ``first_seen`` (an import whose
+    #: observation at the stated start was held for confirmation): a later import that accepts
+    #: that observation joins it to this interval. NULL: it began at ``first_seen``.
+    stated_start: Annotated[int | None, _EPOCH]
+
+
+class RunFields(NamedTuple):
+    """The columns of an hourly roll-up run, the same in both of its tables and the view
+    (``db.rollups``). Figures rarely change from one hour to the next, so runs take a sixth of the
+    rows one per hour would."""
+
+    series_id: Annotated[int, KEY, _SMALL]
+    start: int
+    hours: Annotated[int, _SMALL]
+    min: float
+    median: float
+    max: float
+    offers: int
 
 
 class ProviderRow(NamedTuple):

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from db.columns import IntervalFields
+
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection
 
@@ -26,8 +28,7 @@ VIEW = "price_interval"
 OPEN_TABLE = "price_interval_open"
 PAST_TABLE = "price_interval_past"
 #: An interval's columns besides its id, in both tables and the view.
-COLUMNS = ("offer_id", "provider_id", "gpu_id", "kind_id", "currency_id", "price_per_hour", "price_per_gpu_hour",
-           "available", "first_seen", "last_seen", "ends_at", "observations", "stated_start")
+COLUMNS = IntervalFields._fields
 _ALL = "id, " + ", ".join(COLUMNS)
 #: Where new ids come from, for intervals and for offers: PostgreSQL's sequence, and the tables
 #: whose largest id SQLite continues after.

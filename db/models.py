@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from types import NoneType
 from typing import Annotated, Any, get_args, get_origin, get_type_hints
 
+import sqlalchemy
 from sqlalchemy import (
     JSON,
     BigInteger,
@@ -34,7 +35,18 @@ from sqlalchemy.types import TypeDecorator
 from sqlmodel import Field, SQLModel
 from sqlmodel.main import SQLModelMetaclass, get_column_from_field
 
-from db.columns import AlertStateRow, DigestStateRow, EventRow, FailureRow, OutboxRow, ProviderRow, RunRow
+from db.columns import (
+    KEY,
+    AlertStateRow,
+    DigestStateRow,
+    EventRow,
+    FailureRow,
+    IntervalFields,
+    OutboxRow,
+    ProviderRow,
+    RunFields,
+    RunRow,
+)
 from db.reader import utc_datetime
 from db.spans import utcnow
 from tracker.gpu_columns import GpuColumns
@@ -81,6 +93,8 @@ def declared_fields(declared: type) -> dict[str, Any]:
             args.setdefault("default", defaults[name])
         elif nullable and "default_factory" not in args:
             args.setdefault("default", None)
+        if isinstance(args.get("sa_type"), str):  # named where SQLAlchemy is not imported
+            args["sa_type"] = getattr(sqlalchemy, args["sa_type"])
         if python_type is datetime:
             args["sa_type"] = UTCDateTime
         elif get_origin(python_type) is dict:
@@ -128,7 +142,7 @@ class Model(SQLModel, metaclass=_DeclaredColumns):
 
 def key_column(sa_type: Any = SmallInteger, **kwargs: Any) -> Any:
     """A primary-key column whose values the store gives (never an autoincrement)."""
-    return Field(primary_key=True, sa_type=sa_type, sa_column_kwargs={"autoincrement": False}, **kwargs)
+    return Field(**KEY, sa_type=sa_type, **kwargs)
 
 
 class Provider(Model, table=True):
@@ -181,31 +195,9 @@ class Offer(Model, table=True):
 
 
 class IntervalColumns(Model):
-    """The columns of an interval, the same in both of its tables (times in epoch seconds).
+    """The columns of an interval, the same in both of its tables (``db.columns.IntervalFields``)."""
 
-    An interval is a run of consecutive collections that saw one offer at the same price,
-    currency and availability; anything else (a change, an absence, a failed collection)
-    opens a new one."""
-
-    offer_id: int = Field(foreign_key="offer.id")
-    provider_id: int = Field(sa_type=SmallInteger)
-    gpu_id: int | None = Field(default=None, sa_type=SmallInteger)
-    kind_id: int = Field(sa_type=SmallInteger)
-    currency_id: int = Field(sa_type=SmallInteger)
-    price_per_hour: float
-    price_per_gpu_hour: float
-    available: bool | None = None
-    first_seen: int = Field(sa_type=BigInteger)
-    last_seen: int = Field(sa_type=BigInteger)
-    #: The provider's next collection attempt after ``last_seen``: a price holds until then and
-    #: never longer (NULL while the interval may go on).
-    ends_at: int | None = Field(default=None, sa_type=BigInteger)
-    #: How many collections saw this interval (first included): a one-off versus a plateau.
-    observations: int = 1
-    #: Where the source says the interval began, when before ``first_seen`` (an import whose
-    #: observation at the stated start was held for confirmation): a later import that accepts
-    #: that observation joins it to this interval. NULL: it began at ``first_seen``.
-    stated_start: int | None = Field(default=None, sa_type=BigInteger)
+    __columns__ = IntervalFields
 
 
 class PriceIntervalPast(IntervalColumns, table=True):
@@ -281,16 +273,9 @@ class RollupSeries(Model, table=True):
 
 
 class HourRun(Model):
-    """The columns of an hourly roll-up run, the same in both of its tables. Figures rarely
-    change from one hour to the next, so runs take a sixth of the rows one per hour would."""
+    """The columns of an hourly roll-up run, the same in both of its tables (``db.columns.RunFields``)."""
 
-    series_id: int = key_column()
-    start: int
-    hours: int = Field(sa_type=SmallInteger)
-    min: float
-    median: float
-    max: float
-    offers: int
+    __columns__ = RunFields
 
 
 class RollupHourRun(HourRun, table=True):

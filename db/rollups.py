@@ -27,6 +27,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from db import intervals, labels, reads
+from db.columns import RunFields
 from db.reader import bind, in_transaction
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, floor, origin, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -35,7 +36,7 @@ RUN_TABLE = "rollup_hour_run"
 #: Each series' newest run (``db.models.RollupHourOpen``).
 OPEN_TABLE = "rollup_hour_open"
 #: A run's columns, in both run tables and their view ``rollup_hour``.
-RUN_FIELDS = "series_id, start, hours, min, median, max, offers"
+RUN_FIELDS = ", ".join(RunFields._fields)
 MAX_RUN = reads.MAX_RUN
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY

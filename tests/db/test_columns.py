@@ -80,7 +80,9 @@ def test_a_declared_column_reaches_the_table_with_its_type_and_storage() -> None
 
 #: The column lists the SQL-text writes and reads name (``db.intervals``, ``db.rollups``,
 #: ``db.reads``, importable without SQLAlchemy), each with the tables it names and the columns of
-#: those tables it leaves out: a second statement of the models' columns, held equal here.
+#: those tables it leaves out. The first two come from the declarations their tables are made from
+#: (``db.columns``), whatever the tables add or override; the index's is a second statement of its
+#: table's columns, held equal here.
 NAMED_LISTS = [
     ("db.intervals.COLUMNS", lambda: list(db.intervals.COLUMNS),
      [db.models.PriceIntervalPast, db.models.PriceIntervalOpen], {"id", "available_count"}),
@@ -93,8 +95,8 @@ NAMED_LISTS = [
 @pytest.mark.parametrize(("name", "listed", "tables", "apart"), NAMED_LISTS, ids=[n for n, *_ in NAMED_LISTS])
 def test_a_named_column_list_is_its_tables_columns_in_order(name: str, listed: Any, tables: list[type[SQLModel]],
                                                             apart: set[str]) -> None:
-    """A column added to one of these tables is missing from the list that writes or reads it,
-    and this says so, instead of a write that silently leaves it NULL."""
+    """A column of one of these tables missing from the list that writes or reads it would be left
+    NULL by those writes without a word: this says so instead."""
     for table in tables:
         columns = [c.name for c in table.__table__.columns if c.name not in apart]  # type: ignore[attr-defined]
         assert listed() == columns, f"{name} and {table.__tablename__} differ"
