@@ -13,6 +13,7 @@ column without one defaults to NULL, a ``datetime`` is stored as ``db.models.UTC
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, NamedTuple
 
@@ -72,6 +73,28 @@ class RunFields(NamedTuple):
     min: float
     median: float
     max: float
+    offers: int
+
+
+@dataclass
+class DayKeyFields:
+    """The key of a day's figures of one (gpu, provider, kind): ``bucket`` is the day's start."""
+
+    gpu_id: Annotated[int, KEY, _SMALL]
+    bucket: Annotated[int, KEY, _EPOCH]
+    provider_id: Annotated[int, KEY, _SMALL]
+    kind_id: Annotated[int, KEY, _SMALL]
+
+
+@dataclass
+class IndexDayFields(DayKeyFields):
+    """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
+    observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
+    index reads)."""
+
+    #: The cloud an aggregator's offers name ("": the provider's own offers).
+    via: Annotated[str, {"default": "", "primary_key": True, "max_length": 64}]
+    median: float
     offers: int
 
 

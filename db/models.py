@@ -38,9 +38,11 @@ from sqlmodel.main import SQLModelMetaclass, get_column_from_field
 from db.columns import (
     KEY,
     AlertStateRow,
+    DayKeyFields,
     DigestStateRow,
     EventRow,
     FailureRow,
+    IndexDayFields,
     IntervalFields,
     OutboxRow,
     ProviderRow,
@@ -242,12 +244,9 @@ class PriceIntervalOpen(IntervalColumns, table=True):
 
 
 class DayKey(Model):
-    """The key of a day's figures of one (gpu, provider, kind)."""
+    """The key of a day's figures of one (gpu, provider, kind) (``db.columns.DayKeyFields``)."""
 
-    gpu_id: int = key_column()
-    bucket: int = key_column(BigInteger)
-    provider_id: int = key_column()
-    kind_id: int = key_column()
+    __columns__ = DayKeyFields
 
 
 class RollupDay(DayKey, table=True):
@@ -296,17 +295,11 @@ class RollupHourOpen(HourRun, table=True):
     of a page per series spread over a year of runs."""
 
 
-class IndexDay(DayKey, table=True):
-    """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
-    observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
-    index reads)."""
+class IndexDay(Model, table=True):
+    """What the rental index reads of one day (``db.columns.IndexDayFields``)."""
 
     __table_args__ = {"sqlite_with_rowid": False}
-
-    #: The cloud an aggregator's offers name ("": the provider's own offers).
-    via: str = Field(default="", primary_key=True, max_length=64)
-    median: float
-    offers: int
+    __columns__ = IndexDayFields
 
 
 class StoreMeta(Model, table=True):

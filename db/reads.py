@@ -20,7 +20,7 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import UTC, datetime, timedelta
 from functools import cache
 from itertools import groupby
@@ -33,6 +33,7 @@ from db.columns import (
     DigestStateRow,
     EventRow,
     FailureRow,
+    IndexDayFields,
     LeaderRow,
     LeaseRow,
     OutboxRow,
@@ -686,7 +687,7 @@ def offer_keys(reader: Reader, provider_names: Mapping[int, str], rows: Iterable
 #: The index roll-up's table (``db.index_rollup``) and the columns of a row, in the order ``index_rows``
 #: returns them.
 INDEX_TABLE = "index_day"
-INDEX_COLUMNS = ("gpu_id", "bucket", "provider_id", "kind_id", "via", "median", "offers")
+INDEX_COLUMNS = tuple(f.name for f in fields(IndexDayFields))
 #: A provider's offers renting a fraction of a GPU, found through the offer identity's key (it
 #: starts with ``provider``): PostgreSQL plans an ``id IN (...)`` list of a few hundred ids as a
 #: scan of the whole ``offer`` table per list.

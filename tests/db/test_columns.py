@@ -80,9 +80,8 @@ def test_a_declared_column_reaches_the_table_with_its_type_and_storage() -> None
 
 #: The column lists the SQL-text writes and reads name (``db.intervals``, ``db.rollups``,
 #: ``db.reads``, importable without SQLAlchemy), each with the tables it names and the columns of
-#: those tables it leaves out. The first two come from the declarations their tables are made from
-#: (``db.columns``), whatever the tables add or override; the index's is a second statement of its
-#: table's columns, held equal here.
+#: those tables it leaves out. Each comes from the declaration its tables are made from
+#: (``db.columns``): this holds it so whatever the tables add, inherit or override.
 NAMED_LISTS = [
     ("db.intervals.COLUMNS", lambda: list(db.intervals.COLUMNS),
      [db.models.PriceIntervalPast, db.models.PriceIntervalOpen], {"id", "available_count"}),
