@@ -88,9 +88,7 @@ class DayKeyFields:
 
 @dataclass
 class IndexDayFields(DayKeyFields):
-    """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
-    observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
-    index reads)."""
+    """The columns of a day of the rental index (``db.models.IndexDay``): the key's, then these."""
 
     #: The cloud an aggregator's offers name ("": the provider's own offers).
     via: Annotated[str, {"default": "", "primary_key": True, "max_length": 64}]

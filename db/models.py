@@ -296,7 +296,9 @@ class RollupHourOpen(HourRun, table=True):
 
 
 class IndexDay(Model, table=True):
-    """What the rental index reads of one day (``db.columns.IndexDayFields``)."""
+    """The median per-GPU-hour price and the number of offers of one (gpu, provider, kind, via)
+    observed in one day, fractional-GPU offers left out (``db.index_rollup``: what the rental
+    index reads)."""
 
     __table_args__ = {"sqlite_with_rowid": False}
     __columns__ = IndexDayFields
