@@ -1,14 +1,15 @@
-"""The columns of the tables read without SQLAlchemy, declared once: each class is a table's row
-as ``db.reads`` returns it (its fields are the columns, in order, with their Python types), and
-``db.models`` makes the SQLModel table from the same class (``Model.__columns__``), so a new
-column is one field here.
+"""The columns of the tables read without SQLAlchemy, declared once: each class's fields are a
+table's columns, in order, with their Python types (most classes are also the table's row as
+``db.reads`` returns it; the interval, run and index-day fields give the column lists the
+SQL-text reads and writes name), and ``db.models`` makes the SQLModel table from the same class
+(``Model.__columns__``), so a new column is one field here.
 
 Standard library only: read commands import this and must start without SQLAlchemy. What a
 column needs beyond its type is its ``Annotated`` metadata, a dict of ``sqlmodel.Field``
 arguments (``default``, ``default_factory``, ``primary_key``, ``max_length``, ``index``,
-``foreign_key``; ``sa_type`` by the name of the SQLAlchemy type), or a default of the class's own when code makes such rows itself; a nullable
-column without one defaults to NULL, a ``datetime`` is stored as ``db.models.UTCDateTime`` and a
-``dict`` as JSON.
+``foreign_key``; ``sa_type`` by the name of the SQLAlchemy type), or a default of the class's
+own when code makes such rows itself; a nullable column without one defaults to NULL, a
+``datetime`` is stored as ``db.models.UTCDateTime`` and a ``dict`` as JSON.
 """
 
 from __future__ import annotations
