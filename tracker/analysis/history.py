@@ -85,7 +85,7 @@ from tracker.analysis.grid import (
     too_many_rows,
 )
 from tracker.analysis.market import NO_MARKET, sweep
-from tracker.catalog.value import breakeven_hours, months_for_hours
+from tracker.catalog.value import breakeven_hours, column_header, months_for_hours
 from tracker.cells import EXPORT_COLUMNS
 from tracker.errors import ConfigError
 from tracker.repeats import Repeats
@@ -507,7 +507,7 @@ def cost_per_tflop_history(h: History, basis: str | None = None, catalog: specs.
     notes = [f"{gpu}: no {basis} TFLOPS in the catalog; its cost per TFLOP is left empty"
              for gpu, t in tflops.items() if not t]
     divisor = {gpu: t or math.nan for gpu, t in tflops.items()}  # as convert_price divides
-    return h.convert("cost-per-tflop", lambda gpu, v: v / divisor.get(gpu, math.nan), f"USD/TFLOP-h ({basis})", notes)
+    return h.convert("cost-per-tflop", lambda gpu, v: v / divisor.get(gpu, math.nan), column_header(basis), notes)
 
 
 def breakeven_history(h: History, catalog: specs.Catalog | None = None) -> History:
