@@ -1,7 +1,7 @@
 """The columns of the tables read without SQLAlchemy, declared once: each class's fields are a
 table's columns, in order, with their Python types (most classes are also the table's row as
 ``db.reads`` returns it; the interval, run and index-day fields give the column lists the
-SQL-text reads and writes name), and ``db.models`` makes the SQLModel table from the same class
+SQL-text reads and writes name, the day key's fields those of the two day tables), and ``db.models`` makes the SQLModel table from the same class
 (``Model.__columns__``), so a new column is one field here.
 
 Standard library only: read commands import this and must start without SQLAlchemy. What a
@@ -85,6 +85,16 @@ class DayKeyFields:
     bucket: Annotated[int, KEY, _EPOCH]
     provider_id: Annotated[int, KEY, _SMALL]
     kind_id: Annotated[int, KEY, _SMALL]
+
+
+@dataclass
+class RollupDayFields(DayKeyFields):
+    """The columns of a day roll-up (``db.models.RollupDay``): the key's, then these."""
+
+    min: float
+    median: float
+    max: float
+    offers: int
 
 
 @dataclass

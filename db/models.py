@@ -38,7 +38,6 @@ from sqlmodel.main import SQLModelMetaclass, get_column_from_field
 from db.columns import (
     KEY,
     AlertStateRow,
-    DayKeyFields,
     DigestStateRow,
     EventRow,
     FailureRow,
@@ -46,6 +45,7 @@ from db.columns import (
     IntervalFields,
     OutboxRow,
     ProviderRow,
+    RollupDayFields,
     RunFields,
     RunRow,
 )
@@ -243,21 +243,11 @@ class PriceIntervalOpen(IntervalColumns, table=True):
     available_count: int | None = None
 
 
-class DayKey(Model):
-    """The key of a day's figures of one (gpu, provider, kind) (``db.columns.DayKeyFields``)."""
-
-    __columns__ = DayKeyFields
-
-
-class RollupDay(DayKey, table=True):
+class RollupDay(Model, table=True):
     """Min, median, max and number of offers of one (gpu, provider, kind) over one day."""
 
     __table_args__ = {"sqlite_with_rowid": False}
-
-    min: float
-    median: float
-    max: float
-    offers: int
+    __columns__ = RollupDayFields
 
 
 class RollupSeries(Model, table=True):

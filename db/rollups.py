@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import fields
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -27,7 +28,7 @@ from sqlalchemy import inspect, text
 from sqlalchemy.engine import Connection
 
 from db import intervals, labels, reads
-from db.columns import RunFields
+from db.columns import RollupDayFields, RunFields
 from db.reader import bind, in_transaction
 from db.spans import DAY, DEFAULT_INTERVAL_S, HOUR, NEVER, WEEK, floor, origin, span  # noqa: F401 - WEEK, floor: callers read them here
 
@@ -41,7 +42,8 @@ MAX_RUN = reads.MAX_RUN
 #: Rebuilds work through time in windows of this length (bounded memory).
 REBUILD_WINDOW = 31 * DAY
 
-COLUMNS = ["gpu_id", "bucket", "provider_id", "kind_id", "min", "median", "max", "offers"]
+#: A day roll-up's columns (``rollup_day``).
+COLUMNS = [f.name for f in fields(RollupDayFields)]
 
 #: One bucket's figures: (min, median, max, offers).
 Figures = tuple[float, float, float, int]

@@ -88,6 +88,7 @@ NAMED_LISTS = [
     ("db.rollups.RUN_FIELDS", lambda: db.rollups.RUN_FIELDS.split(", "),
      [db.models.RollupHourRun, db.models.RollupHourOpen], set()),
     ("db.reads.INDEX_COLUMNS", lambda: list(db.reads.INDEX_COLUMNS), [db.models.IndexDay], set()),
+    ("db.rollups.COLUMNS", lambda: list(db.rollups.COLUMNS), [db.models.RollupDay], set()),
 ]
 
 
