@@ -136,8 +136,14 @@ class Scope:
         self.longest = max([*self.stored.values(), *(self.given or {}).values(), DEFAULT_INTERVAL_S])
         self._raw: dict[tuple[int | None, int | None], list[tuple[Any, ...]]] = {}
 
+    @property
+    def holds(self) -> dict[int, int]:
+        """Each provider id's collection interval as this scope counts it: the tolerance's when
+        one is given, else the stored one (missing: ``DEFAULT_INTERVAL_S``)."""
+        return self.stored if self.given is None else self.given
+
     def interval_s(self, provider_id: int) -> int:
-        return (self.stored if self.given is None else self.given).get(provider_id, DEFAULT_INTERVAL_S)
+        return self.holds.get(provider_id, DEFAULT_INTERVAL_S)
 
     def offer_keys(self, rows: Iterable[tuple[int, int]]) -> dict[int, int]:
         """The series key of each aggregator offer among ``rows`` ((offer, provider) ids) that
@@ -156,7 +162,7 @@ class Scope:
         if rows is None:
             rows = raw_rows(self.reader, self.gpu_ids, None if lo is None else lo - self.longest, hi, self.provider_ids,
                             self.kind_ids, self.usd, self.regions)
-            rows.sort(key=lambda r: (int(r[1]), int(r[6]), int(r[0])))
+            rows.sort(key=itemgetter(1, 6, 0))
             self._raw[(lo, hi)] = rows
         return rows
 
@@ -182,24 +188,24 @@ def _raw_runs(scope: Scope, step: int, lo: int, hi: int,
     o = origin(step)
     b_lo, b_hi = (lo - o) // step, (hi - o) // step
     pieces: dict[tuple[int, int], list[Piece]] = {}
-    keys = scope.offer_keys((int(r[1]), int(r[2])) for r in rows)
+    keys = scope.offer_keys((r[1], r[2]) for r in rows)
+    holds = scope.holds
     total = 0
     held: dict[tuple[int, int], list[int]] = {}  # the current offer's union of buckets per (gpu, provider)
-    for k, (_id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at) in enumerate(rows):
-        nxt = rows[k + 1] if k + 1 < len(rows) else None
-        same_next = nxt is not None and int(nxt[1]) == int(offer)
-        next_seen = int(nxt[6]) if same_next else None
-        interval_s = scope.interval_s(int(provider))
-        ends = None if ends_at is None else int(ends_at)
-        key = (int(gpu), keys.get(int(offer), int(provider)))
-        if hold_end(int(last_seen), ends, interval_s) > lo:
-            first, last = span(int(first_seen), int(last_seen), ends, interval_s, next_seen, step)
+    # integers and floats from both drivers: one pass, no conversions (an hourly year is a million rows)
+    for k, (_id, offer, provider, gpu, _kind, price, first_seen, last_seen, ends_at) in enumerate(rows, 1):
+        nxt = rows[k] if k < len(rows) else None
+        same_next = nxt is not None and nxt[1] == offer
+        interval_s = holds.get(provider, DEFAULT_INTERVAL_S)  # scope.interval_s
+        if hold_end(last_seen, ends_at, interval_s) > lo:
+            first, last = span(first_seen, last_seen, ends_at, interval_s, nxt[6] if same_next else None, step)
             first, last = max(first, b_lo), min(last, b_hi)
             if last >= first:
                 total += last - first + 1
                 if max_rows is not None and total > max_rows:
                     raise OverflowError(total)
-                pieces.setdefault(key, []).append((first, last, float(price), 0))
+                key = (gpu, keys.get(offer, provider))
+                pieces.setdefault(key, []).append((first, last, price, 0))
                 union = held.get(key)
                 if union is not None and first <= union[1] + 1:
                     union[1] = max(union[1], last)
