@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -133,9 +133,18 @@ def init_db(engine: Engine) -> None:
                           f"{MIGRATION_LOCK_TIMEOUT_S:g}s (its lock file is {where}.migrate.lock)") from None
 
 
-def include_object(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
-    """Leave alone tables this metadata does not own (APScheduler's job store, the leader row)."""
-    return not (type_ == "table" and reflected and compare_to is None)
+def include_object(dialect: str) -> Callable[[object, str | None, str, bool, object], bool]:
+    """Alembic's ``include_object`` on ``dialect``: tables this metadata does not own
+    (APScheduler's job store, the leader row) are left alone, and an index declared for another
+    dialect only (``db.models.for_dialect``) is not this store's."""
+
+    def include(obj: object, name: str | None, type_: str, reflected: bool, compare_to: object) -> bool:
+        if type_ == "table":
+            return not (reflected and compare_to is None)
+        declared = getattr(obj, "info", {}).get("dialect") if type_ == "index" and not reflected else None
+        return declared in (None, dialect)
+
+    return include
 
 
 def schema_diff(engine: Engine) -> list[object]:
@@ -151,7 +160,7 @@ def schema_diff(engine: Engine) -> list[object]:
         # and so does the comparison (the README's schema, from a fresh store, lists it: tests/test_schema_doc.py)
         warnings.filterwarnings("ignore", "Skipped unsupported reflection of expression-based index")
         warnings.filterwarnings("ignore", "autogenerate skipping metadata-specified expression-based index")
-        ctx = MigrationContext.configure(conn, opts={"compare_type": True, "include_object": include_object})
+        ctx = MigrationContext.configure(conn, opts={"compare_type": True, "include_object": include_object(conn.dialect.name)})
         return list(compare_metadata(ctx, SQLModel.metadata))
 
 

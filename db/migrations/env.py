@@ -32,7 +32,7 @@ def run_migrations() -> None:
         target_metadata=target_metadata,
         render_as_batch=connection.dialect.name == "sqlite",
         render_item=render_item,
-        include_object=include_object,
+        include_object=include_object(connection.dialect.name),
         compare_type=True,
     )
     with context.begin_transaction():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import inspect
 from sqlalchemy.engine import Engine
 from sqlmodel import SQLModel
@@ -67,3 +68,20 @@ def test_the_quick_current_check_agrees_with_alembic(db_url: str) -> None:
         assert not is_current(eng)
     finally:
         eng.dispose()
+
+
+@pytest.mark.filterwarnings("ignore:Skipped unsupported reflection of expression-based index")
+def test_each_backend_has_its_own_gpu_index_and_the_check_holds_it(engine: Engine) -> None:
+    """SQLite's GPU index covers the reads of prices in effect, PostgreSQL's is the key alone
+    (``db.models.GPU_INDEX``); the schema check holds each store to its own, and sees a change."""
+    from db.models import GPU_INDEX, GPU_INDEX_KEY
+
+    sqlite = engine.dialect.name == "sqlite"
+    name = "ix_price_interval_past_gpu_covering" if sqlite else "ix_price_interval_past_gpu_last_first"
+    indexes = {i["name"]: i["column_names"] for i in inspect(engine).get_indexes("price_interval_past")}
+    assert indexes[name] == list(GPU_INDEX if sqlite else GPU_INDEX[:GPU_INDEX_KEY])
+    assert not {"ix_price_interval_past_gpu_covering", "ix_price_interval_past_gpu_last_first"} - {name} & set(indexes)
+    with engine.begin() as conn:
+        conn.exec_driver_sql(f"DROP INDEX {name}")
+        conn.exec_driver_sql(f"CREATE INDEX {name} ON price_interval_past (gpu_id, last_seen)")
+    assert sorted(d[0] for d in schema_diff(engine)) == ["add_index", "remove_index"]
