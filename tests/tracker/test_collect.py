@@ -264,3 +264,29 @@ def test_a_new_offer_far_below_the_market_is_held_until_confirmed(sqlite_engine:
     scrape()  # the same price again: confirmed, now stored
     with Session(sqlite_engine) as s:
         assert [r["sku"] for r in reads.latest_prices(in_transaction(s.connection()), providers=["newcomer"])] == ["cheap", "fair"]
+
+
+@pytest.mark.parametrize("on_before", [True, False])
+def test_a_cycle_holds_off_the_cyclic_collector_and_restores_it(sqlite_engine: Engine, on_before: bool) -> None:
+    """The cyclic collector is off while providers are parsed and stored, and as it was after,
+    also when a provider fails (the state is restored whatever happens in the cycle)."""
+    import gc
+
+    seen: list[bool] = []
+    fake = make_fake("gcwatch")
+
+    def parse(self: Any, raw: Any) -> Any:
+        seen.append(gc.isenabled())
+        return fake.parse(self, raw)
+
+    watched = type("Fake_gcwatch", (fake,), {"parse": parse})
+    broken = make_fake("gcbroken")
+    factory = routing_transport({"gcwatch": offers_payload(H100), "gcbroken": lambda req: httpx.Response(500)})
+    (gc.enable if on_before else gc.disable)()
+    try:
+        results = collect(sqlite_engine, fast_settings(), classes=[watched, broken], transport_factory=factory)
+        assert gc.isenabled() is on_before
+    finally:
+        gc.enable()
+    assert {r.provider: r.status for r in results} == {"gcwatch": "ok", "gcbroken": "failed"}
+    assert seen == [False]

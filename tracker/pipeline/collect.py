@@ -11,12 +11,14 @@ is parsed, while the other providers' requests are still in flight.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import threading
 import time
 import traceback
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -436,7 +438,27 @@ async def collect_async(
         writer.close()
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector held off while the block runs, then restored as it was.
+
+    A cycle allocates a few containers per offer (offers, their ``extra``, stored rows) that
+    reference counting frees as soon as a provider is stored. The cyclic collector, left on,
+    runs every 700 allocations and walks them and the process's long-lived objects (the catalog,
+    the schema's metadata) about 170 times in a cycle of 20,000 offers: 15-20% of its time. Held
+    off, what a cycle leaves in reference cycles (a few exceptions and futures) waits for the
+    next collection after it; a cycle's size bounds it."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
+
+
 def collect(engine: Engine, settings: Settings, names: Sequence[str] | None = None, **kwargs: Any) -> list[RunResult]:
-    """Synchronous entry point for the CLI and the scheduler."""
-    return asyncio.run(collect_async(engine, settings, names, **kwargs))
+    """Synchronous entry point for the CLI and the scheduler (``cyclic_gc_paused`` while it runs)."""
+    with cyclic_gc_paused():
+        return asyncio.run(collect_async(engine, settings, names, **kwargs))
 
