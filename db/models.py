@@ -173,9 +173,13 @@ class GpuModel(Model, table=True):
 class Offer(Model, table=True):
     """One priced thing, identified by (provider, sku, region, kind, term_months)."""
 
+    #: Every collection rewrites ``last_seen`` of each offer it sees, a column no index holds:
+    #: PostgreSQL keeps pages half full so that rewrite fits beside the old row version without
+    #: touching the offer's three indexes (as ``PriceIntervalOpen``'s rows).
     __table_args__ = (
         UniqueConstraint("provider", "sku", "region", "kind", "term_months", name="uq_offer_identity"),
         Index("ix_offer_gpu", "gpu"),
+        {"postgresql_with": {"fillfactor": 50}},
     )
 
     id: int | None = Field(default=None, primary_key=True)

@@ -85,3 +85,16 @@ def test_each_backend_has_its_own_gpu_index_and_the_check_holds_it(engine: Engin
         conn.exec_driver_sql(f"DROP INDEX {name}")
         conn.exec_driver_sql(f"CREATE INDEX {name} ON price_interval_past (gpu_id, last_seen)")
     assert sorted(d[0] for d in schema_diff(engine)) == ["add_index", "remove_index"]
+
+
+def test_postgresql_keeps_room_for_in_place_rewrites_of_the_tables_every_collection_rewrites(engine: Engine) -> None:
+    """The offer table (``last_seen``) and the open intervals are stored with half-full pages on
+    PostgreSQL, made from the migrations, so an hourly rewrite stays a heap-only update; SQLite
+    has no such setting."""
+    if engine.dialect.name != "postgresql":
+        pytest.skip("a PostgreSQL storage setting")
+    with engine.connect() as conn:
+        options = dict(conn.exec_driver_sql(
+            "SELECT relname, reloptions FROM pg_class WHERE relname IN ('offer', 'price_interval_open', "
+            "'price_interval_past') AND relnamespace = to_regnamespace(current_schema())::oid").all())
+    assert options == {"offer": ["fillfactor=50"], "price_interval_open": ["fillfactor=50"], "price_interval_past": None}
