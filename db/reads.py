@@ -164,13 +164,16 @@ _OFFER_STATE = (
     f"SELECT o.sku, o.region, o.kind, o.term_months, o.id, {', '.join('o.' + f for f in OFFER_FIELDS)}, "
     "CAST(o.extra AS TEXT), i.id, i.gpu_id, i.kind_id, i.currency_id, i.price_per_hour, i.price_per_gpu_hour, "
     "i.available, i.first_seen, i.last_seen, i.ends_at, i.available_count FROM offer o LEFT JOIN price_interval_open i "
-    "ON i.offer_id = o.id WHERE o.provider = :p"
+    "ON i.offer_id = o.id AND i.provider_id = (SELECT id FROM label WHERE space = 'provider' AND name = :p) "
+    "WHERE o.provider = :p"
 )
 
 
 def provider_offer_state(reader: Reader, provider: str) -> list[tuple[Any, ...]]:
     """Every offer of ``provider`` with its newest interval (``NULL``s when it has none), one
-    indexed read: what a collection's writer compares with. Columns: sku, region, kind,
+    indexed read: what a collection's writer compares with. The open intervals are narrowed to
+    the provider's too, by the provider index: else PostgreSQL joins them by scanning all of them,
+    every provider's (at market scale, half of the read's time). Columns: sku, region, kind,
     term_months, offer id, ``OFFER_FIELDS``, ``extra`` as JSON text, then the interval's id, gpu,
     kind, currency, prices, availability, first_seen, last_seen, ends_at and available_count."""
     return reader.rows(_OFFER_STATE, {"p": provider})
