@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 from urllib.parse import quote
 
@@ -270,8 +271,6 @@ def test_a_new_offer_far_below_the_market_is_held_until_confirmed(sqlite_engine:
 def test_a_cycle_holds_off_the_cyclic_collector_and_restores_it(sqlite_engine: Engine, on_before: bool) -> None:
     """The cyclic collector is off while providers are parsed and stored, and as it was after,
     also when a provider fails (the state is restored whatever happens in the cycle)."""
-    import gc
-
     seen: list[bool] = []
     fake = make_fake("gcwatch")
 
