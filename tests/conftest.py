@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,29 @@ def recordings_recorded_now(directory: Path, providers: list[str] | None = None)
             data["recorded"] = now
         manifest.write_text(json.dumps(data))
     return out
+
+
+def replay_recordings_at(engine: Engine, directory: Path, times: Sequence[datetime]) -> None:
+    """Every bundled recording replayed through the real collector into ``engine`` once at each of
+    ``times`` (a copy under ``directory`` whose manifests say it was recorded then, the
+    collector's clock set to it), each replay storing at least 20 providers."""
+    from tracker.config.settings import Settings
+    from tracker.pipeline import collect as collect_mod
+
+    recordings = recordings_recorded_now(directory)
+    clock = {"now": times[0]}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(collect_mod, "utcnow", lambda: clock["now"])
+        cfg = Settings(database=engine.url.render_as_string(hide_password=False))
+        for at in times:
+            clock["now"] = at
+            for manifest in recordings.glob("*/manifest.json"):
+                data = json.loads(manifest.read_text())
+                if data.get("recorded") is not None:
+                    data["recorded"] = at.isoformat()
+                manifest.write_text(json.dumps(data))
+            results = collect_mod.collect(engine, cfg, replay=True, replay_dir=recordings)
+            assert sum(r.ok for r in results) >= 20, [(r.provider, r.error_message) for r in results if not r.ok]
 
 
 def _replayed_store(

@@ -9,7 +9,6 @@ read every raw interval instead.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,12 +23,10 @@ from sqlalchemy.engine import Engine
 from db import labels
 from db.engine import engine_reader, session_scope
 from db.spans import epoch
-from tests.conftest import read, recordings_recorded_now
+from tests.conftest import read, replay_recordings_at
 from tracker.analysis.grid import Filters, Resolution
 from tracker.analysis.history import price_history, provider_runs
 from tracker.analysis.trends import PERIODS, trends
-from tracker.config.settings import Settings
-from tracker.pipeline import collect as collect_mod
 from tracker.pipeline import store as store_stage
 from tracker.pipeline.normalise import NormalisedOffer
 
@@ -181,25 +178,11 @@ def test_whole_buckets_come_from_the_rollups(engine: Engine) -> None:
     assert list(got[0]["min"].dropna()) == [2.0, 1.5]
 
 
-def test_rollup_answers_equal_raw_answers_on_the_bundled_recordings(engine: Engine, monkeypatch: pytest.MonkeyPatch,
-                                                                    tmp_path: Path) -> None:
+def test_rollup_answers_equal_raw_answers_on_the_bundled_recordings(engine: Engine, tmp_path: Path) -> None:
     """Every bundled recording replayed through the real pipeline twice, a day and an hour apart
     (a copy whose manifests say they were recorded then); history of every GPU at hour and day
     resolution, both ways."""
-    recordings = recordings_recorded_now(tmp_path)
-    clock = {"now": T0}
-    monkeypatch.setattr(collect_mod, "utcnow", lambda: clock["now"])
-    url = engine.url.render_as_string(hide_password=False)
-    cfg = Settings(database=url)
-    for at in (T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)):
-        clock["now"] = at
-        for manifest in recordings.glob("*/manifest.json"):
-            data = json.loads(manifest.read_text())
-            if data.get("recorded") is not None:
-                data["recorded"] = at.isoformat()
-            manifest.write_text(json.dumps(data))
-        results = collect_mod.collect(engine, cfg, replay=True, replay_dir=recordings)
-        assert sum(r.ok for r in results) >= 20, [(r.provider, r.error_message) for r in results if not r.ok]
+    replay_recordings_at(engine, tmp_path, (T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)))
     start = pd.Timestamp(T0)
     for res, since, until in [
         (Resolution.hour, start, start + pd.Timedelta(hours=30)),

@@ -42,7 +42,7 @@ from tests.conftest import (
     _fresh_postgres_schema,
     postgres_url,
     read,
-    recordings_recorded_now,
+    replay_recordings_at,
 )
 
 GOLDEN = Path(__file__).parent
@@ -89,23 +89,7 @@ def _url(kind: str, tmp: Path) -> tuple[str, Callable[[], None] | None]:
 
 
 def fill_recordings(engine: Engine, tmp: Path) -> None:
-    from tracker.config.settings import Settings
-    from tracker.pipeline import collect as collect_mod
-
-    recordings = recordings_recorded_now(tmp)
-    clock = {"now": T0}
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(collect_mod, "utcnow", lambda: clock["now"])
-        cfg = Settings(database=engine.url.render_as_string(hide_password=False))
-        for at in (T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)):
-            clock["now"] = at
-            for manifest in recordings.glob("*/manifest.json"):
-                data = json.loads(manifest.read_text())
-                if data.get("recorded") is not None:
-                    data["recorded"] = at.isoformat()
-                manifest.write_text(json.dumps(data))
-            results = collect_mod.collect(engine, cfg, replay=True, replay_dir=recordings)
-            assert sum(r.ok for r in results) >= 20, [(r.provider, r.error_message) for r in results if not r.ok]
+    replay_recordings_at(engine, tmp, (T0 + timedelta(minutes=7), T0 + timedelta(hours=25, minutes=7)))
 
 
 def synthetic_events() -> list[tuple[datetime, str, bool, list[tuple[str, str, str, str, float]]]]:
