@@ -225,44 +225,37 @@ def _intervals(reader: Reader, rule: Rule, until: datetime | None = None) -> lis
                           "i.last_seen, i.ends_at", until=until)
 
 
-def value_at(reader: Reader, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
-    """The rule's aggregate over the prices in effect at ``at``: a price holds until the
-    provider's next collection attempt, at most one collection interval after it was last seen."""
+def _held_at(reader: Reader, rule: Rule, settings: Settings, at: datetime, columns: str) -> list[tuple[Any, ...]]:
+    """(provider, *``columns``) of each watched offer's newest interval in effect at ``at``: a price
+    holds until it ended or until the provider's next collection attempt, at most one collection
+    interval after it was last seen."""
     t = epoch(at)
-    if rule.metric == "index":
-        return index_of_offers(offers_at(reader, rule, settings, at))[0]
-    latest: dict[int, tuple[int, str, float]] = {}
-    for offer_id, provider, gpu, price, first_seen, last_seen, ends_at in _intervals(reader, rule, at):
+    latest: dict[int, tuple[int, tuple[Any, ...]]] = {}
+    for offer_id, provider, first_seen, last_seen, ends_at, *wanted in rule_intervals(
+            reader, rule, f"i.offer_id, lp.name, i.first_seen, i.last_seen, i.ends_at, {columns}", until=at):
         end = last_seen + settings.interval_for(provider)
         if ends_at is not None:
             end = min(end, ends_at)
-        if end < t:
-            continue
-        have = latest.get(offer_id)
-        if have is None or first_seen > have[0]:
-            latest[offer_id] = (first_seen, gpu, price)
-    values = [m for _fs, gpu, price in latest.values() if (m := metric_value(rule, gpu, price, specs)) is not None]
+        if end >= t and (offer_id not in latest or first_seen > latest[offer_id][0]):
+            latest[offer_id] = (first_seen, (provider, *wanted))
+    return [row for _fs, row in latest.values()]
+
+
+def value_at(reader: Reader, rule: Rule, settings: Settings, at: datetime, specs: Mapping[str, Any]) -> float | None:
+    """The rule's aggregate over the prices in effect at ``at`` (``_held_at``)."""
+    if rule.metric == "index":
+        return index_of_offers(offers_at(reader, rule, settings, at))[0]
+    held = _held_at(reader, rule, settings, at, "lg.name, i.price_per_gpu_hour")
+    values = [m for _p, gpu, price in held if (m := metric_value(rule, gpu, price, specs)) is not None]
     return aggregate(rule, values)
 
 
 def offers_at(reader: Reader, rule: Rule, settings: Settings, at: datetime) -> list[dict[str, Any]]:
     """The offers the rule watches in effect at ``at`` (each offer's newest interval then, held as
     ``value_at`` holds it), as rows with ``provider``, ``via``, ``gpu_count`` and ``price_per_gpu_hour``."""
-    t = epoch(at)
-    latest: dict[int, tuple[int, dict[str, Any]]] = {}
-    for offer_id, provider, count, extra, price, first_seen, last_seen, ends_at in rule_intervals(
-            reader, rule, "i.offer_id, lp.name, o.gpu_count, o.extra, i.price_per_gpu_hour, i.first_seen, "
-            "i.last_seen, i.ends_at", until=at):
-        end = last_seen + settings.interval_for(provider)
-        if ends_at is not None:
-            end = min(end, ends_at)
-        if end < t:
-            continue
-        have = latest.get(offer_id)
-        if have is None or first_seen > have[0]:
-            latest[offer_id] = (first_seen, {"provider": provider, reads.VIA_KEY: via_of(extra), "gpu_count": count,
-                                             "price_per_gpu_hour": float(price)})
-    return [row for _fs, row in latest.values()]
+    return [{"provider": provider, reads.VIA_KEY: via_of(extra), "gpu_count": count, "price_per_gpu_hour": float(price)}
+            for provider, count, extra, price in _held_at(reader, rule, settings, at,
+                                                         "o.gpu_count, o.extra, i.price_per_gpu_hour")]
 
 
 def history_low(reader: Reader, rule: Rule, specs: Mapping[str, Any]) -> float | None:
