@@ -246,14 +246,10 @@ class FailureRow(NamedTuple):
     truncated: Annotated[bool, {"default": False}]
 
 
-#: ``Field`` arguments of the one-row tables' ``id`` (always 1).
-_ONE = {"primary_key": True, "sa_column_kwargs": {"autoincrement": False}}
-
-
 class LeaseRow(NamedTuple):
     """The scheduler lease's row (``tracker.service.leader.lease_table``, id 1)."""
 
-    id: Annotated[int, _ONE]
+    id: Annotated[int, KEY]
     epoch: int
     owner: Annotated[str, {"max_length": 255}]
     pid: int
@@ -267,7 +263,7 @@ class LeaseRow(NamedTuple):
 class LeaderRow(NamedTuple):
     """The last recorded scheduler's row (``tracker.service.leader.leader_table``, id 1)."""
 
-    id: Annotated[int, _ONE]
+    id: Annotated[int, KEY]
     pid: int
     host: Annotated[str, {"max_length": 255}]
     since: datetime

@@ -468,7 +468,7 @@ def provider_states(reader: Reader) -> list[ProviderState]:
     rows = reader.rows("SELECT p.name, p.last_status, p.last_success_at, p.interval_s, (SELECT MAX(r.started_at) "
                        f"FROM scrape_run r WHERE r.provider = p.name AND {OK_COLLECTION}) FROM provider p ORDER BY p.name")
     return [ProviderState(name, status, utc_datetime(at), int(every) if every else DEFAULT_INTERVAL_S,
-                          utc_datetime(ran) if ran is not None else None)
+                          utc_datetime(ran))
             for name, status, at, every, ran in rows]
 
 
@@ -532,7 +532,7 @@ def imported_sources(reader: Reader, states: Sequence[ProviderState] | None = No
 def _price_row(values: Sequence[Any], extra: Any, imported: dict[str, str], now: datetime,
                available_count: int | None = None) -> dict[str, Any]:
     d = dict(zip(PRICE_KEYS, values, strict=True))
-    d["available"] = None if d["available"] is None else bool(d["available"])
+    d["available"] = _bool(d["available"])
     # GPUs free now: the store keeps the newest count only, so a past moment (``_prices_at``) has none
     d["available_count"] = None if available_count is None else int(available_count)
     d["observed_at"], d["price_since"] = from_epoch(d["observed_at"]), from_epoch(d["price_since"])
@@ -1172,7 +1172,7 @@ def recut_intervals(reader: Reader, offer_ids: Sequence[int], columns: Sequence[
     rows = reader.mappings(f"SELECT id, {', '.join(columns)} FROM price_interval WHERE {term}", {"ids": ids})
     for r in rows:
         if "available" in r:
-            r["available"] = None if r["available"] is None else bool(r["available"])
+            r["available"] = _bool(r["available"])
     return rows
 
 

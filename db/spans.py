@@ -82,15 +82,6 @@ Piece = tuple[int, int, float | None, int]
 Run = tuple[int, int, float, int]
 
 
-def _add(out: list[list[Any]], first: int, last: int, low: float, offers: int) -> None:
-    """Append a run to ``out``, joined to the previous one when adjacent and equal."""
-    prev = out[-1] if out else None
-    if prev is not None and prev[1] == first - 1 and prev[2] == low and prev[3] == offers:
-        prev[1] = last
-    else:
-        out.append([first, last, low, offers])
-
-
 def joined(ordered: Iterable[Piece]) -> list[Run] | None:
     """``lows`` of pieces given in order of first bucket, none empty, when no two overlap and each
     has a price: the pieces as they are, adjacent equal ones joined, in one pass (a store's
@@ -124,7 +115,7 @@ def lows(pieces: Iterable[Piece]) -> list[Run]:
     runs = joined(ordered)  # priced pieces that never overlap (day rows, one kind's runs) are the runs, joined
     if runs is not None:
         return runs
-    out: list[list[Any]] = []
+    out: list[Run] = []
     events: dict[int, list[tuple[float | None, int, int]]] = {}
     for first, last, price, offers in ordered:
         events.setdefault(first, []).append((price, offers, 1))
@@ -146,8 +137,10 @@ def lows(pieces: Iterable[Piece]) -> list[Run]:
             gone[heap[0]] -= 1
             heapq.heappop(heap)
         if heap and k + 1 < len(at):
-            _add(out, pos, at[k + 1] - 1, heap[0], offers_now)
-    return [(a, b, v, n) for a, b, v, n in out]
+            out.append((pos, at[k + 1] - 1, heap[0], offers_now))
+    runs = joined(out)  # the sweep's runs are in order and apart: joined joins the adjacent equal ones
+    assert runs is not None
+    return runs
 
 
 # ------------------------------------------------------------------------------------------------

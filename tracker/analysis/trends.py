@@ -227,9 +227,7 @@ def _lows_from_rollups(known: _Reads, at: datetime, at_s: int, recent: list[Live
     time and provider from the earliest raw interval at the low, read within the days the low
     lasted (``low_run``)."""
     day = floor(at_s, DAY)
-    per_day: dict[tuple[int, int], float] = {}
-    for g, b, low in known.day_lows(day):
-        per_day[(g, b)] = min(low, per_day.get((g, b), low))
+    per_day = {(g, b): low for g, b, low in known.day_lows(day)}  # one row per (gpu, day) already
     for _t, g, _p, _o, price, first, _end in recent:
         if first <= at_s:
             per_day[(g, day)] = min(price, per_day.get((g, day), price))
