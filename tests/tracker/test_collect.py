@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import gc
+import threading
+import time
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
 
@@ -16,7 +19,8 @@ from db.models import Provider, Quarantine, ScrapeRun
 from db.reader import in_transaction
 from tests.fakes import make_fake, offers_payload, routing_transport
 from tracker.config.settings import Settings
-from tracker.pipeline.collect import collect
+from tracker.pipeline import store as store_stage
+from tracker.pipeline.collect import PG_WRITERS, StoreTurns, collect
 
 H100 = {"sku": "h100x1", "gpu": "H100 SXM", "count": 1, "price": 2.50}
 H100x8 = {"sku": "h100x8", "gpu": "H100 SXM", "count": 8, "price": 20.0}
@@ -289,3 +293,69 @@ def test_a_cycle_holds_off_the_cyclic_collector_and_restores_it(sqlite_engine: E
         gc.enable()
     assert {r.provider: r.status for r in results} == {"gcwatch": "ok", "gcbroken": "failed"}
     assert seen == [False]
+
+
+def test_a_cycle_writes_two_collections_at_once_on_postgresql_and_one_at_a_time_on_sqlite(
+        engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PostgreSQL takes ``PG_WRITERS`` collections at once, SQLite one at a time (each store is
+    held long enough for a second writer to begin meanwhile, where one may); every provider's
+    collection is stored whole either way."""
+    real = store_stage.store_observation
+    guard = threading.Lock()
+    active, most = [0], [0]
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        with guard:
+            active[0] += 1
+            most[0] = max(most[0], active[0])
+        try:
+            time.sleep(0.2)
+            return real(*args, **kwargs)
+        finally:
+            with guard:
+                active[0] -= 1
+
+    monkeypatch.setattr(store_stage, "store_observation", watched)
+    fakes = [make_fake(f"writer{i}") for i in range(4)]
+    factory = routing_transport({f"writer{i}": offers_payload({**H100, "price": 2.0 + i}) for i in range(4)})
+    results = collect(engine, fast_settings(), classes=fakes, transport_factory=factory)
+    assert [r.status for r in results] == ["ok"] * 4
+    assert most[0] == (PG_WRITERS if engine.dialect.name == "postgresql" else 1)
+    with Session(engine) as s:
+        latest = reads.latest_prices(in_transaction(s.connection()))
+    assert sorted((r["provider"], r["price_per_gpu_hour"]) for r in latest) == [
+        (f"writer{i}", 2.0 + i) for i in range(4)]
+
+
+@pytest.mark.parametrize("dialect", ["sqlite", "postgresql"])
+def test_closing_the_turns_waits_for_the_write_in_progress_and_admits_no_other(dialect: str) -> None:
+    """An exiting scheduler (``StoreTurns.close``) waits for a write holding a turn, then holds
+    every turn: no collection writes after it, on either backend."""
+    turns, store = StoreTurns(), SimpleNamespace(dialect=SimpleNamespace(name=dialect))
+    writing, done = threading.Event(), threading.Event()
+
+    def write() -> None:
+        with turns.turn(store):  # type: ignore[arg-type]
+            writing.set()
+            done.wait(5)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    assert writing.wait(5)
+    closed: list[bool] = []
+    closer = threading.Thread(target=lambda: closed.append(turns.close(5)))
+    closer.start()
+    closer.join(0.3)
+    assert closer.is_alive() and not closed  # still waiting for the write in progress
+    done.set()
+    closer.join(5)
+    writer.join(5)
+    assert closed == [True]
+    late = threading.Event()
+
+    def late_write() -> None:
+        with turns.turn(store):  # type: ignore[arg-type]
+            late.set()
+
+    threading.Thread(target=late_write, daemon=True).start()
+    assert not late.wait(0.3)  # never admitted

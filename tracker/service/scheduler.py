@@ -362,14 +362,14 @@ def mark_abandoned(engine: Engine, inflight: dict[str, datetime], *, hold_store_
                    lock_timeout: float = 5.0) -> int:
     """Mark the ``running`` rows of abandoned batches as failed; returns how many.
 
-    With ``hold_store_lock`` (the exiting process), collect's store lock is taken first and
-    never given back: no batch is half-way through its commit, and none can start one
-    before the process exits.
+    With ``hold_store_lock`` (the exiting process), every turn to write a collection is taken
+    first and never given back (``collect.StoreTurns.close``): no batch is half-way through its
+    commit, and none can start one before the process exits.
     """
     if not inflight:
         return 0
     if hold_store_lock:
-        collect_mod._store_lock.acquire(timeout=lock_timeout)
+        collect_mod.TURNS.close(lock_timeout)
     since = min(inflight.values()) - timedelta(seconds=1)
     with Session(engine) as session:
         rows = reads.running_runs(in_transaction(session.connection()), providers=list(inflight), started_since=since)
